@@ -1,0 +1,25 @@
+/* driver.h: the compiler's options, shared by the pipeline in main.c and the emitters. */
+#ifndef MTC_DRIVER_H
+#define MTC_DRIVER_H
+
+#include "ir.h"
+
+typedef struct Opts {
+	const char *input;        /* MODEL.tdsl or MODEL.mir */
+	const char *output;       /* -o; NULL or "-" is standard output for --emit */
+	const char *target;       /* "mt3000" or "cuda" */
+	const char *emit;         /* NULL: build the .so */
+	const char *dump_dir;
+	const char *solver;       /* auto ilp tso chen none */
+	const char *schedule;     /* list-scheduling priority */
+	const char *arch;         /* CUDA arch */
+	int64_t budget;           /* bytes; 0: none */
+	double budget_pct;        /* > 0: percent of the unconstrained arena */
+	double solver_time;       /* seconds */
+	int opt_level;
+	uint64_t seed;
+	const char **defines;
+	int ndefines;
+} Opts;
+
+#endif

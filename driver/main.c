@@ -1,0 +1,268 @@
+/* main.c: the mtc command line and the pipeline, one straight list of stages. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config.h"
+#include "driver.h"
+#include "frontend.h"
+#include "passes.h"
+
+static const char usage[] =
+"usage: mtc MODEL.tdsl|MODEL.mir [-o OUT] [options]\n"
+"\n"
+"Compile a tdsl model into a training module (MODEL.so and MODEL.h) whose memory is\n"
+"scheduled at compile time.\n"
+"\n"
+"options:\n"
+"  -o FILE               output (.so by default; with --emit, the intermediate; '-' is stdout)\n"
+"  --emit=KIND           write an intermediate instead of the .so:\n"
+"                          ir  textual SSA IR after the last pass run (see docs/ir.md)\n"
+"  --dump-dir=DIR        write the IR after every stage, numbered in pipeline order\n"
+"  --target=mt3000|cuda  code generation target (default mt3000)\n"
+"  --mem-budget=SIZE     accelerator bytes the step may use: N, NK, NM, NG (powers of 1024)\n"
+"                          or N% of the unconstrained plan's peak\n"
+"  --solver=auto|ilp|tso|chen|none   how recompute and swap are chosen (default auto)\n"
+"  --solver-time=S       time limit for the ILP solver in seconds (default 60)\n"
+"  --arch=sm_XX          CUDA architecture for NVRTC\n"
+"  -D NAME=INT           override (or define) an integer const of the model\n"
+"  -O0 .. -O3            optimization level of generated code (default -O2)\n"
+"  --seed=N              seed of the params' initial values (default 0)\n"
+"  --version             print the version and exit\n"
+"  --help                print this help and exit\n";
+
+static void
+fatal(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "mtc: error: ");
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+/* SIZE: bytes with an optional K/M/G suffix (powers of 1024), or N%. */
+static void
+parse_budget(Opts *o, const char *s)
+{
+	char *end;
+	double v;
+	int64_t mul = 1;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno || v < 0)
+		fatal("invalid --mem-budget '%s': expected bytes with an optional K, M or G suffix, or N%%", s);
+	if (*end == '%' && end[1] == 0) {
+		if (!(v > 0 && v <= 100))
+			fatal("invalid --mem-budget '%s': a percentage must be in (0, 100]", s);
+		o->budget_pct = v;
+		return;
+	}
+	switch (*end) {
+	case 0: break;
+	case 'k': case 'K': mul = 1024; end++; break;
+	case 'm': case 'M': mul = 1024 * 1024; end++; break;
+	case 'g': case 'G': mul = 1024 * 1024 * 1024; end++; break;
+	default: fatal("invalid --mem-budget '%s': unknown suffix", s);
+	}
+	if ((*end == 'B' || *end == 'b') && end[1] == 0)
+		end++;
+	if (*end || v * (double)mul >= 9.2e18 || v * (double)mul < 1)
+		fatal("invalid --mem-budget '%s'", s);
+	o->budget = (int64_t)(v * (double)mul);
+}
+
+static const char *
+oneof(const char *opt, const char *val, const char *const *choices)
+{
+	for (int i = 0; choices[i]; i++)
+		if (strcmp(val, choices[i]) == 0)
+			return choices[i];
+	fprintf(stderr, "mtc: error: invalid %s '%s'; expected one of:", opt, val);
+	for (int i = 0; choices[i]; i++)
+		fprintf(stderr, " %s", choices[i]);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static const char *const targets[] = { "mt3000", "cuda", NULL };
+static const char *const solvers[] = { "auto", "ilp", "tso", "chen", "none", NULL };
+static const char *const emits[] = { "ir", NULL };
+
+static void
+parse_args(Opts *o, int argc, char **argv)
+{
+	static const char *defs[256];
+
+	o->target = "mt3000";
+	o->solver = "auto";
+	o->solver_time = 60;
+	o->opt_level = 2;
+	o->defines = defs;
+	for (int i = 1; i < argc; i++) {
+		char *a = argv[i], *v;
+#define VAL(pfx) (strncmp(a, pfx "=", sizeof pfx) == 0 ? (v = a + sizeof pfx) != NULL : 0)
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			fputs(usage, stdout);
+			exit(0);
+		} else if (strcmp(a, "--version") == 0) {
+			printf("mtc %s\n", PACKAGE_VERSION);
+			exit(0);
+		} else if (strcmp(a, "-o") == 0) {
+			if (++i == argc)
+				fatal("%s needs an argument", "-o");
+			o->output = argv[i];
+		} else if (strncmp(a, "-o", 2) == 0 && a[2]) {
+			o->output = a + 2;
+		} else if (strcmp(a, "-D") == 0 || (strncmp(a, "-D", 2) == 0 && a[2])) {
+			const char *d = a[2] ? a + 2 : (++i < argc ? argv[i] : NULL);
+			if (!d || !strchr(d, '='))
+				fatal("-D needs NAME=INT, got '%s'", d ? d : "");
+			if (o->ndefines == 256)
+				fatal("%s", "too many -D options");
+			o->defines[o->ndefines++] = d;
+		} else if (VAL("--target")) {
+			o->target = oneof("--target", v, targets);
+		} else if (VAL("--emit")) {
+			o->emit = oneof("--emit", v, emits);
+		} else if (VAL("--dump-dir")) {
+			o->dump_dir = v;
+		} else if (VAL("--mem-budget")) {
+			parse_budget(o, v);
+		} else if (VAL("--solver")) {
+			o->solver = oneof("--solver", v, solvers);
+		} else if (VAL("--solver-time")) {
+			char *e;
+			o->solver_time = strtod(v, &e);
+			if (*e || !(o->solver_time > 0))
+				fatal("invalid --solver-time '%s': expected positive seconds", v);
+		} else if (VAL("--arch")) {
+			if (strncmp(v, "sm_", 3) || !v[3] || strspn(v + 3, "0123456789a") != strlen(v + 3))
+				fatal("invalid --arch '%s': expected sm_XX, e.g. sm_90", v);
+			o->arch = v;
+		} else if (VAL("--seed")) {
+			char *e;
+			o->seed = strtoull(v, &e, 10);
+			if (*e || !*v)
+				fatal("invalid --seed '%s'", v);
+		} else if (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && !a[3]) {
+			o->opt_level = a[2] - '0';
+		} else if (a[0] == '-' && a[1]) {
+			fatal("unknown option '%s' (see mtc --help)", a);
+		} else {
+			if (o->input)
+				fatal("more than one input file ('%s')", a);
+			o->input = a;
+		}
+#undef VAL
+	}
+	if (!o->input)
+		fatal("%s", "no input file (see mtc --help)");
+}
+
+/* Read a whole file; NUL bytes are kept (the lexer reports them). */
+static char *
+slurp(const char *path, size_t *len)
+{
+	FILE *fp = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	char *buf = NULL;
+	size_t n = 0, cap = 0, r;
+
+	if (!fp)
+		return NULL;
+	do {
+		if (cap - n < 65536) {
+			cap = cap ? 2 * cap : 65536 * 2;
+			buf = xrealloc(buf, cap + 1);
+		}
+		r = fread(buf + n, 1, cap - n, fp);
+		n += r;
+	} while (r > 0);
+	if (fp != stdin)
+		fclose(fp);
+	buf[n] = 0;
+	*len = n;
+	return buf;
+}
+
+static FILE *
+open_out(const Opts *o)
+{
+	FILE *fp;
+
+	if (!o->output || strcmp(o->output, "-") == 0)
+		return stdout;
+	fp = fopen(o->output, "w");
+	if (!fp)
+		fatal("cannot write '%s'", o->output);
+	return fp;
+}
+
+static int ndump;
+
+/* --dump-dir: the IR after each stage, numbered in pipeline order. */
+static void
+dump(const Opts *o, const Module *m, const char *stage)
+{
+	char path[4096];
+	FILE *fp;
+
+#ifdef MTC_DEBUG
+	if (ir_verify(m, stage))
+		die("the IR does not verify after %s", stage);
+#endif
+	if (!o->dump_dir)
+		return;
+	snprintf(path, sizeof path, "%s/%02d-%s.mir", o->dump_dir, ++ndump, stage);
+	if (!(fp = fopen(path, "w")))
+		fatal("cannot write '%s'", path);
+	ir_print(fp, m);
+	fclose(fp);
+}
+
+static int
+has_suffix(const char *s, const char *suf)
+{
+	size_t n = strlen(s), k = strlen(suf);
+	return n >= k && strcmp(s + n - k, suf) == 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	Opts o = {0};
+	Src src = {0};
+	Module *m;
+	FeOpts fe;
+
+	parse_args(&o, argc, argv);
+	src.name = o.input;
+	if (!(src.text = slurp(o.input, &src.len)))
+		fatal("cannot read '%s'", o.input);
+	if (o.dump_dir && mkdir(o.dump_dir, 0777) && errno != EEXIST)
+		fatal("cannot create directory '%s'", o.dump_dir);
+
+	/* The pipeline. */
+	fe.defines = o.defines;
+	fe.ndefines = o.ndefines;
+	m = has_suffix(o.input, ".mir") ? ir_parse(&src) : fe_compile(&src, &fe);
+	if (!m)
+		return 1;
+	dump(&o, m, "frontend");
+
+	if (!o.emit) {
+		fprintf(stderr, "mtc: error: building a module (-o MODEL.so) needs a code generator; "
+		        "this build only has --emit=ir\n");
+		return 1;
+	}
+	{
+		FILE *fp = open_out(&o);
+		ir_print(fp, m);
+		if (fp != stdout)
+			fclose(fp);
+	}
+	mod_free(m);
+	free((char *)src.text);
+	return 0;
+}

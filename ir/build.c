@@ -1,0 +1,239 @@
+/* build.c: constructing modules, functions, values and ops; the one place ops are appended. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+
+Module *
+mod_new(const char *name, const char *file)
+{
+	Arena *a = arena_new();
+	Module *m = aalloc(a, sizeof *m);
+
+	m->arena = a;
+	m->name = astrdup(a, name);
+	m->file = astrdup(a, file ? file : "");
+	return m;
+}
+
+void
+mod_free(Module *m)
+{
+	Func *fs[2];
+
+	if (!m)
+		return;
+	fs[0] = m->fwd;
+	fs[1] = m->step;
+	for (int i = 0; i < 2; i++)
+		if (fs[i]) {
+			free(fs[i]->val);
+			free(fs[i]->op);
+			free(fs[i]->htab);
+			free(fs[i]->out);
+			free(fs[i]->outname);
+		}
+	free(m->decl);
+	arena_free(m->arena);
+}
+
+int
+mod_find_decl(const Module *m, const char *name)
+{
+	for (int i = 0; i < m->ndecl; i++)
+		if (strcmp(m->decl[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+int
+mod_decl(Module *m, const char *name, Role role, Type ty, Init init, Loc loc)
+{
+	Decl *d;
+
+	if (m->fwd || m->step)
+		die("declarations must precede functions");
+	if (m->ndecl == m->capdecl) {
+		m->capdecl = m->capdecl ? 2 * m->capdecl : 16;
+		m->decl = xrealloc(m->decl, m->capdecl * sizeof *m->decl);
+	}
+	d = &m->decl[m->ndecl];
+	memset(d, 0, sizeof *d);
+	d->name = astrdup(m->arena, name);
+	d->role = role;
+	d->ty = ty;
+	d->init = init;
+	d->of = -1;
+	d->loc = loc;
+	return m->ndecl++;
+}
+
+static unsigned
+hash(const char *s)
+{
+	unsigned h = 2166136261u;
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+int
+func_find(const Func *f, const char *name)
+{
+	unsigned i;
+
+	if (!f->hcap)
+		return -1;
+	for (i = hash(name) & (f->hcap - 1); f->htab[i]; i = (i + 1) & (f->hcap - 1))
+		if (strcmp(f->val[f->htab[i] - 1].name, name) == 0)
+			return f->htab[i] - 1;
+	return -1;
+}
+
+static void
+hput(Func *f, int v)
+{
+	unsigned i;
+
+	if (2 * (f->nval + 1) > f->hcap) {
+		int old = f->hcap, *ot = f->htab;
+		f->hcap = old ? 2 * old : 64;
+		f->htab = xcalloc(f->hcap, sizeof *f->htab);
+		for (int k = 0; k < old; k++)
+			if (ot[k])
+				hput(f, ot[k] - 1);
+		free(ot);
+	}
+	for (i = hash(f->val[v].name) & (f->hcap - 1); f->htab[i]; i = (i + 1) & (f->hcap - 1))
+		;
+	f->htab[i] = v + 1;
+}
+
+int
+func_value(Func *f, const char *name, Type ty)
+{
+	char buf[64], *nm;
+	Value *v;
+
+	if (!name) {
+		snprintf(buf, sizeof buf, "%d", f->nval);
+		name = buf;
+	}
+	nm = astrdup(f->mod->arena, name);
+	for (int k = 1; func_find(f, nm) >= 0; k++)
+		nm = asprintf_a(f->mod->arena, "%s.%d", name, k);
+	if (f->nval == f->capval) {
+		f->capval = f->capval ? 2 * f->capval : 64;
+		f->val = xrealloc(f->val, f->capval * sizeof *f->val);
+	}
+	v = &f->val[f->nval];
+	memset(v, 0, sizeof *v);
+	v->name = nm;
+	v->ty = ty;
+	v->def = -1;
+	v->decl = -1;
+	hput(f, f->nval);
+	return f->nval++;
+}
+
+Func *
+func_new(Module *m, const char *name)
+{
+	Func *f = aalloc(m->arena, sizeof *f);
+
+	f->mod = m;
+	f->loss = -1;
+	f->name = astrdup(m->arena, name);
+	for (int i = 0; i < m->ndecl; i++) {
+		int v = func_value(f, m->decl[i].name, m->decl[i].ty);
+		if (v != i)
+			die("decl %s is not unique", m->decl[i].name);
+		f->val[v].decl = i;
+		f->val[v].loc = m->decl[i].loc;
+	}
+	return f;
+}
+
+int
+op_infer(const Func *f, Opk k, const int *args, int nargs, const int64_t *ia, int nia,
+         const double *fa, Type *r, char *err, size_t nerr)
+{
+	Op op;
+
+	memset(&op, 0, sizeof op);
+	op.kind = k;
+	op.args = (int *)args;
+	op.nargs = nargs;
+	op.nia = nia;
+	op.of = -1;
+	if (ia)
+		memcpy(op.ia, ia, sizeof op.ia);
+	if (fa)
+		memcpy(op.fa, fa, sizeof op.fa);
+	if (opinfo[k].flags & F_VARIADIC ? nargs < opinfo[k].nargs : nargs != opinfo[k].nargs) {
+		snprintf(err, nerr, "%s takes %d operand%s, got %d", opinfo[k].name, opinfo[k].nargs,
+		         opinfo[k].nargs == 1 ? "" : "s", nargs);
+		return -1;
+	}
+	for (int i = 0; i < nargs; i++)
+		if (args[i] < 0 || args[i] >= f->nval) {
+			snprintf(err, nerr, "%s: operand %d is not a value", opinfo[k].name, i + 1);
+			return -1;
+		}
+	return opinfo[k].shape(f, &op, r, err, nerr);
+}
+
+int
+func_op(Func *f, Opk k, Phase ph, const int *args, int nargs, const int64_t *ia, int nia,
+        const double *fa, const Type *r, const char *name, Loc loc)
+{
+	Op *op;
+	int *a = aalloc(f->mod->arena, (nargs ? nargs : 1) * sizeof *a);
+
+	memcpy(a, args, nargs * sizeof *a);
+	if (f->nop == f->capop) {
+		f->capop = f->capop ? 2 * f->capop : 64;
+		f->op = xrealloc(f->op, f->capop * sizeof *f->op);
+	}
+	op = &f->op[f->nop];
+	memset(op, 0, sizeof *op);
+	op->kind = k;
+	op->phase = ph;
+	op->args = a;
+	op->nargs = nargs;
+	op->nia = nia;
+	op->of = -1;
+	op->loc = loc;
+	if (ia)
+		memcpy(op->ia, ia, sizeof op->ia);
+	if (fa)
+		memcpy(op->fa, fa, sizeof op->fa);
+	op->res = -1;
+	if (!(opinfo[k].flags & F_NORES)) {
+		op->res = func_value(f, name, *r);
+		f->val[op->res].def = f->nop;
+		f->val[op->res].loc = loc;
+		f->val[op->res].host = k == OP_SWAPOUT;
+	}
+	return f->nop++;
+}
+
+void
+func_output(Func *f, const char *name, int val)
+{
+	f->out = xrealloc(f->out, (f->nout + 1) * sizeof *f->out);
+	f->outname = xrealloc(f->outname, (f->nout + 1) * sizeof *f->outname);
+	f->out[f->nout] = val;
+	f->outname[f->nout] = astrdup(f->mod->arena, name);
+	f->nout++;
+}
+
+void
+func_relink(Func *f)
+{
+	for (int v = 0; v < f->nval; v++)
+		f->val[v].def = -1;
+	for (int i = 0; i < f->nop; i++)
+		if (f->op[i].res >= 0)
+			f->val[f->op[i].res].def = i;
+}

@@ -1,0 +1,2 @@
+/* interp.c: placeholder, replaced by the reference interpreter. */
+#include "ir.h"

@@ -1,0 +1,331 @@
+/* ir.h: the SSA IR every stage shares: types, the op table, values, ops, functions, modules.
+ *
+ * Read this file as the table of contents of the IR layer. Values are indices into a
+ * function's value table; ops have one fixed shape; everything lives in one arena per module,
+ * freed in one go. The op table (OPTAB) is the single source of per-op facts: every other
+ * per-op table in the project is indexed by Opk and checked against NOP. */
+#ifndef MTC_IR_H
+#define MTC_IR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum { MAXRANK = 8, MAXIA = 8, MAXFA = 4 };
+
+/* ---------- util.c: arena, errors, strings ---------- */
+
+typedef struct Arena Arena;
+Arena *arena_new(void);
+void arena_free(Arena *);
+void *aalloc(Arena *, size_t);          /* zeroed, 16-byte aligned */
+char *astrdup(Arena *, const char *);
+char *asprintf_a(Arena *, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void *xmalloc(size_t);
+void *xcalloc(size_t, size_t);
+void *xrealloc(void *, size_t);
+char *xstrdup(const char *);
+
+/* An internal bug: message with the location, then abort. Never for bad input. */
+#define die(...) die_at(__FILE__, __LINE__, __VA_ARGS__)
+#define assert_ir(c) ((c) ? (void)0 : die("assertion failed: %s", #c))
+_Noreturn void die_at(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Overflow-checked 64-bit arithmetic: return 0 and set *r, or return 1 on overflow. */
+int mul64(int64_t a, int64_t b, int64_t *r);
+int add64(int64_t a, int64_t b, int64_t *r);
+
+/* ---------- diag.c: diagnostics in GCC form ---------- */
+
+typedef struct { int line, col; } Loc;  /* 1-based; line 0 means "no location" */
+
+/* A source file as diagnostics see it: its name and text (for the quoted line and caret). */
+typedef struct Src {
+	const char *name;
+	const char *text;
+	size_t len;
+	int nerr;        /* errors reported so far */
+} Src;
+
+/* file:line:col: error: msg, then the source line and a caret. Counts into src->nerr. */
+void diag(Src *, Loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void diagv(Src *, Loc, const char *kind, const char *fmt, __builtin_va_list);
+void note(Src *, Loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+enum { MAXERR = 20 };    /* stop after this many errors */
+
+/* ---------- types ---------- */
+
+typedef enum { F32, I32 } DType;
+
+typedef struct Shape {
+	int rank;                /* 0 = scalar */
+	int64_t d[MAXRANK];
+} Shape;
+
+typedef struct Type {
+	DType dt;
+	Shape sh;
+} Type;
+
+int64_t shape_numel(const Shape *);             /* product of dims (checked when built) */
+int64_t type_bytes(const Type *);               /* numel * 4 */
+int shape_eq(const Shape *, const Shape *);
+/* NumPy broadcasting of a and b into *r; 0 on success, -1 if incompatible. */
+int shape_broadcast(const Shape *a, const Shape *b, Shape *r);
+/* Can a be broadcast to r (r = broadcast(a, r))? */
+int shape_broadcasts_to(const Shape *a, const Shape *r);
+/* "f32[32,784]" into buf (returns buf). */
+char *type_str(const Type *, char *buf, size_t n);
+char *shape_str(const Shape *, char *buf, size_t n);
+const char *dtype_name(DType);
+
+/* ---------- the op table ---------- */
+
+/* Op flags. */
+enum {
+	F_LANG = 1 << 0,     /* spelled in tdsl */
+	F_EW = 1 << 1,       /* elementwise over its result (fusable), operands broadcast */
+	F_MUT = 1 << 2,      /* mutates its operands in place (optimizer), has no result */
+	F_COPY = 1 << 3,     /* a host<->accelerator copy (swap_out, swap_in) */
+	F_NORES = 1 << 4,    /* has no result value */
+	F_GIVEN = 1 << 5,    /* result type is given (parsed or set by the builder), the rule checks it */
+	F_VARIADIC = 1 << 6, /* nargs is a minimum */
+};
+
+struct Func;
+struct Op;
+struct Diff;
+
+/* A shape rule: from the operands (and attributes) compute the result type into *r, or, for
+ * F_GIVEN ops, check the given *r. Returns 0, or -1 with a message in err. */
+typedef int ShapeRule(const struct Func *, const struct Op *, Type *r, char *err, size_t nerr);
+/* A gradient rule: given op and the gradient of its result, accumulate the gradients of its
+ * f32 operands through the autodiff context (passes/autodiff.c). */
+typedef void GradRule(struct Diff *, const struct Op *);
+/* A cost rule: floating-point operations the op performs. */
+typedef double CostRule(const struct Func *, const struct Op *);
+
+/* The table. Columns:
+ *   id, name, operands (minimum if F_VARIADIC), flags,
+ *   integer attributes (space-separated names; "name*" is a list of up to MAXRANK),
+ *   float attributes, shape rule, gradient rule (gr_none: not differentiable), cost rule.
+ * Attribute defaults for the frontend live in frontend/, the IR always prints every attribute. */
+#define OPTAB(X) \
+	/* language ops */ \
+	X(CONST,     "const",       0, F_LANG | F_GIVEN,    "",              "value",           sh_const,    gr_none,      co_zero) \
+	X(ADD,       "add",         2, F_LANG | F_EW,       "",              "",                sh_binary,   gr_add,       co_ew1) \
+	X(SUB,       "sub",         2, F_LANG | F_EW,       "",              "",                sh_binary,   gr_sub,       co_ew1) \
+	X(MUL,       "mul",         2, F_LANG | F_EW,       "",              "",                sh_binary,   gr_mul,       co_ew1) \
+	X(DIV,       "div",         2, F_LANG | F_EW,       "",              "",                sh_binary,   gr_div,       co_ew1) \
+	X(MATMUL,    "matmul",      2, F_LANG,              "ta tb",         "",                sh_matmul,   gr_matmul,    co_matmul) \
+	X(RELU,      "relu",        1, F_LANG | F_EW,       "",              "",                sh_unary,    gr_relu,      co_ew1) \
+	X(GELU,      "gelu",        1, F_LANG | F_EW,       "",              "",                sh_unary,    gr_gelu,      co_ew8) \
+	X(TANH,      "tanh",        1, F_LANG | F_EW,       "",              "",                sh_unary,    gr_tanh,      co_ew8) \
+	X(SIGMOID,   "sigmoid",     1, F_LANG | F_EW,       "",              "",                sh_unary,    gr_sigmoid,   co_ew8) \
+	X(EXP,       "exp",         1, F_LANG | F_EW,       "",              "",                sh_unary,    gr_exp,       co_ew8) \
+	X(LOG,       "log",         1, F_LANG | F_EW,       "",              "",                sh_unary,    gr_log,       co_ew8) \
+	X(SQRT,      "sqrt",        1, F_LANG | F_EW,       "",              "",                sh_unary,    gr_sqrt,      co_ew8) \
+	X(RSQRT,     "rsqrt",       1, F_LANG | F_EW,       "",              "",                sh_unary,    gr_rsqrt,     co_ew8) \
+	X(NEG,       "neg",         1, F_LANG | F_EW,       "",              "",                sh_unary,    gr_neg,       co_ew1) \
+	X(POW,       "pow",         1, F_LANG | F_EW,       "",              "c",               sh_unary,    gr_pow,       co_ew8) \
+	X(TRANSPOSE, "transpose",   1, F_LANG,              "perm*",         "",                sh_transpose,gr_transpose, co_zero) \
+	X(RESHAPE,   "reshape",     1, F_LANG | F_GIVEN,    "",              "",                sh_reshape,  gr_reshape,   co_zero) \
+	X(CONCAT,    "concat",      1, F_LANG | F_VARIADIC, "axis",          "",                sh_concat,   gr_concat,    co_zero) \
+	X(SUM,       "sum",         1, F_LANG,              "axis keepdims", "",                sh_reduce,   gr_sum,       co_red) \
+	X(MEAN,      "mean",        1, F_LANG,              "axis keepdims", "",                sh_reduce,   gr_mean,      co_red) \
+	X(MAX,       "max",         1, F_LANG,              "axis keepdims", "",                sh_reduce,   gr_max,       co_red) \
+	X(SOFTMAX,   "softmax",     1, F_LANG,              "axis",          "",                sh_unary,    gr_softmax,   co_softmax) \
+	X(LOGSOFTMAX,"log_softmax", 1, F_LANG,              "axis",          "",                sh_unary,    gr_logsoftmax,co_softmax) \
+	X(LAYERNORM, "layernorm",   3, F_LANG,              "",              "eps",             sh_layernorm,gr_layernorm, co_layernorm) \
+	X(EMBEDDING, "embedding",   2, F_LANG,              "",              "",                sh_embedding,gr_embedding, co_zero) \
+	X(XENT,      "cross_entropy",2,F_LANG,              "",              "",                sh_xent,     gr_xent,      co_softmax) \
+	X(MSE,       "mse",         2, F_LANG,              "",              "",                sh_mse,      gr_mse,       co_ew8) \
+	/* gradient helpers (made by autodiff) */ \
+	X(SUMTO,     "sum_to",      1, F_GIVEN,             "",              "",                sh_sumto,    gr_none,      co_red) \
+	X(BCAST,     "broadcast",   1, F_GIVEN,             "",              "",                sh_bcast,    gr_none,      co_zero) \
+	X(RELU_G,    "relu_grad",   2, F_EW,                "",              "",                sh_binary,   gr_none,      co_ew1) \
+	X(GELU_G,    "gelu_grad",   2, F_EW,                "",              "",                sh_binary,   gr_none,      co_ew8) \
+	X(TANH_G,    "tanh_grad",   2, F_EW,                "",              "",                sh_binary,   gr_none,      co_ew1) \
+	X(SIGMOID_G, "sigmoid_grad",2, F_EW,                "",              "",                sh_binary,   gr_none,      co_ew1) \
+	X(SQRT_G,    "sqrt_grad",   2, F_EW,                "",              "",                sh_binary,   gr_none,      co_ew1) \
+	X(RSQRT_G,   "rsqrt_grad",  2, F_EW,                "",              "",                sh_binary,   gr_none,      co_ew1) \
+	X(POW_G,     "pow_grad",    2, F_EW,                "",              "c",               sh_binary,   gr_none,      co_ew8) \
+	X(MAX_G,     "max_grad",    3, 0,                   "axis keepdims", "",                sh_maxgrad,  gr_none,      co_red) \
+	X(SOFTMAX_G, "softmax_grad",2, 0,                   "axis",          "",                sh_binary,   gr_none,      co_softmax) \
+	X(LOGSOFTMAX_G,"log_softmax_grad",2,0,              "axis",          "",                sh_binary,   gr_none,      co_softmax) \
+	X(LN_DX,     "layernorm_dx",3, 0,                   "",              "eps",             sh_lndx,     gr_none,      co_layernorm) \
+	X(LN_DGAMMA, "layernorm_dgamma",2,0,                "",              "eps",             sh_lndgamma, gr_none,      co_layernorm) \
+	X(EMBED_G,   "embedding_grad",2,F_GIVEN,            "",              "",                sh_embedgrad,gr_none,      co_zero) \
+	X(XENT_G,    "cross_entropy_grad",3,0,              "",              "",                sh_xentgrad, gr_none,      co_softmax) \
+	X(MSE_G,     "mse_grad",    3, 0,                   "",              "",                sh_msegrad,  gr_none,      co_ew1) \
+	/* optimizer updates: in place on params and optimizer state */ \
+	X(SGD,       "sgd_update",  2, F_MUT | F_NORES,     "",              "lr",              sh_sgd,      gr_none,      co_ew1) \
+	X(SGDM,      "sgd_momentum_update",3,F_MUT|F_NORES, "",              "lr momentum",     sh_sgdm,     gr_none,      co_ew1) \
+	X(ADAM,      "adam_update", 5, F_MUT | F_NORES,     "",              "lr beta1 beta2 eps", sh_adam,  gr_none,      co_ew8) \
+	X(TICK,      "tick",        1, F_MUT | F_NORES,     "",              "",                sh_tick,     gr_none,      co_zero) \
+	/* memory plan: asynchronous copies between accelerator and host memory */ \
+	X(SWAPOUT,   "swap_out",    1, F_COPY,              "",              "",                sh_unary,    gr_none,      co_zero) \
+	X(SWAPIN,    "swap_in",     1, F_COPY,              "",              "",                sh_unary,    gr_none,      co_zero) \
+	X(WAIT,      "wait",        1, F_NORES,             "",              "",                sh_wait,     gr_none,      co_zero)
+
+typedef enum {
+#define X(id, ...) OP_##id,
+	OPTAB(X)
+#undef X
+	NOP
+} Opk;
+
+typedef struct OpInfo {
+	const char *name;
+	int nargs;
+	int flags;
+	const char *iattr;   /* integer attribute names, space-separated; "perm*" is a list */
+	const char *fattr;   /* float attribute names */
+	ShapeRule *shape;
+	GradRule *grad;
+	CostRule *cost;
+} OpInfo;
+
+extern const OpInfo opinfo[NOP];
+
+#define X(id, nm, na, fl, ia, fa, sh, gr, co) ShapeRule sh; GradRule gr; CostRule co;
+OPTAB(X)
+#undef X
+
+int op_lookup(const char *name);                 /* Opk or -1 */
+int op_niattr(Opk);                              /* number of integer attributes (list = 1) */
+int op_nfattr(Opk);
+/* Index of attribute `name` among the op's integer (or float) attributes, or -1. */
+int op_iattr_index(Opk, const char *name);
+int op_fattr_index(Opk, const char *name);
+int op_iattr_is_list(Opk);                       /* the op's only int attribute is a list */
+
+/* ---------- values, ops, functions, modules ---------- */
+
+/* What role a module-level tensor plays. */
+typedef enum { R_INPUT, R_PARAM, R_STATE } Role;
+
+typedef enum { INIT_NONE, INIT_ZEROS, INIT_ONES, INIT_FULL, INIT_NORMAL, INIT_UNIFORM } InitKind;
+typedef struct Init {
+	InitKind kind;
+	double a, b;      /* full(a); normal(mean a, std b); uniform(lo a, hi b) */
+} Init;
+
+/* A module-level tensor: an input, a param, or optimizer state. */
+typedef struct Decl {
+	char *name;       /* "x", "w.3", "mom.w.3" */
+	Role role;
+	Type ty;
+	Init init;        /* params and state */
+	int of;           /* state: the decl index of its param (-1: none, e.g. adam's step) */
+	Loc loc;
+} Decl;
+
+/* Where an op sits in a training step, for dumps and for the planner. */
+typedef enum { PH_FWD, PH_BWD, PH_UPD, PH_REC, PH_MEM } Phase;
+extern const char *const phase_name[];           /* "fwd" "bwd" "upd" "rec" "mem" */
+
+typedef struct Value {
+	char *name;       /* unique within the function; printed as %name */
+	Type ty;
+	int def;          /* index of the defining op, -1 for module tensors */
+	int decl;         /* module decl index, -1 for op results */
+	uint8_t host;     /* lives in host (DDR) memory: a swap_out result */
+	Loc loc;
+} Value;
+
+typedef struct Op {
+	Opk kind;
+	Phase phase;
+	int res;                  /* result value, -1 for F_NORES ops */
+	int nargs;
+	int *args;                /* value indices */
+	int64_t ia[MAXIA];        /* integer attributes, in the table's order; a list fills ia[0..n) */
+	int nia;                  /* list length for list attributes */
+	double fa[MAXFA];         /* float attributes, in the table's order */
+	int of;                   /* recompute (PH_REC): the value this op recomputes; else -1 */
+	Loc loc;
+} Op;
+
+typedef struct Func {
+	struct Module *mod;
+	const char *name;         /* "forward" or "step" */
+	Value *val;               /* val[0..mod->ndecl) mirror the module decls */
+	int nval, capval;
+	Op *op;                   /* in execution order */
+	int nop, capop;
+	int *out;                 /* output values, in `output` order */
+	char **outname;           /* their names as the user wrote them */
+	int nout;
+	int loss;                 /* the value trained on (f32[]), or -1 */
+	int *htab;                /* value names: open addressing, value index + 1 */
+	int hcap;
+} Func;
+
+typedef enum { OPT_NONE, OPT_SGD, OPT_ADAM } OptKind;
+typedef struct Optim {
+	OptKind kind;
+	double lr, momentum, beta1, beta2, eps;
+	Loc loc;
+} Optim;
+
+typedef struct Module {
+	Arena *arena;
+	char *name;               /* the model's name */
+	char *file;               /* source file name, for locations */
+	Decl *decl;
+	int ndecl, capdecl;
+	Optim opt;
+	Func *fwd;                /* always */
+	Func *step;               /* trained models only */
+} Module;
+
+/* build.c: constructing the IR */
+Module *mod_new(const char *name, const char *file);
+void mod_free(Module *);
+int mod_decl(Module *, const char *name, Role, Type, Init, Loc);   /* decl index */
+int mod_find_decl(const Module *, const char *name);               /* or -1 */
+Func *func_new(Module *, const char *name);    /* values for all decls already present */
+/* Add a value named `name` (made unique: name, name.1, ...; NULL: a number) */
+int func_value(Func *, const char *name, Type);
+int func_find(const Func *, const char *name);  /* value index or -1 */
+/* Append an op; its result (if any) becomes a new value of type *r named `name`. The caller
+ * has computed *r (normally with op_infer). Returns the op index. */
+int func_op(Func *, Opk, Phase, const int *args, int nargs, const int64_t *ia, int nia,
+            const double *fa, const Type *r, const char *name, Loc);
+/* Run the kind's shape rule for a candidate op; 0 or -1 with err. For F_GIVEN ops *r is in/out. */
+int op_infer(const Func *, Opk, const int *args, int nargs, const int64_t *ia, int nia,
+             const double *fa, Type *r, char *err, size_t nerr);
+void func_output(Func *, const char *name, int val);
+/* Renumber val[].def after ops were permuted or inserted. */
+void func_relink(Func *);
+
+/* print.c: the textual form (docs/ir.md); parse.c reads it back. */
+void ir_print(FILE *, const Module *);
+void ir_print_func(FILE *, const Func *);
+/* Parse textual IR; on error diagnostics go through src and NULL is returned. */
+Module *ir_parse(Src *src);
+
+/* verify.c: SSA dominance, operand types against the op rules, decl consistency.
+ * Returns the number of problems (each reported to stderr as an internal error). */
+int ir_verify(const Module *, const char *stage);
+
+/* interp.c: the reference interpreter. Tensors are host buffers, one per value. */
+typedef struct Tensor {
+	Type ty;
+	void *data;               /* numel * 4 bytes */
+} Tensor;
+typedef struct Interp Interp;
+/* State: one tensor per decl (inputs, params, optimizer state), owned by the interpreter. */
+Interp *interp_new(const Module *, uint64_t seed);
+void interp_free(Interp *);
+Tensor *interp_decl(Interp *, int decl);
+/* Run a function. Outputs (forward) or the loss (step, out[0]) are copied into outs[i]
+ * (preallocated by the interpreter; read them with interp_out). Returns 0 or -1 with errbuf. */
+int interp_run(Interp *, const Func *, char *err, size_t nerr);
+Tensor *interp_out(Interp *, int i);
+/* Deterministic initial values: a param from its initializer, an input from pseudo-random data. */
+void init_tensor(const Decl *, uint64_t seed, Tensor *);
+
+#endif

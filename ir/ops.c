@@ -1,0 +1,527 @@
+/* ops.c: the op table instantiated, attribute lookup, and every op's shape rule. */
+#include <stdarg.h>
+#include <string.h>
+
+#include "ir.h"
+
+const OpInfo opinfo[NOP] = {
+#define X(id, nm, na, fl, ia, fa, sh, gr, co) [OP_##id] = { nm, na, fl, ia, fa, sh, gr, co },
+	OPTAB(X)
+#undef X
+};
+
+const char *const phase_name[] = { "fwd", "bwd", "upd", "rec", "mem" };
+
+int
+op_lookup(const char *name)
+{
+	for (int k = 0; k < NOP; k++)
+		if (strcmp(opinfo[k].name, name) == 0)
+			return k;
+	return -1;
+}
+
+/* Index of word `name` in a space-separated list (a trailing '*' marks a list), or -1;
+ * with name NULL, the number of words. */
+static int
+word_index(const char *list, const char *name)
+{
+	int i = 0;
+	const char *p = list;
+	size_t n;
+
+	while (*p) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		n = strcspn(p, " *");
+		if (name && strlen(name) == n && strncmp(p, name, n) == 0)
+			return i;
+		i++;
+		p += strcspn(p, " ");
+	}
+	return name ? -1 : i;
+}
+
+int op_niattr(Opk k) { return word_index(opinfo[k].iattr, NULL); }
+int op_nfattr(Opk k) { return word_index(opinfo[k].fattr, NULL); }
+int op_iattr_index(Opk k, const char *name) { return word_index(opinfo[k].iattr, name); }
+int op_fattr_index(Opk k, const char *name) { return word_index(opinfo[k].fattr, name); }
+int op_iattr_is_list(Opk k) { return strchr(opinfo[k].iattr, '*') != NULL; }
+
+/* ---------- shapes ---------- */
+
+const char *
+dtype_name(DType t)
+{
+	return t == F32 ? "f32" : "i32";
+}
+
+int64_t
+shape_numel(const Shape *s)
+{
+	int64_t n = 1;
+	for (int i = 0; i < s->rank; i++)
+		n *= s->d[i];
+	return n;
+}
+
+int64_t
+type_bytes(const Type *t)
+{
+	return shape_numel(&t->sh) * 4;
+}
+
+int
+shape_eq(const Shape *a, const Shape *b)
+{
+	if (a->rank != b->rank)
+		return 0;
+	for (int i = 0; i < a->rank; i++)
+		if (a->d[i] != b->d[i])
+			return 0;
+	return 1;
+}
+
+int
+shape_broadcast(const Shape *a, const Shape *b, Shape *r)
+{
+	Shape o;
+	int n = a->rank > b->rank ? a->rank : b->rank;
+
+	o.rank = n;
+	for (int i = 0; i < n; i++) {
+		int ia = a->rank - n + i, ib = b->rank - n + i;
+		int64_t da = ia >= 0 ? a->d[ia] : 1, db = ib >= 0 ? b->d[ib] : 1;
+		if (da != db && da != 1 && db != 1)
+			return -1;
+		o.d[i] = da == 1 ? db : da;
+	}
+	*r = o;
+	return 0;
+}
+
+int
+shape_broadcasts_to(const Shape *a, const Shape *r)
+{
+	Shape o;
+	return shape_broadcast(a, r, &o) == 0 && shape_eq(&o, r);
+}
+
+char *
+shape_str(const Shape *s, char *buf, size_t n)
+{
+	size_t k = 0;
+
+	k += snprintf(buf + k, n - k, "[");
+	for (int i = 0; i < s->rank && k < n; i++)
+		k += snprintf(buf + k, n - k, "%s%lld", i ? "," : "", (long long)s->d[i]);
+	if (k < n)
+		snprintf(buf + k, n - k, "]");
+	return buf;
+}
+
+char *
+type_str(const Type *t, char *buf, size_t n)
+{
+	char s[MAXRANK * 24 + 4];
+	snprintf(buf, n, "%s%s", dtype_name(t->dt), shape_str(&t->sh, s, sizeof s));
+	return buf;
+}
+
+/* ---------- shape rules ---------- */
+
+#define ARG(i) (&f->val[op->args[i]].ty)
+#define TS(t) type_str((t), (char[MAXRANK * 24 + 8]){0}, MAXRANK * 24 + 8)
+
+static int
+fail(char *err, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int
+want_f32(const Func *f, const Op *op, int i, char *err, size_t n)
+{
+	if (ARG(i)->dt != F32)
+		return fail(err, n, "operand %d of %s must be f32, not %s", i + 1,
+		            opinfo[op->kind].name, TS(ARG(i)));
+	return 0;
+}
+
+static int
+want_axis(const Op *op, int64_t axis, int rank, char *err, size_t n)
+{
+	if (axis < 0 || axis >= rank)
+		return fail(err, n, "axis %lld out of range for %s of rank %d", (long long)axis,
+		            opinfo[op->kind].name, rank);
+	return 0;
+}
+
+int
+sh_const(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	(void)f;
+	if (r->dt != F32)
+		return fail(err, n, "const must be f32");
+	(void)op;
+	return 0;
+}
+
+int
+sh_binary(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	if (want_f32(f, op, 0, err, n) || want_f32(f, op, 1, err, n))
+		return -1;
+	r->dt = F32;
+	if (shape_broadcast(&ARG(0)->sh, &ARG(1)->sh, &r->sh))
+		return fail(err, n, "shapes %s and %s do not broadcast in %s", TS(ARG(0)), TS(ARG(1)),
+		            opinfo[op->kind].name);
+	if ((op->kind == OP_SOFTMAX_G || op->kind == OP_LOGSOFTMAX_G) &&
+	    want_axis(op, op->ia[0], r->sh.rank, err, n))
+		return -1;
+	return 0;
+}
+
+int
+sh_unary(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	if (!(opinfo[op->kind].flags & F_COPY) && want_f32(f, op, 0, err, n))
+		return -1;
+	*r = *ARG(0);
+	if ((op->kind == OP_SOFTMAX || op->kind == OP_LOGSOFTMAX) &&
+	    want_axis(op, op->ia[0], r->sh.rank, err, n))
+		return -1;
+	if (op->kind == OP_SWAPOUT && f->val[op->args[0]].host)
+		return fail(err, n, "swap_out of a value already in host memory");
+	if (op->kind == OP_SWAPIN && !f->val[op->args[0]].host)
+		return fail(err, n, "swap_in of a value not in host memory");
+	return 0;
+}
+
+int
+sh_matmul(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	const Shape *a = &ARG(0)->sh, *b = &ARG(1)->sh;
+	Shape ba = *a, bb = *b;
+	int64_t m, ka, kb, nn;
+
+	if (want_f32(f, op, 0, err, n) || want_f32(f, op, 1, err, n))
+		return -1;
+	if (a->rank < 2 || b->rank < 2)
+		return fail(err, n, "matmul needs operands of rank >= 2, got %s and %s", TS(ARG(0)), TS(ARG(1)));
+	m = op->ia[0] ? a->d[a->rank - 1] : a->d[a->rank - 2];
+	ka = op->ia[0] ? a->d[a->rank - 2] : a->d[a->rank - 1];
+	kb = op->ia[1] ? b->d[b->rank - 1] : b->d[b->rank - 2];
+	nn = op->ia[1] ? b->d[b->rank - 2] : b->d[b->rank - 1];
+	if (ka != kb)
+		return fail(err, n, "matmul inner dimensions differ: %s @ %s", TS(ARG(0)), TS(ARG(1)));
+	ba.rank -= 2;
+	bb.rank -= 2;
+	if (shape_broadcast(&ba, &bb, &r->sh))
+		return fail(err, n, "matmul batch dimensions do not broadcast: %s @ %s", TS(ARG(0)), TS(ARG(1)));
+	r->dt = F32;
+	r->sh.d[r->sh.rank++] = m;
+	r->sh.d[r->sh.rank++] = nn;
+	return 0;
+}
+
+int
+sh_transpose(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	const Type *a = ARG(0);
+	int seen[MAXRANK] = {0};
+
+	if (op->nia != a->sh.rank)
+		return fail(err, n, "transpose of %s needs a permutation of %d axes, got %d", TS(a),
+		            a->sh.rank, op->nia);
+	r->dt = a->dt;
+	r->sh.rank = a->sh.rank;
+	for (int i = 0; i < op->nia; i++) {
+		int64_t p = op->ia[i];
+		if (p < 0 || p >= a->sh.rank || seen[p])
+			return fail(err, n, "transpose permutation is not a permutation of 0..%d", a->sh.rank - 1);
+		seen[p] = 1;
+		r->sh.d[i] = a->sh.d[p];
+	}
+	return 0;
+}
+
+int
+sh_reshape(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	if (shape_numel(&r->sh) != shape_numel(&ARG(0)->sh))
+		return fail(err, n, "cannot reshape %s into %s: element counts differ", TS(ARG(0)), TS(r));
+	r->dt = ARG(0)->dt;
+	return 0;
+}
+
+int
+sh_concat(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	const Type *a = ARG(0);
+	int64_t ax = op->ia[0], tot = 0;
+
+	if (want_axis(op, ax, a->sh.rank, err, n))
+		return -1;
+	for (int i = 0; i < op->nargs; i++) {
+		const Type *b = ARG(i);
+		if (b->dt != a->dt || b->sh.rank != a->sh.rank)
+			return fail(err, n, "concat operands differ in dtype or rank: %s and %s", TS(a), TS(b));
+		for (int k = 0; k < a->sh.rank; k++)
+			if (k != ax && b->sh.d[k] != a->sh.d[k])
+				return fail(err, n, "concat operands differ off axis %lld: %s and %s",
+				            (long long)ax, TS(a), TS(b));
+		tot += b->sh.d[ax];
+	}
+	*r = *a;
+	r->sh.d[ax] = tot;
+	return 0;
+}
+
+/* The shape of x reduced over axis (kept as 1 with keepdims). */
+static void
+reduced(const Shape *x, int64_t axis, int keep, Shape *r)
+{
+	int k = 0;
+	for (int i = 0; i < x->rank; i++)
+		if (i != axis)
+			r->d[k++] = x->d[i];
+		else if (keep)
+			r->d[k++] = 1;
+	r->rank = k;
+}
+
+int
+sh_reduce(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	if (want_f32(f, op, 0, err, n) || want_axis(op, op->ia[0], ARG(0)->sh.rank, err, n))
+		return -1;
+	if (op->ia[1] != 0 && op->ia[1] != 1)
+		return fail(err, n, "keepdims must be 0 or 1");
+	r->dt = F32;
+	reduced(&ARG(0)->sh, op->ia[0], (int)op->ia[1], &r->sh);
+	return 0;
+}
+
+int
+sh_layernorm(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	const Type *x = ARG(0);
+
+	for (int i = 0; i < 3; i++)
+		if (want_f32(f, op, i, err, n))
+			return -1;
+	if (x->sh.rank < 1)
+		return fail(err, n, "layernorm needs a tensor of rank >= 1, got %s", TS(x));
+	for (int i = 1; i < 3; i++)
+		if (ARG(i)->sh.rank != 1 || ARG(i)->sh.d[0] != x->sh.d[x->sh.rank - 1])
+			return fail(err, n, "layernorm %s must be f32[%lld] for input %s, got %s",
+			            i == 1 ? "gamma" : "beta", (long long)x->sh.d[x->sh.rank - 1], TS(x), TS(ARG(i)));
+	if (!(op->fa[0] > 0))
+		return fail(err, n, "layernorm eps must be positive");
+	*r = *x;
+	return 0;
+}
+
+int
+sh_embedding(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	const Type *t = ARG(0), *ids = ARG(1);
+
+	if (t->dt != F32 || t->sh.rank != 2)
+		return fail(err, n, "embedding table must be f32[V, D], got %s", TS(t));
+	if (ids->dt != I32)
+		return fail(err, n, "embedding ids must be i32, got %s", TS(ids));
+	if (ids->sh.rank + 1 > MAXRANK)
+		return fail(err, n, "embedding result would exceed rank %d", MAXRANK);
+	r->dt = F32;
+	r->sh = ids->sh;
+	r->sh.d[r->sh.rank++] = t->sh.d[1];
+	return 0;
+}
+
+/* labels must have logits' shape without the last axis */
+static int
+check_labels(const Type *lg, const Type *lb, char *err, size_t n)
+{
+	Shape s = lg->sh;
+
+	if (lg->dt != F32 || lg->sh.rank < 1)
+		return fail(err, n, "cross_entropy logits must be f32 of rank >= 1, got %s", TS(lg));
+	if (lb->dt != I32)
+		return fail(err, n, "cross_entropy labels must be i32, got %s", TS(lb));
+	s.rank--;
+	if (!shape_eq(&s, &lb->sh))
+		return fail(err, n, "cross_entropy labels %s do not match logits %s", TS(lb), TS(lg));
+	return 0;
+}
+
+int
+sh_xent(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	if (check_labels(ARG(0), ARG(1), err, n))
+		return -1;
+	r->dt = F32;
+	r->sh.rank = 0;
+	return 0;
+}
+
+int
+sh_mse(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	if (sh_binary(f, op, r, err, n))
+		return -1;
+	r->sh.rank = 0;
+	return 0;
+}
+
+int
+sh_sumto(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	if (want_f32(f, op, 0, err, n))
+		return -1;
+	if (r->dt != F32 || !shape_broadcasts_to(&r->sh, &ARG(0)->sh))
+		return fail(err, n, "sum_to: %s does not broadcast to %s", TS(r), TS(ARG(0)));
+	return 0;
+}
+
+int
+sh_bcast(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	if (want_f32(f, op, 0, err, n))
+		return -1;
+	if (r->dt != F32 || !shape_broadcasts_to(&ARG(0)->sh, &r->sh))
+		return fail(err, n, "broadcast: %s does not broadcast to %s", TS(ARG(0)), TS(r));
+	return 0;
+}
+
+int
+sh_maxgrad(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	Type red;
+
+	if (sh_reduce(f, op, &red, err, n))
+		return -1;
+	for (int i = 1; i < 3; i++)
+		if (want_f32(f, op, i, err, n))
+			return -1;
+	if (!shape_eq(&ARG(1)->sh, &red.sh) || !shape_eq(&ARG(2)->sh, &red.sh))
+		return fail(err, n, "max_grad: %s and %s must be %s", TS(ARG(1)), TS(ARG(2)), TS(&red));
+	*r = *ARG(0);
+	return 0;
+}
+
+int
+sh_lndx(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	const Type *x = ARG(0);
+
+	for (int i = 0; i < 3; i++)
+		if (want_f32(f, op, i, err, n))
+			return -1;
+	if (x->sh.rank < 1 || ARG(1)->sh.rank != 1 || ARG(1)->sh.d[0] != x->sh.d[x->sh.rank - 1] ||
+	    !shape_eq(&ARG(2)->sh, &x->sh))
+		return fail(err, n, "layernorm_dx: bad operands %s, %s, %s", TS(x), TS(ARG(1)), TS(ARG(2)));
+	*r = *x;
+	return 0;
+}
+
+int
+sh_lndgamma(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	const Type *x = ARG(0);
+
+	if (want_f32(f, op, 0, err, n) || want_f32(f, op, 1, err, n))
+		return -1;
+	if (x->sh.rank < 1 || !shape_eq(&ARG(1)->sh, &x->sh))
+		return fail(err, n, "layernorm_dgamma: bad operands %s, %s", TS(x), TS(ARG(1)));
+	r->dt = F32;
+	r->sh.rank = 1;
+	r->sh.d[0] = x->sh.d[x->sh.rank - 1];
+	return 0;
+}
+
+int
+sh_embedgrad(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	const Type *ids = ARG(0), *dy = ARG(1);
+	Shape s = ids->sh;
+
+	if (ids->dt != I32 || dy->dt != F32 || r->dt != F32 || r->sh.rank != 2)
+		return fail(err, n, "embedding_grad: bad operands %s, %s -> %s", TS(ids), TS(dy), TS(r));
+	s.d[s.rank++] = r->sh.d[1];
+	if (!shape_eq(&s, &dy->sh))
+		return fail(err, n, "embedding_grad: gradient %s does not match ids %s", TS(dy), TS(ids));
+	return 0;
+}
+
+int
+sh_xentgrad(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	if (check_labels(ARG(0), ARG(1), err, n))
+		return -1;
+	if (ARG(2)->dt != F32 || ARG(2)->sh.rank != 0)
+		return fail(err, n, "cross_entropy_grad: the loss gradient must be f32[], got %s", TS(ARG(2)));
+	*r = *ARG(0);
+	return 0;
+}
+
+int
+sh_msegrad(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	if (sh_binary(f, op, r, err, n))
+		return -1;
+	if (ARG(2)->dt != F32 || ARG(2)->sh.rank != 0)
+		return fail(err, n, "mse_grad: the loss gradient must be f32[], got %s", TS(ARG(2)));
+	return 0;
+}
+
+/* Optimizer updates: every operand but the step counter has the param's type. */
+static int
+same_as_param(const Func *f, const Op *op, int nsame, char *err, size_t n)
+{
+	for (int i = 0; i < nsame; i++)
+		if (ARG(i)->dt != F32 || !shape_eq(&ARG(i)->sh, &ARG(0)->sh))
+			return fail(err, n, "%s: operand %d is %s, the param is %s", opinfo[op->kind].name,
+			            i + 1, TS(ARG(i)), TS(ARG(0)));
+	return 0;
+}
+
+int sh_sgd(const Func *f, const Op *op, Type *r, char *err, size_t n) { (void)r; return same_as_param(f, op, 2, err, n); }
+int sh_sgdm(const Func *f, const Op *op, Type *r, char *err, size_t n) { (void)r; return same_as_param(f, op, 3, err, n); }
+
+int
+sh_adam(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	(void)r;
+	if (same_as_param(f, op, 4, err, n))
+		return -1;
+	if (ARG(4)->dt != I32 || ARG(4)->sh.rank != 0)
+		return fail(err, n, "adam_update: the step counter must be i32[], got %s", TS(ARG(4)));
+	return 0;
+}
+
+int
+sh_tick(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	(void)r;
+	if (ARG(0)->dt != I32 || ARG(0)->sh.rank != 0)
+		return fail(err, n, "tick: the counter must be i32[], got %s", TS(ARG(0)));
+	return 0;
+}
+
+int
+sh_wait(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	int d = f->val[op->args[0]].def;
+	(void)r;
+	if (d < 0 || !(opinfo[f->op[d].kind].flags & F_COPY))
+		return fail(err, n, "wait on %%%s, which no copy produced", f->val[op->args[0]].name);
+	return 0;
+}

@@ -1,0 +1,143 @@
+/* util.c: the arena allocator, checked allocation, overflow-checked arithmetic, internal errors. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+
+/* Chunks grow geometrically; one free releases a whole module or AST. */
+typedef struct Chunk {
+	struct Chunk *next;
+	size_t used, cap;
+	_Alignas(16) unsigned char mem[];
+} Chunk;
+
+struct Arena {
+	Chunk *head;
+};
+
+Arena *
+arena_new(void)
+{
+	return xcalloc(1, sizeof(Arena));
+}
+
+void
+arena_free(Arena *a)
+{
+	Chunk *c, *n;
+
+	if (!a)
+		return;
+	for (c = a->head; c; c = n) {
+		n = c->next;
+		free(c);
+	}
+	free(a);
+}
+
+void *
+aalloc(Arena *a, size_t n)
+{
+	Chunk *c = a->head;
+	size_t cap;
+
+	n = (n + 15) & ~(size_t)15;
+	if (!c || c->cap - c->used < n) {
+		cap = c ? c->cap * 2 : 64 * 1024;
+		if (cap > 64u << 20)
+			cap = 64u << 20;
+		if (cap < n)
+			cap = n;
+		c = xmalloc(sizeof(Chunk) + cap);
+		c->used = 0;
+		c->cap = cap;
+		c->next = a->head;
+		a->head = c;
+	}
+	c->used += n;
+	return memset(c->mem + c->used - n, 0, n);
+}
+
+char *
+astrdup(Arena *a, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	return memcpy(aalloc(a, n), s, n);
+}
+
+char *
+asprintf_a(Arena *a, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+	char *s;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	s = aalloc(a, (size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+void *
+xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		die("out of memory (%zu bytes)", n);
+	return p;
+}
+
+void *
+xcalloc(size_t n, size_t m)
+{
+	void *p = calloc(n ? n : 1, m ? m : 1);
+	if (!p)
+		die("out of memory (%zu x %zu bytes)", n, m);
+	return p;
+}
+
+void *
+xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		die("out of memory (%zu bytes)", n);
+	return p;
+}
+
+char *
+xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	return memcpy(xmalloc(n), s, n);
+}
+
+_Noreturn void
+die_at(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "mtc: internal error at %s:%d: ", file, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	abort();
+}
+
+int
+mul64(int64_t a, int64_t b, int64_t *r)
+{
+	return __builtin_mul_overflow(a, b, r);
+}
+
+int
+add64(int64_t a, int64_t b, int64_t *r)
+{
+	return __builtin_add_overflow(a, b, r);
+}

@@ -1,0 +1,2 @@
+# passes/local.mk: autodiff, simplification, analyses, the memory planner.
+libmtc_a_SOURCES += passes/passes.h passes/grad.c passes/cost.c

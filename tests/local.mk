@@ -1,0 +1,1 @@
+# tests/local.mk: unit tests of the shared IR core.
