@@ -132,6 +132,7 @@ func_value(Func *f, const char *name, Type ty)
 	v->ty = ty;
 	v->def = -1;
 	v->decl = -1;
+	v->off = -1;
 	hput(f, f->nval);
 	return f->nval++;
 }

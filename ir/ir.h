@@ -232,6 +232,7 @@ typedef struct Value {
 	int def;          /* index of the defining op, -1 for module tensors */
 	int decl;         /* module decl index, -1 for op results */
 	uint8_t host;     /* lives in host (DDR) memory: a swap_out result */
+	int64_t off;      /* byte offset in its zone (accelerator arena or host), -1 until layout */
 	Loc loc;
 } Value;
 
