@@ -122,11 +122,26 @@ mm(Diff *d, int a, int b, int ta, int tb)
 	return d_emit(d, OP_MATMUL, args, 2, ia, 0, NULL, NULL);
 }
 
+/* v of shape [..., r, c] as [prod(...) * r, c]. */
+static int
+rows(Diff *d, int v)
+{
+	Type t = *TY(v);
+	int64_t n = shape_numel(&t.sh) / t.sh.d[t.sh.rank - 1];
+
+	t.sh.d[0] = n;
+	t.sh.d[1] = TY(v)->sh.d[TY(v)->sh.rank - 1];
+	t.sh.rank = 2;
+	return d_emit(d, OP_RESHAPE, &v, 1, NULL, 0, NULL, &t);
+}
+
 /* C = op(A) @ op(B), op(X) = X or X^T by ta, tb. With dC:
  *   d op(A) = dC @ op(B)^T,  d op(B) = op(A)^T @ dC,
  * and a transposed operand takes the transpose of that, written as one matmul with its own
  * flags so no transpose op is needed. Batch axes the operand was broadcast over come out of
- * the matmul full-size; d_acc sums them away. */
+ * the matmul full-size; d_acc sums them away. The common case of a weight, a rank-2 B times
+ * a batched untransposed A (x @ w with x [B, S, D]), contracts over all rows at once as
+ * PyTorch does: no [batch, k, n] temporary to sum. */
 void
 gr_matmul(Diff *d, const Op *op)
 {
@@ -134,7 +149,12 @@ gr_matmul(Diff *d, const Op *op)
 
 	if (d_need(d, A(0)))
 		d_acc(d, A(0), !ta ? mm(d, dc, A(1), 0, !tb) : mm(d, A(1), dc, tb, 1));
-	if (d_need(d, A(1)))
+	if (!d_need(d, A(1)))
+		return;
+	if (TY(A(1))->sh.rank == 2 && TY(A(0))->sh.rank > 2 && !ta)
+		d_acc(d, A(1), !tb ? mm(d, rows(d, A(0)), rows(d, dc), 1, 0) :
+		                     mm(d, rows(d, dc), rows(d, A(0)), 1, 0));
+	else
 		d_acc(d, A(1), !tb ? mm(d, A(0), dc, !ta, 0) : mm(d, dc, A(0), 1, ta));
 }
 
@@ -174,18 +194,18 @@ gr_concat(Diff *d, const Op *op)
 
 /* ---------- reductions ---------- */
 
-/* dy of a reduction over axis, spread back over x's shape (times scale unless 1). */
+/* dy of a reduction over axis, spread back over x's shape (divided by n unless 1). */
 static int
-spread(Diff *d, const Op *op, double scale)
+spread(Diff *d, const Op *op, int64_t n)
 {
 	int g = d_grad(d, op->res);
 	Type t = *TY(A(0));
 
-	if (scale != 1) {
+	if (n != 1) {
 		Type s = { F32, { 0, {0} } };
-		double v = scale;
+		double v = (double)n;
 		int c = d_emit(d, OP_CONST, NULL, 0, NULL, 0, &v, &s);
-		g = d_op2(d, OP_MUL, g, c);
+		g = d_op2(d, OP_DIV, g, c);
 	}
 	if (!op->ia[1]) {
 		Type k = t;
@@ -200,7 +220,7 @@ void gr_sum(Diff *d, const Op *op) { d_acc(d, A(0), spread(d, op, 1)); }
 void
 gr_mean(Diff *d, const Op *op)
 {
-	d_acc(d, A(0), spread(d, op, 1.0 / (double)TY(A(0))->sh.d[op->ia[0]]));
+	d_acc(d, A(0), spread(d, op, TY(A(0))->sh.d[op->ia[0]]));
 }
 
 void

@@ -46,6 +46,8 @@ static int c_mm_tab(Tb *t) { return mm(t, SH(4, 3), SH(5, 4), 1, 1); }
 static int c_bmm(Tb *t) { return mm(t, SH(2, 3, 4), SH(2, 4, 5), 0, 0); }
 static int c_bmm_bc(Tb *t) { return mm(t, SH(3, 4), SH(2, 4, 5), 0, 0); }
 static int c_bmm_bc2(Tb *t) { return mm(t, SH(2, 3, 4), SH(4, 2), 0, 0); }
+static int c_bmm_w_tb(Tb *t) { return mm(t, SH(2, 3, 4), SH(5, 4), 0, 1); }
+static int c_bmm_w_ta(Tb *t) { return mm(t, SH(2, 4, 3), SH(4, 5), 1, 0); }
 static int c_bmm_bct(Tb *t) { return mm(t, SH(2, 1, 4, 3), SH(3, 2, 4), 1, 1); }
 static int c_bmm_bct2(Tb *t) { return mm(t, SH(1, 3, 4), SH(2, 1, 3, 5), 1, 0); }
 
@@ -159,6 +161,7 @@ static const struct { const char *name; Build *fn; } cases[] = {
 	{ "mul", c_mul }, { "div", c_div }, { "div-bcast", c_div2 },
 	{ "matmul", c_mm }, { "matmul-ta", c_mm_ta }, { "matmul-tb", c_mm_tb }, { "matmul-ta-tb", c_mm_tab },
 	{ "matmul-batched", c_bmm }, { "matmul-bcast-a", c_bmm_bc }, { "matmul-bcast-b", c_bmm_bc2 },
+	{ "matmul-weight-tb", c_bmm_w_tb }, { "matmul-weight-ta", c_bmm_w_ta },
 	{ "matmul-bcast-ta-tb", c_bmm_bct }, { "matmul-bcast-ta", c_bmm_bct2 },
 	{ "relu", c_relu }, { "gelu", c_gelu }, { "tanh", c_tanh }, { "sigmoid", c_sigmoid },
 	{ "exp", c_exp }, { "log", c_log }, { "sqrt", c_sqrt }, { "rsqrt", c_rsqrt }, { "neg", c_neg },
