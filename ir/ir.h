@@ -327,7 +327,14 @@ Tensor *interp_decl(Interp *, int decl);
  * (preallocated by the interpreter; read them with interp_out). Returns 0 or -1 with errbuf. */
 int interp_run(Interp *, const Func *, char *err, size_t nerr);
 Tensor *interp_out(Interp *, int i);
-/* Deterministic initial values: a param from its initializer, an input from pseudo-random data. */
+/* High-water mark of the bytes the interpreter held: decl tensors plus live values. */
+int64_t interp_peak(const Interp *);
+/* Deterministic initial values: a param from its initializer, an input from pseudo-random data
+ * (the recipe is in interp.c). Fills t->data (type_bytes(&d->ty) bytes) and sets t->ty.
+ * i32 inputs get values in [0, 2^31); interp_new brings them below input_range(). */
 void init_tensor(const Decl *, uint64_t seed, Tensor *);
+/* The values an i32 input may take, [0, range): the rows of the embedding table or the classes
+ * of the cross_entropy that reads it (the smallest if several); 0 if nothing bounds it. */
+int64_t input_range(const Module *, int decl);
 
 #endif
