@@ -159,6 +159,7 @@ typedef double CostRule(const struct Func *, const struct Op *);
 	X(EMBED_G,   "embedding_grad",2,F_GIVEN,            "",              "",                sh_embedgrad,gr_none,      co_zero) \
 	X(XENT_G,    "cross_entropy_grad",3,0,              "",              "",                sh_xentgrad, gr_none,      co_softmax) \
 	X(MSE_G,     "mse_grad",    3, 0,                   "",              "",                sh_msegrad,  gr_none,      co_ew1) \
+	X(SLICE,     "slice",       1, F_GIVEN,             "axis start",    "",                sh_slice,    gr_none,      co_zero) \
 	/* optimizer updates: in place on params and optimizer state */ \
 	X(SGD,       "sgd_update",  2, F_MUT | F_NORES,     "",              "lr",              sh_sgd,      gr_none,      co_ew1) \
 	X(SGDM,      "sgd_momentum_update",3,F_MUT|F_NORES, "",              "lr momentum",     sh_sgdm,     gr_none,      co_ew1) \
