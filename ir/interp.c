@@ -470,20 +470,6 @@ k_sumto(Run *r, const Op *op)
 	return 0;
 }
 
-/* slice(x) axis start: x narrowed along axis to [start, start + n), n from the result. */
-static int
-k_slice(Run *r, const Op *op)
-{
-	int64_t outer, n, inner, m = RTY->sh.d[op->ia[0]];
-	const float *x = IN(0);
-	float *o = OUT;
-
-	around(&TY(0)->sh, op->ia[0], &outer, &n, &inner);
-	for (int64_t i = 0; i < outer; i++)
-		memcpy(o + i * m * inner, x + (i * n + op->ia[1]) * inner, m * inner * sizeof *o);
-	return 0;
-}
-
 /* ---------- softmax family ---------- */
 
 static int
