@@ -10,3 +10,4 @@ check_PROGRAMS += tests/autodiff/examples
 tests_autodiff_examples_SOURCES = tests/autodiff/examples.c $(AD_TB)
 tests_autodiff_examples_LDADD = $(MTC_LIBS) -lm
 TESTS += tests/autodiff/examples
+EXTRA_DIST += tests/autodiff/torch_grads.py
