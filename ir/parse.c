@@ -967,6 +967,7 @@ ir_parse(Src *src)
 	Module *m = NULL;
 
 	p.tmp = arena_new();
+	p.args = xmalloc((p.capargs = 16) * sizeof *p.args);   /* never NULL: func_op copies from it */
 	if (header(&p) == 0) {
 		body(&p);
 		if (src->nerr == nerr && !p.m->fwd)

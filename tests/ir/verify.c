@@ -27,8 +27,10 @@ op(Func *f, Opk k, Phase ph, const char *name, const char *a0, const char *a1, c
 #define OP2(f, k, ph, nm, a, b) op(f, k, ph, nm, a, b, 0, 0, 0, NULL, 0, NULL, NULL)
 #define V(f, nm) func_find(f, nm)
 
-static const int64_t ta[2] = { 1, 0 };
-static const double lr[2] = { 0.1, 0.9 };
+/* Attribute arrays are full-size: the builder copies MAXIA and MAXFA entries. */
+static const int64_t ta[MAXIA] = { 1, 0 };
+static const double lr[MAXFA] = { 0.1, 0.9 };
+static const double one[MAXFA] = { 1 };
 
 static void
 body(Func *f)
@@ -62,7 +64,7 @@ build(void)
 
 	s = m->step = func_new(m, "step");
 	body(s);
-	op(s, OP_CONST, PH_FWD, "one", 0, 0, 0, 0, 0, NULL, 0, (double[]){ 1 }, "f32[]");
+	op(s, OP_CONST, PH_FWD, "one", 0, 0, 0, 0, 0, NULL, 0, one, "f32[]");
 	OP1(s, OP_SWAPOUT, PH_MEM, "r.s", "r");
 	OP1(s, OP_WAIT, PH_MEM, NULL, "r.s");
 	OP1(s, OP_SWAPIN, PH_MEM, "r.d", "r.s");
