@@ -20,6 +20,8 @@ static const char usage[] =
 "  --emit=KIND           write an intermediate instead of the .so:\n"
 "                          ir  textual SSA IR after the last pass run (see docs/ir.md)\n"
 "  --dump-dir=DIR        write the IR after every stage, numbered in pipeline order\n"
+"  --stop-after=STAGE    end the pipeline after a stage (frontend: just parse a .mir;\n"
+"                          autodiff, simplify), e.g. with --emit=ir\n"
 "  --target=mt3000|cuda  code generation target (default mt3000)\n"
 "  --mem-budget=SIZE     accelerator bytes the step may use: N, NK, NM, NG (powers of 1024)\n"
 "                          or N% of the unconstrained plan's peak\n"
@@ -89,6 +91,7 @@ oneof(const char *opt, const char *val, const char *const *choices)
 static const char *const targets[] = { "mt3000", "cuda", NULL };
 static const char *const solvers[] = { "auto", "ilp", "tso", "chen", "none", NULL };
 static const char *const emits[] = { "ir", NULL };
+static const char *const stages[] = { "frontend", "autodiff", "simplify", NULL };
 
 static void
 parse_args(Opts *o, int argc, char **argv)
@@ -126,6 +129,8 @@ parse_args(Opts *o, int argc, char **argv)
 			o->target = oneof("--target", v, targets);
 		} else if (VAL("--emit")) {
 			o->emit = oneof("--emit", v, emits);
+		} else if (VAL("--stop-after")) {
+			o->stop_after = oneof("--stop-after", v, stages);
 		} else if (VAL("--dump-dir")) {
 			o->dump_dir = v;
 		} else if (VAL("--mem-budget")) {
@@ -201,8 +206,9 @@ open_out(const Opts *o)
 
 static int ndump;
 
-/* --dump-dir: the IR after each stage, numbered in pipeline order. */
-static void
+/* --dump-dir: the IR after each stage, numbered in pipeline order. Returns whether the
+ * pipeline stops here (--stop-after). */
+static int
 dump(const Opts *o, const Module *m, const char *stage)
 {
 	char path[4096];
@@ -212,13 +218,27 @@ dump(const Opts *o, const Module *m, const char *stage)
 	if (ir_verify(m, stage))
 		die("the IR does not verify after %s", stage);
 #endif
-	if (!o->dump_dir)
-		return;
-	snprintf(path, sizeof path, "%s/%02d-%s.mir", o->dump_dir, ++ndump, stage);
-	if (!(fp = fopen(path, "w")))
-		fatal("cannot write '%s'", path);
-	ir_print(fp, m);
-	fclose(fp);
+	if (o->dump_dir) {
+		snprintf(path, sizeof path, "%s/%02d-%s.mir", o->dump_dir, ++ndump, stage);
+		if (!(fp = fopen(path, "w")))
+			fatal("cannot write '%s'", path);
+		ir_print(fp, m);
+		fclose(fp);
+	}
+	return o->stop_after && strcmp(o->stop_after, stage) == 0;
+}
+
+/* Has a memory plan been applied (recomputations, copies)? */
+static int
+planned(const Module *m)
+{
+	const Func *fs[2] = { m->fwd, m->step };
+
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; fs[k] && i < fs[k]->nop; i++)
+			if (fs[k]->op[i].phase == PH_REC || fs[k]->op[i].phase == PH_MEM)
+				return 1;
+	return 0;
 }
 
 static int
@@ -249,17 +269,25 @@ main(int argc, char **argv)
 	m = has_suffix(o.input, ".mir") ? ir_parse(&src) : fe_compile(&src, &fe);
 	if (!m)
 		return 1;
-	dump(&o, m, "frontend");
-	if (m->fwd->loss >= 0) {
+	if (dump(&o, m, "frontend"))
+		goto emit;
+	/* A .mir may come from any stage: a step means autodiff ran, planned ops that simplify
+	 * must not run again (it would undo the plan). */
+	if (m->fwd->loss >= 0 && !m->step) {
 		if (autodiff(m, &src))
 			return 1;
-		dump(&o, m, "autodiff");
+		if (dump(&o, m, "autodiff"))
+			goto emit;
 	}
-	simplify(m->fwd);
-	if (m->step)
-		simplify(m->step);
-	dump(&o, m, "simplify");
+	if (!planned(m)) {
+		simplify(m->fwd);
+		if (m->step)
+			simplify(m->step);
+	}
+	if (dump(&o, m, "simplify"))
+		goto emit;
 
+emit:
 	if (!o.emit) {
 		fprintf(stderr, "mtc: error: building a module (-o MODEL.so) needs a code generator; "
 		        "this build only has --emit=ir\n");
