@@ -325,6 +325,15 @@ main(int argc, char **argv)
 	if (!m)
 		return 1;
 	dump(&o, m, "frontend");
+	if (m->fwd->loss >= 0) {
+		if (autodiff(m, &src))
+			return 1;
+		dump(&o, m, "autodiff");
+	}
+	simplify(m->fwd);
+	if (m->step)
+		simplify(m->step);
+	dump(&o, m, "simplify");
 
 	/* Analyses of every function (the step first: --emit shows it): op order, liveness, the
 	 * cost model, arena layout, dependences including those of shared arena bytes. */

@@ -1,0 +1,1 @@
+# tests/interp/local.mk: interpreter, safetensors and mtc-run tests.
