@@ -199,6 +199,12 @@ autodiff(Module *m, Src *src)
 		diag(src, fw->val[loss].loc, "a trained loss needs an optimizer");
 		return -1;
 	}
+	for (int i = 0; i < fw->nop; i++)
+		if (fw->op[i].phase != PH_FWD || (opinfo[fw->op[i].kind].flags & (F_COPY | F_MUT))) {
+			diag(src, fw->op[i].loc, "autodiff needs a forward of plain fwd ops, not '%s %s'",
+			     phase_name[fw->op[i].phase], opinfo[fw->op[i].kind].name);
+			return -1;
+		}
 	if (fw->val[loss].ty.dt != F32 || fw->val[loss].ty.sh.rank != 0) {
 		diag(src, fw->val[loss].loc, "the loss must be f32[]");
 		return -1;
