@@ -8,6 +8,7 @@
 #include "driver.h"
 #include "frontend.h"
 #include "passes.h"
+#include "target.h"
 
 static const char usage[] =
 "usage: mtc MODEL.tdsl|MODEL.mir [-o OUT] [options]\n"
@@ -19,6 +20,9 @@ static const char usage[] =
 "  -o FILE               output (.so by default; with --emit, the intermediate; '-' is stdout)\n"
 "  --emit=KIND           write an intermediate instead of the .so:\n"
 "                          ir  textual SSA IR after the last pass run (see docs/ir.md)\n"
+"                          c   the generated C (mt3000): with -o F.c, host code in F.c and\n"
+"                              device kernels in F-dev.c; on stdout both, one after the other\n"
+"                          h   the module's header, MODEL.h\n"
 "  --dump-dir=DIR        write the IR after every stage, numbered in pipeline order\n"
 "  --target=mt3000|cuda  code generation target (default mt3000)\n"
 "  --mem-budget=SIZE     accelerator bytes the step may use: N, NK, NM, NG (powers of 1024)\n"
@@ -30,6 +34,12 @@ static const char usage[] =
 "  -O0 .. -O3            optimization level of generated code (default -O2)\n"
 "  --seed=N              seed of the params' initial values (default 0)\n"
 "  --version             print the version and exit\n"
+"\n"
+"environment:\n"
+"  CC                    C compiler for MODEL.so (default cc)\n"
+"  MTC_RUNTIME_DIR       where libmtcrt.a and mtc/mtc-rt.h are (default: the build tree,\n"
+"                        then the installed $libdir and $includedir)\n"
+"  MTC_KEEP_C=1          keep the generated C of a build and say where\n"
 "  --help                print this help and exit\n";
 
 static void
@@ -88,7 +98,7 @@ oneof(const char *opt, const char *val, const char *const *choices)
 
 static const char *const targets[] = { "mt3000", "cuda", NULL };
 static const char *const solvers[] = { "auto", "ilp", "tso", "chen", "none", NULL };
-static const char *const emits[] = { "ir", NULL };
+static const char *const emits[] = { "ir", "c", "h", NULL };
 
 static void
 parse_args(Opts *o, int argc, char **argv)
@@ -228,6 +238,36 @@ has_suffix(const char *s, const char *suf)
 	return n >= k && strcmp(s + n - k, suf) == 0;
 }
 
+static const Target *const backends[] = { &target_mt3000, NULL };
+
+/* The last stage: the target writes an intermediate (--emit) or builds MODEL.so. */
+static int
+codegen(const Opts *o, const Module *m)
+{
+	const Target *t = NULL;
+	char def[4096];
+
+	for (int i = 0; backends[i]; i++)
+		if (strcmp(backends[i]->name, o->target) == 0)
+			t = backends[i];
+	if (!t) {
+		fprintf(stderr, "mtc: error: target '%s' is not built into this mtc\n", o->target);
+		return 1;
+	}
+	if (o->emit) {
+		for (int i = 0; t->emits[i]; i++)
+			if (strcmp(t->emits[i], o->emit) == 0)
+				return t->emit(m, o, o->emit, o->output);
+		fprintf(stderr, "mtc: error: target '%s' cannot --emit=%s\n", t->name, o->emit);
+		return 1;
+	}
+	if (!o->output || strcmp(o->output, "-") == 0) {
+		snprintf(def, sizeof def, "%s.so", m->name);
+		return t->build(m, o, def);
+	}
+	return t->build(m, o, o->output);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -251,16 +291,15 @@ main(int argc, char **argv)
 		return 1;
 	dump(&o, m, "frontend");
 
-	if (!o.emit) {
-		fprintf(stderr, "mtc: error: building a module (-o MODEL.so) needs a code generator; "
-		        "this build only has --emit=ir\n");
-		return 1;
-	}
-	{
+	if (o.emit && strcmp(o.emit, "ir") == 0) {
 		FILE *fp = open_out(&o);
 		ir_print(fp, m);
 		if (fp != stdout)
 			fclose(fp);
+	} else {
+		int rc = codegen(&o, m);
+		if (rc)
+			return rc;
 	}
 	mod_free(m);
 	free((char *)src.text);
