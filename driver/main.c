@@ -290,6 +290,15 @@ main(int argc, char **argv)
 	if (!m)
 		return 1;
 	dump(&o, m, "frontend");
+	if (m->fwd->loss >= 0) {
+		if (autodiff(m, &src))
+			return 1;
+		dump(&o, m, "autodiff");
+	}
+	simplify(m->fwd);
+	if (m->step)
+		simplify(m->step);
+	dump(&o, m, "simplify");
 
 	if (o.emit && strcmp(o.emit, "ir") == 0) {
 		FILE *fp = open_out(&o);
