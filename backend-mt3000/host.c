@@ -270,7 +270,8 @@ infos(Gen *g, const char *name, int role)
 		  t->sh.rank);
 		for (int d = 0; d < t->sh.rank; d++)
 			H(g, " %lld,", ll(t->sh.d[d]));
-		H(g, " 0 }, %lld, %lld },\n", ll(shape_numel(&t->sh)), ll(type_bytes(t)));
+		H(g, " 0 }, %lld, %lld, %lld },\n", ll(shape_numel(&t->sh)), ll(type_bytes(t)),
+		  ll(role == R_INPUT && t->dt == I32 ? input_range(m, i) : 0));
 		n++;
 	}
 	if (!n)
@@ -464,12 +465,12 @@ host_emit(Gen *g)
 	  "\tmtc_dev_stats(inst->d, s);\n\treturn 0;\n}\n", id, id);
 
 	H(g, "\nstatic const struct mtc_module module = {\n\tMTC_ABI, \"%s\", \"mt3000\", \"%s\",\n"
-	  "\t%d, %d, %d, %d, inputs, outputs, params, state,\n\t%d, %lld, %lld, %lld, %lld, %lld, %lld,\n"
+	  "\t%d, %d, %d, %d, inputs, outputs, params, state,\n\t%d, %lld, %lld, %lld, %lld, %lld, %lld, %lluull,\n"
 	  "\tcreate, step, forward, destroy, error, get, set, stats,\n};\n",
 	  m->name, g->o->solver ? g->o->solver : "none", nin, m->fwd->nout, npar, nst, m->step != NULL,
 	  ll(g->persist + g->arena), ll(m->step ? g->step.arena : g->fwd.arena),
 	  ll(m->step ? g->step.peak : g->fwd.peak), ll(g->param_bytes), ll(g->state_bytes),
-	  ll(g->o->budget));
+	  ll(g->o->budget), (unsigned long long)g->o->seed);
 	H(g, "\nMTC_EXPORT const struct mtc_module *\nmtc_module(void)\n{\n\treturn &module;\n}\n");
 	H(g, "\nMTC_EXPORT const char *\nmtc_last_error(void)\n{\n\treturn mtc_rt_last_error();\n}\n");
 

@@ -2,7 +2,7 @@
 #ifndef MTC_MT3000_H
 #define MTC_MT3000_H
 
-#include "target.h"
+#include "backend.h"
 
 /* What the backend knows about one function after preparing it. */
 typedef struct FnPlan {
