@@ -188,9 +188,10 @@ ew_body(Gen *g, const FnPlan *p, int first, int end, const int *ext, int next, c
 		K(g, "%sfloat t%d = ", ind, i - first);
 		if (o->kind == OP_BCAST)
 			K(g, "%s;\n", an[0]);
-		else if (o->kind == OP_MSE_G)
-			K(g, "%s * (2.0f * (%s - %s)) / %s;\n", an[2], an[0], an[1],
-			  FL((double)shape_numel(SH(o->res))));
+		else if (o->kind == OP_MSE_G) {
+			volatile float c = 2.0f / (float)shape_numel(SH(o->res));
+			K(g, "%s * (%s - %s) * %s;\n", FL(c), an[0], an[1], an[2]);
+		}
 		else if (o->kind == OP_POW)
 			K(g, "mtc_pow(%s, %s);\n", an[0], FL(o->fa[0]));
 		else if (o->kind == OP_POW_G)
@@ -388,6 +389,22 @@ k_copy(Gen *g, const FnPlan *p, const Op *o)
 	ksplit(g, n);
 	K(g, "\tif (hi > lo)\n\t\tmemcpy(r + lo, x + lo, sizeof(float) * (size_t)(hi - lo));\n}\n");
 	launch(g, p, k, v, 2, 0, (double)n);
+}
+
+/* slice(x) axis start: x narrowed along axis to [start, start + n), n from the result. */
+static void
+k_slice(Gen *g, const FnPlan *p, const Op *o)
+{
+	int64_t outer, n, inner, m = SH(o->res)->d[o->ia[0]];
+	int v[2] = { o->res, o->args[0] }, k = kopen(g, "slice");
+
+	around(SH(o->args[0]), (int)o->ia[0], &outer, &n, &inner);
+	kptr(g, "r", 0, 1, 0);
+	kptr(g, "x", 1, 0, 0);
+	ksplit(g, outer);
+	K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tmemcpy(r + i * %lld, x + i * %lld + %lld, %lld);\n}\n",
+	  ll(m * inner), ll(n * inner), ll(o->ia[1] * inner), ll(m * inner * 4));
+	launch(g, p, k, v, 2, 0, (double)shape_numel(SH(o->res)));
 }
 
 static void
@@ -638,7 +655,7 @@ k_xent(Gen *g, const FnPlan *p, const Op *o)
 		  "\t\t\tr[i * %lld + c] = (expf(xr[c] - m) / s - (c == y ? 1.0f : 0.0f)) * sc;\n\t}\n}\n",
 		  FL((double)rows), ll(C), ll(C));
 	else
-		K(g, "\t\ttot = tot + (m + logf(s) - xr[y]);\n\t}\n\tr[0] = tot / %s;\n}\n", FL((double)rows));
+		K(g, "\t\ttot += -(xr[y] - m - logf(s));\n\t}\n\tr[0] = tot / %s;\n}\n", FL((double)rows));
 	launch(g, p, k, v, grad ? 4 : 3, 1, grad ? 4.0 * (double)(rows * C) : 0);
 }
 
@@ -685,7 +702,7 @@ k_sumto(Gen *g, const FnPlan *p, const Op *o)
 	launch(g, p, k, v, 2, 0, (double)shape_numel(x));
 }
 
-/* max_grad(x, y, dy): dy goes to the elements equal to the max. */
+/* max_grad(x, y, dy): dy flows to the first arg-max of x along the axis. */
 static void
 k_maxgrad(Gen *g, const FnPlan *p, const Op *o)
 {
@@ -695,14 +712,15 @@ k_maxgrad(Gen *g, const FnPlan *p, const Op *o)
 	around(SH(o->args[0]), (int)o->ia[0], &outer, &n, &inner);
 	kptr(g, "r", 0, 1, 0);
 	kptr(g, "x", 1, 0, 0);
-	kptr(g, "y", 2, 0, 0);
 	kptr(g, "dy", 3, 0, 0);
 	ksplit(g, outer * inner);
 	K(g, "\tfor (int64_t o = lo; o < hi; o++) {\n"
-	  "\t\tint64_t b = o / %lld * %lld + o %% %lld;\n"
+	  "\t\tint64_t b = o / %lld * %lld + o %% %lld, best = 0;\n"
+	  "\t\tfor (int64_t k = 1; k < %lld; k++)\n\t\t\tif (x[b + k * %lld] > x[b + best * %lld])\n"
+	  "\t\t\t\tbest = k;\n"
 	  "\t\tfor (int64_t k = 0; k < %lld; k++)\n"
-	  "\t\t\tr[b + k * %lld] = x[b + k * %lld] == y[o] ? dy[o] : 0.0f;\n\t}\n}\n",
-	  ll(inner), ll(n * inner), ll(inner), ll(n), ll(inner), ll(inner));
+	  "\t\t\tr[b + k * %lld] = k == best ? dy[o] : 0.0f;\n\t}\n}\n",
+	  ll(inner), ll(n * inner), ll(inner), ll(n), ll(inner), ll(inner), ll(n), ll(inner));
 	launch(g, p, k, v, 4, 0, (double)(outer * n * inner));
 }
 
@@ -726,29 +744,33 @@ k_update(Gen *g, const FnPlan *p, const Op *o)
 	switch (o->kind) {
 	case OP_SGD:
 		kptr(g, "gr", 1, 0, 0);
-		K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tw[i] = w[i] - %s * gr[i];\n", FL(o->fa[0]));
+		K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tw[i] = w[i] + -%s * gr[i];\n", FL(o->fa[0]));
 		break;
 	case OP_SGDM:
 		kptr(g, "m", 1, 1, 0);
 		kptr(g, "gr", 2, 0, 0);
-		K(g, "\tfor (int64_t i = lo; i < hi; i++) {\n\t\tm[i] = %s * m[i] + gr[i];\n"
-		  "\t\tw[i] = w[i] - %s * m[i];\n\t}\n", FL(o->fa[1]), FL(o->fa[0]));
+		K(g, "\tfor (int64_t i = lo; i < hi; i++) {\n\t\tm[i] = m[i] * %s + gr[i];\n"
+		  "\t\tw[i] = w[i] + -%s * m[i];\n\t}\n", FL(o->fa[1]), FL(o->fa[0]));
 		break;
 	default: /* adam: bias corrections from the step counter, which tick advanced */
 		kptr(g, "m", 1, 1, 0);
 		kptr(g, "s", 2, 1, 0);
 		kptr(g, "gr", 3, 0, 0);
-		kptr(g, "t", 4, 0, 1);
-		K(g, "\tfloat b1 = %s, b2 = %s, lr = %s, eps = %s;\n", FL(o->fa[1]), FL(o->fa[2]),
-		  FL(o->fa[0]), FL(o->fa[3]));
-		K(g, "\tfloat c1 = 1.0f - powf(b1, (float)t[0]), c2 = 1.0f - powf(b2, (float)t[0]);\n"
+		kptr(g, "tc", 4, 0, 1);
+		/* torch.optim.Adam (1.13): bias corrections in double, as Python computes them. */
+		K(g, "\tint *flag = (int *)(uintptr_t)a[5];\n\tint32_t t = tc[0];\n"
+		  "\tdouble lr = %.17g, b1 = %.17g, b2 = %.17g;\n"
+		  "\tfloat eps = %s, fb1 = (float)b1, fb2 = (float)b2, a1 = (float)(1 - b1), a2 = (float)(1 - b2);\n"
+		  "\tif (t < 1) {\n\t\t*flag = MTC_EINVAL;\n\t\treturn;\n\t}\n"
+		  "\tfloat step = (float)(lr / (1 - pow(b1, t))), bc2s = (float)sqrt(1 - pow(b2, t));\n"
 		  "\tfor (int64_t i = lo; i < hi; i++) {\n"
-		  "\t\tm[i] = b1 * m[i] + (1.0f - b1) * gr[i];\n"
-		  "\t\ts[i] = b2 * s[i] + (1.0f - b2) * gr[i] * gr[i];\n"
-		  "\t\tw[i] = w[i] - lr * (m[i] / c1) / (sqrtf(s[i] / c2) + eps);\n\t}\n");
+		  "\t\tm[i] = m[i] * fb1 + a1 * gr[i];\n"
+		  "\t\ts[i] = s[i] * fb2 + a2 * gr[i] * gr[i];\n"
+		  "\t\tw[i] = w[i] + -step * (m[i] / (sqrtf(s[i]) / bc2s + eps));\n\t}\n",
+		  o->fa[0], o->fa[1], o->fa[2], FL(o->fa[3]));
 	}
 	K(g, "}\n");
-	launch(g, p, k, v, o->nargs, 0, 4.0 * (double)n);
+	launch(g, p, k, v, o->nargs, o->kind == OP_ADAM, 4.0 * (double)n);
 }
 
 void
@@ -761,6 +783,7 @@ kern_op(Gen *g, const FnPlan *p, int i)
 	case OP_MATMUL: k_matmul(g, p, o); break;
 	case OP_TRANSPOSE: k_transpose(g, p, o); break;
 	case OP_RESHAPE: k_copy(g, p, o); break;
+	case OP_SLICE: k_slice(g, p, o); break;
 	case OP_CONCAT: k_concat(g, p, o); break;
 	case OP_SUM: case OP_MEAN: case OP_MAX: k_reduce(g, p, o); break;
 	case OP_SOFTMAX: case OP_LOGSOFTMAX: case OP_SOFTMAX_G: case OP_LOGSOFTMAX_G:

@@ -248,6 +248,7 @@ mtc_dev_finish(mtc_dev *d)
 {
 	mtc_dma_drain(d);
 	if (d->flag && !d->status)
-		mtc_fail(d, d->flag, "%s: a label or embedding id is out of range", d->desc.model);
+		mtc_fail(d, d->flag, d->flag == MTC_ERANGE ? "%s: a label or embedding id is out of range"
+		         : "%s: adam's step counter is below 1 (the state was set wrongly)", d->desc.model);
 	return d->status;
 }
