@@ -103,7 +103,7 @@ isfull(const Shape *s, const Shape *R, int d)
 static void
 collapse(const Shape *R, const Shape **sh, int n, Bc *cd, int64_t st[][MAXRANK])
 {
-	int full[16][MAXRANK], keep[MAXRANK], nk = 0;
+	int full[MAXFUSE][MAXRANK], keep[MAXRANK], nk = 0;
 
 	for (int d = 0; d < R->rank; d++)
 		if (R->d[d] != 1)
@@ -193,9 +193,9 @@ ew_body(Gen *g, const FnPlan *p, int first, int end, const int *ext, int next, c
 			K(g, "%s * (%s - %s) * %s;\n", FL(c), an[0], an[1], an[2]);
 		}
 		else if (o->kind == OP_POW)
-			K(g, "mtc_pow(%s, %s);\n", an[0], FL(o->fa[0]));
+			K(g, "mtc_pow(%s, c%d);\n", an[0], i - first);
 		else if (o->kind == OP_POW_G)
-			K(g, "mtc_pow_grad(%s, %s, %s);\n", an[0], an[1], FL(o->fa[0]));
+			K(g, "mtc_pow_grad(%s, %s, c%d);\n", an[0], an[1], i - first);
 		else if (o->nargs == 1)
 			K(g, "%s(%s);\n", ew_fn(o->kind), an[0]);
 		else
@@ -211,10 +211,10 @@ void
 kern_ew(Gen *g, const FnPlan *p, int first, int end)
 {
 	const Func *f = p->f;
-	const Shape *R = SH(f->op[first].res), *sh[16];
-	int ext[16], next = 0, outv[16], nout = 0, args[32], na = 0, k;
-	int64_t st[16][MAXRANK];
-	char ix[16][96], what[160];
+	const Shape *R = SH(f->op[first].res), *sh[MAXFUSE];
+	int ext[MAXFUSE], next = 0, outv[MAXFUSE], nout = 0, args[2 * MAXFUSE], na = 0, k;
+	int64_t st[MAXFUSE][MAXRANK];
+	char ix[MAXFUSE][96], what[160];
 	Bc cd;
 	double work = (double)shape_numel(R) * (end - first);
 
@@ -227,13 +227,13 @@ kern_ew(Gen *g, const FnPlan *p, int first, int end)
 			for (q = 0; q < next && ext[q] != v; q++)
 				;
 			if (q == next) {
-				if (next == 16)
+				if (next == MAXFUSE)
 					die("fused group with more than 16 operands");
 				ext[next++] = v;
 			}
 		}
 		if (p->mat[o->res]) {
-			if (nout == 16)
+			if (nout == MAXFUSE)
 				die("fused group with more than 16 results");
 			outv[nout++] = o->res;
 		}
@@ -254,6 +254,12 @@ kern_ew(Gen *g, const FnPlan *p, int first, int end)
 		args[na++] = ext[q];
 		sh[q] = SH(ext[q]);
 	}
+	/* pow's exponent through a volatile: the compiler would turn powf(x, 2) into x * x, which
+	 * the C library's powf (the interpreter's) does not always round the same way. */
+	for (int i = first; i < end; i++)
+		if (f->op[i].kind == OP_POW || f->op[i].kind == OP_POW_G)
+			K(g, "\tstatic volatile float vc%d = %s;\n\tfloat c%d = vc%d;\n", i - first,
+			  FL(f->op[i].fa[0]), i - first, i - first);
 	collapse(R, sh, next, &cd, st);
 	if (cd.r <= 1) {
 		int64_t n = cd.r ? cd.d[0] : 1;

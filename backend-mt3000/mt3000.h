@@ -4,6 +4,9 @@
 
 #include "backend.h"
 
+/* A fused elementwise group has at most this many ops and this many outside operands. */
+enum { MAXFUSE = 16 };
+
 /* What the backend knows about one function after preparing it. */
 typedef struct FnPlan {
 	const Func *f;

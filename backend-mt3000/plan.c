@@ -67,9 +67,23 @@ joins(const FnPlan *p, int i, int j)
 	const Func *f = p->f;
 	const Op *o = &f->op[j];
 
-	if (!is_fusable(o) || in_ddr(f, o->res) ||
+	int ext[MAXFUSE + 3], next = 0;
+
+	if (!is_fusable(o) || in_ddr(f, o->res) || j - i >= MAXFUSE ||
 	    !shape_eq(&f->val[o->res].ty.sh, &f->val[f->op[i].res].ty.sh))
 		return 0;
+	/* At most MAXFUSE operands from outside (the kernel's argument array is bounded). */
+	for (int k = i; k <= j; k++)
+		for (int a = 0; a < f->op[k].nargs; a++) {
+			int v = f->op[k].args[a], d = f->val[v].def, q;
+			if (d >= i && d <= j)
+				continue;
+			for (q = 0; q < next && ext[q] != v; q++)
+				;
+			if (q == next && ++next > MAXFUSE)
+				return 0;
+			ext[q] = v;
+		}
 	for (int k = i; k <= j; k++) {
 		const Op *q = &f->op[k];
 		for (int a = 0; a < q->nargs; a++)
