@@ -235,6 +235,8 @@ mtc_dead(mtc_dev *d, int id, int64_t off, int64_t bytes)
 	for (int i = d->nlv - 1; i >= 0; i--)
 		if (d->lv[i].id == id && d->lv[i].off == off) {
 			d->lv[i] = d->lv[--d->nlv];
+			/* A copy still reading these bytes must not see the poison. */
+			mtc_dma_drain(d);
 			if (off >= 0 && off + bytes <= d->size)
 				poison(d->mem + off, bytes);
 			return;
