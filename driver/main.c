@@ -221,6 +221,22 @@ dump(const Opts *o, const Module *m, const char *stage)
 	fclose(fp);
 }
 
+/* --dump-dir: the planner's summary beside the IR dumps. */
+static void
+dump_report(const Opts *o, const PlanReport *r)
+{
+	char path[4096];
+	FILE *fp;
+
+	if (!o->dump_dir)
+		return;
+	snprintf(path, sizeof path, "%s/%02d-plan.txt", o->dump_dir, ++ndump);
+	if (!(fp = fopen(path, "w")))
+		fatal("cannot write '%s'", path);
+	plan_report_print(fp, r);
+	fclose(fp);
+}
+
 static int
 has_suffix(const char *s, const char *suf)
 {
@@ -250,6 +266,15 @@ main(int argc, char **argv)
 	if (!m)
 		return 1;
 	dump(&o, m, "frontend");
+
+	if (m->step && (o.budget || o.budget_pct > 0)) {
+		PlanOpts po = { o.solver, o.budget, o.budget_pct, o.solver_time, 0 };
+		PlanReport rep;
+		if (plan_step(m, &po, &rep))
+			return 1;
+		dump(&o, m, "plan");
+		dump_report(&o, &rep);
+	}
 
 	if (!o.emit) {
 		fprintf(stderr, "mtc: error: building a module (-o MODEL.so) needs a code generator; "

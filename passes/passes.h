@@ -15,4 +15,7 @@ void simplify(Func *);
 
 /* cost.c: the cost rules of the op table (FLOPs per op). */
 
+/* plan.c, remat.c, chen.c, tso.c, ilp.c, planner.c: the memory planner. */
+#include "plan.h"
+
 #endif

@@ -1,0 +1,396 @@
+/* plan.c: the planner's view of a step (Prob), measuring IR, and modes into schedules.
+ *
+ * needs: a step function in execution order (forward ops marked PH_FWD).
+ * fills: Prob (times, bytes, uses, the early/late split of every forward value), and for a
+ *        plan its measured peak and modeled time. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "passes.h"
+
+double
+plan_clock(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* PLACEHOLDER cost model until the target description (passes/target.c, branch analysis)
+ * lands: 1 TFLOP/s of compute and 100 GB/s of accelerator memory traffic. */
+double
+op_time(const Func *f, const Op *op)
+{
+	double bytes = 0;
+
+	if (opinfo[op->kind].flags & F_COPY || op->kind == OP_WAIT)
+		return 0;
+	for (int i = 0; i < op->nargs; i++)
+		bytes += (double)type_bytes(&f->val[op->args[i]].ty);
+	if (op->res >= 0)
+		bytes += (double)type_bytes(&f->val[op->res].ty);
+	return opinfo[op->kind].cost(f, op) / 1e12 + bytes / 1e11;
+}
+
+double
+copy_time(const Prob *p, int64_t bytes)
+{
+	return p->bw > 0 ? (double)bytes / p->bw : 0;
+}
+
+static int
+is_result(const Func *f, int v)
+{
+	if (v == f->loss)
+		return 1;
+	for (int k = 0; k < f->nout; k++)
+		if (f->out[k] == v)
+			return 1;
+	return 0;
+}
+
+/* Append x to the ascending unique list l of length *n (x is never smaller than its tail). */
+static void
+push(int **l, int *n, int x)
+{
+	if (*n && (*l)[*n - 1] == x)
+		return;
+	*l = xrealloc(*l, (*n + 1) * sizeof **l);
+	(*l)[(*n)++] = x;
+}
+
+void
+plan_measure(const Func *f, double bw, int64_t *peak, double *time, int64_t *prof)
+{
+	int n = f->nop, nv = f->nval;
+	int *last = xmalloc((nv ? nv : 1) * sizeof *last);
+	int64_t *delta = xcalloc(n + 1, sizeof *delta);
+	double *done = xcalloc(nv ? nv : 1, sizeof *done);
+	int64_t fixed = 0, live = 0, pk = 0;
+	double now = 0, eng = 0;
+
+	for (int v = 0; v < nv; v++) {
+		last[v] = f->val[v].def;
+		if (f->val[v].decl >= 0)
+			fixed += type_bytes(&f->val[v].ty);
+		else if (is_result(f, v))
+			last[v] = n - 1;
+	}
+	for (int k = 0; k < n; k++) {
+		const Op *op = &f->op[k];
+		for (int i = 0; i < op->nargs; i++)
+			if (last[op->args[i]] < k)
+				last[op->args[i]] = k;
+		/* The source of a swap_out is read by the copy until its wait. */
+		if (op->kind == OP_WAIT) {
+			const Op *c = &f->op[f->val[op->args[0]].def];
+			if (c->kind == OP_SWAPOUT && last[c->args[0]] < k)
+				last[c->args[0]] = k;
+		}
+	}
+	for (int v = 0; v < nv; v++) {
+		const Value *x = &f->val[v];
+		if (x->decl >= 0 || x->host || x->def < 0)
+			continue;
+		delta[x->def] += type_bytes(&x->ty);
+		delta[last[v] + 1] -= type_bytes(&x->ty);
+	}
+	for (int k = 0; k < n; k++) {
+		const Op *op = &f->op[k];
+		live += delta[k];
+		if (live > pk)
+			pk = live;
+		if (prof)
+			prof[k] = fixed + live;
+		if (opinfo[op->kind].flags & F_COPY) {
+			double s = now > eng ? now : eng;
+			eng = s + (bw > 0 ? (double)type_bytes(&f->val[op->res].ty) / bw : 0);
+			done[op->res] = eng;
+		} else if (op->kind == OP_WAIT) {
+			if (done[op->args[0]] > now)
+				now = done[op->args[0]];
+		} else {
+			now += op_time(f, op);
+		}
+	}
+	*peak = fixed + pk;
+	*time = now;
+	free(last);
+	free(delta);
+	free(done);
+}
+
+Prob *
+prob_new(const Func *f, double bw)
+{
+	Prob *p = xcalloc(1, sizeof *p);
+	int n = f->nop;
+
+	p->f = f;
+	p->n = n;
+	p->bw = bw;
+	p->t = xcalloc(n + 1, sizeof *p->t);
+	p->b = xcalloc(n + 1, sizeof *p->b);
+	p->fwd = xcalloc(n + 1, 1);
+	p->cand = xcalloc(n + 1, 1);
+	p->dep = xcalloc(n + 1, sizeof *p->dep);
+	p->ndep = xcalloc(n + 1, sizeof *p->ndep);
+	p->use = xcalloc(n + 1, sizeof *p->use);
+	p->nuse = xcalloc(n + 1, sizeof *p->nuse);
+	p->split = xmalloc((n + 1) * sizeof *p->split);
+	p->lastearly = xmalloc((n + 1) * sizeof *p->lastearly);
+	p->lastuse = xmalloc((n + 1) * sizeof *p->lastuse);
+	p->clob = xmalloc((n + 1) * sizeof *p->clob);
+	p->prof = xcalloc(n + 1, sizeof *p->prof);
+	for (int i = 0; i < n; i++) {
+		const Op *op = &f->op[i];
+		int fl = opinfo[op->kind].flags;
+		int tmp[64], nt = 0;
+
+		p->t[i] = op_time(f, op);
+		if (op->res >= 0 && !f->val[op->res].host)
+			p->b[i] = type_bytes(&f->val[op->res].ty);
+		p->fwd[i] = op->phase == PH_FWD && op->res >= 0 && !(fl & (F_MUT | F_COPY | F_NORES));
+		/* deps: defining ops of the operands, ascending, unique */
+		for (int a = 0; a < op->nargs && nt < 64; a++) {
+			int d = f->val[op->args[a]].def, k;
+			if (d < 0)
+				continue;
+			for (k = nt; k > 0 && tmp[k - 1] > d; k--)
+				tmp[k] = tmp[k - 1];
+			tmp[k] = d;
+			nt++;
+		}
+		for (int k = 0; k < nt; k++) {
+			push(&p->dep[i], &p->ndep[i], tmp[k]);
+			if (!p->nuse[tmp[k]] || p->use[tmp[k]][p->nuse[tmp[k]] - 1] != i)
+				push(&p->use[tmp[k]], &p->nuse[tmp[k]], i);
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		const Op *op = &f->op[i];
+		int gap = 0, prev = i;
+
+		p->split[i] = n;
+		p->lastearly[i] = i;
+		p->lastuse[i] = p->nuse[i] ? p->use[i][p->nuse[i] - 1] : i;
+		p->clob[i] = n;
+		if (op->res >= 0 && is_result(f, op->res)) {
+			p->lastuse[i] = p->lastearly[i] = n - 1;
+			continue;
+		}
+		if (!p->fwd[i])
+			continue;
+		/* The longest gap between two uses splits them into early and late. */
+		p->lastearly[i] = p->lastuse[i];
+		for (int k = 0; k < p->nuse[i]; k++) {
+			int u = p->use[i][k];
+			if (u - prev > gap) {
+				gap = u - prev;
+				p->lastearly[i] = prev;
+				p->split[i] = u;
+			}
+			prev = u;
+		}
+		p->cand[i] = p->split[i] < n && gap >= 2;
+		if (!p->cand[i]) {
+			p->split[i] = n;
+			p->lastearly[i] = p->lastuse[i];
+		}
+		/* Recomputing i is wrong once an update has changed a decl it reads. */
+		for (int k = i + 1; k < n && p->clob[i] == n; k++) {
+			const Op *u = &f->op[k];
+			if (!(opinfo[u->kind].flags & F_MUT))
+				continue;
+			for (int a = 0; a < u->nargs; a++)
+				for (int b = 0; b < op->nargs; b++)
+					if (u->args[a] == op->args[b] && f->val[u->args[a]].decl >= 0)
+						p->clob[i] = k;
+		}
+	}
+	plan_measure(f, bw, &p->peak, &p->time, p->prof);
+	return p;
+}
+
+void
+prob_free(Prob *p)
+{
+	if (!p)
+		return;
+	for (int i = 0; i < p->n; i++) {
+		free(p->dep[i]);
+		free(p->use[i]);
+	}
+	free(p->t); free(p->b); free(p->fwd); free(p->cand); free(p->dep); free(p->ndep);
+	free(p->use); free(p->nuse); free(p->split); free(p->lastearly); free(p->lastuse);
+	free(p->clob); free(p->prof);
+	free(p);
+}
+
+Plan *
+plan_new(const Prob *p)
+{
+	Plan *pl = xcalloc(1, sizeof *pl);
+
+	pl->n = p->n;
+	pl->rec = xcalloc((size_t)p->n * p->n + 1, 1);
+	pl->sw = xcalloc(p->n + 1, sizeof *pl->sw);
+	pl->solver = "none";
+	pl->feasible = 1;
+	pl->gap = -1;
+	pl->obj = -1;
+	pl->peak = p->peak;
+	pl->time = p->time;
+	return pl;
+}
+
+void
+plan_free(Plan *pl)
+{
+	if (!pl)
+		return;
+	free(pl->rec);
+	free(pl->sw);
+	free(pl);
+}
+
+void
+plan_copy(Plan *d, const Plan *s)
+{
+	uint8_t *rec = d->rec;
+	Swap *sw = d->sw;
+
+	if (d->n != s->n)
+		die("plan_copy: plans of different steps");
+	memcpy(rec, s->rec, (size_t)s->n * s->n + 1);
+	memcpy(sw, s->sw, (s->n + 1) * sizeof *sw);
+	*d = *s;
+	d->rec = rec;
+	d->sw = sw;
+}
+
+/* ---------- modes into a schedule ---------- */
+
+typedef struct Ex {
+	const Prob *p;
+	Plan *pl;
+	uint8_t *mode, *late, *memo;
+	int *stamp, *fd, now;
+} Ex;
+
+/* Can i be read at op t without new work? */
+static int
+avail(Ex *e, int i, int t)
+{
+	return !e->p->fwd[i] || e->late[i] || e->mode[i] == KEEP || t <= e->p->lastearly[i];
+}
+
+/* Could i be brought back for op t (recomputed from what is there, or swapped in)? */
+static int
+can(Ex *e, int i, int t)
+{
+	const Prob *p = e->p;
+	int ok = 1;
+
+	if (avail(e, i, t) || e->mode[i] == SWAP)
+		return 1;
+	if (e->stamp[i] == e->now)
+		return e->memo[i];
+	e->stamp[i] = e->now;
+	e->memo[i] = 1;         /* a DAG: no cycles, the mark only saves work */
+	if (t >= p->clob[i])
+		ok = 0;
+	for (int k = 0; ok && k < p->ndep[i]; k++)
+		ok = can(e, p->dep[i][k], t);
+	return e->memo[i] = ok;
+}
+
+static void
+ensure(Ex *e, int i, int t)
+{
+	const Prob *p = e->p;
+
+	if (avail(e, i, t))
+		return;
+	e->late[i] = 1;
+	if (e->mode[i] == SWAP) {
+		e->fd[i] = t;
+		return;
+	}
+	for (int k = 0; k < p->ndep[i]; k++)
+		ensure(e, p->dep[i][k], t);
+	e->pl->rec[(size_t)t * p->n + i] = 1;
+}
+
+/* The wait of a swap_out goes where the compute since the copy began covers it, the swap_in
+ * starts just early enough to hide behind the compute before the first use: no earlier, as
+ * the bytes it brings back occupy the accelerator while it waits. */
+static void
+place_swap(const Prob *p, int i, int fd, Swap *s)
+{
+	double ct = copy_time(p, p->b[i]), acc = 0;
+
+	s->op = i;
+	s->out = s->outwait = p->lastearly[i];
+	while (acc < ct && s->outwait + 1 < fd - 1) {
+		s->outwait++;
+		acc += p->t[s->outwait];
+	}
+	s->in = s->inwait = fd;
+	for (acc = 0; acc < ct && s->in - 1 > s->outwait; acc += p->t[s->in])
+		s->in--;
+}
+
+void
+plan_expand(const Prob *p, const uint8_t *mode, Plan *pl)
+{
+	int n = p->n;
+	Ex e = { p, pl, NULL, NULL, NULL, NULL, NULL, 0 };
+
+	e.mode = xmalloc(n + 1);
+	e.late = xcalloc(n + 1, 1);
+	e.memo = xcalloc(n + 1, 1);
+	e.stamp = xcalloc(n + 1, sizeof *e.stamp);
+	e.fd = xmalloc((n + 1) * sizeof *e.fd);
+	memset(pl->rec, 0, (size_t)n * n + 1);
+	pl->nsw = 0;
+	for (int i = 0; i < n; i++) {
+		e.mode[i] = mode[i];
+		if (p->fwd[i] && !p->cand[i] && p->split[i] < n)
+			e.mode[i] = KEEP;
+		if (e.mode[i] == SWAP && (p->bw <= 0 || !p->cand[i]))
+			e.mode[i] = p->cand[i] ? KEEP : REC;
+		e.fd[i] = -1;
+	}
+	for (int t = 0; t < n; t++)
+		for (int k = 0; k < p->ndep[t]; k++) {
+			int a = p->dep[t][k];
+			if (avail(&e, a, t))
+				continue;
+			e.now++;
+			if (!can(&e, a, t))
+				e.mode[a] = KEEP;     /* keeping is always possible */
+			else
+				ensure(&e, a, t);
+		}
+	for (int i = 0; i < n; i++)
+		if (e.mode[i] == SWAP && e.fd[i] >= 0)
+			place_swap(p, i, e.fd[i], &pl->sw[pl->nsw++]);
+	free(e.mode);
+	free(e.late);
+	free(e.memo);
+	free(e.stamp);
+	free(e.fd);
+}
+
+void
+plan_eval(const Prob *p, Plan *pl, int64_t budget)
+{
+	Func *g = remat(p, pl);
+
+	plan_measure(g, p->bw, &pl->peak, &pl->time, NULL);
+	pl->feasible = budget <= 0 || pl->peak <= budget;
+	func_free(g);
+}
