@@ -266,6 +266,15 @@ main(int argc, char **argv)
 	if (!m)
 		return 1;
 	dump(&o, m, "frontend");
+	if (m->fwd->loss >= 0) {
+		if (autodiff(m, &src))
+			return 1;
+		dump(&o, m, "autodiff");
+	}
+	simplify(m->fwd);
+	if (m->step)
+		simplify(m->step);
+	dump(&o, m, "simplify");
 
 	if (m->step && (o.budget || o.budget_pct > 0)) {
 		PlanOpts po = { o.solver, o.budget, o.budget_pct, o.solver_time, 0 };
