@@ -18,8 +18,20 @@ static const char usage[] =
 "options:\n"
 "  -o FILE               output (.so by default; with --emit, the intermediate; '-' is stdout)\n"
 "  --emit=KIND           write an intermediate instead of the .so:\n"
-"                          ir  textual SSA IR after the last pass run (see docs/ir.md)\n"
-"  --dump-dir=DIR        write the IR after every stage, numbered in pipeline order\n"
+"                          ir        textual SSA IR after the last pass run (see docs/ir.md)\n"
+"                          schedule  one line per op: kind, result, bytes, live bytes, modeled\n"
+"                                    start and end; last line `peak_live_bytes P arena_bytes A\n"
+"                                    modeled_ms T`\n"
+"                          dot       the dependence DAG (RAW/WAR/WAW) for Graphviz\n"
+"                          trace     Chrome trace-event JSON (compute, copies, live bytes)\n"
+"                          memory    SVG of the arena over time\n"
+"                        (of the training step, or of forward for models without one)\n"
+"  --dump-dir=DIR        write the IR after every stage, numbered in pipeline order, and\n"
+"                        every function's schedule, DAG, trace and memory picture\n"
+"  --schedule=mem|critical|program   op order (default mem): mem lowers peak live bytes\n"
+"                        (updates run as soon as their gradient exists), critical starts the\n"
+"                        longest latency-weighted path (long copies) first, program keeps the\n"
+"                        order the frontend and autodiff wrote\n"
 "  --target=mt3000|cuda  code generation target (default mt3000)\n"
 "  --mem-budget=SIZE     accelerator bytes the step may use: N, NK, NM, NG (powers of 1024)\n"
 "                          or N% of the unconstrained plan's peak\n"
@@ -88,14 +100,18 @@ oneof(const char *opt, const char *val, const char *const *choices)
 
 static const char *const targets[] = { "mt3000", "cuda", NULL };
 static const char *const solvers[] = { "auto", "ilp", "tso", "chen", "none", NULL };
-static const char *const emits[] = { "ir", NULL };
+static const char *const emits[] = { "ir", "schedule", "dot", "trace", "memory", NULL };
 
 static void
 parse_args(Opts *o, int argc, char **argv)
 {
 	static const char *defs[256];
+	int *tgopts = xcalloc(argc, sizeof *tgopts), ntgopts = 0, tgo;
+	char err[256];
+	Target scratch;
 
 	o->target = "mt3000";
+	o->schedule = "mem";
 	o->solver = "auto";
 	o->solver_time = 60;
 	o->opt_level = 2;
@@ -105,6 +121,7 @@ parse_args(Opts *o, int argc, char **argv)
 #define VAL(pfx) (strncmp(a, pfx "=", sizeof pfx) == 0 ? (v = a + sizeof pfx) != NULL : 0)
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			fputs(usage, stdout);
+			printf("\ncost model (defaults from --target, public figures; see the README):\n%s", target_help);
 			exit(0);
 		} else if (strcmp(a, "--version") == 0) {
 			printf("mtc %s\n", PACKAGE_VERSION);
@@ -124,6 +141,13 @@ parse_args(Opts *o, int argc, char **argv)
 			o->defines[o->ndefines++] = d;
 		} else if (VAL("--target")) {
 			o->target = oneof("--target", v, targets);
+		} else if (VAL("--schedule")) {
+			o->schedule = oneof("--schedule", v, sched_names);
+		} else if (strncmp(a, "--", 2) == 0 && strchr(a, '=') &&
+		           (tgo = target_option(&scratch, a, err, sizeof err)) != 1) {
+			if (tgo < 0)
+				fatal("%s", err);
+			tgopts[ntgopts++] = i;
 		} else if (VAL("--emit")) {
 			o->emit = oneof("--emit", v, emits);
 		} else if (VAL("--dump-dir")) {
@@ -159,6 +183,12 @@ parse_args(Opts *o, int argc, char **argv)
 	}
 	if (!o->input)
 		fatal("%s", "no input file (see mtc --help)");
+	/* the target's description, then the overrides in the order given */
+	if (target_get(&o->tg, o->target))
+		die("no description of target %s", o->target);
+	for (int i = 0; i < ntgopts; i++)
+		target_option(&o->tg, argv[tgopts[i]], err, sizeof err);
+	free(tgopts);
 }
 
 /* Read a whole file; NUL bytes are kept (the lexer reports them). */
@@ -221,20 +251,54 @@ dump(const Opts *o, const Module *m, const char *stage)
 	fclose(fp);
 }
 
-/* --dump-dir: the planner's summary beside the IR dumps. */
-static void
-dump_report(const Opts *o, const PlanReport *r)
+/* The budget line of the memory picture: --mem-budget in bytes, or its share of the peak. */
+/* The memory planner's summary, when it ran (the schedule dump ends with it). */
+static PlanReport *planrep;
+
+static int64_t
+budget_bytes(const Opts *o, const Anal *a)
 {
+	if (planrep)
+		return planrep->budget;
+	return o->budget ? o->budget : (int64_t)(o->budget_pct / 100 * (double)a->l.peak);
+}
+
+/* One analysis dump (schedule, dot, trace, memory) of f. */
+static void
+emit_analysis(const Opts *o, FILE *fp, const char *kind, const Func *f, const Anal *a)
+{
+	if (strcmp(kind, "schedule") == 0) {
+		dump_schedule(fp, f, &a->l, &a->c, &a->lay);
+		if (planrep && f->mod->step == f)
+			plan_report_print(fp, planrep);
+	} else if (strcmp(kind, "dot") == 0)
+		dump_dot(fp, f, &a->d);
+	else if (strcmp(kind, "trace") == 0)
+		dump_trace(fp, f, &a->l, &a->c);
+	else if (strcmp(kind, "memory") == 0)
+		dump_memory(fp, f, &a->l, &a->lay, budget_bytes(o, a));
+	else
+		die("no analysis dump '%s'", kind);
+}
+
+/* --dump-dir: every analysis dump of f, numbered after the IR dumps. */
+static void
+dump_analyses(const Opts *o, const Func *f, const Anal *a)
+{
+	static const char *const kinds[] = { "schedule", "dot", "trace", "memory" };
+	static const char *const ext[] = { "txt", "dot", "json", "svg" };
 	char path[4096];
 	FILE *fp;
 
 	if (!o->dump_dir)
 		return;
-	snprintf(path, sizeof path, "%s/%02d-plan.txt", o->dump_dir, ++ndump);
-	if (!(fp = fopen(path, "w")))
-		fatal("cannot write '%s'", path);
-	plan_report_print(fp, r);
-	fclose(fp);
+	for (int k = 0; k < 4; k++) {
+		snprintf(path, sizeof path, "%s/%02d-%s-%s.%s", o->dump_dir, ++ndump, f->name, kinds[k], ext[k]);
+		if (!(fp = fopen(path, "w")))
+			fatal("cannot write '%s'", path);
+		emit_analysis(o, fp, kinds[k], f, a);
+		fclose(fp);
+	}
 }
 
 static int
@@ -251,6 +315,9 @@ main(int argc, char **argv)
 	Src src = {0};
 	Module *m;
 	FeOpts fe;
+	Anal an[2];
+	Func *fs[2];
+	PlanReport rep;
 
 	parse_args(&o, argc, argv);
 	src.name = o.input;
@@ -276,14 +343,34 @@ main(int argc, char **argv)
 		simplify(m->step);
 	dump(&o, m, "simplify");
 
+	/* Op order of every function (the step first: --emit shows it); then the memory plan of
+	 * the step in that order; then, of what will run: liveness, the cost model, arena
+	 * layout, dependences including those of shared arena bytes. Nothing reorders or CSEs
+	 * after the plan: its copies and recomputations sit where the plan put them. */
+	fs[0] = m->step;
+	fs[1] = m->fwd;
+	for (int k = 0; k < 2; k++)
+		if (fs[k])
+			schedule(fs[k], &o.tg, o.schedule);
 	if (m->step && (o.budget || o.budget_pct > 0)) {
-		PlanOpts po = { o.solver, o.budget, o.budget_pct, o.solver_time, 0 };
-		PlanReport rep;
+		PlanOpts po = { o.solver, o.budget, o.budget_pct, o.solver_time, &o.tg };
 		if (plan_step(m, &po, &rep))
 			return 1;
+		planrep = &rep;
+		fs[0] = m->step;
 		dump(&o, m, "plan");
-		dump_report(&o, &rep);
 	}
+	memset(an, 0, sizeof an);
+	for (int k = 0; k < 2; k++) {
+		if (!fs[k])
+			continue;
+		live_fill(&an[k].l, fs[k]);
+		cost_fill(&an[k].c, fs[k], &o.tg);
+		layout(&an[k].lay, fs[k], &an[k].l, o.tg.align);
+		dag_build(&an[k].d, fs[k], &an[k].l, an[k].c.dur);
+		dump_analyses(&o, fs[k], &an[k]);
+	}
+	dump(&o, m, "layout");
 
 	if (!o.emit) {
 		fprintf(stderr, "mtc: error: building a module (-o MODEL.so) needs a code generator; "
@@ -292,10 +379,20 @@ main(int argc, char **argv)
 	}
 	{
 		FILE *fp = open_out(&o);
-		ir_print(fp, m);
+		int k = fs[0] ? 0 : 1;
+		if (strcmp(o.emit, "ir") == 0)
+			ir_print(fp, m);
+		else
+			emit_analysis(&o, fp, o.emit, fs[k], &an[k]);
 		if (fp != stdout)
 			fclose(fp);
 	}
+	for (int k = 0; k < 2; k++)
+		if (fs[k]) {
+			live_free(&an[k].l);
+			cost_free(&an[k].c);
+			dag_free(&an[k].d);
+		}
 	mod_free(m);
 	free((char *)src.text);
 	return 0;

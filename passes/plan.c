@@ -18,26 +18,10 @@ plan_clock(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* PLACEHOLDER cost model until the target description (passes/target.c, branch analysis)
- * lands: 1 TFLOP/s of compute and 100 GB/s of accelerator memory traffic. */
-double
-op_time(const Func *f, const Op *op)
-{
-	double bytes = 0;
-
-	if (opinfo[op->kind].flags & F_COPY || op->kind == OP_WAIT)
-		return 0;
-	for (int i = 0; i < op->nargs; i++)
-		bytes += (double)type_bytes(&f->val[op->args[i]].ty);
-	if (op->res >= 0)
-		bytes += (double)type_bytes(&f->val[op->res].ty);
-	return opinfo[op->kind].cost(f, op) / 1e12 + bytes / 1e11;
-}
-
 double
 copy_time(const Prob *p, int64_t bytes)
 {
-	return p->bw > 0 ? (double)bytes / p->bw : 0;
+	return p->bw > 0 ? p->tg->copylat + (double)bytes / p->bw : 0;
 }
 
 static int
@@ -62,75 +46,32 @@ push(int **l, int *n, int x)
 }
 
 void
-plan_measure(const Func *f, double bw, int64_t *peak, double *time, int64_t *prof)
+plan_measure(const Func *f, const Target *tg, int64_t *peak, double *time, int64_t *prof)
 {
-	int n = f->nop, nv = f->nval;
-	int *last = xmalloc((nv ? nv : 1) * sizeof *last);
-	int64_t *delta = xcalloc(n + 1, sizeof *delta);
-	double *done = xcalloc(nv ? nv : 1, sizeof *done);
-	int64_t fixed = 0, live = 0, pk = 0;
-	double now = 0, eng = 0;
+	Live l;
+	Cost c;
 
-	for (int v = 0; v < nv; v++) {
-		last[v] = f->val[v].def;
-		if (f->val[v].decl >= 0)
-			fixed += type_bytes(&f->val[v].ty);
-		else if (is_result(f, v))
-			last[v] = n - 1;
-	}
-	for (int k = 0; k < n; k++) {
-		const Op *op = &f->op[k];
-		for (int i = 0; i < op->nargs; i++)
-			if (last[op->args[i]] < k)
-				last[op->args[i]] = k;
-		/* The source of a swap_out is read by the copy until its wait. */
-		if (op->kind == OP_WAIT) {
-			const Op *c = &f->op[f->val[op->args[0]].def];
-			if (c->kind == OP_SWAPOUT && last[c->args[0]] < k)
-				last[c->args[0]] = k;
-		}
-	}
-	for (int v = 0; v < nv; v++) {
-		const Value *x = &f->val[v];
-		if (x->decl >= 0 || x->host || x->def < 0)
-			continue;
-		delta[x->def] += type_bytes(&x->ty);
-		delta[last[v] + 1] -= type_bytes(&x->ty);
-	}
-	for (int k = 0; k < n; k++) {
-		const Op *op = &f->op[k];
-		live += delta[k];
-		if (live > pk)
-			pk = live;
-		if (prof)
-			prof[k] = fixed + live;
-		if (opinfo[op->kind].flags & F_COPY) {
-			double s = now > eng ? now : eng;
-			eng = s + (bw > 0 ? (double)type_bytes(&f->val[op->res].ty) / bw : 0);
-			done[op->res] = eng;
-		} else if (op->kind == OP_WAIT) {
-			if (done[op->args[0]] > now)
-				now = done[op->args[0]];
-		} else {
-			now += op_time(f, op);
-		}
-	}
-	*peak = fixed + pk;
-	*time = now;
-	free(last);
-	free(delta);
-	free(done);
+	live_fill(&l, f);
+	cost_fill(&c, f, tg);
+	*peak = l.peak;
+	*time = c.total;
+	if (prof)
+		for (int i = 0; i < f->nop; i++)
+			prof[i] = l.at[i];
+	live_free(&l);
+	cost_free(&c);
 }
 
 Prob *
-prob_new(const Func *f, double bw)
+prob_new(const Func *f, const Target *tg)
 {
 	Prob *p = xcalloc(1, sizeof *p);
 	int n = f->nop;
 
 	p->f = f;
 	p->n = n;
-	p->bw = bw;
+	p->tg = tg;
+	p->bw = tg->copybw;
 	p->t = xcalloc(n + 1, sizeof *p->t);
 	p->b = xcalloc(n + 1, sizeof *p->b);
 	p->fwd = xcalloc(n + 1, 1);
@@ -149,7 +90,7 @@ prob_new(const Func *f, double bw)
 		int fl = opinfo[op->kind].flags;
 		int tmp[64], nt = 0;
 
-		p->t[i] = op_time(f, op);
+		p->t[i] = op_time(tg, f, op);
 		if (op->res >= 0 && !f->val[op->res].host)
 			p->b[i] = type_bytes(&f->val[op->res].ty);
 		p->fwd[i] = op->phase == PH_FWD && op->res >= 0 && !(fl & (F_MUT | F_COPY | F_NORES));
@@ -210,7 +151,7 @@ prob_new(const Func *f, double bw)
 						p->clob[i] = k;
 		}
 	}
-	plan_measure(f, bw, &p->peak, &p->time, p->prof);
+	plan_measure(f, tg, &p->peak, &p->time, p->prof);
 	return p;
 }
 
@@ -390,7 +331,7 @@ plan_eval(const Prob *p, Plan *pl, int64_t budget)
 {
 	Func *g = remat(p, pl);
 
-	plan_measure(g, p->bw, &pl->peak, &pl->time, NULL);
+	plan_measure(g, p->tg, &pl->peak, &pl->time, NULL);
 	pl->feasible = budget <= 0 || pl->peak <= budget;
 	func_free(g);
 }

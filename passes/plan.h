@@ -16,6 +16,7 @@ enum { KEEP, REC, SWAP };
 
 typedef struct Prob {
 	const Func *f;
+	const Target *tg;      /* the cost model's machine */
 	int n;                 /* ops */
 	double *t;             /* modeled seconds of each op */
 	int64_t *b;            /* bytes of each op's result on the accelerator (0: none) */
@@ -27,7 +28,7 @@ typedef struct Prob {
 	int *lastuse;          /* last use of i, n-1 if a function result */
 	int *clob;             /* first op after i that updates a decl i reads: recompute before it */
 	uint8_t *cand;         /* has late uses worth planning (a gap of two ops or more) */
-	double bw;             /* host copy bandwidth, bytes/s; 0: no swaps */
+	double bw;             /* host copy bandwidth, bytes/s (tg->copybw); 0: no swaps */
 	double time;           /* modeled seconds of the unplanned step */
 	int64_t peak;          /* peak accelerator bytes of the unplanned step */
 	int64_t *prof;         /* live bytes at each op of the unplanned step */
@@ -55,19 +56,18 @@ typedef struct Plan {
 } Plan;
 
 /* plan.c: the planning problem, measuring planned IR, modes into schedules.
- * prob_new needs a step in execution order; fills a Prob. op_time is the cost model's
- * modeled seconds of one op (a placeholder until the target description lands). */
-double op_time(const Func *, const Op *);
+ * prob_new needs a step in execution order; fills a Prob with cost.c's modeled times. */
 double plan_clock(void);             /* monotonic seconds */
 double copy_time(const Prob *, int64_t bytes);
-Prob *prob_new(const Func *, double bw);
+Prob *prob_new(const Func *, const Target *);
 void prob_free(Prob *);
 Plan *plan_new(const Prob *);
 void plan_free(Plan *);
 void plan_copy(Plan *dst, const Plan *src);
-/* Peak accelerator bytes and modeled seconds of a function (copies on their own engine,
- * a wait blocks until its copy is done). prof, if not NULL, gets the live bytes at each op. */
-void plan_measure(const Func *, double bw, int64_t *peak, double *time, int64_t *prof);
+/* Peak live accelerator bytes (liveness.c) and modeled seconds (cost.c: copies on their own
+ * stream, a wait blocks until its copy is done) of a function. prof, if not NULL, gets the
+ * live bytes at each op. */
+void plan_measure(const Func *, const Target *, int64_t *peak, double *time, int64_t *prof);
 /* Turn one mode per forward op (KEEP, REC, SWAP) into a schedule: recompute on demand before
  * the first late use, swaps placed so the copies hide behind compute. Modes that cannot be
  * honoured (a recompute after its inputs were updated) fall back to KEEP. */
@@ -102,7 +102,7 @@ typedef struct PlanOpts {
 	int64_t budget;        /* bytes, 0: none */
 	double budget_pct;     /* > 0: percent of the unconstrained arena */
 	double tlim;           /* ILP seconds */
-	double bw;             /* host copy bandwidth (bytes/s), 0: the default */
+	const Target *tg;      /* the cost model's machine (copybw 0: no swaps) */
 } PlanOpts;
 typedef struct PlanReport {
 	char solver[32];       /* the solver whose plan was taken */
@@ -112,8 +112,8 @@ typedef struct PlanReport {
 } PlanReport;
 int plan_step(Module *, const PlanOpts *, PlanReport *);
 void plan_report_print(FILE *, const PlanReport *);
-/* The accelerator bytes a function needs once laid out (the arena): the layout's size when
- * the layout pass is present, else the peak of live bytes. */
-int64_t plan_arena(const Func *, double bw);
+/* The accelerator bytes a function needs once laid out (layout.c's arena, module tensors
+ * included); sets the values' offsets as a side effect. */
+int64_t plan_arena(Func *, const Target *);
 
 #endif

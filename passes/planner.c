@@ -12,17 +12,16 @@
 #include "passes.h"
 
 enum { ILP_MAXN = 400 };      /* larger steps: the ILP only inside auto's blocks (not yet) */
-static const double default_bw = 1e10;   /* host link bytes/s until the target says */
-
 int64_t
-plan_arena(const Func *f, double bw)
+plan_arena(Func *f, const Target *tg)
 {
-	int64_t peak;
-	double t;
+	Live l;
+	Layout lay;
 
-	/* TODO(analysis): the layout's arena size once passes/layout.c lands. */
-	plan_measure(f, bw, &peak, &t, NULL);
-	return peak;
+	live_fill(&l, f);
+	layout(&lay, f, &l, tg->align);
+	live_free(&l);
+	return lay.arena;
 }
 
 static int
@@ -97,8 +96,8 @@ plan_step(Module *m, const PlanOpts *o, PlanReport *r)
 	r->gap = -1;
 	if (!f)
 		return 0;
-	p = prob_new(f, o->bw > 0 ? o->bw : default_bw);
-	arena0 = plan_arena(f, p->bw);
+	p = prob_new(f, o->tg);
+	arena0 = plan_arena(f, p->tg);
 	budget = o->budget ? o->budget : o->budget_pct > 0 ? (int64_t)(arena0 * o->budget_pct / 100) : 0;
 	r->budget = budget;
 	r->base_peak = p->peak;
@@ -124,7 +123,7 @@ plan_step(Module *m, const PlanOpts *o, PlanReport *r)
 			break;
 		stime += pl->stime;
 		g = remat(p, pl);
-		a = plan_arena(g, p->bw);
+		a = plan_arena(g, p->tg);
 		func_free(g);
 		if (a < minarena)
 			minarena = a;
@@ -143,7 +142,7 @@ plan_step(Module *m, const PlanOpts *o, PlanReport *r)
 		solve_chen(p, 1, c);
 		if (c->peak < minarena) {
 			Func *g = remat(p, c);
-			int64_t a = plan_arena(g, p->bw);
+			int64_t a = plan_arena(g, p->tg);
 			func_free(g);
 			if (a < minarena)
 				minarena = a;

@@ -30,7 +30,7 @@ emit(Func *g, const Func *f, const Op *op, Phase ph, const int *cur, const char 
 }
 
 static int
-copy_op(Func *g, Opk kind, int v, const char *name)
+mem_op(Func *g, Opk kind, int v, const char *name)
 {
 	Type ty = g->val[v].ty;
 	int k = func_op(g, kind, PH_MEM, &v, 1, NULL, 0, NULL, &ty, name, (Loc){0, 0});
@@ -66,7 +66,7 @@ remat(const Prob *p, const Plan *pl)
 			int r = f->op[w->op].res;
 			if (w->in == t) {
 				snprintf(nm, sizeof nm, "%s.in", f->val[r].name);
-				back[s] = cur[r] = copy_op(g, OP_SWAPIN, host[s], nm);
+				back[s] = cur[r] = mem_op(g, OP_SWAPIN, host[s], nm);
 			}
 		}
 		for (int s = 0; s < pl->nsw; s++)
@@ -92,7 +92,7 @@ remat(const Prob *p, const Plan *pl)
 			int r = f->op[w->op].res;
 			if (w->out == t) {
 				snprintf(nm, sizeof nm, "%s.host", f->val[r].name);
-				host[s] = copy_op(g, OP_SWAPOUT, cur[r], nm);
+				host[s] = mem_op(g, OP_SWAPOUT, cur[r], nm);
 			}
 		}
 		for (int s = 0; s < pl->nsw; s++)

@@ -24,6 +24,8 @@ static Module *mk_mlp(void) { return synth_mlp(8, 256, 128); }
 static Module *mk_skip(void) { return synth_skip(6, 256, 64); }
 static Module *mk_attn(void) { return synth_attn(2, 8, 32, 32); }
 
+static Target tg;
+
 int
 main(void)
 {
@@ -33,11 +35,14 @@ main(void)
 	static const char *const solvers[] = { "chen", "tso", "ilp", "auto" };
 	static const int pcts[] = { 75, 50, 35 };
 
+	if (target_get(&tg, "mt3000"))
+		die("no mt3000 target");
+
 	for (size_t mi = 0; mi < sizeof models / sizeof *models; mi++)
 		for (size_t si = 0; si < sizeof solvers / sizeof *solvers; si++)
 			for (size_t bi = 0; bi < sizeof pcts / sizeof *pcts; bi++) {
 				Module *m = models[mi].mk(), *ref = models[mi].mk();
-				PlanOpts o = { solvers[si], 0, pcts[bi], 5, 0 };
+				PlanOpts o = { solvers[si], 0, pcts[bi], 5, &tg };
 				PlanReport r;
 				char err[512];
 				int rc = plan_step(m, &o, &r);
@@ -52,7 +57,7 @@ main(void)
 				if (rc == 0) {
 					check(ir_verify(m, "plan") == 0, "verify", mn, sn, pcts[bi], NULL);
 					check(r.arena <= r.budget, "fits", mn, sn, pcts[bi], NULL);
-					check(plan_arena(m->step, 1e10) == r.arena, "arena", mn, sn, pcts[bi], NULL);
+					check(plan_arena(m->step, &tg) == r.arena, "arena", mn, sn, pcts[bi], NULL);
 					err[0] = 0;
 					check(synth_equiv(ref->step, m->step, err, sizeof err) == 0, "equiv", mn,
 					      sn, pcts[bi], err);
