@@ -417,6 +417,20 @@ k_sumto(Run *r, const Op *op)
 	return 0;
 }
 
+/* slice(x) axis start: x narrowed along axis to [start, start + n), n from the result. */
+static int
+k_slice(Run *r, const Op *op)
+{
+	int64_t outer, n, inner, m = RTY->sh.d[op->ia[0]];
+	const float *x = IN(0);
+	float *o = OUT;
+
+	around(&TY(0)->sh, op->ia[0], &outer, &n, &inner);
+	for (int64_t i = 0; i < outer; i++)
+		memcpy(o + i * m * inner, x + (i * n + op->ia[1]) * inner, m * inner * sizeof *o);
+	return 0;
+}
+
 /* ---------- softmax family ---------- */
 
 static int
@@ -772,7 +786,7 @@ static Kern *const kern[] = {
 	[OP_SQRT_G] = k_binary, [OP_RSQRT_G] = k_binary, [OP_POW_G] = k_binary,
 	[OP_MAX_G] = k_maxgrad, [OP_SOFTMAX_G] = k_softmaxgrad, [OP_LOGSOFTMAX_G] = k_softmaxgrad,
 	[OP_LN_DX] = k_lndx, [OP_LN_DGAMMA] = k_lndgamma, [OP_EMBED_G] = k_embedgrad,
-	[OP_XENT_G] = k_xentgrad, [OP_MSE_G] = k_msegrad,
+	[OP_XENT_G] = k_xentgrad, [OP_MSE_G] = k_msegrad, [OP_SLICE] = k_slice,
 	[OP_SGD] = k_sgd, [OP_SGDM] = k_sgdm, [OP_ADAM] = k_adam, [OP_TICK] = k_tick,
 	[OP_SWAPOUT] = k_copy, [OP_SWAPIN] = k_copy, [OP_WAIT] = k_nothing,
 };
