@@ -14,6 +14,7 @@
 static void
 chen_modes(const Prob *p, int g, int ns, const int *bnd, const uint8_t *lng, uint8_t *mode)
 {
+	/* lng here: values spanning a third of the forward or more. */
 	for (int i = 0; i < p->n; i++)
 		mode[i] = p->cand[i] && lng[i] ? KEEP : REC;
 	for (int s = g; s < ns; s += g)
@@ -24,12 +25,14 @@ chen_modes(const Prob *p, int g, int ns, const int *bnd, const uint8_t *lng, uin
 int
 solve_chen(const Prob *p, int64_t budget, Plan *pl)
 {
-	int *fops, nf, *cuts, *bnd, ns, g0;
+	int *fops, nf, *cuts, *bnd, *endp, ns, g0;
 	uint8_t *lng, *mode = xmalloc(p->n + 1);
 	Plan *tmp = plan_new(p);
 	double t0 = plan_clock();
 
-	ns = tso_segments(p, &fops, &nf, &cuts, &bnd, &lng);
+	ns = tso_segments(p, &fops, &nf, &cuts, &bnd, &endp, &lng);
+	for (int q = 0; q < nf; q++)
+		lng[fops[q]] = lng[fops[q]] && endp[fops[q]] - q >= (nf / 3 > 8 ? nf / 3 : 8);
 	g0 = (int)ceil(sqrt((double)ns));
 	if (g0 < 1)
 		g0 = 1;
@@ -50,7 +53,7 @@ solve_chen(const Prob *p, int64_t budget, Plan *pl)
 	}
 	pl->solver = "chen";
 	pl->stime = plan_clock() - t0;
-	free(fops); free(cuts); free(bnd); free(lng); free(mode);
+	free(fops); free(cuts); free(bnd); free(endp); free(lng); free(mode);
 	plan_free(tmp);
 	return 0;
 }

@@ -93,7 +93,18 @@ prob_new(const Func *f, const Target *tg)
 		p->t[i] = op_time(tg, f, op);
 		if (op->res >= 0 && !f->val[op->res].host)
 			p->b[i] = type_bytes(&f->val[op->res].ty);
-		p->fwd[i] = op->phase == PH_FWD && op->res >= 0 && !(fl & (F_MUT | F_COPY | F_NORES));
+		/* Recomputable: a forward op, or a backward reshape or transpose of recomputable
+		 * values (list scheduling may hoist those into the forward, where they hold memory
+		 * across the turn like any activation). Gradients are not: recomputing them would
+		 * re-run the backward. */
+		p->fwd[i] = (op->phase == PH_FWD ||
+		             (op->phase == PH_BWD && (op->kind == OP_RESHAPE || op->kind == OP_TRANSPOSE))) &&
+		            op->res >= 0 && !(fl & (F_MUT | F_COPY | F_NORES));
+		for (int a = 0; a < op->nargs && p->fwd[i]; a++) {
+			int d = f->val[op->args[a]].def;
+			if (d >= 0 && !p->fwd[d])
+				p->fwd[i] = 0;
+		}
 		/* deps: defining ops of the operands, ascending, unique */
 		for (int a = 0; a < op->nargs && nt < 64; a++) {
 			int d = f->val[op->args[a]].def, k;

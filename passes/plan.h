@@ -20,7 +20,7 @@ typedef struct Prob {
 	int n;                 /* ops */
 	double *t;             /* modeled seconds of each op */
 	int64_t *b;            /* bytes of each op's result on the accelerator (0: none) */
-	uint8_t *fwd;          /* recomputable: a forward op with a result */
+	uint8_t *fwd;          /* recomputable: a pure op of decls and recomputable values */
 	int **dep, *ndep;      /* ops whose results op i reads (no decls), ascending, unique */
 	int **use, *nuse;      /* ops reading op i's result, ascending, unique */
 	int *split;            /* first late use of i, n if none */
@@ -87,9 +87,10 @@ int solve_chen(const Prob *, int64_t budget, Plan *);
 int solve_tso(const Prob *, int64_t budget, Plan *);
 /* The forward cut into segments at single-value boundaries: seg[k] is the index into the
  * forward ops where segment k starts, bnd[k] the op whose value crosses into it (-1: none);
- * returns the number of segments. long_[i] marks long-lived values left out of the cut test.
- * Arrays are xmalloc'ed. */
-int tso_segments(const Prob *, int **fops, int *nf, int **seg, int **bnd, uint8_t **long_);
+ * endp[i] the last forward op (index into fops) of i's early uses; returns the number of
+ * segments. long_[i] marks long-lived values left out of the cut test. Arrays are xmalloc'ed. */
+int tso_segments(const Prob *, int **fops, int *nf, int **seg, int **bnd, int **endp,
+                 uint8_t **long_);
 
 /* ilp.c: the Checkmate-style integer program solved by GLPK within tlim seconds, started
  * from warm (may be NULL). 0 with p filled (p->gap), or -1 if no solution was found. */
@@ -100,7 +101,7 @@ int solve_ilp(const Prob *, int64_t budget, double tlim, const Plan *warm, Plan 
 typedef struct PlanOpts {
 	const char *solver;    /* auto ilp tso chen none */
 	int64_t budget;        /* bytes, 0: none */
-	double budget_pct;     /* > 0: percent of the unconstrained arena */
+	double budget_pct;     /* > 0: percent of the unconstrained arena less module tensors */
 	double tlim;           /* ILP seconds */
 	const Target *tg;      /* the cost model's machine (copybw 0: no swaps) */
 } PlanOpts;
@@ -113,7 +114,7 @@ typedef struct PlanReport {
 int plan_step(Module *, const PlanOpts *, PlanReport *);
 void plan_report_print(FILE *, const PlanReport *);
 /* The accelerator bytes a function needs once laid out (layout.c's arena, module tensors
- * included); sets the values' offsets as a side effect. */
-int64_t plan_arena(Func *, const Target *);
+ * included, *persist of them if not NULL); sets the values' offsets as a side effect. */
+int64_t plan_arena(Func *, const Target *, int64_t *persist);
 
 #endif

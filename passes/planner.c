@@ -1,11 +1,15 @@
 /* planner.c: the memory-planning pass: pick a solver, fit the budget after layout, install.
  *
- * needs: m->step in execution order; a budget (bytes or percent of the unconstrained arena).
+ * needs: m->step in execution order; a budget: bytes of the whole arena, or N percent, which
+ *        applies to what a plan can change: the budget is then the module tensors (params,
+ *        inputs, optimizer state: resident throughout) plus N% of the rest of the
+ *        unconstrained arena (activations, gradients, temporaries).
  * fills: m->step replaced by the planned step (rec, swap_out, swap_in, wait ops) whose arena
  *        fits the budget, and a report. If the arena after layout exceeds the budget (the
  *        solvers count live bytes, the layout adds fragmentation), the solvers' budget is
  *        tightened by the excess and they run again. An infeasible budget is an error that
  *        states the smallest arena the solvers reached. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +17,7 @@
 
 enum { ILP_MAXN = 400 };      /* larger steps: the ILP only inside auto's blocks (not yet) */
 int64_t
-plan_arena(Func *f, const Target *tg)
+plan_arena(Func *f, const Target *tg, int64_t *persist)
 {
 	Live l;
 	Layout lay;
@@ -21,6 +25,8 @@ plan_arena(Func *f, const Target *tg)
 	live_fill(&l, f);
 	layout(&lay, f, &l, tg->align);
 	live_free(&l);
+	if (persist)
+		*persist = lay.persist;
 	return lay.arena;
 }
 
@@ -88,7 +94,7 @@ plan_step(Module *m, const PlanOpts *o, PlanReport *r)
 	Func *f = m->step;
 	Prob *p;
 	Plan *pl = NULL, *best = NULL;
-	int64_t budget, target, arena0, minarena = INT64_MAX;
+	int64_t budget, target, arena0, persist, minarena = INT64_MAX;
 	double tlim = o->tlim > 0 ? o->tlim : 60, stime = 0;
 
 	memset(r, 0, sizeof *r);
@@ -97,8 +103,10 @@ plan_step(Module *m, const PlanOpts *o, PlanReport *r)
 	if (!f)
 		return 0;
 	p = prob_new(f, o->tg);
-	arena0 = plan_arena(f, p->tg);
-	budget = o->budget ? o->budget : o->budget_pct > 0 ? (int64_t)(arena0 * o->budget_pct / 100) : 0;
+	arena0 = plan_arena(f, p->tg, &persist);
+	/* A percentage applies to what a plan can change: the module tensors stay. */
+	budget = o->budget ? o->budget : o->budget_pct > 0 ?
+	         persist + (int64_t)((double)(arena0 - persist) * o->budget_pct / 100) : 0;
 	r->budget = budget;
 	r->base_peak = p->peak;
 	r->peak = p->peak;
@@ -123,7 +131,7 @@ plan_step(Module *m, const PlanOpts *o, PlanReport *r)
 			break;
 		stime += pl->stime;
 		g = remat(p, pl);
-		a = plan_arena(g, p->tg);
+		a = plan_arena(g, p->tg, NULL);
 		func_free(g);
 		if (a < minarena)
 			minarena = a;
@@ -142,16 +150,17 @@ plan_step(Module *m, const PlanOpts *o, PlanReport *r)
 		solve_chen(p, 1, c);
 		if (c->peak < minarena) {
 			Func *g = remat(p, c);
-			int64_t a = plan_arena(g, p->tg);
+			int64_t a = plan_arena(g, p->tg, NULL);
 			func_free(g);
 			if (a < minarena)
 				minarena = a;
 		}
 		plan_free(c);
-		fprintf(stderr, "mtc: error: the budget of %lld bytes (%.1f%% of the unconstrained %lld) "
-		        "cannot be met: the smallest the solvers reached is %lld bytes (%.1f%%)\n",
-		        (long long)budget, 100.0 * budget / arena0, (long long)arena0,
-		        (long long)minarena, 100.0 * minarena / arena0);
+		fprintf(stderr, "mtc: error: the budget of %lld bytes cannot be met: the smallest arena "
+		        "the solvers reached is %lld bytes (unconstrained %lld, of which %lld params, "
+		        "inputs and optimizer state; --mem-budget=%.0f%% or more)\n",
+		        (long long)budget, (long long)minarena, (long long)arena0, (long long)persist,
+		        ceil(100.0 * (double)(minarena - persist) / (double)(arena0 - persist)));
 		prob_free(p);
 		return -1;
 	}

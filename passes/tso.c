@@ -26,7 +26,8 @@ cmp_desc(const void *a, const void *b, void *span)
 
 /* Boundary k lies after forward op fops[k]; pos[i] is i's index among the forward ops. */
 int
-tso_segments(const Prob *p, int **fopsp, int *nfp, int **segp, int **bndp, uint8_t **longp)
+tso_segments(const Prob *p, int **fopsp, int *nfp, int **segp, int **bndp, int **endpp,
+             uint8_t **longp)
 {
 	int n = p->n, nf = 0, nl = 0, bestk = 0, maxcuts = -1, ns;
 	int *fops = xmalloc((n + 1) * sizeof *fops), *pos = xmalloc((n + 1) * sizeof *pos);
@@ -109,7 +110,8 @@ tso_segments(const Prob *p, int **fopsp, int *nfp, int **segp, int **bndp, uint8
 			if (p->fwd[i] && !lng[i] && pos[i] < cuts[s] && endp[i] >= cuts[s])
 				(*bndp)[s] = i;
 	}
-	free(pos); free(endp); free(span); free(lst); free(cross);
+	free(pos); free(span); free(lst); free(cross);
+	*endpp = endp;
 	*fopsp = fops;
 	*nfp = nf;
 	*segp = cuts;
@@ -132,7 +134,9 @@ typedef struct Dp {
 	const Prob *p;
 	int ns, nf, *fops;
 	Seg *s;
-	uint8_t *lng;
+	uint8_t *lng;          /* left out of the cut test */
+	uint8_t *glong;        /* spanning much of the forward: kept or swapped outside the DP */
+	int *endp;             /* the last forward op (index into fops) of each value's early uses */
 	int64_t *base;         /* bytes at each op that no mode decision moves */
 	int noswap;            /* this run plans recomputation only */
 	int lg;                /* log table for the range maximum */
@@ -211,6 +215,58 @@ cbytes(const Dp *d, int s)
 	return s < d->ns && d->s[s].b >= 0 && d->p->cand[d->s[s].b] ? d->p->b[d->s[s].b] : 0;
 }
 
+/* What recomputing segments j..k-1 from the checkpoint at j costs, for each k. */
+typedef struct Grp {
+	double tr;             /* recompute seconds */
+	int64_t inner;         /* bytes it brings back and holds through its backward */
+	int64_t esc;           /* bytes of its values read early beyond it: kept */
+	int64_t base;          /* the rest of the step over its forward and backward */
+} Grp;
+
+/* A value defined in segments j..k-1 read early beyond them cannot wait for their
+ * recomputation: it is kept. */
+static int
+escapes(const Dp *d, int i, int k)
+{
+	return d->lng[i] && !d->glong[i] && d->p->cand[i] && k < d->ns && d->endp[i] >= d->s[k].lo;
+}
+
+static void
+group_costs(const Dp *d, int j, Grp *grp)
+{
+	const Prob *p = d->p;
+	int lo = d->s[j].late0, hi = d->s[j].late1;
+	double tr = 0;
+	int64_t inner = 0, fwk = 0;
+
+	for (int k = j + 1; k <= d->ns && k - j <= MAXG; k++) {
+		Seg *sk = &d->s[k - 1];
+		Grp *g = &grp[k - j - 1];
+		tr += sk->trec;
+		inner += sk->kin;
+		if (k - 1 > j) {
+			tr += sk->b >= 0 ? p->t[sk->b] : 0;
+			inner += cbytes(d, k - 1);
+		}
+		if (sk->late0 < lo) lo = sk->late0;
+		if (sk->late1 > hi) hi = sk->late1;
+		fwk = max64(fwk, rmax(d, d->fops[sk->lo], d->fops[sk->hi - 1]));
+		g->tr = tr;
+		g->inner = inner;
+		g->base = max64(fwk, rmax(d, lo, hi));
+		g->esc = 0;
+		for (int q = d->s[j].lo; q < sk->hi; q++)
+			if (escapes(d, d->fops[q], k))
+				g->esc += p->b[d->fops[q]];
+	}
+}
+
+/* The DP's memory model is approximate (conservative where copies and recomputations
+ * overlap, optimistic about fragmentation): it runs at a few budgets around the real one and
+ * the plans are measured. */
+enum { NSCALE = 9 };
+static const double scale[NSCALE] = { 1.0, 0.9, 1.1, 0.8, 1.25, 0.7, 1.5, 1.75, 2.0 };
+
 /* Run the DP for one choice of long-lived modes; write the modes, return the cost. */
 static double
 run_dp(Dp *d, int64_t budget, uint8_t *mode)
@@ -219,6 +275,7 @@ run_dp(Dp *d, int64_t budget, uint8_t *mode)
 	int ns = d->ns, bi = -1, turn = 0;
 	double unit = (double)budget / NU, best = 1e300;
 	Cell *c = xmalloc((size_t)(ns + 1) * (NU + 1) * sizeof *c);
+	Grp grp[MAXG];
 
 	for (size_t k = 0; k < (size_t)(ns + 1) * (NU + 1); k++)
 		c[k].cost = 1e300;
@@ -232,6 +289,7 @@ run_dp(Dp *d, int64_t budget, uint8_t *mode)
 		int bswok = bcand && p->bw > 0 && !d->noswap;
 		double bsw = bswok ? swap_cost(p, sj->b) : 0;
 		int64_t fw = rmax(d, d->fops[sj->lo], d->fops[sj->hi - 1]);
+		group_costs(d, j, grp);
 		for (int m = 0; m <= NU; m++) {
 			Cell *from = &c[(size_t)j * (NU + 1) + m];
 			double mb = m * unit;
@@ -262,31 +320,18 @@ run_dp(Dp *d, int64_t budget, uint8_t *mode)
 						*to = (Cell){ cost, j, m, (uint8_t)kind, (uint8_t)bs };
 				}
 			/* Segments j..k-1 recomputed from the checkpoint at j. */
-			double tr = 0;
-			int64_t inner = 0;
-			int lo = sj->late0, hi = sj->late1;
-			int64_t fwk = 0;
 			for (int k = j + 1; k <= ns && k - j <= MAXG; k++) {
-				Seg *sk = &d->s[k - 1];
-				fwk = max64(fwk, rmax(d, d->fops[sk->lo], d->fops[sk->hi - 1]));
-				tr += sk->trec;
-				inner += sk->kin;
-				if (k - 1 > j) {
-					tr += p->t[sk->b >= 0 ? sk->b : 0] * (sk->b >= 0);
-					inner += cbytes(d, k - 1);
-				}
-				if (sk->late0 < lo) lo = sk->late0;
-				if (sk->late1 > hi) hi = sk->late1;
+				Grp *gr = &grp[k - j - 1];
 				for (int bs = 0; bs < 2; bs++) {
-					double cost = from->cost + tr + (bs ? bsw : 0);
+					double cost = from->cost + gr->tr + (bs ? bsw : 0);
 					int64_t need;
 					int m2;
 					if (bs && !bswok)
 						continue;
-					need = max64(fwk, rmax(d, lo, hi)) + (int64_t)mb + bj + inner + cbytes(d, k);
+					need = gr->base + (int64_t)mb + bj + gr->inner + cbytes(d, k);
 					if (need > budget)
 						continue;
-					m2 = m + (bs ? 0 : (int)((double)bj / unit + 0.5));
+					m2 = m + (int)((double)((bs ? 0 : bj) + gr->esc) / unit + 0.5);
 					if (m2 > NU)
 						continue;
 					Cell *to = &c[(size_t)k * (NU + 1) + m2];
@@ -311,9 +356,11 @@ run_dp(Dp *d, int64_t budget, uint8_t *mode)
 				Seg *ss = &d->s[s];
 				for (int q = ss->lo; q < ss->hi; q++) {
 					int i = d->fops[q];
-					if (!p->cand[i] || d->lng[i] || (s + 1 < ns && i == d->s[s + 1].b))
+					if (!p->cand[i] || d->glong[i] || (s + 1 < ns && i == d->s[s + 1].b))
 						continue;
 					mode[i] = e->kind == T_KEEP ? KEEP : e->kind == T_SWAP ? SWAP : REC;
+					if (e->kind == T_REC && escapes(d, i, k))
+						mode[i] = KEEP;
 				}
 				if (s > j && ss->b >= 0)
 					mode[ss->b] = REC;
@@ -336,14 +383,22 @@ run_dp(Dp *d, int64_t budget, uint8_t *mode)
 int
 solve_tso(const Prob *p, int64_t budget, Plan *pl)
 {
-	Dp d = { p, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL };
+	Dp d;
+	memset(&d, 0, sizeof d);
+	d.p = p;
 	int *cuts, *bnd, nlc = 0, lc[6], ok = 0;
 	int64_t *free_;
 	uint8_t *mode = xmalloc(p->n + 1);
 	Plan *tmp = plan_new(p);
 	double t0 = plan_clock();
 
-	d.ns = tso_segments(p, &d.fops, &d.nf, &cuts, &bnd, &d.lng);
+	d.ns = tso_segments(p, &d.fops, &d.nf, &cuts, &bnd, &d.endp, &d.lng);
+	/* Values spanning a third of the forward or more are decided outside the DP. */
+	d.glong = xcalloc(p->n + 1, 1);
+	for (int q = 0; q < d.nf; q++) {
+		int i = d.fops[q], lim = d.nf / 3 > 8 ? d.nf / 3 : 8;
+		d.glong[i] = d.lng[i] && p->cand[i] && d.endp[i] - q >= lim;
+	}
 	d.s = xcalloc(d.ns + 1, sizeof *d.s);
 	for (int s = 0; s < d.ns; s++) {
 		Seg *g = &d.s[s];
@@ -362,7 +417,7 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 			int i = d.fops[q];
 			if (i != bout)
 				g->trec += p->t[i];
-			if (!p->cand[i] || d.lng[i])
+			if (!p->cand[i] || d.glong[i])
 				continue;
 			if (p->split[i] < g->late0) g->late0 = p->split[i];
 			if (p->lastuse[i] > g->late1) g->late1 = p->lastuse[i];
@@ -384,7 +439,7 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 			free_[p->lastuse[i] + 1] -= p->b[i];
 		}
 	for (int i = 0; i < p->n; i++)
-		if (p->cand[i] && d.lng[i] && nlc < 6)
+		if (p->cand[i] && d.glong[i] && nlc < 6)
 			lc[nlc++] = i;
 	d.base = xmalloc((p->n + 1) * sizeof *d.base);
 	pl->feasible = 0;
@@ -392,11 +447,13 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 	/* Long-lived values: every keep/swap combination of the longest few; the rest kept.
 	 * Each also without any swap: the copy engine the swaps share is modeled only roughly,
 	 * the measured time decides. */
-	for (int run = 0; run < 2 << nlc; run++) {
-		int64_t acc = 0;
+	for (int run = 0; run < (2 << nlc) * NSCALE; run++) {
+		int64_t acc = 0, dpb = (int64_t)((double)budget * scale[run / (2 << nlc)]);
 		double extra = 0, cost;
-		int combo = run >> 1;
+		int combo = (run % (2 << nlc)) >> 1;
 		d.noswap = run & 1;
+		if (dpb > p->peak && scale[run / (2 << nlc)] > 1)
+			continue;
 		if ((combo || !d.noswap) && p->bw <= 0)
 			continue;
 		if (combo && d.noswap)
@@ -409,7 +466,7 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 			mode[i] = p->cand[i] ? KEEP : REC;
 		for (int i = 0; i < p->n; i++) {
 			int sw = 0;
-			if (!p->cand[i] || !d.lng[i])
+			if (!p->cand[i] || !d.glong[i])
 				continue;
 			for (int q = 0; q < nlc; q++)
 				if (lc[q] == i && (combo >> q & 1))
@@ -429,7 +486,7 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 					d.rmq[k][i] = a > b ? a : b;
 				}
 		}
-		cost = run_dp(&d, budget, mode);
+		cost = run_dp(&d, dpb, mode);
 		if (cost < 0)
 			continue;
 		plan_expand(p, mode, tmp);
@@ -447,7 +504,7 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 	for (int k = 0; d.rmq && k <= d.lg; k++)
 		free(d.rmq[k]);
 	free(d.rmq);
-	free(d.base); free(free_); free(d.s); free(d.fops); free(cuts); free(bnd); free(d.lng); free(mode);
+	free(d.base); free(free_); free(d.s); free(d.fops); free(cuts); free(bnd); free(d.lng); free(d.glong); free(d.endp); free(mode);
 	plan_free(tmp);
 	return ok ? 0 : -1;
 }
