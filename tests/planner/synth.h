@@ -1,14 +1,10 @@
-/* synth.h: training steps built directly with the IR builder, for the planner's tests and
- * benchmark (the same shapes as the examples: a deep MLP, a skip-connection DAG, a
- * transformer-like block stack, chains and random DAGs). */
+/* synth.h: small steps built with the IR builder for the planner's tests (chains and random
+ * DAGs, whose plans an exhaustive search can check), and a semantic check of plans. */
 #ifndef MTC_SYNTH_H
 #define MTC_SYNTH_H
 
 #include "passes.h"
 
-Module *synth_mlp(int layers, int batch, int width);
-Module *synth_skip(int blocks, int batch, int width);
-Module *synth_attn(int blocks, int batch, int seq, int width);
 /* A chain of n elementwise forward ops and its backward. */
 Module *synth_chain(int n, int width, uint64_t seed);
 /* A random forward DAG of n ops (operands from the last few values) and a backward. */
