@@ -76,6 +76,7 @@ prob_new(const Func *f, const Target *tg)
 	p->b = xcalloc(n + 1, sizeof *p->b);
 	p->fwd = xcalloc(n + 1, 1);
 	p->cand = xcalloc(n + 1, 1);
+	p->isres = xcalloc(n + 1, 1);
 	p->dep = xcalloc(n + 1, sizeof *p->dep);
 	p->ndep = xcalloc(n + 1, sizeof *p->ndep);
 	p->use = xcalloc(n + 1, sizeof *p->use);
@@ -130,6 +131,7 @@ prob_new(const Func *f, const Target *tg)
 		p->lastuse[i] = p->nuse[i] ? p->use[i][p->nuse[i] - 1] : i;
 		p->clob[i] = n;
 		if (op->res >= 0 && is_result(f, op->res)) {
+			p->isres[i] = 1;
 			p->lastuse[i] = p->lastearly[i] = n - 1;
 			continue;
 		}
@@ -175,7 +177,7 @@ prob_free(Prob *p)
 		free(p->dep[i]);
 		free(p->use[i]);
 	}
-	free(p->t); free(p->b); free(p->fwd); free(p->cand); free(p->dep); free(p->ndep);
+	free(p->t); free(p->b); free(p->fwd); free(p->cand); free(p->isres); free(p->dep); free(p->ndep);
 	free(p->use); free(p->nuse); free(p->split); free(p->lastearly); free(p->lastuse);
 	free(p->clob); free(p->prof);
 	free(p);
@@ -279,8 +281,8 @@ ensure(Ex *e, int i, int t)
 /* The wait of a swap_out goes where the compute since the copy began covers it, the swap_in
  * starts just early enough to hide behind the compute before the first use: no earlier, as
  * the bytes it brings back occupy the accelerator while it waits. */
-static void
-place_swap(const Prob *p, int i, int fd, Swap *s)
+void
+plan_place_swap(const Prob *p, int i, int fd, Swap *s)
 {
 	double ct = copy_time(p, p->b[i]), acc = 0;
 
@@ -329,7 +331,7 @@ plan_expand(const Prob *p, const uint8_t *mode, Plan *pl)
 		}
 	for (int i = 0; i < n; i++)
 		if (e.mode[i] == SWAP && e.fd[i] >= 0)
-			place_swap(p, i, e.fd[i], &pl->sw[pl->nsw++]);
+			plan_place_swap(p, i, e.fd[i], &pl->sw[pl->nsw++]);
 	free(e.mode);
 	free(e.late);
 	free(e.memo);

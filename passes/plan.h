@@ -28,6 +28,7 @@ typedef struct Prob {
 	int *lastuse;          /* last use of i, n-1 if a function result */
 	int *clob;             /* first op after i that updates a decl i reads: recompute before it */
 	uint8_t *cand;         /* has late uses worth planning (a gap of two ops or more) */
+	uint8_t *isres;        /* a function result (the loss, an output): stays to the end */
 	double bw;             /* host copy bandwidth, bytes/s (tg->copybw); 0: no swaps */
 	double time;           /* modeled seconds of the unplanned step */
 	int64_t peak;          /* peak accelerator bytes of the unplanned step */
@@ -72,6 +73,8 @@ void plan_measure(const Func *, const Target *, int64_t *peak, double *time, int
  * the first late use, swaps placed so the copies hide behind compute. Modes that cannot be
  * honoured (a recompute after its inputs were updated) fall back to KEEP. */
 void plan_expand(const Prob *, const uint8_t *mode, Plan *);
+/* Where a swap of i's value goes when its first late use is op fd. */
+void plan_place_swap(const Prob *, int i, int fd, Swap *);
 /* Apply, measure, fill p->peak, p->time; feasible = peak <= budget (budget 0: always). */
 void plan_eval(const Prob *, Plan *, int64_t budget);
 

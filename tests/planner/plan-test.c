@@ -148,7 +148,7 @@ main(void)
 			for (size_t bi = 0; bi < sizeof pcts / sizeof *pcts; bi++) {
 				Module *m = load(&src, ex[e].defs, ex[e].ndefs);
 				Module *ref = load(&src, ex[e].defs, ex[e].ndefs);
-				PlanOpts o = { solvers[si], 0, pcts[bi], 2, &tg };
+				PlanOpts o = { solvers[si], 0, pcts[bi], 1, &tg };
 				PlanReport r;
 				char why[512] = "";
 				const char *mn = ex[e].file, *sn = solvers[si];
