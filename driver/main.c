@@ -247,8 +247,10 @@ main(int argc, char **argv)
 	fe.defines = o.defines;
 	fe.ndefines = o.ndefines;
 	m = has_suffix(o.input, ".mir") ? ir_parse(&src) : fe_compile(&src, &fe);
-	if (!m)
+	if (!m) {
+		free((char *)src.text);
 		return 1;
+	}
 	dump(&o, m, "frontend");
 
 	if (!o.emit) {
