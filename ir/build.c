@@ -155,6 +155,18 @@ func_new(Module *m, const char *name)
 	return f;
 }
 
+/* The attributes op->kind has, no more: callers may pass arrays just that long. */
+static void
+copy_attrs(Op *op, const int64_t *ia, int nia, const double *fa)
+{
+	int ni = op_iattr_is_list(op->kind) ? nia : op_niattr(op->kind), nf = op_nfattr(op->kind);
+
+	if (ia && ni > 0)
+		memcpy(op->ia, ia, (ni < MAXIA ? ni : MAXIA) * sizeof *ia);
+	if (fa && nf > 0)
+		memcpy(op->fa, fa, nf * sizeof *fa);
+}
+
 int
 op_infer(const Func *f, Opk k, const int *args, int nargs, const int64_t *ia, int nia,
          const double *fa, Type *r, char *err, size_t nerr)
@@ -167,10 +179,7 @@ op_infer(const Func *f, Opk k, const int *args, int nargs, const int64_t *ia, in
 	op.nargs = nargs;
 	op.nia = nia;
 	op.of = -1;
-	if (ia)
-		memcpy(op.ia, ia, sizeof op.ia);
-	if (fa)
-		memcpy(op.fa, fa, sizeof op.fa);
+	copy_attrs(&op, ia, nia, fa);
 	if (opinfo[k].flags & F_VARIADIC ? nargs < opinfo[k].nargs : nargs != opinfo[k].nargs) {
 		snprintf(err, nerr, "%s takes %d operand%s, got %d", opinfo[k].name, opinfo[k].nargs,
 		         opinfo[k].nargs == 1 ? "" : "s", nargs);
@@ -191,7 +200,8 @@ func_op(Func *f, Opk k, Phase ph, const int *args, int nargs, const int64_t *ia,
 	Op *op;
 	int *a = aalloc(f->mod->arena, (nargs ? nargs : 1) * sizeof *a);
 
-	memcpy(a, args, nargs * sizeof *a);
+	if (nargs)
+		memcpy(a, args, nargs * sizeof *a);
 	if (f->nop == f->capop) {
 		f->capop = f->capop ? 2 * f->capop : 64;
 		f->op = xrealloc(f->op, f->capop * sizeof *f->op);
@@ -205,10 +215,7 @@ func_op(Func *f, Opk k, Phase ph, const int *args, int nargs, const int64_t *ia,
 	op->nia = nia;
 	op->of = -1;
 	op->loc = loc;
-	if (ia)
-		memcpy(op->ia, ia, sizeof op->ia);
-	if (fa)
-		memcpy(op->fa, fa, sizeof op->fa);
+	copy_attrs(op, ia, nia, fa);
 	op->res = -1;
 	if (!(opinfo[k].flags & F_NORES)) {
 		op->res = func_value(f, name, *r);
