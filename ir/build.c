@@ -155,16 +155,13 @@ func_new(Module *m, const char *name)
 	return f;
 }
 
-/* The attributes op->kind has, no more: callers may pass arrays just that long. */
-static void
-copy_attrs(Op *op, const int64_t *ia, int nia, const double *fa)
+/* How many integer attributes a caller's array holds for kind k: callers may pass arrays
+ * just that long, so never read more. */
+static size_t
+niattr(Opk k, int nia)
 {
-	int ni = op_iattr_is_list(op->kind) ? nia : op_niattr(op->kind), nf = op_nfattr(op->kind);
-
-	if (ia && ni > 0)
-		memcpy(op->ia, ia, (ni < MAXIA ? ni : MAXIA) * sizeof *ia);
-	if (fa && nf > 0)
-		memcpy(op->fa, fa, nf * sizeof *fa);
+	int n = op_iattr_is_list(k) ? nia : op_niattr(k);
+	return n < 0 ? 0 : n > MAXIA ? MAXIA : (size_t)n;
 }
 
 int
@@ -179,7 +176,10 @@ op_infer(const Func *f, Opk k, const int *args, int nargs, const int64_t *ia, in
 	op.nargs = nargs;
 	op.nia = nia;
 	op.of = -1;
-	copy_attrs(&op, ia, nia, fa);
+	if (ia)
+		memcpy(op.ia, ia, niattr(k, nia) * sizeof *ia);
+	if (fa)
+		memcpy(op.fa, fa, op_nfattr(k) * sizeof *fa);
 	if (opinfo[k].flags & F_VARIADIC ? nargs < opinfo[k].nargs : nargs != opinfo[k].nargs) {
 		snprintf(err, nerr, "%s takes %d operand%s, got %d", opinfo[k].name, opinfo[k].nargs,
 		         opinfo[k].nargs == 1 ? "" : "s", nargs);
@@ -215,7 +215,10 @@ func_op(Func *f, Opk k, Phase ph, const int *args, int nargs, const int64_t *ia,
 	op->nia = nia;
 	op->of = -1;
 	op->loc = loc;
-	copy_attrs(op, ia, nia, fa);
+	if (ia)
+		memcpy(op->ia, ia, niattr(k, nia) * sizeof *ia);
+	if (fa)
+		memcpy(op->fa, fa, op_nfattr(k) * sizeof *fa);
 	op->res = -1;
 	if (!(opinfo[k].flags & F_NORES)) {
 		op->res = func_value(f, name, *r);
