@@ -103,7 +103,9 @@ swap(void)
 
 	dag_build(&d, f, NULL, co.dur);
 	{
-		static const int want[][2] = { { 0, 1 }, { 1, 3 }, { 1, 4 }, { 4, 5 }, { 4, 6 }, { 2, 6 } };
+		/* SSA, and each wait before the other users of the copy's result */
+		static const int want[][2] = { { 0, 1 }, { 1, 3 }, { 1, 4 }, { 4, 5 }, { 4, 6 }, { 2, 6 },
+		                               { 3, 4 }, { 5, 6 } };
 		int n = sizeof want / sizeof *want, found = 0;
 		for (int k = 0; k < n; k++)
 			for (int i = 0; i < d.ne; i++)

@@ -39,6 +39,15 @@ check_order(const Func *f, const Func *orig, const char *how, unsigned seed)
 		bad |= op->res >= 0 && f->val[op->res].def != i;
 	}
 	CHECK(!bad, "seed %u %s: not topological", seed, how);
+	/* a copy's result is used only after the wait on it */
+	bad = 0;
+	for (int i = 0; i < f->nop; i++)
+		if (f->op[i].kind == OP_WAIT)
+			for (int j = 0; j < i; j++)
+				for (int k = 0; k < f->op[j].nargs; k++)
+					bad |= f->op[j].args[k] == f->op[i].args[0] && f->op[j].res != f->op[i].args[0] &&
+					       f->val[f->op[i].args[0]].def != j;
+	CHECK(!bad, "seed %u %s: a copy's result used before its wait", seed, how);
 	/* accesses to a mutated module tensor keep their order when one of them writes */
 	bad = 0;
 	for (int v = 0; v < f->mod->ndecl; v++)
