@@ -133,8 +133,8 @@ void dag_free(Dag *);
 /* sched.c: list scheduling. needs: f (its current order is the program order), a target;
  * fills: f->op permuted into a topological order of its DAG chosen by priority:
  *   program   keep the order;
- *   mem       among ready ops take the one that frees the most bytes, else the earliest in
- *             program order (so the forward never runs ahead of what memory needs);
+ *   mem       among ready ops the one that frees the most bytes (net); the lowest peak of
+ *             two variants and the program order (never worse than the program order);
  *   critical  the longest latency-weighted path to the end first (long copies start early).
  * Ops whose operands come from a copy are ready when the copy is modeled to end. */
 extern const char *const sched_names[];   /* "mem" "critical" "program", NULL */
