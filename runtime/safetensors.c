@@ -245,8 +245,11 @@ metadata(P *p)
 		free(k);
 		if (!eat(p, ':'))
 			return jerr(p, "expected ':'");
-		if (!(v = str(p)))
+		ws(p);
+		if (p->s < p->end && *p->s != '"')
 			return perr(p, "bad header: __metadata__ values must be strings");
+		if (!(v = str(p)))
+			return -1;
 		free(v);
 	} while (eat(p, ','));
 	if (!eat(p, '}'))
@@ -361,69 +364,71 @@ header(P *p, mtc_st_file *f, int64_t datalen, int64_t (**offs)[3])
 
 	if (!eat(p, '{'))
 		return jerr(p, "the header is not a JSON object");
+	if (eat(p, '}'))
+		goto end;
+	do {
+		char *name = str(p);
+		mtc_st_tensor *t;
+		int64_t off[2] = {0, 0}, numel = 1;
+		if (!name)
+			return -1;
+		if (!eat(p, ':')) {
+			free(name);
+			return jerr(p, "expected ':'");
+		}
+		if (strcmp(name, "__metadata__") == 0) {
+			free(name);
+			if (metadata(p))
+				return -1;
+			continue;
+		}
+		if (mtc_st_find(f, name)) {
+			perr(p, "tensor '%s' is listed twice", name);
+			free(name);
+			return -1;
+		}
+		if (f->n == cap) {
+			void *nt, *no;
+			cap = cap ? 2 * cap : 16;
+			nt = realloc(f->t, cap * sizeof *f->t);
+			no = nt ? realloc(*offs, cap * sizeof **offs) : NULL;
+			if (nt)
+				f->t = nt;
+			if (no)
+				*offs = no;
+			if (!nt || !no) {
+				free(name);
+				return perr(p, "out of memory");
+			}
+		}
+		t = &f->t[f->n++];
+		memset(t, 0, sizeof *t);
+		t->name = name;
+		if (tensor(p, t, off))
+			return -1;
+		for (int i = 0; i < t->rank; i++) {
+			/* the product stays below 2^62 or the tensor cannot fit in the file */
+			if (t->shape[i] && numel > (((int64_t)1 << 62) / t->shape[i]))
+				return perr(p, "tensor '%s': shape declares more elements than the file holds",
+				            t->name);
+			numel *= t->shape[i];
+		}
+		t->nbytes = numel * 4;
+		if (off[0] > off[1] || off[1] > datalen)
+			return perr(p, "tensor '%s': data_offsets [%lld, %lld] out of range: the data is %lld bytes%s",
+			            t->name, (long long)off[0], (long long)off[1], (long long)datalen,
+			            off[1] > datalen ? " (truncated file?)" : "");
+		if (off[1] - off[0] != t->nbytes)
+			return perr(p, "tensor '%s': %s shape of %lld elements needs %lld bytes, data_offsets give %lld",
+			            t->name, mtc_st_dtype_name(t->dtype), (long long)numel,
+			            (long long)t->nbytes, (long long)(off[1] - off[0]));
+		(*offs)[f->n - 1][0] = off[0];
+		(*offs)[f->n - 1][1] = off[1];
+		(*offs)[f->n - 1][2] = f->n - 1;
+	} while (eat(p, ','));
 	if (!eat(p, '}'))
-		do {
-			char *name = str(p);
-			mtc_st_tensor *t;
-			int64_t off[2] = {0, 0}, numel = 1;
-			if (!name)
-				return -1;
-			if (!eat(p, ':')) {
-				free(name);
-				return jerr(p, "expected ':'");
-			}
-			if (strcmp(name, "__metadata__") == 0) {
-				free(name);
-				if (metadata(p))
-					return -1;
-				continue;
-			}
-			if (mtc_st_find(f, name)) {
-				perr(p, "tensor '%s' is listed twice", name);
-				free(name);
-				return -1;
-			}
-			if (f->n == cap) {
-				void *nt, *no;
-				cap = cap ? 2 * cap : 16;
-				nt = realloc(f->t, cap * sizeof *f->t);
-				no = nt ? realloc(*offs, cap * sizeof **offs) : NULL;
-				if (nt)
-					f->t = nt;
-				if (no)
-					*offs = no;
-				if (!nt || !no) {
-					free(name);
-					return perr(p, "out of memory");
-				}
-			}
-			t = &f->t[f->n++];
-			memset(t, 0, sizeof *t);
-			t->name = name;
-			if (tensor(p, t, off))
-				return -1;
-			for (int i = 0; i < t->rank; i++) {
-				/* the product stays below 2^62 or the tensor cannot fit in the file */
-				if (t->shape[i] && numel > (((int64_t)1 << 62) / t->shape[i]))
-					return perr(p, "tensor '%s': shape declares more elements than the file holds",
-					            t->name);
-				numel *= t->shape[i];
-			}
-			t->nbytes = numel * 4;
-			if (off[0] > off[1] || off[1] > datalen)
-				return perr(p, "tensor '%s': data_offsets [%lld, %lld] out of range: the data is %lld bytes%s",
-				            t->name, (long long)off[0], (long long)off[1], (long long)datalen,
-				            off[1] > datalen ? " (truncated file?)" : "");
-			if (off[1] - off[0] != t->nbytes)
-				return perr(p, "tensor '%s': %s shape of %lld elements needs %lld bytes, data_offsets give %lld",
-				            t->name, mtc_st_dtype_name(t->dtype), (long long)numel,
-				            (long long)t->nbytes, (long long)(off[1] - off[0]));
-			(*offs)[f->n - 1][0] = off[0];
-			(*offs)[f->n - 1][1] = off[1];
-			(*offs)[f->n - 1][2] = f->n - 1;
-		} while (eat(p, ','));
-	if (!p->bad && !eat(p, '}'))
 		return jerr(p, "expected ',' or '}'");
+end:
 	ws(p);
 	if (p->s != p->end)
 		return jerr(p, "trailing bytes after the JSON object");
@@ -483,7 +488,8 @@ mtc_st_read(const char *path, char *err, size_t nerr)
 	if (header(&p, f, datalen, &offs))
 		goto bad;
 	/* data: in file order, no two tensors overlapping */
-	qsort(offs, f->n, sizeof *offs, cmp_begin);
+	if (f->n)
+		qsort(offs, f->n, sizeof *offs, cmp_begin);
 	for (int i = 1; i < f->n; i++)
 		if (offs[i][0] < offs[i - 1][1]) {
 			perr(&p, "tensors '%s' and '%s' overlap in the data", f->t[offs[i - 1][2]].name,
