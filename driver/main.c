@@ -298,9 +298,10 @@ static void
 emit_analysis(const Opts *o, FILE *fp, const char *kind, const Func *f, const Anal *a)
 {
 	if (strcmp(kind, "schedule") == 0) {
-		dump_schedule(fp, f, &a->l, &a->c, &a->lay);
+		/* the plan's report first: the schedule's last line is its summary */
 		if (planrep && f->mod->step == f)
 			plan_report_print(fp, planrep);
+		dump_schedule(fp, f, &a->l, &a->c, &a->lay);
 	} else if (strcmp(kind, "dot") == 0)
 		dump_dot(fp, f, &a->d);
 	else if (strcmp(kind, "trace") == 0)

@@ -53,7 +53,7 @@ for ex in mlp skipnet transformer; do
 	check "$ex: the default is mem" '$MTC "$src" --emit=schedule | cmp -s - "$dir/$ex-mem.txt"'
 	$MTC "$src" --emit=trace -o "$dir/$ex.json" && ok || bad "$ex: trace"
 	check "$ex: trace JSON" 'python3 -c "import json,sys; e=json.load(open(sys.argv[1]))[\"traceEvents\"]; assert any(x[\"ph\"]==\"C\" for x in e)" "$dir/$ex.json"'
-	$MTC "$src" --emit=memory --mem-budget=80% -o "$dir/$ex.svg" && ok || bad "$ex: memory"
+	$MTC "$src" --emit=memory --mem-budget=100% -o "$dir/$ex.svg" && ok || bad "$ex: memory"
 	check "$ex: SVG" 'python3 -c "import sys,xml.etree.ElementTree as E; E.parse(sys.argv[1])" "$dir/$ex.svg"'
 	check "$ex: SVG budget line" 'grep -q ">budget " "$dir/$ex.svg"'
 	$MTC "$src" --emit=dot -o "$dir/$ex.dot" && ok || bad "$ex: dot"
@@ -71,6 +71,12 @@ for ex in mlp skipnet transformer; do
 	done
 done
 [ "$skip" = 0 ] || echo "skipped: dot (Graphviz) not installed"
+
+# a plan under a budget keeps the schedule's contract: its last line is the summary
+$MTC "$top_srcdir/examples/skipnet.tdsl" --emit=schedule --mem-budget=90% --solver=tso -o "$dir/plan.txt" 2>"$dir/err" || bad "skipnet planned: $(head -3 "$dir/err")"
+check "planned schedule: last line" 'last "$dir/plan.txt" | grep -Eq "^peak_live_bytes [0-9]+ arena_bytes [0-9]+ modeled_ms [0-9]+\.[0-9]+$"'
+check "planned schedule: within the budget" '[ "$(field "$dir/plan.txt" arena_bytes)" -le "$(sed -n "s/^budget_bytes //p" "$dir/plan.txt")" ]'
+check "planned schedule: copies on the copy track" '$MTC "$top_srcdir/examples/skipnet.tdsl" --emit=trace --mem-budget=90% --solver=tso | grep -q "\"tid\":2"'
 
 # the cost model's options move the modeled time the right way
 t1=$(field "$dir/mlp-mem.txt" modeled_ms)
