@@ -29,9 +29,14 @@ live_fill(Live *l, const Func *f)
 			l->birth[v] = -1;
 			l->last[v] = n;
 			l->base += l->bytes[v];
+		} else if (x->def < 0) {
+			/* left behind by a pass that removed its op: never live */
+			l->birth[v] = n;
+			l->last[v] = -1;
+			l->bytes[v] = 0;
 		} else {
-			if (x->def < 0 || x->def >= n || f->op[x->def].res != v)
-				die("value %%%s has no defining op (func_relink?)", x->name);
+			if (x->def >= n || f->op[x->def].res != v)
+				die("value %%%s: stale defining op (func_relink?)", x->name);
 			l->birth[v] = l->last[v] = x->def;
 		}
 	}
@@ -58,7 +63,7 @@ live_fill(Live *l, const Func *f)
 	/* Sweep: at[i] = bytes with birth <= i <= last. */
 	delta = xcalloc(n + 2, sizeof *delta);
 	for (int v = 0; v < f->nval; v++)
-		if (l->birth[v] >= 0) {
+		if (l->birth[v] >= 0 && l->birth[v] <= l->last[v]) {
 			delta[l->birth[v]] += l->bytes[v];
 			delta[l->last[v] + 1] -= l->bytes[v];
 		}

@@ -32,6 +32,13 @@ check "swap: live column" '[ "$(awk "/^ *[0-9]/ { printf \"%s \", \$9 }" "$dir/s
 $MTC "$m/swap.mir" --emit=trace -o "$dir/swap.json"
 check "swap: copy track" 'python3 -c "import json,sys; e=json.load(open(sys.argv[1]))[\"traceEvents\"]; assert sum(1 for x in e if x.get(\"tid\")==2 and x[\"ph\"]==\"X\")==2" "$dir/swap.json"'
 
+# a function without ops: only its module tensors
+printf 'mtc-ir 1\nmodel empty "e.tdsl"\ninput x : f32[4,4]\n\nfunc forward {\n  output e %%x\n}\n' >"$dir/empty.mir"
+for k in schedule dot trace memory; do
+	$MTC "$dir/empty.mir" --emit=$k -o "$dir/empty.$k" 2>"$dir/err" || bad "empty.mir --emit=$k: $(cat "$dir/err")"
+done
+check "empty: last line" '[ "$(last "$dir/empty.schedule")" = "peak_live_bytes 64 arena_bytes 64 modeled_ms 0.000000" ]'
+
 # the examples
 for ex in mlp skipnet transformer; do
 	src=$top_srcdir/examples/$ex.tdsl
