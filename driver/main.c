@@ -440,6 +440,10 @@ main(int argc, char **argv)
 		layout(&an[k].lay, fs[k], &an[k].l, o.tg.align);
 		dag_build(&an[k].d, fs[k], &an[k].l, an[k].c.dur);
 		dump_analyses(&o, fs[k], &an[k]);
+		if (an[k].lay.arena > o.tg.capacity)
+			fprintf(stderr, "mtc: warning: %s needs an arena of %lld bytes, more than the %lld bytes "
+			        "of the %s accelerator (--accel-bytes); plan it with --mem-budget\n", fs[k]->name,
+			        (long long)an[k].lay.arena, (long long)o.tg.capacity, o.tg.name);
 	}
 	dump(&o, m, "layout");
 

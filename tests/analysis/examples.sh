@@ -32,6 +32,9 @@ check "swap: live column" '[ "$(awk "/^ *[0-9]/ { printf \"%s \", \$9 }" "$dir/s
 $MTC "$m/swap.mir" --emit=trace -o "$dir/swap.json"
 check "swap: copy track" 'python3 -c "import json,sys; e=json.load(open(sys.argv[1]))[\"traceEvents\"]; assert sum(1 for x in e if x.get(\"tid\")==2 and x[\"ph\"]==\"X\")==2" "$dir/swap.json"'
 
+$MTC "$m/chain.mir" --emit=schedule --accel-bytes=256 -o /dev/null 2>"$dir/err"
+check "chain: over the capacity warns" 'grep -q "warning: forward needs an arena of 320 bytes, more than the 256" "$dir/err"'
+
 # a function without ops: only its module tensors
 printf 'mtc-ir 1\nmodel empty "e.tdsl"\ninput x : f32[4,4]\n\nfunc forward {\n  output e %%x\n}\n' >"$dir/empty.mir"
 for k in schedule dot trace memory; do
