@@ -28,8 +28,8 @@ dump_schedule(FILE *fp, const Func *f, const Live *l, const Cost *c, const Layou
 {
 	char rb[256], tb[128];
 
-	fprintf(fp, "# func %s: op, phase, kind, result, type, bytes written, live bytes while it "
-	        "runs, modeled start and end (ms)\n", f->name);
+	fprintf(fp, "# func %s: op, phase, kind, result, type, bytes written, accelerator bytes live "
+	        "while it runs and after it, modeled start and end (ms)\n", f->name);
 	for (int i = 0; i < f->nop; i++) {
 		const Op *op = &f->op[i];
 		int64_t b = op->res >= 0 ? type_bytes(&f->val[op->res].ty) : 0;
@@ -37,9 +37,10 @@ dump_schedule(FILE *fp, const Func *f, const Live *l, const Cost *c, const Layou
 			type_str(&f->val[op->res].ty, tb, sizeof tb);
 		else
 			snprintf(tb, sizeof tb, "-");
-		fprintf(fp, "%5d %-4s %-20s %-24s %-18s bytes %-10lld live %-12lld start %.6f end %.6f\n",
+		fprintf(fp, "%5d %-4s %-20s %-24s %-18s bytes %-10lld live %-12lld after %-12lld start %.6f end %.6f\n",
 		        i, phase_name[op->phase], opinfo[op->kind].name, opres(f, op, rb, sizeof rb), tb,
-		        (long long)b, (long long)l->at[i], c->start[i] * 1e3, c->end[i] * 1e3);
+		        (long long)b, (long long)l->at[i], (long long)l->after[i], c->start[i] * 1e3,
+		        c->end[i] * 1e3);
 	}
 	fprintf(fp, "# module tensors %lld bytes (live throughout), peak at op %d, host zone %lld bytes\n",
 	        (long long)l->base, l->peakop, (long long)lay->host);
@@ -156,8 +157,13 @@ dump_trace(FILE *fp, const Func *f, const Live *l, const Cost *c)
 		        (c->end[i] - c->start[i]) * 1e6, opinfo[op->kind].name, phase_name[op->phase], i);
 		qstr(fp, opres(f, op, rb, sizeof rb));
 		fprintf(fp, ",\"bytes\":%lld}}", (long long)op_bytes(f, op));
+		/* up when the op starts; down when a compute op is done (a copy's operand is freed
+		 * by its wait, a compute op) */
 		fprintf(fp, ",\n{\"ph\":\"C\",\"pid\":1,\"ts\":%.3f,\"name\":\"live bytes\",\"args\":{\"bytes\":%lld}}",
 		        c->start[i] * 1e6, (long long)l->at[i]);
+		if (tid == 1)
+			fprintf(fp, ",\n{\"ph\":\"C\",\"pid\":1,\"ts\":%.3f,\"name\":\"live bytes\",\"args\":{\"bytes\":%lld}}",
+			        c->end[i] * 1e6, (long long)l->after[i]);
 	}
 	fprintf(fp, "\n]}\n");
 }

@@ -97,6 +97,7 @@ typedef struct Live {
 	int *last;          /* last op that needs it; nop when live to the end */
 	int64_t *bytes;     /* accelerator bytes (0 for host values) */
 	int64_t *at;        /* at[i]: accelerator bytes live while op i runs */
+	int64_t *after;     /* after[i]: what stays once op i is done (its dead operands freed) */
 	int64_t base;       /* bytes of module tensors (live throughout) */
 	int64_t peak;       /* max(base, at[]): the lower bound of any layout */
 	int peakop;         /* the op where the peak is reached (-1: no ops) */

@@ -18,6 +18,7 @@ m=$top_srcdir/tests/analysis
 $MTC "$m/chain.mir" --emit=schedule -o "$dir/chain.txt" 2>"$dir/err" || bad "chain.mir: $(cat "$dir/err")"
 check "chain: last line" '[ "$(last "$dir/chain.txt")" = "peak_live_bytes 320 arena_bytes 320 modeled_ms 0.100004" ]'
 check "chain: live column" '[ "$(awk "/^ *[0-9]/ { printf \"%s \", \$9 }" "$dir/chain.txt")" = "192 256 320 320 256 " ]'
+check "chain: after column" '[ "$(awk "/^ *[0-9]/ { printf \"%s \", \$11 }" "$dir/chain.txt")" = "192 256 256 192 192 " ]'
 $MTC "$m/chain.mir" --emit=schedule --target=cuda --align=256 -o "$dir/chain256.txt"
 check "chain: align 256" '[ "$(field "$dir/chain256.txt" arena_bytes)" = 1280 ]'
 $MTC "$m/chain.mir" --emit=ir -o "$dir/chain.ir"

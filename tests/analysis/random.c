@@ -87,11 +87,14 @@ check_analyses(const Func *f, const An *a, const Target *t, const char *how, uns
 
 	/* live bytes add up */
 	for (int i = 0; i < n; i++) {
-		int64_t s = 0;
-		for (int v = 0; v < f->nval; v++)
+		int64_t s = 0, t = 0;
+		for (int v = 0; v < f->nval; v++) {
 			if (live_at(l, v, i))
 				s += l->bytes[v];
-		bad |= s != l->at[i] || l->at[i] > l->peak;
+			if (live_at(l, v, i) && l->last[v] > i)
+				t += l->bytes[v];
+		}
+		bad |= s != l->at[i] || t != l->after[i] || l->at[i] > l->peak;
 	}
 	CHECK(!bad, "seed %u %s: live bytes do not add up", seed, how);
 	CHECK(a->lay.arena >= l->peak, "seed %u %s: arena %lld below bound %lld", seed, how,
