@@ -298,9 +298,10 @@ static void
 emit_analysis(const Opts *o, FILE *fp, const char *kind, const Func *f, const Anal *a)
 {
 	if (strcmp(kind, "schedule") == 0) {
-		dump_schedule(fp, f, &a->l, &a->c, &a->lay);
+		/* the plan's report first: the schedule's last line is its summary */
 		if (planrep && f->mod->step == f)
 			plan_report_print(fp, planrep);
+		dump_schedule(fp, f, &a->l, &a->c, &a->lay);
 	} else if (strcmp(kind, "dot") == 0)
 		dump_dot(fp, f, &a->d);
 	else if (strcmp(kind, "trace") == 0)
@@ -441,6 +442,10 @@ main(int argc, char **argv)
 		layout(&an[k].lay, fs[k], &an[k].l, o.tg.align);
 		dag_build(&an[k].d, fs[k], &an[k].l, an[k].c.dur);
 		dump_analyses(&o, fs[k], &an[k]);
+		if (an[k].lay.arena > o.tg.capacity)
+			fprintf(stderr, "mtc: warning: %s needs an arena of %lld bytes, more than the %lld bytes "
+			        "of the %s accelerator (--accel-bytes); plan it with --mem-budget\n", fs[k]->name,
+			        (long long)an[k].lay.arena, (long long)o.tg.capacity, o.tg.name);
 	}
 	dump(&o, m, "layout");
 
