@@ -27,6 +27,8 @@ static const char usage[] =
 "                          trace     Chrome trace-event JSON (compute, copies, live bytes)\n"
 "                          memory    SVG of the arena over time\n"
 "                        (of the training step, or of forward for models without one)\n"
+"  --stop-after=STAGE    end the pipeline after a stage (frontend: just parse a .mir;\n"
+"                          autodiff, simplify); only with --emit=ir\n"
 "                          c         the generated C (mt3000): with -o F.c, host code in F.c\n"
 "                                    and device kernels in F-dev.c; on stdout both in turn\n"
 "                          h         the module's header, MODEL.h\n"
@@ -111,6 +113,7 @@ oneof(const char *opt, const char *val, const char *const *choices)
 static const char *const targets[] = { "mt3000", "cuda", NULL };
 static const char *const solvers[] = { "auto", "ilp", "tso", "chen", "none", NULL };
 static const char *const emits[] = { "ir", "schedule", "dot", "trace", "memory", "c", "h", NULL };
+static const char *const stages[] = { "frontend", "autodiff", "simplify", NULL };
 
 static void
 parse_args(Opts *o, int argc, char **argv)
@@ -160,6 +163,8 @@ parse_args(Opts *o, int argc, char **argv)
 			tgopts[ntgopts++] = i;
 		} else if (VAL("--emit")) {
 			o->emit = oneof("--emit", v, emits);
+		} else if (VAL("--stop-after")) {
+			o->stop_after = oneof("--stop-after", v, stages);
 		} else if (VAL("--dump-dir")) {
 			o->dump_dir = v;
 		} else if (VAL("--mem-budget")) {
@@ -241,8 +246,9 @@ open_out(const Opts *o)
 
 static int ndump;
 
-/* --dump-dir: the IR after each stage, numbered in pipeline order. */
-static void
+/* --dump-dir: the IR after each stage, numbered in pipeline order. Returns whether the
+ * pipeline stops here (--stop-after). */
+static int
 dump(const Opts *o, const Module *m, const char *stage)
 {
 	char path[4096];
@@ -252,13 +258,27 @@ dump(const Opts *o, const Module *m, const char *stage)
 	if (ir_verify(m, stage))
 		die("the IR does not verify after %s", stage);
 #endif
-	if (!o->dump_dir)
-		return;
-	snprintf(path, sizeof path, "%s/%02d-%s.mir", o->dump_dir, ++ndump, stage);
-	if (!(fp = fopen(path, "w")))
-		fatal("cannot write '%s'", path);
-	ir_print(fp, m);
-	fclose(fp);
+	if (o->dump_dir) {
+		snprintf(path, sizeof path, "%s/%02d-%s.mir", o->dump_dir, ++ndump, stage);
+		if (!(fp = fopen(path, "w")))
+			fatal("cannot write '%s'", path);
+		ir_print(fp, m);
+		fclose(fp);
+	}
+	return o->stop_after && strcmp(o->stop_after, stage) == 0;
+}
+
+/* Has a memory plan been applied (recomputations, copies)? */
+static int
+planned(const Module *m)
+{
+	const Func *fs[2] = { m->fwd, m->step };
+
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; fs[k] && i < fs[k]->nop; i++)
+			if (fs[k]->op[i].phase == PH_REC || fs[k]->op[i].phase == PH_MEM)
+				return 1;
+	return 0;
 }
 
 /* The budget line of the memory picture: --mem-budget in bytes, or its share of the peak. */
@@ -349,10 +369,13 @@ main(int argc, char **argv)
 	Module *m;
 	FeOpts fe;
 	Anal an[2];
-	Func *fs[2];
+	Func *fs[2] = { NULL, NULL };
 	int rc = 0;
 
+	memset(an, 0, sizeof an);
 	parse_args(&o, argc, argv);
+	if (o.stop_after && (!o.emit || strcmp(o.emit, "ir")))
+		fatal("%s", "--stop-after goes with --emit=ir");
 	src.name = o.input;
 	if (!(src.text = slurp(o.input, &src.len)))
 		fatal("cannot read '%s'", o.input);
@@ -365,22 +388,28 @@ main(int argc, char **argv)
 	m = has_suffix(o.input, ".mir") ? ir_parse(&src) : fe_compile(&src, &fe);
 	if (!m)
 		return 1;
-	dump(&o, m, "frontend");
-	if (m->fwd->loss >= 0) {
+	if (dump(&o, m, "frontend"))
+		goto emit;
+	/* A .mir may come from any stage: a step means autodiff ran, planned ops that simplify
+	 * must not run again (it would undo the plan). */
+	if (m->fwd->loss >= 0 && !m->step) {
 		if (autodiff(m, &src))
 			return 1;
-		dump(&o, m, "autodiff");
+		if (dump(&o, m, "autodiff"))
+			goto emit;
 	}
-	simplify(m->fwd);
-	if (m->step)
-		simplify(m->step);
-	dump(&o, m, "simplify");
+	if (!planned(m)) {
+		simplify(m->fwd);
+		if (m->step)
+			simplify(m->step);
+	}
+	if (dump(&o, m, "simplify"))
+		goto emit;
 
 	/* Analyses of every function (the step first: --emit shows it): op order, liveness, the
 	 * cost model, arena layout, dependences including those of shared arena bytes. */
 	fs[0] = m->step;
 	fs[1] = m->fwd;
-	memset(an, 0, sizeof an);
 	for (int k = 0; k < 2; k++) {
 		if (!fs[k])
 			continue;
@@ -393,6 +422,7 @@ main(int argc, char **argv)
 	}
 	dump(&o, m, "layout");
 
+emit:
 	if (o.emit && (strcmp(o.emit, "c") == 0 || strcmp(o.emit, "h") == 0)) {
 		rc = codegen(&o, m);
 	} else if (o.emit) {

@@ -8,3 +8,4 @@ mtc_run_SOURCES = driver/run.c driver/run.h driver/runso.c
 mtc_run_LDFLAGS = $(AM_LDFLAGS) -Wl,--whole-archive,libmtc.a,--no-whole-archive
 mtc_run_LDADD = $(MTC_LIBS)
 mtc_run_DEPENDENCIES = libmtc.a
+EXTRA_DIST += bench/torch_check.py
