@@ -386,8 +386,10 @@ main(int argc, char **argv)
 	fe.defines = o.defines;
 	fe.ndefines = o.ndefines;
 	m = has_suffix(o.input, ".mir") ? ir_parse(&src) : fe_compile(&src, &fe);
-	if (!m)
+	if (!m) {
+		free((char *)src.text);
 		return 1;
+	}
 	if (dump(&o, m, "frontend"))
 		goto emit;
 	/* A .mir may come from any stage: a step means autodiff ran, planned ops that simplify

@@ -487,6 +487,7 @@ fe_expand(Parser *p, const FeOpts *o)
 	mfree(&c.consts);
 	mfree(&c.defs);
 	mfree(&c.seen);
+	mfree(&c.ren);
 	if (p->src->nerr && c.m) {
 		mod_free(c.m);
 		c.m = NULL;
