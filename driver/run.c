@@ -261,7 +261,9 @@ main(int argc, char **argv)
 	if (o.steps < 0)
 		o.steps = 1;
 
-	in = interp_new(m, o.seed);
+	if (!(in = interp_new(m, o.seed)))
+		fatal("%s: the params, inputs and optimizer state of model %s do not fit in this "
+		      "machine's memory", o.model, m->name);
 	if (o.params)
 		load(in, m, o.params, 0);
 	if (o.inputs)

@@ -141,6 +141,26 @@ EOF
 expect_error "--steps on a model without train" "no 'train' statement" -- "$T/fwd.tdsl" --steps 2
 "$RUN" "$T/fwd.tdsl" >"$T/out" 2>"$T/err"
 check "a model without train runs its forward" $?
+# Models bigger than the machine (1 TB): errors, not swap storms or the OOM killer.
+cat >"$T/big.tdsl" <<'EOF'
+model big {
+  input x : f32[500000, 500000];
+  param w : f32[500000, 2] = zeros();
+  y = x @ w;
+  output y;
+}
+EOF
+expect_error "decls larger than memory" "do not fit in this machine's memory" -- "$T/big.tdsl"
+cat >"$T/big2.tdsl" <<'EOF'
+model big2 {
+  input x : f32[500000, 2];
+  param w : f32[2, 500000] = zeros();
+  y = x @ w;
+  output y;
+}
+EOF
+expect_error "a value larger than memory" "out of memory: %y : f32[500000,500000] needs 1000000000000 bytes" \
+	-- "$T/big2.tdsl"
 expect_error "a bad option" "unknown option" -- "$EX/mlp.tdsl" --bogus
 expect_error "a bad --steps" "invalid --steps" -- "$EX/mlp.tdsl" --steps x
 "$RUN" --help | grep -q -- '--save-params'
