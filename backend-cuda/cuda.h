@@ -6,7 +6,7 @@
 #ifndef MTC_CUDA_H
 #define MTC_CUDA_H
 
-#include "ir.h"
+#include "driver.h"
 
 /* How the host launches one op. Ops without a kernel (swaps, waits) have fn < 0. */
 typedef struct Launch {
@@ -43,5 +43,38 @@ char *cuda_compile(const char *src, const char *name, const char *arch, int cubi
                    size_t *len, char **log);
 /* The default architecture: PTX for it runs on every GPU CUDA 12 and 13 support. */
 extern const char cuda_default_arch[];
+
+/* The memory plan as the host code uses it. One device allocation: the persistent zone
+ * (inputs, params, state at fixed offsets shared by both functions), then the arena. */
+typedef struct CuFn {
+	const Func *f;
+	int64_t *off;             /* per value: device offset, or pinned host offset (host values) */
+	int *last;                /* per value: the op after which it is dead; nop: never */
+	int *ev;                  /* per value a copy makes: the event of its completion */
+} CuFn;
+
+typedef struct CuMod {
+	const Module *m;
+	const Opts *o;
+	const char *id;           /* the model's C prefix */
+	CuProg *prog;
+	int64_t *poff, persist;   /* per decl: offset in the persistent zone */
+	int64_t arena, host, peak;
+	CuFn fn[2];               /* forward, step (f NULL without training) */
+	int nev;
+	char *ptx, *cubin;
+	size_t ptxlen, cubinlen;
+	int cubin_arch;           /* 90 for sm_90; 0: no cubin */
+	char *manifest;
+} CuMod;
+
+/* build.c: the target's entry points (struct target's emit and build), and a helper. */
+int cuda_emit(const Module *, const Opts *, const char *kind, const char *out);
+int cuda_build(const Module *, const Opts *, const char *out);
+int cuda_reads(const Func *, int v);     /* does some op of f (may be NULL) read v? */
+
+/* host.c: the schedules, the images and the typed API as LLVM IR. Writes the IR text to
+ * ir (when not NULL) and an object file to obj (when not NULL). 0, or 1 after a message. */
+int cuda_host(const CuMod *, FILE *ir, const char *obj);
 
 #endif

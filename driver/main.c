@@ -8,6 +8,9 @@
 #include "driver.h"
 #include "frontend.h"
 #include "passes.h"
+#ifdef HAVE_CUDA
+#include "cuda.h"
+#endif
 
 static const char usage[] =
 "usage: mtc MODEL.tdsl|MODEL.mir [-o OUT] [options]\n"
@@ -19,6 +22,8 @@ static const char usage[] =
 "  -o FILE               output (.so by default; with --emit, the intermediate; '-' is stdout)\n"
 "  --emit=KIND           write an intermediate instead of the .so:\n"
 "                          ir  textual SSA IR after the last pass run (see docs/ir.md)\n"
+"                          cuda, ptx, llvm, h  (--target=cuda) kernels, their PTX, the host\n"
+"                          code as LLVM IR, MODEL.h\n"
 "  --dump-dir=DIR        write the IR after every stage, numbered in pipeline order\n"
 "  --target=mt3000|cuda  code generation target (default mt3000)\n"
 "  --mem-budget=SIZE     accelerator bytes the step may use: N, NK, NM, NG (powers of 1024)\n"
@@ -88,7 +93,7 @@ oneof(const char *opt, const char *val, const char *const *choices)
 
 static const char *const targets[] = { "mt3000", "cuda", NULL };
 static const char *const solvers[] = { "auto", "ilp", "tso", "chen", "none", NULL };
-static const char *const emits[] = { "ir", NULL };
+static const char *const emits[] = { "ir", "cuda", "ptx", "llvm", "h", NULL };
 
 static void
 parse_args(Opts *o, int argc, char **argv)
@@ -251,7 +256,21 @@ main(int argc, char **argv)
 		return 1;
 	dump(&o, m, "frontend");
 
-	if (!o.emit) {
+	if (strcmp(o.target, "cuda") == 0 && (!o.emit || strcmp(o.emit, "ir"))) {
+		int rc;
+#ifdef HAVE_CUDA
+		rc = o.emit ? cuda_emit(m, &o, o.emit, o.output)
+		            : cuda_build(m, &o, o.output ? o.output : "a.so");
+#else
+		fprintf(stderr, "mtc: error: --target=cuda is not available: mtc was configured "
+		        "without NVRTC (see ./configure --with-cuda=DIR)\n");
+		rc = 1;
+#endif
+		mod_free(m);
+		free((char *)src.text);
+		return rc;
+	}
+	if (!o.emit || strcmp(o.emit, "ir")) {
 		fprintf(stderr, "mtc: error: building a module (-o MODEL.so) needs a code generator; "
 		        "this build only has --emit=ir\n");
 		return 1;
