@@ -7,6 +7,7 @@
 #define MTC_CUDA_H
 
 #include "driver.h"
+#include "mt3000.h"
 
 /* How the host launches one op. Ops without a kernel (swaps, waits) have fn < 0. */
 typedef struct Launch {
@@ -44,12 +45,13 @@ char *cuda_compile(const char *src, const char *name, const char *arch, int cubi
 /* The default architecture: PTX for it runs on every GPU CUDA 12 and 13 support. */
 extern const char cuda_default_arch[];
 
-/* The memory plan as the host code uses it. One device allocation: the persistent zone
- * (inputs, params, state at fixed offsets shared by both functions), then the arena. */
+/* The memory plan as the host code uses it (views of backend-mt3000's FnPlan). One device
+ * allocation: the persistent zone (inputs, params, state at fixed offsets shared by both
+ * functions), then the arena. */
 typedef struct CuFn {
 	const Func *f;
-	int64_t *off;             /* per value: device offset, or pinned host offset (host values) */
-	int *last;                /* per value: the op after which it is dead; nop: never */
+	const int64_t *off;       /* per value: device offset, or pinned host offset (host values) */
+	const int *last;          /* per value: the op after which it is dead; nop: never */
 	int *ev;                  /* per value a copy makes: the event of its completion */
 } CuFn;
 
@@ -57,6 +59,7 @@ typedef struct CuMod {
 	const Module *m;
 	const Opts *o;
 	const char *id;           /* the model's C prefix */
+	Gen g;                    /* the shared plan and header generator */
 	CuProg *prog;
 	int64_t *poff, persist;   /* per decl: offset in the persistent zone */
 	int64_t arena, host, peak;

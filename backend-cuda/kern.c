@@ -209,8 +209,10 @@ header(FILE *fp, const Func *f, const Op *op, const char *name)
 
 /* ---------- elementwise ---------- */
 
-/* The expression of an elementwise op over its loaded operands x0, x1, x2. The gradient
- * helpers follow passes/grad.c: op_grad(x, dy) = dy * op'(x) with x the forward input. */
+/* The expression of an elementwise op over its loaded operands x0, x1, x2, written as the
+ * interpreter (ir/interp.c) evaluates it. The gradient helpers take (saved value, dy): the
+ * forward input x for relu, gelu and pow, the forward result y for tanh, sigmoid, sqrt and
+ * rsqrt (passes/grad.c). */
 static const char *
 ew_expr(const Func *f, const Op *op, char *buf, size_t n)
 {
@@ -234,15 +236,17 @@ ew_expr(const Func *f, const Op *op, char *buf, size_t n)
 	case OP_BCAST: case OP_RESHAPE: return "x0";
 	case OP_RELU_G: return "x0 > 0.f ? x1 : 0.f";
 	case OP_GELU_G: return "x1 * gelu_d(x0)";
-	case OP_TANH_G: return "x1 * (1.f - tanhf(x0) * tanhf(x0))";
-	case OP_SIGMOID_G: return "x1 * (1.f / (1.f + expf(-x0))) * (1.f - 1.f / (1.f + expf(-x0)))";
-	case OP_SQRT_G: return "x1 * 0.5f / sqrtf(x0)";
-	case OP_RSQRT_G: return "x1 * -0.5f / (x0 * sqrtf(x0))";
+	case OP_TANH_G: return "x1 * (1.f - x0 * x0)";
+	case OP_SIGMOID_G: return "x1 * (1.f - x0) * x0";
+	case OP_SQRT_G: return "x1 / (2.f * x0)";
+	case OP_RSQRT_G: return "-0.5f * x1 * (x0 * x0 * x0)";
 	case OP_POW_G:
-		snprintf(buf, n, "x1 * %s * powf(x0, %s - 1.f)", flit(op->fa[0], c), flit(op->fa[0], c));
+		if (op->fa[0] == 0)
+			return "0.f";
+		snprintf(buf, n, "x1 * (%s * powf(x0, %s - 1.f))", flit(op->fa[0], c), flit(op->fa[0], c));
 		return buf;
 	case OP_MSE_G:
-		snprintf(buf, n, "2.f * (x0 - x1) * x2 / %lld.f",
+		snprintf(buf, n, "(2.f / %lld.f) * (x0 - x1) * x2",
 		         (long long)shape_numel(SH(f, op->res)));
 		return buf;
 	default: die("no elementwise form for %s", opinfo[op->kind].name);
@@ -285,25 +289,25 @@ k_update(FILE *fp, const Func *f, const Op *op, Launch *l)
 
 	if (op->kind == OP_ADAM)
 		fprintf(fp, "\tdouble t = (double)a4[0];\n"
-		        "\tfloat c1 = (float)(1.0 - pow((double)%s, t)), c2 = (float)(1.0 - pow((double)%s, t));\n",
-		        FL(op->fa[1]), FL(op->fa[2]));
+		        "\tfloat step = (float)(%.17g / (1.0 - pow(%.17g, t)));\n"
+		        "\tfloat bc2s = (float)sqrt(1.0 - pow(%.17g, t));\n",
+		        op->fa[0], op->fa[1], op->fa[2]);
 	fprintf(fp, LOOP("%lldLL"), (long long)n);
 	switch (op->kind) {
 	case OP_SGD:
-		fprintf(fp, "\t\ta0[i] -= %s * a1[i];\n", FL(op->fa[0]));
+		fprintf(fp, "\t\ta0[i] = a0[i] + -%s * a1[i];\n", FL(op->fa[0]));
 		break;
 	case OP_SGDM:
-		fprintf(fp, "\t\tfloat v = %s * a1[i] + a2[i];\n\t\ta1[i] = v;\n\t\ta0[i] -= %s * v;\n",
+		fprintf(fp, "\t\tfloat v = a1[i] * %s + a2[i];\n\t\ta1[i] = v;\n\t\ta0[i] = a0[i] + -%s * v;\n",
 		        FL(op->fa[1]), FL(op->fa[0]));
 		break;
 	case OP_ADAM:
 		fprintf(fp, "\t\tfloat g = a3[i];\n"
-		        "\t\tfloat m = %s * a1[i] + (1.f - %s) * g;\n"
-		        "\t\tfloat v = %s * a2[i] + (1.f - %s) * g * g;\n"
+		        "\t\tfloat m = a1[i] * %s + %s * g;\n"
+		        "\t\tfloat v = a2[i] * %s + %s * g * g;\n"
 		        "\t\ta1[i] = m;\n\t\ta2[i] = v;\n"
-		        "\t\ta0[i] -= %s * (m / c1) / (sqrtf(v / c2) + %s);\n",
-		        FL(op->fa[1]), FL(op->fa[1]), FL(op->fa[2]), FL(op->fa[2]), FL(op->fa[0]),
-		        FL(op->fa[3]));
+		        "\t\ta0[i] = a0[i] + -step * (m / (sqrtf(v) / bc2s + %s));\n",
+		        FL(op->fa[1]), FL(1 - op->fa[1]), FL(op->fa[2]), FL(1 - op->fa[2]), FL(op->fa[3]));
 		break;
 	default: die("not an update");
 	}
@@ -357,6 +361,21 @@ k_concat(FILE *fp, const Func *f, const Op *op, Launch *l)
 		start += lk;
 	}
 	fprintf(fp, "\t}\n}\n");
+	set1(l, blocks(n, BLK), BLK);
+}
+
+/* slice(x) along axis from start: a gather of the result's rows. */
+static void
+k_slice(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	const Shape *x = SH(f, op->args[0]), *r = SH(f, op->res);
+	int64_t outer, len, inner, n = shape_numel(r), xn = x->d[op->ia[0]];
+
+	split(r, (int)op->ia[0], &outer, &len, &inner);
+	fprintf(fp, LOOP("%lldLL") "\t\tll o = i / %lldLL, c = i / %lldLL %% %lldLL, in = i %% %lldLL;\n"
+	        "\t\tr[i] = a0[(o * %lldLL + c + %lldLL) * %lldLL + in];\n\t}\n}\n", (long long)n,
+	        (long long)(len * inner), (long long)inner, (long long)len, (long long)inner,
+	        (long long)xn, (long long)op->ia[1], (long long)inner);
 	set1(l, blocks(n, BLK), BLK);
 }
 
@@ -553,19 +572,21 @@ k_lndgamma(FILE *fp, const Func *f, const Op *op, Launch *l)
 	l->block[1] = l->block[2] = 1;
 }
 
-/* max_grad(x, y, dy): the gradient flows to the first position holding the maximum. */
+/* max_grad(x, y, dy): dy flows to the first strict maximum of x along the axis (recomputed
+ * from x, as the interpreter does). */
 static void
 k_maxgrad(FILE *fp, const Func *f, const Op *op, Launch *l)
 {
 	int64_t outer, len, inner;
 
 	split(SH(f, op->args[0]), (int)op->ia[0], &outer, &len, &inner);
-	fprintf(fp, LOOP("%lldLL") "\t\tll b = i / %lldLL * %lldLL + i %% %lldLL;\n"
-	        "\t\tfloat y = a1[i], g = a2[i];\n\t\tint done = 0;\n"
-	        "\t\tfor (ll j = 0; j < %lldLL; j++) {\n\t\t\tfloat x = a0[b + j * %lldLL];\n"
-	        "\t\t\tr[b + j * %lldLL] = !done && x == y ? g : 0.f;\n\t\t\tdone |= x == y;\n\t\t}\n\t}\n}\n",
+	fprintf(fp, LOOP("%lldLL") "\t\tconst float *x = a0 + i / %lldLL * %lldLL + i %% %lldLL;\n"
+	        "\t\tfloat *o = r + (x - a0);\n\t\tll best = 0;\n"
+	        "\t\tfor (ll j = 1; j < %lldLL; j++)\n\t\t\tif (x[j * %lldLL] > x[best * %lldLL])\n"
+	        "\t\t\t\tbest = j;\n\t\tfor (ll j = 0; j < %lldLL; j++)\n"
+	        "\t\t\to[j * %lldLL] = j == best ? a2[i] : 0.f;\n\t}\n}\n",
 	        (long long)(outer * inner), (long long)inner, (long long)(len * inner), (long long)inner,
-	        (long long)len, (long long)inner, (long long)inner);
+	        (long long)len, (long long)inner, (long long)inner, (long long)len, (long long)inner);
 	set1(l, blocks(outer * inner, BLK), BLK);
 }
 
@@ -739,6 +760,7 @@ cuda_kernel_op(FILE *fp, const Func *f, const Op *op, const char *name, Launch *
 	case OP_MATMUL: k_matmul(bp, f, op, l); break;
 	case OP_TRANSPOSE: k_transpose(bp, f, op, l); break;
 	case OP_CONCAT: k_concat(bp, f, op, l); break;
+	case OP_SLICE: k_slice(bp, f, op, l); break;
 	case OP_SUM: case OP_MEAN: case OP_MAX: case OP_SUMTO: {
 		Shape k = kept(f, op);
 		k_reduce(bp, f, op, &k, op->kind == OP_MAX, op->kind == OP_MEAN, l);

@@ -8,9 +8,7 @@
 #include "driver.h"
 #include "frontend.h"
 #include "passes.h"
-#ifdef HAVE_CUDA
-#include "cuda.h"
-#endif
+#include "target.h"
 
 static const char usage[] =
 "usage: mtc MODEL.tdsl|MODEL.mir [-o OUT] [options]\n"
@@ -22,8 +20,11 @@ static const char usage[] =
 "  -o FILE               output (.so by default; with --emit, the intermediate; '-' is stdout)\n"
 "  --emit=KIND           write an intermediate instead of the .so:\n"
 "                          ir  textual SSA IR after the last pass run (see docs/ir.md)\n"
-"                          cuda, ptx, llvm, h  (--target=cuda) kernels, their PTX, the host\n"
-"                          code as LLVM IR, MODEL.h\n"
+"                          c   the generated C (mt3000): with -o F.c, host code in F.c and\n"
+"                              device kernels in F-dev.c; on stdout both, one after the other\n"
+"                          h   the module's header, MODEL.h\n"
+"                          cuda, ptx, llvm  (--target=cuda) the kernels' CUDA C, their PTX,\n"
+"                              the host code as LLVM IR\n"
 "  --dump-dir=DIR        write the IR after every stage, numbered in pipeline order\n"
 "  --target=mt3000|cuda  code generation target (default mt3000)\n"
 "  --mem-budget=SIZE     accelerator bytes the step may use: N, NK, NM, NG (powers of 1024)\n"
@@ -35,6 +36,12 @@ static const char usage[] =
 "  -O0 .. -O3            optimization level of generated code (default -O2)\n"
 "  --seed=N              seed of the params' initial values (default 0)\n"
 "  --version             print the version and exit\n"
+"\n"
+"environment:\n"
+"  CC                    C compiler for MODEL.so (default cc)\n"
+"  MTC_RUNTIME_DIR       where libmtcrt.a and mtc/mtc-rt.h are (default: the build tree,\n"
+"                        then the installed $libdir and $includedir)\n"
+"  MTC_KEEP_C=1          keep the generated C of a build and say where\n"
 "  --help                print this help and exit\n";
 
 static void
@@ -93,7 +100,7 @@ oneof(const char *opt, const char *val, const char *const *choices)
 
 static const char *const targets[] = { "mt3000", "cuda", NULL };
 static const char *const solvers[] = { "auto", "ilp", "tso", "chen", "none", NULL };
-static const char *const emits[] = { "ir", "cuda", "ptx", "llvm", "h", NULL };
+static const char *const emits[] = { "ir", "c", "h", "cuda", "ptx", "llvm", NULL };
 
 static void
 parse_args(Opts *o, int argc, char **argv)
@@ -233,6 +240,43 @@ has_suffix(const char *s, const char *suf)
 	return n >= k && strcmp(s + n - k, suf) == 0;
 }
 
+static const Target *const backends[] = {
+	&target_mt3000,
+#ifdef HAVE_CUDA
+	&target_cuda,
+#endif
+	NULL
+};
+
+/* The last stage: the target writes an intermediate (--emit) or builds MODEL.so. */
+static int
+codegen(const Opts *o, const Module *m)
+{
+	const Target *t = NULL;
+	char def[4096];
+
+	for (int i = 0; backends[i]; i++)
+		if (strcmp(backends[i]->name, o->target) == 0)
+			t = backends[i];
+	if (!t) {
+		fprintf(stderr, "mtc: error: target '%s' is not built into this mtc%s\n", o->target,
+		        strcmp(o->target, "cuda") ? "" : " (configure found no NVRTC; see ./configure --with-cuda=DIR)");
+		return 1;
+	}
+	if (o->emit) {
+		for (int i = 0; t->emits[i]; i++)
+			if (strcmp(t->emits[i], o->emit) == 0)
+				return t->emit(m, o, o->emit, o->output);
+		fprintf(stderr, "mtc: error: target '%s' cannot --emit=%s\n", t->name, o->emit);
+		return 1;
+	}
+	if (!o->output || strcmp(o->output, "-") == 0) {
+		snprintf(def, sizeof def, "%s.so", m->name);
+		return t->build(m, o, def);
+	}
+	return t->build(m, o, o->output);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -255,31 +299,25 @@ main(int argc, char **argv)
 	if (!m)
 		return 1;
 	dump(&o, m, "frontend");
+	if (m->fwd->loss >= 0) {
+		if (autodiff(m, &src))
+			return 1;
+		dump(&o, m, "autodiff");
+	}
+	simplify(m->fwd);
+	if (m->step)
+		simplify(m->step);
+	dump(&o, m, "simplify");
 
-	if (strcmp(o.target, "cuda") == 0 && (!o.emit || strcmp(o.emit, "ir"))) {
-		int rc;
-#ifdef HAVE_CUDA
-		rc = o.emit ? cuda_emit(m, &o, o.emit, o.output)
-		            : cuda_build(m, &o, o.output ? o.output : "a.so");
-#else
-		fprintf(stderr, "mtc: error: --target=cuda is not available: mtc was configured "
-		        "without NVRTC (see ./configure --with-cuda=DIR)\n");
-		rc = 1;
-#endif
-		mod_free(m);
-		free((char *)src.text);
-		return rc;
-	}
-	if (!o.emit || strcmp(o.emit, "ir")) {
-		fprintf(stderr, "mtc: error: building a module (-o MODEL.so) needs a code generator; "
-		        "this build only has --emit=ir\n");
-		return 1;
-	}
-	{
+	if (o.emit && strcmp(o.emit, "ir") == 0) {
 		FILE *fp = open_out(&o);
 		ir_print(fp, m);
 		if (fp != stdout)
 			fclose(fp);
+	} else {
+		int rc = codegen(&o, m);
+		if (rc)
+			return rc;
 	}
 	mod_free(m);
 	free((char *)src.text);

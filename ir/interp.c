@@ -1,2 +1,1072 @@
-/* interp.c: placeholder, replaced by the reference interpreter. */
+/* interp.c: the reference interpreter: runs any IR function op by op on host buffers.
+ *
+ * It is the oracle every later stage is checked against, so it favours plain, fixed-order
+ * arithmetic over speed. Numerics, chosen to follow PyTorch's CPU float path:
+ * - every value is computed in float (f32); transcendental functions are the C library's
+ *   float ones (expf, tanhf, ...); no fused multiply-add (ISO C mode: -ffp-contract=off);
+ * - matmul accumulates each output element in float over k in increasing order
+ *   (the i-k-j loop order keeps that order while streaming rows of the right operand);
+ * - reductions (sum, mean, max, softmax's sum, layernorm's moments, the losses' means, sum_to)
+ *   accumulate in float in increasing index order;
+ * - optimizer updates use PyTorch's formulas and evaluation order (torch.optim, 1.13),
+ *   bias corrections computed in double as Python does.
+ * A value's buffer is freed right after its last use, so a deep model's step holds only
+ * what is live; decl tensors (inputs, params, optimizer state) live in the Interp. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "ir.h"
+
+struct Interp {
+	const Module *m;
+	uint64_t seed;
+	Tensor *decl;             /* one per module decl, created on demand (autodiff adds state) */
+	int ndecl;
+	Tensor *out;
+	int nout;
+	int64_t live, peak;       /* bytes of decl tensors and live values; high-water mark */
+};
+
+/* One run of one function: a buffer per value, the error message. */
+typedef struct Run {
+	Interp *in;
+	const Func *f;
+	void **buf;
+	char *err;
+	size_t nerr;
+} Run;
+
+typedef int Kern(Run *, const Op *);
+
+#define TY(i) (&r->f->val[op->args[i]].ty)
+#define RTY (&r->f->val[op->res].ty)
+#define IN(i) ((const float *)r->buf[op->args[i]])
+#define INI(i) ((const int32_t *)r->buf[op->args[i]])
+#define OUT ((float *)r->buf[op->res])
+
+static int
+fail(Run *r, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->err, r->nerr, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* ---------- walking broadcast and permuted layouts ---------- */
+
+/* Element strides of x for each dim of r (x broadcasts to r): 0 where x has 1 or no dim. */
+static void
+bstrides(const Shape *x, const Shape *r, int64_t *st)
+{
+	int64_t s = 1;
+
+	for (int i = r->rank - 1; i >= 0; i--) {
+		int k = x->rank - r->rank + i;
+		st[i] = k < 0 || x->d[k] == 1 ? 0 : s;
+		if (k >= 0)
+			s *= x->d[k];
+	}
+}
+
+/* Advance the multi-index idx over dims [0, n) of d (last fastest), moving the offsets of
+ * k operands with strides st[j]. */
+static void
+advance(int n, const int64_t *d, int64_t *idx, int k, int64_t (*st)[MAXRANK], int64_t *off)
+{
+	for (int i = n - 1; i >= 0; i--) {
+		for (int j = 0; j < k; j++)
+			off[j] += st[j][i];
+		if (++idx[i] < d[i])
+			return;
+		for (int j = 0; j < k; j++)
+			off[j] -= st[j][i] * d[i];
+		idx[i] = 0;
+	}
+}
+
+/* Rows of a shape: the last dim is the row, everything before counts rows. */
+static int64_t
+rowlen(const Shape *s)
+{
+	return s->rank ? s->d[s->rank - 1] : 1;
+}
+
+/* o = x laid out as r, reading x through strides st (per dim of r): broadcast, transpose. */
+static void
+gather(const uint32_t *x, int64_t (*st)[MAXRANK], const Shape *r, uint32_t *o)
+{
+	int64_t n = rowlen(r), rows = shape_numel(r) / n, idx[MAXRANK] = {0}, off = 0;
+	int64_t s = r->rank ? st[0][r->rank - 1] : 0;
+
+	for (int64_t i = 0; i < rows; i++, o += n) {
+		for (int64_t j = 0; j < n; j++)
+			o[j] = x[off + j * s];
+		advance(r->rank - 1, r->d, idx, 1, st, &off);
+	}
+}
+
+/* Axis decomposition: outer x n x inner around axis a. */
+static void
+around(const Shape *s, int64_t a, int64_t *outer, int64_t *n, int64_t *inner)
+{
+	*outer = *inner = 1;
+	for (int i = 0; i < s->rank; i++)
+		if (i < a)
+			*outer *= s->d[i];
+		else if (i > a)
+			*inner *= s->d[i];
+	*n = s->d[a];
+}
+
+/* ---------- elementwise ---------- */
+
+typedef float Un(float x, float c);
+typedef float Bin(float a, float b, float c);
+
+/* gelu, tanh approximation, as PyTorch writes it */
+#define GELU_BETA ((float)(M_SQRT2 * M_2_SQRTPI * 0.5))
+#define GELU_KAPPA 0.044715f
+
+static float u_relu(float x, float c) { (void)c; return x > 0 ? x : 0; }
+static float u_tanh(float x, float c) { (void)c; return tanhf(x); }
+static float u_sigmoid(float x, float c) { (void)c; return 1 / (1 + expf(-x)); }
+static float u_exp(float x, float c) { (void)c; return expf(x); }
+static float u_log(float x, float c) { (void)c; return logf(x); }
+static float u_sqrt(float x, float c) { (void)c; return sqrtf(x); }
+static float u_rsqrt(float x, float c) { (void)c; return 1 / sqrtf(x); }
+static float u_neg(float x, float c) { (void)c; return -x; }
+static float u_pow(float x, float c) { return powf(x, c); }
+
+static float
+u_gelu(float x, float c)
+{
+	float in = GELU_BETA * (x + GELU_KAPPA * (x * x * x));
+	(void)c;
+	return 0.5f * x * (1 + tanhf(in));
+}
+
+static float b_add(float a, float b, float c) { (void)c; return a + b; }
+static float b_sub(float a, float b, float c) { (void)c; return a - b; }
+static float b_mul(float a, float b, float c) { (void)c; return a * b; }
+static float b_div(float a, float b, float c) { (void)c; return a / b; }
+static float b_sqdiff(float a, float b, float c) { (void)c; return (a - b) * (a - b); }
+
+/* Gradient helpers: (saved forward value, dy). Which forward value each takes is in docs/ir.md. */
+static float g_relu(float x, float dy, float c) { (void)c; return x > 0 ? dy : 0; }
+static float g_tanh(float y, float dy, float c) { (void)c; return dy * (1 - y * y); }
+static float g_sigmoid(float y, float dy, float c) { (void)c; return dy * (1 - y) * y; }
+static float g_sqrt(float y, float dy, float c) { (void)c; return dy / (2 * y); }
+static float g_rsqrt(float y, float dy, float c) { (void)c; return -0.5f * dy * (y * y * y); }
+static float g_pow(float x, float dy, float c) { return c == 0 ? 0 : dy * (c * powf(x, c - 1)); }
+
+static float
+g_gelu(float x, float dy, float c)
+{
+	float x2 = x * x, in = GELU_BETA * (x + GELU_KAPPA * x2 * x), t = tanhf(in);
+	float left = 0.5f * x, right = 1 + t;
+	float dleft = 0.5f * right, dright = left * (1 - t * t) * (GELU_BETA * (1 + 3 * GELU_KAPPA * x2));
+	(void)c;
+	return dy * (dleft + dright);
+}
+
+static Un *const unfn[NOP] = {
+	[OP_RELU] = u_relu, [OP_GELU] = u_gelu, [OP_TANH] = u_tanh, [OP_SIGMOID] = u_sigmoid,
+	[OP_EXP] = u_exp, [OP_LOG] = u_log, [OP_SQRT] = u_sqrt, [OP_RSQRT] = u_rsqrt,
+	[OP_NEG] = u_neg, [OP_POW] = u_pow,
+};
+
+static Bin *const binfn[NOP] = {
+	[OP_ADD] = b_add, [OP_SUB] = b_sub, [OP_MUL] = b_mul, [OP_DIV] = b_div,
+	[OP_RELU_G] = g_relu, [OP_GELU_G] = g_gelu, [OP_TANH_G] = g_tanh,
+	[OP_SIGMOID_G] = g_sigmoid, [OP_SQRT_G] = g_sqrt, [OP_RSQRT_G] = g_rsqrt, [OP_POW_G] = g_pow,
+};
+
+/* o[rs] = fn(a[as], b[bs], c) with NumPy broadcasting. */
+static void
+binary(Bin *fn, float c, const float *a, const Shape *as, const float *b, const Shape *bs,
+       const Shape *rs, float *o)
+{
+	int64_t st[2][MAXRANK], off[2] = {0, 0}, idx[MAXRANK] = {0};
+	int64_t n = rowlen(rs), rows = shape_numel(rs) / n, sa, sb;
+
+	bstrides(as, rs, st[0]);
+	bstrides(bs, rs, st[1]);
+	sa = rs->rank ? st[0][rs->rank - 1] : 0;
+	sb = rs->rank ? st[1][rs->rank - 1] : 0;
+	for (int64_t i = 0; i < rows; i++, o += n) {
+		const float *pa = a + off[0], *pb = b + off[1];
+		if (sa == 1 && sb == 1)
+			for (int64_t j = 0; j < n; j++)
+				o[j] = fn(pa[j], pb[j], c);
+		else
+			for (int64_t j = 0; j < n; j++)
+				o[j] = fn(pa[j * sa], pb[j * sb], c);
+		advance(rs->rank - 1, rs->d, idx, 2, st, off);
+	}
+}
+
+static int
+k_unary(Run *r, const Op *op)
+{
+	Un *fn = unfn[op->kind];
+	const float *x = IN(0);
+	float *o = OUT, c = (float)op->fa[0];
+	int64_t n = shape_numel(&RTY->sh);
+
+	for (int64_t i = 0; i < n; i++)
+		o[i] = fn(x[i], c);
+	return 0;
+}
+
+static int
+k_binary(Run *r, const Op *op)
+{
+	binary(binfn[op->kind], (float)op->fa[0], IN(0), &TY(0)->sh, IN(1), &TY(1)->sh, &RTY->sh, OUT);
+	return 0;
+}
+
+static int
+k_const(Run *r, const Op *op)
+{
+	float v = (float)op->fa[0], *o = OUT;
+	int64_t n = shape_numel(&RTY->sh);
+
+	for (int64_t i = 0; i < n; i++)
+		o[i] = v;
+	return 0;
+}
+
+/* ---------- data movement (dtype-agnostic: 4-byte words) ---------- */
+
+static int
+k_copy(Run *r, const Op *op)
+{
+	memcpy(r->buf[op->res], r->buf[op->args[0]], type_bytes(RTY));
+	return 0;
+}
+
+static int
+k_transpose(Run *r, const Op *op)
+{
+	const Shape *xs = &TY(0)->sh;
+	int64_t cs[MAXRANK], st[1][MAXRANK], s = 1;
+
+	for (int i = xs->rank - 1; i >= 0; i--) {
+		cs[i] = s;
+		s *= xs->d[i];
+	}
+	for (int i = 0; i < xs->rank; i++)
+		st[0][i] = cs[op->ia[i]];
+	gather(r->buf[op->args[0]], st, &RTY->sh, r->buf[op->res]);
+	return 0;
+}
+
+static int
+k_bcast(Run *r, const Op *op)
+{
+	int64_t st[1][MAXRANK];
+
+	bstrides(&TY(0)->sh, &RTY->sh, st[0]);
+	gather(r->buf[op->args[0]], st, &RTY->sh, r->buf[op->res]);
+	return 0;
+}
+
+static int
+k_concat(Run *r, const Op *op)
+{
+	int64_t outer, n, inner, ax = op->ia[0];
+	uint32_t *o = r->buf[op->res];
+
+	around(&RTY->sh, ax, &outer, &n, &inner);
+	for (int64_t i = 0; i < outer; i++)
+		for (int k = 0; k < op->nargs; k++) {
+			int64_t blk = TY(k)->sh.d[ax] * inner;
+			memcpy(o, (const uint32_t *)r->buf[op->args[k]] + i * blk, blk * 4);
+			o += blk;
+		}
+	return 0;
+}
+
+/* ---------- matmul ---------- */
+
+/* C[M,N] = op(A) op(B) per batch, batch dims broadcast; i-k-j order, float accumulation. */
+static int
+k_matmul(Run *r, const Op *op)
+{
+	const Shape *as = &TY(0)->sh, *bs = &TY(1)->sh, *rs = &RTY->sh;
+	int ta = op->ia[0] != 0, tb = op->ia[1] != 0;
+	int64_t M = rs->d[rs->rank - 2], N = rs->d[rs->rank - 1];
+	int64_t K = ta ? as->d[as->rank - 2] : as->d[as->rank - 1];
+	int64_t st[2][MAXRANK], off[2] = {0, 0}, idx[MAXRANK] = {0}, nb, lastb = -1;
+	Shape ab = *as, bb = *bs, ob = *rs;
+	const float *a = IN(0), *b = IN(1);
+	float *o = OUT, *bt = NULL;
+
+	ab.rank -= 2;
+	bb.rank -= 2;
+	ob.rank -= 2;
+	bstrides(&ab, &ob, st[0]);
+	bstrides(&bb, &ob, st[1]);
+	nb = shape_numel(&ob);
+	if (tb)
+		bt = xmalloc(K * N * sizeof *bt);
+	for (int64_t bi = 0; bi < nb; bi++, o += M * N) {
+		const float *A = a + off[0] * M * K, *B = b + off[1] * K * N;
+		if (tb) {
+			/* B is stored [N, K]: transpose once per distinct batch matrix */
+			if (off[1] != lastb)
+				for (int64_t k = 0; k < K; k++)
+					for (int64_t j = 0; j < N; j++)
+						bt[k * N + j] = B[j * K + k];
+			lastb = off[1];
+			B = bt;
+		}
+		for (int64_t i = 0; i < M; i++) {
+			float *c = o + i * N;
+			for (int64_t j = 0; j < N; j++)
+				c[j] = 0;
+			for (int64_t k = 0; k < K; k++) {
+				float av = ta ? A[k * M + i] : A[i * K + k];
+				const float *br = B + k * N;
+				for (int64_t j = 0; j < N; j++)
+					c[j] += av * br[j];
+			}
+		}
+		advance(ob.rank, ob.d, idx, 2, st, off);
+	}
+	free(bt);
+	return 0;
+}
+
+/* ---------- reductions ---------- */
+
+static int
+k_reduce(Run *r, const Op *op)
+{
+	int64_t outer, n, inner;
+	const float *x = IN(0);
+	float *o = OUT;
+
+	around(&TY(0)->sh, op->ia[0], &outer, &n, &inner);
+	for (int64_t i = 0; i < outer; i++, o += inner) {
+		const float *xi = x + i * n * inner;
+		for (int64_t j = 0; j < inner; j++)
+			o[j] = xi[j];
+		for (int64_t k = 1; k < n; k++) {
+			const float *xk = xi + k * inner;
+			if (op->kind == OP_MAX) {
+				for (int64_t j = 0; j < inner; j++)
+					if (xk[j] > o[j])
+						o[j] = xk[j];
+			} else {
+				for (int64_t j = 0; j < inner; j++)
+					o[j] += xk[j];
+			}
+		}
+		if (op->kind == OP_MEAN)
+			for (int64_t j = 0; j < inner; j++)
+				o[j] /= (float)n;
+	}
+	return 0;
+}
+
+/* max_grad(x, y, dy): dy flows to the first arg-max of x along the axis (y is not needed to
+ * find it: the first strict maximum is recomputed from x). */
+static int
+k_maxgrad(Run *r, const Op *op)
+{
+	int64_t outer, n, inner;
+	const float *x = IN(0), *dy = IN(2);
+	float *o = OUT;
+
+	around(&TY(0)->sh, op->ia[0], &outer, &n, &inner);
+	memset(o, 0, type_bytes(RTY));
+	for (int64_t i = 0; i < outer; i++)
+		for (int64_t j = 0; j < inner; j++) {
+			const float *xi = x + i * n * inner + j;
+			int64_t best = 0;
+			for (int64_t k = 1; k < n; k++)
+				if (xi[k * inner] > xi[best * inner])
+					best = k;
+			o[i * n * inner + best * inner + j] = dy[i * inner + j];
+		}
+	return 0;
+}
+
+/* sum_to(x): the sum of x over the dims its (given) result type broadcasts along. */
+static int
+k_sumto(Run *r, const Op *op)
+{
+	const Shape *xs = &TY(0)->sh;
+	int64_t st[1][MAXRANK], off = 0, idx[MAXRANK] = {0}, n = rowlen(xs), rows = shape_numel(xs) / n, s;
+	const float *x = IN(0);
+	float *o = OUT;
+
+	memset(o, 0, type_bytes(RTY));
+	bstrides(&RTY->sh, xs, st[0]);
+	s = xs->rank ? st[0][xs->rank - 1] : 0;
+	for (int64_t i = 0; i < rows; i++, x += n) {
+		for (int64_t j = 0; j < n; j++)
+			o[off + j * s] += x[j];
+		advance(xs->rank - 1, xs->d, idx, 1, st, &off);
+	}
+	return 0;
+}
+
+/* ---------- softmax family ---------- */
+
+static int
+k_softmax(Run *r, const Op *op)
+{
+	int64_t outer, n, inner;
+	const float *x = IN(0);
+	float *o = OUT;
+	int lg = op->kind == OP_LOGSOFTMAX;
+
+	around(&TY(0)->sh, op->ia[0], &outer, &n, &inner);
+	for (int64_t i = 0; i < outer; i++)
+		for (int64_t j = 0; j < inner; j++) {
+			const float *xi = x + i * n * inner + j;
+			float *oi = o + i * n * inner + j, m = xi[0], s = 0;
+			for (int64_t k = 1; k < n; k++)
+				if (xi[k * inner] > m)
+					m = xi[k * inner];
+			for (int64_t k = 0; k < n; k++)
+				s += expf(xi[k * inner] - m);
+			if (lg) {
+				float ls = logf(s);
+				for (int64_t k = 0; k < n; k++)
+					oi[k * inner] = xi[k * inner] - m - ls;
+			} else {
+				for (int64_t k = 0; k < n; k++)
+					oi[k * inner] = expf(xi[k * inner] - m) / s;
+			}
+		}
+	return 0;
+}
+
+/* softmax_grad(y, dy) = y (dy - sum(dy y)); log_softmax_grad(y, dy) = dy - exp(y) sum(dy). */
+static int
+k_softmaxgrad(Run *r, const Op *op)
+{
+	int64_t outer, n, inner;
+	const float *y = IN(0), *dy = IN(1);
+	float *o = OUT;
+	int lg = op->kind == OP_LOGSOFTMAX_G;
+
+	if (!shape_eq(&TY(0)->sh, &TY(1)->sh))
+		return fail(r, "%s needs operands of one shape", opinfo[op->kind].name);
+	around(&RTY->sh, op->ia[0], &outer, &n, &inner);
+	for (int64_t i = 0; i < outer; i++)
+		for (int64_t j = 0; j < inner; j++) {
+			int64_t b = i * n * inner + j;
+			float s = 0;
+			for (int64_t k = 0; k < n; k++)
+				s += lg ? dy[b + k * inner] : dy[b + k * inner] * y[b + k * inner];
+			for (int64_t k = 0; k < n; k++) {
+				int64_t e = b + k * inner;
+				o[e] = lg ? dy[e] - expf(y[e]) * s : y[e] * (dy[e] - s);
+			}
+		}
+	return 0;
+}
+
+/* ---------- layernorm ---------- */
+
+/* Mean and 1/sqrt(biased variance + eps) of one row. */
+static void
+moments(const float *x, int64_t d, float eps, float *mean, float *rstd)
+{
+	float s = 0, v = 0;
+
+	for (int64_t k = 0; k < d; k++)
+		s += x[k];
+	s /= (float)d;
+	for (int64_t k = 0; k < d; k++)
+		v += (x[k] - s) * (x[k] - s);
+	v /= (float)d;
+	*mean = s;
+	*rstd = 1 / sqrtf(v + eps);
+}
+
+static int
+k_layernorm(Run *r, const Op *op)
+{
+	const float *x = IN(0), *g = IN(1), *b = IN(2);
+	float *o = OUT, eps = (float)op->fa[0];
+	int64_t d = rowlen(&RTY->sh), rows = shape_numel(&RTY->sh) / d;
+
+	for (int64_t i = 0; i < rows; i++, x += d, o += d) {
+		float mu, rs;
+		moments(x, d, eps, &mu, &rs);
+		for (int64_t k = 0; k < d; k++)
+			o[k] = (x[k] - mu) * rs * g[k] + b[k];
+	}
+	return 0;
+}
+
+/* layernorm_dx(x, gamma, dy) = rstd (dxh - mean(dxh) - xh mean(dxh xh)), dxh = dy gamma. */
+static int
+k_lndx(Run *r, const Op *op)
+{
+	const float *x = IN(0), *g = IN(1), *dy = IN(2);
+	float *o = OUT, eps = (float)op->fa[0];
+	int64_t d = rowlen(&RTY->sh), rows = shape_numel(&RTY->sh) / d;
+
+	for (int64_t i = 0; i < rows; i++, x += d, dy += d, o += d) {
+		float mu, rs, s1 = 0, s2 = 0;
+		moments(x, d, eps, &mu, &rs);
+		for (int64_t k = 0; k < d; k++) {
+			float dxh = dy[k] * g[k];
+			s1 += dxh;
+			s2 += dxh * ((x[k] - mu) * rs);
+		}
+		s1 /= (float)d;
+		s2 /= (float)d;
+		for (int64_t k = 0; k < d; k++)
+			o[k] = rs * (dy[k] * g[k] - s1 - (x[k] - mu) * rs * s2);
+	}
+	return 0;
+}
+
+/* layernorm_dgamma(x, dy) = sum over rows of dy xh */
+static int
+k_lndgamma(Run *r, const Op *op)
+{
+	const float *x = IN(0), *dy = IN(1);
+	float *o = OUT, eps = (float)op->fa[0];
+	int64_t d = rowlen(&TY(0)->sh), rows = shape_numel(&TY(0)->sh) / d;
+
+	memset(o, 0, d * sizeof *o);
+	for (int64_t i = 0; i < rows; i++, x += d, dy += d) {
+		float mu, rs;
+		moments(x, d, eps, &mu, &rs);
+		for (int64_t k = 0; k < d; k++)
+			o[k] += dy[k] * ((x[k] - mu) * rs);
+	}
+	return 0;
+}
+
+/* ---------- embedding ---------- */
+
+static int
+k_embedding(Run *r, const Op *op)
+{
+	const Shape *ts = &TY(0)->sh;
+	int64_t v = ts->d[0], d = ts->d[1], n = shape_numel(&TY(1)->sh);
+	const int32_t *ids = INI(1);
+	const float *t = IN(0);
+	float *o = OUT;
+
+	for (int64_t i = 0; i < n; i++) {
+		if (ids[i] < 0 || ids[i] >= v)
+			return fail(r, "embedding: id %d at position %lld is out of range [0, %lld)", ids[i],
+			            (long long)i, (long long)v);
+		memcpy(o + i * d, t + (int64_t)ids[i] * d, d * sizeof *o);
+	}
+	return 0;
+}
+
+/* embedding_grad(ids, dy): scatter-add the rows of dy into a zero [V, D] table. */
+static int
+k_embedgrad(Run *r, const Op *op)
+{
+	int64_t v = RTY->sh.d[0], d = RTY->sh.d[1], n = shape_numel(&TY(0)->sh);
+	const int32_t *ids = INI(0);
+	const float *dy = IN(1);
+	float *o = OUT;
+
+	memset(o, 0, type_bytes(RTY));
+	for (int64_t i = 0; i < n; i++) {
+		float *row;
+		if (ids[i] < 0 || ids[i] >= v)
+			return fail(r, "embedding_grad: id %d at position %lld is out of range [0, %lld)",
+			            ids[i], (long long)i, (long long)v);
+		row = o + (int64_t)ids[i] * d;
+		for (int64_t k = 0; k < d; k++)
+			row[k] += dy[i * d + k];
+	}
+	return 0;
+}
+
+/* ---------- losses ---------- */
+
+static int
+label_ok(Run *r, const int32_t *lb, int64_t i, int64_t c)
+{
+	if (lb[i] < 0 || lb[i] >= c)
+		return fail(r, "cross_entropy: label %d at position %lld is out of range [0, %lld)",
+		            lb[i], (long long)i, (long long)c);
+	return 0;
+}
+
+/* cross_entropy(logits, labels) = mean over rows of logsumexp(row) - row[label] */
+static int
+k_xent(Run *r, const Op *op)
+{
+	const float *x = IN(0);
+	const int32_t *lb = INI(1);
+	int64_t c = rowlen(&TY(0)->sh), rows = shape_numel(&TY(0)->sh) / c;
+	float tot = 0;
+
+	for (int64_t i = 0; i < rows; i++, x += c) {
+		float m = x[0], s = 0;
+		if (label_ok(r, lb, i, c))
+			return -1;
+		for (int64_t k = 1; k < c; k++)
+			if (x[k] > m)
+				m = x[k];
+		for (int64_t k = 0; k < c; k++)
+			s += expf(x[k] - m);
+		tot += -(x[lb[i]] - m - logf(s));
+	}
+	OUT[0] = tot / (float)rows;
+	return 0;
+}
+
+/* cross_entropy_grad(logits, labels, dl) = (softmax(row) - onehot(label)) dl / rows */
+static int
+k_xentgrad(Run *r, const Op *op)
+{
+	const float *x = IN(0);
+	const int32_t *lb = INI(1);
+	int64_t c = rowlen(&TY(0)->sh), rows = shape_numel(&TY(0)->sh) / c;
+	float *o = OUT, g = IN(2)[0] / (float)rows;
+
+	for (int64_t i = 0; i < rows; i++, x += c, o += c) {
+		float m = x[0], s = 0;
+		if (label_ok(r, lb, i, c))
+			return -1;
+		for (int64_t k = 1; k < c; k++)
+			if (x[k] > m)
+				m = x[k];
+		for (int64_t k = 0; k < c; k++)
+			s += expf(x[k] - m);
+		for (int64_t k = 0; k < c; k++)
+			o[k] = (expf(x[k] - m) / s - (k == lb[i])) * g;
+	}
+	return 0;
+}
+
+/* mse(a, b) = mean of (a - b)^2 over the broadcast shape */
+static int
+k_mse(Run *r, const Op *op)
+{
+	Shape bs;
+	int64_t n;
+	float *t, s = 0;
+
+	if (shape_broadcast(&TY(0)->sh, &TY(1)->sh, &bs))
+		die("mse operands do not broadcast");
+	n = shape_numel(&bs);
+	t = xmalloc(n * sizeof *t);
+	binary(b_sqdiff, 0, IN(0), &TY(0)->sh, IN(1), &TY(1)->sh, &bs, t);
+	for (int64_t i = 0; i < n; i++)
+		s += t[i];
+	free(t);
+	OUT[0] = s / (float)n;
+	return 0;
+}
+
+/* mse_grad(a, b, dl) = (2/n) (a - b) dl: the gradient for a, over the broadcast shape */
+static int
+k_msegrad(Run *r, const Op *op)
+{
+	int64_t n = shape_numel(&RTY->sh);
+	float *o = OUT, c = 2.0f / (float)n, dl = IN(2)[0];
+
+	binary(b_sub, 0, IN(0), &TY(0)->sh, IN(1), &TY(1)->sh, &RTY->sh, o);
+	for (int64_t i = 0; i < n; i++)
+		o[i] = c * o[i] * dl;
+	return 0;
+}
+
+/* ---------- optimizer updates, in place ---------- */
+
+/* sgd_update(p, g): p -= lr g */
+static int
+k_sgd(Run *r, const Op *op)
+{
+	float *p = r->buf[op->args[0]], lr = (float)op->fa[0];
+	const float *g = IN(1);
+	int64_t n = shape_numel(&TY(0)->sh);
+
+	for (int64_t i = 0; i < n; i++)
+		p[i] = p[i] + -lr * g[i];
+	return 0;
+}
+
+/* sgd_momentum_update(p, v, g): v = mu v + g; p -= lr v */
+static int
+k_sgdm(Run *r, const Op *op)
+{
+	float *p = r->buf[op->args[0]], *v = r->buf[op->args[1]];
+	float lr = (float)op->fa[0], mu = (float)op->fa[1];
+	const float *g = IN(2);
+	int64_t n = shape_numel(&TY(0)->sh);
+
+	for (int64_t i = 0; i < n; i++) {
+		v[i] = v[i] * mu + g[i];
+		p[i] = p[i] + -lr * v[i];
+	}
+	return 0;
+}
+
+/* adam_update(p, m, v, g, t), torch.optim.Adam (1.13, single tensor):
+ * m = b1 m + (1-b1) g; v = b2 v + (1-b2) g g; p -= (lr/bc1) m / (sqrt(v)/sqrt(bc2) + eps) */
+static int
+k_adam(Run *r, const Op *op)
+{
+	float *p = r->buf[op->args[0]], *m = r->buf[op->args[1]], *v = r->buf[op->args[2]];
+	const float *g = IN(3);
+	int32_t t = INI(4)[0];
+	double lr = op->fa[0], b1 = op->fa[1], b2 = op->fa[2];
+	float eps = (float)op->fa[3], fb1 = (float)b1, fb2 = (float)b2;
+	float a1 = (float)(1 - b1), a2 = (float)(1 - b2), step, bc2s;
+	int64_t n = shape_numel(&TY(0)->sh);
+
+	if (t < 1)
+		return fail(r, "adam_update: step counter is %d; tick must precede the update", t);
+	step = (float)(lr / (1 - pow(b1, t)));
+	bc2s = (float)sqrt(1 - pow(b2, t));
+	for (int64_t i = 0; i < n; i++) {
+		m[i] = m[i] * fb1 + a1 * g[i];
+		v[i] = v[i] * fb2 + a2 * g[i] * g[i];
+		p[i] = p[i] + -step * (m[i] / (sqrtf(v[i]) / bc2s + eps));
+	}
+	return 0;
+}
+
+static int
+k_tick(Run *r, const Op *op)
+{
+	((int32_t *)r->buf[op->args[0]])[0]++;
+	return 0;
+}
+
+static int
+k_nothing(Run *r, const Op *op)
+{
+	(void)r;
+	(void)op;
+	return 0;
+}
+
+/* One kernel per op kind. swap_out/swap_in copy into a buffer of their own (the host and
+ * the accelerator copy); wait has nothing to wait for in a synchronous interpreter. */
+static Kern *const kern[] = {
+	[OP_CONST] = k_const, [OP_ADD] = k_binary, [OP_SUB] = k_binary, [OP_MUL] = k_binary,
+	[OP_DIV] = k_binary, [OP_MATMUL] = k_matmul, [OP_RELU] = k_unary, [OP_GELU] = k_unary,
+	[OP_TANH] = k_unary, [OP_SIGMOID] = k_unary, [OP_EXP] = k_unary, [OP_LOG] = k_unary,
+	[OP_SQRT] = k_unary, [OP_RSQRT] = k_unary, [OP_NEG] = k_unary, [OP_POW] = k_unary,
+	[OP_TRANSPOSE] = k_transpose, [OP_RESHAPE] = k_copy, [OP_CONCAT] = k_concat,
+	[OP_SUM] = k_reduce, [OP_MEAN] = k_reduce, [OP_MAX] = k_reduce,
+	[OP_SOFTMAX] = k_softmax, [OP_LOGSOFTMAX] = k_softmax, [OP_LAYERNORM] = k_layernorm,
+	[OP_EMBEDDING] = k_embedding, [OP_XENT] = k_xent, [OP_MSE] = k_mse,
+	[OP_SUMTO] = k_sumto, [OP_BCAST] = k_bcast, [OP_RELU_G] = k_binary,
+	[OP_GELU_G] = k_binary, [OP_TANH_G] = k_binary, [OP_SIGMOID_G] = k_binary,
+	[OP_SQRT_G] = k_binary, [OP_RSQRT_G] = k_binary, [OP_POW_G] = k_binary,
+	[OP_MAX_G] = k_maxgrad, [OP_SOFTMAX_G] = k_softmaxgrad, [OP_LOGSOFTMAX_G] = k_softmaxgrad,
+	[OP_LN_DX] = k_lndx, [OP_LN_DGAMMA] = k_lndgamma, [OP_EMBED_G] = k_embedgrad,
+	[OP_XENT_G] = k_xentgrad, [OP_MSE_G] = k_msegrad,
+	[OP_SGD] = k_sgd, [OP_SGDM] = k_sgdm, [OP_ADAM] = k_adam, [OP_TICK] = k_tick,
+	[OP_SWAPOUT] = k_copy, [OP_SWAPIN] = k_copy, [OP_WAIT] = k_nothing,
+};
+_Static_assert(sizeof kern / sizeof kern[0] == NOP, "kern[] must have one entry per OPTAB op");
+
+/* ---------- deterministic initial values ---------- */
+
+static uint64_t
+splitmix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* 64 random bits for draw j of (key): counter-based, so any element is computable alone. */
+static uint64_t
+bits(uint64_t key, uint64_t j)
+{
+	return splitmix64(key ^ splitmix64(j));
+}
+
+/* uniform in [0, 1) with 53 bits */
+static double
+unif(uint64_t key, uint64_t j)
+{
+	return (double)(bits(key, j) >> 11) * 0x1p-53;
+}
+
+/* The recipe, for other implementations: key = splitmix64(fnv1a64(name) ^ splitmix64(seed));
+ * draw j = splitmix64(key ^ splitmix64(j)); uniform(lo,hi) element i: lo + (hi-lo) u(i);
+ * normal element i: mean + std sqrt(-2 ln(1 - u(2i))) cos(2 pi u(2i+1)), in double, then
+ * rounded to float; f32 inputs: uniform(-1, 1); i32 inputs: draw(i) >> 33 (0 .. 2^31-1),
+ * which users bring into range with % input_range(). */
+void
+init_tensor(const Decl *d, uint64_t seed, Tensor *t)
+{
+	uint64_t h = 14695981039346656037ull, key;
+	int64_t n = shape_numel(&d->ty.sh);
+	float *f = t->data;
+	int32_t *iv = t->data;
+	Init in = d->init;
+
+	for (const char *s = d->name; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	key = splitmix64(h ^ splitmix64(seed));
+	t->ty = d->ty;
+	if (d->role == R_INPUT) {
+		if (d->ty.dt == I32) {
+			for (int64_t i = 0; i < n; i++)
+				iv[i] = (int32_t)(bits(key, i) >> 33);
+			return;
+		}
+		in.kind = INIT_UNIFORM;
+		in.a = -1;
+		in.b = 1;
+	}
+	if (d->ty.dt == I32) {
+		/* i32 state (adam's step counter): zeros or a constant */
+		for (int64_t i = 0; i < n; i++)
+			iv[i] = in.kind == INIT_FULL ? (int32_t)in.a : in.kind == INIT_ONES;
+		return;
+	}
+	for (int64_t i = 0; i < n; i++)
+		switch (in.kind) {
+		case INIT_NONE:
+		case INIT_ZEROS: f[i] = 0; break;
+		case INIT_ONES: f[i] = 1; break;
+		case INIT_FULL: f[i] = (float)in.a; break;
+		case INIT_UNIFORM: f[i] = (float)(in.a + (in.b - in.a) * unif(key, i)); break;
+		case INIT_NORMAL:
+			f[i] = (float)(in.a + in.b * sqrt(-2 * log(1 - unif(key, 2 * i))) *
+			                          cos(2 * M_PI * unif(key, 2 * i + 1)));
+			break;
+		}
+}
+
+/* Follow an i32 value back through layout-only ops to the decl it comes from, or -1. */
+static int
+source_decl(const Func *f, int v)
+{
+	while (f->val[v].decl < 0) {
+		int d = f->val[v].def;
+		if (d < 0)
+			return -1;
+		switch (f->op[d].kind) {
+		case OP_RESHAPE: case OP_TRANSPOSE: case OP_SWAPOUT: case OP_SWAPIN:
+			v = f->op[d].args[0];
+			break;
+		default:
+			return -1;
+		}
+	}
+	return f->val[v].decl;
+}
+
+int64_t
+input_range(const Module *m, int decl)
+{
+	const Func *fs[2] = { m->fwd, m->step };
+	int64_t best = 0;
+
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; fs[k] && i < fs[k]->nop; i++) {
+			const Func *f = fs[k];
+			const Op *op = &f->op[i];
+			int64_t r = 0;
+			if (op->kind == OP_EMBEDDING && source_decl(f, op->args[1]) == decl)
+				r = f->val[op->args[0]].ty.sh.d[0];
+			else if (op->kind == OP_EMBED_G && source_decl(f, op->args[0]) == decl)
+				r = f->val[op->res].ty.sh.d[0];
+			else if ((op->kind == OP_XENT || op->kind == OP_XENT_G) &&
+			         source_decl(f, op->args[1]) == decl)
+				r = rowlen(&f->val[op->args[0]].ty.sh);
+			if (r > 0 && (best == 0 || r < best))
+				best = r;
+		}
+	return best;
+}
+
+/* ---------- the interpreter ---------- */
+
+static void *
+talloc(Interp *in, const Type *t)
+{
+	int64_t b = type_bytes(t);
+	in->live += b;
+	if (in->live > in->peak)
+		in->peak = in->live;
+	return xmalloc(b);
+}
+
+static void
+tfree(Interp *in, const Type *t, void *p)
+{
+	in->live -= type_bytes(t);
+	free(p);
+}
+
+/* Create the tensors of decls added since the last call (autodiff adds optimizer state). */
+static void
+grow(Interp *in)
+{
+	const Module *m = in->m;
+
+	if (in->ndecl >= m->ndecl)
+		return;
+	in->decl = xrealloc(in->decl, m->ndecl * sizeof *in->decl);
+	for (int i = in->ndecl; i < m->ndecl; i++) {
+		const Decl *d = &m->decl[i];
+		Tensor *t = &in->decl[i];
+		t->data = talloc(in, &d->ty);
+		init_tensor(d, in->seed, t);
+		if (d->role == R_INPUT && d->ty.dt == I32) {
+			int64_t rg = input_range(m, i), n = shape_numel(&d->ty.sh);
+			int32_t *v = t->data;
+			for (int64_t k = 0; rg > 0 && k < n; k++)
+				v[k] %= (int32_t)rg;
+		}
+	}
+	in->ndecl = m->ndecl;
+}
+
+Interp *
+interp_new(const Module *m, uint64_t seed)
+{
+	Interp *in = xcalloc(1, sizeof *in);
+
+	for (int k = 0; k < NOP; k++)
+		if (!kern[k])
+			die("no interpreter kernel for %s", opinfo[k].name);
+	in->m = m;
+	in->seed = seed;
+	grow(in);
+	return in;
+}
+
+static void
+free_outs(Interp *in)
+{
+	for (int i = 0; i < in->nout; i++)
+		free(in->out[i].data);
+	free(in->out);
+	in->out = NULL;
+	in->nout = 0;
+}
+
+void
+interp_free(Interp *in)
+{
+	if (!in)
+		return;
+	free_outs(in);
+	for (int i = 0; i < in->ndecl; i++)
+		free(in->decl[i].data);
+	free(in->decl);
+	free(in);
+}
+
+Tensor *
+interp_decl(Interp *in, int decl)
+{
+	grow(in);
+	if (decl < 0 || decl >= in->ndecl)
+		die("decl %d out of range", decl);
+	return &in->decl[decl];
+}
+
+Tensor *
+interp_out(Interp *in, int i)
+{
+	if (i < 0 || i >= in->nout)
+		die("output %d out of range", i);
+	return &in->out[i];
+}
+
+int64_t
+interp_peak(const Interp *in)
+{
+	return in->peak;
+}
+
+/* What the caller reads: the loss of a step, the outputs of anything else. */
+static int
+results(const Func *f, const int **vals)
+{
+	if (f->mod && f == f->mod->step && f->loss >= 0) {
+		*vals = &f->loss;
+		return 1;
+	}
+	*vals = f->out;
+	return f->nout;
+}
+
+int
+interp_run(Interp *in, const Func *f, char *err, size_t nerr)
+{
+	Run r = { in, f, NULL, err, nerr };
+	int *last = xmalloc((f->nval ? f->nval : 1) * sizeof *last), rc = 0, nres;
+	const int *res;
+
+	grow(in);
+	free_outs(in);
+	nres = results(f, &res);
+	r.buf = xcalloc(f->nval, sizeof *r.buf);
+	/* last[v]: the index of the op after which v dies; nop for values kept to the end */
+	for (int v = 0; v < f->nval; v++)
+		last[v] = -1;
+	for (int i = 0; i < f->nop; i++)
+		for (int k = 0; k < f->op[i].nargs; k++)
+			last[f->op[i].args[k]] = i;
+	for (int k = 0; k < nres; k++)
+		last[res[k]] = f->nop;
+	for (int v = 0; v < f->nval; v++)
+		if (f->val[v].decl >= 0) {
+			if (f->val[v].decl >= in->ndecl)
+				die("value %%%s names decl %d of %d", f->val[v].name, f->val[v].decl, in->ndecl);
+			r.buf[v] = in->decl[f->val[v].decl].data;
+		}
+	for (int i = 0; i < f->nop && rc == 0; i++) {
+		const Op *op = &f->op[i];
+		for (int k = 0; k < op->nargs; k++)
+			if (!r.buf[op->args[k]])
+				die("op %d (%s) reads %%%s before it is computed", i, opinfo[op->kind].name,
+				    f->val[op->args[k]].name);
+		if (op->res >= 0)
+			r.buf[op->res] = talloc(in, &f->val[op->res].ty);
+		rc = kern[op->kind](&r, op);
+		/* free operands at their last use, and results nobody reads */
+		for (int k = 0; k <= op->nargs; k++) {
+			int v = k < op->nargs ? op->args[k] : op->res;
+			if (v >= 0 && f->val[v].decl < 0 && last[v] <= i && r.buf[v]) {
+				tfree(in, &f->val[v].ty, r.buf[v]);
+				r.buf[v] = NULL;
+			}
+		}
+	}
+	if (rc == 0) {
+		in->out = xcalloc(nres ? nres : 1, sizeof *in->out);
+		for (int k = 0; k < nres; k++) {
+			const Type *t = &f->val[res[k]].ty;
+			if (!r.buf[res[k]])
+				die("result %%%s was never computed", f->val[res[k]].name);
+			in->out[k].ty = *t;
+			in->out[k].data = xmalloc(type_bytes(t));   /* a copy for the caller: not counted */
+			memcpy(in->out[k].data, r.buf[res[k]], type_bytes(t));
+			in->nout++;
+		}
+	}
+	for (int v = 0; v < f->nval; v++)
+		if (f->val[v].decl < 0 && r.buf[v])
+			tfree(in, &f->val[v].ty, r.buf[v]);
+	free(r.buf);
+	free(last);
+	return rc;
+}

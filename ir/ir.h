@@ -159,6 +159,7 @@ typedef double CostRule(const struct Func *, const struct Op *);
 	X(EMBED_G,   "embedding_grad",2,F_GIVEN,            "",              "",                sh_embedgrad,gr_none,      co_zero) \
 	X(XENT_G,    "cross_entropy_grad",3,0,              "",              "",                sh_xentgrad, gr_none,      co_softmax) \
 	X(MSE_G,     "mse_grad",    3, 0,                   "",              "",                sh_msegrad,  gr_none,      co_ew1) \
+	X(SLICE,     "slice",       1, F_GIVEN,             "axis start",    "",                sh_slice,    gr_none,      co_zero) \
 	/* optimizer updates: in place on params and optimizer state */ \
 	X(SGD,       "sgd_update",  2, F_MUT | F_NORES,     "",              "lr",              sh_sgd,      gr_none,      co_ew1) \
 	X(SGDM,      "sgd_momentum_update",3,F_MUT|F_NORES, "",              "lr momentum",     sh_sgdm,     gr_none,      co_ew1) \
@@ -326,7 +327,14 @@ Tensor *interp_decl(Interp *, int decl);
  * (preallocated by the interpreter; read them with interp_out). Returns 0 or -1 with errbuf. */
 int interp_run(Interp *, const Func *, char *err, size_t nerr);
 Tensor *interp_out(Interp *, int i);
-/* Deterministic initial values: a param from its initializer, an input from pseudo-random data. */
+/* High-water mark of the bytes the interpreter held: decl tensors plus live values. */
+int64_t interp_peak(const Interp *);
+/* Deterministic initial values: a param from its initializer, an input from pseudo-random data
+ * (the recipe is in interp.c). Fills t->data (type_bytes(&d->ty) bytes) and sets t->ty.
+ * i32 inputs get values in [0, 2^31); interp_new brings them below input_range(). */
 void init_tensor(const Decl *, uint64_t seed, Tensor *);
+/* The values an i32 input may take, [0, range): the rows of the embedding table or the classes
+ * of the cross_entropy that reads it (the smallest if several); 0 if nothing bounds it. */
+int64_t input_range(const Module *, int decl);
 
 #endif

@@ -483,6 +483,26 @@ sh_msegrad(const Func *f, const Op *op, Type *r, char *err, size_t n)
 	return 0;
 }
 
+/* The result (given) is x narrowed along axis to [start, start + r.d[axis]). */
+int
+sh_slice(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	const Type *x = ARG(0);
+	int64_t ax = op->ia[0], st = op->ia[1];
+
+	if (want_axis(op, ax, x->sh.rank, err, n))
+		return -1;
+	if (r->dt != x->dt || r->sh.rank != x->sh.rank)
+		return fail(err, n, "slice of %s cannot give %s", TS(x), TS(r));
+	for (int k = 0; k < x->sh.rank; k++)
+		if (k != ax && r->sh.d[k] != x->sh.d[k])
+			return fail(err, n, "slice of %s cannot give %s", TS(x), TS(r));
+	if (st < 0 || r->sh.d[ax] > x->sh.d[ax] - st)
+		return fail(err, n, "slice [%lld, +%lld) out of range for %s", (long long)st,
+		            (long long)r->sh.d[ax], TS(x));
+	return 0;
+}
+
 /* Optimizer updates: every operand but the step counter has the param's type. */
 static int
 same_as_param(const Func *f, const Op *op, int nsame, char *err, size_t n)

@@ -1,32 +1,285 @@
-/* grad.c: the op table's gradient rules. Placeholder until autodiff lands: each dies. */
+/* grad.c: the op table's gradient rules, and the exact meaning of the backward helper ops.
+ *
+ * Each rule gets a forward op of the step and the autodiff context (passes.h): it reads dy,
+ * the gradient of op->res, and accumulates the gradients of the op's f32 operands with
+ * d_acc, which also reduces a broadcast gradient back to the operand's shape (sum_to).
+ * Rules emit only ordinary ops, so the backward is IR like the rest.
+ *
+ * The helper ops, defined here once (the interpreter and the code generators implement them
+ * from these definitions; "bcast" is NumPy broadcasting of operands to the result shape):
+ *
+ *   sum_to(g) -> T          T is given and broadcasts to g's shape; r[j] = sum of g[i] over
+ *                           every i that broadcasting maps to j (the transpose of broadcast).
+ *   broadcast(x) -> T       T is given; r[i] = x[the index broadcasting maps i to].
+ *   slice(x) axis start -> T  T is given: x's shape but d[axis] = n; r[.., j, ..] =
+ *                           x[.., start + j, ..] along axis, 0 <= start, start + n <= x.d[axis].
+ *   relu_grad(x, dy)        dy where x > 0, else 0.                          (bcast)
+ *   gelu_grad(x, dy)        dy * d/dx gelu_tanh(x): with u = k*(x + 0.044715 x^3),
+ *                           k = sqrt(2/pi), t = tanh(u):
+ *                           dy * (0.5*(1 + t) + 0.5*x*(1 - t^2)*k*(1 + 3*0.044715 x^2)). (bcast)
+ *   tanh_grad(y, dy)        dy * (1 - y^2)            y = tanh(x)            (bcast)
+ *   sigmoid_grad(y, dy)     dy * y * (1 - y)          y = sigmoid(x)         (bcast)
+ *   sqrt_grad(y, dy)        dy * 0.5 / y              y = sqrt(x)            (bcast)
+ *   rsqrt_grad(y, dy)       -0.5 * dy * y^3           y = rsqrt(x)           (bcast)
+ *   pow_grad(x, dy) c       dy * c * x^(c-1)          (C's pow; x^0 = 1)     (bcast)
+ *   max_grad(x, y, dy) axis keepdims
+ *                           y = max(x, axis, keepdims), dy its gradient (y's shape); the result
+ *                           has x's shape: along axis, dy goes to the FIRST index where
+ *                           x == y, every other element is 0.
+ *   softmax_grad(y, dy) axis        y * (dy - sum(dy * y, axis, keepdims))  y = softmax(x)
+ *   log_softmax_grad(y, dy) axis    dy - exp(y) * sum(dy, axis, keepdims)   y = log_softmax(x)
+ *   layernorm_dx(x, gamma, dy) eps  over the last axis (length D), per row: mu = mean(x),
+ *                           var = mean((x - mu)^2) (biased), rs = 1/sqrt(var + eps),
+ *                           xh = (x - mu)*rs, g = dy*gamma:
+ *                           dx = rs * (g - mean(g) - xh * mean(g * xh)).
+ *   layernorm_dgamma(x, dy) eps     f32[D]: sum over all rows of dy * xh (xh as above).
+ *   embedding_grad(ids, dy) -> f32[V, D] (given)   zeros, then for every position p of ids:
+ *                           r[ids[p], :] += dy[p, :] (scatter-add; ids out of [0, V): an error
+ *                           of the evaluator, as in the forward).
+ *   cross_entropy_grad(logits, labels, dl)   (softmax(logits, last axis) - onehot(labels))
+ *                           * dl / P, P = numel(labels), the number of positions.
+ *   mse_grad(a, b, dl)      2 * (a - b) * dl / N, N = numel of the broadcast shape.  (bcast)
+ *
+ * And the optimizer updates (PH_UPD, in place; PyTorch's rules):
+ *   sgd_update(p, g) lr                    p -= lr * g
+ *   sgd_momentum_update(p, v, g) lr momentum   v = momentum * v + g; p -= lr * v
+ *   tick(t)                                t += 1 (i32; runs before every adam_update)
+ *   adam_update(p, m, v, g, t) lr beta1 beta2 eps
+ *                           m = beta1*m + (1-beta1)*g; v = beta2*v + (1-beta2)*g^2;
+ *                           mh = m / (1 - beta1^t); vh = v / (1 - beta2^t);
+ *                           p -= lr * mh / (sqrt(vh) + eps)
+ */
 #include "passes.h"
 
-void gr_none(struct Diff *d, const Op *op) { (void)d; die("%s has no gradient", opinfo[op->kind].name); }
+#define A(i) (op->args[i])
+#define TY(v) (&d->f->val[(v)].ty)
 
-void gr_add(struct Diff *d, const Op *op) { (void)d; die("gradient of %s not written yet", opinfo[op->kind].name); }
-void gr_concat(struct Diff *d, const Op *op) { (void)d; die("gradient of %s not written yet", opinfo[op->kind].name); }
-void gr_div(struct Diff *d, const Op *op) { (void)d; die("gradient of %s not written yet", opinfo[op->kind].name); }
-void gr_embedding(struct Diff *d, const Op *op) { (void)d; die("gradient of %s not written yet", opinfo[op->kind].name); }
-void gr_exp(struct Diff *d, const Op *op) { (void)d; die("gradient of %s not written yet", opinfo[op->kind].name); }
-void gr_gelu(struct Diff *d, const Op *op) { (void)d; die("gradient of %s not written yet", opinfo[op->kind].name); }
-void gr_layernorm(struct Diff *d, const Op *op) { (void)d; die("gradient of %s not written yet", opinfo[op->kind].name); }
-void gr_log(struct Diff *d, const Op *op) { (void)d; die("gradient of %s not written yet", opinfo[op->kind].name); }
-void gr_logsoftmax(struct Diff *d, const Op *op) { (void)d; die("gradient of %s not written yet", opinfo[op->kind].name); }
-void gr_matmul(struct Diff *d, const Op *op) { (void)d; die("gradient of %s not written yet", opinfo[op->kind].name); }
-void gr_max(struct Diff *d, const Op *op) { (void)d; die("gradient of %s not written yet", opinfo[op->kind].name); }
-void gr_mean(struct Diff *d, const Op *op) { (void)d; die("gradient of %s not written yet", opinfo[op->kind].name); }
-void gr_mse(struct Diff *d, const Op *op) { (void)d; die("gradient of %s not written yet", opinfo[op->kind].name); }
-void gr_mul(struct Diff *d, const Op *op) { (void)d; die("gradient of %s not written yet", opinfo[op->kind].name); }
-void gr_neg(struct Diff *d, const Op *op) { (void)d; die("gradient of %s not written yet", opinfo[op->kind].name); }
-void gr_pow(struct Diff *d, const Op *op) { (void)d; die("gradient of %s not written yet", opinfo[op->kind].name); }
-void gr_relu(struct Diff *d, const Op *op) { (void)d; die("gradient of %s not written yet", opinfo[op->kind].name); }
-void gr_reshape(struct Diff *d, const Op *op) { (void)d; die("gradient of %s not written yet", opinfo[op->kind].name); }
-void gr_rsqrt(struct Diff *d, const Op *op) { (void)d; die("gradient of %s not written yet", opinfo[op->kind].name); }
-void gr_sigmoid(struct Diff *d, const Op *op) { (void)d; die("gradient of %s not written yet", opinfo[op->kind].name); }
-void gr_softmax(struct Diff *d, const Op *op) { (void)d; die("gradient of %s not written yet", opinfo[op->kind].name); }
-void gr_sqrt(struct Diff *d, const Op *op) { (void)d; die("gradient of %s not written yet", opinfo[op->kind].name); }
-void gr_sub(struct Diff *d, const Op *op) { (void)d; die("gradient of %s not written yet", opinfo[op->kind].name); }
-void gr_sum(struct Diff *d, const Op *op) { (void)d; die("gradient of %s not written yet", opinfo[op->kind].name); }
-void gr_tanh(struct Diff *d, const Op *op) { (void)d; die("gradient of %s not written yet", opinfo[op->kind].name); }
-void gr_transpose(struct Diff *d, const Op *op) { (void)d; die("gradient of %s not written yet", opinfo[op->kind].name); }
-void gr_xent(struct Diff *d, const Op *op) { (void)d; die("gradient of %s not written yet", opinfo[op->kind].name); }
+void gr_none(Diff *d, const Op *op) { (void)d; die("%s has no gradient", opinfo[op->kind].name); }
+
+/* ---------- elementwise ---------- */
+
+void
+gr_add(Diff *d, const Op *op)
+{
+	int dy = d_grad(d, op->res);
+	d_acc(d, A(0), dy);
+	d_acc(d, A(1), dy);
+}
+
+void
+gr_sub(Diff *d, const Op *op)
+{
+	int dy = d_grad(d, op->res);
+	d_acc(d, A(0), dy);
+	if (d_need(d, A(1)))
+		d_acc(d, A(1), d_op1(d, OP_NEG, d_sumto(d, dy, A(1))));
+}
+
+void
+gr_mul(Diff *d, const Op *op)
+{
+	int dy = d_grad(d, op->res);
+	if (d_need(d, A(0)))
+		d_acc(d, A(0), d_op2(d, OP_MUL, dy, A(1)));
+	if (d_need(d, A(1)))
+		d_acc(d, A(1), d_op2(d, OP_MUL, dy, A(0)));
+}
+
+/* y = a / b: da = dy / b, db = -dy * a / b^2 = -(da * y). */
+void
+gr_div(Diff *d, const Op *op)
+{
+	int dy = d_grad(d, op->res), da = d_op2(d, OP_DIV, dy, A(1));
+	d_acc(d, A(0), da);
+	if (d_need(d, A(1)))
+		d_acc(d, A(1), d_op1(d, OP_NEG, d_op2(d, OP_MUL, da, op->res)));
+}
+
+void gr_relu(Diff *d, const Op *op) { d_acc(d, A(0), d_op2(d, OP_RELU_G, A(0), d_grad(d, op->res))); }
+void gr_gelu(Diff *d, const Op *op) { d_acc(d, A(0), d_op2(d, OP_GELU_G, A(0), d_grad(d, op->res))); }
+void gr_tanh(Diff *d, const Op *op) { d_acc(d, A(0), d_op2(d, OP_TANH_G, op->res, d_grad(d, op->res))); }
+void gr_sigmoid(Diff *d, const Op *op) { d_acc(d, A(0), d_op2(d, OP_SIGMOID_G, op->res, d_grad(d, op->res))); }
+void gr_sqrt(Diff *d, const Op *op) { d_acc(d, A(0), d_op2(d, OP_SQRT_G, op->res, d_grad(d, op->res))); }
+void gr_rsqrt(Diff *d, const Op *op) { d_acc(d, A(0), d_op2(d, OP_RSQRT_G, op->res, d_grad(d, op->res))); }
+void gr_exp(Diff *d, const Op *op) { d_acc(d, A(0), d_op2(d, OP_MUL, d_grad(d, op->res), op->res)); }
+void gr_log(Diff *d, const Op *op) { d_acc(d, A(0), d_op2(d, OP_DIV, d_grad(d, op->res), A(0))); }
+void gr_neg(Diff *d, const Op *op) { d_acc(d, A(0), d_op1(d, OP_NEG, d_grad(d, op->res))); }
+
+void
+gr_pow(Diff *d, const Op *op)
+{
+	int a[2] = { A(0), d_grad(d, op->res) };
+	d_acc(d, A(0), d_emit(d, OP_POW_G, a, 2, NULL, 0, op->fa, NULL));
+}
+
+/* ---------- matmul ---------- */
+
+static int
+mm(Diff *d, int a, int b, int ta, int tb)
+{
+	int64_t ia[MAXIA] = { ta, tb };
+	int args[2] = { a, b };
+	return d_emit(d, OP_MATMUL, args, 2, ia, 0, NULL, NULL);
+}
+
+/* v of shape [..., r, c] as [prod(...) * r, c]. */
+static int
+rows(Diff *d, int v)
+{
+	Type t = *TY(v);
+	int64_t n = shape_numel(&t.sh) / t.sh.d[t.sh.rank - 1];
+
+	t.sh.d[0] = n;
+	t.sh.d[1] = TY(v)->sh.d[TY(v)->sh.rank - 1];
+	t.sh.rank = 2;
+	return d_emit(d, OP_RESHAPE, &v, 1, NULL, 0, NULL, &t);
+}
+
+/* C = op(A) @ op(B), op(X) = X or X^T by ta, tb. With dC:
+ *   d op(A) = dC @ op(B)^T,  d op(B) = op(A)^T @ dC,
+ * and a transposed operand takes the transpose of that, written as one matmul with its own
+ * flags so no transpose op is needed. Batch axes the operand was broadcast over come out of
+ * the matmul full-size; d_acc sums them away. The common case of a weight, a rank-2 B times
+ * a batched untransposed A (x @ w with x [B, S, D]), contracts over all rows at once as
+ * PyTorch does: no [batch, k, n] temporary to sum. */
+void
+gr_matmul(Diff *d, const Op *op)
+{
+	int dc = d_grad(d, op->res), ta = (int)op->ia[0], tb = (int)op->ia[1];
+
+	if (d_need(d, A(0)))
+		d_acc(d, A(0), !ta ? mm(d, dc, A(1), 0, !tb) : mm(d, A(1), dc, tb, 1));
+	if (!d_need(d, A(1)))
+		return;
+	if (TY(A(1))->sh.rank == 2 && TY(A(0))->sh.rank > 2 && !ta)
+		d_acc(d, A(1), !tb ? mm(d, rows(d, A(0)), rows(d, dc), 1, 0) :
+		                     mm(d, rows(d, dc), rows(d, A(0)), 1, 0));
+	else
+		d_acc(d, A(1), !tb ? mm(d, A(0), dc, !ta, 0) : mm(d, dc, A(0), 1, ta));
+}
+
+/* ---------- layout ---------- */
+
+void
+gr_transpose(Diff *d, const Op *op)
+{
+	int64_t inv[MAXIA] = {0};
+	int a = d_grad(d, op->res);
+
+	for (int i = 0; i < op->nia; i++)
+		inv[op->ia[i]] = i;
+	d_acc(d, A(0), d_emit(d, OP_TRANSPOSE, &a, 1, inv, op->nia, NULL, NULL));
+}
+
+void
+gr_reshape(Diff *d, const Op *op)
+{
+	int a = d_grad(d, op->res);
+	d_acc(d, A(0), d_emit(d, OP_RESHAPE, &a, 1, NULL, 0, NULL, TY(A(0))));
+}
+
+/* Each operand's gradient is its slice of dy along the axis. */
+void
+gr_concat(Diff *d, const Op *op)
+{
+	int dy = d_grad(d, op->res);
+	int64_t ia[MAXIA] = { op->ia[0], 0 };
+
+	for (int i = 0; i < op->nargs; i++) {
+		if (d_need(d, A(i)))
+			d_acc(d, A(i), d_emit(d, OP_SLICE, &dy, 1, ia, 0, NULL, TY(A(i))));
+		ia[1] += TY(A(i))->sh.d[op->ia[0]];
+	}
+}
+
+/* ---------- reductions ---------- */
+
+/* dy of a reduction over axis, spread back over x's shape (divided by n unless 1). */
+static int
+spread(Diff *d, const Op *op, int64_t n)
+{
+	int g = d_grad(d, op->res);
+	Type t = *TY(A(0));
+
+	if (n != 1) {
+		Type s = { F32, { 0, {0} } };
+		double v = (double)n;
+		int c = d_emit(d, OP_CONST, NULL, 0, NULL, 0, &v, &s);
+		g = d_op2(d, OP_DIV, g, c);
+	}
+	if (!op->ia[1]) {
+		Type k = t;
+		k.sh.d[op->ia[0]] = 1;
+		g = d_emit(d, OP_RESHAPE, &g, 1, NULL, 0, NULL, &k);
+	}
+	return d_emit(d, OP_BCAST, &g, 1, NULL, 0, NULL, &t);
+}
+
+void gr_sum(Diff *d, const Op *op) { d_acc(d, A(0), spread(d, op, 1)); }
+
+void
+gr_mean(Diff *d, const Op *op)
+{
+	d_acc(d, A(0), spread(d, op, TY(A(0))->sh.d[op->ia[0]]));
+}
+
+void
+gr_max(Diff *d, const Op *op)
+{
+	int a[3] = { A(0), op->res, d_grad(d, op->res) };
+	d_acc(d, A(0), d_emit(d, OP_MAX_G, a, 3, op->ia, 0, NULL, NULL));
+}
+
+/* ---------- normalisation, losses ---------- */
+
+void
+gr_softmax(Diff *d, const Op *op)
+{
+	int a[2] = { op->res, d_grad(d, op->res) };
+	d_acc(d, A(0), d_emit(d, OP_SOFTMAX_G, a, 2, op->ia, 0, NULL, NULL));
+}
+
+void
+gr_logsoftmax(Diff *d, const Op *op)
+{
+	int a[2] = { op->res, d_grad(d, op->res) };
+	d_acc(d, A(0), d_emit(d, OP_LOGSOFTMAX_G, a, 2, op->ia, 0, NULL, NULL));
+}
+
+void
+gr_layernorm(Diff *d, const Op *op)
+{
+	int dy = d_grad(d, op->res);
+	int dx[3] = { A(0), A(1), dy }, dg[2] = { A(0), dy };
+
+	if (d_need(d, A(0)))
+		d_acc(d, A(0), d_emit(d, OP_LN_DX, dx, 3, NULL, 0, op->fa, NULL));
+	if (d_need(d, A(1)))
+		d_acc(d, A(1), d_emit(d, OP_LN_DGAMMA, dg, 2, NULL, 0, op->fa, NULL));
+	d_acc(d, A(2), dy);
+}
+
+void
+gr_embedding(Diff *d, const Op *op)
+{
+	int a[2] = { A(1), d_grad(d, op->res) };
+	d_acc(d, A(0), d_emit(d, OP_EMBED_G, a, 2, NULL, 0, NULL, TY(A(0))));
+}
+
+void
+gr_xent(Diff *d, const Op *op)
+{
+	int a[3] = { A(0), A(1), d_grad(d, op->res) };
+	d_acc(d, A(0), d_emit(d, OP_XENT_G, a, 3, NULL, 0, NULL, NULL));
+}
+
+void
+gr_mse(Diff *d, const Op *op)
+{
+	int a[3] = { A(0), A(1), d_grad(d, op->res) };
+	int g = d_emit(d, OP_MSE_G, a, 3, NULL, 0, NULL, NULL);
+
+	d_acc(d, A(0), g);
+	if (d_need(d, A(1)))
+		d_acc(d, A(1), d_op1(d, OP_NEG, d_sumto(d, g, A(1))));
+}

@@ -1,2 +1,3 @@
 # passes/local.mk: autodiff, simplification, analyses, the memory planner.
-libmtc_a_SOURCES += passes/passes.h passes/grad.c passes/cost.c
+libmtc_a_SOURCES += passes/passes.h passes/grad.c passes/cost.c \
+	passes/copy.c passes/autodiff.c passes/simplify.c

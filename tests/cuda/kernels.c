@@ -118,6 +118,8 @@ build(void)
 	op(OP_RESHAPE, 1, A(x), 0, NULL, NULL, (tt = ty(F32, 2, 8, 4), &tt));
 	op(OP_CONCAT, 3, A(x, x, c), 1, I(1), NULL, NULL);
 	op(OP_CONCAT, 2, A(b3, b3), 1, I(0), NULL, NULL);
+	op(OP_SLICE, 1, A(b3), 2, I(2, 3), NULL, (tt = ty(F32, 3, 2, 4, 4), &tt));
+	op(OP_SLICE, 1, A(x), 2, I(0, 1), NULL, (tt = ty(F32, 2, 2, 8), &tt));
 	op(OP_SUM, 1, A(x), 2, I(0, 0), NULL, NULL);
 	op(OP_SUM, 1, A(b3), 2, I(2, 1), NULL, NULL);
 	op(OP_MEAN, 1, A(x), 2, I(1, 1), NULL, NULL);

@@ -1,0 +1,323 @@
+/* run.c: mtc-run, which trains or runs a model without writing C; here through the interpreter. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "config.h"
+#include "frontend.h"
+#include "passes.h"
+#include "safetensors.h"
+
+static const char usage[] =
+"usage: mtc-run MODEL.tdsl|MODEL.mir|MODEL.so [options]\n"
+"\n"
+"Train a model for a few steps, or run its forward pass, on the reference interpreter\n"
+"(MODEL.tdsl, MODEL.mir) or a compiled module (MODEL.so).\n"
+"\n"
+"options:\n"
+"  --params FILE         initial params (safetensors; missing params use their initializers)\n"
+"  --inputs FILE         inputs (safetensors; missing inputs are pseudo-random, labels in range)\n"
+"  --steps N             training steps (default 1); prints 'step K loss V' for each\n"
+"  --save-params FILE    write the params after the last step\n"
+"  --forward             run the forward pass instead of training\n"
+"  --save-outputs FILE   with --forward: write the outputs\n"
+"  --seed N              seed of the initial values and the inputs (default 0)\n"
+"  -D NAME=INT           override (or define) an integer const of the model\n"
+"  --version             print the version and exit\n"
+"  --help                print this help and exit\n"
+"\n"
+"At the end it prints 'peak_bytes P plan_bytes Q budget_bytes B step_ms T': for the\n"
+"interpreter P is the high-water mark of the bytes it held (params, state, inputs, live\n"
+"values), Q and B are 0, T is the median step time in milliseconds.\n";
+
+typedef struct RunOpts {
+	const char *model, *params, *inputs, *save_params, *save_outputs;
+	long steps;
+	int forward;
+	uint64_t seed;
+	const char *defines[256];
+	int ndefines;
+} RunOpts;
+
+/* autodiff and simplify live in passes/ (the autodiff branch); a build without them still
+ * links (weak references, pulled from the library with -u) and says what is missing. */
+#pragma weak autodiff
+#pragma weak simplify
+
+static _Noreturn void
+fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static _Noreturn void
+fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "mtc-run: error: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static void
+parse_args(RunOpts *o, int argc, char **argv)
+{
+	o->steps = -1;
+	for (int i = 1; i < argc; i++) {
+		char *a = argv[i], *v = NULL;
+		const char *eq = strchr(a, '=');
+		size_t n = eq && a[0] == '-' && a[1] == '-' ? (size_t)(eq - a) : strlen(a);
+		/* --opt VALUE and --opt=VALUE */
+#define OPT(s) (strlen(s) == n && strncmp(a, s, n) == 0 && \
+		((v = eq ? (char *)eq + 1 : (i + 1 < argc ? argv[++i] : NULL)) != NULL || \
+		 (fatal("%s needs an argument", s), 0)))
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			fputs(usage, stdout);
+			exit(0);
+		} else if (strcmp(a, "--version") == 0) {
+			printf("mtc-run %s\n", PACKAGE_VERSION);
+			exit(0);
+		} else if (strcmp(a, "--forward") == 0) {
+			o->forward = 1;
+		} else if (OPT("--params")) {
+			o->params = v;
+		} else if (OPT("--inputs")) {
+			o->inputs = v;
+		} else if (OPT("--save-params")) {
+			o->save_params = v;
+		} else if (OPT("--save-outputs")) {
+			o->save_outputs = v;
+		} else if (OPT("--steps")) {
+			char *e;
+			errno = 0;
+			o->steps = strtol(v, &e, 10);
+			if (*e || !*v || errno || o->steps < 0 || o->steps > 1000000000)
+				fatal("invalid --steps '%s': expected a count", v);
+		} else if (OPT("--seed")) {
+			char *e;
+			errno = 0;
+			o->seed = strtoull(v, &e, 10);
+			if (*e || !*v || errno || *v == '-')
+				fatal("invalid --seed '%s'", v);
+		} else if (strcmp(a, "-D") == 0 || (strncmp(a, "-D", 2) == 0 && a[2])) {
+			const char *d = a[2] ? a + 2 : (++i < argc ? argv[i] : NULL);
+			if (!d || !strchr(d, '='))
+				fatal("-D needs NAME=INT, got '%s'", d ? d : "");
+			if (o->ndefines == 256)
+				fatal("too many -D options");
+			o->defines[o->ndefines++] = d;
+		} else if (a[0] == '-' && a[1]) {
+			fatal("unknown option '%s' (see mtc-run --help)", a);
+		} else {
+			if (o->model)
+				fatal("more than one model ('%s')", a);
+			o->model = a;
+		}
+#undef OPT
+	}
+	if (!o->model)
+		fatal("no model (see mtc-run --help)");
+	if (o->save_outputs && !o->forward)
+		fatal("--save-outputs needs --forward");
+}
+
+static char *
+slurp(const char *path, size_t *len)
+{
+	FILE *fp = fopen(path, "rb");
+	char *buf = NULL;
+	size_t n = 0, cap = 0, r;
+
+	if (!fp)
+		return NULL;
+	do {
+		if (cap - n < 65536) {
+			cap = cap ? 2 * cap : 65536 * 2;
+			buf = xrealloc(buf, cap + 1);
+		}
+		r = fread(buf + n, 1, cap - n, fp);
+		n += r;
+	} while (r > 0);
+	fclose(fp);
+	buf[n] = 0;
+	*len = n;
+	return buf;
+}
+
+static int
+has_suffix(const char *s, const char *suf)
+{
+	size_t n = strlen(s), k = strlen(suf);
+	return n >= k && strcmp(s + n - k, suf) == 0;
+}
+
+static const char *const rolename[] = { "input", "param", "optimizer state" };
+
+/* Copy the tensors of a safetensors file into the interpreter's decls: every name must be a
+ * decl of an allowed role, with the decl's dtype and shape. */
+static void
+load(Interp *in, const Module *m, const char *path, int inputs)
+{
+	char err[512], a[160], b[160];
+	mtc_st_file *f = mtc_st_read(path, err, sizeof err);
+
+	if (!f)
+		fatal("%s", err);
+	for (int i = 0; i < f->n; i++) {
+		const mtc_st_tensor *t = &f->t[i];
+		int d = mod_find_decl(m, t->name);
+		Type ty;
+		if (d < 0)
+			fatal("%s: tensor '%s' is not %s of model %s", path, t->name,
+			      inputs ? "an input" : "a param", m->name);
+		if ((m->decl[d].role == R_INPUT) != inputs)
+			fatal("%s: tensor '%s' is %s %s, not %s", path, t->name,
+			      m->decl[d].role == R_INPUT ? "an" : "a", rolename[m->decl[d].role],
+			      inputs ? "an input" : "a param (give inputs with --inputs)");
+		ty.dt = t->dtype == MTC_ST_I32 ? I32 : F32;
+		ty.sh.rank = t->rank;
+		memcpy(ty.sh.d, t->shape, sizeof ty.sh.d);
+		if (ty.dt != m->decl[d].ty.dt || !shape_eq(&ty.sh, &m->decl[d].ty.sh))
+			fatal("%s: tensor '%s' is %s, the model's %s '%s' is %s", path, t->name,
+			      type_str(&ty, a, sizeof a), rolename[m->decl[d].role], t->name,
+			      type_str(&m->decl[d].ty, b, sizeof b));
+		memcpy(interp_decl(in, d)->data, t->data, t->nbytes);
+	}
+	mtc_st_free(f);
+}
+
+static void
+save(const char *path, const char **names, Tensor **ts, int n)
+{
+	mtc_st_tensor *t = xcalloc(n ? n : 1, sizeof *t);
+	char err[512];
+
+	for (int i = 0; i < n; i++) {
+		t[i].name = (char *)names[i];
+		t[i].dtype = ts[i]->ty.dt == I32 ? MTC_ST_I32 : MTC_ST_F32;
+		t[i].rank = ts[i]->ty.sh.rank;
+		memcpy(t[i].shape, ts[i]->ty.sh.d, sizeof t[i].shape);
+		t[i].data = ts[i]->data;
+	}
+	if (mtc_st_write(path, t, n, err, sizeof err))
+		fatal("%s", err);
+	free(t);
+}
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+int
+main(int argc, char **argv)
+{
+	RunOpts o = {0};
+	Src src = {0};
+	FeOpts fe = {0};
+	Module *m;
+	Interp *in;
+	const Func *f;
+	char err[512];
+	double *ms, med = 0;
+	long nrun;
+
+	parse_args(&o, argc, argv);
+	if (has_suffix(o.model, ".so"))
+		fatal("%s: running a compiled module is not supported yet; give the model's .tdsl "
+		      "or .mir to run it on the interpreter", o.model);
+	src.name = o.model;
+	if (!(src.text = slurp(o.model, &src.len)))
+		fatal("cannot read '%s': %s", o.model, strerror(errno));
+	fe.defines = o.defines;
+	fe.ndefines = o.ndefines;
+	m = has_suffix(o.model, ".mir") ? ir_parse(&src) : fe_compile(&src, &fe);
+	if (!m)
+		return 1;
+	if (!m->fwd || (!o.forward && m->fwd->loss < 0 && !m->step)) {
+		if (!o.forward && o.steps >= 0)
+			fatal("%s: model %s has no 'train' statement: run it with --forward", o.model, m->name);
+		o.forward = 1;
+	}
+	if (!o.forward && !m->step) {
+		if (!autodiff || !simplify)
+			fatal("this build has no autodiff pass: only --forward works");
+		if (autodiff(m, &src))
+			return 1;
+		simplify(m->step);
+	} else if (o.forward && simplify) {
+		simplify(m->fwd);
+	}
+	f = o.forward ? m->fwd : m->step;
+	if (o.steps < 0)
+		o.steps = 1;
+
+	in = interp_new(m, o.seed);
+	if (o.params)
+		load(in, m, o.params, 0);
+	if (o.inputs)
+		load(in, m, o.inputs, 1);
+
+	nrun = o.forward ? (o.steps ? 1 : 0) : o.steps;
+	ms = xcalloc(nrun ? nrun : 1, sizeof *ms);
+	for (long k = 0; k < nrun; k++) {
+		double t0 = now_ms();
+		if (interp_run(in, f, err, sizeof err))
+			fatal("%s: %s", o.model, err);
+		ms[k] = now_ms() - t0;
+		if (!o.forward)
+			printf("step %ld loss %.9g\n", k + 1, ((float *)interp_out(in, 0)->data)[0]);
+		fflush(stdout);
+	}
+	if (nrun) {
+		qsort(ms, nrun, sizeof *ms, cmp_double);
+		med = nrun % 2 ? ms[nrun / 2] : (ms[nrun / 2 - 1] + ms[nrun / 2]) / 2;
+	}
+
+	if (o.save_outputs) {
+		const char **nm = xcalloc(f->nout + 1, sizeof *nm);
+		Tensor **ts = xcalloc(f->nout + 1, sizeof *ts);
+		if (!nrun)
+			fatal("--save-outputs needs at least one run (--steps 0 given)");
+		for (int i = 0; i < f->nout; i++) {
+			nm[i] = f->outname[i];
+			ts[i] = interp_out(in, i);
+		}
+		save(o.save_outputs, nm, ts, f->nout);
+		free(nm);
+		free(ts);
+	}
+	if (o.save_params) {
+		const char **nm = xcalloc(m->ndecl, sizeof *nm);
+		Tensor **ts = xcalloc(m->ndecl, sizeof *ts);
+		int n = 0;
+		for (int d = 0; d < m->ndecl; d++)
+			if (m->decl[d].role == R_PARAM) {
+				nm[n] = m->decl[d].name;
+				ts[n++] = interp_decl(in, d);
+			}
+		save(o.save_params, nm, ts, n);
+		free(nm);
+		free(ts);
+	}
+	printf("peak_bytes %lld plan_bytes 0 budget_bytes 0 step_ms %.3f\n",
+	       (long long)interp_peak(in), med);
+	free(ms);
+	interp_free(in);
+	mod_free(m);
+	free((char *)src.text);
+	return 0;
+}

@@ -1,0 +1,286 @@
+/* autodiff.c: reverse-mode differentiation of the forward into the training step.
+ *
+ * needs: m->fwd with fwd->loss (an f32[] value) and m->opt.
+ * fills: the optimizer's state decls (sgd with momentum: "mom.P" of P; adam: "m.P", "v.P" of
+ *        P and one "adam.t" i32[] counter), m->step = the forward ops the loss needs (PH_FWD),
+ *        the gradient of the loss w.r.t. every param that reaches it (PH_BWD, rules from the op
+ *        table, grad.c), and the in-place updates (PH_UPD); then clears fwd->loss, so the
+ *        forward keeps only what its outputs need once simplified.
+ *
+ * Decls must come first in every function's value table, and functions exist already: the
+ * state decls are added, then the forward is rebuilt (copy.c) so its values renumber. Params
+ * that do not reach the loss get neither state nor update (PyTorch: their grad is None).
+ * A forward value that a backward op reads is an activation the step saves; every other
+ * forward value dies at its last forward use: the ops' phases show which is which. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes.h"
+
+/* ---------- the context API of the gradient rules ---------- */
+
+int d_grad(Diff *d, int v) { return d->grad[v]; }
+int d_need(Diff *d, int v) { return d->need[v] && d->f->val[v].ty.dt == F32; }
+
+int
+d_emit(Diff *d, Opk k, const int *args, int n, const int64_t *ia, int nia, const double *fa,
+       const Type *given)
+{
+	int64_t a[MAXIA] = {0};
+	double f[MAXFA] = {0};
+	Type t = {0};
+	char err[256];
+	int none = -1, i;
+
+	if (ia)
+		memcpy(a, ia, sizeof a);
+	if (fa)
+		memcpy(f, fa, sizeof f);
+	if (given)
+		t = *given;
+	if (!args)
+		args = &none;
+	if (op_infer(d->f, k, args, n, a, nia, f, &t, err, sizeof err))
+		die("autodiff made a bad %s: %s", opinfo[k].name, err);
+	i = func_op(d->f, k, PH_BWD, args, n, a, nia, f, &t,
+	            asprintf_a(d->f->mod->arena, "d.%s", d->base), d->loc);
+	return d->f->op[i].res;
+}
+
+int d_op1(Diff *d, Opk k, int a) { return d_emit(d, k, &a, 1, NULL, 0, NULL, NULL); }
+int d_op2(Diff *d, Opk k, int a, int b) { int x[2] = { a, b }; return d_emit(d, k, x, 2, NULL, 0, NULL, NULL); }
+
+int
+d_sumto(Diff *d, int g, int v)
+{
+	const Type *t = &d->f->val[v].ty;
+
+	if (shape_eq(&d->f->val[g].ty.sh, &t->sh))
+		return g;
+	return d_emit(d, OP_SUMTO, &g, 1, NULL, 0, NULL, t);
+}
+
+void
+d_acc(Diff *d, int v, int g)
+{
+	int a[2], i;
+
+	if (!d_need(d, v))
+		return;
+	g = d_sumto(d, g, v);
+	if (d->grad[v] < 0) {
+		d->grad[v] = g;
+		return;
+	}
+	a[0] = d->grad[v];
+	a[1] = g;
+	i = func_op(d->f, OP_ADD, PH_BWD, a, 2, NULL, 0, NULL, &d->f->val[v].ty,
+	            asprintf_a(d->f->mod->arena, "g.%s", d->f->val[v].name), d->loc);
+	d->grad[v] = d->f->op[i].res;
+}
+
+/* ---------- the pass ---------- */
+
+/* live[v]: the loss needs v; need[v]: v depends on a param. */
+static void
+mark(const Func *f, int loss, uint8_t *live, uint8_t *need)
+{
+	memset(live, 0, f->nval);
+	memset(need, 0, f->nval);
+	live[loss] = 1;
+	for (int i = f->nop - 1; i >= 0; i--) {
+		const Op *op = &f->op[i];
+		if (op->res >= 0 && live[op->res])
+			for (int k = 0; k < op->nargs; k++)
+				live[op->args[k]] = 1;
+	}
+	for (int v = 0; v < f->nval; v++)
+		if (f->val[v].decl >= 0 && f->mod->decl[f->val[v].decl].role == R_PARAM)
+			need[v] = 1;
+	for (int i = 0; i < f->nop; i++) {
+		const Op *op = &f->op[i];
+		for (int k = 0; k < op->nargs && op->res >= 0; k++)
+			if (need[op->args[k]] && f->val[op->args[k]].ty.dt == F32)
+				need[op->res] = 1;
+	}
+}
+
+static int
+add_state(Module *m, Src *src, const char *pfx, int p, Type ty)
+{
+	char *nm = asprintf_a(m->arena, "%s%s%s", pfx, p >= 0 ? "." : "", p >= 0 ? m->decl[p].name : "");
+	int i;
+
+	if (mod_find_decl(m, nm) >= 0) {
+		diag(src, m->opt.loc, "optimizer state '%s' clashes with a declaration of that name", nm);
+		return -1;
+	}
+	/* mod_decl refuses decls once functions exist; the forward is rebuilt after. */
+	{
+		Func *fw = m->fwd;
+		m->fwd = NULL;
+		i = mod_decl(m, nm, R_STATE, ty, (Init){ INIT_ZEROS, 0, 0 }, m->opt.loc);
+		m->fwd = fw;
+	}
+	m->decl[i].of = p;
+	return i;
+}
+
+/* The update of param p with gradient g; state decls st[] as add_state made them. */
+static void
+update(Func *s, const Optim *o, int p, int g, const int *st, int t)
+{
+	double fa[MAXFA] = {0};
+	int a[5] = { p, g };
+
+	switch (o->kind) {
+	case OPT_SGD:
+		fa[0] = o->lr;
+		if (o->momentum == 0) {
+			func_op(s, OP_SGD, PH_UPD, a, 2, NULL, 0, fa, NULL, NULL, o->loc);
+			break;
+		}
+		fa[1] = o->momentum;
+		a[1] = st[0];
+		a[2] = g;
+		func_op(s, OP_SGDM, PH_UPD, a, 3, NULL, 0, fa, NULL, NULL, o->loc);
+		break;
+	case OPT_ADAM:
+		fa[0] = o->lr, fa[1] = o->beta1, fa[2] = o->beta2, fa[3] = o->eps;
+		a[1] = st[0], a[2] = st[1], a[3] = g, a[4] = t;
+		func_op(s, OP_ADAM, PH_UPD, a, 5, NULL, 0, fa, NULL, NULL, o->loc);
+		break;
+	case OPT_NONE:
+		die("no optimizer");
+	}
+}
+
+int
+autodiff(Module *m, Src *src)
+{
+	Func *fw = m->fwd, *s;
+	int nd = m->ndecl, loss = fw->loss, tick = -1, ok = 0, *map, *st;
+	uint8_t *live, *need;
+	Diff d;
+
+	if (loss < 0)
+		die("autodiff of a model without a loss");
+	if (m->step) {
+		diag(src, m->opt.loc, "the module already has a training step");
+		return -1;
+	}
+	if (m->opt.kind == OPT_NONE) {
+		diag(src, fw->val[loss].loc, "a trained loss needs an optimizer");
+		return -1;
+	}
+	if (fw->val[loss].ty.dt != F32 || fw->val[loss].ty.sh.rank != 0) {
+		diag(src, fw->val[loss].loc, "the loss must be f32[]");
+		return -1;
+	}
+
+	/* The state of every param that reaches the loss. */
+	live = xcalloc(fw->nval, 1);
+	need = xcalloc(fw->nval, 1);
+	mark(fw, loss, live, need);
+	st = xmalloc(2 * nd * sizeof *st);
+	for (int p = 0; p < nd; p++) {
+		st[2 * p] = st[2 * p + 1] = -1;
+		if (m->decl[p].role != R_PARAM || !live[p])
+			continue;
+		if (m->opt.kind == OPT_SGD && m->opt.momentum != 0)
+			ok |= (st[2 * p] = add_state(m, src, "mom", p, m->decl[p].ty)) < 0;
+		if (m->opt.kind == OPT_ADAM) {
+			if (tick < 0)
+				ok |= (tick = add_state(m, src, "adam.t", -1, (Type){ I32, { 0, {0} } })) < 0;
+			ok |= (st[2 * p] = add_state(m, src, "m", p, m->decl[p].ty)) < 0;
+			ok |= (st[2 * p + 1] = add_state(m, src, "v", p, m->decl[p].ty)) < 0;
+		}
+	}
+	free(live);
+	free(need);
+	if (ok) {
+		free(st);
+		return -1;
+	}
+	if (m->ndecl > nd) {
+		Func *nf = func_rebuild(fw, NULL, NULL);
+		func_adopt(fw, nf);
+		loss = fw->loss;
+	}
+
+	/* The forward ops the loss needs, then the seed d(loss) = 1. */
+	live = xcalloc(fw->nval, 1);
+	need = xcalloc(fw->nval, 1);
+	mark(fw, loss, live, need);
+	s = func_new(m, "step");
+	map = xmalloc(fw->nval * sizeof *map);
+	for (int v = 0; v < fw->nval; v++)
+		map[v] = fw->val[v].decl >= 0 ? fw->val[v].decl : -1;
+	for (int i = 0; i < fw->nop; i++)
+		if (fw->op[i].res >= 0 && live[fw->op[i].res])
+			copy_op(s, fw, &fw->op[i], map, PH_FWD);
+	s->loss = map[loss];
+	memset(&d, 0, sizeof d);
+	d.f = s;
+	d.grad = xmalloc(s->nval * sizeof *d.grad);
+	d.need = xcalloc(s->nval, 1);
+	for (int v = 0; v < s->nval; v++)
+		d.grad[v] = -1;
+	for (int v = 0; v < fw->nval; v++)
+		if (map[v] >= 0)
+			d.need[map[v]] = need[v];
+	{
+		int nfwd = s->nop;
+		Type sc = { F32, { 0, {0} } };
+		double one[MAXFA] = { 1 };
+
+		d.base = s->val[s->loss].name;
+		d.loc = s->val[s->loss].loc;
+		if (d.need[s->loss]) {
+			int i = func_op(s, OP_CONST, PH_BWD, &nfwd, 0, NULL, 0, one, &sc,
+			                asprintf_a(m->arena, "g.%s", d.base), d.loc);
+			d.grad[s->loss] = s->op[i].res;
+		}
+		/* The reverse sweep. d.grad and d.need cover the forward values only: values made
+		 * here are never differentiated. */
+		for (int i = nfwd - 1; i >= 0; i--) {
+			Op o = s->op[i];
+			if (o.res < 0 || d.grad[o.res] < 0 || !d.need[o.res])
+				continue;
+			if (opinfo[o.kind].grad == gr_none) {
+				diag(src, o.loc, "%s cannot be differentiated", opinfo[o.kind].name);
+				ok = -1;
+				break;
+			}
+			d.base = s->val[o.res].name;
+			d.loc = o.loc;
+			opinfo[o.kind].grad(&d, &o);
+		}
+	}
+
+	/* The updates, params in declaration order; adam ticks its counter first. */
+	if (!ok) {
+		int first = 1;
+		for (int p = 0; p < nd; p++) {
+			if (m->decl[p].role != R_PARAM || d.grad[p] < 0)
+				continue;
+			if (m->opt.kind == OPT_ADAM && first)
+				func_op(s, OP_TICK, PH_UPD, &tick, 1, NULL, 0, NULL, NULL, NULL, m->opt.loc);
+			first = 0;
+			update(s, &m->opt, p, d.grad[p], &st[2 * p], tick);
+		}
+		m->step = s;
+		fw->loss = -1;
+	} else {
+		Func dead = {0};
+		func_adopt(&dead, s);
+		func_adopt(&dead, &(Func){0});
+	}
+	free(d.grad);
+	free(d.need);
+	free(map);
+	free(live);
+	free(need);
+	free(st);
+	return ok ? -1 : 0;
+}

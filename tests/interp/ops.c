@@ -1,0 +1,856 @@
+/* ops.c: the interpreter's kernels against hand-computed values and independent references.
+ *
+ * Each case builds a tiny module with func_op/op_infer, runs it, and compares. Forward ops
+ * are checked against values worked out by hand or a double-precision reference written
+ * here; gradient helpers against central finite differences of the interpreter's own
+ * forward op (so the operand conventions of docs/ir.md are checked end to end). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+
+static int npass, nfail;
+static Module *m;
+static Func *f;
+static Interp *in;
+static void *data[32];        /* initial contents per decl, or NULL (then pseudo-random) */
+
+static Type
+ty(DType dt, int rank, ...)
+{
+	Type t = { dt, { rank, {0} } };
+	va_list ap;
+
+	va_start(ap, rank);
+	for (int i = 0; i < rank; i++)
+		t.sh.d[i] = va_arg(ap, int);
+	va_end(ap);
+	return t;
+}
+
+static void
+begin(void)
+{
+	if (in)
+		interp_free(in);
+	if (m)
+		mod_free(m);
+	in = NULL;
+	f = NULL;
+	m = mod_new("t", "t.tdsl");
+	memset(data, 0, sizeof data);
+}
+
+static int
+decl(const char *name, Type t, void *init)
+{
+	int d = mod_decl(m, name, R_INPUT, t, (Init){INIT_NONE, 0, 0}, (Loc){0, 0});
+	data[d] = init;
+	return d;
+}
+
+static void
+start(void)
+{
+	f = func_new(m, "forward");
+	m->fwd = f;
+}
+
+/* Append an op; for F_GIVEN ops *given is the result type. */
+static int
+op(Opk k, const int *args, int nargs, const int64_t *ia, int nia, const double *fa, const Type *given)
+{
+	char err[256];
+	Type r = given ? *given : (Type){0};
+	int i;
+
+	if (op_infer(f, k, args, nargs, ia, nia, fa, &r, err, sizeof err))
+		die("test builds a bad %s: %s", opinfo[k].name, err);
+	i = func_op(f, k, PH_FWD, args, nargs, ia, nia, fa, &r, NULL, (Loc){0, 0});
+	return f->op[i].res;
+}
+
+#define A(...) ((const int[]){__VA_ARGS__})
+#define I(...) ((const int64_t[]){__VA_ARGS__})
+#define F(...) ((const double[]){__VA_ARGS__})
+#define FL(...) ((float[]){__VA_ARGS__})
+#define IL(...) ((int32_t[]){__VA_ARGS__})
+
+static void
+setup(void)
+{
+	in = interp_new(m, 1);
+	for (int d = 0; d < m->ndecl; d++)
+		if (data[d])
+			memcpy(interp_decl(in, d)->data, data[d], type_bytes(&m->decl[d].ty));
+}
+
+/* Run the function; the output i afterwards is interp_out(in, i). */
+static int
+run(void)
+{
+	char err[256];
+
+	if (!in)
+		setup();
+	if (interp_run(in, f, err, sizeof err)) {
+		printf("  run error: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+check(const char *what, int ok)
+{
+	if (ok)
+		npass++;
+	else
+		nfail++;
+	printf("%s %s\n", ok ? "ok  " : "FAIL", what);
+}
+
+/* Output o equals want[0..n) within rel/abs tolerance tol. */
+static void
+expect(const char *what, int o, const float *want, int64_t n, double tol)
+{
+	const float *got;
+	int ok = 1;
+
+	if (run()) {
+		check(what, 0);
+		return;
+	}
+	got = interp_out(in, o)->data;
+	if (shape_numel(&interp_out(in, o)->ty.sh) != n) {
+		printf("  %s: %lld elements, want %lld\n", what,
+		       (long long)shape_numel(&interp_out(in, o)->ty.sh), (long long)n);
+		ok = 0;
+	}
+	for (int64_t i = 0; ok && i < n; i++)
+		if (!(fabs(got[i] - want[i]) <= tol * (1 + fabs(want[i])))) {
+			printf("  %s[%lld] = %.9g, want %.9g\n", what, (long long)i, got[i], want[i]);
+			ok = 0;
+		}
+	check(what, ok);
+}
+
+static void
+expect_i(const char *what, int o, const int32_t *want, int64_t n)
+{
+	const int32_t *got;
+	int ok = !run();
+
+	got = ok ? interp_out(in, o)->data : NULL;
+	for (int64_t i = 0; ok && i < n; i++)
+		if (got[i] != want[i]) {
+			printf("  %s[%lld] = %d, want %d\n", what, (long long)i, got[i], want[i]);
+			ok = 0;
+		}
+	check(what, ok);
+}
+
+/* An op that must fail at run time with a message containing needle. */
+static void
+expect_error(const char *what, const char *needle)
+{
+	char err[256] = "";
+	int rc;
+
+	if (!in)
+		setup();
+	rc = interp_run(in, f, err, sizeof err);
+	if (rc == 0 || !strstr(err, needle))
+		printf("  %s: rc %d, message '%s'\n", what, rc, err);
+	check(what, rc != 0 && strstr(err, needle) != NULL);
+}
+
+static void
+elementwise(void)
+{
+	float x[] = {-2, -0.5f, 0, 0.5f, 1, 3};
+	float y[] = {1, 2, 4, -1, 0.25f, 3};
+	struct { Opk k; double (*ref)(double); const char *name; } un[] = {
+		{OP_TANH, tanh, "tanh"}, {OP_EXP, exp, "exp"},
+	};
+	float want[6];
+	int a, b, r;
+
+	begin();
+	a = decl("a", ty(F32, 2, 2, 3), x);
+	b = decl("b", ty(F32, 2, 2, 3), y);
+	start();
+	func_output(f, "add", op(OP_ADD, A(a, b), 2, NULL, 0, NULL, NULL));
+	func_output(f, "sub", op(OP_SUB, A(a, b), 2, NULL, 0, NULL, NULL));
+	func_output(f, "mul", op(OP_MUL, A(a, b), 2, NULL, 0, NULL, NULL));
+	func_output(f, "div", op(OP_DIV, A(a, b), 2, NULL, 0, NULL, NULL));
+	func_output(f, "relu", op(OP_RELU, A(a), 1, NULL, 0, NULL, NULL));
+	func_output(f, "neg", op(OP_NEG, A(a), 1, NULL, 0, NULL, NULL));
+	func_output(f, "pow", op(OP_POW, A(b), 1, NULL, 0, F(2), NULL));
+	func_output(f, "sqrt", op(OP_SQRT, A(r = op(OP_RELU, A(b), 1, NULL, 0, NULL, NULL)), 1, NULL, 0, NULL, NULL));
+	expect("add", 0, FL(-1, 1.5f, 4, -0.5f, 1.25f, 6), 6, 0);
+	expect("sub", 1, FL(-3, -2.5f, -4, 1.5f, 0.75f, 0), 6, 0);
+	expect("mul", 2, FL(-2, -1, 0, -0.5f, 0.25f, 9), 6, 0);
+	expect("div", 3, FL(-2, -0.25f, 0, -0.5f, 4, 1), 6, 0);
+	expect("relu", 4, FL(0, 0, 0, 0.5f, 1, 3), 6, 0);
+	expect("neg", 5, FL(2, 0.5f, 0, -0.5f, -1, -3), 6, 0);
+	expect("pow 2", 6, FL(1, 4, 16, 1, 0.0625f, 9), 6, 0);
+	expect("sqrt (relu'd)", 7, FL(1, 1.41421356f, 2, 0, 0.5f, 1.7320508f), 6, 1e-6);
+
+	for (size_t u = 0; u < sizeof un / sizeof un[0]; u++) {
+		begin();
+		a = decl("a", ty(F32, 1, 6), x);
+		start();
+		func_output(f, un[u].name, op(un[u].k, A(a), 1, NULL, 0, NULL, NULL));
+		for (int i = 0; i < 6; i++)
+			want[i] = (float)un[u].ref(x[i]);
+		expect(un[u].name, 0, want, 6, 1e-6);
+	}
+
+	begin();
+	a = decl("a", ty(F32, 1, 6), x);
+	start();
+	func_output(f, "sigmoid", op(OP_SIGMOID, A(a), 1, NULL, 0, NULL, NULL));
+	func_output(f, "gelu", op(OP_GELU, A(a), 1, NULL, 0, NULL, NULL));
+	func_output(f, "rsqrt", op(OP_RSQRT, A(op(OP_EXP, A(a), 1, NULL, 0, NULL, NULL)), 1, NULL, 0, NULL, NULL));
+	func_output(f, "log", op(OP_LOG, A(op(OP_EXP, A(a), 1, NULL, 0, NULL, NULL)), 1, NULL, 0, NULL, NULL));
+	for (int i = 0; i < 6; i++)
+		want[i] = (float)(1 / (1 + exp(-x[i])));
+	expect("sigmoid", 0, want, 6, 1e-6);
+	for (int i = 0; i < 6; i++) {
+		double v = x[i];
+		want[i] = (float)(0.5 * v * (1 + tanh(sqrt(2 / M_PI) * (v + 0.044715 * v * v * v))));
+	}
+	expect("gelu (tanh approximation)", 1, want, 6, 1e-6);
+	for (int i = 0; i < 6; i++)
+		want[i] = (float)exp(-x[i] / 2);
+	expect("rsqrt", 2, want, 6, 1e-6);
+	expect("log", 3, x, 6, 1e-6);
+}
+
+static void
+broadcasting(void)
+{
+	int a, b, c;
+
+	begin();
+	a = decl("a", ty(F32, 2, 2, 3), FL(1, 2, 3, 4, 5, 6));
+	b = decl("b", ty(F32, 1, 3), FL(10, 20, 30));
+	c = decl("c", ty(F32, 2, 2, 1), FL(100, 200));
+	start();
+	func_output(f, "a+b", op(OP_ADD, A(a, b), 2, NULL, 0, NULL, NULL));
+	func_output(f, "c-b", op(OP_SUB, A(c, b), 2, NULL, 0, NULL, NULL));
+	func_output(f, "b*c", op(OP_MUL, A(b, c), 2, NULL, 0, NULL, NULL));
+	expect("add [2,3]+[3]", 0, FL(11, 22, 33, 14, 25, 36), 6, 0);
+	expect("sub [2,1]-[3] -> [2,3]", 1, FL(90, 80, 70, 190, 180, 170), 6, 0);
+	expect("mul [3]*[2,1]", 2, FL(1000, 2000, 3000, 2000, 4000, 6000), 6, 0);
+
+	begin();
+	a = decl("a", ty(F32, 3, 2, 1, 3), FL(1, 2, 3, 4, 5, 6));
+	b = decl("s", ty(F32, 0), FL(2));
+	start();
+	func_output(f, "a/s", op(OP_DIV, A(a, b), 2, NULL, 0, NULL, NULL));
+	{
+		Type t = ty(F32, 3, 2, 2, 3);
+		int bc = op(OP_BCAST, A(a), 1, NULL, 0, NULL, &t);
+		Type t1 = ty(F32, 3, 2, 1, 1), t2 = ty(F32, 1, 3), t0 = ty(F32, 0);
+		func_output(f, "broadcast", bc);
+		func_output(f, "sum_to [2,1,1]", op(OP_SUMTO, A(bc), 1, NULL, 0, NULL, &t1));
+		func_output(f, "sum_to [3]", op(OP_SUMTO, A(bc), 1, NULL, 0, NULL, &t2));
+		func_output(f, "sum_to []", op(OP_SUMTO, A(bc), 1, NULL, 0, NULL, &t0));
+		func_output(f, "const", op(OP_CONST, NULL, 0, NULL, 0, F(1.5), &t2));
+	}
+	expect("div by scalar", 0, FL(0.5f, 1, 1.5f, 2, 2.5f, 3), 6, 0);
+	expect("broadcast [2,1,3] -> [2,2,3]", 1, FL(1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6), 12, 0);
+	expect("sum_to [2,2,3] -> [2,1,1]", 2, FL(12, 30), 2, 0);
+	expect("sum_to [2,2,3] -> [3]", 3, FL(10, 14, 18), 3, 0);
+	expect("sum_to [2,2,3] -> []", 4, FL(42), 1, 0);
+	expect("const", 5, FL(1.5f, 1.5f, 1.5f), 3, 0);
+}
+
+static void
+matmul(void)
+{
+	/* a [2,3] = 1..6, b [3,2] = 1..6; a@b = [[22,28],[49,64]] */
+	int a, b, at, bt, ba;
+
+	begin();
+	a = decl("a", ty(F32, 2, 2, 3), FL(1, 2, 3, 4, 5, 6));
+	b = decl("b", ty(F32, 2, 3, 2), FL(1, 2, 3, 4, 5, 6));
+	at = decl("at", ty(F32, 2, 3, 2), FL(1, 4, 2, 5, 3, 6));     /* a transposed */
+	bt = decl("bt", ty(F32, 2, 2, 3), FL(1, 3, 5, 2, 4, 6));     /* b transposed */
+	ba = decl("ba", ty(F32, 3, 2, 2, 3), FL(1, 2, 3, 4, 5, 6, 0, 0, 1, 1, 0, 0));
+	start();
+	func_output(f, "ab", op(OP_MATMUL, A(a, b), 2, I(0, 0), 2, NULL, NULL));
+	func_output(f, "at'b", op(OP_MATMUL, A(at, b), 2, I(1, 0), 2, NULL, NULL));
+	func_output(f, "ab't", op(OP_MATMUL, A(a, bt), 2, I(0, 1), 2, NULL, NULL));
+	func_output(f, "at'bt'", op(OP_MATMUL, A(at, bt), 2, I(1, 1), 2, NULL, NULL));
+	func_output(f, "batched", op(OP_MATMUL, A(ba, b), 2, I(0, 0), 2, NULL, NULL));
+	expect("matmul", 0, FL(22, 28, 49, 64), 4, 0);
+	expect("matmul ta", 1, FL(22, 28, 49, 64), 4, 0);
+	expect("matmul tb", 2, FL(22, 28, 49, 64), 4, 0);
+	expect("matmul ta tb", 3, FL(22, 28, 49, 64), 4, 0);
+	expect("matmul [2,2,3]@[3,2] (batch broadcast)", 4, FL(22, 28, 49, 64, 5, 6, 1, 2), 8, 0);
+
+	/* [2,1,2,2] @ [3,2,2] -> [2,3,2,2]: both sides broadcast */
+	begin();
+	a = decl("a", ty(F32, 4, 2, 1, 2, 2), FL(1, 0, 0, 1, 2, 0, 0, 2));
+	b = decl("b", ty(F32, 3, 3, 2, 2), FL(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12));
+	start();
+	func_output(f, "bb", op(OP_MATMUL, A(a, b), 2, I(0, 1), 2, NULL, NULL));
+	expect("matmul tb, both batches broadcast", 0,
+	       FL(1, 3, 2, 4, 5, 7, 6, 8, 9, 11, 10, 12, 2, 6, 4, 8, 10, 14, 12, 16, 18, 22, 20, 24), 24, 0);
+}
+
+static void
+layout(void)
+{
+	int a, b, ids;
+
+	begin();
+	a = decl("a", ty(F32, 3, 2, 3, 2), FL(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11));
+	b = decl("b", ty(F32, 3, 2, 1, 2), FL(-1, -2, -3, -4));
+	ids = decl("ids", ty(I32, 2, 2, 3), IL(1, 2, 3, 4, 5, 6));
+	start();
+	func_output(f, "t", op(OP_TRANSPOSE, A(a), 1, I(2, 0, 1), 3, NULL, NULL));
+	{
+		Type t = ty(F32, 2, 4, 3);
+		func_output(f, "r", op(OP_RESHAPE, A(a), 1, NULL, 0, NULL, &t));
+	}
+	func_output(f, "c1", op(OP_CONCAT, A(a, b), 2, I(1), 1, NULL, NULL));
+	func_output(f, "c0", op(OP_CONCAT, A(b, b), 2, I(0), 1, NULL, NULL));
+	func_output(f, "ti", op(OP_TRANSPOSE, A(ids), 1, I(1, 0), 2, NULL, NULL));
+	expect("transpose [2,0,1]", 0, FL(0, 2, 4, 6, 8, 10, 1, 3, 5, 7, 9, 11), 12, 0);
+	expect("reshape", 1, FL(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11), 12, 0);
+	expect("concat axis 1", 2, FL(0, 1, 2, 3, 4, 5, -1, -2, 6, 7, 8, 9, 10, 11, -3, -4), 16, 0);
+	expect("concat axis 0", 3, FL(-1, -2, -3, -4, -1, -2, -3, -4), 8, 0);
+	expect_i("transpose i32", 4, IL(1, 4, 2, 5, 3, 6), 6);
+}
+
+static void
+reductions(void)
+{
+	int a;
+
+	begin();
+	a = decl("a", ty(F32, 2, 2, 3), FL(1, 5, 3, 4, 2, 6));
+	start();
+	func_output(f, "s0", op(OP_SUM, A(a), 1, I(0, 0), 2, NULL, NULL));
+	func_output(f, "s1", op(OP_SUM, A(a), 1, I(1, 1), 2, NULL, NULL));
+	func_output(f, "m1", op(OP_MEAN, A(a), 1, I(1, 0), 2, NULL, NULL));
+	func_output(f, "x0", op(OP_MAX, A(a), 1, I(0, 0), 2, NULL, NULL));
+	func_output(f, "x1", op(OP_MAX, A(a), 1, I(1, 1), 2, NULL, NULL));
+	expect("sum axis 0", 0, FL(5, 7, 9), 3, 0);
+	expect("sum axis 1 keepdims", 1, FL(9, 12), 2, 0);
+	expect("mean axis 1", 2, FL(3, 4), 2, 0);
+	expect("max axis 0", 3, FL(4, 5, 6), 3, 0);
+	expect("max axis 1", 4, FL(5, 6), 2, 0);
+
+	/* max_grad goes to the first arg-max only */
+	begin();
+	a = decl("a", ty(F32, 2, 2, 3), FL(7, 1, 7, 2, 9, 9));
+	decl("dy", ty(F32, 1, 2), FL(10, 20));
+	start();
+	{
+		int y = op(OP_MAX, A(a), 1, I(1, 0), 2, NULL, NULL);
+		func_output(f, "g", op(OP_MAX_G, A(a, y, 1), 3, I(1, 0), 2, NULL, NULL));
+	}
+	expect("max_grad to the first arg-max", 0, FL(10, 0, 0, 0, 20, 0), 6, 0);
+}
+
+static void
+softmax_layernorm(void)
+{
+	float x[] = {1, 2, 3, -1, 0, 4};
+	float want[6];
+	int a, g, b;
+
+	begin();
+	a = decl("a", ty(F32, 2, 2, 3), x);
+	start();
+	func_output(f, "sm", op(OP_SOFTMAX, A(a), 1, I(1), 1, NULL, NULL));
+	func_output(f, "lsm", op(OP_LOGSOFTMAX, A(a), 1, I(1), 1, NULL, NULL));
+	func_output(f, "sm0", op(OP_SOFTMAX, A(a), 1, I(0), 1, NULL, NULL));
+	for (int r = 0; r < 2; r++) {
+		double s = 0;
+		for (int k = 0; k < 3; k++)
+			s += exp(x[r * 3 + k]);
+		for (int k = 0; k < 3; k++)
+			want[r * 3 + k] = (float)(exp(x[r * 3 + k]) / s);
+	}
+	expect("softmax axis -1", 0, want, 6, 1e-6);
+	for (int i = 0; i < 6; i++)
+		want[i] = logf(want[i]);
+	expect("log_softmax", 1, want, 6, 1e-6);
+	for (int k = 0; k < 3; k++) {
+		double s = exp(x[k]) + exp(x[3 + k]);
+		want[k] = (float)(exp(x[k]) / s);
+		want[3 + k] = (float)(exp(x[3 + k]) / s);
+	}
+	expect("softmax axis 0", 2, want, 6, 1e-6);
+
+	/* large logits stay finite */
+	begin();
+	a = decl("a", ty(F32, 1, 3), FL(1000, 1001, 1002));
+	start();
+	func_output(f, "lsm", op(OP_LOGSOFTMAX, A(a), 1, I(0), 1, NULL, NULL));
+	expect("log_softmax of large logits", 0, FL(-2.40760596f, -1.40760596f, -0.40760596f), 3, 1e-6);
+
+	begin();
+	a = decl("a", ty(F32, 2, 2, 4), FL(1, 2, 3, 4, -1, 1, -1, 1));
+	g = decl("g", ty(F32, 1, 4), FL(1, 2, 1, 1));
+	b = decl("b", ty(F32, 1, 4), FL(0, 0, 0, 1));
+	start();
+	func_output(f, "ln", op(OP_LAYERNORM, A(a, g, b), 3, NULL, 0, F(1e-5), NULL));
+	/* row 1: mean 2.5, biased var 1.25; row 2: mean 0, var 1 */
+	{
+		double s1 = 1 / sqrt(1.25 + 1e-5), s2 = 1 / sqrt(1 + 1e-5);
+		float w[8] = {(float)(-1.5 * s1), (float)(-0.5 * s1 * 2), (float)(0.5 * s1), (float)(1.5 * s1 + 1),
+		              (float)(-s2), (float)(2 * s2), (float)(-s2), (float)(s2 + 1)};
+		expect("layernorm (biased variance)", 0, w, 8, 1e-6);
+	}
+}
+
+static void
+embedding_losses(void)
+{
+	int t, ids, lg, lb, a, b;
+
+	begin();
+	t = decl("t", ty(F32, 2, 3, 2), FL(0, 1, 10, 11, 20, 21));
+	ids = decl("ids", ty(I32, 2, 2, 2), IL(2, 0, 1, 2));
+	start();
+	func_output(f, "e", op(OP_EMBEDDING, A(t, ids), 2, NULL, 0, NULL, NULL));
+	expect("embedding", 0, FL(20, 21, 0, 1, 10, 11, 20, 21), 8, 0);
+
+	begin();
+	t = decl("t", ty(F32, 2, 3, 2), FL(0, 1, 10, 11, 20, 21));
+	ids = decl("ids", ty(I32, 1, 2), IL(1, 3));
+	start();
+	func_output(f, "e", op(OP_EMBEDDING, A(t, ids), 2, NULL, 0, NULL, NULL));
+	expect_error("embedding id out of range is an error", "out of range");
+
+	begin();
+	ids = decl("ids", ty(I32, 1, 3), IL(2, 0, 2));
+	decl("dy", ty(F32, 2, 3, 2), FL(1, 2, 3, 4, 5, 6));
+	start();
+	{
+		Type r = ty(F32, 2, 4, 2);
+		func_output(f, "g", op(OP_EMBED_G, A(ids, 1), 2, NULL, 0, NULL, &r));
+	}
+	expect("embedding_grad scatter-adds repeated ids", 0, FL(3, 4, 0, 0, 6, 8, 0, 0), 8, 0);
+
+	/* cross_entropy: rows [0,0,0] label 1 and [ln 1, ln 2, ln 1]... */
+	begin();
+	lg = decl("lg", ty(F32, 2, 2, 3), FL(0, 0, 0, 1, 2, 3));
+	lb = decl("lb", ty(I32, 1, 2), IL(1, 2));
+	decl("one", ty(F32, 0), FL(1));
+	start();
+	func_output(f, "l", op(OP_XENT, A(lg, lb), 2, NULL, 0, NULL, NULL));
+	func_output(f, "g", op(OP_XENT_G, A(lg, lb, 2), 3, NULL, 0, NULL, NULL));
+	{
+		double l1 = log(3.0), s = exp(1) + exp(2) + exp(3), l2 = log(s) - 3;
+		float g[6] = {(float)(1 / 6.0), (float)(-1 / 3.0), (float)(1 / 6.0),
+		              (float)(exp(1) / s / 2), (float)(exp(2) / s / 2), (float)((exp(3) / s - 1) / 2)};
+		expect("cross_entropy mean over positions", 0, FL((float)((l1 + l2) / 2)), 1, 1e-6);
+		expect("cross_entropy_grad", 1, g, 6, 1e-6);
+	}
+
+	begin();
+	lg = decl("lg", ty(F32, 2, 1, 3), FL(0, 0, 0));
+	lb = decl("lb", ty(I32, 1, 1), IL(-1));
+	start();
+	func_output(f, "l", op(OP_XENT, A(lg, lb), 2, NULL, 0, NULL, NULL));
+	expect_error("cross_entropy label out of range is an error", "out of range");
+
+	begin();
+	a = decl("a", ty(F32, 2, 2, 2), FL(1, 2, 3, 4));
+	b = decl("b", ty(F32, 1, 2), FL(1, 1));
+	decl("dl", ty(F32, 0), FL(2));
+	start();
+	func_output(f, "l", op(OP_MSE, A(a, b), 2, NULL, 0, NULL, NULL));
+	func_output(f, "g", op(OP_MSE_G, A(a, b, 2), 3, NULL, 0, NULL, NULL));
+	expect("mse, broadcasting", 0, FL((0 + 1 + 4 + 9) / 4.0f), 1, 1e-7);
+	expect("mse_grad = 2 (a-b) dl / n", 1, FL(0, 1, 2, 3), 4, 1e-7);
+}
+
+static void
+optimizers(void)
+{
+	int p, v, g, mm, vv, t;
+
+	begin();
+	p = decl("p", ty(F32, 1, 2), FL(1, 2));
+	g = decl("g", ty(F32, 1, 2), FL(0.5f, -1));
+	start();
+	func_op(f, OP_SGD, PH_UPD, A(p, g), 2, NULL, 0, F(0.1), NULL, NULL, (Loc){0, 0});
+	func_output(f, "p", p);
+	expect("sgd_update", 0, FL(0.95f, 2.1f), 2, 1e-7);
+
+	begin();
+	p = decl("p", ty(F32, 1, 2), FL(1, 2));
+	v = decl("v", ty(F32, 1, 2), FL(0, 0));
+	g = decl("g", ty(F32, 1, 2), FL(1, -1));
+	start();
+	func_op(f, OP_SGDM, PH_UPD, A(p, v, g), 3, NULL, 0, F(0.1, 0.9), NULL, NULL, (Loc){0, 0});
+	func_output(f, "p", p);
+	func_output(f, "v", v);
+	expect("sgd_momentum_update step 1: p", 0, FL(0.9f, 2.1f), 2, 1e-7);
+	expect("sgd_momentum_update step 2: v = 0.9 v + g", 1, FL(1.9f, -1.9f), 2, 1e-7);
+	expect("sgd_momentum_update step 3: p", 0, FL(0.9f - 0.19f - 0.271f, 2.1f + 0.19f + 0.271f), 2, 1e-6);
+
+	/* adam: after tick, t = 1: m = 0.1 g, v = 0.001 g^2, update = lr * g/|g| (eps aside) */
+	begin();
+	p = decl("p", ty(F32, 1, 2), FL(1, 2));
+	mm = decl("m", ty(F32, 1, 2), FL(0, 0));
+	vv = decl("v", ty(F32, 1, 2), FL(0, 0));
+	g = decl("g", ty(F32, 1, 2), FL(0.5f, -2));
+	t = decl("t", ty(I32, 0), IL(0));
+	start();
+	func_op(f, OP_TICK, PH_UPD, A(t), 1, NULL, 0, NULL, NULL, NULL, (Loc){0, 0});
+	func_op(f, OP_ADAM, PH_UPD, A(p, mm, vv, g, t), 5, NULL, 0, F(0.01, 0.9, 0.999, 1e-8), NULL,
+	        NULL, (Loc){0, 0});
+	func_output(f, "p", p);
+	func_output(f, "t", t);
+	expect("adam_update step 1 moves each p by lr", 0, FL(0.99f, 2.01f), 2, 1e-6);
+	{
+		/* step 2 with the same g: m = 0.19 g, v = 0.001999 g^2, bc1 = 0.19, bc2 = 0.001999 */
+		float w[2] = {0.99f - 0.01f, 2.01f + 0.01f};
+		expect("adam_update step 2 (bias correction)", 0, w, 2, 1e-6);
+		expect_i("tick counts steps", 1, IL(3), 1);
+	}
+
+	begin();
+	p = decl("p", ty(F32, 1, 1), FL(1));
+	mm = decl("m", ty(F32, 1, 1), FL(0));
+	vv = decl("v", ty(F32, 1, 1), FL(0));
+	g = decl("g", ty(F32, 1, 1), FL(1));
+	t = decl("t", ty(I32, 0), IL(0));
+	start();
+	func_op(f, OP_ADAM, PH_UPD, A(p, mm, vv, g, t), 5, NULL, 0, F(0.01, 0.9, 0.999, 1e-8), NULL,
+	        NULL, (Loc){0, 0});
+	expect_error("adam_update before any tick is an error", "tick");
+}
+
+/* ---------- gradient helpers against finite differences ---------- */
+
+/* L(x) = sum(fwd(x, extra...) * w) run through the interpreter, in double from float. */
+static int fd_x, fd_w, fd_loss;
+
+static double
+loss_at(void)
+{
+	run();
+	return ((float *)interp_out(in, 0)->data)[0];
+}
+
+/* Central differences of L with respect to decl x (f32, n elements) against the analytic
+ * gradient g (n floats). h and the tolerance suit float: |fd - g| <= tol (1 + |g|). */
+static void
+fd_check(const char *what, const float *grad, int64_t n, double h, double tol)
+{
+	float *x = interp_decl(in, fd_x)->data;
+	int ok = 1;
+
+	for (int64_t i = 0; i < n; i++) {
+		float x0 = x[i];
+		double lp, lm, fd;
+		x[i] = x0 + (float)h;
+		lp = loss_at();
+		x[i] = x0 - (float)h;
+		lm = loss_at();
+		x[i] = x0;
+		fd = (lp - lm) / (2 * h);
+		if (!(fabs(fd - grad[i]) <= tol * (1 + fabs(grad[i])))) {
+			printf("  %s: d/dx[%lld] finite difference %.6g, gradient %.6g\n", what,
+			       (long long)i, fd, grad[i]);
+			ok = 0;
+		}
+	}
+	check(what, ok);
+}
+
+/* Build L = sum(y * w) for y = the last op's result; returns nothing, sets fd_loss. */
+static void
+finish_loss(int y)
+{
+	int p = op(OP_MUL, A(y, fd_w), 2, NULL, 0, NULL, NULL);
+	Type t0 = ty(F32, 0);
+	fd_loss = op(OP_SUMTO, A(p), 1, NULL, 0, NULL, &t0);
+}
+
+static float xs[24] = {0.3f, -1.2f, 0.8f, 2.0f, -0.4f, 0.1f, 1.5f, -2.2f, 0.05f, -0.7f, 0.9f, 1.1f,
+                       -1.6f, 0.6f, 0.25f, -0.05f, 1.3f, -0.9f, 0.45f, 2.4f, -1.1f, 0.7f, -0.3f, 0.2f};
+static float ws[24] = {1.0f, -0.5f, 0.25f, 0.75f, -1.5f, 0.3f, 0.6f, -0.2f, 1.2f, -0.8f, 0.4f, 0.9f,
+                       -0.6f, 0.35f, 1.1f, -0.45f, 0.15f, 0.55f, -1.0f, 0.65f, 0.2f, -0.3f, 0.8f, -0.7f};
+
+/* Gradient from a graph built on x and w: grad = helper(...), evaluated once. */
+static void
+unary_grad(const char *what, Opk fwd, Opk g, int use_y, double c)
+{
+	int y, gr;
+
+	begin();
+	fd_x = decl("x", ty(F32, 2, 2, 3), xs);
+	fd_w = decl("w", ty(F32, 2, 2, 3), ws);
+	start();
+	y = op(fwd, A(fd_x), 1, NULL, 0, F(c), NULL);
+	finish_loss(y);
+	func_output(f, "loss", fd_loss);
+	gr = op(g, A(use_y ? y : fd_x, fd_w), 2, NULL, 0, F(c), NULL);
+	func_output(f, "grad", gr);
+	run();
+	{
+		float g6[6];
+		memcpy(g6, interp_out(in, 1)->data, sizeof g6);
+		fd_check(what, g6, 6, 1e-2, 2e-3);
+	}
+}
+
+static void
+grads(void)
+{
+	float gbuf[24];
+	int y, gr, aux;
+
+	unary_grad("relu_grad(x, dy)", OP_RELU, OP_RELU_G, 0, 0);
+	unary_grad("gelu_grad(x, dy)", OP_GELU, OP_GELU_G, 0, 0);
+	unary_grad("tanh_grad(y, dy)", OP_TANH, OP_TANH_G, 1, 0);
+	unary_grad("sigmoid_grad(y, dy)", OP_SIGMOID, OP_SIGMOID_G, 1, 0);
+	unary_grad("pow_grad(x, dy) c=3", OP_POW, OP_POW_G, 0, 3);
+
+	/* sqrt and rsqrt on positive x: x = exp(xs) built as a decl */
+	{
+		float ex[6];
+		for (int i = 0; i < 6; i++)
+			ex[i] = expf(xs[i]);
+		for (int k = 0; k < 2; k++) {
+			begin();
+			fd_x = decl("x", ty(F32, 2, 2, 3), ex);
+			fd_w = decl("w", ty(F32, 2, 2, 3), ws);
+			start();
+			y = op(k ? OP_RSQRT : OP_SQRT, A(fd_x), 1, NULL, 0, NULL, NULL);
+			finish_loss(y);
+			func_output(f, "loss", fd_loss);
+			func_output(f, "grad", op(k ? OP_RSQRT_G : OP_SQRT_G, A(y, fd_w), 2, NULL, 0, NULL, NULL));
+			run();
+			memcpy(gbuf, interp_out(in, 1)->data, 6 * sizeof *gbuf);
+			fd_check(k ? "rsqrt_grad(y, dy)" : "sqrt_grad(y, dy)", gbuf, 6, 1e-3, 2e-3);
+		}
+	}
+
+	for (int ax = 0; ax < 2; ax++)
+		for (int lg = 0; lg < 2; lg++) {
+			char what[64];
+			begin();
+			fd_x = decl("x", ty(F32, 2, 2, 3), xs);
+			fd_w = decl("w", ty(F32, 2, 2, 3), ws);
+			start();
+			y = op(lg ? OP_LOGSOFTMAX : OP_SOFTMAX, A(fd_x), 1, I(ax), 1, NULL, NULL);
+			finish_loss(y);
+			func_output(f, "loss", fd_loss);
+			func_output(f, "grad", op(lg ? OP_LOGSOFTMAX_G : OP_SOFTMAX_G, A(y, fd_w), 2, I(ax), 1,
+			                          NULL, NULL));
+			run();
+			memcpy(gbuf, interp_out(in, 1)->data, 6 * sizeof *gbuf);
+			snprintf(what, sizeof what, "%s(y, dy) axis %d", lg ? "log_softmax_grad" : "softmax_grad", ax);
+			fd_check(what, gbuf, 6, 1e-2, 2e-3);
+		}
+
+	/* max_grad: distinct values, so the arg-max is stable under small steps */
+	begin();
+	fd_x = decl("x", ty(F32, 2, 2, 3), xs);
+	fd_w = decl("w", ty(F32, 1, 3), ws);
+	start();
+	y = op(OP_MAX, A(fd_x), 1, I(0, 0), 2, NULL, NULL);
+	finish_loss(y);
+	func_output(f, "loss", fd_loss);
+	func_output(f, "grad", op(OP_MAX_G, A(fd_x, y, fd_w), 3, I(0, 0), 2, NULL, NULL));
+	run();
+	memcpy(gbuf, interp_out(in, 1)->data, 6 * sizeof *gbuf);
+	fd_check("max_grad(x, y, dy)", gbuf, 6, 1e-3, 2e-3);
+
+	/* layernorm: dx and dgamma; x [4,6] */
+	begin();
+	fd_x = decl("x", ty(F32, 2, 4, 6), xs);
+	fd_w = decl("w", ty(F32, 2, 4, 6), ws);
+	aux = decl("gamma", ty(F32, 1, 6), FL(1.5f, -0.5f, 0.8f, 1.0f, 2.0f, 0.3f));
+	decl("beta", ty(F32, 1, 6), FL(0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f));
+	start();
+	y = op(OP_LAYERNORM, A(fd_x, aux, aux + 1), 3, NULL, 0, F(1e-5), NULL);
+	finish_loss(y);
+	func_output(f, "loss", fd_loss);
+	func_output(f, "dx", op(OP_LN_DX, A(fd_x, aux, fd_w), 3, NULL, 0, F(1e-5), NULL));
+	func_output(f, "dgamma", op(OP_LN_DGAMMA, A(fd_x, fd_w), 2, NULL, 0, F(1e-5), NULL));
+	run();
+	memcpy(gbuf, interp_out(in, 1)->data, 24 * sizeof *gbuf);
+	fd_check("layernorm_dx(x, gamma, dy)", gbuf, 24, 1e-2, 3e-3);
+	run();   /* the differences left the outputs of a perturbed run */
+	memcpy(gbuf, interp_out(in, 2)->data, 6 * sizeof *gbuf);
+	fd_x = aux;
+	fd_check("layernorm_dgamma(x, dy)", gbuf, 6, 1e-2, 3e-3);
+
+	/* cross_entropy_grad and mse_grad against differences of the losses */
+	begin();
+	fd_x = decl("x", ty(F32, 2, 2, 3), xs);
+	decl("lb", ty(I32, 1, 2), IL(2, 0));
+	aux = decl("dl", ty(F32, 0), FL(1));
+	start();
+	func_output(f, "loss", op(OP_XENT, A(fd_x, 1), 2, NULL, 0, NULL, NULL));
+	func_output(f, "grad", op(OP_XENT_G, A(fd_x, 1, aux), 3, NULL, 0, NULL, NULL));
+	run();
+	memcpy(gbuf, interp_out(in, 1)->data, 6 * sizeof *gbuf);
+	fd_check("cross_entropy_grad(logits, labels, dl)", gbuf, 6, 1e-2, 2e-3);
+
+	begin();
+	fd_x = decl("x", ty(F32, 2, 2, 3), xs);
+	decl("b", ty(F32, 1, 3), ws);
+	aux = decl("dl", ty(F32, 0), FL(1));
+	start();
+	func_output(f, "loss", op(OP_MSE, A(fd_x, 1), 2, NULL, 0, NULL, NULL));
+	gr = op(OP_MSE_G, A(fd_x, 1, aux), 3, NULL, 0, NULL, NULL);
+	func_output(f, "grad", gr);
+	run();
+	memcpy(gbuf, interp_out(in, 1)->data, 6 * sizeof *gbuf);
+	fd_check("mse_grad(a, b, dl)", gbuf, 6, 1e-2, 2e-3);
+}
+
+/* swap_out/swap_in/wait and rec ops give the same values; buffers die after their last use. */
+static void
+planner_ops(void)
+{
+	int a, b, s, i;
+	int64_t peak1, peak2;
+
+	begin();
+	a = decl("a", ty(F32, 1, 1024), NULL);
+	start();
+	b = op(OP_RELU, A(a), 1, NULL, 0, NULL, NULL);
+	s = op(OP_SWAPOUT, A(b), 1, NULL, 0, NULL, NULL);
+	func_op(f, OP_WAIT, PH_MEM, A(s), 1, NULL, 0, NULL, NULL, NULL, (Loc){0, 0});
+	i = op(OP_SWAPIN, A(s), 1, NULL, 0, NULL, NULL);
+	f->op[f->nop - 1].phase = PH_MEM;
+	{
+		int rec = op(OP_RELU, A(a), 1, NULL, 0, NULL, NULL);
+		f->op[f->nop - 1].phase = PH_REC;
+		f->op[f->nop - 1].of = b;
+		func_output(f, "sum", op(OP_ADD, A(i, rec), 2, NULL, 0, NULL, NULL));
+	}
+	run();
+	{
+		const float *x = interp_decl(in, a)->data, *o = interp_out(in, 0)->data;
+		int ok = 1;
+		for (int k = 0; k < 1024; k++)
+			ok &= o[k] == 2 * (x[k] > 0 ? x[k] : 0);
+		check("swap_out, wait, swap_in, rec", ok);
+	}
+	/* a chain of 16 relus holds at most two 4 KiB values at a time */
+	begin();
+	a = decl("a", ty(F32, 1, 1024), NULL);
+	start();
+	b = a;
+	for (int k = 0; k < 16; k++)
+		b = op(OP_RELU, A(b), 1, NULL, 0, NULL, NULL);
+	func_output(f, "y", b);
+	run();
+	peak1 = interp_peak(in);
+	check("values die after their last use (peak = input + 2 values)", peak1 == 3 * 4096);
+	run();
+	peak2 = interp_peak(in);
+	check("a second run does not grow the peak", peak2 == peak1);
+}
+
+static void
+init_values(void)
+{
+	Module *m2;
+	Tensor t1, t2;
+	float b1[1000], b2[1000];
+	int32_t lab[64];
+	double s = 0, s2 = 0;
+	int d, ok;
+
+	begin();
+	d = mod_decl(m, "w", R_PARAM, ty(F32, 1, 1000), (Init){INIT_NORMAL, 1.0, 0.5}, (Loc){0, 0});
+	t1.data = b1;
+	t2.data = b2;
+	init_tensor(&m->decl[d], 7, &t1);
+	init_tensor(&m->decl[d], 7, &t2);
+	check("init is deterministic", memcmp(b1, b2, sizeof b1) == 0);
+	for (int i = 0; i < 1000; i++) {
+		s += b1[i];
+		s2 += (b1[i] - 1.0) * (b1[i] - 1.0);
+	}
+	check("normal(1, 0.5): sample mean and std", fabs(s / 1000 - 1) < 0.05 && fabs(sqrt(s2 / 1000) - 0.5) < 0.05);
+	init_tensor(&m->decl[d], 8, &t2);
+	check("another seed gives other values", memcmp(b1, b2, sizeof b1) != 0);
+	/* the value depends on the name and the seed only, not on the module around it */
+	m2 = mod_new("other", "o.tdsl");
+	mod_decl(m2, "pad", R_PARAM, ty(F32, 1, 3), (Init){INIT_ZEROS, 0, 0}, (Loc){0, 0});
+	d = mod_decl(m2, "w", R_PARAM, ty(F32, 1, 1000), (Init){INIT_NORMAL, 1.0, 0.5}, (Loc){0, 0});
+	init_tensor(&m2->decl[d], 7, &t2);
+	check("init depends on (name, seed) only", memcmp(b1, b2, sizeof b1) == 0);
+	mod_free(m2);
+	d = mod_decl(m, "u", R_PARAM, ty(F32, 1, 1000), (Init){INIT_UNIFORM, -2, 3}, (Loc){0, 0});
+	init_tensor(&m->decl[d], 0, &t1);
+	ok = 1;
+	for (int i = 0; i < 1000; i++)
+		ok &= b1[i] >= -2 && b1[i] < 3;
+	check("uniform(-2, 3) in range", ok);
+
+	/* i32 inputs: labels in range of the classes, ids in range of the table */
+	begin();
+	d = decl("ids", ty(I32, 1, 64), NULL);
+	decl("tab", ty(F32, 2, 7, 2), NULL);
+	decl("lab", ty(I32, 1, 64), NULL);
+	decl("lg", ty(F32, 2, 64, 5), NULL);
+	start();
+	{
+		Type t = ty(I32, 2, 8, 8);
+		int r = op(OP_RESHAPE, A(d), 1, NULL, 0, NULL, &t);
+		func_output(f, "e", op(OP_EMBEDDING, A(1, r), 2, NULL, 0, NULL, NULL));
+		func_output(f, "l", op(OP_XENT, A(3, 2), 2, NULL, 0, NULL, NULL));
+	}
+	check("input_range: embedding rows through a reshape", input_range(m, 0) == 7);
+	check("input_range: cross_entropy classes", input_range(m, 2) == 5);
+	check("input_range: f32 input is unbounded", input_range(m, 1) == 0);
+	setup();
+	memcpy(lab, interp_decl(in, 0)->data, sizeof lab);
+	ok = 1;
+	for (int i = 0; i < 64; i++)
+		ok &= lab[i] >= 0 && lab[i] < 7;
+	memcpy(lab, interp_decl(in, 2)->data, sizeof lab);
+	for (int i = 0; i < 64; i++)
+		ok &= lab[i] >= 0 && lab[i] < 5;
+	check("pseudo-random i32 inputs are in range", ok);
+	{
+		const float *x = interp_decl(in, 1)->data;
+		ok = 1;
+		for (int i = 0; i < 14; i++)
+			ok &= x[i] >= -1 && x[i] < 1;
+		check("pseudo-random f32 inputs in [-1, 1)", ok);
+	}
+	check("the model runs on them", run() == 0);
+}
+
+int
+main(void)
+{
+	elementwise();
+	broadcasting();
+	matmul();
+	layout();
+	reductions();
+	softmax_layernorm();
+	embedding_losses();
+	optimizers();
+	grads();
+	planner_ops();
+	init_values();
+	begin();
+	mod_free(m);
+	printf("%d passed, %d failed\n", npass, nfail);
+	return nfail != 0;
+}
