@@ -32,10 +32,10 @@ d_emit(Diff *d, Opk k, const int *args, int n, const int64_t *ia, int nia, const
 	char err[256];
 	int none = -1, i;
 
-	if (ia)
-		memcpy(a, ia, sizeof a);
+	if (ia)   /* only the attributes the kind has: callers pass arrays of that length */
+		memcpy(a, ia, (op_iattr_is_list(k) ? (size_t)nia : (size_t)op_niattr(k)) * sizeof *a);
 	if (fa)
-		memcpy(f, fa, sizeof f);
+		memcpy(f, fa, op_nfattr(k) * sizeof *f);
 	if (given)
 		t = *given;
 	if (!args)
@@ -126,6 +126,31 @@ add_state(Module *m, Src *src, const char *pfx, int p, Type ty)
 	return i;
 }
 
+/* Renames, applied once the step is complete (the builder's name table must not change
+ * under it): value v[i] becomes name[i]. */
+typedef struct Names {
+	int *v;
+	char **name;
+	int n;
+} Names;
+
+/* The final gradient of v, left by a rule as an intermediate "d.*", becomes "g.<v>". */
+static void
+gname(Diff *d, int v, Names *nm)
+{
+	int g = d->grad[v];
+
+	if (g < 0 || strncmp(d->f->val[g].name, "d.", 2) != 0)
+		return;
+	for (int i = 0; i < nm->n; i++)
+		if (nm->v[i] == g)
+			return;
+	nm->v = xrealloc(nm->v, (nm->n + 1) * sizeof *nm->v);
+	nm->name = xrealloc(nm->name, (nm->n + 1) * sizeof *nm->name);
+	nm->v[nm->n] = g;
+	nm->name[nm->n++] = asprintf_a(d->f->mod->arena, "g.%s", d->f->val[v].name);
+}
+
 /* The update of param p with gradient g; state decls st[] as add_state made them. */
 static void
 update(Func *s, const Optim *o, int p, int g, const int *st, int t)
@@ -161,6 +186,7 @@ autodiff(Module *m, Src *src)
 	Func *fw = m->fwd, *s;
 	int nd = m->ndecl, loss = fw->loss, tick = -1, ok = 0, *map, *st;
 	uint8_t *live, *need;
+	Names names = {0};
 	Diff d;
 
 	if (loss < 0)
@@ -226,6 +252,7 @@ autodiff(Module *m, Src *src)
 	d.need = xcalloc(s->nval, 1);
 	for (int v = 0; v < s->nval; v++)
 		d.grad[v] = -1;
+
 	for (int v = 0; v < fw->nval; v++)
 		if (map[v] >= 0)
 			d.need[map[v]] = need[v];
@@ -254,6 +281,7 @@ autodiff(Module *m, Src *src)
 			}
 			d.base = s->val[o.res].name;
 			d.loc = o.loc;
+			gname(&d, o.res, &names);
 			opinfo[o.kind].grad(&d, &o);
 		}
 	}
@@ -268,7 +296,11 @@ autodiff(Module *m, Src *src)
 				func_op(s, OP_TICK, PH_UPD, &tick, 1, NULL, 0, NULL, NULL, NULL, m->opt.loc);
 			first = 0;
 			update(s, &m->opt, p, d.grad[p], &st[2 * p], tick);
+			gname(&d, p, &names);
 		}
+		for (int i = 0; i < names.n; i++)
+			s->val[names.v[i]].name = names.name[i];
+		func_adopt(s, func_rebuild(s, NULL, NULL));   /* rehash the names */
 		m->step = s;
 		fw->loss = -1;
 	} else {
@@ -278,6 +310,8 @@ autodiff(Module *m, Src *src)
 	}
 	free(d.grad);
 	free(d.need);
+	free(names.v);
+	free(names.name);
 	free(map);
 	free(live);
 	free(need);

@@ -1,3 +1,12 @@
 # tests/autodiff/local.mk: gradient checks, optimizer updates, autodiff on the examples.
-# They run IR through the interpreter: enabled once branch interp is merged.
-EXTRA_DIST += tests/autodiff/gradcheck.c tests/autodiff/step.c tests/autodiff/tb.c tests/autodiff/tb.h
+AD_TB = tests/autodiff/tb.c tests/autodiff/tb.h
+check_PROGRAMS += tests/autodiff/gradcheck tests/autodiff/step
+tests_autodiff_gradcheck_SOURCES = tests/autodiff/gradcheck.c $(AD_TB)
+tests_autodiff_gradcheck_LDADD = $(MTC_LIBS) -lm
+tests_autodiff_step_SOURCES = tests/autodiff/step.c $(AD_TB)
+tests_autodiff_step_LDADD = $(MTC_LIBS) -lm
+TESTS += tests/autodiff/gradcheck tests/autodiff/step
+check_PROGRAMS += tests/autodiff/examples
+tests_autodiff_examples_SOURCES = tests/autodiff/examples.c $(AD_TB)
+tests_autodiff_examples_LDADD = $(MTC_LIBS) -lm
+TESTS += tests/autodiff/examples

@@ -1,0 +1,134 @@
+/* examples.c: every examples/NAME.tdsl through autodiff and simplify: the IR verifies,
+ * prints and parses back, each param gets one update, the forward drops the loss, and three
+ * steps in the interpreter lower the loss. */
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend.h"
+#include "tb.h"
+
+static char *
+slurp(const char *path, size_t *n)
+{
+	FILE *fp = fopen(path, "rb");
+	char *buf;
+	long len;
+
+	if (!fp)
+		return NULL;
+	fseek(fp, 0, SEEK_END);
+	len = ftell(fp);
+	rewind(fp);
+	buf = xmalloc(len + 1);
+	*n = fread(buf, 1, len, fp);
+	buf[*n] = 0;
+	fclose(fp);
+	return buf;
+}
+
+static char *
+print(const Module *m, size_t *n)
+{
+	char *s = NULL;
+	FILE *fp = open_memstream(&s, n);
+	ir_print(fp, m);
+	fclose(fp);
+	return s;
+}
+
+static void
+example(const char *dir, const char *file)
+{
+	char path[8192], err[256], *text, *txt2 = NULL, *txt3 = NULL;
+	Src src = {0}, src2 = {0};
+	FeOpts fo = {0};
+	Module *m, *m2;
+	int nparam = 0, nupd = 0, order = 1, nolossop = 1;
+	size_t n2 = 0, n3 = 0;
+
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	src.name = path;
+	if (!(text = slurp(path, &src.len))) {
+		tb_check(0, "%s: readable", file);
+		return;
+	}
+	src.text = text;
+	m = fe_compile(&src, &fo);
+	if (!m || m->fwd->loss < 0) {
+		tb_check(0, "%s: compiles to a trained model", file);
+		free(text);
+		return;
+	}
+	tb_check(autodiff(m, &src) == 0 && ir_verify(m, "autodiff") == 0, "%s: autodiff verifies", file);
+	simplify(m->fwd);
+	simplify(m->step);
+	tb_check(ir_verify(m, "simplify") == 0, "%s: simplify verifies", file);
+	for (int i = 0; i < m->ndecl; i++)
+		nparam += m->decl[i].role == R_PARAM;
+	for (int i = 0; i < m->step->nop; i++) {
+		Opk k = m->step->op[i].kind;
+		nupd += k == OP_SGD || k == OP_SGDM || k == OP_ADAM;
+		order &= i == 0 || m->step->op[i].phase >= m->step->op[i - 1].phase;
+	}
+	for (int i = 0; i < m->fwd->nop; i++)
+		nolossop &= m->fwd->op[i].kind != OP_XENT && m->fwd->op[i].kind != OP_MSE;
+	tb_check(nupd == nparam, "%s: %d updates for %d params", file, nupd, nparam);
+	tb_check(order, "%s: step phases in order fwd, bwd, upd", file);
+	tb_check(m->fwd->loss < 0 && nolossop, "%s: the forward computes no loss", file);
+
+	txt2 = print(m, &n2);
+	src2.name = "printed";
+	src2.text = txt2;
+	src2.len = n2;
+	m2 = ir_parse(&src2);
+	if (m2)
+		txt3 = print(m2, &n3);
+	tb_check(m2 && ir_verify(m2, "parse") == 0 && n2 == n3 && memcmp(txt2, txt3, n2) == 0,
+	         "%s: the step prints and parses back to the same text", file);
+
+	{
+		Interp *in = interp_new(m, 0);
+		double l[3];
+		int ok = 1;
+		for (int k = 0; k < 3 && ok; k++) {
+			ok = interp_run(in, m->step, err, sizeof err) == 0;
+			l[k] = ok ? ((float *)interp_out(in, 0)->data)[0] : NAN;
+		}
+		tb_check(ok && isfinite(l[0]) && l[1] < l[0] && l[2] < l[1],
+		         "%s: 3 steps lower the loss (%.6g %.6g %.6g)", file, l[0], l[1], l[2]);
+		interp_free(in);
+	}
+	mod_free(m2);
+	mod_free(m);
+	free(txt2);
+	free(txt3);
+	free(text);
+}
+
+int
+main(void)
+{
+	const char *top = getenv("top_srcdir");
+	char dir[4096];
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	snprintf(dir, sizeof dir, "%s/examples", top ? top : ".");
+	if (!(d = opendir(dir))) {
+		tb_check(0, "examples directory %s", dir);
+		return tb_done();
+	}
+	while ((e = readdir(d))) {
+		size_t k = strlen(e->d_name);
+		if (k > 5 && strcmp(e->d_name + k - 5, ".tdsl") == 0) {
+			example(dir, e->d_name);
+			n++;
+		}
+	}
+	closedir(d);
+	tb_check(n >= 3, "%d examples found", n);
+	return tb_done();
+}
