@@ -298,4 +298,4 @@ cuda_build(const Module *m, const Opts *o, const char *out)
 }
 
 static const char *const emits[] = { "cuda", "ptx", "llvm", "h", NULL };
-const Target target_cuda = { "cuda", emits, cuda_emit, cuda_build };
+const Backend target_cuda = { "cuda", emits, cuda_emit, cuda_build };

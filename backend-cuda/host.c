@@ -204,7 +204,7 @@ op_code(G *g, const CuFn *p, const Launch *l, int i)
 
 /* int mtc_cu_sched_NAME(mtc_cu *rt): every op in order; the first failure's code returned. */
 static void
-schedule(G *g, const char *name, const CuFn *p, const Launch *ls)
+sched_fn(G *g, const char *name, const CuFn *p, const Launch *ls)
 {
 	Fn s = fn(g, name, g->i32, &g->ptr, 1, 1);
 	LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(g->cx, s.fn, "entry");
@@ -314,8 +314,8 @@ build(G *g)
 	scalar(g, "mtc_cu_cubin_len", C64(g, c->cubin ? (int64_t)c->cubinlen : 0));
 	scalar(g, "mtc_cu_cubin_arch", C32(g, c->cubin ? c->cubin_arch : 0));
 	runtime_decls(g);
-	schedule(g, "mtc_cu_sched_forward", &c->fn[0], c->prog->launch[0]);
-	schedule(g, "mtc_cu_sched_step", c->fn[1].f ? &c->fn[1] : NULL, c->prog->launch[1]);
+	sched_fn(g, "mtc_cu_sched_forward", &c->fn[0], c->prog->launch[0]);
+	sched_fn(g, "mtc_cu_sched_step", c->fn[1].f ? &c->fn[1] : NULL, c->prog->launch[1]);
 
 	thunk(g, "mtc_module", "mtc_cu_module", p, NULL, 0);
 	thunk(g, "mtc_last_error", "mtc_cu_last_error", p, NULL, 0);

@@ -256,4 +256,4 @@ build(const Module *m, const Opts *o, const char *out)
 
 static const char *const emits[] = { "c", "h", NULL };
 
-const Target target_mt3000 = { "mt3000", emits, emit, build };
+const Backend target_mt3000 = { "mt3000", emits, emit, build };

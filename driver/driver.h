@@ -2,7 +2,7 @@
 #ifndef MTC_DRIVER_H
 #define MTC_DRIVER_H
 
-#include "ir.h"
+#include "passes.h"
 
 typedef struct Opts {
 	const char *input;        /* MODEL.tdsl or MODEL.mir */
@@ -11,7 +11,8 @@ typedef struct Opts {
 	const char *emit;         /* NULL: build the .so */
 	const char *dump_dir;
 	const char *solver;       /* auto ilp tso chen none */
-	const char *schedule;     /* list-scheduling priority */
+	const char *schedule;     /* list-scheduling priority: sched_names[] */
+	Target tg;                /* the cost model's machine: --target, then overrides */
 	const char *arch;         /* CUDA arch */
 	int64_t budget;           /* bytes; 0: none */
 	double budget_pct;        /* > 0: percent of the unconstrained arena */
@@ -21,5 +22,13 @@ typedef struct Opts {
 	const char **defines;
 	int ndefines;
 } Opts;
+
+/* What the analyses found about one function, for the dumps. */
+typedef struct Anal {
+	Live l;
+	Cost c;
+	Layout lay;
+	Dag d;
+} Anal;
 
 #endif

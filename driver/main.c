@@ -19,13 +19,26 @@ static const char usage[] =
 "options:\n"
 "  -o FILE               output (.so by default; with --emit, the intermediate; '-' is stdout)\n"
 "  --emit=KIND           write an intermediate instead of the .so:\n"
-"                          ir  textual SSA IR after the last pass run (see docs/ir.md)\n"
-"                          c   the generated C (mt3000): with -o F.c, host code in F.c and\n"
-"                              device kernels in F-dev.c; on stdout both, one after the other\n"
-"                          h   the module's header, MODEL.h\n"
+"                          ir        textual SSA IR after the last pass run (see docs/ir.md)\n"
+"                          c         the generated C (mt3000): with -o F.c, host code in F.c and\n"
+"                                    device kernels in F-dev.c; on stdout both, one after the other\n"
+"                          h         the module's header, MODEL.h\n"
 "                          cuda, ptx, llvm  (--target=cuda) the kernels' CUDA C, their PTX,\n"
-"                              the host code as LLVM IR\n"
-"  --dump-dir=DIR        write the IR after every stage, numbered in pipeline order\n"
+"                                    the host code as LLVM IR\n"
+"                          ir        textual SSA IR after the last pass run (see docs/ir.md)\n"
+"                          schedule  one line per op: kind, result, bytes, live bytes, modeled\n"
+"                                    start and end; last line `peak_live_bytes P arena_bytes A\n"
+"                                    modeled_ms T`\n"
+"                          dot       the dependence DAG (RAW/WAR/WAW) for Graphviz\n"
+"                          trace     Chrome trace-event JSON (compute, copies, live bytes)\n"
+"                          memory    SVG of the arena over time\n"
+"                        (of the training step, or of forward for models without one)\n"
+"  --dump-dir=DIR        write the IR after every stage, numbered in pipeline order, and\n"
+"                        every function's schedule, DAG, trace and memory picture\n"
+"  --schedule=mem|critical|program   op order (default mem): mem lowers peak live bytes\n"
+"                        (updates run as soon as their gradient exists), critical starts the\n"
+"                        longest latency-weighted path (long copies) first, program keeps the\n"
+"                        order the frontend and autodiff wrote\n"
 "  --target=mt3000|cuda  code generation target (default mt3000)\n"
 "  --mem-budget=SIZE     accelerator bytes the step may use: N, NK, NM, NG (powers of 1024)\n"
 "                          or N% of the unconstrained plan's peak\n"
@@ -100,14 +113,19 @@ oneof(const char *opt, const char *val, const char *const *choices)
 
 static const char *const targets[] = { "mt3000", "cuda", NULL };
 static const char *const solvers[] = { "auto", "ilp", "tso", "chen", "none", NULL };
-static const char *const emits[] = { "ir", "c", "h", "cuda", "ptx", "llvm", NULL };
+static const char *const emits[] = { "ir", "schedule", "dot", "trace", "memory", "c", "h",
+	"cuda", "ptx", "llvm", NULL };
 
 static void
 parse_args(Opts *o, int argc, char **argv)
 {
 	static const char *defs[256];
+	int *tgopts = xcalloc(argc, sizeof *tgopts), ntgopts = 0, tgo;
+	char err[256];
+	Target scratch;
 
 	o->target = "mt3000";
+	o->schedule = "mem";
 	o->solver = "auto";
 	o->solver_time = 60;
 	o->opt_level = 2;
@@ -117,6 +135,7 @@ parse_args(Opts *o, int argc, char **argv)
 #define VAL(pfx) (strncmp(a, pfx "=", sizeof pfx) == 0 ? (v = a + sizeof pfx) != NULL : 0)
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			fputs(usage, stdout);
+			printf("\ncost model (defaults from --target, public figures; see the README):\n%s", target_help);
 			exit(0);
 		} else if (strcmp(a, "--version") == 0) {
 			printf("mtc %s\n", PACKAGE_VERSION);
@@ -136,6 +155,13 @@ parse_args(Opts *o, int argc, char **argv)
 			o->defines[o->ndefines++] = d;
 		} else if (VAL("--target")) {
 			o->target = oneof("--target", v, targets);
+		} else if (VAL("--schedule")) {
+			o->schedule = oneof("--schedule", v, sched_names);
+		} else if (strncmp(a, "--", 2) == 0 && strchr(a, '=') &&
+		           (tgo = target_option(&scratch, a, err, sizeof err)) != 1) {
+			if (tgo < 0)
+				fatal("%s", err);
+			tgopts[ntgopts++] = i;
 		} else if (VAL("--emit")) {
 			o->emit = oneof("--emit", v, emits);
 		} else if (VAL("--dump-dir")) {
@@ -171,6 +197,12 @@ parse_args(Opts *o, int argc, char **argv)
 	}
 	if (!o->input)
 		fatal("%s", "no input file (see mtc --help)");
+	/* the target's description, then the overrides in the order given */
+	if (target_get(&o->tg, o->target))
+		die("no description of target %s", o->target);
+	for (int i = 0; i < ntgopts; i++)
+		target_option(&o->tg, argv[tgopts[i]], err, sizeof err);
+	free(tgopts);
 }
 
 /* Read a whole file; NUL bytes are kept (the lexer reports them). */
@@ -233,6 +265,49 @@ dump(const Opts *o, const Module *m, const char *stage)
 	fclose(fp);
 }
 
+/* The budget line of the memory picture: --mem-budget in bytes, or its share of the peak. */
+static int64_t
+budget_bytes(const Opts *o, const Anal *a)
+{
+	return o->budget ? o->budget : (int64_t)(o->budget_pct / 100 * (double)a->l.peak);
+}
+
+/* One analysis dump (schedule, dot, trace, memory) of f. */
+static void
+emit_analysis(const Opts *o, FILE *fp, const char *kind, const Func *f, const Anal *a)
+{
+	if (strcmp(kind, "schedule") == 0)
+		dump_schedule(fp, f, &a->l, &a->c, &a->lay);
+	else if (strcmp(kind, "dot") == 0)
+		dump_dot(fp, f, &a->d);
+	else if (strcmp(kind, "trace") == 0)
+		dump_trace(fp, f, &a->l, &a->c);
+	else if (strcmp(kind, "memory") == 0)
+		dump_memory(fp, f, &a->l, &a->lay, budget_bytes(o, a));
+	else
+		die("no analysis dump '%s'", kind);
+}
+
+/* --dump-dir: every analysis dump of f, numbered after the IR dumps. */
+static void
+dump_analyses(const Opts *o, const Func *f, const Anal *a)
+{
+	static const char *const kinds[] = { "schedule", "dot", "trace", "memory" };
+	static const char *const ext[] = { "txt", "dot", "json", "svg" };
+	char path[4096];
+	FILE *fp;
+
+	if (!o->dump_dir)
+		return;
+	for (int k = 0; k < 4; k++) {
+		snprintf(path, sizeof path, "%s/%02d-%s-%s.%s", o->dump_dir, ++ndump, f->name, kinds[k], ext[k]);
+		if (!(fp = fopen(path, "w")))
+			fatal("cannot write '%s'", path);
+		emit_analysis(o, fp, kinds[k], f, a);
+		fclose(fp);
+	}
+}
+
 static int
 has_suffix(const char *s, const char *suf)
 {
@@ -240,7 +315,7 @@ has_suffix(const char *s, const char *suf)
 	return n >= k && strcmp(s + n - k, suf) == 0;
 }
 
-static const Target *const backends[] = {
+static const Backend *const backends[] = {
 	&target_mt3000,
 #ifdef HAVE_CUDA
 	&target_cuda,
@@ -252,7 +327,7 @@ static const Target *const backends[] = {
 static int
 codegen(const Opts *o, const Module *m)
 {
-	const Target *t = NULL;
+	const Backend *t = NULL;
 	char def[4096];
 
 	for (int i = 0; backends[i]; i++)
@@ -284,6 +359,8 @@ main(int argc, char **argv)
 	Src src = {0};
 	Module *m;
 	FeOpts fe;
+	Anal an[2];
+	Func *fs[2];
 
 	parse_args(&o, argc, argv);
 	src.name = o.input;
@@ -309,9 +386,31 @@ main(int argc, char **argv)
 		simplify(m->step);
 	dump(&o, m, "simplify");
 
-	if (o.emit && strcmp(o.emit, "ir") == 0) {
+	/* Analyses of every function (the step first: --emit shows it): op order, liveness, the
+	 * cost model, arena layout, dependences including those of shared arena bytes. */
+	fs[0] = m->step;
+	fs[1] = m->fwd;
+	memset(an, 0, sizeof an);
+	for (int k = 0; k < 2; k++) {
+		if (!fs[k])
+			continue;
+		schedule(fs[k], &o.tg, o.schedule);
+		live_fill(&an[k].l, fs[k]);
+		cost_fill(&an[k].c, fs[k], &o.tg);
+		layout(&an[k].lay, fs[k], &an[k].l, o.tg.align);
+		dag_build(&an[k].d, fs[k], &an[k].l, an[k].c.dur);
+		dump_analyses(&o, fs[k], &an[k]);
+	}
+	dump(&o, m, "layout");
+
+	if (o.emit && (strcmp(o.emit, "ir") == 0 || strcmp(o.emit, "schedule") == 0 ||
+	    strcmp(o.emit, "dot") == 0 || strcmp(o.emit, "trace") == 0 || strcmp(o.emit, "memory") == 0)) {
 		FILE *fp = open_out(&o);
-		ir_print(fp, m);
+		int k = fs[0] ? 0 : 1;
+		if (strcmp(o.emit, "ir") == 0)
+			ir_print(fp, m);
+		else
+			emit_analysis(&o, fp, o.emit, fs[k], &an[k]);
 		if (fp != stdout)
 			fclose(fp);
 	} else {
@@ -319,6 +418,12 @@ main(int argc, char **argv)
 		if (rc)
 			return rc;
 	}
+	for (int k = 0; k < 2; k++)
+		if (fs[k]) {
+			live_free(&an[k].l);
+			cost_free(&an[k].c);
+			dag_free(&an[k].d);
+		}
 	mod_free(m);
 	free((char *)src.text);
 	return 0;

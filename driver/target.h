@@ -1,11 +1,12 @@
-/* target.h: a code generation target as the driver sees it: a struct of function pointers.
+/* target.h: a code generation target as the driver sees it: a struct of function pointers
+ * (Backend; passes.h's Target is the cost model's machine description).
  * Adding a target touches its own folder and the table in main.c. */
 #ifndef MTC_TARGET_H
 #define MTC_TARGET_H
 
 #include "driver.h"
 
-typedef struct Target {
+typedef struct Backend {
 	const char *name;             /* --target=NAME */
 	const char *const *emits;     /* the --emit kinds it writes besides ir, NULL-terminated */
 	/* --emit=KIND: write to out (the -o file; NULL or "-" is standard output).
@@ -13,11 +14,11 @@ typedef struct Target {
 	int (*emit)(const Module *, const Opts *, const char *kind, const char *out);
 	/* Build the shared object at out and the header beside it. Returns 0 or 1. */
 	int (*build)(const Module *, const Opts *, const char *out);
-} Target;
+} Backend;
 
 /* backend-mt3000/ */
-extern const Target target_mt3000;
+extern const Backend target_mt3000;
 /* backend-cuda/ (only when configure found NVRTC) */
-extern const Target target_cuda;
+extern const Backend target_cuda;
 
 #endif

@@ -1,4 +1,10 @@
-/* cost.c: the op table's cost rules: floating-point operations each op performs. */
+/* cost.c: the op table's cost rules (FLOPs per op) and the cost model: modeled op times.
+ *
+ * needs: f in execution order and a Target; fills: Cost (duration, start, end of every op on
+ * a compute stream and a copy stream, and the total). */
+#include <stdlib.h>
+#include <string.h>
+
 #include "passes.h"
 
 static double
@@ -28,4 +34,82 @@ co_matmul(const Func *f, const Op *op)
 	const Shape *a = &f->val[op->args[0]].ty.sh;
 	int64_t k = op->ia[0] ? a->d[a->rank - 2] : a->d[a->rank - 1];
 	return 2.0 * numel_res(f, op) * (double)k;
+}
+
+/* ---------- the cost model ---------- */
+
+int64_t
+op_bytes(const Func *f, const Op *op)
+{
+	int64_t b = 0;
+
+	if (op->kind == OP_WAIT)
+		return 0;
+	if (opinfo[op->kind].flags & F_COPY)
+		return type_bytes(&f->val[op->res].ty);
+	for (int i = 0; i < op->nargs; i++)
+		b += type_bytes(&f->val[op->args[i]].ty);
+	for (int i = 0; i < op_nmut(op->kind); i++)
+		b += type_bytes(&f->val[op->args[i]].ty);    /* written back */
+	if (op->res >= 0)
+		b += type_bytes(&f->val[op->res].ty);
+	return b;
+}
+
+double
+op_time(const Target *t, const Func *f, const Op *op)
+{
+	double fl, mem;
+
+	if (op->kind == OP_WAIT)
+		return 0;
+	if (opinfo[op->kind].flags & F_COPY)
+		return t->copylat + (double)op_bytes(f, op) / t->copybw;
+	fl = opinfo[op->kind].cost(f, op) / t->flops;
+	mem = (double)op_bytes(f, op) / t->bw;
+	return t->launch + (fl > mem ? fl : mem);
+}
+
+/* A copy is issued where it stands in the order: it starts once the compute op before it has
+ * ended (so arena bytes it overwrites are free), its operand exists and the copy engine is
+ * idle; compute continues meanwhile. A wait blocks the compute stream until its copy ends. */
+void
+cost_fill(Cost *c, const Func *f, const Target *t)
+{
+	double comp = 0, copy = 0;
+
+	c->nop = f->nop;
+	c->dur = xcalloc(f->nop + 1, sizeof *c->dur);
+	c->start = xcalloc(f->nop + 1, sizeof *c->start);
+	c->end = xcalloc(f->nop + 1, sizeof *c->end);
+	for (int i = 0; i < f->nop; i++) {
+		const Op *op = &f->op[i];
+		double ready = 0;
+
+		for (int k = 0; k < op->nargs; k++) {
+			int d = f->val[op->args[k]].def;
+			if (d >= 0 && d < i && c->end[d] > ready)
+				ready = c->end[d];
+		}
+		c->dur[i] = op_time(t, f, op);
+		if (opinfo[op->kind].flags & F_COPY) {
+			c->start[i] = ready > copy ? ready : copy;
+			if (comp > c->start[i])
+				c->start[i] = comp;
+			copy = c->end[i] = c->start[i] + c->dur[i];
+			continue;
+		}
+		c->start[i] = ready > comp ? ready : comp;
+		comp = c->end[i] = c->start[i] + c->dur[i];
+	}
+	c->total = comp > copy ? comp : copy;
+}
+
+void
+cost_free(Cost *c)
+{
+	free(c->dur);
+	free(c->start);
+	free(c->end);
+	memset(c, 0, sizeof *c);
 }

@@ -1,3 +1,4 @@
 # passes/local.mk: autodiff, simplification, analyses, the memory planner.
 libmtc_a_SOURCES += passes/passes.h passes/grad.c passes/cost.c \
-	passes/copy.c passes/autodiff.c passes/simplify.c
+	passes/copy.c passes/autodiff.c passes/simplify.c passes/target.c \
+	passes/liveness.c passes/deps.c passes/sched.c passes/layout.c passes/dump.c passes/svg.c

@@ -48,6 +48,118 @@ Func *func_rebuild(Func *f, const uint8_t *keep, int *map);
  * loss and the updates) and common-subexpression elimination. Never run after planning. */
 void simplify(Func *);
 
-/* cost.c: the cost rules of the op table (FLOPs per op). */
+/* target.c: what the cost model knows of a machine. The built-in descriptions are public
+ * figures rounded (see target.c); every field can be overridden from the command line. */
+typedef struct Target {
+	const char *name;
+	double flops;       /* peak FLOP/s of the accelerator (f32) */
+	double bw;          /* accelerator memory bandwidth, bytes/s */
+	double copybw;      /* host<->accelerator copy bandwidth, bytes/s */
+	double copylat;     /* latency of one copy, s */
+	double launch;      /* overhead of launching one op, s */
+	int64_t capacity;   /* accelerator memory, bytes */
+	int64_t align;      /* arena alignment, bytes (a power of two) */
+} Target;
+/* A copy of the built-in description `name` ("mt3000", "cuda"); 0, or -1 if unknown. */
+int target_get(Target *, const char *name);
+/* Override one field from "--target-flops=1e12" style text; 0, 1 if the option is not a
+ * target option, -1 if its value is bad (message in err). */
+int target_option(Target *, const char *arg, char *err, size_t nerr);
+extern const char target_help[];   /* the lines --help prints for those options */
+
+/* cost.c: the cost rules of the op table (FLOPs per op), and the cost model.
+ * needs: f in execution order, a target; fills: every op's modeled duration and its start and
+ * end on two streams (compute, copy): compute ops run one after another; copies run in order
+ * on the copy stream, each starting when its operand exists; a wait ends when its copy does. */
+typedef struct Cost {
+	int nop;
+	double *dur;        /* modeled seconds of each op */
+	double *start, *end;
+	double total;       /* modeled seconds of the whole function */
+} Cost;
+/* Bytes an op reads and writes in accelerator memory (operands + result). */
+int64_t op_bytes(const Func *, const Op *);
+/* Modeled seconds of one op on a target: roofline max(flops/peak, bytes/bw) + launch; copies
+ * latency + bytes/copybw; waits 0. */
+double op_time(const Target *, const Func *, const Op *);
+void cost_fill(Cost *, const Func *, const Target *);
+void cost_free(Cost *);
+
+/* liveness.c: needs f in execution order; fills, for every value, the op that creates it,
+ * the last op that needs it and its accelerator bytes, and the bytes live at every op.
+ * Module tensors (inputs, params, state) are live the whole function; outputs and the loss to
+ * its end; host values (swap_out results) take no accelerator bytes; a copy's operand stays
+ * live until the `wait` on the copy. A value is live at op i when birth <= i <= last: while op
+ * i runs, its operands and its result are all resident. */
+typedef struct Live {
+	int nop, nval;
+	int *birth;         /* creating op; -1 for module tensors */
+	int *last;          /* last op that needs it; nop when live to the end */
+	int64_t *bytes;     /* accelerator bytes (0 for host values) */
+	int64_t *at;        /* at[i]: accelerator bytes live while op i runs */
+	int64_t base;       /* bytes of module tensors (live throughout) */
+	int64_t peak;       /* max(base, at[]): the lower bound of any layout */
+	int peakop;         /* the op where the peak is reached (-1: no ops) */
+} Live;
+void live_fill(Live *, const Func *);
+void live_free(Live *);
+/* Is value v live at op i? */
+#define live_at(l, v, i) ((l)->birth[v] <= (i) && (i) <= (l)->last[v])
+
+/* deps.c: the dependence DAG. needs: f in execution order (its order defines the direction of
+ * memory dependences), each op's duration; after layout also Live and Value.off. fills: edges
+ * RAW (SSA operands, and through a mutated module tensor), WAR and WAW (optimizer updates
+ * against the other readers and writers of what they mutate; with a layout, ops whose tensors
+ * share arena bytes). Each edge carries the latency of its source op. */
+typedef enum { D_RAW, D_WAR, D_WAW } DepKind;
+extern const char *const dep_name[];   /* "RAW" "WAR" "WAW" */
+typedef struct Edge {
+	int from, to;
+	DepKind kind;
+	uint8_t arena;      /* made by shared arena bytes */
+	double lat;         /* seconds from the start of `from` until `to` may start */
+} Edge;
+typedef struct Dag {
+	int nop, ne;
+	Edge *e;            /* sorted by (to, from) */
+	int *in;            /* edges into op i: e[in[i] .. in[i+1]) */
+} Dag;
+/* The operands op mutates in place are its first op_nmut() operands. */
+int op_nmut(Opk);
+/* lv NULL: no arena edges. dur NULL: zero latencies. */
+void dag_build(Dag *, const Func *, const Live *lv, const double *dur);
+void dag_free(Dag *);
+
+/* sched.c: list scheduling. needs: f (its current order is the program order), a target;
+ * fills: f->op permuted into a topological order of its DAG chosen by priority:
+ *   program   keep the order;
+ *   mem       among ready ops take the one that frees the most bytes, else the earliest in
+ *             program order (so the forward never runs ahead of what memory needs);
+ *   critical  the longest latency-weighted path to the end first (long copies start early).
+ * Ops whose operands come from a copy are ready when the copy is modeled to end. */
+extern const char *const sched_names[];   /* "mem" "critical" "program", NULL */
+void schedule(Func *, const Target *, const char *how);
+
+/* layout.c: needs Live of f; fills Value.off of every value: module tensors first at fixed
+ * offsets (in decl order, the same in every function of the module), then the others by
+ * greedy-by-size over live intervals (the best of a few orders); values alive together
+ * never share bytes; offsets are multiples of align. Host values get offsets in a separate
+ * host zone. */
+typedef struct Layout {
+	int64_t arena;      /* accelerator bytes the layout needs */
+	int64_t persist;    /* of which module tensors */
+	int64_t host;       /* host zone bytes */
+} Layout;
+void layout(Layout *, Func *, const Live *, int64_t align);
+
+/* dump.c: what a person reads. The schedule (one line per op, then
+ * `peak_live_bytes P arena_bytes A modeled_ms T`), the DAG for Graphviz, a Chrome trace. */
+void dump_schedule(FILE *, const Func *, const Live *, const Cost *, const Layout *);
+void dump_dot(FILE *, const Func *, const Dag *);
+void dump_trace(FILE *, const Func *, const Live *, const Cost *);
+
+/* svg.c: the arena over time as SVG: x the op index, y the byte offset, a rectangle per
+ * tensor, the peak marked, the budget (bytes, 0: none) as a line. */
+void dump_memory(FILE *, const Func *, const Live *, const Layout *, int64_t budget);
 
 #endif

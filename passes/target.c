@@ -1,0 +1,87 @@
+/* target.c: the machine descriptions the cost model reads, and their command-line overrides.
+ *
+ * The figures are public ones, rounded; where a figure is not published it is a plausible
+ * assumption and says so. They only need to rank plans, not predict wall time; calibrating
+ * them by measuring kernels is a later step.
+ *
+ * mt3000 (NUDT MT-3000, Lu et al., CCF THPC 2022, and the seed survey):
+ *   peak 11.6 TFLOP/s (the published FP64 peak of the acceleration zone: 4 clusters x 24 DSP
+ *   cores; used for f32 too, conservatively); accelerator memory bandwidth 200 GB/s (assumed:
+ *   per-cluster DDR/HBM); DDR<->accelerator copies 10 GB/s with 20 us latency (assumed; the
+ *   survey calls them asymmetric and slow); capacity 8 GiB of fast memory (the survey's
+ *   figure); 20 us per kernel launch through hthreads (assumed); 64-byte DMA alignment.
+ * cuda (an H100 SXM): 67 TFLOP/s f32 (no tensor cores), 3.35 TB/s HBM3, 25 GB/s pinned PCIe 5
+ *   copies with 10 us latency, 80 GB, 5 us launch, 256-byte alignment (cudaMalloc's). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes.h"
+
+static const Target builtin[] = {
+	{ "mt3000", 11.6e12, 200e9, 10e9, 20e-6, 20e-6, 8LL << 30, 64 },
+	{ "cuda", 67e12, 3.35e12, 25e9, 10e-6, 5e-6, 80000000000LL, 256 },
+};
+
+const char target_help[] =
+"  --target-flops=F      peak FLOP/s of the accelerator (mt3000 11.6e12, cuda 67e12)\n"
+"  --target-bw=B         accelerator memory bandwidth, bytes/s (mt3000 200e9, cuda 3.35e12)\n"
+"  --copy-bw=B           host<->accelerator copy bandwidth, bytes/s (mt3000 10e9, cuda 25e9)\n"
+"  --copy-latency=S      latency of one copy, seconds (mt3000 20e-6, cuda 10e-6)\n"
+"  --launch=S            overhead of one op, seconds (mt3000 20e-6, cuda 5e-6)\n"
+"  --accel-bytes=N       accelerator capacity, bytes (mt3000 8 GiB, cuda 80e9)\n"
+"  --align=N             arena alignment: a power of two up to 1M (mt3000 64, cuda 256)\n";
+
+int
+target_get(Target *t, const char *name)
+{
+	for (size_t i = 0; i < sizeof builtin / sizeof *builtin; i++)
+		if (strcmp(builtin[i].name, name) == 0) {
+			*t = builtin[i];
+			return 0;
+		}
+	return -1;
+}
+
+int
+target_option(Target *t, const char *arg, char *err, size_t nerr)
+{
+	static const struct { const char *opt; int pos, isint; } tab[] = {
+		{ "--target-flops=", 0, 0 }, { "--target-bw=", 1, 0 }, { "--copy-bw=", 2, 0 },
+		{ "--copy-latency=", 3, 0 }, { "--launch=", 4, 0 }, { "--accel-bytes=", 5, 1 },
+		{ "--align=", 6, 1 },
+	};
+	double *dv[] = { &t->flops, &t->bw, &t->copybw, &t->copylat, &t->launch };
+	int64_t *iv[] = { &t->capacity, &t->align };
+
+	for (size_t i = 0; i < sizeof tab / sizeof *tab; i++) {
+		size_t n = strlen(tab[i].opt);
+		const char *s = arg + n;
+		char *end;
+		double v;
+
+		if (strncmp(arg, tab[i].opt, n))
+			continue;
+		errno = 0;
+		v = strtod(s, &end);
+		if (end == s || *end || errno || !(v >= 0) || v > 1e30)
+			goto bad;
+		/* Rates must be positive; latencies and overheads may be zero. */
+		if (tab[i].pos <= 2 && v == 0)
+			goto bad;
+		if (!tab[i].isint) {
+			*dv[tab[i].pos] = v;
+			return 0;
+		}
+		if (v < 1 || v >= 9.2e18 || v != (double)(int64_t)v)
+			goto bad;
+		if (tab[i].pos == 6 && (v > 1 << 20 || ((int64_t)v & ((int64_t)v - 1))))
+			goto bad;
+		*iv[tab[i].pos - 5] = (int64_t)v;
+		return 0;
+	bad:
+		snprintf(err, nerr, "invalid %.*s '%s'", (int)n - 1, tab[i].opt, s);
+		return -1;
+	}
+	return 1;
+}
