@@ -37,8 +37,8 @@ typedef struct Gen {
 } Gen;
 
 /* plan.c: offsets (from the layout pass, or the temporary one), lifetimes, fusion groups. */
-void plan_module(Gen *);
-void plan_free(Gen *);
+void gen_plan(Gen *);
+void gen_free(Gen *);
 int is_fusable(const Op *);
 int64_t vbytes(const Func *, int v);
 int in_ddr(const Func *, int v);

@@ -190,7 +190,7 @@ plan_func(Gen *g, FnPlan *p, const Func *f, int idbase)
 }
 
 void
-plan_module(Gen *g)
+gen_plan(Gen *g)
 {
 	const Module *m = g->m;
 
@@ -246,7 +246,7 @@ free_fn(FnPlan *p)
 }
 
 void
-plan_free(Gen *g)
+gen_free(Gen *g)
 {
 	free_fn(&g->fwd);
 	if (g->step.f)

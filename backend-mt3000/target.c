@@ -34,11 +34,11 @@ run_gen(const Module *m, const Opts *o, const char *id, FILE *host, FILE *dev)
 {
 	Gen g = { .m = m, .o = o, .id = id, .h = host, .k = dev };
 
-	plan_module(&g);
+	gen_plan(&g);
 	kern_prologue(&g);
 	host_emit(&g);
 	kern_epilogue(&g);
-	plan_free(&g);
+	gen_free(&g);
 }
 
 static void
@@ -46,9 +46,9 @@ header(const Module *m, const Opts *o, const char *id, FILE *fp)
 {
 	Gen g = { .m = m, .o = o, .id = id };
 
-	plan_module(&g);
+	gen_plan(&g);
 	header_emit(&g, fp);
-	plan_free(&g);
+	gen_free(&g);
 }
 
 /* The model's name as a C identifier. */

@@ -288,9 +288,14 @@ planned(const Module *m)
 }
 
 /* The budget line of the memory picture: --mem-budget in bytes, or its share of the peak. */
+/* The memory planner's summary, when it ran (the schedule dump ends with it). */
+static PlanReport *planrep;
+
 static int64_t
 budget_bytes(const Opts *o, const Anal *a)
 {
+	if (planrep)
+		return planrep->budget;
 	return o->budget ? o->budget : (int64_t)(o->budget_pct / 100 * (double)a->l.peak);
 }
 
@@ -298,9 +303,11 @@ budget_bytes(const Opts *o, const Anal *a)
 static void
 emit_analysis(const Opts *o, FILE *fp, const char *kind, const Func *f, const Anal *a)
 {
-	if (strcmp(kind, "schedule") == 0)
+	if (strcmp(kind, "schedule") == 0) {
 		dump_schedule(fp, f, &a->l, &a->c, &a->lay);
-	else if (strcmp(kind, "dot") == 0)
+		if (planrep && f->mod->step == f)
+			plan_report_print(fp, planrep);
+	} else if (strcmp(kind, "dot") == 0)
 		dump_dot(fp, f, &a->d);
 	else if (strcmp(kind, "trace") == 0)
 		dump_trace(fp, f, &a->l, &a->c);
@@ -384,6 +391,7 @@ main(int argc, char **argv)
 	Anal an[2];
 	Func *fs[2] = { NULL, NULL };
 	int rc = 0;
+	PlanReport rep;
 
 	memset(an, 0, sizeof an);
 	parse_args(&o, argc, argv);
@@ -421,14 +429,29 @@ main(int argc, char **argv)
 	if (dump(&o, m, "simplify"))
 		goto emit;
 
-	/* Analyses of every function (the step first: --emit shows it): op order, liveness, the
-	 * cost model, arena layout, dependences including those of shared arena bytes. */
+	/* Op order of every function (the step first: --emit shows it); then the memory plan of
+	 * the step in that order; then, of what will run: liveness, the cost model, arena
+	 * layout, dependences including those of shared arena bytes. Nothing reorders or CSEs
+	 * after the plan: its copies and recomputations sit where the plan put them. */
 	fs[0] = m->step;
 	fs[1] = m->fwd;
+	for (int k = 0; k < 2; k++)
+		if (fs[k])
+			schedule(fs[k], &o.tg, o.schedule);
+	if (m->step && (o.budget || o.budget_pct > 0)) {
+		PlanOpts po = { o.solver, o.budget, o.budget_pct, o.solver_time, &o.tg };
+		if (plan_step(m, &po, &rep))
+			return 1;
+		planrep = &rep;
+		/* The module states the budget as resolved and the solver actually taken. */
+		o.budget = rep.budget;
+		o.solver = rep.solver;
+		fs[0] = m->step;
+		dump(&o, m, "plan");
+	}
 	for (int k = 0; k < 2; k++) {
 		if (!fs[k])
 			continue;
-		schedule(fs[k], &o.tg, o.schedule);
 		live_fill(&an[k].l, fs[k]);
 		cost_fill(&an[k].c, fs[k], &o.tg);
 		layout(&an[k].lay, fs[k], &an[k].l, o.tg.align);

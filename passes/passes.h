@@ -162,4 +162,7 @@ void dump_trace(FILE *, const Func *, const Live *, const Cost *);
  * tensor, the peak marked, the budget (bytes, 0: none) as a line. */
 void dump_memory(FILE *, const Func *, const Live *, const Layout *, int64_t budget);
 
+/* plan.c, remat.c, chen.c, tso.c, ilp.c, planner.c: the memory planner. */
+#include "plan.h"
+
 #endif
