@@ -22,7 +22,8 @@ typedef struct Case {
 	Opk k;
 	int nargs;
 	Type at[5];
-	int arg[5];              /* -1: a fresh input; c >= 0: the result of case c of the group */
+	int arg[5];              /* -1: a fresh input; c >= 0: the result of case c of the group;
+	                          * -100 - c: the first operand of case c */
 	int64_t ia[MAXIA];
 	int nia;
 	double fa[MAXFA];
@@ -126,7 +127,7 @@ run(const char *name)
 
 	for (int c = 0; c < ncs; c++)
 		for (int a = 0; a < cs[c].nargs; a++)
-			if (cs[c].arg[a] < 0) {
+			if (cs[c].arg[a] == -1) {
 				char nm[32];
 				snprintf(nm, sizeof nm, "c%d_%d", c, a);
 				dcl[c][a] = mod_decl(m, nm, R_INPUT, cs[c].at[a], (Init){0}, (Loc){0});
@@ -139,7 +140,8 @@ run(const char *name)
 		Type r = k->given;
 		char nm[32];
 		for (int a = 0; a < k->nargs; a++)
-			args[a] = k->arg[a] < 0 ? dcl[c][a] : res[k->arg[a]];
+			args[a] = k->arg[a] <= -100 ? dcl[-100 - k->arg[a]][0] :
+			          k->arg[a] < 0 ? dcl[c][a] : res[k->arg[a]];
 		if (op_infer(f, k->k, args, k->nargs, k->ia, k->nia, k->fa, &r, err, sizeof err))
 			die("%s case %d: %s", name, c, err);
 		snprintf(nm, sizeof nm, "r%d", c);
@@ -157,7 +159,7 @@ run(const char *name)
 	in = interp_new(m, 7);
 	for (int c = 0; c < ncs; c++)
 		for (int a = 0; cs[c].pos && a < cs[c].nargs; a++)
-			if (cs[c].arg[a] < 0) {
+			if (cs[c].arg[a] == -1) {
 				Tensor *t = interp_decl(in, dcl[c][a]);
 				for (int64_t i = 0; i < shape_numel(&t->ty.sh); i++)
 					((float *)t->data)[i] = fabsf(((float *)t->data)[i]) + 0.25f;
@@ -321,9 +323,28 @@ main(void)
 					attrs(add(red[r], 1, T(3, 3, 4, 5)), 2, ax, kd);
 			attrs(add(red[r], 1, T(2, 200, 300)), 2, 1, 0);
 		}
-		attrs(add(OP_MAX_G, 3, T(3, 3, 4, 5), T(2, 3, 5), T(2, 3, 5)), 2, 1, 0);
-		attrs(add(OP_MAX_G, 3, T(3, 3, 4, 5), T(3, 3, 1, 5), T(3, 3, 1, 5)), 2, 1, 1);
-		attrs(add(OP_MAX_G, 3, T(2, 6, 9), T(1, 6), T(1, 6)), 2, 1, 0);
+		/* max_grad(x, max(x), dy): y really is the max, so dy lands somewhere */
+		{
+			int kd[3][2] = { { 1, 0 }, { 1, 1 }, { 2, 0 } };
+			for (int i = 0; i < 3; i++) {
+				Shape s = { 3, { 3, 4, 5 } }, rs;
+				int mx = ncs;
+				Case *c;
+				attrs(add(OP_MAX, 1, (Type){ F32, s }), 2, kd[i][0], kd[i][1]);
+				rs = s;
+				if (kd[i][1])
+					rs.d[kd[i][0]] = 1;
+				else {
+					for (int d = kd[i][0]; d < 2; d++)
+						rs.d[d] = rs.d[d + 1];
+					rs.rank = 2;
+				}
+				c = attrs(add(OP_MAX_G, 3, (Type){ F32, s }, (Type){ F32, rs }, (Type){ F32, rs }), 2,
+				          kd[i][0], kd[i][1]);
+				c->arg[0] = -100 - mx;
+				c->arg[1] = mx;
+			}
+		}
 		run("reduce");
 	}
 
