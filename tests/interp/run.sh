@@ -135,7 +135,7 @@ st "$T/lab" "$h" 128
 printf 'c' | dd of="$T/lab" bs=1 seek=$((8 + ${#h} + 4)) conv=notrunc 2>/dev/null
 expect_error "a label out of range" "label 99 at position 1 is out of range [0, 10)" -- "$EX/mlp.tdsl" --inputs "$T/lab"
 expect_error "missing params file" "cannot open" -- "$EX/mlp.tdsl" --params "$T/nope"
-expect_error "a .so is not runnable yet" "not supported yet" -- "$T/model.so"
+expect_error "a missing .so" "cannot load" -- "$T/model.so"
 cat >"$T/fwd.tdsl" <<'EOF'
 model lin {
   input x : f32[2, 3];
