@@ -69,6 +69,7 @@ solve(const Prob *p, const char *solver, int64_t B, double tlim)
 				plan_free(a);
 				return b;
 			}
+			a->stime += b->stime;       /* the time auto spent, the ILP's included */
 			plan_free(b);
 		}
 		if (ok)
