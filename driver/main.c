@@ -357,7 +357,7 @@ main(int argc, char **argv)
 	for (int k = 0; k < 2; k++)
 		if (fs[k])
 			schedule(fs[k], &o.tg, o.schedule);
-	if (m->step && (o.budget || o.budget_pct > 0)) {
+	if (o.budget || o.budget_pct > 0) {
 		PlanOpts po = { o.solver, o.budget, o.budget_pct, o.solver_time, &o.tg };
 		if (plan_step(m, &po, &rep))
 			return 1;
