@@ -8,6 +8,7 @@
 #include "driver.h"
 #include "frontend.h"
 #include "passes.h"
+#include "backend.h"
 
 static const char usage[] =
 "usage: mtc MODEL.tdsl|MODEL.mir [-o OUT] [options]\n"
@@ -26,6 +27,11 @@ static const char usage[] =
 "                          trace     Chrome trace-event JSON (compute, copies, live bytes)\n"
 "                          memory    SVG of the arena over time\n"
 "                        (of the training step, or of forward for models without one)\n"
+"  --stop-after=STAGE    end the pipeline after a stage (frontend: just parse a .mir;\n"
+"                          autodiff, simplify); only with --emit=ir\n"
+"                          c         the generated C (mt3000): with -o F.c, host code in F.c\n"
+"                                    and device kernels in F-dev.c; on stdout both in turn\n"
+"                          h         the module's header, MODEL.h\n"
 "  --dump-dir=DIR        write the IR after every stage, numbered in pipeline order, and\n"
 "                        every function's schedule, DAG, trace and memory picture\n"
 "  --schedule=mem|critical|program   op order (default mem): mem lowers peak live bytes\n"
@@ -47,6 +53,12 @@ static const char usage[] =
 "  -O0 .. -O3            optimization level of generated code (default -O2)\n"
 "  --seed=N              seed of the params' initial values (default 0)\n"
 "  --version             print the version and exit\n"
+"\n"
+"environment:\n"
+"  CC                    C compiler for MODEL.so (default cc)\n"
+"  MTC_RUNTIME_DIR       where libmtcrt.a and mtc/mtc-rt.h are (default: the build tree,\n"
+"                        then the installed $libdir and $includedir)\n"
+"  MTC_KEEP_C=1          keep the generated C of a build and say where\n"
 "  --help                print this help and exit\n";
 
 static void
@@ -105,7 +117,8 @@ oneof(const char *opt, const char *val, const char *const *choices)
 
 static const char *const targets[] = { "mt3000", "cuda", NULL };
 static const char *const solvers[] = { "auto", "ilp", "tso", "chen", "none", NULL };
-static const char *const emits[] = { "ir", "schedule", "dot", "trace", "memory", NULL };
+static const char *const emits[] = { "ir", "schedule", "dot", "trace", "memory", "c", "h", NULL };
+static const char *const stages[] = { "frontend", "autodiff", "simplify", NULL };
 
 static void
 parse_args(Opts *o, int argc, char **argv)
@@ -155,6 +168,8 @@ parse_args(Opts *o, int argc, char **argv)
 			tgopts[ntgopts++] = i;
 		} else if (VAL("--emit")) {
 			o->emit = oneof("--emit", v, emits);
+		} else if (VAL("--stop-after")) {
+			o->stop_after = oneof("--stop-after", v, stages);
 		} else if (VAL("--dump-dir")) {
 			o->dump_dir = v;
 		} else if (VAL("--mem-budget")) {
@@ -236,8 +251,9 @@ open_out(const Opts *o)
 
 static int ndump;
 
-/* --dump-dir: the IR after each stage, numbered in pipeline order. */
-static void
+/* --dump-dir: the IR after each stage, numbered in pipeline order. Returns whether the
+ * pipeline stops here (--stop-after). */
+static int
 dump(const Opts *o, const Module *m, const char *stage)
 {
 	char path[4096];
@@ -247,13 +263,27 @@ dump(const Opts *o, const Module *m, const char *stage)
 	if (ir_verify(m, stage))
 		die("the IR does not verify after %s", stage);
 #endif
-	if (!o->dump_dir)
-		return;
-	snprintf(path, sizeof path, "%s/%02d-%s.mir", o->dump_dir, ++ndump, stage);
-	if (!(fp = fopen(path, "w")))
-		fatal("cannot write '%s'", path);
-	ir_print(fp, m);
-	fclose(fp);
+	if (o->dump_dir) {
+		snprintf(path, sizeof path, "%s/%02d-%s.mir", o->dump_dir, ++ndump, stage);
+		if (!(fp = fopen(path, "w")))
+			fatal("cannot write '%s'", path);
+		ir_print(fp, m);
+		fclose(fp);
+	}
+	return o->stop_after && strcmp(o->stop_after, stage) == 0;
+}
+
+/* Has a memory plan been applied (recomputations, copies)? */
+static int
+planned(const Module *m)
+{
+	const Func *fs[2] = { m->fwd, m->step };
+
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; fs[k] && i < fs[k]->nop; i++)
+			if (fs[k]->op[i].phase == PH_REC || fs[k]->op[i].phase == PH_MEM)
+				return 1;
+	return 0;
 }
 
 /* The budget line of the memory picture: --mem-budget in bytes, or its share of the peak. */
@@ -313,6 +343,36 @@ has_suffix(const char *s, const char *suf)
 	return n >= k && strcmp(s + n - k, suf) == 0;
 }
 
+static const Backend *const backends[] = { &backend_mt3000, NULL };
+
+/* The last stage: the target writes an intermediate (--emit) or builds MODEL.so. */
+static int
+codegen(const Opts *o, const Module *m)
+{
+	const Backend *t = NULL;
+	char def[4096];
+
+	for (int i = 0; backends[i]; i++)
+		if (strcmp(backends[i]->name, o->target) == 0)
+			t = backends[i];
+	if (!t) {
+		fprintf(stderr, "mtc: error: target '%s' is not built into this mtc\n", o->target);
+		return 1;
+	}
+	if (o->emit) {
+		for (int i = 0; t->emits[i]; i++)
+			if (strcmp(t->emits[i], o->emit) == 0)
+				return t->emit(m, o, o->emit, o->output);
+		fprintf(stderr, "mtc: error: target '%s' cannot --emit=%s\n", t->name, o->emit);
+		return 1;
+	}
+	if (!o->output || strcmp(o->output, "-") == 0) {
+		snprintf(def, sizeof def, "%s.so", m->name);
+		return t->build(m, o, def);
+	}
+	return t->build(m, o, o->output);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -321,10 +381,14 @@ main(int argc, char **argv)
 	Module *m;
 	FeOpts fe;
 	Anal an[2];
-	Func *fs[2];
+	Func *fs[2] = { NULL, NULL };
+	int rc = 0;
 	PlanReport rep;
 
+	memset(an, 0, sizeof an);
 	parse_args(&o, argc, argv);
+	if (o.stop_after && (!o.emit || strcmp(o.emit, "ir")))
+		fatal("%s", "--stop-after goes with --emit=ir");
 	src.name = o.input;
 	if (!(src.text = slurp(o.input, &src.len)))
 		fatal("cannot read '%s'", o.input);
@@ -337,16 +401,23 @@ main(int argc, char **argv)
 	m = has_suffix(o.input, ".mir") ? ir_parse(&src) : fe_compile(&src, &fe);
 	if (!m)
 		return 1;
-	dump(&o, m, "frontend");
-	if (m->fwd->loss >= 0) {
+	if (dump(&o, m, "frontend"))
+		goto emit;
+	/* A .mir may come from any stage: a step means autodiff ran, planned ops that simplify
+	 * must not run again (it would undo the plan). */
+	if (m->fwd->loss >= 0 && !m->step) {
 		if (autodiff(m, &src))
 			return 1;
-		dump(&o, m, "autodiff");
+		if (dump(&o, m, "autodiff"))
+			goto emit;
 	}
-	simplify(m->fwd);
-	if (m->step)
-		simplify(m->step);
-	dump(&o, m, "simplify");
+	if (!planned(m)) {
+		simplify(m->fwd);
+		if (m->step)
+			simplify(m->step);
+	}
+	if (dump(&o, m, "simplify"))
+		goto emit;
 
 	/* Op order of every function (the step first: --emit shows it); then the memory plan of
 	 * the step in that order; then, of what will run: liveness, the cost model, arena
@@ -365,7 +436,6 @@ main(int argc, char **argv)
 		fs[0] = m->step;
 		dump(&o, m, "plan");
 	}
-	memset(an, 0, sizeof an);
 	for (int k = 0; k < 2; k++) {
 		if (!fs[k])
 			continue;
@@ -377,12 +447,10 @@ main(int argc, char **argv)
 	}
 	dump(&o, m, "layout");
 
-	if (!o.emit) {
-		fprintf(stderr, "mtc: error: building a module (-o MODEL.so) needs a code generator; "
-		        "this build only has --emit=ir\n");
-		return 1;
-	}
-	{
+emit:
+	if (o.emit && (strcmp(o.emit, "c") == 0 || strcmp(o.emit, "h") == 0)) {
+		rc = codegen(&o, m);
+	} else if (o.emit) {
 		FILE *fp = open_out(&o);
 		int k = fs[0] ? 0 : 1;
 		if (strcmp(o.emit, "ir") == 0)
@@ -391,6 +459,8 @@ main(int argc, char **argv)
 			emit_analysis(&o, fp, o.emit, fs[k], &an[k]);
 		if (fp != stdout)
 			fclose(fp);
+	} else {
+		rc = codegen(&o, m);
 	}
 	for (int k = 0; k < 2; k++)
 		if (fs[k]) {
@@ -400,5 +470,5 @@ main(int argc, char **argv)
 		}
 	mod_free(m);
 	free((char *)src.text);
-	return 0;
+	return rc;
 }

@@ -155,6 +155,15 @@ func_new(Module *m, const char *name)
 	return f;
 }
 
+/* How many integer attributes a caller's array holds for kind k: callers may pass arrays
+ * just that long, so never read more. */
+static size_t
+niattr(Opk k, int nia)
+{
+	int n = op_iattr_is_list(k) ? nia : op_niattr(k);
+	return n < 0 ? 0 : n > MAXIA ? MAXIA : (size_t)n;
+}
+
 int
 op_infer(const Func *f, Opk k, const int *args, int nargs, const int64_t *ia, int nia,
          const double *fa, Type *r, char *err, size_t nerr)
@@ -168,9 +177,9 @@ op_infer(const Func *f, Opk k, const int *args, int nargs, const int64_t *ia, in
 	op.nia = nia;
 	op.of = -1;
 	if (ia)
-		memcpy(op.ia, ia, sizeof op.ia);
+		memcpy(op.ia, ia, niattr(k, nia) * sizeof *ia);
 	if (fa)
-		memcpy(op.fa, fa, sizeof op.fa);
+		memcpy(op.fa, fa, op_nfattr(k) * sizeof *fa);
 	if (opinfo[k].flags & F_VARIADIC ? nargs < opinfo[k].nargs : nargs != opinfo[k].nargs) {
 		snprintf(err, nerr, "%s takes %d operand%s, got %d", opinfo[k].name, opinfo[k].nargs,
 		         opinfo[k].nargs == 1 ? "" : "s", nargs);
@@ -191,7 +200,8 @@ func_op(Func *f, Opk k, Phase ph, const int *args, int nargs, const int64_t *ia,
 	Op *op;
 	int *a = aalloc(f->mod->arena, (nargs ? nargs : 1) * sizeof *a);
 
-	memcpy(a, args, nargs * sizeof *a);
+	if (nargs)
+		memcpy(a, args, nargs * sizeof *a);
 	if (f->nop == f->capop) {
 		f->capop = f->capop ? 2 * f->capop : 64;
 		f->op = xrealloc(f->op, f->capop * sizeof *f->op);
@@ -206,9 +216,9 @@ func_op(Func *f, Opk k, Phase ph, const int *args, int nargs, const int64_t *ia,
 	op->of = -1;
 	op->loc = loc;
 	if (ia)
-		memcpy(op->ia, ia, sizeof op->ia);
+		memcpy(op->ia, ia, niattr(k, nia) * sizeof *ia);
 	if (fa)
-		memcpy(op->fa, fa, sizeof op->fa);
+		memcpy(op->fa, fa, op_nfattr(k) * sizeof *fa);
 	op->res = -1;
 	if (!(opinfo[k].flags & F_NORES)) {
 		op->res = func_value(f, name, *r);

@@ -4,8 +4,9 @@
 
 #include "ir.h"
 
-/* One problem: in function f (NULL: the module) at op index op (-1: not an op). */
-typedef void Report(void *ctx, const Func *f, int op, const char *msg);
+/* One problem: in function f (NULL: the module) at op index op (-1: not an op); rel is an
+ * earlier op the message names (e.g. the update a later read conflicts with), or -1. */
+typedef void Report(void *ctx, const Func *f, int op, int rel, const char *msg);
 
 /* Run every check of ir_verify, reporting through rep; returns the number of problems. */
 int ir_check(const Module *, Report *rep, void *ctx);

@@ -277,7 +277,8 @@ sh_concat(const Func *f, const Op *op, Type *r, char *err, size_t n)
 			if (k != ax && b->sh.d[k] != a->sh.d[k])
 				return fail(err, n, "concat operands differ off axis %lld: %s and %s",
 				            (long long)ax, TS(a), TS(b));
-		tot += b->sh.d[ax];
+		if (add64(tot, b->sh.d[ax], &tot))
+			return fail(err, n, "concat result too large");
 	}
 	*r = *a;
 	r->sh.d[ax] = tot;
@@ -453,7 +454,7 @@ sh_embedgrad(const Func *f, const Op *op, Type *r, char *err, size_t n)
 	const Type *ids = ARG(0), *dy = ARG(1);
 	Shape s = ids->sh;
 
-	if (ids->dt != I32 || dy->dt != F32 || r->dt != F32 || r->sh.rank != 2)
+	if (ids->dt != I32 || ids->sh.rank >= MAXRANK || dy->dt != F32 || r->dt != F32 || r->sh.rank != 2)
 		return fail(err, n, "embedding_grad: bad operands %s, %s -> %s", TS(ids), TS(dy), TS(r));
 	s.d[s.rank++] = r->sh.d[1];
 	if (!shape_eq(&s, &dy->sh))

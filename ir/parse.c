@@ -156,9 +156,12 @@ tail(P *p)
 	return peek(p) == '@' || peek(p) == '\n' || peek(p) == END;
 }
 
+/* After an error: on to the next line, unless the error came after the line's end. */
 static void
-skipline(P *p)
+skipline(P *p, int line)
 {
+	if (p->line != line)
+		return;
 	while (peek(p) != END && peek(p) != '\n')
 		adv(p);
 	adv(p);
@@ -763,12 +766,17 @@ output(P *p)
 static int
 loss(P *p, Loc kl)
 {
+	Loc l;
 	int v;
 
 	if (p->f->loss >= 0)
 		return err(p, kl, "a second loss");
+	blank(p);
+	l = here(p);
 	if ((v = ref(p)) < 0 || eol(p))
 		return -1;
+	if (p->f->val[v].ty.dt != F32 || p->f->val[v].ty.sh.rank != 0)
+		return err(p, l, "the loss must be f32[], not %s", TS(&p->f->val[v].ty));
 	p->f->loss = v;
 	return 0;
 }
@@ -848,14 +856,16 @@ func(P *p, Loc kl)
 	p->fi = fi;
 	p->floc[fi] = kl;
 	for (;;) {
+		int line;
 		if (p->src->nerr >= MAXERR)
 			return -1;
 		if (!nextline(p))
 			return err(p, here(p), "func %s has no closing '}'", w);
+		line = p->line;
 		if (peek(p) == '}') {
 			adv(p);
 			if (eol(p))
-				skipline(p);
+				skipline(p, line);
 			return 0;
 		}
 		p->rn = NULL;
@@ -864,7 +874,7 @@ func(P *p, Loc kl)
 		/* Define a failed op's result anyway, so its uses do not pile up more errors. */
 		if (p->rn && func_find(p->f, p->rn) < 0)
 			func_value(p->f, p->rn, p->rt);
-		skipline(p);
+		skipline(p, line);
 	}
 }
 
@@ -908,13 +918,15 @@ header(P *p)
 
 /* Problems the checks find after parsing, at the .mir line of the op or function. */
 static void
-report(void *ctx, const Func *f, int op, const char *msg)
+report(void *ctx, const Func *f, int op, int rel, const char *msg)
 {
 	P *p = ctx;
 	int fi = f && f == p->m->step;
 	Loc l = !f ? p->mloc : op >= 0 ? p->oploc[fi][op] : p->floc[fi];
 
 	diag(p->src, l, "%s", msg);
+	if (f && rel >= 0)
+		note(p->src, p->oploc[fi][rel], "op %d, the update in place, is here", rel);
 }
 
 static void
@@ -922,6 +934,7 @@ body(P *p)
 {
 	while (p->src->nerr < MAXERR && nextline(p)) {
 		Loc l = here(p);
+		int line = p->line;
 		char *w = name(p, "'input', 'param', 'state', 'optimizer' or 'func'", NULL);
 		int r;
 
@@ -942,7 +955,7 @@ body(P *p)
 		} else
 			r = err(p, l, "expected 'input', 'param', 'state', 'optimizer' or 'func', found '%s'", w);
 		if (r)
-			skipline(p);
+			skipline(p, line);
 	}
 }
 
@@ -954,6 +967,7 @@ ir_parse(Src *src)
 	Module *m = NULL;
 
 	p.tmp = arena_new();
+	p.args = xmalloc((p.capargs = 16) * sizeof *p.args);   /* never NULL: func_op copies from it */
 	if (header(&p) == 0) {
 		body(&p);
 		if (src->nerr == nerr && !p.m->fwd)

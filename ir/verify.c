@@ -16,6 +16,7 @@ typedef struct C {
 	void *ctx;
 	int n;
 	int *mut;         /* decl -> index of the op that updated it in place, or -1 */
+	int rel;          /* the next report's related op, or -1 */
 } C;
 
 static void
@@ -27,7 +28,8 @@ bad(C *c, int op, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	c->rep(c->ctx, c->f, op, msg);
+	c->rep(c->ctx, c->f, op, c->rel, msg);
+	c->rel = -1;
 	c->n++;
 }
 
@@ -244,7 +246,7 @@ check_args(C *c, int i, const Op *op)
 			bad(c, i, "reads %%%s, which lives in host memory", vname(f, v));
 		/* adam_update reads the step counter its tick advanced: that is the design */
 		if (v < c->m->ndecl && c->mut[v] >= 0 &&
-		    !(op->kind == OP_ADAM && f->op[c->mut[v]].kind == OP_TICK))
+		    !(op->kind == OP_ADAM && f->op[c->mut[v]].kind == OP_TICK) && (c->rel = c->mut[v]) >= 0)
 			bad(c, i, "reads %%%s after op %d updated it in place", vname(f, v), c->mut[v]);
 	}
 	return ok;
@@ -366,7 +368,7 @@ check_func(C *c, const Func *f)
 int
 ir_check(const Module *m, Report *rep, void *ctx)
 {
-	C c = { .m = m, .rep = rep, .ctx = ctx };
+	C c = { .m = m, .rep = rep, .ctx = ctx, .rel = -1 };
 
 	check_decls(&c);
 	if (m->fwd)
@@ -379,8 +381,9 @@ ir_check(const Module *m, Report *rep, void *ctx)
 /* ---------- reporting as internal errors ---------- */
 
 static void
-internal(void *ctx, const Func *f, int i, const char *msg)
+internal(void *ctx, const Func *f, int i, int rel, const char *msg)
 {
+	(void)rel;      /* the message names it */
 	const char *stage = ctx;
 
 	if (!f) {

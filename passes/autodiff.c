@@ -32,10 +32,10 @@ d_emit(Diff *d, Opk k, const int *args, int n, const int64_t *ia, int nia, const
 	char err[256];
 	int none = -1, i;
 
-	if (ia)
-		memcpy(a, ia, sizeof a);
+	if (ia)   /* only the attributes the kind has: callers pass arrays of that length */
+		memcpy(a, ia, (op_iattr_is_list(k) ? (size_t)nia : (size_t)op_niattr(k)) * sizeof *a);
 	if (fa)
-		memcpy(f, fa, sizeof f);
+		memcpy(f, fa, op_nfattr(k) * sizeof *f);
 	if (given)
 		t = *given;
 	if (!args)

@@ -98,23 +98,23 @@ dump_memory(FILE *fp, const Func *f, const Live *l, const Layout *lay, int64_t b
 		fprintf(fp, "%.2f,%.2f %.2f,%.2f ", X(i), Y(l->at[i]), X(i + 1), Y(l->at[i]));
 	fprintf(fp, "\"><title>live bytes</title></polyline>\n");
 	fprintf(fp, "<line x1=\"%d\" y1=\"%.2f\" x2=\"%d\" y2=\"%.2f\" stroke=\"black\" stroke-dasharray=\"4 3\"/>"
-	        "<text x=\"%d\" y=\"%.2f\">lower bound (peak live)</text>\n", LM, Y(l->peak), LM + W, Y(l->peak),
-	        LM + W + 4, Y(l->peak) + 4);
+	        "<text x=\"%d\" y=\"%.2f\" text-anchor=\"end\">lower bound (peak live bytes)</text>\n", LM,
+	        Y(l->peak), LM + W, Y(l->peak), LM + W - 4, Y(l->peak) + 12);
 	fprintf(fp, "<line x1=\"%d\" y1=\"%.2f\" x2=\"%d\" y2=\"%.2f\" stroke=\"#555\"/>"
-	        "<text x=\"%d\" y=\"%.2f\">arena top</text>\n", LM, Y(lay->arena), LM + W, Y(lay->arena),
-	        LM + W + 4, Y(lay->arena) - 4);
+	        "<text x=\"%d\" y=\"%.2f\" text-anchor=\"end\">arena top</text>\n", LM, Y(lay->arena), LM + W,
+	        Y(lay->arena), LM + W - 4, Y(lay->arena) - 4);
 	if (budget > 0) {
 		mb(b1, sizeof b1, budget);
 		fprintf(fp, "<line x1=\"%d\" y1=\"%.2f\" x2=\"%d\" y2=\"%.2f\" stroke=\"red\" stroke-width=\"2\"/>"
 		        "<text x=\"%d\" y=\"%.2f\" fill=\"red\">budget %s</text>\n", LM, Y(budget), LM + W, Y(budget),
-		        LM + W + 4, Y(budget) - 8, b1);
+		        LM + 6, Y(budget) - 4, b1);
 	}
 	/* the peak and the biggest tensors alive there */
 	if (l->peakop >= 0) {
 		int p = l->peakop;
 		top = xcalloc(TOP, sizeof *top);
 		for (int v = 0; v < f->nval; v++) {
-			if (!live_at(l, v, p) || l->bytes[v] == 0)
+			if (!live_at(l, v, p) || l->bytes[v] == 0 || f->val[v].decl >= 0)
 				continue;
 			if (ntop < TOP)
 				top[ntop++] = v;
@@ -133,7 +133,9 @@ dump_memory(FILE *fp, const Func *f, const Live *l, const Layout *lay, int64_t b
 		        X(p + 0.5), TM, X(p + 0.5), TM + H);
 		fprintf(fp, "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">peak %s at op %d (%s)</text>\n",
 		        LM + W + 4, TM + 20, b1, p, opinfo[f->op[p].kind].name);
-		fprintf(fp, "<text x=\"%d\" y=\"%d\">largest tensors alive there:</text>\n", LM + W + 4, TM + 36);
+		mb(b1, sizeof b1, l->base);
+		fprintf(fp, "<text x=\"%d\" y=\"%d\">module tensors %s; the largest others:</text>\n",
+		        LM + W + 4, TM + 36, b1);
 		for (int k = 0; k < ntop; k++) {
 			mb(b1, sizeof b1, l->bytes[top[k]]);
 			fprintf(fp, "<text x=\"%d\" y=\"%d\">%%", LM + W + 10, TM + 52 + 14 * k);

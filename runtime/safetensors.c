@@ -488,7 +488,8 @@ mtc_st_read(const char *path, char *err, size_t nerr)
 	if (header(&p, f, datalen, &offs))
 		goto bad;
 	/* data: in file order, no two tensors overlapping */
-	qsort(offs, f->n, sizeof *offs, cmp_begin);
+	if (f->n)
+		qsort(offs, f->n, sizeof *offs, cmp_begin);
 	for (int i = 1; i < f->n; i++)
 		if (offs[i][0] < offs[i - 1][1]) {
 			perr(&p, "tensors '%s' and '%s' overlap in the data", f->t[offs[i - 1][2]].name,

@@ -5,3 +5,5 @@ tests_interp_ops_LDADD = $(MTC_LIBS)
 tests_interp_st_SOURCES = tests/interp/st.c
 tests_interp_st_LDADD = $(MTC_LIBS)
 TESTS += tests/interp/ops tests/interp/st
+TESTS += tests/interp/run.sh
+EXTRA_DIST += tests/interp/run.sh

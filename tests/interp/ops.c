@@ -73,8 +73,9 @@ op(Opk k, const int *args, int nargs, const int64_t *ia, int nia, const double *
 }
 
 #define A(...) ((const int[]){__VA_ARGS__})
-#define I(...) ((const int64_t[]){__VA_ARGS__})
-#define F(...) ((const double[]){__VA_ARGS__})
+/* the builder reads MAXIA integer and MAXFA float attributes */
+#define I(...) ((const int64_t[MAXIA]){__VA_ARGS__})
+#define F(...) ((const double[MAXFA]){__VA_ARGS__})
 #define FL(...) ((float[]){__VA_ARGS__})
 #define IL(...) ((int32_t[]){__VA_ARGS__})
 
@@ -260,7 +261,7 @@ broadcasting(void)
 		func_output(f, "sum_to [2,1,1]", op(OP_SUMTO, A(bc), 1, NULL, 0, NULL, &t1));
 		func_output(f, "sum_to [3]", op(OP_SUMTO, A(bc), 1, NULL, 0, NULL, &t2));
 		func_output(f, "sum_to []", op(OP_SUMTO, A(bc), 1, NULL, 0, NULL, &t0));
-		func_output(f, "const", op(OP_CONST, NULL, 0, NULL, 0, F(1.5), &t2));
+		func_output(f, "const", op(OP_CONST, A(0), 0, NULL, 0, F(1.5), &t2));
 	}
 	expect("div by scalar", 0, FL(0.5f, 1, 1.5f, 2, 2.5f, 3), 6, 0);
 	expect("broadcast [2,1,3] -> [2,2,3]", 1, FL(1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6), 12, 0);

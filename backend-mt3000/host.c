@@ -1,0 +1,498 @@
+/* host.c: the host translation unit: the instance, the sequence of kernels and DMA of each
+ * function, the typed API of MODEL.h and the mtc_module() description.
+ *
+ * DMA waits come from the dependences, not from a barrier after every copy: before each op
+ * the host waits only for the copies in flight whose bytes the op reads or writes (RAW, WAW)
+ * or whose source it overwrites (WAR); the plan's own `wait` ops are kept. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "mt3000.h"
+
+static void
+H(Gen *g, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(g->h, fmt, ap);
+	va_end(ap);
+}
+
+static long long ll(int64_t x) { return (long long)x; }
+
+const char *
+c_type(DType t)
+{
+	return t == F32 ? "float" : "int32_t";
+}
+
+/* A copy in flight at this point of the host code. */
+typedef struct Flight {
+	int c;               /* its channel variable ch[c] */
+	int src, dst;        /* values */
+} Flight;
+
+typedef struct Seq {
+	Gen *g;
+	const FnPlan *p;
+	Flight fl[256];
+	int nfl;
+	int *chan;           /* per value: the copy channel that produced it, -1 */
+	int ncopy;
+} Seq;
+
+static int
+overlaps(const FnPlan *p, int a, int b)
+{
+	const Func *f = p->f;
+	if (in_ddr(f, a) != in_ddr(f, b))
+		return 0;
+	return p->off[a] < p->off[b] + vbytes(f, b) && p->off[b] < p->off[a] + vbytes(f, a);
+}
+
+/* Wait for copy number c and, the queue being FIFO, every copy before it. */
+static void
+wait_upto(Seq *s, int c)
+{
+	int k = 0;
+	H(s->g, "\tmtc_dma_wait(d, ch[%d]);\n", c);
+	for (int i = 0; i < s->nfl; i++)
+		if (s->fl[i].c > c)
+			s->fl[k++] = s->fl[i];
+	s->nfl = k;
+}
+
+/* Before an op reading rd[] and writing wr[]: wait for the conflicting copies. */
+static void
+hazards(Seq *s, const int *rd, int nrd, const int *wr, int nwr)
+{
+	int need = -1;
+	for (int i = 0; i < s->nfl; i++) {
+		Flight *x = &s->fl[i];
+		for (int k = 0; k < nrd; k++)
+			if (overlaps(s->p, x->dst, rd[k]))
+				need = x->c > need ? x->c : need;
+		for (int k = 0; k < nwr; k++)
+			if (overlaps(s->p, x->dst, wr[k]) || overlaps(s->p, x->src, wr[k]))
+				need = x->c > need ? x->c : need;
+	}
+	if (need >= 0)
+		wait_upto(s, need);
+}
+
+/* Is v a tensor of the arena that the code stores (so check mode tracks it)? */
+static int
+tracked(const FnPlan *p, int v)
+{
+	return p->f->val[v].decl < 0 && !in_ddr(p->f, v) && p->mat[v];
+}
+
+static void
+born(Seq *s, int v)
+{
+	if (tracked(s->p, v))
+		H(s->g, "\tmtc_born(d, %d, %lld, %lld);\n", s->p->idbase + v, ll(s->p->off[v]),
+		  ll(vbytes(s->p->f, v)));
+}
+
+/* Deaths of the values whose last use is in ops [i, j). */
+static void
+deaths(Seq *s, int i, int j)
+{
+	const FnPlan *p = s->p;
+	for (int v = 0; v < p->f->nval; v++)
+		if (p->last[v] >= i && p->last[v] < j && tracked(p, v))
+			H(s->g, "\tmtc_dead(d, %d, %lld, %lld);\n", p->idbase + v, ll(p->off[v]),
+			  ll(vbytes(p->f, v)));
+}
+
+static void
+comment(Gen *g, const Func *f, const Op *o)
+{
+	H(g, "\t/* ");
+	if (o->res >= 0)
+		H(g, "%%%s = ", f->val[o->res].name);
+	H(g, "%s", opinfo[o->kind].name);
+	for (int a = 0; a < o->nargs; a++)
+		H(g, "%s%%%s", a ? ", " : " ", f->val[o->args[a]].name);
+	H(g, " */\n");
+}
+
+static const char *
+zone(const Func *f, int v)
+{
+	return in_ddr(f, v) ? "H" : "M";
+}
+
+/* The used inputs of f: uses[decl] set. */
+static void
+used_inputs(const Module *m, const Func *f, uint8_t *uses)
+{
+	memset(uses, 0, (size_t)m->ndecl + 1);
+	for (int i = 0; i < f->nop; i++)
+		for (int a = 0; a < f->op[i].nargs; a++) {
+			int d = f->val[f->op[i].args[a]].decl;
+			if (d >= 0 && m->decl[d].role == R_INPUT)
+				uses[d] = 1;
+		}
+	for (int k = 0; k < f->nout; k++) {
+		int d = f->val[f->out[k]].decl;
+		if (d >= 0 && m->decl[d].role == R_INPUT)
+			uses[d] = 1;
+	}
+}
+
+static void
+emit_func(Gen *g, const FnPlan *p)
+{
+	const Func *f = p->f;
+	const Module *m = g->m;
+	int train = f == m->step, ncopy = 0, nin = 0, i;
+	Seq s = { .g = g, .p = p };
+	uint8_t *uses = malloc((size_t)m->ndecl + 1);
+
+	for (i = 0; i < f->nop; i++)
+		ncopy += (opinfo[f->op[i].kind].flags & F_COPY) != 0;
+	s.chan = malloc(sizeof *s.chan * (size_t)f->nval);
+	for (int v = 0; v < f->nval; v++)
+		s.chan[v] = -1;
+	used_inputs(m, f, uses);
+
+	H(g, "\nstatic int\nrun_%s(struct %s *inst, const void *const *in, %s)\n{\n", f->name, g->id,
+	  train ? "float *loss" : "void *const *out");
+	H(g, "\tmtc_dev *d = inst->d;\n\tchar *M = mtc_dev_mem(d), *H = mtc_dev_ddr(d);\n"
+	  "\tint64_t ch[%d] = {0}, in_ch = 0;\n\n\t(void)M;\n\t(void)H;\n\t(void)ch;\n", ncopy + 1);
+	H(g, "\t/* Inputs into the persistent zone. */\n");
+	for (int d = 0; d < m->ndecl; d++)
+		if (uses[d]) {
+			H(g, "\tin_ch = mtc_dma(d, M + %lld, in[%d], %lld);\n", ll(g->poff[d]), nin,
+			  ll(type_bytes(&m->decl[d].ty)));
+			nin++;
+		} else if (m->decl[d].role == R_INPUT)
+			nin++;
+	H(g, "\tmtc_dma_wait(d, in_ch);\n");
+
+	for (i = 0; i < f->nop;) {
+		const Op *o = &f->op[i];
+		int rd[64], nrd = 0, wr[64], nwr = 0;
+
+		comment(g, f, o);
+		if (p->grp[i] == i && p->gend[i] > i + 1) {
+			int end = p->gend[i];
+			for (int k = i; k < end; k++) {
+				for (int a = 0; a < f->op[k].nargs && nrd < 64; a++)
+					rd[nrd++] = f->op[k].args[a];
+				if (p->mat[f->op[k].res] && nwr < 64)
+					wr[nwr++] = f->op[k].res;
+				if (k > i)
+					comment(g, f, &f->op[k]);
+			}
+			hazards(&s, rd, nrd, wr, nwr);
+			for (int k = i; k < end; k++)
+				born(&s, f->op[k].res);
+			kern_ew(g, p, i, end);
+			deaths(&s, i, end);
+			i = end;
+			continue;
+		}
+		switch (o->kind) {
+		case OP_SWAPOUT:
+		case OP_SWAPIN:
+			/* Copies are FIFO among themselves; they only wait for nothing here. */
+			born(&s, o->res);
+			if (s.nfl == 256)
+				wait_upto(&s, s.fl[0].c);
+			H(g, "\tch[%d] = mtc_dma(d, %s + %lld, %s + %lld, %lld);\n", s.ncopy, zone(f, o->res),
+			  ll(p->off[o->res]), zone(f, o->args[0]), ll(p->off[o->args[0]]), ll(vbytes(f, o->res)));
+			s.fl[s.nfl++] = (Flight){ s.ncopy, o->args[0], o->res };
+			s.chan[o->res] = s.ncopy++;
+			break;
+		case OP_WAIT: {
+			int c = s.chan[o->args[0]];
+			for (int k = 0; k < s.nfl; k++)
+				if (s.fl[k].c == c) {
+					wait_upto(&s, c);
+					break;
+				}
+			break;
+		}
+		default:
+			for (int a = 0; a < o->nargs && a < 64; a++) {
+				rd[nrd++] = o->args[a];
+				if (opinfo[o->kind].flags & F_MUT)
+					wr[nwr++] = o->args[a];
+			}
+			if (o->res >= 0)
+				wr[nwr++] = o->res;
+			hazards(&s, rd, nrd, wr, nwr);
+			born(&s, o->res);
+			kern_op(g, p, i);
+		}
+		deaths(&s, i, i + 1);
+		i++;
+	}
+
+	/* Results back to the host, after every copy still in flight. */
+	H(g, "\t/* Results to the host. */\n");
+	if (s.nfl)
+		wait_upto(&s, s.fl[s.nfl - 1].c);
+	if (train) {
+		H(g, "\tmtc_dma_wait(d, mtc_dma(d, loss, %s + %lld, 4));\n", zone(f, f->loss), ll(p->off[f->loss]));
+	} else {
+		for (int k = 0; k < f->nout; k++)
+			H(g, "\tin_ch = mtc_dma(d, out[%d], %s + %lld, %lld);\n", k, zone(f, f->out[k]),
+			  ll(p->off[f->out[k]]), ll(vbytes(f, f->out[k])));
+		H(g, "\tmtc_dma_wait(d, in_ch);\n");
+	}
+	deaths(&s, f->nop, f->nop + 1);
+	H(g, "\treturn mtc_dev_finish(d);\n}\n");
+	free(s.chan);
+	free(uses);
+}
+
+/* static const struct mtc_tensor_info NAME[] for the decls of one role (or the outputs). */
+static void
+infos(Gen *g, const char *name, int role)
+{
+	const Module *m = g->m;
+	const Func *f = m->fwd;
+	int n = 0;
+
+	H(g, "static const struct mtc_tensor_info %s[] = {\n", name);
+	for (int i = 0; i < (role < 0 ? f->nout : m->ndecl); i++) {
+		const Type *t = role < 0 ? &f->val[f->out[i]].ty : &m->decl[i].ty;
+		const char *nm = role < 0 ? f->outname[i] : m->decl[i].name;
+		if (role >= 0 && (int)m->decl[i].role != role)
+			continue;
+		H(g, "\t{ \"%s\", %s, %d, (const int64_t[]){", nm, t->dt == F32 ? "MTC_F32" : "MTC_I32",
+		  t->sh.rank);
+		for (int d = 0; d < t->sh.rank; d++)
+			H(g, " %lld,", ll(t->sh.d[d]));
+		H(g, " 0 }, %lld, %lld, %lld },\n", ll(shape_numel(&t->sh)), ll(type_bytes(t)),
+		  ll(role == R_INPUT && t->dt == I32 ? input_range(m, i) : 0));
+		n++;
+	}
+	if (!n)
+		H(g, "\t{ 0 },\n");
+	H(g, "};\n");
+}
+
+static int
+count(const Module *m, int role)
+{
+	int n = 0;
+	for (int d = 0; d < m->ndecl; d++)
+		n += (int)m->decl[d].role == role;
+	return n;
+}
+
+/* The typed API's parameter list for the inputs f uses, and the array it builds. */
+static void
+typed_inputs(Gen *g, const Func *f, FILE *fp, int array)
+{
+	const Module *m = g->m;
+	uint8_t *uses = malloc((size_t)m->ndecl + 1);
+
+	used_inputs(m, f, uses);
+	if (array)
+		fprintf(fp, "\tconst void *mtc_in[] = {");
+	for (int d = 0; d < m->ndecl; d++) {
+		if (m->decl[d].role != R_INPUT)
+			continue;
+		if (array)
+			fprintf(fp, " %s,", uses[d] ? m->decl[d].name : "NULL");
+		else if (uses[d])
+			fprintf(fp, ", const %s *%s", c_type(m->decl[d].ty.dt), m->decl[d].name);
+	}
+	if (array)
+		fprintf(fp, " NULL };\n");
+	free(uses);
+}
+
+/* Output k's parameter name: its own, unless an input or the loss already has it. */
+static const char *
+out_param(Gen *g, int k)
+{
+	static char buf[256];
+	const char *nm = g->m->fwd->outname[k];
+	if (mod_find_decl(g->m, nm) < 0 && strcmp(nm, "loss") != 0)
+		return nm;
+	snprintf(buf, sizeof buf, "%s_out", nm);
+	return buf;
+}
+
+/* The prototypes of the typed API, shared by MODEL.h and the host file. */
+void
+api_protos(Gen *g, FILE *fp, int exported)
+{
+	const Module *m = g->m;
+	const char *x = exported ? "MTC_EXPORT " : "";
+
+	fprintf(fp, "%s%s *%s_create(void);\n", x, g->id, g->id);
+	if (m->step) {
+		fprintf(fp, "%sint %s_step(%s *", x, g->id, g->id);
+		typed_inputs(g, m->step, fp, 0);
+		fprintf(fp, ", float *loss);\n");
+	}
+	fprintf(fp, "%sint %s_forward(%s *", x, g->id, g->id);
+	typed_inputs(g, m->fwd, fp, 0);
+	for (int k = 0; k < m->fwd->nout; k++)
+		fprintf(fp, ", %s *%s", c_type(m->fwd->val[m->fwd->out[k]].ty.dt), out_param(g, k));
+	fprintf(fp, ");\n%svoid %s_destroy(%s *);\n", x, g->id, g->id);
+	fprintf(fp, "%sconst char *%s_error(const %s *);\n", x, g->id, g->id);
+}
+
+/* Checks of the array API: the instance, then every buffer the function reads or writes. */
+static void
+api_checks(Gen *g, const Func *f, const char *fn)
+{
+	const Module *m = g->m;
+	uint8_t *uses = malloc((size_t)m->ndecl + 1);
+	int k = 0;
+
+	used_inputs(m, f, uses);
+	H(g, "\tif (!inst)\n\t\treturn mtc_set_last_error(MTC_EINVAL, \"%s_%s: the instance is NULL\");\n"
+	  "\tmtc_dev_clear(inst->d);\n", g->id, fn);
+	for (int d = 0; d < m->ndecl; d++) {
+		if (m->decl[d].role != R_INPUT)
+			continue;
+		if (uses[d])
+			H(g, "\tif (!in || !in[%d])\n\t\treturn mtc_fail(inst->d, MTC_EINVAL, \"%s_%s: input %s is NULL\");\n",
+			  k, g->id, fn, m->decl[d].name);
+		k++;
+	}
+	free(uses);
+}
+
+void
+host_emit(Gen *g)
+{
+	const Module *m = g->m;
+	const char *id = g->id;
+	int nin = count(m, R_INPUT), npar = count(m, R_PARAM), nst = count(m, R_STATE);
+
+	H(g, "/* %s.c: host code of model %s, generated by mtc %s for the MT-3000 target.\n"
+	  " * It owns the device, sequences the kernels of %s-dev.c and the DMA copies, and exports\n"
+	  " * the API of %s.h and mtc_module(). */\n", id, m->name, PACKAGE_VERSION, id, id);
+	H(g, "#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n\n#include <mtc/mtc-rt.h>\n\n");
+	H(g, "typedef struct %s %s;\n", id, id);
+	api_protos(g, g->h, 1);
+	H(g, "\n#define ADDR(off) ((uint64_t)(uintptr_t)(M + (off)))\n#define KERN %s__kernels\n"
+	  "extern const mtc_kernel %s__kernels[];\n\nstruct %s {\n\tmtc_dev *d;\n};\n\n", id, id, id);
+
+	H(g, "/* Check-mode names of the tensors, by id. */\nstatic const char *const names[] = {");
+	for (int v = 0; v < m->fwd->nval; v++)
+		H(g, "%s\"forward %%%s\",", v % 4 ? " " : "\n\t", m->fwd->val[v].name);
+	if (m->step)
+		for (int v = 0; v < m->step->nval; v++)
+			H(g, "%s\"step %%%s\",", v % 4 ? " " : "\n\t", m->step->val[v].name);
+	H(g, "\n};\n\n");
+	infos(g, "inputs", R_INPUT);
+	infos(g, "outputs", -1);
+	infos(g, "params", R_PARAM);
+	infos(g, "state", R_STATE);
+	/* Persistent offsets of params then state, for get and set. */
+	H(g, "static const int64_t poff[] = {");
+	for (int r = R_PARAM; r <= R_STATE; r++)
+		for (int d = 0; d < m->ndecl; d++)
+			if ((int)m->decl[d].role == r)
+				H(g, " %lld,", ll(g->poff[d]));
+	H(g, " 0 };\n");
+
+	emit_func(g, &g->fwd);
+	if (m->step)
+		emit_func(g, &g->step);
+
+	/* create: the device, the persistent tensors born, params and state initialised. */
+	H(g, "\nstatic void *\ncreate(void)\n{\n"
+	  "\tstatic const struct mtc_dev_desc desc = { \"%s\", %lld, %lld, %lld, names, %d };\n"
+	  "\tstruct %s *inst = calloc(1, sizeof *inst);\n\tchar *M;\n\n"
+	  "\tif (!inst) {\n\t\tmtc_set_last_error(MTC_ENOMEM, \"%s_create: out of memory\");\n\t\treturn NULL;\n\t}\n"
+	  "\tif (!(inst->d = mtc_dev_open(&desc))) {\n\t\tfree(inst);\n\t\treturn NULL;\n\t}\n"
+	  "\tM = mtc_dev_mem(inst->d);\n\t(void)M;\n",
+	  m->name, ll(g->persist), ll(g->arena), ll(g->ddr), g->nids, id, id);
+	for (int d = 0; d < m->ndecl; d++) {
+		const Decl *dc = &m->decl[d];
+		H(g, "\tmtc_born(inst->d, %d, %lld, %lld);\n", d, ll(g->poff[d]), ll(type_bytes(&dc->ty)));
+		if (dc->role == R_INPUT)
+			continue;
+		if (dc->ty.dt == F32)
+			H(g, "\tmtc_init_f32((float *)(M + %lld), %lld, %d, %.17g, %.17g, \"%s\", %lluull);\n",
+			  ll(g->poff[d]), ll(shape_numel(&dc->ty.sh)), (int)dc->init.kind, dc->init.a,
+			  dc->init.b, dc->name, (unsigned long long)g->o->seed);
+		else
+			H(g, "\tmemset(M + %lld, 0, %lld);\n", ll(g->poff[d]), ll(type_bytes(&dc->ty)));
+	}
+	H(g, "\treturn inst;\n}\n");
+
+	H(g, "\nstatic void\ndestroy(void *p)\n{\n\tstruct %s *inst = p;\n\tif (!inst)\n\t\treturn;\n"
+	  "\tmtc_dev_close(inst->d);\n\tfree(inst);\n}\n", id);
+	H(g, "\nstatic const char *\nerror(const void *p)\n{\n\tconst struct %s *inst = p;\n"
+	  "\treturn inst ? mtc_dev_error(inst->d) : mtc_rt_last_error();\n}\n", id);
+	H(g, "\nstatic int\nforward(void *p, const void *const *in, void *const *out)\n{\n\tstruct %s *inst = p;\n", id);
+	api_checks(g, m->fwd, "forward");
+	for (int k = 0; k < m->fwd->nout; k++)
+		H(g, "\tif (!out || !out[%d])\n\t\treturn mtc_fail(inst->d, MTC_EINVAL, \"%s_forward: output %s is NULL\");\n",
+		  k, id, m->fwd->outname[k]);
+	H(g, "\treturn run_forward(inst, in, out);\n}\n");
+	H(g, "\nstatic int\nstep(void *p, const void *const *in, float *loss)\n{\n\tstruct %s *inst = p;\n", id);
+	if (m->step) {
+		api_checks(g, m->step, "step");
+		H(g, "\tif (!loss)\n\t\treturn mtc_fail(inst->d, MTC_EINVAL, \"%s_step: loss is NULL\");\n"
+		  "\tint rc = run_step(inst, in, loss);\n\tif (!rc)\n\t\tmtc_dev_count_step(inst->d);\n"
+		  "\treturn rc;\n}\n", id);
+	} else {
+		H(g, "\t(void)in;\n\t(void)loss;\n\tif (!inst)\n\t\treturn mtc_set_last_error(MTC_ENOTRAIN, "
+		  "\"%s_step: the model does not train\");\n"
+		  "\treturn mtc_fail(inst->d, MTC_ENOTRAIN, \"%s_step: the model does not train\");\n}\n", id, id);
+	}
+	H(g, "\nstatic int\nget(void *p, int i, void *dst)\n{\n\tstruct %s *inst = p;\n"
+	  "\tif (!inst)\n\t\treturn mtc_set_last_error(MTC_EINVAL, \"%s get: the instance is NULL\");\n"
+	  "\tmtc_dev_clear(inst->d);\n"
+	  "\tif (i < 0 || i >= %d || !dst)\n\t\treturn mtc_fail(inst->d, MTC_EINVAL, \"%s get: bad index %%d or NULL buffer\", i);\n"
+	  "\tmemcpy(dst, mtc_dev_mem(inst->d) + poff[i], (size_t)(i < %d ? params[i].bytes : state[i - %d].bytes));\n"
+	  "\treturn 0;\n}\n", id, id, npar + nst, id, npar, npar);
+	H(g, "\nstatic int\nset(void *p, int i, const void *src)\n{\n\tstruct %s *inst = p;\n"
+	  "\tif (!inst)\n\t\treturn mtc_set_last_error(MTC_EINVAL, \"%s set: the instance is NULL\");\n"
+	  "\tmtc_dev_clear(inst->d);\n"
+	  "\tif (i < 0 || i >= %d || !src)\n\t\treturn mtc_fail(inst->d, MTC_EINVAL, \"%s set: bad index %%d or NULL buffer\", i);\n"
+	  "\tmemcpy(mtc_dev_mem(inst->d) + poff[i], src, (size_t)(i < %d ? params[i].bytes : state[i - %d].bytes));\n"
+	  "\treturn 0;\n}\n", id, id, npar + nst, id, npar, npar);
+	H(g, "\nstatic int\nstats(const void *p, struct mtc_stats *s)\n{\n\tconst struct %s *inst = p;\n"
+	  "\tif (!inst || !s)\n\t\treturn mtc_set_last_error(MTC_EINVAL, \"%s stats: NULL argument\");\n"
+	  "\tmtc_dev_stats(inst->d, s);\n\treturn 0;\n}\n", id, id);
+
+	H(g, "\nstatic const struct mtc_module module = {\n\tMTC_ABI, \"%s\", \"mt3000\", \"%s\",\n"
+	  "\t%d, %d, %d, %d, inputs, outputs, params, state,\n\t%d, %lld, %lld, %lld, %lld, %lld, %lld, %lluull,\n"
+	  "\tcreate, step, forward, destroy, error, get, set, stats,\n};\n",
+	  m->name, g->o->solver ? g->o->solver : "none", nin, m->fwd->nout, npar, nst, m->step != NULL,
+	  ll(g->persist + g->arena), ll(m->step ? g->step.arena : g->fwd.arena),
+	  ll(m->step ? g->step.peak : g->fwd.peak), ll(g->param_bytes), ll(g->state_bytes),
+	  ll(g->o->budget), (unsigned long long)g->o->seed);
+	H(g, "\nMTC_EXPORT const struct mtc_module *\nmtc_module(void)\n{\n\treturn &module;\n}\n");
+	H(g, "\nMTC_EXPORT const char *\nmtc_last_error(void)\n{\n\treturn mtc_rt_last_error();\n}\n");
+
+	/* The typed API. */
+	H(g, "\nMTC_EXPORT %s *\n%s_create(void)\n{\n\treturn create();\n}\n", id, id);
+	if (m->step) {
+		H(g, "\nMTC_EXPORT int\n%s_step(%s *mtc_self", id, id);
+		typed_inputs(g, m->step, g->h, 0);
+		H(g, ", float *loss)\n{\n");
+		typed_inputs(g, m->step, g->h, 1);
+		H(g, "\treturn step(mtc_self, mtc_in, loss);\n}\n");
+	}
+	H(g, "\nMTC_EXPORT int\n%s_forward(%s *mtc_self", id, id);
+	typed_inputs(g, m->fwd, g->h, 0);
+	for (int k = 0; k < m->fwd->nout; k++)
+		H(g, ", %s *%s", c_type(m->fwd->val[m->fwd->out[k]].ty.dt), out_param(g, k));
+	H(g, ")\n{\n");
+	typed_inputs(g, m->fwd, g->h, 1);
+	H(g, "\tvoid *mtc_out[] = {");
+	for (int k = 0; k < m->fwd->nout; k++)
+		H(g, " %s,", out_param(g, k));
+	H(g, " NULL };\n\treturn forward(mtc_self, mtc_in, mtc_out);\n}\n");
+	H(g, "\nMTC_EXPORT void\n%s_destroy(%s *inst)\n{\n\tdestroy(inst);\n}\n", id, id);
+	H(g, "\nMTC_EXPORT const char *\n%s_error(const %s *inst)\n{\n\treturn error(inst);\n}\n", id, id);
+}

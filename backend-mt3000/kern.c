@@ -1,0 +1,830 @@
+/* kern.c: device kernels, one per op or fused elementwise group, and their host launches.
+ *
+ * Kernels take the hthreads argument array (pointers as uint64_t) and run on every
+ * accelerator thread; each splits its work with mtc_split over items whose results do not
+ * depend on the split (a whole reduction stays on one thread, in ascending order), so the bits
+ * are the same for any MTC_THREADS. Shapes are constants in the code. */
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "config.h"
+#include "mt3000.h"
+#include "mtc/mtc-rt.h"
+
+#define VAL(v) (&p->f->val[v])
+#define SH(v) (&p->f->val[v].ty.sh)
+
+static void
+K(Gen *g, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(g->k, fmt, ap);
+	va_end(ap);
+}
+
+static void
+H(Gen *g, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(g->h, fmt, ap);
+	va_end(ap);
+}
+
+/* A float literal that reads back to exactly (float)v. */
+static const char *
+flit(double v, char *buf)
+{
+	float f = (float)v;
+	if (isnan(f))
+		return "NAN";
+	if (isinf(f))
+		return f > 0 ? "INFINITY" : "(-INFINITY)";
+	snprintf(buf, 48, "%af", (double)f);
+	return buf;
+}
+#define FL(v) flit((v), (char[48]){0})
+
+static long long ll(int64_t x) { return (long long)x; }
+
+/* Open kernel number g->nk; the caller writes the body and closes it with "}\n". */
+static int
+kopen(Gen *g, const char *what)
+{
+	K(g, "\n/* %s */\nstatic void\nk%d(const uint64_t *a, int tid, int nt)\n{\n", what, g->nk);
+	return g->nk++;
+}
+
+/* The launch on the host: values' addresses in order, then the flag pointer if asked. */
+static void
+launch(Gen *g, const FnPlan *p, int k, const int *v, int nv, int flag, double work)
+{
+	H(g, "\tmtc_run(d, KERN[%d], (const uint64_t[]){ ", k);
+	for (int i = 0; i < nv; i++)
+		H(g, "%sADDR(%lld)", i ? ", " : "", ll(p->off[v[i]]));
+	if (flag)
+		H(g, "%s(uint64_t)(uintptr_t)mtc_dev_flag(d)", nv ? ", " : "");
+	H(g, " }, %lld);\n", ll(work > 9e18 ? (int64_t)9e18 : (int64_t)work));
+}
+
+/* Pointer parameters: out (float *) or in (const float *) a[i]. */
+static void
+kptr(Gen *g, const char *name, int i, int out, int i32)
+{
+	K(g, "\t%s%s *%s = (%s%s *)(uintptr_t)a[%d];\n", out ? "" : "const ", i32 ? "int32_t" : "float",
+	  name, out ? "" : "const ", i32 ? "int32_t" : "float", i);
+}
+
+static void
+ksplit(Gen *g, int64_t n)
+{
+	K(g, "\tint64_t lo, hi;\n\tmtc_split(%lld, tid, nt, &lo, &hi);\n", ll(n));
+}
+
+/* ---------- elementwise groups ---------- */
+
+/* A shape broadcast into R, as strides over R's dims with the size-1 dims of R dropped and
+ * neighbours merged where every operand agrees (so the common cases become 1-D or 2-D). */
+typedef struct Bc {
+	int r;
+	int64_t d[MAXRANK];
+} Bc;
+
+static int
+isfull(const Shape *s, const Shape *R, int d)
+{
+	int k = d - (R->rank - s->rank);
+	return k >= 0 && s->d[k] == R->d[d];
+}
+
+/* Collapse R for operand shapes sh[0..n); fills cd and each operand's strides st[q][]. */
+static void
+collapse(const Shape *R, const Shape **sh, int n, Bc *cd, int64_t st[][MAXRANK])
+{
+	int full[MAXFUSE][MAXRANK], keep[MAXRANK], nk = 0;
+
+	for (int d = 0; d < R->rank; d++)
+		if (R->d[d] != 1)
+			keep[nk++] = d;
+	cd->r = 0;
+	for (int t = 0; t < nk; t++) {
+		int d = keep[t], same = cd->r > 0;
+		for (int q = 0; q < n && same; q++)
+			same = isfull(sh[q], R, d) == full[q][cd->r - 1];
+		if (same) {
+			cd->d[cd->r - 1] *= R->d[d];
+			continue;
+		}
+		for (int q = 0; q < n; q++)
+			full[q][cd->r] = isfull(sh[q], R, d);
+		cd->d[cd->r++] = R->d[d];
+	}
+	for (int q = 0; q < n; q++) {
+		int64_t s = 1;
+		for (int c = cd->r - 1; c >= 0; c--) {
+			st[q][c] = full[q][c] ? s : 0;
+			if (full[q][c])
+				s *= cd->d[c];
+		}
+	}
+}
+
+/* The function of an elementwise op, or NULL for the special ones. */
+static const char *
+ew_fn(Opk k)
+{
+	switch (k) {
+	case OP_ADD: return "mtc_add";
+	case OP_SUB: return "mtc_sub";
+	case OP_MUL: return "mtc_mul";
+	case OP_DIV: return "mtc_div";
+	case OP_RELU: return "mtc_relu";
+	case OP_GELU: return "mtc_gelu";
+	case OP_TANH: return "mtc_tanh";
+	case OP_SIGMOID: return "mtc_sigmoid";
+	case OP_EXP: return "mtc_exp";
+	case OP_LOG: return "mtc_log";
+	case OP_SQRT: return "mtc_sqrt";
+	case OP_RSQRT: return "mtc_rsqrt";
+	case OP_NEG: return "mtc_neg";
+	case OP_POW: return "mtc_pow";
+	case OP_RELU_G: return "mtc_relu_grad";
+	case OP_GELU_G: return "mtc_gelu_grad";
+	case OP_TANH_G: return "mtc_tanh_grad";
+	case OP_SIGMOID_G: return "mtc_sigmoid_grad";
+	case OP_SQRT_G: return "mtc_sqrt_grad";
+	case OP_RSQRT_G: return "mtc_rsqrt_grad";
+	case OP_POW_G: return "mtc_pow_grad";
+	default: return NULL;
+	}
+}
+
+/* The body of the loop for one element: loads of the external operands at their indices
+ * (ix[q] is the C expression), each op into a register, stores of the materialized ones. */
+static void
+ew_body(Gen *g, const FnPlan *p, int first, int end, const int *ext, int next, char ix[][96],
+        const int *outv, int nout, const char *oix, const char *ind)
+{
+	const Func *f = p->f;
+
+	for (int q = 0; q < next; q++)
+		K(g, "%sfloat x%d = i%d[%s];\n", ind, q, q, ix[q]);
+	for (int i = first; i < end; i++) {
+		const Op *o = &f->op[i];
+		char an[4][16];
+		for (int a = 0; a < o->nargs && a < 4; a++) {
+			int v = o->args[a], q;
+			int d = VAL(v)->def;
+			if (d >= first && d < end) {
+				snprintf(an[a], sizeof an[a], "t%d", d - first);
+				continue;
+			}
+			for (q = 0; ext[q] != v; q++)
+				;
+			snprintf(an[a], sizeof an[a], "x%d", q);
+		}
+		K(g, "%sfloat t%d = ", ind, i - first);
+		if (o->kind == OP_BCAST)
+			K(g, "%s;\n", an[0]);
+		else if (o->kind == OP_MSE_G) {
+			volatile float c = 2.0f / (float)shape_numel(SH(o->res));
+			K(g, "%s * (%s - %s) * %s;\n", FL(c), an[0], an[1], an[2]);
+		}
+		else if (o->kind == OP_POW)
+			K(g, "mtc_pow(%s, c%d);\n", an[0], i - first);
+		else if (o->kind == OP_POW_G)
+			K(g, "mtc_pow_grad(%s, %s, c%d);\n", an[0], an[1], i - first);
+		else if (o->nargs == 1)
+			K(g, "%s(%s);\n", ew_fn(o->kind), an[0]);
+		else
+			K(g, "%s(%s, %s);\n", ew_fn(o->kind), an[0], an[1]);
+	}
+	for (int q = 0; q < nout; q++)
+		K(g, "%so%d[%s] = t%d;\n", ind, q, oix, VAL(outv[q])->def - first);
+}
+
+/* One kernel for the elementwise ops [first, end): every operand from outside the group is
+ * read once per element, every result used after the group is stored. */
+void
+kern_ew(Gen *g, const FnPlan *p, int first, int end)
+{
+	const Func *f = p->f;
+	const Shape *R = SH(f->op[first].res), *sh[MAXFUSE];
+	int ext[MAXFUSE], next = 0, outv[MAXFUSE], nout = 0, args[2 * MAXFUSE], na = 0, k;
+	int64_t st[MAXFUSE][MAXRANK];
+	char ix[MAXFUSE][96], what[160];
+	Bc cd;
+	double work = (double)shape_numel(R) * (end - first);
+
+	for (int i = first; i < end; i++) {
+		const Op *o = &f->op[i];
+		for (int a = 0; a < o->nargs; a++) {
+			int v = o->args[a], d = VAL(v)->def, q;
+			if (d >= first && d < end)
+				continue;
+			for (q = 0; q < next && ext[q] != v; q++)
+				;
+			if (q == next) {
+				if (next == MAXFUSE)
+					die("fused group with more than 16 operands");
+				ext[next++] = v;
+			}
+		}
+		if (p->mat[o->res]) {
+			if (nout == MAXFUSE)
+				die("fused group with more than 16 results");
+			outv[nout++] = o->res;
+		}
+	}
+	snprintf(what, sizeof what, "%s: %s%s", f->name, opinfo[f->op[first].kind].name,
+	         end - first > 1 ? " and the elementwise ops after it, fused" : "");
+	k = kopen(g, what);
+	for (int q = 0; q < nout; q++) {
+		char nm[8];
+		snprintf(nm, sizeof nm, "o%d", q);
+		kptr(g, nm, q, 1, 0);
+		args[na++] = outv[q];
+	}
+	for (int q = 0; q < next; q++) {
+		char nm[8];
+		snprintf(nm, sizeof nm, "i%d", q);
+		kptr(g, nm, nout + q, 0, 0);
+		args[na++] = ext[q];
+		sh[q] = SH(ext[q]);
+	}
+	/* pow's exponent through a volatile: the compiler would turn powf(x, 2) into x * x, which
+	 * the C library's powf (the interpreter's) does not always round the same way. */
+	for (int i = first; i < end; i++)
+		if (f->op[i].kind == OP_POW || f->op[i].kind == OP_POW_G)
+			K(g, "\tstatic volatile float vc%d = %s;\n\tfloat c%d = vc%d;\n", i - first,
+			  FL(f->op[i].fa[0]), i - first, i - first);
+	collapse(R, sh, next, &cd, st);
+	if (cd.r <= 1) {
+		int64_t n = cd.r ? cd.d[0] : 1;
+		ksplit(g, n);
+		for (int q = 0; q < next; q++)
+			snprintf(ix[q], sizeof ix[q], "%s", cd.r && st[q][0] ? "i" : "0");
+		K(g, "\tfor (int64_t i = lo; i < hi; i++) {\n");
+		ew_body(g, p, first, end, ext, next, ix, outv, nout, "i", "\t\t");
+		K(g, "\t}\n");
+	} else {
+		int64_t rows = 1, inner = cd.d[cd.r - 1];
+		for (int c = 0; c < cd.r - 1; c++)
+			rows *= cd.d[c];
+		ksplit(g, rows);
+		K(g, "\tfor (int64_t r = lo; r < hi; r++) {\n");
+		for (int q = 0; q < next; q++) {
+			int64_t div = 1;
+			K(g, "\t\tint64_t b%d = 0", q);
+			for (int c = cd.r - 2; c >= 0; c--) {
+				if (st[q][c])
+					K(g, " + r / %lld %% %lld * %lld", ll(div), ll(cd.d[c]), ll(st[q][c]));
+				div *= cd.d[c];
+			}
+			K(g, ";\n");
+			snprintf(ix[q], sizeof ix[q], "b%d%s", q, st[q][cd.r - 1] ? " + j" : "");
+		}
+		K(g, "\t\tfor (int64_t j = 0; j < %lld; j++) {\n", ll(inner));
+		{
+			char oix[48];
+			snprintf(oix, sizeof oix, "r * %lld + j", ll(inner));
+			ew_body(g, p, first, end, ext, next, ix, outv, nout, oix, "\t\t\t");
+		}
+		K(g, "\t\t}\n\t}\n");
+	}
+	K(g, "}\n");
+	launch(g, p, k, args, na, 0, work);
+}
+
+/* ---------- everything else ---------- */
+
+/* x viewed as [outer, n, inner] around axis. */
+static void
+around(const Shape *s, int axis, int64_t *outer, int64_t *n, int64_t *inner)
+{
+	*outer = *inner = 1;
+	for (int d = 0; d < axis; d++)
+		*outer *= s->d[d];
+	*n = s->d[axis];
+	for (int d = axis + 1; d < s->rank; d++)
+		*inner *= s->d[d];
+}
+
+/* C index expression of element `i` (a C expression) of R in a broadcast operand s. */
+static void
+bidx(const Shape *s, const Shape *R, const char *i, char *buf, size_t nbuf)
+{
+	int64_t div = 1, st = 1;
+	size_t k = (size_t)snprintf(buf, nbuf, "0");
+	for (int d = R->rank - 1; d >= 0; d--) {
+		if (isfull(s, R, d) && R->d[d] != 1) {
+			k += (size_t)snprintf(buf + k, nbuf - k, " + %s / %lld %% %lld * %lld", i, ll(div),
+			                      ll(R->d[d]), ll(st));
+			st *= R->d[d];
+		}
+		div *= R->d[d];
+	}
+}
+
+static void
+k_matmul(Gen *g, const FnPlan *p, const Op *o)
+{
+	const Shape *a = SH(o->args[0]), *b = SH(o->args[1]), *c = SH(o->res);
+	int ta = (int)o->ia[0], tb = (int)o->ia[1], rc = c->rank, nbd = rc - 2;
+	int64_t M = c->d[rc - 2], N = c->d[rc - 1], Kd = ta ? a->d[a->rank - 2] : a->d[a->rank - 1];
+	int64_t nb = 1, mbl = (M + MTC_GEMM_ROWS - 1) / MTC_GEMM_ROWS, nbl = (N + 63) / 64;
+	int64_t asz = a->d[a->rank - 2] * a->d[a->rank - 1], bsz = b->d[b->rank - 2] * b->d[b->rank - 1];
+	int v[3] = { o->res, o->args[0], o->args[1] };
+	char what[32];
+	int k = kopen(g, "matmul");
+
+	for (int d = 0; d < nbd; d++)
+		nb *= c->d[d];
+	kptr(g, "C", 0, 1, 0);
+	kptr(g, "A", 1, 0, 0);
+	kptr(g, "B", 2, 0, 0);
+	ksplit(g, nb * mbl * nbl);
+	K(g, "\tfor (int64_t w = lo; w < hi; w++) {\n");
+	K(g, "\t\tint64_t bt = w / %lld, r0 = w / %lld %% %lld * %d, c0 = w %% %lld * 64;\n",
+	  ll(mbl * nbl), ll(nbl), ll(mbl), MTC_GEMM_ROWS, ll(nbl));
+	K(g, "\t\tint64_t r1 = r0 + %d < %lld ? r0 + %d : %lld, c1 = c0 + 64 < %lld ? c0 + 64 : %lld;\n",
+	  MTC_GEMM_ROWS, ll(M), MTC_GEMM_ROWS, ll(M), ll(N), ll(N));
+	/* Batch offsets of A and B: their batch dims broadcast against C's. */
+	for (int s = 0; s < 2; s++) {
+		const Shape *x = s ? b : a;
+		int64_t div = 1, st = s ? bsz : asz;
+		K(g, "\t\tint64_t %co = 0", s ? 'b' : 'a');
+		for (int d = nbd - 1; d >= 0; d--) {
+			int kx = d - (nbd - (x->rank - 2));
+			if (kx >= 0 && x->d[kx] == c->d[d] && c->d[d] != 1) {
+				K(g, " + bt / %lld %% %lld * %lld", ll(div), ll(c->d[d]), ll(st));
+			}
+			if (kx >= 0)
+				st *= x->d[kx];
+			div *= c->d[d];
+		}
+		K(g, ";\n");
+	}
+	K(g, "\t\tmtc_sgemm_rows(%d, %d, r0, r1, c1 - c0, %lld, A + ao, %lld, B + bo + c0%s, %lld, "
+	  "C + bt * %lld + c0, %lld);\n", ta, tb, ll(Kd), ll(ta ? M : Kd),
+	  tb ? (snprintf(what, sizeof what, " * %lld", ll(Kd)), what) : "", ll(tb ? Kd : N), ll(M * N), ll(N));
+	K(g, "\t}\n}\n");
+	launch(g, p, k, v, 3, 0, 2.0 * (double)(nb * M) * (double)N * (double)Kd);
+}
+
+static void
+k_const(Gen *g, const FnPlan *p, const Op *o)
+{
+	int v = o->res, k = kopen(g, "const");
+	kptr(g, "r", 0, 1, 0);
+	ksplit(g, shape_numel(SH(v)));
+	K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tr[i] = %s;\n}\n", FL(o->fa[0]));
+	launch(g, p, k, &v, 1, 0, (double)shape_numel(SH(v)));
+}
+
+/* reshape: a copy of the bytes (f32 or i32). */
+static void
+k_copy(Gen *g, const FnPlan *p, const Op *o)
+{
+	int v[2] = { o->res, o->args[0] }, k = kopen(g, "reshape");
+	int64_t n = shape_numel(SH(o->res));
+	kptr(g, "r", 0, 1, 0);
+	kptr(g, "x", 1, 0, 0);
+	ksplit(g, n);
+	K(g, "\tif (hi > lo)\n\t\tmemcpy(r + lo, x + lo, sizeof(float) * (size_t)(hi - lo));\n}\n");
+	launch(g, p, k, v, 2, 0, (double)n);
+}
+
+/* slice(x) axis start: x narrowed along axis to [start, start + n), n from the result. */
+static void
+k_slice(Gen *g, const FnPlan *p, const Op *o)
+{
+	int64_t outer, n, inner, m = SH(o->res)->d[o->ia[0]];
+	int v[2] = { o->res, o->args[0] }, k = kopen(g, "slice");
+
+	around(SH(o->args[0]), (int)o->ia[0], &outer, &n, &inner);
+	kptr(g, "r", 0, 1, 0);
+	kptr(g, "x", 1, 0, 0);
+	ksplit(g, outer);
+	K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tmemcpy(r + i * %lld, x + i * %lld + %lld, %lld);\n}\n",
+	  ll(m * inner), ll(n * inner), ll(o->ia[1] * inner), ll(m * inner * 4));
+	launch(g, p, k, v, 2, 0, (double)shape_numel(SH(o->res)));
+}
+
+static void
+k_transpose(Gen *g, const FnPlan *p, const Op *o)
+{
+	const Shape *x = SH(o->args[0]), *r = SH(o->res);
+	int64_t sst[MAXRANK], n = shape_numel(r);
+	int v[2] = { o->res, o->args[0] }, k = kopen(g, "transpose");
+
+	sst[x->rank - 1] = 1;
+	for (int d = x->rank - 1; d > 0; d--)
+		sst[d - 1] = sst[d] * x->d[d];
+	kptr(g, "r", 0, 1, 0);
+	kptr(g, "x", 1, 0, 0);
+	K(g, "\tstatic const int64_t shape[] = {");
+	for (int d = 0; d < r->rank; d++)
+		K(g, " %lld,", ll(r->d[d]));
+	K(g, " 0 }, st[] = {");
+	for (int d = 0; d < r->rank; d++)
+		K(g, " %lld,", ll(sst[o->ia[d]]));
+	K(g, " 0 };\n");
+	ksplit(g, n);
+	K(g, "\tmtc_permute(r, x, %d, shape, st, lo, hi);\n}\n", r->rank);
+	launch(g, p, k, v, 2, 0, (double)n);
+}
+
+static void
+k_concat(Gen *g, const FnPlan *p, const Op *o)
+{
+	int64_t outer, tot, inner, col = 0;
+	int v[MAXIA + 32], k = kopen(g, "concat");
+
+	if (o->nargs > 30)
+		die("concat of more than 30 operands");
+	around(SH(o->res), (int)o->ia[0], &outer, &tot, &inner);
+	v[0] = o->res;
+	kptr(g, "r", 0, 1, 0);
+	ksplit(g, outer);
+	K(g, "\tfor (int64_t o = lo; o < hi; o++) {\n");
+	for (int i = 0; i < o->nargs; i++) {
+		int64_t n = SH(o->args[i])->d[o->ia[0]] * inner;
+		v[i + 1] = o->args[i];
+		K(g, "\t\tmemcpy(r + o * %lld + %lld, (const float *)(uintptr_t)a[%d] + o * %lld, %lld);\n",
+		  ll(tot * inner), ll(col), i + 1, ll(n), ll(n * 4));
+		col += n;
+	}
+	K(g, "\t}\n}\n");
+	launch(g, p, k, v, o->nargs + 1, 0, (double)shape_numel(SH(o->res)));
+}
+
+/* sum, mean, max over one axis: each output element on one thread, k ascending. */
+static void
+k_reduce(Gen *g, const FnPlan *p, const Op *o)
+{
+	int64_t outer, n, inner;
+	int v[2] = { o->res, o->args[0] }, k = kopen(g, opinfo[o->kind].name);
+
+	around(SH(o->args[0]), (int)o->ia[0], &outer, &n, &inner);
+	kptr(g, "r", 0, 1, 0);
+	kptr(g, "x", 1, 0, 0);
+	ksplit(g, outer * inner);
+	K(g, "\tfor (int64_t o = lo; o < hi; o++) {\n");
+	K(g, "\t\tconst float *xp = x + o / %lld * %lld + o %% %lld;\n", ll(inner), ll(n * inner), ll(inner));
+	K(g, "\t\tfloat s = xp[0];\n\t\tfor (int64_t k = 1; k < %lld; k++)\n", ll(n));
+	if (o->kind == OP_MAX)
+		K(g, "\t\t\ts = xp[k * %lld] > s ? xp[k * %lld] : s;\n", ll(inner), ll(inner));
+	else
+		K(g, "\t\t\ts = s + xp[k * %lld];\n", ll(inner));
+	if (o->kind == OP_MEAN)
+		K(g, "\t\tr[o] = s / %s;\n", FL((double)n));
+	else
+		K(g, "\t\tr[o] = s;\n");
+	K(g, "\t}\n}\n");
+	launch(g, p, k, v, 2, 0, (double)(outer * n * inner));
+}
+
+/* softmax, log_softmax and their gradients along an axis: one vector per (outer, inner). */
+static void
+k_softmax(Gen *g, const FnPlan *p, const Op *o)
+{
+	int64_t outer, n, inner;
+	int grad = o->kind == OP_SOFTMAX_G || o->kind == OP_LOGSOFTMAX_G;
+	int v[3] = { o->res, o->args[0], grad ? o->args[1] : 0 }, k = kopen(g, opinfo[o->kind].name);
+
+	around(SH(o->res), (int)o->ia[0], &outer, &n, &inner);
+	kptr(g, "r", 0, 1, 0);
+	kptr(g, grad ? "y" : "x", 1, 0, 0);
+	if (grad)
+		kptr(g, "dy", 2, 0, 0);
+	ksplit(g, outer * inner);
+	K(g, "\tfor (int64_t o = lo; o < hi; o++) {\n");
+	K(g, "\t\tint64_t b = o / %lld * %lld + o %% %lld;\n", ll(inner), ll(n * inner), ll(inner));
+	K(g, "\t\tfloat s = 0;\n");
+	switch (o->kind) {
+	case OP_SOFTMAX:
+	case OP_LOGSOFTMAX:
+		K(g, "\t\tfloat m = x[b];\n\t\tfor (int64_t k = 1; k < %lld; k++)\n"
+		  "\t\t\tm = x[b + k * %lld] > m ? x[b + k * %lld] : m;\n", ll(n), ll(inner), ll(inner));
+		if (o->kind == OP_SOFTMAX)
+			K(g, "\t\tfor (int64_t k = 0; k < %lld; k++) {\n\t\t\tr[b + k * %lld] = expf(x[b + k * %lld] - m);\n"
+			  "\t\t\ts = s + r[b + k * %lld];\n\t\t}\n\t\tfor (int64_t k = 0; k < %lld; k++)\n"
+			  "\t\t\tr[b + k * %lld] = r[b + k * %lld] / s;\n",
+			  ll(n), ll(inner), ll(inner), ll(inner), ll(n), ll(inner), ll(inner));
+		else
+			K(g, "\t\tfor (int64_t k = 0; k < %lld; k++)\n\t\t\ts = s + expf(x[b + k * %lld] - m);\n"
+			  "\t\tfloat ls = logf(s);\n\t\tfor (int64_t k = 0; k < %lld; k++)\n"
+			  "\t\t\tr[b + k * %lld] = x[b + k * %lld] - m - ls;\n",
+			  ll(n), ll(inner), ll(n), ll(inner), ll(inner));
+		break;
+	case OP_SOFTMAX_G:       /* dx = y (dy - sum(dy y)) */
+		K(g, "\t\tfor (int64_t k = 0; k < %lld; k++)\n\t\t\ts = s + dy[b + k * %lld] * y[b + k * %lld];\n"
+		  "\t\tfor (int64_t k = 0; k < %lld; k++)\n"
+		  "\t\t\tr[b + k * %lld] = y[b + k * %lld] * (dy[b + k * %lld] - s);\n",
+		  ll(n), ll(inner), ll(inner), ll(n), ll(inner), ll(inner), ll(inner));
+		break;
+	default:                 /* log_softmax_grad: dx = dy - exp(y) sum(dy) */
+		K(g, "\t\tfor (int64_t k = 0; k < %lld; k++)\n\t\t\ts = s + dy[b + k * %lld];\n"
+		  "\t\tfor (int64_t k = 0; k < %lld; k++)\n"
+		  "\t\t\tr[b + k * %lld] = dy[b + k * %lld] - expf(y[b + k * %lld]) * s;\n",
+		  ll(n), ll(inner), ll(n), ll(inner), ll(inner), ll(inner));
+	}
+	K(g, "\t}\n}\n");
+	launch(g, p, k, v, grad ? 3 : 2, 0, 4.0 * (double)(outer * n * inner));
+}
+
+/* Row statistics of layernorm, written into the kernel: mean, then rstd from the centred
+ * second moment. */
+static void
+ln_stats(Gen *g, int64_t D, const char *eps)
+{
+	K(g, "\t\tfloat mu = 0, var = 0;\n\t\tfor (int64_t j = 0; j < %lld; j++)\n\t\t\tmu = mu + xr[j];\n"
+	  "\t\tmu = mu / %s;\n\t\tfor (int64_t j = 0; j < %lld; j++)\n"
+	  "\t\t\tvar = var + (xr[j] - mu) * (xr[j] - mu);\n\t\tvar = var / %s;\n"
+	  "\t\tfloat rs = 1.0f / sqrtf(var + %s);\n", ll(D), FL((double)D), ll(D), FL((double)D), eps);
+}
+
+static void
+k_layernorm(Gen *g, const FnPlan *p, const Op *o)
+{
+	const Shape *x = SH(o->args[0]);
+	int64_t D = x->d[x->rank - 1], rows = shape_numel(x) / D;
+	char eps[48];
+	int k = kopen(g, opinfo[o->kind].name);
+
+	flit(o->fa[0], eps);
+	if (o->kind == OP_LN_DGAMMA) {
+		/* Columns split over threads; each sums its columns over all rows in order. */
+		int v[3] = { o->res, o->args[0], o->args[1] };
+		kptr(g, "r", 0, 1, 0);
+		kptr(g, "x", 1, 0, 0);
+		kptr(g, "dy", 2, 0, 0);
+		ksplit(g, D);
+		K(g, "\tif (lo >= hi)\n\t\treturn;\n\tfor (int64_t j = lo; j < hi; j++)\n\t\tr[j] = 0;\n");
+		K(g, "\tfor (int64_t i = 0; i < %lld; i++) {\n\t\tconst float *xr = x + i * %lld;\n", ll(rows), ll(D));
+		ln_stats(g, D, eps);
+		K(g, "\t\tfor (int64_t j = lo; j < hi; j++)\n\t\t\tr[j] = r[j] + dy[i * %lld + j] * ((xr[j] - mu) * rs);\n"
+		  "\t}\n}\n", ll(D));
+		launch(g, p, k, v, 3, 0, 4.0 * (double)(rows * D));
+		return;
+	}
+	int v[4] = { o->res, o->args[0], o->args[1], o->args[2] };
+	kptr(g, "r", 0, 1, 0);
+	kptr(g, "x", 1, 0, 0);
+	kptr(g, "gm", 2, 0, 0);
+	kptr(g, o->kind == OP_LAYERNORM ? "bt" : "dy", 3, 0, 0);
+	ksplit(g, rows);
+	K(g, "\tfor (int64_t i = lo; i < hi; i++) {\n\t\tconst float *xr = x + i * %lld;\n"
+	  "\t\tfloat *rr = r + i * %lld;\n", ll(D), ll(D));
+	ln_stats(g, D, eps);
+	if (o->kind == OP_LAYERNORM) {
+		K(g, "\t\tfor (int64_t j = 0; j < %lld; j++)\n\t\t\trr[j] = (xr[j] - mu) * rs * gm[j] + bt[j];\n", ll(D));
+	} else {
+		/* dx = rs (dxh - mean(dxh) - xh mean(dxh xh)), dxh = dy gamma */
+		K(g, "\t\tconst float *dr = dy + i * %lld;\n\t\tfloat m1 = 0, m2 = 0;\n"
+		  "\t\tfor (int64_t j = 0; j < %lld; j++) {\n\t\t\tfloat dxh = dr[j] * gm[j];\n"
+		  "\t\t\tm1 = m1 + dxh;\n\t\t\tm2 = m2 + dxh * ((xr[j] - mu) * rs);\n\t\t}\n"
+		  "\t\tm1 = m1 / %s;\n\t\tm2 = m2 / %s;\n\t\tfor (int64_t j = 0; j < %lld; j++)\n"
+		  "\t\t\trr[j] = rs * (dr[j] * gm[j] - m1 - (xr[j] - mu) * rs * m2);\n",
+		  ll(D), ll(D), FL((double)D), FL((double)D), ll(D));
+	}
+	K(g, "\t}\n}\n");
+	launch(g, p, k, v, 4, 0, 8.0 * (double)(rows * D));
+}
+
+static void
+k_embedding(Gen *g, const FnPlan *p, const Op *o)
+{
+	int grad = o->kind == OP_EMBED_G;
+	const Shape *t = grad ? SH(o->res) : SH(o->args[0]);
+	int64_t V = t->d[0], D = t->d[1], P = shape_numel(SH(o->args[grad ? 0 : 1]));
+	int v[3] = { o->res, o->args[0], o->args[1] }, k = kopen(g, opinfo[o->kind].name);
+
+	kptr(g, "r", 0, 1, 0);
+	if (grad) {
+		/* Columns split over threads; positions added in ascending order. */
+		kptr(g, "ids", 1, 0, 1);
+		kptr(g, "dy", 2, 0, 0);
+		K(g, "\tint *flag = (int *)(uintptr_t)a[3];\n");
+		ksplit(g, D);
+		K(g, "\tfor (int64_t v = 0; v < %lld; v++)\n\t\tfor (int64_t j = lo; j < hi; j++)\n"
+		  "\t\t\tr[v * %lld + j] = 0;\n", ll(V), ll(D));
+		K(g, "\tfor (int64_t q = 0; q < %lld; q++) {\n\t\tint32_t id = ids[q];\n"
+		  "\t\tif (id < 0 || id >= %lld) {\n\t\t\t*flag = MTC_ERANGE;\n\t\t\tcontinue;\n\t\t}\n"
+		  "\t\tfor (int64_t j = lo; j < hi; j++)\n\t\t\tr[id * %lld + j] = r[id * %lld + j] + dy[q * %lld + j];\n\t}\n}\n",
+		  ll(P), ll(V), ll(D), ll(D), ll(D));
+	} else {
+		kptr(g, "tab", 1, 0, 0);
+		kptr(g, "ids", 2, 0, 1);
+		K(g, "\tint *flag = (int *)(uintptr_t)a[3];\n");
+		ksplit(g, P);
+		K(g, "\tfor (int64_t q = lo; q < hi; q++) {\n\t\tint32_t id = ids[q];\n"
+		  "\t\tif (id < 0 || id >= %lld) {\n\t\t\t*flag = MTC_ERANGE;\n"
+		  "\t\t\tmemset(r + q * %lld, 0, %lld);\n\t\t\tcontinue;\n\t\t}\n"
+		  "\t\tmemcpy(r + q * %lld, tab + id * %lld, %lld);\n\t}\n}\n",
+		  ll(V), ll(D), ll(D * 4), ll(D), ll(D), ll(D * 4));
+	}
+	launch(g, p, k, v, 3, 1, (double)(P * D));
+}
+
+/* cross_entropy: the mean over rows of logsumexp(row) - row[label], summed in row order on
+ * one thread; its gradient (softmax - onehot) * g / rows, split by rows. */
+static void
+k_xent(Gen *g, const FnPlan *p, const Op *o)
+{
+	const Shape *lg = SH(o->args[0]);
+	int64_t C = lg->d[lg->rank - 1], rows = shape_numel(lg) / C;
+	int grad = o->kind == OP_XENT_G;
+	int v[4] = { o->res, o->args[0], o->args[1], grad ? o->args[2] : 0 }, k = kopen(g, opinfo[o->kind].name);
+
+	kptr(g, "r", 0, 1, 0);
+	kptr(g, "x", 1, 0, 0);
+	kptr(g, "lab", 2, 0, 1);
+	if (grad)
+		kptr(g, "gl", 3, 0, 0);
+	K(g, "\tint *flag = (int *)(uintptr_t)a[%d];\n", grad ? 4 : 3);
+	if (grad)
+		ksplit(g, rows);
+	else
+		K(g, "\tint64_t lo = 0, hi = %lld;\n\tfloat tot = 0;\n\tif (tid)\n\t\treturn;\n", ll(rows));
+	K(g, "\tfor (int64_t i = lo; i < hi; i++) {\n\t\tconst float *xr = x + i * %lld;\n"
+	  "\t\tint32_t y = lab[i];\n\t\tfloat m = xr[0], s = 0;\n"
+	  "\t\tfor (int64_t c = 1; c < %lld; c++)\n\t\t\tm = xr[c] > m ? xr[c] : m;\n"
+	  "\t\tfor (int64_t c = 0; c < %lld; c++)\n\t\t\ts = s + expf(xr[c] - m);\n"
+	  "\t\tif (y < 0 || y >= %lld) {\n\t\t\t*flag = MTC_ERANGE;\n\t\t\ty = 0;\n\t\t}\n",
+	  ll(C), ll(C), ll(C), ll(C));
+	if (grad)
+		K(g, "\t\tfloat sc = gl[0] / %s;\n\t\tfor (int64_t c = 0; c < %lld; c++)\n"
+		  "\t\t\tr[i * %lld + c] = (expf(xr[c] - m) / s - (c == y ? 1.0f : 0.0f)) * sc;\n\t}\n}\n",
+		  FL((double)rows), ll(C), ll(C));
+	else
+		K(g, "\t\ttot += -(xr[y] - m - logf(s));\n\t}\n\tr[0] = tot / %s;\n}\n", FL((double)rows));
+	launch(g, p, k, v, grad ? 4 : 3, 1, grad ? 4.0 * (double)(rows * C) : 0);
+}
+
+/* mse: the mean of squared differences over the broadcast shape, summed in order, one thread. */
+static void
+k_mse(Gen *g, const FnPlan *p, const Op *o)
+{
+	Shape R;
+	char ia[256], ib[256];
+	int v[3] = { o->res, o->args[0], o->args[1] }, k = kopen(g, "mse");
+
+	shape_broadcast(SH(o->args[0]), SH(o->args[1]), &R);
+	bidx(SH(o->args[0]), &R, "i", ia, sizeof ia);
+	bidx(SH(o->args[1]), &R, "i", ib, sizeof ib);
+	kptr(g, "r", 0, 1, 0);
+	kptr(g, "x", 1, 0, 0);
+	kptr(g, "y", 2, 0, 0);
+	K(g, "\tfloat s = 0;\n\tif (tid)\n\t\treturn;\n\tfor (int64_t i = 0; i < %lld; i++) {\n"
+	  "\t\tfloat e = x[%s] - y[%s];\n\t\ts = s + e * e;\n\t}\n\tr[0] = s / %s;\n}\n",
+	  ll(shape_numel(&R)), ia, ib, FL((double)shape_numel(&R)));
+	launch(g, p, k, v, 3, 0, 0);
+}
+
+static void
+k_sumto(Gen *g, const FnPlan *p, const Op *o)
+{
+	const Shape *x = SH(o->args[0]), *r = SH(o->res);
+	int64_t n = shape_numel(r);
+	int v[2] = { o->res, o->args[0] }, k = kopen(g, "sum_to");
+
+	kptr(g, "r", 0, 1, 0);
+	kptr(g, "x", 1, 0, 0);
+	K(g, "\tstatic const int64_t xs[] = {");
+	for (int d = 0; d < x->rank; d++)
+		K(g, " %lld,", ll(x->d[d]));
+	K(g, " 0 }, rs[] = {");
+	for (int d = 0; d < x->rank; d++) {
+		int kr = d - (x->rank - r->rank);
+		K(g, " %lld,", ll(kr >= 0 ? r->d[kr] : 1));
+	}
+	K(g, " 0 };\n");
+	ksplit(g, n);
+	K(g, "\tmtc_sum_to(r, x, %d, xs, rs, lo, hi);\n}\n", x->rank);
+	launch(g, p, k, v, 2, 0, (double)shape_numel(x));
+}
+
+/* max_grad(x, y, dy): dy flows to the first arg-max of x along the axis. */
+static void
+k_maxgrad(Gen *g, const FnPlan *p, const Op *o)
+{
+	int64_t outer, n, inner;
+	int v[4] = { o->res, o->args[0], o->args[1], o->args[2] }, k = kopen(g, "max_grad");
+
+	around(SH(o->args[0]), (int)o->ia[0], &outer, &n, &inner);
+	kptr(g, "r", 0, 1, 0);
+	kptr(g, "x", 1, 0, 0);
+	kptr(g, "dy", 3, 0, 0);
+	ksplit(g, outer * inner);
+	K(g, "\tfor (int64_t o = lo; o < hi; o++) {\n"
+	  "\t\tint64_t b = o / %lld * %lld + o %% %lld, best = 0;\n"
+	  "\t\tfor (int64_t k = 1; k < %lld; k++)\n\t\t\tif (x[b + k * %lld] > x[b + best * %lld])\n"
+	  "\t\t\t\tbest = k;\n"
+	  "\t\tfor (int64_t k = 0; k < %lld; k++)\n"
+	  "\t\t\tr[b + k * %lld] = k == best ? dy[o] : 0.0f;\n\t}\n}\n",
+	  ll(inner), ll(n * inner), ll(inner), ll(n), ll(inner), ll(inner), ll(n), ll(inner));
+	launch(g, p, k, v, 4, 0, (double)(outer * n * inner));
+}
+
+/* Optimizer updates, in place, PyTorch's rules. */
+static void
+k_update(Gen *g, const FnPlan *p, const Op *o)
+{
+	int64_t n = shape_numel(SH(o->args[0]));
+	int v[5], k = kopen(g, opinfo[o->kind].name);
+
+	for (int i = 0; i < o->nargs; i++)
+		v[i] = o->args[i];
+	if (o->kind == OP_TICK) {
+		kptr(g, "t", 0, 1, 1);
+		K(g, "\tif (tid == 0)\n\t\tt[0] = t[0] + 1;\n}\n");
+		launch(g, p, k, v, 1, 0, 0);
+		return;
+	}
+	kptr(g, "w", 0, 1, 0);
+	ksplit(g, n);
+	switch (o->kind) {
+	case OP_SGD:
+		kptr(g, "gr", 1, 0, 0);
+		K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tw[i] = w[i] + -%s * gr[i];\n", FL(o->fa[0]));
+		break;
+	case OP_SGDM:
+		kptr(g, "m", 1, 1, 0);
+		kptr(g, "gr", 2, 0, 0);
+		K(g, "\tfor (int64_t i = lo; i < hi; i++) {\n\t\tm[i] = m[i] * %s + gr[i];\n"
+		  "\t\tw[i] = w[i] + -%s * m[i];\n\t}\n", FL(o->fa[1]), FL(o->fa[0]));
+		break;
+	default: /* adam: bias corrections from the step counter, which tick advanced */
+		kptr(g, "m", 1, 1, 0);
+		kptr(g, "s", 2, 1, 0);
+		kptr(g, "gr", 3, 0, 0);
+		kptr(g, "tc", 4, 0, 1);
+		/* torch.optim.Adam (1.13): bias corrections in double, as Python computes them. */
+		K(g, "\tint *flag = (int *)(uintptr_t)a[5];\n\tint32_t t = tc[0];\n"
+		  "\tdouble lr = %.17g, b1 = %.17g, b2 = %.17g;\n"
+		  "\tfloat eps = %s, fb1 = (float)b1, fb2 = (float)b2, a1 = (float)(1 - b1), a2 = (float)(1 - b2);\n"
+		  "\tif (t < 1) {\n\t\t*flag = MTC_EINVAL;\n\t\treturn;\n\t}\n"
+		  "\tfloat step = (float)(lr / (1 - pow(b1, t))), bc2s = (float)sqrt(1 - pow(b2, t));\n"
+		  "\tfor (int64_t i = lo; i < hi; i++) {\n"
+		  "\t\tm[i] = m[i] * fb1 + a1 * gr[i];\n"
+		  "\t\ts[i] = s[i] * fb2 + a2 * gr[i] * gr[i];\n"
+		  "\t\tw[i] = w[i] + -step * (m[i] / (sqrtf(s[i]) / bc2s + eps));\n\t}\n",
+		  o->fa[0], o->fa[1], o->fa[2], FL(o->fa[3]));
+	}
+	K(g, "}\n");
+	launch(g, p, k, v, o->nargs, o->kind == OP_ADAM, 4.0 * (double)n);
+}
+
+void
+kern_op(Gen *g, const FnPlan *p, int i)
+{
+	const Op *o = &p->f->op[i];
+
+	switch (o->kind) {
+	case OP_CONST: k_const(g, p, o); break;
+	case OP_MATMUL: k_matmul(g, p, o); break;
+	case OP_TRANSPOSE: k_transpose(g, p, o); break;
+	case OP_RESHAPE: k_copy(g, p, o); break;
+	case OP_SLICE: k_slice(g, p, o); break;
+	case OP_CONCAT: k_concat(g, p, o); break;
+	case OP_SUM: case OP_MEAN: case OP_MAX: k_reduce(g, p, o); break;
+	case OP_SOFTMAX: case OP_LOGSOFTMAX: case OP_SOFTMAX_G: case OP_LOGSOFTMAX_G:
+		k_softmax(g, p, o);
+		break;
+	case OP_LAYERNORM: case OP_LN_DX: case OP_LN_DGAMMA: k_layernorm(g, p, o); break;
+	case OP_EMBEDDING: case OP_EMBED_G: k_embedding(g, p, o); break;
+	case OP_XENT: case OP_XENT_G: k_xent(g, p, o); break;
+	case OP_MSE: k_mse(g, p, o); break;
+	case OP_SUMTO: k_sumto(g, p, o); break;
+	case OP_MAX_G: k_maxgrad(g, p, o); break;
+	case OP_SGD: case OP_SGDM: case OP_ADAM: case OP_TICK: k_update(g, p, o); break;
+	default:
+		if (is_fusable(o)) {
+			kern_ew(g, p, i, i + 1);
+			break;
+		}
+		die("no kernel for %s", opinfo[o->kind].name);
+	}
+}
+
+void
+kern_prologue(Gen *g)
+{
+	K(g, "/* %s-dev.c: device kernels of model %s, generated by mtc %s for the MT-3000 target.\n"
+	  " * Each kernel runs on every accelerator thread with the hthreads argument array. */\n"
+	  "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n\n"
+	  "#include <mtc/mtc-rt.h>\n#include <mtc/mtc-ops.h>\n", g->id, g->m->name, PACKAGE_VERSION);
+}
+
+void
+kern_epilogue(Gen *g)
+{
+	K(g, "\n/* The kernel table the host executes by index. */\nconst mtc_kernel %s__kernels[] = {", g->id);
+	for (int i = 0; i < g->nk; i++)
+		K(g, "%sk%d,", i % 8 ? " " : "\n\t", i);
+	K(g, "%s\n};\n", g->nk ? "" : "\n\t0,");
+}

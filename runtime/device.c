@@ -1,0 +1,256 @@
+/* device.c: the emulated MT-3000 device: zones, capacity, errors, check mode and the peak. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rt-impl.h"
+
+static _Thread_local char lasterr[512];
+
+int
+mtc_set_last_error(int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(lasterr, sizeof lasterr, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+const char *
+mtc_rt_last_error(void)
+{
+	return lasterr;
+}
+
+/* The first error of a call wins: later ones are usually its consequences. */
+int
+mtc_fail(mtc_dev *d, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (d->status)
+		return code;
+	d->status = code;
+	va_start(ap, fmt);
+	vsnprintf(d->err, sizeof d->err, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+const char *
+mtc_dev_error(const mtc_dev *d)
+{
+	return d->err;
+}
+
+void
+mtc_dev_clear(mtc_dev *d)
+{
+	d->status = 0;
+	d->flag = 0;
+	d->err[0] = 0;
+}
+
+/* "123", "64K", "2M", "8G": bytes; -1 when malformed. */
+static int64_t
+parse_bytes(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+	double mul = 1;
+
+	if (end == s || v < 0)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': mul = 1024.0; end++; break;
+	case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
+	case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
+	}
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end || v * mul > 9e18)
+		return -1;
+	return (int64_t)(v * mul);
+}
+
+static int
+env_threads(void)
+{
+	const char *s = getenv("MTC_THREADS");
+	long n;
+
+	if (s && *s) {
+		n = strtol(s, NULL, 10);
+		if (n >= 1 && n <= 1024)
+			return (int)n;
+	}
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n >= 1 ? (int)(n > 1024 ? 1024 : n) : 1;
+}
+
+static void
+poison(char *p, int64_t bytes)
+{
+	static const uint32_t nan = 0x7fc00000u;
+	int64_t i;
+
+	for (i = 0; i + 4 <= bytes; i += 4)
+		memcpy(p + i, &nan, 4);
+	memset(p + i, 0xff, (size_t)(bytes - i));
+}
+
+mtc_dev *
+mtc_dev_open(const struct mtc_dev_desc *desc)
+{
+	const char *s = getenv("MTC_ACCEL_BYTES");
+	int64_t cap = MTC_ACCEL_DEFAULT;
+	mtc_dev *d;
+
+	if (s && *s && (cap = parse_bytes(s)) < 0) {
+		mtc_set_last_error(MTC_EINVAL, "MTC_ACCEL_BYTES='%s' is not a byte count (N, NK, NM, NG)", s);
+		return NULL;
+	}
+	if (desc->persist_bytes + desc->arena_bytes > cap) {
+		mtc_set_last_error(MTC_ENODEV, "%s: the plan needs %lld device bytes (persistent %lld + "
+		                   "arena %lld) but the accelerator has %lld (MTC_ACCEL_BYTES)",
+		                   desc->model, (long long)(desc->persist_bytes + desc->arena_bytes),
+		                   (long long)desc->persist_bytes, (long long)desc->arena_bytes,
+		                   (long long)cap);
+		return NULL;
+	}
+	if (!(d = calloc(1, sizeof *d))) {
+		mtc_set_last_error(MTC_ENOMEM, "%s: out of host memory", desc->model);
+		return NULL;
+	}
+	d->desc = *desc;
+	d->cap = cap;
+	d->size = desc->persist_bytes + desc->arena_bytes;
+	s = getenv("MTC_CHECK");
+	d->check = s && *s && strcmp(s, "0") != 0;
+	mtc_blas_init();
+	/* 64-byte alignment so vector loads of any tensor stay aligned to its offset. */
+	d->mem = aligned_alloc(64, (size_t)((d->size + 64) & ~63));
+	d->ddr = aligned_alloc(64, (size_t)((desc->ddr_bytes + 64) & ~63));
+	if (!d->mem || !d->ddr) {
+		mtc_set_last_error(MTC_ENOMEM, "%s: cannot allocate %lld device bytes and %lld DDR bytes",
+		                   desc->model, (long long)d->size, (long long)desc->ddr_bytes);
+		goto fail;
+	}
+	memset(d->mem, 0, (size_t)d->size);
+	if (d->check)
+		poison(d->mem, d->size);
+	if (mtc_dma_start(&d->dma)) {
+		mtc_set_last_error(MTC_ENOMEM, "%s: cannot start the DMA engine thread", desc->model);
+		goto fail;
+	}
+	if (mtc_pool_start(&d->pool, env_threads())) {
+		mtc_set_last_error(MTC_ENOMEM, "%s: cannot start the accelerator threads", desc->model);
+		goto fail;
+	}
+	return d;
+fail:
+	mtc_dev_close(d);
+	return NULL;
+}
+
+void
+mtc_dev_close(mtc_dev *d)
+{
+	if (!d)
+		return;
+	mtc_dma_stop(&d->dma);
+	mtc_pool_stop(&d->pool);
+	free(d->mem);
+	free(d->ddr);
+	free(d->lv);
+	free(d);
+}
+
+char *mtc_dev_mem(mtc_dev *d) { return d->mem; }
+char *mtc_dev_ddr(mtc_dev *d) { return d->ddr; }
+int *mtc_dev_flag(mtc_dev *d) { return &d->flag; }
+int mtc_dev_nthreads(const mtc_dev *d) { return d->pool.n; }
+void mtc_dev_count_step(mtc_dev *d) { d->steps++; }
+
+void
+mtc_dev_stats(const mtc_dev *d, struct mtc_stats *s)
+{
+	s->peak_bytes = d->peak;
+	s->device_bytes = d->size;
+	s->ddr_bytes = d->desc.ddr_bytes;
+	s->steps = d->steps;
+	s->check = d->check;
+}
+
+static const char *
+tname(const mtc_dev *d, int id)
+{
+	return id >= 0 && id < d->desc.nnames ? d->desc.names[id] : "?";
+}
+
+void
+mtc_born(mtc_dev *d, int id, int64_t off, int64_t bytes)
+{
+	d->live += bytes;
+	if (d->live > d->peak)
+		d->peak = d->live;
+	if (!d->check)
+		return;
+	if (off < 0 || off + bytes > d->size) {
+		mtc_fail(d, MTC_ECHECK, "check: %s at [%lld, %lld) lies outside the device's %lld bytes",
+		         tname(d, id), (long long)off, (long long)(off + bytes), (long long)d->size);
+		return;
+	}
+	for (int i = 0; i < d->nlv; i++) {
+		mtc_live *l = &d->lv[i];
+		if (bytes > 0 && l->bytes > 0 && off < l->off + l->bytes && l->off < off + bytes) {
+			mtc_fail(d, MTC_ECHECK, "check: %s at [%lld, %lld) overlaps live %s at [%lld, %lld)",
+			         tname(d, id), (long long)off, (long long)(off + bytes), tname(d, l->id),
+			         (long long)l->off, (long long)(l->off + l->bytes));
+			break;
+		}
+	}
+	if (d->nlv == d->caplv) {
+		int n = d->caplv ? 2 * d->caplv : 64;
+		mtc_live *lv = realloc(d->lv, sizeof *lv * (size_t)n);
+		if (!lv) {
+			mtc_fail(d, MTC_ENOMEM, "check: out of host memory");
+			return;
+		}
+		d->lv = lv;
+		d->caplv = n;
+	}
+	d->lv[d->nlv++] = (mtc_live){ id, off, bytes };
+}
+
+void
+mtc_dead(mtc_dev *d, int id, int64_t off, int64_t bytes)
+{
+	d->live -= bytes;
+	if (!d->check)
+		return;
+	for (int i = d->nlv - 1; i >= 0; i--)
+		if (d->lv[i].id == id && d->lv[i].off == off) {
+			d->lv[i] = d->lv[--d->nlv];
+			/* A copy still reading these bytes must not see the poison. */
+			mtc_dma_drain(d);
+			if (off >= 0 && off + bytes <= d->size)
+				poison(d->mem + off, bytes);
+			return;
+		}
+	mtc_fail(d, MTC_ECHECK, "check: %s dies at [%lld, %lld) but was not live", tname(d, id),
+	         (long long)off, (long long)(off + bytes));
+}
+
+int
+mtc_dev_finish(mtc_dev *d)
+{
+	mtc_dma_drain(d);
+	if (d->flag && !d->status)
+		mtc_fail(d, d->flag, d->flag == MTC_ERANGE ? "%s: a label or embedding id is out of range"
+		         : "%s: adam's step counter is below 1 (the state was set wrongly)", d->desc.model);
+	return d->status;
+}

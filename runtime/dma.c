@@ -1,0 +1,96 @@
+/* dma.c: the emulated DMA engine: a thread executing queued copies in order, with channels. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt-impl.h"
+
+static void *
+engine(void *p)
+{
+	mtc_dma_engine *e = p;
+
+	pthread_mutex_lock(&e->mu);
+	for (;;) {
+		while (e->completed == e->queued && !e->stop)
+			pthread_cond_wait(&e->more, &e->mu);
+		if (e->completed == e->queued)
+			break;
+		mtc_copy c = e->q[e->completed % e->cap];
+		/* The copy runs unlocked, so the host can queue more meanwhile. */
+		pthread_mutex_unlock(&e->mu);
+		memcpy(c.dst, c.src, (size_t)c.bytes);
+		pthread_mutex_lock(&e->mu);
+		e->completed++;
+		pthread_cond_broadcast(&e->done);
+	}
+	pthread_mutex_unlock(&e->mu);
+	return NULL;
+}
+
+int
+mtc_dma_start(mtc_dma_engine *e)
+{
+	e->cap = 256;
+	if (!(e->q = malloc(sizeof *e->q * (size_t)e->cap)))
+		return -1;
+	pthread_mutex_init(&e->mu, NULL);
+	pthread_cond_init(&e->more, NULL);
+	pthread_cond_init(&e->done, NULL);
+	if (pthread_create(&e->thr, NULL, engine, e)) {
+		free(e->q);
+		return -1;
+	}
+	e->started = 1;
+	return 0;
+}
+
+void
+mtc_dma_stop(mtc_dma_engine *e)
+{
+	if (!e->started)
+		return;
+	pthread_mutex_lock(&e->mu);
+	e->stop = 1;
+	pthread_cond_signal(&e->more);
+	pthread_mutex_unlock(&e->mu);
+	pthread_join(e->thr, NULL);
+	pthread_mutex_destroy(&e->mu);
+	pthread_cond_destroy(&e->more);
+	pthread_cond_destroy(&e->done);
+	free(e->q);
+	e->started = 0;
+}
+
+/* Channels count from 1; the ring is full when cap copies are in flight: wait for one. */
+int64_t
+mtc_dma(mtc_dev *d, void *dst, const void *src, int64_t bytes)
+{
+	mtc_dma_engine *e = &d->dma;
+	int64_t ch;
+
+	pthread_mutex_lock(&e->mu);
+	while (e->queued - e->completed == e->cap)
+		pthread_cond_wait(&e->done, &e->mu);
+	e->q[e->queued % e->cap] = (mtc_copy){ dst, src, bytes };
+	ch = ++e->queued;
+	pthread_cond_signal(&e->more);
+	pthread_mutex_unlock(&e->mu);
+	return ch;
+}
+
+void
+mtc_dma_wait(mtc_dev *d, int64_t ch)
+{
+	mtc_dma_engine *e = &d->dma;
+
+	pthread_mutex_lock(&e->mu);
+	while (e->completed < ch)
+		pthread_cond_wait(&e->done, &e->mu);
+	pthread_mutex_unlock(&e->mu);
+}
+
+void
+mtc_dma_drain(mtc_dev *d)
+{
+	mtc_dma_wait(d, d->dma.queued);
+}

@@ -1,0 +1,153 @@
+/* kernels.c: the kernel helpers generated code calls: GEMM rows, axis permutation, sum_to. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "rt-impl.h"
+
+#ifdef HAVE_CBLAS
+#include <cblas.h>
+#endif
+
+enum { KB = 256, NB = 1024 };
+
+/* Rows of op(A) @ B with B not transposed: for each k (ascending, so every element sums in
+ * the same order however rows are split), c[i, :] += a(i, k) * b[k, :]. */
+static void
+gemm_nn(int ta, int64_t r0, int64_t r1, int64_t n, int64_t k, const float *a, int64_t lda,
+        const float *b, int64_t ldb, float *c, int64_t ldc)
+{
+	for (int64_t i = r0; i < r1; i++)
+		memset(c + i * ldc, 0, sizeof(float) * (size_t)n);
+	for (int64_t j0 = 0; j0 < n; j0 += NB) {
+		int64_t j1 = j0 + NB < n ? j0 + NB : n;
+		for (int64_t k0 = 0; k0 < k; k0 += KB) {
+			int64_t k1 = k0 + KB < k ? k0 + KB : k;
+			for (int64_t i = r0; i < r1; i++) {
+				float *ci = c + i * ldc;
+				for (int64_t p = k0; p < k1; p++) {
+					float av = ta ? a[p * lda + i] : a[i * lda + p];
+					const float *bp = b + p * ldb;
+					for (int64_t j = j0; j < j1; j++)
+						ci[j] += av * bp[j];
+				}
+			}
+		}
+	}
+}
+
+void
+mtc_sgemm_rows(int ta, int tb, int64_t r0, int64_t r1, int64_t n, int64_t k,
+               const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc)
+{
+	if (r1 <= r0)
+		return;
+#ifdef HAVE_CBLAS
+	if (!mtc_blas_off) {
+		cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+		            (int)(r1 - r0), (int)n, (int)k, 1.0f, ta ? a + r0 : a + r0 * lda, (int)lda,
+		            b, (int)ldb, 0.0f, c + r0 * ldc, (int)ldc);
+		return;
+	}
+#endif
+	if (tb) {
+		/* Transpose B once per call so the inner loop runs along contiguous rows. */
+		float *bt = malloc(sizeof(float) * (size_t)(n * k));
+		if (bt) {
+			for (int64_t j = 0; j < n; j++)
+				for (int64_t p = 0; p < k; p++)
+					bt[p * n + j] = b[j * ldb + p];
+			gemm_nn(ta, r0, r1, n, k, a, lda, bt, n, c, ldc);
+			free(bt);
+			return;
+		}
+		/* No memory for the copy: the same sums, in the same order, strided. */
+		for (int64_t i = r0; i < r1; i++)
+			for (int64_t j = 0; j < n; j++) {
+				float s = 0;
+				for (int64_t p = 0; p < k; p++)
+					s += (ta ? a[p * lda + i] : a[i * lda + p]) * b[j * ldb + p];
+				c[i * ldc + j] = s;
+			}
+		return;
+	}
+	gemm_nn(ta, r0, r1, n, k, a, lda, b, ldb, c, ldc);
+}
+
+int mtc_blas_off;
+
+/* Kernels call the BLAS from every accelerator thread: it must not start threads of its own.
+ * MTC_BLAS=0 selects the portable blocked GEMM (as in builds without OpenBLAS). */
+void
+mtc_blas_init(void)
+{
+	const char *s = getenv("MTC_BLAS");
+	mtc_blas_off = s && strcmp(s, "0") == 0;
+#ifdef HAVE_CBLAS
+	openblas_set_num_threads(1);
+#endif
+}
+
+void
+mtc_permute(float *dst, const float *src, int rank, const int64_t *shape, const int64_t *sstride,
+            int64_t lo, int64_t hi)
+{
+	int64_t co[8], off = 0, rem = lo;
+
+	if (lo >= hi)
+		return;
+	for (int d = rank - 1; d >= 0; d--) {
+		co[d] = rem % shape[d];
+		rem /= shape[d];
+		off += co[d] * sstride[d];
+	}
+	for (int64_t i = lo; i < hi; i++) {
+		dst[i] = src[off];
+		for (int d = rank - 1; d >= 0; d--) {
+			off += sstride[d];
+			if (++co[d] < shape[d])
+				break;
+			off -= co[d] * sstride[d];
+			co[d] = 0;
+		}
+	}
+}
+
+void
+mtc_sum_to(float *r, const float *x, int rank, const int64_t *xs, const int64_t *rs,
+           int64_t lo, int64_t hi)
+{
+	int64_t xst[8], red[8], rst[8], nred = 1;
+	int nr = 0;
+
+	xst[rank - 1 < 0 ? 0 : rank - 1] = 1;
+	for (int d = rank - 1; d > 0; d--)
+		xst[d - 1] = xst[d] * xs[d];
+	for (int d = 0; d < rank; d++)
+		if (rs[d] == 1 && xs[d] != 1) {
+			red[nr] = xs[d];
+			rst[nr++] = xst[d];
+			nred *= xs[d];
+		}
+	for (int64_t o = lo; o < hi; o++) {
+		int64_t base = 0, rem = o, co[8] = {0}, off;
+		float s = 0;
+		for (int d = rank - 1; d >= 0; d--) {
+			base += (rem % rs[d]) * xst[d];
+			rem /= rs[d];
+		}
+		/* Reduced coordinates in row-major order: a fixed summation order. */
+		off = base;
+		for (int64_t t = 0; t < nred; t++) {
+			s += x[off];
+			for (int q = nr - 1; q >= 0; q--) {
+				off += rst[q];
+				if (++co[q] < red[q])
+					break;
+				off -= co[q] * rst[q];
+				co[q] = 0;
+			}
+		}
+		r[o] = s;
+	}
+}

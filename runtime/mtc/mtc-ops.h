@@ -1,0 +1,53 @@
+/* mtc-ops.h: the scalar meaning of every elementwise op, one inline function each.
+ *
+ * Generated kernels call these, so fused and unfused code round the same way; the reference
+ * interpreter may include this header too, which makes "same semantics" hold by construction.
+ * Every function works in float and follows ir/interp.c expression for expression, so the
+ * module and the interpreter agree to the bit (compiled with -ffp-contract=off). */
+#ifndef MTC_MTC_OPS_H
+#define MTC_MTC_OPS_H
+
+#include <math.h>
+
+static inline float mtc_add(float a, float b) { return a + b; }
+static inline float mtc_sub(float a, float b) { return a - b; }
+static inline float mtc_mul(float a, float b) { return a * b; }
+static inline float mtc_div(float a, float b) { return a / b; }
+static inline float mtc_relu(float x) { return x > 0 ? x : 0; }
+/* gelu, the tanh approximation, as PyTorch writes it. */
+#define MTC_GELU_BETA ((float)(1.41421356237309504880 * 1.12837916709551257390 * 0.5))
+#define MTC_GELU_KAPPA 0.044715f
+static inline float
+mtc_gelu(float x)
+{
+	float in = MTC_GELU_BETA * (x + MTC_GELU_KAPPA * (x * x * x));
+	return 0.5f * x * (1 + tanhf(in));
+}
+static inline float mtc_tanh(float x) { return tanhf(x); }
+static inline float mtc_sigmoid(float x) { return 1 / (1 + expf(-x)); }
+static inline float mtc_exp(float x) { return expf(x); }
+static inline float mtc_log(float x) { return logf(x); }
+static inline float mtc_sqrt(float x) { return sqrtf(x); }
+static inline float mtc_rsqrt(float x) { return 1 / sqrtf(x); }
+static inline float mtc_neg(float x) { return -x; }
+static inline float mtc_pow(float x, float c) { return powf(x, c); }
+
+/* Gradient helpers: (saved forward value, dy) -> dx; which forward value each takes (x or
+ * y) is in docs/ir.md. */
+static inline float mtc_relu_grad(float x, float dy) { return x > 0 ? dy : 0; }
+static inline float
+mtc_gelu_grad(float x, float dy)
+{
+	float x2 = x * x, in = MTC_GELU_BETA * (x + MTC_GELU_KAPPA * x2 * x), t = tanhf(in);
+	float left = 0.5f * x, right = 1 + t;
+	float dleft = 0.5f * right;
+	float dright = left * (1 - t * t) * (MTC_GELU_BETA * (1 + 3 * MTC_GELU_KAPPA * x2));
+	return dy * (dleft + dright);
+}
+static inline float mtc_tanh_grad(float y, float dy) { return dy * (1 - y * y); }
+static inline float mtc_sigmoid_grad(float y, float dy) { return dy * (1 - y) * y; }
+static inline float mtc_sqrt_grad(float y, float dy) { return dy / (2 * y); }
+static inline float mtc_rsqrt_grad(float y, float dy) { return -0.5f * dy * (y * y * y); }
+static inline float mtc_pow_grad(float x, float dy, float c) { return c == 0 ? 0 : dy * (c * powf(x, c - 1)); }
+
+#endif

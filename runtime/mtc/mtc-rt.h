@@ -1,0 +1,106 @@
+/* mtc-rt.h: the runtime as generated code sees it: the emulated MT-3000 device (accelerator
+ * arena, DDR zone, DMA engine, accelerator threads), check mode, kernel helpers, initial values.
+ *
+ * Installed as <mtc/mtc-rt.h> because generated code includes it; users of a module need only
+ * MODEL.h and <mtc/mtc.h>. Every symbol is mtc_-prefixed and built with hidden visibility, so
+ * each MODEL.so carries its own private copy of the runtime. */
+#ifndef MTC_MTC_RT_H
+#define MTC_MTC_RT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mtc.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MTC_EXPORT __attribute__((visibility("default")))
+
+typedef struct mtc_dev mtc_dev;
+
+/* A kernel in the hthreads style: a uint64_t argument array (scalars first, then pointers),
+ * run by every accelerator thread with its index tid among nthr. */
+typedef void (*mtc_kernel)(const uint64_t *args, int tid, int nthr);
+
+/* What a module instance needs from the device. The device address space is the persistent
+ * zone (inputs, params, state) at [0, persist_bytes), then the arena for the plan's
+ * temporaries; swapped tensors live in the DDR zone. */
+struct mtc_dev_desc {
+	const char *model;
+	int64_t persist_bytes;
+	int64_t arena_bytes;
+	int64_t ddr_bytes;
+	const char *const *names;     /* tensor names by id, for check-mode messages */
+	int nnames;
+};
+
+/* Open the device: allocate the zones, start the DMA engine and the accelerator threads.
+ * The capacity is MTC_ACCEL_BYTES (bytes, K/M/G suffix) or MTC_ACCEL_DEFAULT; a plan larger
+ * than it is refused. NULL on failure with mtc_rt_last_error() set. */
+#define MTC_ACCEL_DEFAULT ((int64_t)8 << 30)
+mtc_dev *mtc_dev_open(const struct mtc_dev_desc *);
+void mtc_dev_close(mtc_dev *);
+char *mtc_dev_mem(mtc_dev *);         /* device address 0 */
+char *mtc_dev_ddr(mtc_dev *);
+int *mtc_dev_flag(mtc_dev *);         /* kernels set it to an enum mtc_status on bad data */
+int mtc_dev_nthreads(const mtc_dev *);
+void mtc_dev_stats(const mtc_dev *, struct mtc_stats *);
+void mtc_dev_count_step(mtc_dev *);
+
+/* Errors: the instance's last error, and a thread's last error for failed creates. */
+int mtc_fail(mtc_dev *, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+const char *mtc_dev_error(const mtc_dev *);
+void mtc_dev_clear(mtc_dev *);
+int mtc_set_last_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *mtc_rt_last_error(void);
+/* After a function's last op: drain the DMA queue, turn the kernels' flag and check-mode
+ * findings into a status. */
+int mtc_dev_finish(mtc_dev *);
+
+/* Run a kernel on the accelerator threads and wait for it. work (elements touched) below a
+ * threshold runs on one thread: every kernel's result is independent of the split. */
+void mtc_run(mtc_dev *, mtc_kernel, const uint64_t *args, int64_t work);
+
+/* DMA: queue a copy, get a channel; wait until that copy (and every earlier one) is done. */
+int64_t mtc_dma(mtc_dev *, void *dst, const void *src, int64_t bytes);
+void mtc_dma_wait(mtc_dev *, int64_t ch);
+
+/* Check mode (MTC_CHECK=1) and the measured peak. Offsets are device addresses. Births verify
+ * that no live tensor overlaps; deaths poison the bytes with NaN (check mode only). */
+void mtc_born(mtc_dev *, int id, int64_t off, int64_t bytes);
+void mtc_dead(mtc_dev *, int id, int64_t off, int64_t bytes);
+
+/* The fixed split of n items over nthr threads: thread tid gets [*lo, *hi). */
+static inline void
+mtc_split(int64_t n, int tid, int nthr, int64_t *lo, int64_t *hi)
+{
+	int64_t q = n / nthr, r = n % nthr;
+	*lo = tid * q + (tid < r ? tid : r);
+	*hi = *lo + q + (tid < r);
+}
+
+/* Kernel helpers (kernels.c), each run by one thread on its share. */
+/* C[m,n] = op(A) op(B) for rows [r0, r1) of C; op transposes when ta/tb. Row-major. */
+void mtc_sgemm_rows(int ta, int tb, int64_t r0, int64_t r1, int64_t n, int64_t k,
+                    const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc);
+enum { MTC_GEMM_ROWS = 32 };          /* rows per work item: fixed, so the bits are too */
+/* Permute axes: dst has shape (rank dims) `shape`, dst[i...] = src at the source strides. */
+void mtc_permute(float *dst, const float *src, int rank, const int64_t *shape,
+                 const int64_t *sstride, int64_t lo, int64_t hi);
+/* Sum x (shape xs) into r (shape rs: xs with some dims 1), output elements [lo, hi). */
+void mtc_sum_to(float *r, const float *x, int rank, const int64_t *xs, const int64_t *rs,
+                int64_t lo, int64_t hi);
+
+/* Deterministic initial values (shared with the interpreter): they depend only on the
+ * tensor's name, the seed and the initializer. kind: 1 zeros, 2 ones, 3 full(a),
+ * 4 normal(mean a, std b), 5 uniform(lo a, hi b). */
+void mtc_init_f32(float *p, int64_t n, int kind, double a, double b, const char *name, uint64_t seed);
+/* Pseudo-random data for an input: f32 uniform(-1, 1), or i32 draws % hi (hi 0: unbounded). */
+void mtc_rand_input(void *p, int dtype, int64_t n, int32_t hi, const char *name, uint64_t seed);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

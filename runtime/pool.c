@@ -1,0 +1,120 @@
+/* pool.c: the emulated accelerator threads: every launch runs one kernel on all of them. */
+#include <stdlib.h>
+
+#include "rt-impl.h"
+
+/* Launches are frequent and short: a worker spins this many rounds before sleeping. */
+enum { SPIN = 1 << 14, SMALL = 1 << 14 };
+
+typedef struct Worker {
+	mtc_pool *p;
+	int tid;
+} Worker;
+
+static void
+relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+static void *
+worker(void *arg)
+{
+	Worker w = *(Worker *)arg;
+	mtc_pool *p = w.p;
+	unsigned seen = 0;
+
+	free(arg);
+	for (;;) {
+		unsigned g;
+		int i;
+		for (i = 0; i < SPIN && (g = atomic_load(&p->gen)) == seen; i++)
+			relax();
+		if (g == seen) {
+			pthread_mutex_lock(&p->mu);
+			while ((g = atomic_load(&p->gen)) == seen && !p->stop)
+				pthread_cond_wait(&p->go, &p->mu);
+			pthread_mutex_unlock(&p->mu);
+		}
+		if (p->stop && g == seen)
+			return NULL;
+		seen = g;
+		p->fn(p->args, w.tid, p->n);
+		if (atomic_fetch_sub(&p->running, 1) == 1) {
+			pthread_mutex_lock(&p->mu);
+			pthread_cond_signal(&p->idle);
+			pthread_mutex_unlock(&p->mu);
+		}
+	}
+}
+
+int
+mtc_pool_start(mtc_pool *p, int n)
+{
+	p->n = n;
+	atomic_init(&p->gen, 0);
+	atomic_init(&p->running, 0);
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->go, NULL);
+	pthread_cond_init(&p->idle, NULL);
+	if (!(p->thr = calloc((size_t)n, sizeof *p->thr)))
+		return -1;
+	for (int i = 1; i < n; i++) {
+		Worker *w = malloc(sizeof *w);
+		if (!w || (w->p = p, w->tid = i, pthread_create(&p->thr[i], NULL, worker, w))) {
+			free(w);
+			p->n = i;      /* stop joins only the started ones */
+			mtc_pool_stop(p);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void
+mtc_pool_stop(mtc_pool *p)
+{
+	if (!p->thr)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->stop = 1;
+	pthread_cond_broadcast(&p->go);
+	pthread_mutex_unlock(&p->mu);
+	for (int i = 1; i < p->n; i++)
+		pthread_join(p->thr[i], NULL);
+	free(p->thr);
+	p->thr = NULL;
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->go);
+	pthread_cond_destroy(&p->idle);
+}
+
+void
+mtc_run(mtc_dev *d, mtc_kernel fn, const uint64_t *args, int64_t work)
+{
+	mtc_pool *p = &d->pool;
+	int i;
+
+	if (p->n == 1 || work < SMALL) {
+		fn(args, 0, 1);
+		return;
+	}
+	p->fn = fn;
+	p->args = args;
+	atomic_store(&p->running, p->n - 1);
+	pthread_mutex_lock(&p->mu);
+	atomic_fetch_add(&p->gen, 1);
+	pthread_cond_broadcast(&p->go);
+	pthread_mutex_unlock(&p->mu);
+	fn(args, 0, p->n);
+	for (i = 0; i < SPIN && atomic_load(&p->running) > 0; i++)
+		relax();
+	if (atomic_load(&p->running) > 0) {
+		pthread_mutex_lock(&p->mu);
+		while (atomic_load(&p->running) > 0)
+			pthread_cond_wait(&p->idle, &p->mu);
+		pthread_mutex_unlock(&p->mu);
+	}
+}

@@ -1,0 +1,76 @@
+/* rt-impl.h: the runtime's internals: the emulated device, its DMA engine and thread pool. */
+#ifndef MTC_RT_IMPL_H
+#define MTC_RT_IMPL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "mtc/mtc-rt.h"
+
+/* One queued copy. */
+typedef struct mtc_copy {
+	void *dst;
+	const void *src;
+	int64_t bytes;
+} mtc_copy;
+
+/* The DMA engine: one thread draining a FIFO ring; channels are sequence numbers, so waiting
+ * on a channel waits for every copy queued before it too. */
+typedef struct mtc_dma_engine {
+	pthread_t thr;
+	pthread_mutex_t mu;
+	pthread_cond_t more, done;
+	mtc_copy *q;
+	int cap;
+	int64_t queued, completed;    /* channels issued; channels finished */
+	int stop, started;
+} mtc_dma_engine;
+
+/* The accelerator threads: workers 1..n-1 plus the calling host thread as 0. A launch bumps
+ * gen; workers spin briefly, then sleep on the condition variable. */
+typedef struct mtc_pool {
+	int n;
+	pthread_t *thr;
+	pthread_mutex_t mu;
+	pthread_cond_t go, idle;
+	atomic_uint gen;
+	atomic_int running;           /* workers still inside the current kernel */
+	mtc_kernel fn;
+	const uint64_t *args;
+	int stop;
+} mtc_pool;
+
+/* A live tensor, for check mode. */
+typedef struct mtc_live {
+	int id;
+	int64_t off, bytes;
+} mtc_live;
+
+struct mtc_dev {
+	struct mtc_dev_desc desc;
+	char *mem;                    /* persistent zone + arena */
+	int64_t size, cap;
+	char *ddr;
+	int check;
+	int64_t live, peak, steps;
+	mtc_live *lv;                 /* check mode: the live set */
+	int nlv, caplv;
+	int flag;                     /* kernels' data errors (enum mtc_status) */
+	int status;                   /* first error of this call */
+	char err[512];
+	mtc_dma_engine dma;
+	mtc_pool pool;
+};
+
+/* dma.c */
+int mtc_dma_start(mtc_dma_engine *);
+void mtc_dma_stop(mtc_dma_engine *);
+void mtc_dma_drain(mtc_dev *);
+/* kernels.c */
+extern int mtc_blas_off;
+void mtc_blas_init(void);
+/* pool.c */
+int mtc_pool_start(mtc_pool *, int n);
+void mtc_pool_stop(mtc_pool *);
+
+#endif

@@ -1,0 +1,13 @@
+# tests/backend/local.mk: the MT-3000 backend and the runtime: every op against the
+# interpreter, the examples end to end, the module API, swaps, the C example program.
+check_PROGRAMS += tests/backend/ops
+tests_backend_ops_SOURCES = tests/backend/ops.c
+tests_backend_ops_LDADD = $(MTC_LIBS)
+TESTS += tests/backend/ops.sh
+EXTRA_DIST += tests/backend/ops.sh
+check_PROGRAMS += tests/backend/api
+tests_backend_api_SOURCES = tests/backend/api.c
+tests_backend_api_LDADD = runtime/libmtcrt.a $(BLAS_LIBS) $(LIBS)
+TESTS += tests/backend/examples.sh tests/backend/swap.sh tests/backend/api.sh tests/backend/train.sh
+EXTRA_DIST += tests/backend/examples.sh tests/backend/swap.sh tests/backend/api.sh tests/backend/train.sh \
+	tests/backend/allops.tdsl tests/backend/fwdonly.tdsl tests/backend/swap.mir tests/backend/nowait.mir

@@ -1,0 +1,150 @@
+#!/bin/sh
+# run.sh: mtc-run end to end on the interpreter: the examples train, params files load back to
+# the same losses, and bad tensor files are errors that name the tensor (never crashes).
+: "${top_srcdir:=.}" "${top_builddir:=.}"
+RUN=$top_builddir/mtc-run
+MTC=${MTC:-$top_builddir/mtc}
+EX=$top_srcdir/examples
+T=$(mktemp -d "${TMPDIR:-/tmp}/mtc-run-test.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0
+
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+no() { fail=$((fail + 1)); echo "FAIL $1"; [ -f "$T/err" ] && sed 's/^/  /' "$T/err" | head -5; }
+check() { if [ "$2" -eq 0 ]; then ok "$1"; else no "$1"; fi; }
+
+# expect_error WHAT NEEDLE -- mtc-run args: exit status 1 (not a signal) and NEEDLE in stderr
+expect_error() {
+	what=$1 needle=$2
+	shift 3
+	"$RUN" "$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	if [ $rc -eq 1 ] && grep -qF -- "$needle" "$T/err"; then ok "$what"; else
+		echo "  exit $rc, wanted 1 and '$needle'"; no "$what"; fi
+}
+
+# st FILE HEADER NBYTES: a safetensors file with that JSON header and NBYTES bytes of zeros
+st() {
+	n=${#2}
+	{ printf "$(printf '\\%03o' $((n % 256)) $((n / 256)) 0 0 0 0 0 0)"
+	  printf '%s' "$2"
+	  head -c "$3" /dev/zero; } >"$1"
+}
+
+# losses FILE: the loss column of the step lines
+losses() { sed -n 's/^step [0-9]* loss //p' "$1"; }
+
+# Every example trains five steps; the loss falls at every step; the summary line is there.
+for m in mlp skipnet transformer; do
+	"$RUN" "$EX/$m.tdsl" --steps 5 >"$T/$m.out" 2>"$T/err"
+	rc=$?
+	n=$(grep -c '^step [1-5] loss [-0-9.e+]*$' "$T/$m.out")
+	dec=$(losses "$T/$m.out" | awk 'NR > 1 && $1 >= prev { bad = 1 } { prev = $1 } END { print bad ? 1 : 0 }')
+	sum=$(grep -c '^peak_bytes [1-9][0-9]* plan_bytes 0 budget_bytes 0 step_ms [0-9.]*$' "$T/$m.out")
+	check "$m trains 5 steps with falling loss" $((rc + (n != 5) + dec + (sum != 1)))
+	cat "$T/$m.out"
+done
+digits=$(losses "$T/mlp.out" | head -1 | tr -d '.-' | sed 's/e.*//; s/^0*//')
+check "losses print with at least 9 significant digits" $(( ${#digits} < 9 ))
+
+# The same run again gives the same numbers; another seed gives others.
+"$RUN" "$EX/skipnet.tdsl" --steps 5 >"$T/again" 2>"$T/err"
+losses "$T/again" >"$T/a"; losses "$T/skipnet.out" >"$T/b"
+cmp -s "$T/a" "$T/b"
+check "runs are deterministic" $?
+"$RUN" "$EX/skipnet.tdsl" --steps 5 --seed 3 >"$T/seed3" 2>"$T/err"
+losses "$T/seed3" >"$T/a"
+cmp -s "$T/a" "$T/b"
+check "--seed changes the initial values" $((! $?))
+
+# Initial params saved and loaded back give the same losses.
+for m in mlp transformer; do
+	"$RUN" "$EX/$m.tdsl" --steps 0 --save-params "$T/$m.p0" >/dev/null 2>"$T/err" &&
+	"$RUN" "$EX/$m.tdsl" --steps 5 --params "$T/$m.p0" >"$T/$m.loaded" 2>"$T/err"
+	rc=$?
+	losses "$T/$m.loaded" >"$T/a"; losses "$T/$m.out" >"$T/b"
+	cmp -s "$T/a" "$T/b"
+	check "$m: --save-params then --params gives the same losses" $((rc + $?))
+done
+
+# Plain SGD has no optimizer state: 3 steps, save, 2 more steps = steps 4 and 5 of one run.
+"$RUN" "$EX/skipnet.tdsl" --steps 3 --save-params "$T/s3" >/dev/null 2>"$T/err" &&
+"$RUN" "$EX/skipnet.tdsl" --steps 2 --params "$T/s3" >"$T/s45" 2>"$T/err"
+rc=$?
+losses "$T/s45" >"$T/a"; losses "$T/skipnet.out" | tail -2 >"$T/b"
+cmp -s "$T/a" "$T/b"
+check "skipnet: saved after 3 steps, 2 more steps continue the run exactly" $((rc + $?))
+
+# The textual IR runs the same as the source.
+if "$MTC" "$EX/mlp.tdsl" --emit=ir -o "$T/mlp.mir" 2>"$T/err"; then
+	"$RUN" "$T/mlp.mir" --steps 5 >"$T/mir.out" 2>"$T/err"
+	rc=$?
+	losses "$T/mir.out" >"$T/a"; losses "$T/mlp.out" >"$T/b"
+	cmp -s "$T/a" "$T/b"
+	check "MODEL.mir trains like MODEL.tdsl" $((rc + $?))
+else
+	no "mtc --emit=ir for the .mir test"
+fi
+
+# Forward mode writes the outputs: mlp's logits are f32[32,10].
+"$RUN" "$EX/mlp.tdsl" --forward --save-outputs "$T/o" >"$T/fwd" 2>"$T/err"
+rc=$?
+size=$(wc -c <"$T/o")
+grep -q '"logits":{"dtype":"F32","shape":\[32,10\]' "$T/o"
+check "--forward --save-outputs writes logits f32[32,10]" $((rc + $? + (size < 8 + 1280)))
+grep -q '^step' "$T/fwd"
+check "--forward prints no step lines" $((! $?))
+
+# Inputs from a file: skipnet's y all zeros gives another loss than the random y.
+st "$T/in" '{"y":{"dtype":"F32","shape":[32,8],"data_offsets":[0,1024]}}' 1024
+"$RUN" "$EX/skipnet.tdsl" --steps 1 --inputs "$T/in" >"$T/in.out" 2>"$T/err"
+rc=$?
+a=$(losses "$T/in.out"); b=$(losses "$T/skipnet.out" | head -1)
+[ "$a" != "$b" ]
+check "--inputs replaces an input" $((rc + $?))
+
+# Errors: each names the tensor or the problem, exit status 1.
+"$RUN" "$EX/mlp.tdsl" --steps 0 -D D=32 --save-params "$T/p32" >/dev/null 2>&1
+expect_error "params file with a wrong shape names the tensor" \
+	"tensor 'w0' is f32[784,32], the model's param 'w0' is f32[784,256]" -- "$EX/mlp.tdsl" --params "$T/p32"
+"$RUN" "$EX/skipnet.tdsl" --steps 0 --save-params "$T/ps" >/dev/null 2>&1
+expect_error "params file with an unknown name names it" "tensor 'win' is not a param of model mlp" \
+	-- "$EX/mlp.tdsl" --params "$T/ps"
+st "$T/dt" '{"b0":{"dtype":"I32","shape":[256],"data_offsets":[0,1024]}}' 1024
+expect_error "params file with a wrong dtype names the tensor" "tensor 'b0' is i32[256]" \
+	-- "$EX/mlp.tdsl" --params "$T/dt"
+st "$T/inp" '{"x":{"dtype":"F32","shape":[32,784],"data_offsets":[0,100352]}}' 100352
+expect_error "an input in a params file" "tensor 'x' is an input" -- "$EX/mlp.tdsl" --params "$T/inp"
+expect_error "a param in an inputs file" "tensor 'w0' is a param, not an input" -- "$EX/mlp.tdsl" --inputs "$T/p32"
+head -c 100 "$T/mlp.p0" >"$T/trunc"
+expect_error "truncated params file" "truncated" -- "$EX/mlp.tdsl" --params "$T/trunc"
+head -c 5000 "$T/mlp.p0" >"$T/trunc2"
+expect_error "params file cut in the data" "out of range" -- "$EX/mlp.tdsl" --params "$T/trunc2"
+st "$T/huge" '{"w0":{"dtype":"F32","shape":[4000000000,4000000000],"data_offsets":[0,8]}}' 8
+expect_error "absurd shape in a params file" "tensor 'w0'" -- "$EX/mlp.tdsl" --params "$T/huge"
+st "$T/junk" '{"w0":' 0
+expect_error "bad JSON in a params file" "bad header" -- "$EX/mlp.tdsl" --params "$T/junk"
+h='{"y":{"dtype":"I32","shape":[32],"data_offsets":[0,128]}}'
+st "$T/lab" "$h" 128
+printf 'c' | dd of="$T/lab" bs=1 seek=$((8 + ${#h} + 4)) conv=notrunc 2>/dev/null
+expect_error "a label out of range" "label 99 at position 1 is out of range [0, 10)" -- "$EX/mlp.tdsl" --inputs "$T/lab"
+expect_error "missing params file" "cannot open" -- "$EX/mlp.tdsl" --params "$T/nope"
+expect_error "a .so is not runnable yet" "not supported yet" -- "$T/model.so"
+cat >"$T/fwd.tdsl" <<'EOF'
+model lin {
+  input x : f32[2, 3];
+  param w : f32[3, 2] = ones();
+  y = x @ w;
+  output y;
+}
+EOF
+expect_error "--steps on a model without train" "no 'train' statement" -- "$T/fwd.tdsl" --steps 2
+"$RUN" "$T/fwd.tdsl" >"$T/out" 2>"$T/err"
+check "a model without train runs its forward" $?
+expect_error "a bad option" "unknown option" -- "$EX/mlp.tdsl" --bogus
+expect_error "a bad --steps" "invalid --steps" -- "$EX/mlp.tdsl" --steps x
+"$RUN" --help | grep -q -- '--save-params'
+check "--help lists the options" $?
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
