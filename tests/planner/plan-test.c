@@ -1,8 +1,8 @@
 /* plan-test.c: every solver on every example at 75, 50 and 35% of the working memory: the
  * planned step verifies, prints and parses back to the same text, its arena fits the budget,
  * and three steps in the interpreter give bit-identical losses and params to the unplanned
- * step. The examples run with a larger batch (-D) so that activations, which are what a
- * plan moves, outweigh params. Where a budget is infeasible the planner must say so; at 75%
+ * step. The examples run smaller (-D) to keep the interpreter quick; activations, which are
+ * what a plan moves, still outweigh params. Where a budget is infeasible the planner must say so; at 75%
  * every solver but chen must fit. */
 #include <dirent.h>
 #include <stdlib.h>
@@ -89,7 +89,7 @@ main(void)
 	static const struct { const char *file; const char *defs[4]; int ndefs; } ex[] = {
 		{ "mlp.tdsl", { "B=256", "IN=64", "D=64", "L=6" }, 4 },
 		{ "skipnet.tdsl", { "B=256", "D=64" }, 2 },
-		{ "transformer.tdsl", { "B=16", "D=32" }, 2 },
+		{ "transformer.tdsl", { "B=4", "D=32" }, 2 },
 	};
 	static const char *const solvers[] = { "chen", "tso", "ilp", "auto" };
 	static const int pcts[] = { 75, 50, 35 };
