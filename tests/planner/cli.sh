@@ -54,7 +54,14 @@ expect "forward-only within budget" 0 "func forward" "$tmp/inf.tdsl" --mem-budge
 # --dump-dir holds the planned IR; it parses back and plans again without trouble.
 if "$MTC" "$ex/mlp.tdsl" -D B=256 --mem-budget=50% --solver=tso --dump-dir="$tmp/d" --emit=ir \
 	-o "$tmp/p.mir" 2>"$tmp/err" && ls "$tmp/d" | grep -q -- "-plan.mir$"; then ok; else no "dump of the plan"; fi
-expect "a planned step plans again" 0 "^solver" "$tmp/p.mir" --mem-budget=95% --solver=tso --emit=schedule
+# (what is left may not shrink further: a plan or the error, never a crash)
+"$MTC" "$tmp/p.mir" --mem-budget=95% --solver=tso --emit=schedule >"$tmp/out" 2>&1
+st=$?
+if { [ $st = 0 ] && grep -q "^solver" "$tmp/out"; } || { [ $st = 1 ] && grep -q "cannot be met" "$tmp/out"; }; then
+	ok
+else
+	no "a planned step plans again: exit status $st"; tail -3 "$tmp/out"
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
