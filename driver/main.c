@@ -44,9 +44,14 @@ static const char usage[] =
 "                        longest latency-weighted path (long copies) first, program keeps the\n"
 "                        order the frontend and autodiff wrote\n"
 "  --target=mt3000|cuda  code generation target (default mt3000)\n"
-"  --mem-budget=SIZE     accelerator bytes the step may use: N, NK, NM, NG (powers of 1024)\n"
-"                          or N% of the unconstrained plan's peak\n"
-"  --solver=auto|ilp|tso|chen|none   how recompute and swap are chosen (default auto)\n"
+"  --mem-budget=SIZE     accelerator bytes the step may use (its whole arena, params and\n"
+"                        optimizer state included): N, NK, NM, NG (powers of 1024); or N%:\n"
+"                        the params, inputs and optimizer state plus N% of the rest of the\n"
+"                        unconstrained arena (activations, gradients, temporaries)\n"
+"  --solver=auto|ilp|tso|chen|none   how recompute and swap are chosen (default auto:\n"
+"                        the ILP where it proves an optimum in time, else the better of its\n"
+"                        incumbent and the segmented DP); --emit=schedule ends with the\n"
+"                        plan's summary (solver, solve time, overhead, ILP gap)\n"
 "  --solver-time=S       time limit for the ILP solver in seconds (default 60)\n"
 "  --arch=sm_XX          CUDA architecture for NVRTC\n"
 "  -D NAME=INT           override (or define) an integer const of the model\n"
@@ -439,7 +444,7 @@ main(int argc, char **argv)
 	for (int k = 0; k < 2; k++)
 		if (fs[k])
 			schedule(fs[k], &o.tg, o.schedule);
-	if (m->step && (o.budget || o.budget_pct > 0)) {
+	if (o.budget || o.budget_pct > 0) {
 		PlanOpts po = { o.solver, o.budget, o.budget_pct, o.solver_time, &o.tg };
 		if (plan_step(m, &po, &rep))
 			return 1;
