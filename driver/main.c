@@ -19,6 +19,11 @@ static const char usage[] =
 "options:\n"
 "  -o FILE               output (.so by default; with --emit, the intermediate; '-' is stdout)\n"
 "  --emit=KIND           write an intermediate instead of the .so:\n"
+"                          c         the generated C (mt3000): with -o F.c, host code in F.c and\n"
+"                                    device kernels in F-dev.c; on stdout both, one after the other\n"
+"                          h         the module's header, MODEL.h\n"
+"                          cuda, ptx, llvm  (--target=cuda) the kernels' CUDA C, their PTX,\n"
+"                                    the host code as LLVM IR\n"
 "                          ir        textual SSA IR after the last pass run (see docs/ir.md)\n"
 "                          schedule  one line per op: kind, result, bytes, live bytes, modeled\n"
 "                                    start and end; last line `peak_live_bytes P arena_bytes A\n"
@@ -39,9 +44,14 @@ static const char usage[] =
 "                        longest latency-weighted path (long copies) first, program keeps the\n"
 "                        order the frontend and autodiff wrote\n"
 "  --target=mt3000|cuda  code generation target (default mt3000)\n"
-"  --mem-budget=SIZE     accelerator bytes the step may use: N, NK, NM, NG (powers of 1024)\n"
-"                          or N% of the unconstrained plan's peak\n"
-"  --solver=auto|ilp|tso|chen|none   how recompute and swap are chosen (default auto)\n"
+"  --mem-budget=SIZE     accelerator bytes the step may use (its whole arena, params and\n"
+"                        optimizer state included): N, NK, NM, NG (powers of 1024); or N%:\n"
+"                        the params, inputs and optimizer state plus N% of the rest of the\n"
+"                        unconstrained arena (activations, gradients, temporaries)\n"
+"  --solver=auto|ilp|tso|chen|none   how recompute and swap are chosen (default auto:\n"
+"                        the ILP where it proves an optimum in time, else the better of its\n"
+"                        incumbent and the segmented DP); --emit=schedule ends with the\n"
+"                        plan's summary (solver, solve time, overhead, ILP gap)\n"
 "  --solver-time=S       time limit for the ILP solver in seconds (default 60)\n"
 "  --arch=sm_XX          CUDA architecture for NVRTC\n"
 "  -D NAME=INT           override (or define) an integer const of the model\n"
@@ -112,7 +122,8 @@ oneof(const char *opt, const char *val, const char *const *choices)
 
 static const char *const targets[] = { "mt3000", "cuda", NULL };
 static const char *const solvers[] = { "auto", "ilp", "tso", "chen", "none", NULL };
-static const char *const emits[] = { "ir", "schedule", "dot", "trace", "memory", "c", "h", NULL };
+static const char *const emits[] = { "ir", "schedule", "dot", "trace", "memory", "c", "h",
+	"cuda", "ptx", "llvm", NULL };
 static const char *const stages[] = { "frontend", "autodiff", "simplify", NULL };
 
 static void
@@ -339,7 +350,13 @@ has_suffix(const char *s, const char *suf)
 	return n >= k && strcmp(s + n - k, suf) == 0;
 }
 
-static const Backend *const backends[] = { &backend_mt3000, NULL };
+static const Backend *const backends[] = {
+	&backend_mt3000,
+#ifdef HAVE_CUDA
+	&backend_cuda,
+#endif
+	NULL
+};
 
 /* The last stage: the target writes an intermediate (--emit) or builds MODEL.so. */
 static int
@@ -352,7 +369,8 @@ codegen(const Opts *o, const Module *m)
 		if (strcmp(backends[i]->name, o->target) == 0)
 			t = backends[i];
 	if (!t) {
-		fprintf(stderr, "mtc: error: target '%s' is not built into this mtc\n", o->target);
+		fprintf(stderr, "mtc: error: target '%s' is not built into this mtc%s\n", o->target,
+		        strcmp(o->target, "cuda") ? "" : " (configure found no NVRTC; see ./configure --with-cuda=DIR)");
 		return 1;
 	}
 	if (o->emit) {
@@ -395,8 +413,10 @@ main(int argc, char **argv)
 	fe.defines = o.defines;
 	fe.ndefines = o.ndefines;
 	m = has_suffix(o.input, ".mir") ? ir_parse(&src) : fe_compile(&src, &fe);
-	if (!m)
+	if (!m) {
+		free((char *)src.text);
 		return 1;
+	}
 	if (dump(&o, m, "frontend"))
 		goto emit;
 	/* A .mir may come from any stage: a step means autodiff ran, planned ops that simplify
@@ -424,11 +444,14 @@ main(int argc, char **argv)
 	for (int k = 0; k < 2; k++)
 		if (fs[k])
 			schedule(fs[k], &o.tg, o.schedule);
-	if (m->step && (o.budget || o.budget_pct > 0)) {
+	if (o.budget || o.budget_pct > 0) {
 		PlanOpts po = { o.solver, o.budget, o.budget_pct, o.solver_time, &o.tg };
 		if (plan_step(m, &po, &rep))
 			return 1;
 		planrep = &rep;
+		/* The module states the budget as resolved and the solver actually taken. */
+		o.budget = rep.budget;
+		o.solver = rep.solver;
 		fs[0] = m->step;
 		dump(&o, m, "plan");
 	}
@@ -448,9 +471,8 @@ main(int argc, char **argv)
 	dump(&o, m, "layout");
 
 emit:
-	if (o.emit && (strcmp(o.emit, "c") == 0 || strcmp(o.emit, "h") == 0)) {
-		rc = codegen(&o, m);
-	} else if (o.emit) {
+	if (o.emit && (strcmp(o.emit, "ir") == 0 || strcmp(o.emit, "schedule") == 0 ||
+	    strcmp(o.emit, "dot") == 0 || strcmp(o.emit, "trace") == 0 || strcmp(o.emit, "memory") == 0)) {
 		FILE *fp = open_out(&o);
 		int k = fs[0] ? 0 : 1;
 		if (strcmp(o.emit, "ir") == 0)
