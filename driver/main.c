@@ -44,9 +44,14 @@ static const char usage[] =
 "                        longest latency-weighted path (long copies) first, program keeps the\n"
 "                        order the frontend and autodiff wrote\n"
 "  --target=mt3000|cuda  code generation target (default mt3000)\n"
-"  --mem-budget=SIZE     accelerator bytes the step may use: N, NK, NM, NG (powers of 1024)\n"
-"                          or N% of the unconstrained plan's peak\n"
-"  --solver=auto|ilp|tso|chen|none   how recompute and swap are chosen (default auto)\n"
+"  --mem-budget=SIZE     accelerator bytes the step may use (its whole arena, params and\n"
+"                        optimizer state included): N, NK, NM, NG (powers of 1024); or N%:\n"
+"                        the params, inputs and optimizer state plus N% of the rest of the\n"
+"                        unconstrained arena (activations, gradients, temporaries)\n"
+"  --solver=auto|ilp|tso|chen|none   how recompute and swap are chosen (default auto:\n"
+"                        the ILP where it proves an optimum in time, else the better of its\n"
+"                        incumbent and the segmented DP); --emit=schedule ends with the\n"
+"                        plan's summary (solver, solve time, overhead, ILP gap)\n"
 "  --solver-time=S       time limit for the ILP solver in seconds (default 60)\n"
 "  --arch=sm_XX          CUDA architecture for NVRTC\n"
 "  -D NAME=INT           override (or define) an integer const of the model\n"
@@ -304,9 +309,10 @@ static void
 emit_analysis(const Opts *o, FILE *fp, const char *kind, const Func *f, const Anal *a)
 {
 	if (strcmp(kind, "schedule") == 0) {
-		dump_schedule(fp, f, &a->l, &a->c, &a->lay);
+		/* the plan's report first: the schedule's last line is its summary */
 		if (planrep && f->mod->step == f)
 			plan_report_print(fp, planrep);
+		dump_schedule(fp, f, &a->l, &a->c, &a->lay);
 	} else if (strcmp(kind, "dot") == 0)
 		dump_dot(fp, f, &a->d);
 	else if (strcmp(kind, "trace") == 0)
@@ -438,7 +444,7 @@ main(int argc, char **argv)
 	for (int k = 0; k < 2; k++)
 		if (fs[k])
 			schedule(fs[k], &o.tg, o.schedule);
-	if (m->step && (o.budget || o.budget_pct > 0)) {
+	if (o.budget || o.budget_pct > 0) {
 		PlanOpts po = { o.solver, o.budget, o.budget_pct, o.solver_time, &o.tg };
 		if (plan_step(m, &po, &rep))
 			return 1;
@@ -457,6 +463,10 @@ main(int argc, char **argv)
 		layout(&an[k].lay, fs[k], &an[k].l, o.tg.align);
 		dag_build(&an[k].d, fs[k], &an[k].l, an[k].c.dur);
 		dump_analyses(&o, fs[k], &an[k]);
+		if (an[k].lay.arena > o.tg.capacity)
+			fprintf(stderr, "mtc: warning: %s needs an arena of %lld bytes, more than the %lld bytes "
+			        "of the %s accelerator (--accel-bytes); plan it with --mem-budget\n", fs[k]->name,
+			        (long long)an[k].lay.arena, (long long)o.tg.capacity, o.tg.name);
 	}
 	dump(&o, m, "layout");
 

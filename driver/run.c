@@ -258,6 +258,8 @@ main(int argc, char **argv)
 		simplify(m->fwd);
 	}
 	f = o.forward ? m->fwd : m->step;
+	if (!o.forward && f->loss < 0)
+		fatal("%s: the step function has no loss", o.model);
 	if (o.steps < 0)
 		o.steps = 1;
 

@@ -13,7 +13,8 @@
  * (Checkmate's linearisation with hazard counts). A swap X[i] makes i resident again at its
  * first late use without a recomputation; the copy's source stays until the swap_out's wait
  * and the swapped-in buffer from the swap_in on, both placed as plan.c places them; its cost
- * is the copy time not hidden behind compute. Bytes are counted in KiB, seconds in us. */
+ * is the copy time not hidden behind compute. Bytes are counted in KiB, seconds in us.
+ * MTC_ILP_TRACE=1 in the environment shows GLPK's log. */
 #include <glpk.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,7 @@ typedef struct Ilp {
 	double lastgap;
 	int havewarm;          /* still to offer to GLPK */
 	int warmok;            /* a start solution that satisfies the program */
+	int trace;             /* MTC_ILP_TRACE is set: GLPK's log and ours on stderr */
 } Ilp;
 
 static double kib(int64_t b) { return (double)b / 1024; }
@@ -181,7 +183,7 @@ warm_ok(const Ilp *m)
 		    (m->rtype[r] == GLP_UP && a > m->rhi_[r] + e) ||
 		    (m->rtype[r] == GLP_LO && a < m->rlo[r] - e)) {
 			ok = 0;
-			if (getenv("MTC_ILP_TRACE"))
+			if (m->trace)
 				fprintf(stderr, "ilp: start solution breaks row %d (type %d, %g..%g): %g\n", r,
 				        m->rtype[r], m->rlo[r], m->rhi_[r], a);
 		}
@@ -189,7 +191,7 @@ warm_ok(const Ilp *m)
 	for (int c = 1; c <= m->nc && ok; c++)
 		if (m->warm[c] < m->clo[c] - 1e-9 || (m->ckind[c] == 'C' && m->warm[c] > m->chi[c] + 1e-6)) {
 			ok = 0;
-			if (getenv("MTC_ILP_TRACE"))
+			if (m->trace)
 				fprintf(stderr, "ilp: start solution breaks column %d's bounds: %g\n", c, m->warm[c]);
 		}
 	free(act);
@@ -206,7 +208,7 @@ callback(glp_tree *tree, void *info)
 		if (m->havewarm) {
 			int r = glp_ios_heur_sol(tree, m->warm);
 			m->havewarm = 0;
-			if (getenv("MTC_ILP_TRACE"))
+			if (m->trace)
 				fprintf(stderr, "ilp: start solution %s\n", r ? "rejected" : "taken");
 		}
 		break;
@@ -457,12 +459,13 @@ solve_ilp(const Prob *p, int64_t budget, double tlim, const Plan *warm, Plan *pl
 	double t0 = plan_clock();
 
 	memset(&m, 0, sizeof m);
+	m.trace = getenv("MTC_ILP_TRACE") != NULL;
 	build(&m, p, budget, warm);
 	m.havewarm = m.warmok = warm && warm_ok(&m);
-	if (getenv("MTC_ILP_TRACE"))
+	if (m.trace)
 		fprintf(stderr, "ilp: start solution %s\n", !warm ? "none" : m.warmok ? "feasible" : "infeasible");
 	m.lastgap = -1;
-	glp_term_out(getenv("MTC_ILP_TRACE") ? GLP_ON : GLP_OFF);
+	glp_term_out(m.trace ? GLP_ON : GLP_OFF);
 	lp = glp_create_prob();
 	glp_set_obj_dir(lp, GLP_MIN);
 	if (m.nc)
@@ -487,11 +490,11 @@ solve_ilp(const Prob *p, int64_t budget, double tlim, const Plan *warm, Plan *pl
 	glp_load_matrix(lp, m.nz, m.ia, m.ja, m.ar);
 	glp_scale_prob(lp, GLP_SF_AUTO);
 	glp_init_smcp(&sp);
-	sp.msg_lev = getenv("MTC_ILP_TRACE") ? GLP_MSG_ON : GLP_MSG_OFF;
+	sp.msg_lev = m.trace ? GLP_MSG_ON : GLP_MSG_OFF;
 	sp.tm_lim = (int)(tlim * 1000);
 	sp.meth = GLP_DUALP;     /* much faster than the primal on these programs */
 	glp_init_iocp(&ip);
-	ip.msg_lev = getenv("MTC_ILP_TRACE") ? GLP_MSG_ON : GLP_MSG_OFF;
+	ip.msg_lev = m.trace ? GLP_MSG_ON : GLP_MSG_OFF;
 	ip.tm_lim = (int)(tlim * 1000);
 	ip.cb_func = callback;
 	ip.cb_info = &m;
@@ -499,10 +502,9 @@ solve_ilp(const Prob *p, int64_t budget, double tlim, const Plan *warm, Plan *pl
 	/* Cuts close Checkmate's weak relaxation far faster than branching alone. */
 	ip.mir_cuts = ip.gmi_cuts = ip.cov_cuts = ip.clq_cuts = GLP_ON;
 	ret = glp_simplex(lp, &sp);
-	if (getenv("MTC_ILP_TRACE"))
-		fprintf(stderr, "ilp: lp relaxation %.3fs\n", plan_clock() - t0);
-	if (getenv("MTC_ILP_TRACE"))
-		fprintf(stderr, "ilp: %d columns, %d rows, %d nonzeros; simplex %d status %d\n", m.nc, m.nr, m.nz, ret, glp_get_status(lp));
+	if (m.trace)
+		fprintf(stderr, "ilp: %d columns, %d rows, %d nonzeros; relaxation %.3f s, simplex %d, "
+		        "status %d\n", m.nc, m.nr, m.nz, plan_clock() - t0, ret, glp_get_status(lp));
 	if (ret == 0 && glp_get_status(lp) == GLP_OPT) {
 		double left = tlim - (plan_clock() - t0);
 		ip.tm_lim = left > 0.05 ? (int)(left * 1000) : 50;

@@ -69,6 +69,7 @@ solve(const Prob *p, const char *solver, int64_t B, double tlim)
 				plan_free(a);
 				return b;
 			}
+			a->stime += b->stime;       /* the time auto spent, the ILP's included */
 			plan_free(b);
 		}
 		if (ok)
@@ -100,8 +101,20 @@ plan_step(Module *m, const PlanOpts *o, PlanReport *r)
 	memset(r, 0, sizeof *r);
 	snprintf(r->solver, sizeof r->solver, "none");
 	r->gap = -1;
-	if (!f)
+	if (!f) {
+		/* A model without training: nothing to recompute or swap around a backward. */
+		int64_t a = plan_arena(m->fwd, o->tg, &persist);
+		budget = o->budget ? o->budget :
+		         persist + (int64_t)((double)(a - persist) * o->budget_pct / 100);
+		r->budget = budget;
+		r->arena = a;
+		if (a > budget) {
+			fprintf(stderr, "mtc: error: the forward needs %lld bytes, over the budget of %lld "
+			        "bytes; the planner plans training steps only\n", (long long)a, (long long)budget);
+			return -1;
+		}
 		return 0;
+	}
 	p = prob_new(f, o->tg);
 	arena0 = plan_arena(f, p->tg, &persist);
 	/* A percentage applies to what a plan can change: the module tensors stay. */
@@ -145,7 +158,8 @@ plan_step(Module *m, const PlanOpts *o, PlanReport *r)
 		pl = NULL;
 	}
 	if (!best) {
-		/* The smallest arena any plan reached: chen's smallest over its group sizes. */
+		/* The smallest arena any plan reached: chen's smallest over its group sizes. If
+		 * that one fits after all, it is the plan. */
 		Plan *c = plan_new(p);
 		solve_chen(p, 1, c);
 		if (c->peak < minarena) {
@@ -154,8 +168,17 @@ plan_step(Module *m, const PlanOpts *o, PlanReport *r)
 			func_free(g);
 			if (a < minarena)
 				minarena = a;
+			if (a <= budget) {
+				fprintf(stderr, "mtc: note: %s found no plan within the budget; taking chen's\n",
+				        o->solver);
+				best = c;
+				c = NULL;
+				r->arena = a;
+			}
 		}
 		plan_free(c);
+	}
+	if (!best) {
 		fprintf(stderr, "mtc: error: the budget of %lld bytes cannot be met: the smallest arena "
 		        "the solvers reached is %lld bytes (unconstrained %lld, of which %lld params, "
 		        "inputs and optimizer state; --mem-budget=%.0f%% or more)\n",

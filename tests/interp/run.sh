@@ -86,6 +86,12 @@ else
 	no "mtc --emit=ir for the .mir test"
 fi
 
+# A hand-edited step without its loss line is an error, not a crash.
+if [ -f "$T/mlp.mir" ] && grep -q '^  loss ' "$T/mlp.mir"; then
+	sed '/^  loss /d' "$T/mlp.mir" >"$T/noloss.mir"
+	expect_error "a step without a loss" "has no loss" -- "$T/noloss.mir"
+fi
+
 # Forward mode writes the outputs: mlp's logits are f32[32,10].
 "$RUN" "$EX/mlp.tdsl" --forward --save-outputs "$T/o" >"$T/fwd" 2>"$T/err"
 rc=$?

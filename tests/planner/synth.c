@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frontend.h"
 #include "synth.h"
 
 typedef struct B {
@@ -241,4 +242,51 @@ synth_equiv(const Func *f, const Func *g, char *err, size_t ne)
 out:
 	free(kf); free(kg); free(mf); free(mg); free(t.k);
 	return r;
+}
+
+/* ---------- examples ---------- */
+
+static char *
+slurp(const char *path, size_t *n)
+{
+	FILE *fp = fopen(path, "rb");
+	char *buf;
+	long len;
+
+	if (!fp)
+		return NULL;
+	fseek(fp, 0, SEEK_END);
+	len = ftell(fp);
+	rewind(fp);
+	buf = xmalloc(len + 1);
+	*n = fread(buf, 1, len, fp);
+	buf[*n] = 0;
+	fclose(fp);
+	return buf;
+}
+
+Module *
+synth_example(const char *path, const char *const *defs, int ndefs, const Target *tg)
+{
+	FeOpts fo = { (const char **)defs, ndefs };
+	Src src = { path, NULL, 0, 0 };
+	Module *m = NULL;
+	char *text = slurp(path, &src.len);
+
+	if (!text)
+		return NULL;
+	src.text = text;
+	m = fe_compile(&src, &fo);
+	if (m && (m->fwd->loss < 0 || autodiff(m, &src))) {
+		mod_free(m);
+		m = NULL;
+	}
+	if (m) {
+		simplify(m->fwd);
+		simplify(m->step);
+		schedule(m->step, tg, "mem");
+		schedule(m->fwd, tg, "mem");
+	}
+	free(text);
+	return m;
 }
