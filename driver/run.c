@@ -258,10 +258,14 @@ main(int argc, char **argv)
 		simplify(m->fwd);
 	}
 	f = o.forward ? m->fwd : m->step;
+	if (!o.forward && f->loss < 0)
+		fatal("%s: the step function has no loss", o.model);
 	if (o.steps < 0)
 		o.steps = 1;
 
-	in = interp_new(m, o.seed);
+	if (!(in = interp_new(m, o.seed)))
+		fatal("%s: the params, inputs and optimizer state of model %s do not fit in this "
+		      "machine's memory", o.model, m->name);
 	if (o.params)
 		load(in, m, o.params, 0);
 	if (o.inputs)

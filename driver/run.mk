@@ -9,3 +9,5 @@ mtc_run_LDFLAGS = $(AM_LDFLAGS) -Wl,--whole-archive,libmtc.a,--no-whole-archive
 mtc_run_LDADD = $(MTC_LIBS)
 mtc_run_DEPENDENCIES = libmtc.a
 EXTRA_DIST += bench/torch_check.py
+man_MANS += mtc-run.1
+EXTRA_DIST += mtc-run.1

@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ir.h"
 
@@ -27,6 +28,8 @@ struct Interp {
 	Tensor *out;
 	int nout;
 	int64_t live, peak;       /* bytes of decl tensors and live values; high-water mark */
+	int64_t hostlive;         /* bytes of live host values (swap_out results) */
+	int64_t limit;            /* the most bytes it may hold */
 };
 
 /* One run of one function: a buffer per value, the error message. */
@@ -427,13 +430,14 @@ k_reduce(Run *r, const Op *op)
 	return 0;
 }
 
-/* max_grad(x, y, dy): along the axis, dy goes to the first index where x == y (y = max(x));
- * every other element is 0. */
+/* max_grad(x, y, dy): along the axis, dy goes to the first arg-max of x; every other element
+ * is 0. With y = max(x), as autodiff makes it, that is grad.c's "first index where x == y";
+ * recomputing the arg-max from x (as the backends do) keeps them equal on any operands. */
 static int
 k_maxgrad(Run *r, const Op *op)
 {
 	int64_t outer, n, inner;
-	const float *x = IN(0), *y = IN(1), *dy = IN(2);
+	const float *x = IN(0), *dy = IN(2);
 	float *o = OUT;
 
 	around(&TY(0)->sh, op->ia[0], &outer, &n, &inner);
@@ -441,11 +445,11 @@ k_maxgrad(Run *r, const Op *op)
 	for (int64_t i = 0; i < outer; i++)
 		for (int64_t j = 0; j < inner; j++) {
 			const float *xi = x + i * n * inner + j;
-			for (int64_t k = 0; k < n; k++)
-				if (xi[k * inner] == y[i * inner + j]) {
-					o[i * n * inner + k * inner + j] = dy[i * inner + j];
-					break;
-				}
+			int64_t best = 0;
+			for (int64_t k = 1; k < n; k++)
+				if (xi[k * inner] > xi[best * inner])
+					best = k;
+			o[i * n * inner + best * inner + j] = dy[i * inner + j];
 		}
 	return 0;
 }
@@ -949,36 +953,63 @@ input_range(const Module *m, int decl)
 
 /* ---------- the interpreter ---------- */
 
+/* The bytes the interpreter may hold: the machine's physical memory, so that a model too
+ * big for it is an error instead of a swap storm or the OOM killer. */
+static int64_t
+phys_bytes(void)
+{
+	long p = sysconf(_SC_PHYS_PAGES), s = sysconf(_SC_PAGE_SIZE);
+	return p > 0 && s > 0 && p < INT64_MAX / s ? (int64_t)p * s : INT64_MAX;
+}
+
+/* A tensor's buffer, or NULL when it does not fit. Host values (swap_out results) do not
+ * count toward the peak, which measures accelerator memory. */
 static void *
-talloc(Interp *in, const Type *t)
+talloc(Interp *in, const Type *t, int host)
 {
 	int64_t b = type_bytes(t);
-	in->live += b;
-	if (in->live > in->peak)
-		in->peak = in->live;
-	return xmalloc(b);
+	void *p;
+
+	if (b > in->limit - in->live - in->hostlive || !(p = malloc(b ? b : 1)))
+		return NULL;
+	if (host) {
+		in->hostlive += b;
+	} else {
+		in->live += b;
+		if (in->live > in->peak)
+			in->peak = in->live;
+	}
+	return p;
 }
 
 static void
-tfree(Interp *in, const Type *t, void *p)
+tfree(Interp *in, const Type *t, int host, void *p)
 {
-	in->live -= type_bytes(t);
+	if (host)
+		in->hostlive -= type_bytes(t);
+	else
+		in->live -= type_bytes(t);
 	free(p);
 }
 
-/* Create the tensors of decls added since the last call (autodiff adds optimizer state). */
-static void
+/* Create the tensors of decls added since the last call (autodiff adds optimizer state).
+ * -1 when they do not fit in memory. */
+static int
 grow(Interp *in)
 {
 	const Module *m = in->m;
 
 	if (in->ndecl >= m->ndecl)
-		return;
+		return 0;
 	in->decl = xrealloc(in->decl, m->ndecl * sizeof *in->decl);
 	for (int i = in->ndecl; i < m->ndecl; i++) {
 		const Decl *d = &m->decl[i];
 		Tensor *t = &in->decl[i];
-		t->data = talloc(in, &d->ty);
+		if (!(t->data = talloc(in, &d->ty, 0))) {
+			for (int k = in->ndecl; k < i; k++)
+				tfree(in, &m->decl[k].ty, 0, in->decl[k].data);
+			return -1;
+		}
 		init_tensor(d, in->seed, t);
 		if (d->role == R_INPUT && d->ty.dt == I32) {
 			int64_t rg = input_range(m, i), n = shape_numel(&d->ty.sh);
@@ -988,6 +1019,7 @@ grow(Interp *in)
 		}
 	}
 	in->ndecl = m->ndecl;
+	return 0;
 }
 
 Interp *
@@ -1000,7 +1032,11 @@ interp_new(const Module *m, uint64_t seed)
 			die("no interpreter kernel for %s", opinfo[k].name);
 	in->m = m;
 	in->seed = seed;
-	grow(in);
+	in->limit = phys_bytes();
+	if (grow(in)) {
+		free(in);
+		return NULL;
+	}
 	return in;
 }
 
@@ -1029,7 +1065,8 @@ interp_free(Interp *in)
 Tensor *
 interp_decl(Interp *in, int decl)
 {
-	grow(in);
+	if (grow(in))
+		die("out of memory for the decls added to the module");
 	if (decl < 0 || decl >= in->ndecl)
 		die("decl %d out of range", decl);
 	return &in->decl[decl];
@@ -1065,10 +1102,12 @@ int
 interp_run(Interp *in, const Func *f, char *err, size_t nerr)
 {
 	Run r = { in, f, NULL, err, nerr };
-	int *last = xmalloc((f->nval ? f->nval : 1) * sizeof *last), rc = 0, nres;
+	int *last, rc = 0, nres;
 	const int *res;
 
-	grow(in);
+	if (grow(in))
+		return fail(&r, "out of memory: the decls of the module do not fit in memory");
+	last = xmalloc((f->nval ? f->nval : 1) * sizeof *last);
 	free_outs(in);
 	nres = results(f, &res);
 	r.buf = xcalloc(f->nval, sizeof *r.buf);
@@ -1092,14 +1131,19 @@ interp_run(Interp *in, const Func *f, char *err, size_t nerr)
 			if (!r.buf[op->args[k]])
 				die("op %d (%s) reads %%%s before it is computed", i, opinfo[op->kind].name,
 				    f->val[op->args[k]].name);
-		if (op->res >= 0)
-			r.buf[op->res] = talloc(in, &f->val[op->res].ty);
+		if (op->res >= 0 && !(r.buf[op->res] = talloc(in, &f->val[op->res].ty, f->val[op->res].host))) {
+			char ts[MAXRANK * 24 + 8];
+			rc = fail(&r, "out of memory: %%%s : %s needs %lld bytes, %lld are held", f->val[op->res].name,
+			          type_str(&f->val[op->res].ty, ts, sizeof ts), (long long)type_bytes(&f->val[op->res].ty),
+			          (long long)(in->live + in->hostlive));
+			break;
+		}
 		rc = kern[op->kind](&r, op);
 		/* free operands at their last use, and results nobody reads */
 		for (int k = 0; k <= op->nargs; k++) {
 			int v = k < op->nargs ? op->args[k] : op->res;
 			if (v >= 0 && f->val[v].decl < 0 && last[v] <= i && r.buf[v]) {
-				tfree(in, &f->val[v].ty, r.buf[v]);
+				tfree(in, &f->val[v].ty, f->val[v].host, r.buf[v]);
 				r.buf[v] = NULL;
 			}
 		}
@@ -1118,7 +1162,7 @@ interp_run(Interp *in, const Func *f, char *err, size_t nerr)
 	}
 	for (int v = 0; v < f->nval; v++)
 		if (f->val[v].decl < 0 && r.buf[v])
-			tfree(in, &f->val[v].ty, r.buf[v]);
+			tfree(in, &f->val[v].ty, f->val[v].host, r.buf[v]);
 	free(r.buf);
 	free(last);
 	return rc;
