@@ -178,10 +178,15 @@ op_code(G *g, const CuFn *p, const Launch *l, int i)
 		check(g, call(g, g->wait, a, 2));
 	} else if (l->fn >= 0 && !(o->kind == OP_RESHAPE && p->off[r] == p->off[o->args[0]])) {
 		int na = 0;
-		if (r >= 0)
-			arg(g, p, na++, r);
-		for (int a = 0; a < o->nargs; a++)
-			arg(g, p, na++, o->args[a]);
+		if (l->argv) {
+			for (int a = 0; a < l->nargv; a++)
+				arg(g, p, na++, l->argv[a]);
+		} else {
+			if (r >= 0)
+				arg(g, p, na++, r);
+			for (int a = 0; a < o->nargs; a++)
+				arg(g, p, na++, o->args[a]);
+		}
 		if (o->kind == OP_MATMUL && l->gemm) {
 			LLVMValueRef a[18] = { g->rt, C32(g, l->fn), C32(g, l->grid[0]), C32(g, l->grid[1]),
 			                       C32(g, l->grid[2]), C32(g, l->block[0]), C32(g, l->block[1]),
@@ -223,6 +228,8 @@ sched_fn(G *g, const char *name, const CuFn *p, const Launch *ls)
 		for (int i = 0; i < p->f->nop; i++) {
 			if (p->f->op[i].nargs + 1 > g->nargs)
 				g->nargs = p->f->op[i].nargs + 1;
+			if (ls[i].nargv > g->nargs)
+				g->nargs = ls[i].nargv;
 			if (2 * ndie[i] > g->ndy)
 				g->ndy = 2 * ndie[i];
 		}

@@ -263,7 +263,7 @@ same(Dptr d, const Tensor *t, const char *what)
 }
 
 static void
-gpu_ops(void)
+gpu_ops(const FnPlan *const plans[2], const char *how)
 {
 	Module *m = F->mod;
 	CuProg *p;
@@ -277,9 +277,7 @@ gpu_ops(void)
 		skip++;
 		return;
 	}
-	for (int v = m->ndecl; v < F->nval; v++)
-		func_output(F, F->val[v].name, v);
-	p = cuda_kernels(m);
+	p = cuda_kernels(m, plans);
 	ptx = cuda_compile(p->src, "ops.cu", cuda_default_arch, 0, &len, &log);
 	check(ptx && cu.load(&mod, ptx) == 0, "GPU: load the PTX", log);
 	if (!ptx)
@@ -316,10 +314,15 @@ gpu_ops(void)
 		}
 		if (l->fn < 0)
 			continue;
-		if (o->res >= 0)
-			a[na++] = buf[o->res];
-		for (int k = 0; k < o->nargs; k++)
-			a[na++] = buf[o->args[k]];
+		if (l->argv) {
+			for (int k = 0; k < l->nargv && na < 16; k++)
+				a[na++] = buf[l->argv[k]];
+		} else {
+			if (o->res >= 0)
+				a[na++] = buf[o->res];
+			for (int k = 0; k < o->nargs; k++)
+				a[na++] = buf[o->args[k]];
+		}
 		for (int k = 0; k < na; k++)
 			pa[k] = &a[k];
 		snprintf(what, sizeof what, "GPU: launch op %d (%s)", i, opinfo[o->kind].name);
@@ -329,7 +332,7 @@ gpu_ops(void)
 	check(interp_run(in, F, err, sizeof err) == 0, "interpreter", err);
 	/* every result, then the state the updates changed */
 	for (int v = m->ndecl; v < F->nval; v++) {
-		snprintf(what, sizeof what, "GPU = interpreter: %%%s (%s)", F->val[v].name,
+		snprintf(what, sizeof what, "GPU (%s) = interpreter: %%%s (%s)", how, F->val[v].name,
 		         opinfo[F->op[F->val[v].def].kind].name);
 		same(buf[v], interp_out(in, v - m->ndecl), what);
 	}
@@ -337,7 +340,7 @@ gpu_ops(void)
 		snprintf(what, sizeof what, "GPU = interpreter after the updates: %s", m->decl[d].name);
 		same(buf[d], interp_decl(in, d), what);
 	}
-	printf("note: every op ran on the GPU and matched the interpreter within 1e-4\n");
+	printf("note: every op ran on the GPU (%s) and matched the interpreter within 1e-4\n", how);
 	interp_free(in);
 	free(buf);
 	free(fn);
@@ -392,7 +395,7 @@ main(void)
 
 	/* the whole program, deduplicated, as the backend builds it: PTX and an sm_90 cubin */
 	{
-		CuProg *p = cuda_kernels(F->mod);
+		CuProg *p = cuda_kernels(F->mod, NULL);
 		char *img, *log;
 		size_t len;
 
@@ -415,7 +418,41 @@ main(void)
 		free(log);
 		cuprog_free(p);
 	}
-	gpu_ops();
+	/* fused: the C backend's groups of elementwise ops, one kernel each */
+	{
+		Opts o = { .target = "cuda" };
+		Gen g = { .m = F->mod, .o = &o, .id = "ops" };
+		const FnPlan *pl[2] = { &g.fwd, NULL };
+		CuProg *p;
+		char *img, *log;
+		size_t len;
+		int ngroup = 0;
+
+		/* every result an output, so that the GPU run can compare them all */
+		for (int v = F->mod->ndecl; v < F->nval; v++)
+			func_output(F, F->val[v].name, v);
+		plan_module(&g);
+		p = cuda_kernels(F->mod, pl);
+		for (int i = 0; i < F->nop; i++)
+			ngroup += p->launch[0][i].argv != NULL;
+		check(ngroup > 0, "fused groups exist", NULL);
+		img = cuda_compile(p->src, "fused.cu", cuda_default_arch, 0, &len, &log);
+		check(img != NULL, "fused program: PTX for the default arch", log);
+		if (img && have_ptxas) {
+			char *msg = NULL;
+			check(ptxas_ok(img, len, "sm_90", &msg), "fused program: ptxas", msg);
+		}
+		free(img);
+		free(log);
+		img = cuda_compile(p->src, "fused.cu", "sm_90", 1, &len, &log);
+		check(img != NULL, "fused program: sm_90 cubin", log);
+		free(img);
+		free(log);
+		cuprog_free(p);
+		gpu_ops(NULL, "one kernel per op");
+		gpu_ops(pl, "fused");
+		plan_free(&g);
+	}
 	mod_free(F->mod);
 	printf("%d passed, %d failed, %d skipped\n", pass, fail, skip);
 	return fail != 0;
