@@ -30,7 +30,7 @@ plan(CuMod *c)
 	const FnPlan *ps[2] = { &c->g.fwd, c->m->step ? &c->g.step : NULL };
 
 	c->g = (Gen){ .m = c->m, .o = c->o, .id = c->id };
-	plan_module(&c->g);
+	gen_plan(&c->g);
 	ps[0] = &c->g.fwd;
 	ps[1] = c->m->step ? &c->g.step : NULL;
 	c->poff = c->g.poff;
@@ -165,7 +165,7 @@ release(CuMod *c)
 {
 	for (int i = 0; i < 2; i++)
 		free(c->fn[i].ev);
-	plan_free(&c->g);
+	gen_free(&c->g);
 	free(c->ptx);
 	free(c->cubin);
 	free(c->manifest);
@@ -298,4 +298,4 @@ cuda_build(const Module *m, const Opts *o, const char *out)
 }
 
 static const char *const emits[] = { "cuda", "ptx", "llvm", "h", NULL };
-const Backend target_cuda = { "cuda", emits, cuda_emit, cuda_build };
+const Backend backend_cuda = { "cuda", emits, cuda_emit, cuda_build };

@@ -163,16 +163,17 @@ emit_func(Gen *g, const FnPlan *p)
 	H(g, "\nstatic int\nrun_%s(struct %s *inst, const void *const *in, %s)\n{\n", f->name, g->id,
 	  train ? "float *loss" : "void *const *out");
 	H(g, "\tmtc_dev *d = inst->d;\n\tchar *M = mtc_dev_mem(d), *H = mtc_dev_ddr(d);\n"
-	  "\tint64_t ch[%d] = {0}, in_ch = 0;\n\n\t(void)M;\n\t(void)H;\n\t(void)ch;\n", ncopy + 1);
+	  "\tint64_t ch[%d] = {0};\n\n\t(void)M;\n\t(void)H;\n\t(void)ch;\n", ncopy + 1);
+	/* The host writes inputs into device-visible memory itself (as hthreads' shared buffers
+	 * allow): a DMA round trip per call would only add a thread hand-off. */
 	H(g, "\t/* Inputs into the persistent zone. */\n");
 	for (int d = 0; d < m->ndecl; d++)
 		if (uses[d]) {
-			H(g, "\tin_ch = mtc_dma(d, M + %lld, in[%d], %lld);\n", ll(g->poff[d]), nin,
+			H(g, "\tmemcpy(M + %lld, in[%d], %lld);\n", ll(g->poff[d]), nin,
 			  ll(type_bytes(&m->decl[d].ty)));
 			nin++;
 		} else if (m->decl[d].role == R_INPUT)
 			nin++;
-	H(g, "\tmtc_dma_wait(d, in_ch);\n");
 
 	for (i = 0; i < f->nop;) {
 		const Op *o = &f->op[i];
@@ -239,12 +240,11 @@ emit_func(Gen *g, const FnPlan *p)
 	if (s.nfl)
 		wait_upto(&s, s.fl[s.nfl - 1].c);
 	if (train) {
-		H(g, "\tmtc_dma_wait(d, mtc_dma(d, loss, %s + %lld, 4));\n", zone(f, f->loss), ll(p->off[f->loss]));
+		H(g, "\tmemcpy(loss, %s + %lld, 4);\n", zone(f, f->loss), ll(p->off[f->loss]));
 	} else {
 		for (int k = 0; k < f->nout; k++)
-			H(g, "\tin_ch = mtc_dma(d, out[%d], %s + %lld, %lld);\n", k, zone(f, f->out[k]),
+			H(g, "\tmemcpy(out[%d], %s + %lld, %lld);\n", k, zone(f, f->out[k]),
 			  ll(p->off[f->out[k]]), ll(vbytes(f, f->out[k])));
-		H(g, "\tmtc_dma_wait(d, in_ch);\n");
 	}
 	deaths(&s, f->nop, f->nop + 1);
 	H(g, "\treturn mtc_dev_finish(d);\n}\n");
@@ -270,7 +270,8 @@ infos(Gen *g, const char *name, int role)
 		  t->sh.rank);
 		for (int d = 0; d < t->sh.rank; d++)
 			H(g, " %lld,", ll(t->sh.d[d]));
-		H(g, " 0 }, %lld, %lld },\n", ll(shape_numel(&t->sh)), ll(type_bytes(t)));
+		H(g, " 0 }, %lld, %lld, %lld },\n", ll(shape_numel(&t->sh)), ll(type_bytes(t)),
+		  ll(role == R_INPUT && t->dt == I32 ? input_range(m, i) : 0));
 		n++;
 	}
 	if (!n)
@@ -464,12 +465,12 @@ host_emit(Gen *g)
 	  "\tmtc_dev_stats(inst->d, s);\n\treturn 0;\n}\n", id, id);
 
 	H(g, "\nstatic const struct mtc_module module = {\n\tMTC_ABI, \"%s\", \"mt3000\", \"%s\",\n"
-	  "\t%d, %d, %d, %d, inputs, outputs, params, state,\n\t%d, %lld, %lld, %lld, %lld, %lld, %lld,\n"
+	  "\t%d, %d, %d, %d, inputs, outputs, params, state,\n\t%d, %lld, %lld, %lld, %lld, %lld, %lld, %lluull,\n"
 	  "\tcreate, step, forward, destroy, error, get, set, stats,\n};\n",
 	  m->name, g->o->solver ? g->o->solver : "none", nin, m->fwd->nout, npar, nst, m->step != NULL,
 	  ll(g->persist + g->arena), ll(m->step ? g->step.arena : g->fwd.arena),
 	  ll(m->step ? g->step.peak : g->fwd.peak), ll(g->param_bytes), ll(g->state_bytes),
-	  ll(g->o->budget));
+	  ll(g->o->budget), (unsigned long long)g->o->seed);
 	H(g, "\nMTC_EXPORT const struct mtc_module *\nmtc_module(void)\n{\n\treturn &module;\n}\n");
 	H(g, "\nMTC_EXPORT const char *\nmtc_last_error(void)\n{\n\treturn mtc_rt_last_error();\n}\n");
 

@@ -103,7 +103,7 @@ isfull(const Shape *s, const Shape *R, int d)
 static void
 collapse(const Shape *R, const Shape **sh, int n, Bc *cd, int64_t st[][MAXRANK])
 {
-	int full[16][MAXRANK], keep[MAXRANK], nk = 0;
+	int full[MAXFUSE][MAXRANK], keep[MAXRANK], nk = 0;
 
 	for (int d = 0; d < R->rank; d++)
 		if (R->d[d] != 1)
@@ -188,13 +188,14 @@ ew_body(Gen *g, const FnPlan *p, int first, int end, const int *ext, int next, c
 		K(g, "%sfloat t%d = ", ind, i - first);
 		if (o->kind == OP_BCAST)
 			K(g, "%s;\n", an[0]);
-		else if (o->kind == OP_MSE_G)
-			K(g, "%s * (2.0f * (%s - %s)) / %s;\n", an[2], an[0], an[1],
-			  FL((double)shape_numel(SH(o->res))));
+		else if (o->kind == OP_MSE_G) {
+			volatile float c = 2.0f / (float)shape_numel(SH(o->res));
+			K(g, "%s * (%s - %s) * %s;\n", FL(c), an[0], an[1], an[2]);
+		}
 		else if (o->kind == OP_POW)
-			K(g, "mtc_pow(%s, %s);\n", an[0], FL(o->fa[0]));
+			K(g, "mtc_pow(%s, c%d);\n", an[0], i - first);
 		else if (o->kind == OP_POW_G)
-			K(g, "mtc_pow_grad(%s, %s, %s);\n", an[0], an[1], FL(o->fa[0]));
+			K(g, "mtc_pow_grad(%s, %s, c%d);\n", an[0], an[1], i - first);
 		else if (o->nargs == 1)
 			K(g, "%s(%s);\n", ew_fn(o->kind), an[0]);
 		else
@@ -210,10 +211,10 @@ void
 kern_ew(Gen *g, const FnPlan *p, int first, int end)
 {
 	const Func *f = p->f;
-	const Shape *R = SH(f->op[first].res), *sh[16];
-	int ext[16], next = 0, outv[16], nout = 0, args[32], na = 0, k;
-	int64_t st[16][MAXRANK];
-	char ix[16][96], what[160];
+	const Shape *R = SH(f->op[first].res), *sh[MAXFUSE];
+	int ext[MAXFUSE], next = 0, outv[MAXFUSE], nout = 0, args[2 * MAXFUSE], na = 0, k;
+	int64_t st[MAXFUSE][MAXRANK];
+	char ix[MAXFUSE][96], what[160];
 	Bc cd;
 	double work = (double)shape_numel(R) * (end - first);
 
@@ -226,13 +227,13 @@ kern_ew(Gen *g, const FnPlan *p, int first, int end)
 			for (q = 0; q < next && ext[q] != v; q++)
 				;
 			if (q == next) {
-				if (next == 16)
+				if (next == MAXFUSE)
 					die("fused group with more than 16 operands");
 				ext[next++] = v;
 			}
 		}
 		if (p->mat[o->res]) {
-			if (nout == 16)
+			if (nout == MAXFUSE)
 				die("fused group with more than 16 results");
 			outv[nout++] = o->res;
 		}
@@ -253,6 +254,12 @@ kern_ew(Gen *g, const FnPlan *p, int first, int end)
 		args[na++] = ext[q];
 		sh[q] = SH(ext[q]);
 	}
+	/* pow's exponent through a volatile: the compiler would turn powf(x, 2) into x * x, which
+	 * the C library's powf (the interpreter's) does not always round the same way. */
+	for (int i = first; i < end; i++)
+		if (f->op[i].kind == OP_POW || f->op[i].kind == OP_POW_G)
+			K(g, "\tstatic volatile float vc%d = %s;\n\tfloat c%d = vc%d;\n", i - first,
+			  FL(f->op[i].fa[0]), i - first, i - first);
 	collapse(R, sh, next, &cd, st);
 	if (cd.r <= 1) {
 		int64_t n = cd.r ? cd.d[0] : 1;
@@ -388,6 +395,22 @@ k_copy(Gen *g, const FnPlan *p, const Op *o)
 	ksplit(g, n);
 	K(g, "\tif (hi > lo)\n\t\tmemcpy(r + lo, x + lo, sizeof(float) * (size_t)(hi - lo));\n}\n");
 	launch(g, p, k, v, 2, 0, (double)n);
+}
+
+/* slice(x) axis start: x narrowed along axis to [start, start + n), n from the result. */
+static void
+k_slice(Gen *g, const FnPlan *p, const Op *o)
+{
+	int64_t outer, n, inner, m = SH(o->res)->d[o->ia[0]];
+	int v[2] = { o->res, o->args[0] }, k = kopen(g, "slice");
+
+	around(SH(o->args[0]), (int)o->ia[0], &outer, &n, &inner);
+	kptr(g, "r", 0, 1, 0);
+	kptr(g, "x", 1, 0, 0);
+	ksplit(g, outer);
+	K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tmemcpy(r + i * %lld, x + i * %lld + %lld, %lld);\n}\n",
+	  ll(m * inner), ll(n * inner), ll(o->ia[1] * inner), ll(m * inner * 4));
+	launch(g, p, k, v, 2, 0, (double)shape_numel(SH(o->res)));
 }
 
 static void
@@ -638,7 +661,7 @@ k_xent(Gen *g, const FnPlan *p, const Op *o)
 		  "\t\t\tr[i * %lld + c] = (expf(xr[c] - m) / s - (c == y ? 1.0f : 0.0f)) * sc;\n\t}\n}\n",
 		  FL((double)rows), ll(C), ll(C));
 	else
-		K(g, "\t\ttot = tot + (m + logf(s) - xr[y]);\n\t}\n\tr[0] = tot / %s;\n}\n", FL((double)rows));
+		K(g, "\t\ttot += -(xr[y] - m - logf(s));\n\t}\n\tr[0] = tot / %s;\n}\n", FL((double)rows));
 	launch(g, p, k, v, grad ? 4 : 3, 1, grad ? 4.0 * (double)(rows * C) : 0);
 }
 
@@ -685,7 +708,8 @@ k_sumto(Gen *g, const FnPlan *p, const Op *o)
 	launch(g, p, k, v, 2, 0, (double)shape_numel(x));
 }
 
-/* max_grad(x, y, dy): dy goes to the elements equal to the max. */
+/* max_grad(x, y, dy): along the axis, dy goes to the first index where x == y (y = max(x));
+ * every other element is 0. */
 static void
 k_maxgrad(Gen *g, const FnPlan *p, const Op *o)
 {
@@ -699,9 +723,10 @@ k_maxgrad(Gen *g, const FnPlan *p, const Op *o)
 	kptr(g, "dy", 3, 0, 0);
 	ksplit(g, outer * inner);
 	K(g, "\tfor (int64_t o = lo; o < hi; o++) {\n"
-	  "\t\tint64_t b = o / %lld * %lld + o %% %lld;\n"
-	  "\t\tfor (int64_t k = 0; k < %lld; k++)\n"
-	  "\t\t\tr[b + k * %lld] = x[b + k * %lld] == y[o] ? dy[o] : 0.0f;\n\t}\n}\n",
+	  "\t\tint64_t b = o / %lld * %lld + o %% %lld, hit = 0;\n"
+	  "\t\tfor (int64_t k = 0; k < %lld; k++) {\n"
+	  "\t\t\tint first = !hit && x[b + k * %lld] == y[o];\n"
+	  "\t\t\tr[b + k * %lld] = first ? dy[o] : 0.0f;\n\t\t\thit |= first;\n\t\t}\n\t}\n}\n",
 	  ll(inner), ll(n * inner), ll(inner), ll(n), ll(inner), ll(inner));
 	launch(g, p, k, v, 4, 0, (double)(outer * n * inner));
 }
@@ -726,29 +751,33 @@ k_update(Gen *g, const FnPlan *p, const Op *o)
 	switch (o->kind) {
 	case OP_SGD:
 		kptr(g, "gr", 1, 0, 0);
-		K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tw[i] = w[i] - %s * gr[i];\n", FL(o->fa[0]));
+		K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tw[i] = w[i] + -%s * gr[i];\n", FL(o->fa[0]));
 		break;
 	case OP_SGDM:
 		kptr(g, "m", 1, 1, 0);
 		kptr(g, "gr", 2, 0, 0);
-		K(g, "\tfor (int64_t i = lo; i < hi; i++) {\n\t\tm[i] = %s * m[i] + gr[i];\n"
-		  "\t\tw[i] = w[i] - %s * m[i];\n\t}\n", FL(o->fa[1]), FL(o->fa[0]));
+		K(g, "\tfor (int64_t i = lo; i < hi; i++) {\n\t\tm[i] = m[i] * %s + gr[i];\n"
+		  "\t\tw[i] = w[i] + -%s * m[i];\n\t}\n", FL(o->fa[1]), FL(o->fa[0]));
 		break;
 	default: /* adam: bias corrections from the step counter, which tick advanced */
 		kptr(g, "m", 1, 1, 0);
 		kptr(g, "s", 2, 1, 0);
 		kptr(g, "gr", 3, 0, 0);
-		kptr(g, "t", 4, 0, 1);
-		K(g, "\tfloat b1 = %s, b2 = %s, lr = %s, eps = %s;\n", FL(o->fa[1]), FL(o->fa[2]),
-		  FL(o->fa[0]), FL(o->fa[3]));
-		K(g, "\tfloat c1 = 1.0f - powf(b1, (float)t[0]), c2 = 1.0f - powf(b2, (float)t[0]);\n"
+		kptr(g, "tc", 4, 0, 1);
+		/* torch.optim.Adam (1.13): bias corrections in double, as Python computes them. */
+		K(g, "\tint *flag = (int *)(uintptr_t)a[5];\n\tint32_t t = tc[0];\n"
+		  "\tdouble lr = %.17g, b1 = %.17g, b2 = %.17g;\n"
+		  "\tfloat eps = %s, fb1 = (float)b1, fb2 = (float)b2, a1 = (float)(1 - b1), a2 = (float)(1 - b2);\n"
+		  "\tif (t < 1) {\n\t\t*flag = MTC_EINVAL;\n\t\treturn;\n\t}\n"
+		  "\tfloat step = (float)(lr / (1 - pow(b1, t))), bc2s = (float)sqrt(1 - pow(b2, t));\n"
 		  "\tfor (int64_t i = lo; i < hi; i++) {\n"
-		  "\t\tm[i] = b1 * m[i] + (1.0f - b1) * gr[i];\n"
-		  "\t\ts[i] = b2 * s[i] + (1.0f - b2) * gr[i] * gr[i];\n"
-		  "\t\tw[i] = w[i] - lr * (m[i] / c1) / (sqrtf(s[i] / c2) + eps);\n\t}\n");
+		  "\t\tm[i] = m[i] * fb1 + a1 * gr[i];\n"
+		  "\t\ts[i] = s[i] * fb2 + a2 * gr[i] * gr[i];\n"
+		  "\t\tw[i] = w[i] + -step * (m[i] / (sqrtf(s[i]) / bc2s + eps));\n\t}\n",
+		  o->fa[0], o->fa[1], o->fa[2], FL(o->fa[3]));
 	}
 	K(g, "}\n");
-	launch(g, p, k, v, o->nargs, 0, 4.0 * (double)n);
+	launch(g, p, k, v, o->nargs, o->kind == OP_ADAM, 4.0 * (double)n);
 }
 
 void
@@ -761,6 +790,7 @@ kern_op(Gen *g, const FnPlan *p, int i)
 	case OP_MATMUL: k_matmul(g, p, o); break;
 	case OP_TRANSPOSE: k_transpose(g, p, o); break;
 	case OP_RESHAPE: k_copy(g, p, o); break;
+	case OP_SLICE: k_slice(g, p, o); break;
 	case OP_CONCAT: k_concat(g, p, o); break;
 	case OP_SUM: case OP_MEAN: case OP_MAX: k_reduce(g, p, o); break;
 	case OP_SOFTMAX: case OP_LOGSOFTMAX: case OP_SOFTMAX_G: case OP_LOGSOFTMAX_G:

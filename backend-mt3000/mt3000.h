@@ -2,7 +2,10 @@
 #ifndef MTC_MT3000_H
 #define MTC_MT3000_H
 
-#include "target.h"
+#include "backend.h"
+
+/* A fused elementwise group has at most this many ops and this many outside operands. */
+enum { MAXFUSE = 16 };
 
 /* What the backend knows about one function after preparing it. */
 typedef struct FnPlan {
@@ -34,8 +37,8 @@ typedef struct Gen {
 } Gen;
 
 /* plan.c: offsets (from the layout pass, or the temporary one), lifetimes, fusion groups. */
-void plan_module(Gen *);
-void plan_free(Gen *);
+void gen_plan(Gen *);
+void gen_free(Gen *);
 int is_fusable(const Op *);
 int64_t vbytes(const Func *, int v);
 int in_ddr(const Func *, int v);

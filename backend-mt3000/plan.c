@@ -34,18 +34,18 @@ in_ddr(const Func *f, int v)
 	return f->val[v].host;
 }
 
-/* TEMPORARY, until the layout pass (branch analysis) sets Value.off: every value whose off is
- * still -1 gets its own slot after everything the layout placed. Never shares space, so it is
- * always correct, and check mode accepts it. */
+/* TEMPORARY, for IR the layout pass (passes/layout.c) has not seen (values whose off is
+ * still -1): each such value gets its own slot after everything placed, so it never shares
+ * bytes and check mode accepts it. *end: the device end so far (persistent zone included). */
 static void
-layout_temporary_slots(const Func *f, int64_t *off, int64_t *arena, int64_t *ddr)
+layout_temporary_slots(const Func *f, int64_t *off, int64_t *end, int64_t *ddr)
 {
 	for (int v = 0; v < f->nval; v++) {
 		if (f->val[v].decl >= 0 || f->val[v].off >= 0)
 			continue;
-		int64_t *end = in_ddr(f, v) ? ddr : arena;
-		off[v] = *end = align(*end);
-		*end += vbytes(f, v);
+		int64_t *e = in_ddr(f, v) ? ddr : end;
+		off[v] = *e = align(*e);
+		*e += vbytes(f, v);
 	}
 }
 
@@ -67,9 +67,23 @@ joins(const FnPlan *p, int i, int j)
 	const Func *f = p->f;
 	const Op *o = &f->op[j];
 
-	if (!is_fusable(o) || in_ddr(f, o->res) ||
+	int ext[MAXFUSE + 3], next = 0;
+
+	if (!is_fusable(o) || in_ddr(f, o->res) || j - i >= MAXFUSE ||
 	    !shape_eq(&f->val[o->res].ty.sh, &f->val[f->op[i].res].ty.sh))
 		return 0;
+	/* At most MAXFUSE operands from outside (the kernel's argument array is bounded). */
+	for (int k = i; k <= j; k++)
+		for (int a = 0; a < f->op[k].nargs; a++) {
+			int v = f->op[k].args[a], d = f->val[v].def, q;
+			if (d >= i && d <= j)
+				continue;
+			for (q = 0; q < next && ext[q] != v; q++)
+				;
+			if (q == next && ++next > MAXFUSE)
+				return 0;
+			ext[q] = v;
+		}
 	for (int k = i; k <= j; k++) {
 		const Op *q = &f->op[k];
 		for (int a = 0; a < q->nargs; a++)
@@ -99,27 +113,26 @@ plan_func(Gen *g, FnPlan *p, const Func *f, int idbase)
 	if (!p->off || !p->last || !p->mat || !p->grp || !p->gend || !dying)
 		die("out of memory");
 
-	/* Addresses: the layout's offsets, then the temporary slots, then shift past the
-	 * persistent zone (decls) so the device has one address space. */
-	p->arena = p->ddr = 0;
+	/* Addresses: the layout's offsets are device addresses already (module tensors first, at
+	 * the same offsets in every function); values it did not place get their own slots. */
+	int64_t end = g->persist;
+	p->ddr = 0;
 	for (int v = 0; v < f->nval; v++) {
 		p->off[v] = f->val[v].off;
-		if (f->val[v].decl < 0 && f->val[v].off >= 0) {
-			int64_t *end = in_ddr(f, v) ? &p->ddr : &p->arena;
-			if (f->val[v].off + vbytes(f, v) > *end)
-				*end = f->val[v].off + vbytes(f, v);
+		if (f->val[v].decl >= 0)
+			p->off[v] = g->poff[f->val[v].decl];
+		else if (f->val[v].off >= 0) {
+			int64_t *e = in_ddr(f, v) ? &p->ddr : &end;
+			if (f->val[v].off + vbytes(f, v) > *e)
+				*e = f->val[v].off + vbytes(f, v);
 		}
 	}
-	layout_temporary_slots(f, p->off, &p->arena, &p->ddr);
-	p->arena = align(p->arena);
+	layout_temporary_slots(f, p->off, &end, &p->ddr);
+	p->arena = align(end) - g->persist;
 	p->ddr = align(p->ddr);
 	for (int v = 0; v < f->nval; v++) {
 		p->mat[v] = 1;
 		p->last[v] = -1;
-		if (f->val[v].decl >= 0)
-			p->off[v] = g->poff[f->val[v].decl];
-		else if (!in_ddr(f, v))
-			p->off[v] += g->persist;
 	}
 
 	/* Lifetimes: a value dies after its last reader; a swap_out's source only after the wait
@@ -177,16 +190,32 @@ plan_func(Gen *g, FnPlan *p, const Func *f, int idbase)
 }
 
 void
-plan_module(Gen *g)
+gen_plan(Gen *g)
 {
 	const Module *m = g->m;
 
 	g->poff = malloc(sizeof *g->poff * (size_t)(m->ndecl + 1));
 	g->persist = g->param_bytes = g->state_bytes = 0;
+	/* The persistent zone: where the layout put the module tensors, else in decl order. */
+	for (int d = 0; d < m->ndecl; d++) {
+		int64_t b = type_bytes(&m->decl[d].ty), o = m->fwd->val[d].off;
+		if (o < 0 || (m->step && m->step->val[d].off != o))
+			break;
+		g->poff[d] = o;
+		if (o + b > g->persist)
+			g->persist = o + b;
+		if (d == m->ndecl - 1)
+			goto laid;
+	}
+	g->persist = 0;
+	for (int d = 0; d < m->ndecl; d++) {
+		g->poff[d] = g->persist;
+		g->persist = align(g->persist + type_bytes(&m->decl[d].ty));
+	}
+laid:
+	g->persist = align(g->persist);
 	for (int d = 0; d < m->ndecl; d++) {
 		int64_t b = type_bytes(&m->decl[d].ty);
-		g->poff[d] = g->persist;
-		g->persist = align(g->persist + b);
 		if (m->decl[d].role == R_PARAM)
 			g->param_bytes += b;
 		else if (m->decl[d].role == R_STATE)
@@ -217,7 +246,7 @@ free_fn(FnPlan *p)
 }
 
 void
-plan_free(Gen *g)
+gen_free(Gen *g)
 {
 	free_fn(&g->fwd);
 	if (g->step.f)

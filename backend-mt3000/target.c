@@ -2,7 +2,8 @@
  *
  * The runtime (libmtcrt.a and <mtc/...>) is looked up in this order: $MTC_RUNTIME_DIR (a
  * directory holding libmtcrt.a and mtc/mtc-rt.h, or an install prefix with lib/ and
- * include/); the build tree this mtc was built in (tests run from there); the configured
+ * include/); the build tree the running program sits in (mtc or a test, up to three levels
+ * below the top: tests run from there); the configured
  * $libdir and $includedir (after make install). */
 #include <errno.h>
 #include <stdlib.h>
@@ -33,11 +34,11 @@ run_gen(const Module *m, const Opts *o, const char *id, FILE *host, FILE *dev)
 {
 	Gen g = { .m = m, .o = o, .id = id, .h = host, .k = dev };
 
-	plan_module(&g);
+	gen_plan(&g);
 	kern_prologue(&g);
 	host_emit(&g);
 	kern_epilogue(&g);
-	plan_free(&g);
+	gen_free(&g);
 }
 
 static void
@@ -45,9 +46,9 @@ header(const Module *m, const Opts *o, const char *id, FILE *fp)
 {
 	Gen g = { .m = m, .o = o, .id = id };
 
-	plan_module(&g);
+	gen_plan(&g);
 	header_emit(&g, fp);
-	plan_free(&g);
+	gen_free(&g);
 }
 
 /* The model's name as a C identifier. */
@@ -94,15 +95,17 @@ find_runtime(char *inc, char *lib, size_t n)
 		        "nor lib/libmtcrt.a and include/mtc/mtc-rt.h\n", env);
 		return -1;
 	}
-	/* The build tree: this executable sits in its top build directory. */
+	/* The build tree: this executable (mtc, or a test program) sits in it, at most three
+	 * levels below the top build directory. */
 	if ((k = readlink("/proc/self/exe", exe, sizeof exe - 1)) > 0) {
 		exe[k] = 0;
-		if ((slash = strrchr(exe, '/')))
+		for (int up = 0; up < 4 && (slash = strrchr(exe, '/')); up++) {
 			*slash = 0;
-		snprintf(lib, n, "%s/runtime", exe);
-		snprintf(inc, n, "%s/runtime", MTC_SRCDIR);
-		if (exists(lib, "libmtcrt.a") && exists(inc, "mtc/mtc-rt.h") && exists(exe, "config.h"))
-			return 0;
+			snprintf(lib, n, "%s/runtime", exe);
+			snprintf(inc, n, "%s/runtime", MTC_SRCDIR);
+			if (exists(lib, "libmtcrt.a") && exists(inc, "mtc/mtc-rt.h") && exists(exe, "config.h"))
+				return 0;
+		}
 	}
 	snprintf(inc, n, "%s", MTC_INCLUDEDIR);
 	snprintf(lib, n, "%s", MTC_LIBDIR);
@@ -170,8 +173,20 @@ emit(const Module *m, const Opts *o, const char *kind, const char *out)
 	if (strcmp(kind, "h") == 0) {
 		header(m, o, id, fp);
 	} else if (tostdout) {
-		/* Both translation units; together they also compile as one. */
-		run_gen(m, o, id, fp, fp);
+		/* Both translation units, device first; together they also compile as one. */
+		char *hb = NULL, *db = NULL;
+		size_t hn = 0, dn = 0;
+		FILE *h = open_memstream(&hb, &hn), *d = open_memstream(&db, &dn);
+		if (!h || !d)
+			die("out of memory");
+		run_gen(m, o, id, h, d);
+		fclose(h);
+		fclose(d);
+		fwrite(db, 1, dn, fp);
+		fputc('\n', fp);
+		fwrite(hb, 1, hn, fp);
+		free(hb);
+		free(db);
 	} else {
 		/* FILE.c is the host part, FILE-dev.c the device part. */
 		char *dpath = stem_with(out, "-dev.c");
@@ -256,4 +271,4 @@ build(const Module *m, const Opts *o, const char *out)
 
 static const char *const emits[] = { "c", "h", NULL };
 
-const Backend target_mt3000 = { "mt3000", emits, emit, build };
+const Backend backend_mt3000 = { "mt3000", emits, emit, build };

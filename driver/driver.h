@@ -10,6 +10,7 @@ typedef struct Opts {
 	const char *target;       /* "mt3000" or "cuda" */
 	const char *emit;         /* NULL: build the .so */
 	const char *dump_dir;
+	const char *stop_after;   /* --stop-after: the last stage run, or NULL */
 	const char *solver;       /* auto ilp tso chen none */
 	const char *schedule;     /* list-scheduling priority: sched_names[] */
 	Target tg;                /* the cost model's machine: --target, then overrides */

@@ -8,7 +8,7 @@
 #include "driver.h"
 #include "frontend.h"
 #include "passes.h"
-#include "target.h"
+#include "backend.h"
 
 static const char usage[] =
 "usage: mtc MODEL.tdsl|MODEL.mir [-o OUT] [options]\n"
@@ -19,7 +19,6 @@ static const char usage[] =
 "options:\n"
 "  -o FILE               output (.so by default; with --emit, the intermediate; '-' is stdout)\n"
 "  --emit=KIND           write an intermediate instead of the .so:\n"
-"                          ir        textual SSA IR after the last pass run (see docs/ir.md)\n"
 "                          c         the generated C (mt3000): with -o F.c, host code in F.c and\n"
 "                                    device kernels in F-dev.c; on stdout both, one after the other\n"
 "                          h         the module's header, MODEL.h\n"
@@ -33,6 +32,11 @@ static const char usage[] =
 "                          trace     Chrome trace-event JSON (compute, copies, live bytes)\n"
 "                          memory    SVG of the arena over time\n"
 "                        (of the training step, or of forward for models without one)\n"
+"  --stop-after=STAGE    end the pipeline after a stage (frontend: just parse a .mir;\n"
+"                          autodiff, simplify); only with --emit=ir\n"
+"                          c         the generated C (mt3000): with -o F.c, host code in F.c\n"
+"                                    and device kernels in F-dev.c; on stdout both in turn\n"
+"                          h         the module's header, MODEL.h\n"
 "  --dump-dir=DIR        write the IR after every stage, numbered in pipeline order, and\n"
 "                        every function's schedule, DAG, trace and memory picture\n"
 "  --schedule=mem|critical|program   op order (default mem): mem lowers peak live bytes\n"
@@ -40,9 +44,14 @@ static const char usage[] =
 "                        longest latency-weighted path (long copies) first, program keeps the\n"
 "                        order the frontend and autodiff wrote\n"
 "  --target=mt3000|cuda  code generation target (default mt3000)\n"
-"  --mem-budget=SIZE     accelerator bytes the step may use: N, NK, NM, NG (powers of 1024)\n"
-"                          or N% of the unconstrained plan's peak\n"
-"  --solver=auto|ilp|tso|chen|none   how recompute and swap are chosen (default auto)\n"
+"  --mem-budget=SIZE     accelerator bytes the step may use (its whole arena, params and\n"
+"                        optimizer state included): N, NK, NM, NG (powers of 1024); or N%:\n"
+"                        the params, inputs and optimizer state plus N% of the rest of the\n"
+"                        unconstrained arena (activations, gradients, temporaries)\n"
+"  --solver=auto|ilp|tso|chen|none   how recompute and swap are chosen (default auto:\n"
+"                        the ILP where it proves an optimum in time, else the better of its\n"
+"                        incumbent and the segmented DP); --emit=schedule ends with the\n"
+"                        plan's summary (solver, solve time, overhead, ILP gap)\n"
 "  --solver-time=S       time limit for the ILP solver in seconds (default 60)\n"
 "  --arch=sm_XX          CUDA architecture for NVRTC\n"
 "  -D NAME=INT           override (or define) an integer const of the model\n"
@@ -115,6 +124,7 @@ static const char *const targets[] = { "mt3000", "cuda", NULL };
 static const char *const solvers[] = { "auto", "ilp", "tso", "chen", "none", NULL };
 static const char *const emits[] = { "ir", "schedule", "dot", "trace", "memory", "c", "h",
 	"cuda", "ptx", "llvm", NULL };
+static const char *const stages[] = { "frontend", "autodiff", "simplify", NULL };
 
 static void
 parse_args(Opts *o, int argc, char **argv)
@@ -164,6 +174,8 @@ parse_args(Opts *o, int argc, char **argv)
 			tgopts[ntgopts++] = i;
 		} else if (VAL("--emit")) {
 			o->emit = oneof("--emit", v, emits);
+		} else if (VAL("--stop-after")) {
+			o->stop_after = oneof("--stop-after", v, stages);
 		} else if (VAL("--dump-dir")) {
 			o->dump_dir = v;
 		} else if (VAL("--mem-budget")) {
@@ -245,8 +257,9 @@ open_out(const Opts *o)
 
 static int ndump;
 
-/* --dump-dir: the IR after each stage, numbered in pipeline order. */
-static void
+/* --dump-dir: the IR after each stage, numbered in pipeline order. Returns whether the
+ * pipeline stops here (--stop-after). */
+static int
 dump(const Opts *o, const Module *m, const char *stage)
 {
 	char path[4096];
@@ -256,19 +269,38 @@ dump(const Opts *o, const Module *m, const char *stage)
 	if (ir_verify(m, stage))
 		die("the IR does not verify after %s", stage);
 #endif
-	if (!o->dump_dir)
-		return;
-	snprintf(path, sizeof path, "%s/%02d-%s.mir", o->dump_dir, ++ndump, stage);
-	if (!(fp = fopen(path, "w")))
-		fatal("cannot write '%s'", path);
-	ir_print(fp, m);
-	fclose(fp);
+	if (o->dump_dir) {
+		snprintf(path, sizeof path, "%s/%02d-%s.mir", o->dump_dir, ++ndump, stage);
+		if (!(fp = fopen(path, "w")))
+			fatal("cannot write '%s'", path);
+		ir_print(fp, m);
+		fclose(fp);
+	}
+	return o->stop_after && strcmp(o->stop_after, stage) == 0;
+}
+
+/* Has a memory plan been applied (recomputations, copies)? */
+static int
+planned(const Module *m)
+{
+	const Func *fs[2] = { m->fwd, m->step };
+
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; fs[k] && i < fs[k]->nop; i++)
+			if (fs[k]->op[i].phase == PH_REC || fs[k]->op[i].phase == PH_MEM)
+				return 1;
+	return 0;
 }
 
 /* The budget line of the memory picture: --mem-budget in bytes, or its share of the peak. */
+/* The memory planner's summary, when it ran (the schedule dump ends with it). */
+static PlanReport *planrep;
+
 static int64_t
 budget_bytes(const Opts *o, const Anal *a)
 {
+	if (planrep)
+		return planrep->budget;
 	return o->budget ? o->budget : (int64_t)(o->budget_pct / 100 * (double)a->l.peak);
 }
 
@@ -276,9 +308,12 @@ budget_bytes(const Opts *o, const Anal *a)
 static void
 emit_analysis(const Opts *o, FILE *fp, const char *kind, const Func *f, const Anal *a)
 {
-	if (strcmp(kind, "schedule") == 0)
+	if (strcmp(kind, "schedule") == 0) {
+		/* the plan's report first: the schedule's last line is its summary */
+		if (planrep && f->mod->step == f)
+			plan_report_print(fp, planrep);
 		dump_schedule(fp, f, &a->l, &a->c, &a->lay);
-	else if (strcmp(kind, "dot") == 0)
+	} else if (strcmp(kind, "dot") == 0)
 		dump_dot(fp, f, &a->d);
 	else if (strcmp(kind, "trace") == 0)
 		dump_trace(fp, f, &a->l, &a->c);
@@ -316,9 +351,9 @@ has_suffix(const char *s, const char *suf)
 }
 
 static const Backend *const backends[] = {
-	&target_mt3000,
+	&backend_mt3000,
 #ifdef HAVE_CUDA
-	&target_cuda,
+	&backend_cuda,
 #endif
 	NULL
 };
@@ -360,9 +395,14 @@ main(int argc, char **argv)
 	Module *m;
 	FeOpts fe;
 	Anal an[2];
-	Func *fs[2];
+	Func *fs[2] = { NULL, NULL };
+	int rc = 0;
+	PlanReport rep;
 
+	memset(an, 0, sizeof an);
 	parse_args(&o, argc, argv);
+	if (o.stop_after && (!o.emit || strcmp(o.emit, "ir")))
+		fatal("%s", "--stop-after goes with --emit=ir");
 	src.name = o.input;
 	if (!(src.text = slurp(o.input, &src.len)))
 		fatal("cannot read '%s'", o.input);
@@ -373,36 +413,64 @@ main(int argc, char **argv)
 	fe.defines = o.defines;
 	fe.ndefines = o.ndefines;
 	m = has_suffix(o.input, ".mir") ? ir_parse(&src) : fe_compile(&src, &fe);
-	if (!m)
+	if (!m) {
+		free((char *)src.text);
 		return 1;
-	dump(&o, m, "frontend");
-	if (m->fwd->loss >= 0) {
+	}
+	if (dump(&o, m, "frontend"))
+		goto emit;
+	/* A .mir may come from any stage: a step means autodiff ran, planned ops that simplify
+	 * must not run again (it would undo the plan). */
+	if (m->fwd->loss >= 0 && !m->step) {
 		if (autodiff(m, &src))
 			return 1;
-		dump(&o, m, "autodiff");
+		if (dump(&o, m, "autodiff"))
+			goto emit;
 	}
-	simplify(m->fwd);
-	if (m->step)
-		simplify(m->step);
-	dump(&o, m, "simplify");
+	if (!planned(m)) {
+		simplify(m->fwd);
+		if (m->step)
+			simplify(m->step);
+	}
+	if (dump(&o, m, "simplify"))
+		goto emit;
 
-	/* Analyses of every function (the step first: --emit shows it): op order, liveness, the
-	 * cost model, arena layout, dependences including those of shared arena bytes. */
+	/* Op order of every function (the step first: --emit shows it); then the memory plan of
+	 * the step in that order; then, of what will run: liveness, the cost model, arena
+	 * layout, dependences including those of shared arena bytes. Nothing reorders or CSEs
+	 * after the plan: its copies and recomputations sit where the plan put them. */
 	fs[0] = m->step;
 	fs[1] = m->fwd;
-	memset(an, 0, sizeof an);
+	for (int k = 0; k < 2; k++)
+		if (fs[k])
+			schedule(fs[k], &o.tg, o.schedule);
+	if (o.budget || o.budget_pct > 0) {
+		PlanOpts po = { o.solver, o.budget, o.budget_pct, o.solver_time, &o.tg };
+		if (plan_step(m, &po, &rep))
+			return 1;
+		planrep = &rep;
+		/* The module states the budget as resolved and the solver actually taken. */
+		o.budget = rep.budget;
+		o.solver = rep.solver;
+		fs[0] = m->step;
+		dump(&o, m, "plan");
+	}
 	for (int k = 0; k < 2; k++) {
 		if (!fs[k])
 			continue;
-		schedule(fs[k], &o.tg, o.schedule);
 		live_fill(&an[k].l, fs[k]);
 		cost_fill(&an[k].c, fs[k], &o.tg);
 		layout(&an[k].lay, fs[k], &an[k].l, o.tg.align);
 		dag_build(&an[k].d, fs[k], &an[k].l, an[k].c.dur);
 		dump_analyses(&o, fs[k], &an[k]);
+		if (an[k].lay.arena > o.tg.capacity)
+			fprintf(stderr, "mtc: warning: %s needs an arena of %lld bytes, more than the %lld bytes "
+			        "of the %s accelerator (--accel-bytes); plan it with --mem-budget\n", fs[k]->name,
+			        (long long)an[k].lay.arena, (long long)o.tg.capacity, o.tg.name);
 	}
 	dump(&o, m, "layout");
 
+emit:
 	if (o.emit && (strcmp(o.emit, "ir") == 0 || strcmp(o.emit, "schedule") == 0 ||
 	    strcmp(o.emit, "dot") == 0 || strcmp(o.emit, "trace") == 0 || strcmp(o.emit, "memory") == 0)) {
 		FILE *fp = open_out(&o);
@@ -414,9 +482,7 @@ main(int argc, char **argv)
 		if (fp != stdout)
 			fclose(fp);
 	} else {
-		int rc = codegen(&o, m);
-		if (rc)
-			return rc;
+		rc = codegen(&o, m);
 	}
 	for (int k = 0; k < 2; k++)
 		if (fs[k]) {
@@ -426,5 +492,5 @@ main(int argc, char **argv)
 		}
 	mod_free(m);
 	free((char *)src.text);
-	return 0;
+	return rc;
 }

@@ -9,6 +9,7 @@
 #include "frontend.h"
 #include "passes.h"
 #include "safetensors.h"
+#include "run.h"
 
 static const char usage[] =
 "usage: mtc-run MODEL.tdsl|MODEL.mir|MODEL.so [options]\n"
@@ -30,16 +31,12 @@ static const char usage[] =
 "\n"
 "At the end it prints 'peak_bytes P plan_bytes Q budget_bytes B step_ms T': for the\n"
 "interpreter P is the high-water mark of the bytes it held (params, state, inputs, live\n"
-"values), Q and B are 0, T is the median step time in milliseconds.\n";
+"values), Q and B are 0; for a module P is the runtime's measured high-water mark of live\n"
+"device bytes, Q the plan's device bytes (persistent zone + arena), B the budget it was\n"
+"built for (0: none); T is the median step time in milliseconds.\n"
+"A module's params start from the initial values of the seed it was built with (mtc --seed);\n"
+"--seed changes its inputs only.\n";
 
-typedef struct RunOpts {
-	const char *model, *params, *inputs, *save_params, *save_outputs;
-	long steps;
-	int forward;
-	uint64_t seed;
-	const char *defines[256];
-	int ndefines;
-} RunOpts;
 
 /* autodiff and simplify live in passes/ (the autodiff branch); a build without them still
  * links (weak references, pulled from the library with -u) and says what is missing. */
@@ -237,8 +234,7 @@ main(int argc, char **argv)
 
 	parse_args(&o, argc, argv);
 	if (has_suffix(o.model, ".so"))
-		fatal("%s: running a compiled module is not supported yet; give the model's .tdsl "
-		      "or .mir to run it on the interpreter", o.model);
+		return run_so(&o);
 	src.name = o.model;
 	if (!(src.text = slurp(o.model, &src.len)))
 		fatal("cannot read '%s': %s", o.model, strerror(errno));
@@ -262,10 +258,14 @@ main(int argc, char **argv)
 		simplify(m->fwd);
 	}
 	f = o.forward ? m->fwd : m->step;
+	if (!o.forward && f->loss < 0)
+		fatal("%s: the step function has no loss", o.model);
 	if (o.steps < 0)
 		o.steps = 1;
 
-	in = interp_new(m, o.seed);
+	if (!(in = interp_new(m, o.seed)))
+		fatal("%s: the params, inputs and optimizer state of model %s do not fit in this "
+		      "machine's memory", o.model, m->name);
 	if (o.params)
 		load(in, m, o.params, 0);
 	if (o.inputs)

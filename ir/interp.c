@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ir.h"
 
@@ -27,6 +28,8 @@ struct Interp {
 	Tensor *out;
 	int nout;
 	int64_t live, peak;       /* bytes of decl tensors and live values; high-water mark */
+	int64_t hostlive;         /* bytes of live host values (swap_out results) */
+	int64_t limit;            /* the most bytes it may hold */
 };
 
 /* One run of one function: a buffer per value, the error message. */
@@ -949,36 +952,63 @@ input_range(const Module *m, int decl)
 
 /* ---------- the interpreter ---------- */
 
+/* The bytes the interpreter may hold: the machine's physical memory, so that a model too
+ * big for it is an error instead of a swap storm or the OOM killer. */
+static int64_t
+phys_bytes(void)
+{
+	long p = sysconf(_SC_PHYS_PAGES), s = sysconf(_SC_PAGE_SIZE);
+	return p > 0 && s > 0 && p < INT64_MAX / s ? (int64_t)p * s : INT64_MAX;
+}
+
+/* A tensor's buffer, or NULL when it does not fit. Host values (swap_out results) do not
+ * count toward the peak, which measures accelerator memory. */
 static void *
-talloc(Interp *in, const Type *t)
+talloc(Interp *in, const Type *t, int host)
 {
 	int64_t b = type_bytes(t);
-	in->live += b;
-	if (in->live > in->peak)
-		in->peak = in->live;
-	return xmalloc(b);
+	void *p;
+
+	if (b > in->limit - in->live - in->hostlive || !(p = malloc(b ? b : 1)))
+		return NULL;
+	if (host) {
+		in->hostlive += b;
+	} else {
+		in->live += b;
+		if (in->live > in->peak)
+			in->peak = in->live;
+	}
+	return p;
 }
 
 static void
-tfree(Interp *in, const Type *t, void *p)
+tfree(Interp *in, const Type *t, int host, void *p)
 {
-	in->live -= type_bytes(t);
+	if (host)
+		in->hostlive -= type_bytes(t);
+	else
+		in->live -= type_bytes(t);
 	free(p);
 }
 
-/* Create the tensors of decls added since the last call (autodiff adds optimizer state). */
-static void
+/* Create the tensors of decls added since the last call (autodiff adds optimizer state).
+ * -1 when they do not fit in memory. */
+static int
 grow(Interp *in)
 {
 	const Module *m = in->m;
 
 	if (in->ndecl >= m->ndecl)
-		return;
+		return 0;
 	in->decl = xrealloc(in->decl, m->ndecl * sizeof *in->decl);
 	for (int i = in->ndecl; i < m->ndecl; i++) {
 		const Decl *d = &m->decl[i];
 		Tensor *t = &in->decl[i];
-		t->data = talloc(in, &d->ty);
+		if (!(t->data = talloc(in, &d->ty, 0))) {
+			for (int k = in->ndecl; k < i; k++)
+				tfree(in, &m->decl[k].ty, 0, in->decl[k].data);
+			return -1;
+		}
 		init_tensor(d, in->seed, t);
 		if (d->role == R_INPUT && d->ty.dt == I32) {
 			int64_t rg = input_range(m, i), n = shape_numel(&d->ty.sh);
@@ -988,6 +1018,7 @@ grow(Interp *in)
 		}
 	}
 	in->ndecl = m->ndecl;
+	return 0;
 }
 
 Interp *
@@ -1000,7 +1031,11 @@ interp_new(const Module *m, uint64_t seed)
 			die("no interpreter kernel for %s", opinfo[k].name);
 	in->m = m;
 	in->seed = seed;
-	grow(in);
+	in->limit = phys_bytes();
+	if (grow(in)) {
+		free(in);
+		return NULL;
+	}
 	return in;
 }
 
@@ -1029,7 +1064,8 @@ interp_free(Interp *in)
 Tensor *
 interp_decl(Interp *in, int decl)
 {
-	grow(in);
+	if (grow(in))
+		die("out of memory for the decls added to the module");
 	if (decl < 0 || decl >= in->ndecl)
 		die("decl %d out of range", decl);
 	return &in->decl[decl];
@@ -1065,10 +1101,12 @@ int
 interp_run(Interp *in, const Func *f, char *err, size_t nerr)
 {
 	Run r = { in, f, NULL, err, nerr };
-	int *last = xmalloc((f->nval ? f->nval : 1) * sizeof *last), rc = 0, nres;
+	int *last, rc = 0, nres;
 	const int *res;
 
-	grow(in);
+	if (grow(in))
+		return fail(&r, "out of memory: the decls of the module do not fit in memory");
+	last = xmalloc((f->nval ? f->nval : 1) * sizeof *last);
 	free_outs(in);
 	nres = results(f, &res);
 	r.buf = xcalloc(f->nval, sizeof *r.buf);
@@ -1092,14 +1130,19 @@ interp_run(Interp *in, const Func *f, char *err, size_t nerr)
 			if (!r.buf[op->args[k]])
 				die("op %d (%s) reads %%%s before it is computed", i, opinfo[op->kind].name,
 				    f->val[op->args[k]].name);
-		if (op->res >= 0)
-			r.buf[op->res] = talloc(in, &f->val[op->res].ty);
+		if (op->res >= 0 && !(r.buf[op->res] = talloc(in, &f->val[op->res].ty, f->val[op->res].host))) {
+			char ts[MAXRANK * 24 + 8];
+			rc = fail(&r, "out of memory: %%%s : %s needs %lld bytes, %lld are held", f->val[op->res].name,
+			          type_str(&f->val[op->res].ty, ts, sizeof ts), (long long)type_bytes(&f->val[op->res].ty),
+			          (long long)(in->live + in->hostlive));
+			break;
+		}
 		rc = kern[op->kind](&r, op);
 		/* free operands at their last use, and results nobody reads */
 		for (int k = 0; k <= op->nargs; k++) {
 			int v = k < op->nargs ? op->args[k] : op->res;
 			if (v >= 0 && f->val[v].decl < 0 && last[v] <= i && r.buf[v]) {
-				tfree(in, &f->val[v].ty, r.buf[v]);
+				tfree(in, &f->val[v].ty, f->val[v].host, r.buf[v]);
 				r.buf[v] = NULL;
 			}
 		}
@@ -1118,7 +1161,7 @@ interp_run(Interp *in, const Func *f, char *err, size_t nerr)
 	}
 	for (int v = 0; v < f->nval; v++)
 		if (f->val[v].decl < 0 && r.buf[v])
-			tfree(in, &f->val[v].ty, r.buf[v]);
+			tfree(in, &f->val[v].ty, f->val[v].host, r.buf[v]);
 	free(r.buf);
 	free(last);
 	return rc;

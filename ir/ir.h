@@ -319,7 +319,8 @@ typedef struct Tensor {
 	void *data;               /* numel * 4 bytes */
 } Tensor;
 typedef struct Interp Interp;
-/* State: one tensor per decl (inputs, params, optimizer state), owned by the interpreter. */
+/* State: one tensor per decl (inputs, params, optimizer state), owned by the interpreter.
+ * NULL when they do not fit in the machine's memory. */
 Interp *interp_new(const Module *, uint64_t seed);
 void interp_free(Interp *);
 Tensor *interp_decl(Interp *, int decl);

@@ -180,17 +180,13 @@ update(Func *s, const Optim *o, int p, int g, const int *st, int t)
 	}
 }
 
-int
-autodiff(Module *m, Src *src)
+/* Why autodiff cannot run on this module (after a diagnostic), or 0. */
+static int
+refuse(Module *m, Src *src)
 {
-	Func *fw = m->fwd, *s;
-	int nd = m->ndecl, loss = fw->loss, tick = -1, ok = 0, *map, *st;
-	uint8_t *live, *need;
-	Names names = {0};
-	Diff d;
+	Func *fw = m->fwd;
+	int loss = fw->loss;
 
-	if (loss < 0)
-		die("autodiff of a model without a loss");
 	if (m->step) {
 		diag(src, m->opt.loc, "the module already has a training step");
 		return -1;
@@ -199,122 +195,165 @@ autodiff(Module *m, Src *src)
 		diag(src, fw->val[loss].loc, "a trained loss needs an optimizer");
 		return -1;
 	}
+	for (int i = 0; i < fw->nop; i++)
+		if (fw->op[i].phase != PH_FWD || (opinfo[fw->op[i].kind].flags & (F_COPY | F_MUT))) {
+			diag(src, fw->op[i].loc, "autodiff needs a forward of plain fwd ops, not '%s %s'",
+			     phase_name[fw->op[i].phase], opinfo[fw->op[i].kind].name);
+			return -1;
+		}
 	if (fw->val[loss].ty.dt != F32 || fw->val[loss].ty.sh.rank != 0) {
 		diag(src, fw->val[loss].loc, "the loss must be f32[]");
 		return -1;
 	}
+	return 0;
+}
 
-	/* The state of every param that reaches the loss. */
-	live = xcalloc(fw->nval, 1);
-	need = xcalloc(fw->nval, 1);
-	mark(fw, loss, live, need);
-	st = xmalloc(2 * nd * sizeof *st);
+/* The optimizer state of every param that reaches the loss: st[2p], st[2p+1] its decls (or
+ * -1), *tick adam's counter. The forward is rebuilt so its values make room for the decls.
+ * Returns 0, or -1 after a diagnostic. */
+static int
+states(Module *m, Src *src, int *st, int *tick)
+{
+	Func *fw = m->fwd;
+	int nd = m->ndecl, bad = 0;
+	uint8_t *live = xcalloc(fw->nval, 1), *need = xcalloc(fw->nval, 1);
+
+	mark(fw, fw->loss, live, need);
+	*tick = -1;
 	for (int p = 0; p < nd; p++) {
+		Type ty = m->decl[p].ty;
 		st[2 * p] = st[2 * p + 1] = -1;
 		if (m->decl[p].role != R_PARAM || !live[p])
 			continue;
 		if (m->opt.kind == OPT_SGD && m->opt.momentum != 0)
-			ok |= (st[2 * p] = add_state(m, src, "mom", p, m->decl[p].ty)) < 0;
+			bad |= (st[2 * p] = add_state(m, src, "mom", p, ty)) < 0;
 		if (m->opt.kind == OPT_ADAM) {
-			if (tick < 0)
-				ok |= (tick = add_state(m, src, "adam.t", -1, (Type){ I32, { 0, {0} } })) < 0;
-			ok |= (st[2 * p] = add_state(m, src, "m", p, m->decl[p].ty)) < 0;
-			ok |= (st[2 * p + 1] = add_state(m, src, "v", p, m->decl[p].ty)) < 0;
+			if (*tick < 0)
+				bad |= (*tick = add_state(m, src, "adam.t", -1, (Type){ I32, { 0, {0} } })) < 0;
+			bad |= (st[2 * p] = add_state(m, src, "m", p, ty)) < 0;
+			bad |= (st[2 * p + 1] = add_state(m, src, "v", p, ty)) < 0;
 		}
 	}
+	if (m->ndecl > nd)
+		func_adopt(fw, func_rebuild(fw, NULL, NULL));
 	free(live);
 	free(need);
-	if (ok) {
-		free(st);
-		return -1;
-	}
-	if (m->ndecl > nd) {
-		Func *nf = func_rebuild(fw, NULL, NULL);
-		func_adopt(fw, nf);
-		loss = fw->loss;
-	}
+	return bad ? -1 : 0;
+}
 
-	/* The forward ops the loss needs, then the seed d(loss) = 1. */
-	live = xcalloc(fw->nval, 1);
-	need = xcalloc(fw->nval, 1);
-	mark(fw, loss, live, need);
-	s = func_new(m, "step");
-	map = xmalloc(fw->nval * sizeof *map);
+/* The step's forward: fw's ops the loss needs, as PH_FWD; d->need from fw's marks. */
+static void
+forward(Diff *d, Func *fw)
+{
+	Func *s = d->f;
+	int *map = xmalloc(fw->nval * sizeof *map);
+	uint8_t *live = xcalloc(fw->nval, 1), *need = xcalloc(fw->nval, 1);
+
+	mark(fw, fw->loss, live, need);
 	for (int v = 0; v < fw->nval; v++)
 		map[v] = fw->val[v].decl >= 0 ? fw->val[v].decl : -1;
 	for (int i = 0; i < fw->nop; i++)
 		if (fw->op[i].res >= 0 && live[fw->op[i].res])
 			copy_op(s, fw, &fw->op[i], map, PH_FWD);
-	s->loss = map[loss];
-	memset(&d, 0, sizeof d);
-	d.f = s;
-	d.grad = xmalloc(s->nval * sizeof *d.grad);
-	d.need = xcalloc(s->nval, 1);
+	s->loss = map[fw->loss];
+	d->grad = xmalloc(s->nval * sizeof *d->grad);
+	d->need = xcalloc(s->nval, 1);
 	for (int v = 0; v < s->nval; v++)
-		d.grad[v] = -1;
-
+		d->grad[v] = -1;
 	for (int v = 0; v < fw->nval; v++)
 		if (map[v] >= 0)
-			d.need[map[v]] = need[v];
-	{
-		int nfwd = s->nop;
-		Type sc = { F32, { 0, {0} } };
-		double one[MAXFA] = { 1 };
+			d->need[map[v]] = need[v];
+	free(map);
+	free(live);
+	free(need);
+}
 
-		d.base = s->val[s->loss].name;
-		d.loc = s->val[s->loss].loc;
-		if (d.need[s->loss]) {
-			int i = func_op(s, OP_CONST, PH_BWD, &nfwd, 0, NULL, 0, one, &sc,
-			                asprintf_a(m->arena, "g.%s", d.base), d.loc);
-			d.grad[s->loss] = s->op[i].res;
-		}
-		/* The reverse sweep. d.grad and d.need cover the forward values only: values made
-		 * here are never differentiated. */
-		for (int i = nfwd - 1; i >= 0; i--) {
-			Op o = s->op[i];
-			if (o.res < 0 || d.grad[o.res] < 0 || !d.need[o.res])
-				continue;
-			if (opinfo[o.kind].grad == gr_none) {
-				diag(src, o.loc, "%s cannot be differentiated", opinfo[o.kind].name);
-				ok = -1;
-				break;
-			}
-			d.base = s->val[o.res].name;
-			d.loc = o.loc;
-			gname(&d, o.res, &names);
-			opinfo[o.kind].grad(&d, &o);
-		}
+/* The seed d(loss) = 1 and the reverse sweep over the step's nfwd forward ops. d->grad and
+ * d->need cover the forward values only: values made here are never differentiated.
+ * Returns 0, or -1 after a diagnostic. */
+static int
+sweep(Diff *d, Src *src, Names *names)
+{
+	Func *s = d->f;
+	int nfwd = s->nop, i;
+	Type sc = { F32, { 0, {0} } };
+	double one[MAXFA] = { 1 };
+
+	d->base = s->val[s->loss].name;
+	d->loc = s->val[s->loss].loc;
+	if (d->need[s->loss]) {
+		i = func_op(s, OP_CONST, PH_BWD, &nfwd, 0, NULL, 0, one, &sc,
+		            asprintf_a(s->mod->arena, "g.%s", d->base), d->loc);
+		d->grad[s->loss] = s->op[i].res;
 	}
-
-	/* The updates, params in declaration order; adam ticks its counter first. */
-	if (!ok) {
-		int first = 1;
-		for (int p = 0; p < nd; p++) {
-			if (m->decl[p].role != R_PARAM || d.grad[p] < 0)
-				continue;
-			if (m->opt.kind == OPT_ADAM && first)
-				func_op(s, OP_TICK, PH_UPD, &tick, 1, NULL, 0, NULL, NULL, NULL, m->opt.loc);
-			first = 0;
-			update(s, &m->opt, p, d.grad[p], &st[2 * p], tick);
-			gname(&d, p, &names);
+	for (i = nfwd - 1; i >= 0; i--) {
+		Op o = s->op[i];     /* a copy: the rules append ops, s->op moves */
+		if (o.res < 0 || d->grad[o.res] < 0 || !d->need[o.res])
+			continue;
+		if (opinfo[o.kind].grad == gr_none) {
+			diag(src, o.loc, "%s cannot be differentiated", opinfo[o.kind].name);
+			return -1;
 		}
+		d->base = s->val[o.res].name;
+		d->loc = o.loc;
+		gname(d, o.res, names);
+		opinfo[o.kind].grad(d, &o);
+	}
+	return 0;
+}
+
+/* The updates, params in declaration order; adam ticks its counter first. */
+static void
+updates(Module *m, Diff *d, const int *st, int tick, Names *names)
+{
+	int first = 1;
+
+	for (int p = 0; p < m->ndecl; p++) {
+		if (m->decl[p].role != R_PARAM || d->grad[p] < 0)
+			continue;
+		if (m->opt.kind == OPT_ADAM && first)
+			func_op(d->f, OP_TICK, PH_UPD, &tick, 1, NULL, 0, NULL, NULL, NULL, m->opt.loc);
+		first = 0;
+		update(d->f, &m->opt, p, d->grad[p], &st[2 * p], tick);
+		gname(d, p, names);
+	}
+}
+
+int
+autodiff(Module *m, Src *src)
+{
+	int tick, ok, *st;
+	Names names = {0};
+	Diff d = {0};
+
+	if (m->fwd->loss < 0)
+		die("autodiff of a model without a loss");
+	if (refuse(m, src))
+		return -1;
+	st = xmalloc(2 * m->ndecl * sizeof *st);   /* params' decls: state decls come after */
+	if (states(m, src, st, &tick)) {
+		free(st);
+		return -1;
+	}
+	d.f = func_new(m, "step");
+	forward(&d, m->fwd);
+	ok = sweep(&d, src, &names);
+	if (ok == 0) {
+		updates(m, &d, st, tick, &names);
 		for (int i = 0; i < names.n; i++)
-			s->val[names.v[i]].name = names.name[i];
-		func_adopt(s, func_rebuild(s, NULL, NULL));   /* rehash the names */
-		m->step = s;
-		fw->loss = -1;
+			d.f->val[names.v[i]].name = names.name[i];
+		func_adopt(d.f, func_rebuild(d.f, NULL, NULL));   /* rehash the new names */
+		m->step = d.f;
+		m->fwd->loss = -1;
 	} else {
 		Func dead = {0};
-		func_adopt(&dead, s);
+		func_adopt(&dead, d.f);
 		func_adopt(&dead, &(Func){0});
 	}
 	free(d.grad);
 	free(d.need);
 	free(names.v);
 	free(names.name);
-	free(map);
-	free(live);
-	free(need);
 	free(st);
-	return ok ? -1 : 0;
+	return ok;
 }

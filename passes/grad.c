@@ -13,7 +13,7 @@
  *   broadcast(x) -> T       T is given; r[i] = x[the index broadcasting maps i to].
  *   slice(x) axis start -> T  T is given: x's shape but d[axis] = n; r[.., j, ..] =
  *                           x[.., start + j, ..] along axis, 0 <= start, start + n <= x.d[axis].
- *   relu_grad(x, dy)        dy where x > 0, else 0.                          (bcast)
+ *   relu_grad(x, dy)        dy where x > 0, else 0 (x: relu's input or result). (bcast)
  *   gelu_grad(x, dy)        dy * d/dx gelu_tanh(x): with u = k*(x + 0.044715 x^3),
  *                           k = sqrt(2/pi), t = tanh(u):
  *                           dy * (0.5*(1 + t) + 0.5*x*(1 - t^2)*k*(1 + 3*0.044715 x^2)). (bcast)
@@ -95,7 +95,9 @@ gr_div(Diff *d, const Op *op)
 		d_acc(d, A(1), d_op1(d, OP_NEG, d_op2(d, OP_MUL, da, op->res)));
 }
 
-void gr_relu(Diff *d, const Op *op) { d_acc(d, A(0), d_op2(d, OP_RELU_G, A(0), d_grad(d, op->res))); }
+/* relu's result is positive exactly where its input is: reading it instead of the input means
+ * the backward saves one activation (the result, which the next op's gradient reads anyway). */
+void gr_relu(Diff *d, const Op *op) { d_acc(d, A(0), d_op2(d, OP_RELU_G, op->res, d_grad(d, op->res))); }
 void gr_gelu(Diff *d, const Op *op) { d_acc(d, A(0), d_op2(d, OP_GELU_G, A(0), d_grad(d, op->res))); }
 void gr_tanh(Diff *d, const Op *op) { d_acc(d, A(0), d_op2(d, OP_TANH_G, op->res, d_grad(d, op->res))); }
 void gr_sigmoid(Diff *d, const Op *op) { d_acc(d, A(0), d_op2(d, OP_SIGMOID_G, op->res, d_grad(d, op->res))); }

@@ -235,6 +235,8 @@ mtc_dead(mtc_dev *d, int id, int64_t off, int64_t bytes)
 	for (int i = d->nlv - 1; i >= 0; i--)
 		if (d->lv[i].id == id && d->lv[i].off == off) {
 			d->lv[i] = d->lv[--d->nlv];
+			/* A copy still reading these bytes must not see the poison. */
+			mtc_dma_drain(d);
 			if (off >= 0 && off + bytes <= d->size)
 				poison(d->mem + off, bytes);
 			return;
@@ -248,6 +250,7 @@ mtc_dev_finish(mtc_dev *d)
 {
 	mtc_dma_drain(d);
 	if (d->flag && !d->status)
-		mtc_fail(d, d->flag, "%s: a label or embedding id is out of range", d->desc.model);
+		mtc_fail(d, d->flag, d->flag == MTC_ERANGE ? "%s: a label or embedding id is out of range"
+		         : "%s: adam's step counter is below 1 (the state was set wrongly)", d->desc.model);
 	return d->status;
 }

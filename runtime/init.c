@@ -1,78 +1,75 @@
-/* init.c: deterministic initial values and input data, shared by the interpreter and modules.
+/* init.c: deterministic initial values and input data, the recipe of the reference
+ * interpreter (ir/interp.c, init_tensor) so every target starts from the same bits.
  *
- * A tensor's numbers depend only on its name, the seed and its initializer, so every target
- * and every run start from the same bits: a splitmix64 stream keyed by FNV-1a(name) and the
- * seed; normals by Box-Muller in double, rounded once to float. */
+ * key = splitmix64(fnv1a64(name) ^ splitmix64(seed)); draw j = splitmix64(key ^ splitmix64(j));
+ * u(j) = (draw j >> 11) 2^-53; uniform(lo,hi) element i: lo + (hi-lo) u(i); normal element i:
+ * mean + std sqrt(-2 ln(1 - u(2i))) cos(2 pi u(2i+1)), in double, then rounded to float;
+ * f32 inputs: uniform(-1, 1); i32 inputs: (draw i >> 33) % range. Counter-based, so any
+ * element is computable alone. */
 #include <math.h>
 #include <string.h>
 
 #include "mtc/mtc-rt.h"
 
 static uint64_t
-next(uint64_t *s)
+splitmix64(uint64_t x)
 {
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-/* Uniform in [0, 1) with 53 bits. */
-static double
-unif(uint64_t *s)
-{
-	return (double)(next(s) >> 11) * (1.0 / 9007199254740992.0);
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
 }
 
 static uint64_t
-key(const char *name, uint64_t seed)
+bits(uint64_t key, uint64_t j)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (const char *p = name ? name : ""; *p; p++)
-		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
-	h ^= seed * 0x9e3779b97f4a7c15ull;
-	next(&h);
-	return h;
+	return splitmix64(key ^ splitmix64(j));
+}
+
+static double
+unif(uint64_t key, uint64_t j)
+{
+	return (double)(bits(key, j) >> 11) * 0x1p-53;
+}
+
+static uint64_t
+keyof(const char *name, uint64_t seed)
+{
+	uint64_t h = 14695981039346656037ull;
+	for (const char *s = name ? name : ""; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return splitmix64(h ^ splitmix64(seed));
 }
 
 void
 mtc_init_f32(float *p, int64_t n, int kind, double a, double b, const char *name, uint64_t seed)
 {
-	uint64_t s = key(name, seed);
-	int64_t i;
+	const double pi = 3.14159265358979323846;
+	uint64_t key = keyof(name, seed);
 
-	switch (kind) {
-	case 2: a = 1; /* fall through */
-	case 3:
-		for (i = 0; i < n; i++)
-			p[i] = (float)a;
-		break;
-	case 4:
-		for (i = 0; i < n; i += 2) {
-			double u1 = 1.0 - unif(&s), u2 = unif(&s);
-			double r = sqrt(-2.0 * log(u1)), t = 6.283185307179586 * u2;
-			p[i] = (float)(a + b * r * cos(t));
-			if (i + 1 < n)
-				p[i + 1] = (float)(a + b * r * sin(t));
+	for (int64_t i = 0; i < n; i++)
+		switch (kind) {
+		case 2: p[i] = 1; break;
+		case 3: p[i] = (float)a; break;
+		case 4:
+			p[i] = (float)(a + b * sqrt(-2 * log(1 - unif(key, 2 * (uint64_t)i))) *
+			                      cos(2 * pi * unif(key, 2 * (uint64_t)i + 1)));
+			break;
+		case 5: p[i] = (float)(a + (b - a) * unif(key, (uint64_t)i)); break;
+		default: p[i] = 0;
 		}
-		break;
-	case 5:
-		for (i = 0; i < n; i++)
-			p[i] = (float)(a + (b - a) * unif(&s));
-		break;
-	default:
-		memset(p, 0, sizeof(float) * (size_t)n);
-	}
 }
 
 void
 mtc_rand_input(void *p, int dtype, int64_t n, int32_t hi, const char *name, uint64_t seed)
 {
 	if (dtype == MTC_I32) {
-		uint64_t s = key(name, seed);
-		for (int64_t i = 0; i < n; i++)
-			((int32_t *)p)[i] = hi > 0 ? (int32_t)(next(&s) % (uint64_t)hi) : 0;
+		uint64_t key = keyof(name, seed);
+		for (int64_t i = 0; i < n; i++) {
+			int32_t v = (int32_t)(bits(key, (uint64_t)i) >> 33);
+			((int32_t *)p)[i] = hi > 0 ? v % hi : v;
+		}
 	} else {
-		mtc_init_f32(p, n, 4, 0.0, 1.0, name, seed);
+		mtc_init_f32(p, n, 5, -1.0, 1.0, name, seed);
 	}
 }

@@ -97,7 +97,7 @@ void mtc_sum_to(float *r, const float *x, int rank, const int64_t *xs, const int
  * tensor's name, the seed and the initializer. kind: 1 zeros, 2 ones, 3 full(a),
  * 4 normal(mean a, std b), 5 uniform(lo a, hi b). */
 void mtc_init_f32(float *p, int64_t n, int kind, double a, double b, const char *name, uint64_t seed);
-/* Pseudo-random data for an input: f32 normal(0, 1), or i32 uniform in [0, hi). */
+/* Pseudo-random data for an input: f32 uniform(-1, 1), or i32 draws % hi (hi 0: unbounded). */
 void mtc_rand_input(void *p, int dtype, int64_t n, int32_t hi, const char *name, uint64_t seed);
 
 #ifdef __cplusplus

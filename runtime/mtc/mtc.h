@@ -32,6 +32,7 @@ struct mtc_tensor_info {
 	const int64_t *shape;     /* rank entries */
 	int64_t numel;
 	int64_t bytes;
+	int64_t range;            /* i32 inputs: the values the model accepts are [0, range); 0: any */
 };
 
 /* Measured by the runtime while the instance ran. */
@@ -59,6 +60,7 @@ struct mtc_module {
 	int64_t param_bytes;      /* params alone */
 	int64_t state_bytes;      /* optimizer state */
 	int64_t budget_bytes;     /* the budget the plan was made for; 0: none */
+	uint64_t seed;            /* of the params' initial values (mtc --seed) */
 
 	void *(*create)(void);                                    /* NULL: mtc_last_error() */
 	int (*step)(void *, const void *const *inputs, float *loss);

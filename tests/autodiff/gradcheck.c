@@ -19,6 +19,7 @@ enum { MAXP = 8 };
 static const double EPS = 1e-2, TOL = 2e-3;
 
 static Tb *cur;    /* the case being built */
+static int covered[NOP];   /* op kinds some case differentiates */
 static int P(const char *nm, Shape sh, Vkind vk, double lo, double hi) { return tb_decl(cur, nm, R_PARAM, F32, sh, vk, lo, hi); }
 static int U(const char *nm, Shape sh) { return P(nm, sh, V_UNIF, -1, 1); }
 #define IA(...) (int64_t[]){ __VA_ARGS__ }
@@ -206,6 +207,8 @@ check(const char *name, Build *fn)
 	while (t->m->fwd->val[l].ty.sh.rank > 0)
 		l = tb_op(t, OP_SUM, &l, 1, IA(0, 0), 0, NULL, NULL);
 	fw = t->m->fwd;
+	for (int i = 0; i < fw->nop; i++)
+		covered[fw->op[i].kind] = 1;
 	fw->loss = l;
 	func_output(fw, "loss", l);
 	t->m->opt = (Optim){ .kind = OPT_SGD, .lr = 1 };
@@ -262,5 +265,8 @@ main(void)
 {
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
 		check(cases[i].name, cases[i].fn);
+	for (int k = 0; k < NOP; k++)
+		if (opinfo[k].grad != gr_none)
+			tb_check(covered[k], "%s has a gradient check", opinfo[k].name);
 	return tb_done();
 }

@@ -196,6 +196,10 @@ diags(void)
 	src.nerr = 0;
 	tb_check(autodiff(t->m, &src) < 0 && src.nerr == 1 && !t->m->step,
 	         "diag: a helper op in the forward cannot be differentiated");
+	t->m->fwd->op[0].phase = PH_MEM;
+	src.nerr = 0;
+	tb_check(autodiff(t->m, &src) < 0 && src.nerr == 1 && !t->m->step,
+	         "diag: a planned forward is refused");
 	tb_free(t);
 }
 

@@ -16,6 +16,7 @@ static Module *m;
 static Func *f;
 static Interp *in;
 static void *data[32];        /* initial contents per decl, or NULL (then pseudo-random) */
+static int covered[NOP];      /* op kinds some case has run */
 
 static Type
 ty(DType dt, int rank, ...)
@@ -96,6 +97,8 @@ run(void)
 
 	if (!in)
 		setup();
+	for (int i = 0; i < f->nop; i++)
+		covered[f->op[i].kind] = 1;
 	if (interp_run(in, f, err, sizeof err)) {
 		printf("  run error: %s\n", err);
 		return -1;
@@ -162,6 +165,8 @@ expect_error(const char *what, const char *needle)
 
 	if (!in)
 		setup();
+	for (int i = 0; i < f->nop; i++)
+		covered[f->op[i].kind] = 1;
 	rc = interp_run(in, f, err, sizeof err);
 	if (rc == 0 || !strstr(err, needle))
 		printf("  %s: rc %d, message '%s'\n", what, rc, err);
@@ -328,6 +333,19 @@ layout(void)
 	expect("concat axis 1", 2, FL(0, 1, 2, 3, 4, 5, -1, -2, 6, 7, 8, 9, 10, 11, -3, -4), 16, 0);
 	expect("concat axis 0", 3, FL(-1, -2, -3, -4, -1, -2, -3, -4), 8, 0);
 	expect_i("transpose i32", 4, IL(1, 4, 2, 5, 3, 6), 6);
+
+	begin();
+	a = decl("a", ty(F32, 3, 2, 3, 2), FL(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11));
+	start();
+	{
+		Type t1 = ty(F32, 3, 2, 2, 2), t2 = ty(F32, 3, 2, 3, 1), t0 = ty(F32, 3, 1, 3, 2);
+		func_output(f, "s1", op(OP_SLICE, A(a), 1, I(1, 1), 0, NULL, &t1));
+		func_output(f, "s2", op(OP_SLICE, A(a), 1, I(2, 1), 0, NULL, &t2));
+		func_output(f, "s0", op(OP_SLICE, A(a), 1, I(0, 1), 0, NULL, &t0));
+	}
+	expect("slice axis 1 from 1", 0, FL(2, 3, 4, 5, 8, 9, 10, 11), 8, 0);
+	expect("slice axis 2 from 1", 1, FL(1, 3, 5, 7, 9, 11), 6, 0);
+	expect("slice axis 0 from 1", 2, FL(6, 7, 8, 9, 10, 11), 6, 0);
 }
 
 static void
@@ -850,6 +868,15 @@ main(void)
 	grads();
 	planner_ops();
 	init_values();
+	{
+		int all = 1;
+		for (int k = 0; k < NOP; k++)
+			if (!covered[k]) {
+				printf("  no case runs %s\n", opinfo[k].name);
+				all = 0;
+			}
+		check("every op kind of OPTAB has a case", all);
+	}
 	begin();
 	mod_free(m);
 	printf("%d passed, %d failed\n", npass, nfail);

@@ -86,6 +86,12 @@ else
 	no "mtc --emit=ir for the .mir test"
 fi
 
+# A hand-edited step without its loss line is an error, not a crash.
+if [ -f "$T/mlp.mir" ] && grep -q '^  loss ' "$T/mlp.mir"; then
+	sed '/^  loss /d' "$T/mlp.mir" >"$T/noloss.mir"
+	expect_error "a step without a loss" "has no loss" -- "$T/noloss.mir"
+fi
+
 # Forward mode writes the outputs: mlp's logits are f32[32,10].
 "$RUN" "$EX/mlp.tdsl" --forward --save-outputs "$T/o" >"$T/fwd" 2>"$T/err"
 rc=$?
@@ -129,7 +135,7 @@ st "$T/lab" "$h" 128
 printf 'c' | dd of="$T/lab" bs=1 seek=$((8 + ${#h} + 4)) conv=notrunc 2>/dev/null
 expect_error "a label out of range" "label 99 at position 1 is out of range [0, 10)" -- "$EX/mlp.tdsl" --inputs "$T/lab"
 expect_error "missing params file" "cannot open" -- "$EX/mlp.tdsl" --params "$T/nope"
-expect_error "a .so is not runnable yet" "not supported yet" -- "$T/model.so"
+expect_error "a missing .so" "cannot load" -- "$T/model.so"
 cat >"$T/fwd.tdsl" <<'EOF'
 model lin {
   input x : f32[2, 3];
@@ -141,6 +147,26 @@ EOF
 expect_error "--steps on a model without train" "no 'train' statement" -- "$T/fwd.tdsl" --steps 2
 "$RUN" "$T/fwd.tdsl" >"$T/out" 2>"$T/err"
 check "a model without train runs its forward" $?
+# Models bigger than the machine (1 TB): errors, not swap storms or the OOM killer.
+cat >"$T/big.tdsl" <<'EOF'
+model big {
+  input x : f32[500000, 500000];
+  param w : f32[500000, 2] = zeros();
+  y = x @ w;
+  output y;
+}
+EOF
+expect_error "decls larger than memory" "do not fit in this machine's memory" -- "$T/big.tdsl"
+cat >"$T/big2.tdsl" <<'EOF'
+model big2 {
+  input x : f32[500000, 2];
+  param w : f32[2, 500000] = zeros();
+  y = x @ w;
+  output y;
+}
+EOF
+expect_error "a value larger than memory" "out of memory: %y : f32[500000,500000] needs 1000000000000 bytes" \
+	-- "$T/big2.tdsl"
 expect_error "a bad option" "unknown option" -- "$EX/mlp.tdsl" --bogus
 expect_error "a bad --steps" "invalid --steps" -- "$EX/mlp.tdsl" --steps x
 "$RUN" --help | grep -q -- '--save-params'

@@ -1,8 +1,7 @@
-/* target.h: a code generation target as the driver sees it: a struct of function pointers
- * (Backend; passes.h's Target is the cost model's machine description).
+/* backend.h: a code generation target (backend) as the driver sees it: a struct of function pointers.
  * Adding a target touches its own folder and the table in main.c. */
-#ifndef MTC_TARGET_H
-#define MTC_TARGET_H
+#ifndef MTC_BACKEND_H
+#define MTC_BACKEND_H
 
 #include "driver.h"
 
@@ -17,8 +16,8 @@ typedef struct Backend {
 } Backend;
 
 /* backend-mt3000/ */
-extern const Backend target_mt3000;
+extern const Backend backend_mt3000;
 /* backend-cuda/ (only when configure found NVRTC) */
-extern const Backend target_cuda;
+extern const Backend backend_cuda;
 
 #endif

@@ -1,0 +1,215 @@
+/* runso.c: mtc-run MODEL.so: any module through dlopen and mtc_module(), with the options and
+ * the output of the interpreter mode, so the two can be compared line by line. */
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mtc/mtc-rt.h"
+#include "run.h"
+#include "safetensors.h"
+
+static _Noreturn void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static _Noreturn void
+fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "mtc-run: error: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static void *
+zalloc(size_t n)
+{
+	void *p = calloc(1, n ? n : 1);
+	if (!p)
+		fail("out of memory");
+	return p;
+}
+
+static const struct mtc_tensor_info *
+find(const struct mtc_tensor_info *t, int n, const char *name, int *idx)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(t[i].name, name) == 0) {
+			*idx = i;
+			return &t[i];
+		}
+	return NULL;
+}
+
+/* Does the file's tensor have the module's dtype and shape? */
+static void
+check_type(const char *path, const mtc_st_tensor *t, const struct mtc_tensor_info *w)
+{
+	int ok = t->rank == w->rank && (t->dtype == MTC_ST_I32) == (w->dtype == MTC_I32);
+	for (int d = 0; ok && d < w->rank; d++)
+		ok = t->shape[d] == w->shape[d];
+	if (!ok)
+		fail("%s: tensor '%s' has another dtype or shape than the module's (%s, rank %d)", path,
+		     t->name, w->dtype == MTC_I32 ? "I32" : "F32", w->rank);
+}
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int
+cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void
+save(const char *path, const struct mtc_tensor_info *t, int n, void **data)
+{
+	mtc_st_tensor *st = zalloc(sizeof *st * (size_t)(n + 1));
+	char err[512];
+
+	for (int i = 0; i < n; i++) {
+		st[i].name = (char *)t[i].name;
+		st[i].dtype = t[i].dtype == MTC_I32 ? MTC_ST_I32 : MTC_ST_F32;
+		st[i].rank = t[i].rank;
+		for (int d = 0; d < t[i].rank; d++)
+			st[i].shape[d] = t[i].shape[d];
+		st[i].data = data[i];
+	}
+	if (mtc_st_write(path, st, n, err, sizeof err))
+		fail("%s", err);
+	free(st);
+}
+
+int
+run_so(const RunOpts *o)
+{
+	void *dl = dlopen(o->model, RTLD_NOW | RTLD_LOCAL);
+	const struct mtc_module *(*get)(void);
+	const struct mtc_module *md;
+	void *inst, **in, **out;
+	struct mtc_stats st;
+	char err[512];
+	double *ms, med = 0;
+	long nrun, steps = o->steps < 0 ? 1 : o->steps;
+	int forward = o->forward;
+
+	if (o->ndefines)
+		fail("-D changes a model's source: it has no meaning for a compiled module");
+	if (!dl)
+		fail("cannot load '%s': %s", o->model, dlerror());
+	if (!(get = (const struct mtc_module *(*)(void))dlsym(dl, "mtc_module")))
+		fail("%s is not an mtc module (no mtc_module symbol)", o->model);
+	md = get();
+	if (!md || md->abi != MTC_ABI)
+		fail("%s was built for another version of the module interface (abi %d, expected %d)",
+		     o->model, md ? md->abi : -1, MTC_ABI);
+	if (!md->trains && !forward) {
+		if (o->steps >= 0)
+			fail("%s: model %s has no 'train' statement: run it with --forward", o->model, md->name);
+		forward = 1;
+	}
+	if (!(inst = md->create()))
+		fail("%s: %s", o->model, md->error(NULL));
+
+	/* Params from the file, by name. */
+	if (o->params) {
+		mtc_st_file *f = mtc_st_read(o->params, err, sizeof err);
+		if (!f)
+			fail("%s", err);
+		for (int i = 0; i < f->n; i++) {
+			int k;
+			const struct mtc_tensor_info *w = find(md->params, md->nparams, f->t[i].name, &k);
+			if (!w)
+				fail("%s: tensor '%s' is not a param of model %s", o->params, f->t[i].name, md->name);
+			check_type(o->params, &f->t[i], w);
+			if (md->set(inst, k, f->t[i].data))
+				fail("%s", md->error(inst));
+		}
+		mtc_st_free(f);
+	}
+	/* Inputs: from the file, else the interpreter's pseudo-random data. */
+	in = zalloc(sizeof *in * (size_t)(md->ninputs + 1));
+	for (int i = 0; i < md->ninputs; i++) {
+		in[i] = zalloc((size_t)md->inputs[i].bytes);
+		mtc_rand_input(in[i], md->inputs[i].dtype, md->inputs[i].numel, (int32_t)md->inputs[i].range,
+		               md->inputs[i].name, o->seed);
+	}
+	if (o->inputs) {
+		mtc_st_file *f = mtc_st_read(o->inputs, err, sizeof err);
+		if (!f)
+			fail("%s", err);
+		for (int i = 0; i < f->n; i++) {
+			int k;
+			const struct mtc_tensor_info *w = find(md->inputs, md->ninputs, f->t[i].name, &k);
+			if (!w)
+				fail("%s: tensor '%s' is not an input of model %s", o->inputs, f->t[i].name, md->name);
+			check_type(o->inputs, &f->t[i], w);
+			memcpy(in[k], f->t[i].data, (size_t)w->bytes);
+		}
+		mtc_st_free(f);
+	}
+	out = zalloc(sizeof *out * (size_t)(md->noutputs + 1));
+	for (int i = 0; i < md->noutputs; i++)
+		out[i] = zalloc((size_t)md->outputs[i].bytes);
+
+	nrun = forward ? (steps ? 1 : 0) : steps;
+	ms = zalloc(sizeof *ms * (size_t)(nrun + 1));
+	for (long k = 0; k < nrun; k++) {
+		float loss = 0;
+		double t0 = now_ms();
+		int rc = forward ? md->forward(inst, (const void *const *)in, out)
+		                 : md->step(inst, (const void *const *)in, &loss);
+		ms[k] = now_ms() - t0;
+		if (rc)
+			fail("%s: %s (code %d)", o->model, md->error(inst), rc);
+		if (!forward)
+			printf("step %ld loss %.9g\n", k + 1, loss);
+		fflush(stdout);
+	}
+	if (nrun) {
+		qsort(ms, (size_t)nrun, sizeof *ms, cmp);
+		med = nrun % 2 ? ms[nrun / 2] : (ms[nrun / 2 - 1] + ms[nrun / 2]) / 2;
+	}
+	if (o->save_outputs) {
+		if (!nrun || !forward)
+			fail("--save-outputs needs --forward and at least one run");
+		save(o->save_outputs, md->outputs, md->noutputs, out);
+	}
+	if (o->save_params) {
+		void **p = zalloc(sizeof *p * (size_t)(md->nparams + 1));
+		for (int i = 0; i < md->nparams; i++) {
+			p[i] = zalloc((size_t)md->params[i].bytes);
+			if (md->get(inst, i, p[i]))
+				fail("%s", md->error(inst));
+		}
+		save(o->save_params, md->params, md->nparams, p);
+		for (int i = 0; i < md->nparams; i++)
+			free(p[i]);
+		free(p);
+	}
+	md->stats(inst, &st);
+	printf("peak_bytes %lld plan_bytes %lld budget_bytes %lld step_ms %.3f\n",
+	       (long long)st.peak_bytes, (long long)md->plan_bytes, (long long)md->budget_bytes, med);
+	md->destroy(inst);
+	for (int i = 0; i < md->ninputs; i++)
+		free(in[i]);
+	for (int i = 0; i < md->noutputs; i++)
+		free(out[i]);
+	free(in);
+	free(out);
+	free(ms);
+	dlclose(dl);
+	return 0;
+}

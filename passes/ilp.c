@@ -1,0 +1,545 @@
+/* ilp.c: the Checkmate-style integer program (Jain et al., MLSys 2020) solved by GLPK.
+ *
+ * needs: a Prob, a budget, a time limit, optionally a plan to start from (tso's).
+ * fills: a Plan: the recomputations R[t,i] (op i recomputed in stage t, the stage of op t)
+ *        and the swaps X[i] the program chose, with the gap GLPK proved.
+ *
+ * Stages are the ops of the step; only recomputable ops (Prob.fwd, function results
+ * excepted) are decided: R[t,i] and S[t,i] (i resident entering stage t) exist for
+ * i < t <= lastuse(i) (R also before any update of a decl i reads), the lower-triangular
+ * structure that keeps the program small. The rest of the step takes the bytes it takes
+ * (fixed[t]). Within a stage the computed ops run in index order; U[t,k] is the memory while
+ * op k runs; FREE[t,i,k] frees i after k, its last user in the stage, unless S[t+1,i]
+ * (Checkmate's linearisation with hazard counts). A swap X[i] makes i resident again at its
+ * first late use without a recomputation; the copy's source stays until the swap_out's wait
+ * and the swapped-in buffer from the swap_in on, both placed as plan.c places them; its cost
+ * is the copy time not hidden behind compute. Bytes are counted in KiB, seconds in us.
+ * MTC_ILP_TRACE=1 in the environment shows GLPK's log. */
+#include <glpk.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes.h"
+
+typedef struct Ilp {
+	const Prob *p;
+	int n;
+	uint8_t *dec;          /* decided values (recomputable, not a function result) */
+	int *s0, *x;           /* first column of S[.,i] (t = i+1 ..), X[i]; 0: none */
+	int *rhi;              /* last stage of R[.,i] */
+	int *shi;              /* last stage of S[.,i]: its last use, or a recomputation's */
+	uint8_t *need;         /* need[t*n+i]: something in stage t may read i (R[t,i] exists) */
+	int *rcol;             /* rcol[t*n+i]: the column of R[t,i] */
+	Swap *sw;              /* the placement a swap of i would take */
+	/* columns and rows, created in one go at the end */
+	int nc, capc, nr, capr, nz, capz;
+	char *ckind;           /* 'B' binary, 'C' continuous >= 0 */
+	double *cobj, *clo, *chi;
+	int *rtype;
+	double *rlo, *rhi_;
+	int *ia, *ja;
+	double *ar;
+	double *warm;          /* a start solution, one value per column (index 1..nc) */
+	double lastgap;
+	int havewarm;          /* still to offer to GLPK */
+	int warmok;            /* a start solution that satisfies the program */
+	int trace;             /* MTC_ILP_TRACE is set: GLPK's log and ours on stderr */
+} Ilp;
+
+static double kib(int64_t b) { return (double)b / 1024; }
+
+
+static int
+col(Ilp *m, char kind, double lo, double hi, double obj)
+{
+	if (m->nc + 2 > m->capc) {
+		m->capc = m->capc ? 2 * m->capc : 1024;
+		m->ckind = xrealloc(m->ckind, m->capc);
+		m->cobj = xrealloc(m->cobj, m->capc * sizeof *m->cobj);
+		m->clo = xrealloc(m->clo, m->capc * sizeof *m->clo);
+		m->chi = xrealloc(m->chi, m->capc * sizeof *m->chi);
+		m->warm = xrealloc(m->warm, m->capc * sizeof *m->warm);
+	}
+	m->nc++;
+	m->ckind[m->nc] = kind;
+	m->cobj[m->nc] = obj;
+	m->clo[m->nc] = lo;
+	m->chi[m->nc] = hi;
+	m->warm[m->nc] = 0;
+	return m->nc;
+}
+
+static int
+row(Ilp *m, int type, double lo, double hi)
+{
+	if (m->nr + 2 > m->capr) {
+		m->capr = m->capr ? 2 * m->capr : 1024;
+		m->rtype = xrealloc(m->rtype, m->capr * sizeof *m->rtype);
+		m->rlo = xrealloc(m->rlo, m->capr * sizeof *m->rlo);
+		m->rhi_ = xrealloc(m->rhi_, m->capr * sizeof *m->rhi_);
+	}
+	m->nr++;
+	m->rtype[m->nr] = type;
+	m->rlo[m->nr] = lo;
+	m->rhi_[m->nr] = hi;
+	return m->nr;
+}
+
+static void
+coef(Ilp *m, int r, int c, double v)
+{
+	if (!c || v == 0)
+		return;
+	if (m->nz + 2 > m->capz) {
+		m->capz = m->capz ? 2 * m->capz : 4096;
+		m->ia = xrealloc(m->ia, m->capz * sizeof *m->ia);
+		m->ja = xrealloc(m->ja, m->capz * sizeof *m->ja);
+		m->ar = xrealloc(m->ar, m->capz * sizeof *m->ar);
+	}
+	m->nz++;
+	m->ia[m->nz] = r;
+	m->ja[m->nz] = c;
+	m->ar[m->nz] = v;
+}
+
+/* Column of R[t,i] or S[t,i]; 0 if it is not a variable. */
+static int
+R(const Ilp *m, int t, int i)
+{
+	return m->dec[i] && t > i && t <= m->rhi[i] ? m->rcol[(size_t)t * m->n + i] : 0;
+}
+
+static int
+S(const Ilp *m, int t, int i)
+{
+	return m->dec[i] && t > i && t <= m->shi[i] ? m->s0[i] + t - i - 1 : 0;
+}
+
+/* Value of a column in the start solution, constants for what is not a column. */
+static double
+wv(const Ilp *m, int c)
+{
+	return c ? m->warm[c] : 0;
+}
+
+/* The start solution's R, S and X from a plan, as the planned IR's liveness has them: an
+ * instance of i (made at its own stage, recomputed at a stage, or swapped in at its first
+ * late use) is resident from the stage after it is made until its last read, which a later
+ * instance ends; a swapped value's source until the swap_out's wait. */
+static void
+warm_rs(Ilp *m, const Plan *pl)
+{
+	const Prob *p = m->p;
+	int n = m->n;
+
+	for (int s = 0; s < pl->nsw; s++)
+		if (m->x[pl->sw[s].op])
+			m->warm[m->x[pl->sw[s].op]] = 1;
+	for (int i = 0; i < n; i++) {
+		int swapped = m->x[i] && m->warm[m->x[i]] > 0.5;
+		if (!m->dec[i])
+			continue;
+		for (int t = i + 1; t <= m->rhi[i]; t++)
+			if (R(m, t, i))
+				m->warm[R(m, t, i)] = pl->rec[(size_t)t * n + i];
+		for (int a = i; a <= m->shi[i]; a++) {
+			int made = a == i || (a <= m->rhi[i] && pl->rec[(size_t)a * n + i]);
+			int sw = swapped && a == p->split[i], nx, last = -1;
+			if (!made && !sw)
+				continue;
+			for (nx = a + 1; nx <= m->shi[i]; nx++)
+				if ((nx <= m->rhi[i] && pl->rec[(size_t)nx * n + i]) || (swapped && nx == p->split[i]))
+					break;
+			for (int k = 0; k < p->nuse[i]; k++) {
+				int u = p->use[i][k];
+				if (u >= a && u < nx && u > last)
+					last = u;
+				for (int st = a; st < nx; st++)
+					if (st > u && st <= m->rhi[u] && pl->rec[(size_t)st * n + u] && st > last)
+						last = st;
+			}
+			if (a == i && swapped && m->sw[i].outwait > last)
+				last = m->sw[i].outwait;
+			for (int t = sw ? a : a + 1; t <= last; t++)
+				if (S(m, t, i))
+					m->warm[S(m, t, i)] = 1;
+		}
+	}
+}
+
+/* Does the start solution satisfy every row and bound? GLPK takes a heuristic solution on
+ * trust, so an infeasible one is never offered. */
+static int
+warm_ok(const Ilp *m)
+{
+	double *act = xcalloc(m->nr + 1, sizeof *act);
+	int ok = 1;
+
+	for (int z = 1; z <= m->nz; z++)
+		act[m->ia[z]] += m->ar[z] * m->warm[m->ja[z]];
+	for (int r = 1; r <= m->nr && ok; r++) {
+		double a = act[r], e = 1e-6 * (1 + (a < 0 ? -a : a));
+		if ((m->rtype[r] == GLP_FX && (a < m->rlo[r] - e || a > m->rlo[r] + e)) ||
+		    (m->rtype[r] == GLP_UP && a > m->rhi_[r] + e) ||
+		    (m->rtype[r] == GLP_LO && a < m->rlo[r] - e)) {
+			ok = 0;
+			if (m->trace)
+				fprintf(stderr, "ilp: start solution breaks row %d (type %d, %g..%g): %g\n", r,
+				        m->rtype[r], m->rlo[r], m->rhi_[r], a);
+		}
+	}
+	for (int c = 1; c <= m->nc && ok; c++)
+		if (m->warm[c] < m->clo[c] - 1e-9 || (m->ckind[c] == 'C' && m->warm[c] > m->chi[c] + 1e-6)) {
+			ok = 0;
+			if (m->trace)
+				fprintf(stderr, "ilp: start solution breaks column %d's bounds: %g\n", c, m->warm[c]);
+		}
+	free(act);
+	return ok;
+}
+
+static void
+callback(glp_tree *tree, void *info)
+{
+	Ilp *m = info;
+
+	switch (glp_ios_reason(tree)) {
+	case GLP_IHEUR:
+		if (m->havewarm) {
+			int r = glp_ios_heur_sol(tree, m->warm);
+			m->havewarm = 0;
+			if (m->trace)
+				fprintf(stderr, "ilp: start solution %s\n", r ? "rejected" : "taken");
+		}
+		break;
+	case GLP_IBINGO:
+	case GLP_ISELECT:
+		m->lastgap = glp_ios_mip_gap(tree);
+		break;
+	default:
+		break;
+	}
+}
+
+static void
+ilp_free(Ilp *m)
+{
+	free(m->dec); free(m->s0); free(m->x); free(m->rhi); free(m->shi); free(m->sw); free(m->need); free(m->rcol);
+	free(m->ckind); free(m->cobj); free(m->clo); free(m->chi); free(m->warm);
+	free(m->rtype); free(m->rlo); free(m->rhi_);
+	free(m->ia); free(m->ja); free(m->ar);
+}
+
+/* Build the program. With a warm plan, also the start solution (FREE and U follow from R, S). */
+static void
+build(Ilp *m, const Prob *p, int64_t budget, const Plan *warm)
+{
+	int n = p->n;
+	double B = kib(budget);
+	int *kt = xmalloc((n + 1) * sizeof *kt), nk;
+	int *ucol = xmalloc((n + 1) * sizeof *ucol);
+
+	m->p = p;
+	m->n = n;
+	m->dec = xcalloc(n + 1, 1);
+	m->s0 = xcalloc(n + 1, sizeof *m->s0);
+	m->x = xcalloc(n + 1, sizeof *m->x);
+	m->rhi = xcalloc(n + 1, sizeof *m->rhi);
+	m->shi = xcalloc(n + 1, sizeof *m->shi);
+	m->sw = xcalloc(n + 1, sizeof *m->sw);
+	for (int i = 0; i < n; i++)
+		m->dec[i] = p->fwd[i] && !p->isres[i] && p->b[i] > 0;
+	/* i may be needed until its last use, or to recompute a user as late as that can be. */
+	for (int i = n - 1; i >= 0; i--) {
+		if (!m->dec[i])
+			continue;
+		m->shi[i] = p->lastuse[i];
+		for (int k = 0; k < p->nuse[i]; k++) {
+			int u = p->use[i][k];
+			if (m->dec[u] && m->rhi[u] > m->shi[i])
+				m->shi[i] = m->rhi[u];
+		}
+		m->rhi[i] = m->shi[i] < p->clob[i] - 1 ? m->shi[i] : p->clob[i] - 1;
+	}
+	/* Stages that may read i: its users' stages, and those where a user may be recomputed. */
+	m->need = xcalloc((size_t)n * n + 1, 1);
+	m->rcol = xcalloc((size_t)n * n + 1, sizeof *m->rcol);
+	for (int i = n - 1; i >= 0; i--) {
+		if (!m->dec[i])
+			continue;
+		for (int k = 0; k < p->nuse[i]; k++) {
+			int u = p->use[i][k];
+			m->need[(size_t)u * n + i] = 1;
+			if (m->dec[u])
+				for (int t = u + 1; t <= m->rhi[u]; t++)
+					if (m->need[(size_t)t * n + u])
+						m->need[(size_t)t * n + i] = 1;
+		}
+	}
+	/* R, S and X columns; recomputing i costs its time. */
+	for (int i = 0; i < n; i++) {
+		if (!m->dec[i])
+			continue;
+		for (int t = i + 1; t <= m->rhi[i]; t++)
+			if (m->need[(size_t)t * n + i])
+				m->rcol[(size_t)t * n + i] = col(m, 'B', 0, 1, 1e6 * p->t[i]);
+		for (int t = i + 1; t <= m->shi[i]; t++) {
+			int c = col(m, 'B', 0, 1, 0);
+			if (t == i + 1)
+				m->s0[i] = c;
+		}
+		if (p->bw > 0 && p->cand[i]) {
+			double ct = copy_time(p, p->b[i]), hide = 0;
+			plan_place_swap(p, i, p->split[i], &m->sw[i]);
+			for (int k = p->lastearly[i] + 1; k < p->split[i]; k++)
+				hide += p->t[k];
+			m->x[i] = col(m, 'B', 0, 1, 1e6 * (2 * ct > hide ? 2 * ct - hide : 0));
+		}
+	}
+	if (warm)
+		warm_rs(m, warm);
+	for (int t = 0; t < n; t++) {
+		double fixed = kib(p->prof[t]);
+		int first = 1, prevk = -1, ur;
+
+		/* The ops computed in stage t, in the order they run. */
+		nk = 0;
+		for (int i = 0; i < t; i++)
+			if (R(m, t, i))
+				kt[nk++] = i;
+		kt[nk++] = t;
+		for (int i = 0; i < n && i <= t; i++)
+			if (m->dec[i] && t <= p->lastuse[i])
+				fixed -= kib(p->b[i]);
+		/* Swap buffers: the swapped-in copy from its swap_in, the source until its wait. */
+		for (int q = 0; q < nk; q++) {
+			int k = kt[q], rk = k == t ? 0 : R(m, t, k);
+			for (int a = 0; a < p->ndep[k]; a++) {
+				int i = p->dep[k][a];
+				if (!m->dec[i])
+					continue;
+				if (k == t) {
+					/* op t reads i: computed here or resident */
+					int r = row(m, GLP_LO, 1, 0);
+					coef(m, r, R(m, t, i), 1);
+					coef(m, r, S(m, t, i), 1);
+					if (!R(m, t, i) && !S(m, t, i) && i != t)
+						die("ilp: %d reads %d with nothing to bring it", t, i);
+				} else {
+					int r = row(m, GLP_UP, 0, 0);
+					coef(m, r, rk, 1);
+					coef(m, r, R(m, t, i), -1);
+					coef(m, r, S(m, t, i), -1);
+				}
+			}
+		}
+		/* S[t+1,i] <= S[t,i] + R[t,i] (+ X[i] where the swap brings i back). */
+		for (int i = 0; i < t + 1 && i < n; i++) {
+			int c = S(m, t + 1, i), r;
+			if (!c)
+				continue;
+			r = row(m, GLP_UP, 0, 0);
+			coef(m, r, c, 1);
+			coef(m, r, S(m, t, i), -1);
+			coef(m, r, R(m, t, i), -1);
+			if (m->x[i] && t + 1 == p->split[i])
+				coef(m, r, m->x[i], -1);
+			if (i == t)
+				m->rlo[r] = 0, m->rhi_[r] = 1;     /* computed at its own stage */
+		}
+		/* A swap's source stays resident until the copy's wait. */
+		for (int i = 0; i < t; i++)
+			if (m->x[i] && t > p->lastearly[i] && t <= m->sw[i].outwait && S(m, t, i)) {
+				int r = row(m, GLP_LO, 0, 0);
+				coef(m, r, S(m, t, i), 1);
+				coef(m, r, m->x[i], -1);
+			}
+		/* Memory while each computed op runs. */
+		for (int q = 0; q < nk; q++) {
+			int k = kt[q], rk = k == t ? 0 : R(m, t, k);
+			double w = 0;
+			ucol[q] = col(m, 'C', 0, B, 0);
+			ur = row(m, GLP_FX, 0, 0);
+			coef(m, ur, ucol[q], 1);
+			if (first) {
+				/* U = fixed + resident + the first op's result */
+				m->rlo[ur] = m->rhi_[ur] = fixed;
+				w = fixed;
+				for (int i = 0; i < t; i++) {
+					int c = S(m, t, i);
+					coef(m, ur, c, -kib(p->b[i]));
+					w += kib(p->b[i]) * wv(m, c);
+					if (m->x[i] && t >= m->sw[i].in && t < p->split[i]) {
+						coef(m, ur, m->x[i], -kib(p->b[i]));
+						w += kib(p->b[i]) * wv(m, m->x[i]);
+					}
+				}
+				first = 0;
+			} else {
+				coef(m, ur, ucol[q - 1], -1);
+				w = m->warm[ucol[q - 1]];
+				/* frees after the previous op */
+				for (int i = 0; i <= prevk; i++) {
+					int users = 0, isuse = i == prevk, fc, r1, r2, hz = 0;
+					double hzw;
+					if (!m->dec[i] || t > m->shi[i] + (i == t))
+						continue;
+					for (int a = 0; a < p->ndep[prevk] && !isuse; a++)
+						isuse = p->dep[prevk][a] == i;
+					if (!isuse)
+						continue;
+					fc = col(m, 'B', 0, 1, 0);
+					r1 = row(m, GLP_UP, 0, 0);
+					r2 = row(m, GLP_LO, 0, 0);
+					/* hazards: prevk not computed, i kept into t+1, a later user computed */
+					hzw = (prevk == t ? 0 : 1 - wv(m, R(m, t, prevk))) + wv(m, S(m, t + 1, i));
+					hz = 2;
+					coef(m, r1, S(m, t + 1, i), 1);
+					coef(m, r2, S(m, t + 1, i), 1);
+					if (prevk != t) {
+						coef(m, r1, R(m, t, prevk), -1);
+						coef(m, r2, R(m, t, prevk), -1);
+					}
+					for (int q2 = q; q2 < nk; q2++) {
+						int j = kt[q2], dep = 0;
+						for (int a = 0; a < p->ndep[j]; a++)
+							dep |= p->dep[j][a] == i;
+						if (!dep)
+							continue;
+						users++;
+						hz++;
+						if (j == t) {
+							m->rlo[r2] -= 1;     /* constant 1: never freed before t */
+							m->rhi_[r1] -= 1;
+							hzw += 1;
+						} else {
+							coef(m, r1, R(m, t, j), 1);
+							coef(m, r2, R(m, t, j), 1);
+							hzw += wv(m, R(m, t, j));
+						}
+					}
+					(void)users;
+					/* hz*FREE + hazards <= hz;  FREE + hazards >= 1 (R[t,prevk] as 1 - x) */
+					coef(m, r1, fc, hz);
+					m->rhi_[r1] += hz - (prevk == t ? 0 : 1);
+					coef(m, r2, fc, 1);
+					m->rlo[r2] += prevk == t ? 1 : 0;
+					m->warm[fc] = hzw < 0.5;
+					coef(m, ur, fc, kib(p->b[i]));
+					w -= kib(p->b[i]) * m->warm[fc];
+				}
+			}
+			/* the op's own result */
+			if (k == t) {
+				if (m->dec[t]) {
+					m->rlo[ur] += kib(p->b[t]);
+					m->rhi_[ur] += kib(p->b[t]);
+					w += kib(p->b[t]);
+				}
+			} else {
+				coef(m, ur, rk, -kib(p->b[k]));
+				w += kib(p->b[k]) * wv(m, rk);
+			}
+			m->warm[ucol[q]] = w;
+			prevk = k;
+		}
+	}
+	free(kt);
+	free(ucol);
+}
+
+int
+solve_ilp(const Prob *p, int64_t budget, double tlim, const Plan *warm, Plan *pl)
+{
+	Ilp m;
+	glp_prob *lp;
+	glp_smcp sp;
+	glp_iocp ip;
+	int ret, st, ok = -1;
+	double t0 = plan_clock();
+
+	memset(&m, 0, sizeof m);
+	m.trace = getenv("MTC_ILP_TRACE") != NULL;
+	build(&m, p, budget, warm);
+	m.havewarm = m.warmok = warm && warm_ok(&m);
+	if (m.trace)
+		fprintf(stderr, "ilp: start solution %s\n", !warm ? "none" : m.warmok ? "feasible" : "infeasible");
+	m.lastgap = -1;
+	glp_term_out(m.trace ? GLP_ON : GLP_OFF);
+	lp = glp_create_prob();
+	glp_set_obj_dir(lp, GLP_MIN);
+	if (m.nc)
+		glp_add_cols(lp, m.nc);
+	for (int c = 1; c <= m.nc; c++) {
+		glp_set_col_kind(lp, c, m.ckind[c] == 'B' ? GLP_BV : GLP_CV);
+		if (m.ckind[c] == 'C')
+			glp_set_col_bnds(lp, c, GLP_DB, m.clo[c], m.chi[c] > 0 ? m.chi[c] : 0);
+		glp_set_obj_coef(lp, c, m.cobj[c]);
+	}
+	if (m.nr)
+		glp_add_rows(lp, m.nr);
+	for (int r = 1; r <= m.nr; r++) {
+		int ty = m.rtype[r];
+		if (ty == GLP_FX)
+			glp_set_row_bnds(lp, r, GLP_FX, m.rlo[r], m.rlo[r]);
+		else if (ty == GLP_UP)
+			glp_set_row_bnds(lp, r, GLP_UP, 0, m.rhi_[r]);
+		else
+			glp_set_row_bnds(lp, r, GLP_LO, m.rlo[r], 0);
+	}
+	glp_load_matrix(lp, m.nz, m.ia, m.ja, m.ar);
+	glp_scale_prob(lp, GLP_SF_AUTO);
+	glp_init_smcp(&sp);
+	sp.msg_lev = m.trace ? GLP_MSG_ON : GLP_MSG_OFF;
+	sp.tm_lim = (int)(tlim * 1000);
+	sp.meth = GLP_DUALP;     /* much faster than the primal on these programs */
+	glp_init_iocp(&ip);
+	ip.msg_lev = m.trace ? GLP_MSG_ON : GLP_MSG_OFF;
+	ip.tm_lim = (int)(tlim * 1000);
+	ip.cb_func = callback;
+	ip.cb_info = &m;
+	ip.mip_gap = 1e-9;
+	/* Cuts close Checkmate's weak relaxation far faster than branching alone. */
+	ip.mir_cuts = ip.gmi_cuts = ip.cov_cuts = ip.clq_cuts = GLP_ON;
+	ret = glp_simplex(lp, &sp);
+	if (m.trace)
+		fprintf(stderr, "ilp: %d columns, %d rows, %d nonzeros; relaxation %.3f s, simplex %d, "
+		        "status %d\n", m.nc, m.nr, m.nz, plan_clock() - t0, ret, glp_get_status(lp));
+	if (ret == 0 && glp_get_status(lp) == GLP_OPT) {
+		double left = tlim - (plan_clock() - t0);
+		ip.tm_lim = left > 0.05 ? (int)(left * 1000) : 50;
+		glp_intopt(lp, &ip);
+		st = glp_mip_status(lp);
+		if (st == GLP_OPT || st == GLP_FEAS) {
+			memset(pl->rec, 0, (size_t)p->n * p->n + 1);
+			pl->nsw = 0;
+			for (int i = 0; i < p->n; i++) {
+				if (!m.dec[i])
+					continue;
+				for (int t = i + 1; t <= m.rhi[i]; t++)
+					if (R(&m, t, i))
+						pl->rec[(size_t)t * p->n + i] = glp_mip_col_val(lp, R(&m, t, i)) > 0.5;
+				if (m.x[i] && glp_mip_col_val(lp, m.x[i]) > 0.5)
+					pl->sw[pl->nsw++] = m.sw[i];
+			}
+			pl->obj = p->time + glp_mip_obj_val(lp) / 1e6;
+			pl->gap = st == GLP_OPT ? 0 : m.lastgap >= 0 ? m.lastgap : 1;
+			ok = 0;
+		}
+	}
+	/* Out of time before GLPK had an incumbent: the start solution is the incumbent, with
+	 * nothing proved about it (gap 100%). */
+	if (ok && m.warmok) {
+		plan_copy(pl, warm);
+		pl->obj = -1;
+		pl->gap = 1;
+		ok = 0;
+	}
+	glp_delete_prob(lp);
+	ilp_free(&m);
+	if (ok == 0)
+		plan_eval(p, pl, budget);
+	pl->solver = "ilp";
+	pl->stime = plan_clock() - t0;
+	return ok;
+}

@@ -1,0 +1,350 @@
+/* plan.c: the planner's view of a step (Prob), measuring IR, and modes into schedules.
+ *
+ * needs: a step function in execution order (forward ops marked PH_FWD).
+ * fills: Prob (times, bytes, uses, the early/late split of every forward value), and for a
+ *        plan its measured peak and modeled time. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "passes.h"
+
+double
+plan_clock(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+double
+copy_time(const Prob *p, int64_t bytes)
+{
+	return p->bw > 0 ? p->tg->copylat + (double)bytes / p->bw : 0;
+}
+
+static int
+is_result(const Func *f, int v)
+{
+	if (v == f->loss)
+		return 1;
+	for (int k = 0; k < f->nout; k++)
+		if (f->out[k] == v)
+			return 1;
+	return 0;
+}
+
+/* Append x to the ascending unique list l of length *n (x is never smaller than its tail). */
+static void
+push(int **l, int *n, int x)
+{
+	if (*n && (*l)[*n - 1] == x)
+		return;
+	*l = xrealloc(*l, (*n + 1) * sizeof **l);
+	(*l)[(*n)++] = x;
+}
+
+void
+plan_measure(const Func *f, const Target *tg, int64_t *peak, double *time, int64_t *prof)
+{
+	Live l;
+	Cost c;
+
+	live_fill(&l, f);
+	cost_fill(&c, f, tg);
+	*peak = l.peak;
+	*time = c.total;
+	if (prof)
+		for (int i = 0; i < f->nop; i++)
+			prof[i] = l.at[i];
+	live_free(&l);
+	cost_free(&c);
+}
+
+Prob *
+prob_new(const Func *f, const Target *tg)
+{
+	Prob *p = xcalloc(1, sizeof *p);
+	int n = f->nop;
+
+	p->f = f;
+	p->n = n;
+	p->tg = tg;
+	p->bw = tg->copybw;
+	p->t = xcalloc(n + 1, sizeof *p->t);
+	p->b = xcalloc(n + 1, sizeof *p->b);
+	p->fwd = xcalloc(n + 1, 1);
+	p->cand = xcalloc(n + 1, 1);
+	p->isres = xcalloc(n + 1, 1);
+	p->dep = xcalloc(n + 1, sizeof *p->dep);
+	p->ndep = xcalloc(n + 1, sizeof *p->ndep);
+	p->use = xcalloc(n + 1, sizeof *p->use);
+	p->nuse = xcalloc(n + 1, sizeof *p->nuse);
+	p->split = xmalloc((n + 1) * sizeof *p->split);
+	p->lastearly = xmalloc((n + 1) * sizeof *p->lastearly);
+	p->lastuse = xmalloc((n + 1) * sizeof *p->lastuse);
+	p->clob = xmalloc((n + 1) * sizeof *p->clob);
+	p->prof = xcalloc(n + 1, sizeof *p->prof);
+	for (int i = 0; i < n; i++) {
+		const Op *op = &f->op[i];
+		int fl = opinfo[op->kind].flags;
+		int tmp[64], nt = 0;
+
+		p->t[i] = op_time(tg, f, op);
+		if (op->res >= 0 && !f->val[op->res].host)
+			p->b[i] = type_bytes(&f->val[op->res].ty);
+		/* Recomputable: a forward op, or a backward reshape or transpose of recomputable
+		 * values (list scheduling may hoist those into the forward, where they hold memory
+		 * across the turn like any activation). Gradients are not: recomputing them would
+		 * re-run the backward. */
+		p->fwd[i] = (op->phase == PH_FWD ||
+		             (op->phase == PH_BWD && (op->kind == OP_RESHAPE || op->kind == OP_TRANSPOSE))) &&
+		            op->res >= 0 && !(fl & (F_MUT | F_COPY | F_NORES));
+		for (int a = 0; a < op->nargs && p->fwd[i]; a++) {
+			int d = f->val[op->args[a]].def;
+			if (d >= 0 && !p->fwd[d])
+				p->fwd[i] = 0;
+		}
+		/* deps: defining ops of the operands, ascending, unique */
+		for (int a = 0; a < op->nargs && nt < 64; a++) {
+			int d = f->val[op->args[a]].def, k;
+			if (d < 0)
+				continue;
+			for (k = nt; k > 0 && tmp[k - 1] > d; k--)
+				tmp[k] = tmp[k - 1];
+			tmp[k] = d;
+			nt++;
+		}
+		for (int k = 0; k < nt; k++) {
+			push(&p->dep[i], &p->ndep[i], tmp[k]);
+			if (!p->nuse[tmp[k]] || p->use[tmp[k]][p->nuse[tmp[k]] - 1] != i)
+				push(&p->use[tmp[k]], &p->nuse[tmp[k]], i);
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		const Op *op = &f->op[i];
+		int gap = 0, prev = i;
+
+		p->split[i] = n;
+		p->lastearly[i] = i;
+		p->lastuse[i] = p->nuse[i] ? p->use[i][p->nuse[i] - 1] : i;
+		p->clob[i] = n;
+		if (op->res >= 0 && is_result(f, op->res)) {
+			p->isres[i] = 1;
+			p->lastuse[i] = p->lastearly[i] = n - 1;
+			continue;
+		}
+		if (!p->fwd[i])
+			continue;
+		/* The longest gap between two uses splits them into early and late. */
+		p->lastearly[i] = p->lastuse[i];
+		for (int k = 0; k < p->nuse[i]; k++) {
+			int u = p->use[i][k];
+			if (u - prev > gap) {
+				gap = u - prev;
+				p->lastearly[i] = prev;
+				p->split[i] = u;
+			}
+			prev = u;
+		}
+		p->cand[i] = p->split[i] < n && gap >= 2;
+		if (!p->cand[i]) {
+			p->split[i] = n;
+			p->lastearly[i] = p->lastuse[i];
+		}
+		/* Recomputing i is wrong once an update has changed a decl it reads. */
+		for (int k = i + 1; k < n && p->clob[i] == n; k++) {
+			const Op *u = &f->op[k];
+			if (!(opinfo[u->kind].flags & F_MUT))
+				continue;
+			for (int a = 0; a < u->nargs; a++)
+				for (int b = 0; b < op->nargs; b++)
+					if (u->args[a] == op->args[b] && f->val[u->args[a]].decl >= 0)
+						p->clob[i] = k;
+		}
+	}
+	plan_measure(f, tg, &p->peak, &p->time, p->prof);
+	return p;
+}
+
+void
+prob_free(Prob *p)
+{
+	if (!p)
+		return;
+	for (int i = 0; i < p->n; i++) {
+		free(p->dep[i]);
+		free(p->use[i]);
+	}
+	free(p->t); free(p->b); free(p->fwd); free(p->cand); free(p->isres); free(p->dep); free(p->ndep);
+	free(p->use); free(p->nuse); free(p->split); free(p->lastearly); free(p->lastuse);
+	free(p->clob); free(p->prof);
+	free(p);
+}
+
+Plan *
+plan_new(const Prob *p)
+{
+	Plan *pl = xcalloc(1, sizeof *pl);
+
+	pl->n = p->n;
+	pl->rec = xcalloc((size_t)p->n * p->n + 1, 1);
+	pl->sw = xcalloc(p->n + 1, sizeof *pl->sw);
+	pl->solver = "none";
+	pl->feasible = 1;
+	pl->gap = -1;
+	pl->obj = -1;
+	pl->peak = p->peak;
+	pl->time = p->time;
+	return pl;
+}
+
+void
+plan_free(Plan *pl)
+{
+	if (!pl)
+		return;
+	free(pl->rec);
+	free(pl->sw);
+	free(pl);
+}
+
+void
+plan_copy(Plan *d, const Plan *s)
+{
+	uint8_t *rec = d->rec;
+	Swap *sw = d->sw;
+
+	if (d->n != s->n)
+		die("plan_copy: plans of different steps");
+	memcpy(rec, s->rec, (size_t)s->n * s->n + 1);
+	memcpy(sw, s->sw, (s->n + 1) * sizeof *sw);
+	*d = *s;
+	d->rec = rec;
+	d->sw = sw;
+}
+
+/* ---------- modes into a schedule ---------- */
+
+typedef struct Ex {
+	const Prob *p;
+	Plan *pl;
+	uint8_t *mode, *late, *memo;
+	int *stamp, *fd, now;
+} Ex;
+
+/* Can i be read at op t without new work? */
+static int
+avail(Ex *e, int i, int t)
+{
+	return !e->p->fwd[i] || e->late[i] || e->mode[i] == KEEP || t <= e->p->lastearly[i];
+}
+
+/* Could i be brought back for op t (recomputed from what is there, or swapped in)? */
+static int
+can(Ex *e, int i, int t)
+{
+	const Prob *p = e->p;
+	int ok = 1;
+
+	if (avail(e, i, t) || e->mode[i] == SWAP)
+		return 1;
+	if (e->stamp[i] == e->now)
+		return e->memo[i];
+	e->stamp[i] = e->now;
+	e->memo[i] = 1;         /* a DAG: no cycles, the mark only saves work */
+	if (t >= p->clob[i])
+		ok = 0;
+	for (int k = 0; ok && k < p->ndep[i]; k++)
+		ok = can(e, p->dep[i][k], t);
+	return e->memo[i] = ok;
+}
+
+static void
+ensure(Ex *e, int i, int t)
+{
+	const Prob *p = e->p;
+
+	if (avail(e, i, t))
+		return;
+	e->late[i] = 1;
+	if (e->mode[i] == SWAP) {
+		e->fd[i] = t;
+		return;
+	}
+	for (int k = 0; k < p->ndep[i]; k++)
+		ensure(e, p->dep[i][k], t);
+	e->pl->rec[(size_t)t * p->n + i] = 1;
+}
+
+/* The wait of a swap_out goes where the compute since the copy began covers it, the swap_in
+ * starts just early enough to hide behind the compute before the first use: no earlier, as
+ * the bytes it brings back occupy the accelerator while it waits. */
+void
+plan_place_swap(const Prob *p, int i, int fd, Swap *s)
+{
+	double ct = copy_time(p, p->b[i]), acc = 0;
+
+	s->op = i;
+	s->out = s->outwait = p->lastearly[i];
+	while (acc < ct && s->outwait + 1 < fd - 1) {
+		s->outwait++;
+		acc += p->t[s->outwait];
+	}
+	s->in = s->inwait = fd;
+	for (acc = 0; acc < ct && s->in - 1 > s->outwait; acc += p->t[s->in])
+		s->in--;
+}
+
+void
+plan_expand(const Prob *p, const uint8_t *mode, Plan *pl)
+{
+	int n = p->n;
+	Ex e = { p, pl, NULL, NULL, NULL, NULL, NULL, 0 };
+
+	e.mode = xmalloc(n + 1);
+	e.late = xcalloc(n + 1, 1);
+	e.memo = xcalloc(n + 1, 1);
+	e.stamp = xcalloc(n + 1, sizeof *e.stamp);
+	e.fd = xmalloc((n + 1) * sizeof *e.fd);
+	memset(pl->rec, 0, (size_t)n * n + 1);
+	pl->nsw = 0;
+	for (int i = 0; i < n; i++) {
+		e.mode[i] = mode[i];
+		if (p->fwd[i] && !p->cand[i] && p->split[i] < n)
+			e.mode[i] = KEEP;
+		if (e.mode[i] == SWAP && (p->bw <= 0 || !p->cand[i]))
+			e.mode[i] = p->cand[i] ? KEEP : REC;
+		e.fd[i] = -1;
+	}
+	for (int t = 0; t < n; t++)
+		for (int k = 0; k < p->ndep[t]; k++) {
+			int a = p->dep[t][k];
+			if (avail(&e, a, t))
+				continue;
+			e.now++;
+			if (!can(&e, a, t))
+				e.mode[a] = KEEP;     /* keeping is always possible */
+			else
+				ensure(&e, a, t);
+		}
+	for (int i = 0; i < n; i++)
+		if (e.mode[i] == SWAP && e.fd[i] >= 0)
+			plan_place_swap(p, i, e.fd[i], &pl->sw[pl->nsw++]);
+	free(e.mode);
+	free(e.late);
+	free(e.memo);
+	free(e.stamp);
+	free(e.fd);
+}
+
+void
+plan_eval(const Prob *p, Plan *pl, int64_t budget)
+{
+	Func *g = remat(p, pl);
+
+	plan_measure(g, p->tg, &pl->peak, &pl->time, NULL);
+	pl->feasible = budget <= 0 || pl->peak <= budget;
+	func_free(g);
+}

@@ -1,0 +1,123 @@
+/* plan.h: the memory planner: its problem, its plans, its solvers (included by passes.h).
+ *
+ * The planner sees the step as the solvers need it (a Prob): ops in execution order with a
+ * modeled time and result bytes, each forward value's uses split into early uses (served by
+ * the value as first computed) and late uses (after the longest gap between two uses, for an
+ * activation the turn from forward to backward). A plan is a schedule in Checkmate's form:
+ * which forward ops are recomputed right before which op (rec), plus swaps of forward values
+ * to host memory and back. remat.c turns a plan into IR; plan.c measures IR. */
+#ifndef MTC_PLAN_H
+#define MTC_PLAN_H
+
+#include "ir.h"
+
+/* What happens to a forward value between its early and its late uses. */
+enum { KEEP, REC, SWAP };
+
+typedef struct Prob {
+	const Func *f;
+	const Target *tg;      /* the cost model's machine */
+	int n;                 /* ops */
+	double *t;             /* modeled seconds of each op */
+	int64_t *b;            /* bytes of each op's result on the accelerator (0: none) */
+	uint8_t *fwd;          /* recomputable: a pure op of decls and recomputable values */
+	int **dep, *ndep;      /* ops whose results op i reads (no decls), ascending, unique */
+	int **use, *nuse;      /* ops reading op i's result, ascending, unique */
+	int *split;            /* first late use of i, n if none */
+	int *lastearly;        /* last early use of i (i itself if none) */
+	int *lastuse;          /* last use of i, n-1 if a function result */
+	int *clob;             /* first op after i that updates a decl i reads: recompute before it */
+	uint8_t *cand;         /* has late uses worth planning (a gap of two ops or more) */
+	uint8_t *isres;        /* a function result (the loss, an output): stays to the end */
+	double bw;             /* host copy bandwidth, bytes/s (tg->copybw); 0: no swaps */
+	double time;           /* modeled seconds of the unplanned step */
+	int64_t peak;          /* peak accelerator bytes of the unplanned step */
+	int64_t *prof;         /* live bytes at each op of the unplanned step */
+} Prob;
+
+typedef struct Swap {
+	int op;                /* the forward op whose result travels */
+	int out, outwait;      /* swap_out after op out, its wait after op outwait */
+	int in, inwait;        /* swap_in before op in, its wait before op inwait (the first use) */
+} Swap;
+
+typedef struct Plan {
+	int n;
+	uint8_t *rec;          /* rec[t * n + i]: recompute forward op i right before op t */
+	Swap *sw;
+	int nsw;
+	/* filled by plan_eval and the solvers */
+	const char *solver;
+	int feasible;
+	int64_t peak;          /* measured on the planned IR */
+	double time;           /* modeled step seconds of the planned IR */
+	double stime;          /* solve seconds */
+	double gap;            /* ILP relative gap, -1 if none */
+	double obj;            /* the solver's own objective (seconds), -1 if none */
+} Plan;
+
+/* plan.c: the planning problem, measuring planned IR, modes into schedules.
+ * prob_new needs a step in execution order; fills a Prob with cost.c's modeled times. */
+double plan_clock(void);             /* monotonic seconds */
+double copy_time(const Prob *, int64_t bytes);
+Prob *prob_new(const Func *, const Target *);
+void prob_free(Prob *);
+Plan *plan_new(const Prob *);
+void plan_free(Plan *);
+void plan_copy(Plan *dst, const Plan *src);
+/* Peak live accelerator bytes (liveness.c) and modeled seconds (cost.c: copies on their own
+ * stream, a wait blocks until its copy is done) of a function. prof, if not NULL, gets the
+ * live bytes at each op. */
+void plan_measure(const Func *, const Target *, int64_t *peak, double *time, int64_t *prof);
+/* Turn one mode per forward op (KEEP, REC, SWAP) into a schedule: recompute on demand before
+ * the first late use, swaps placed so the copies hide behind compute. Modes that cannot be
+ * honoured (a recompute after its inputs were updated) fall back to KEEP. */
+void plan_expand(const Prob *, const uint8_t *mode, Plan *);
+/* Where a swap of i's value goes when its first late use is op fd. */
+void plan_place_swap(const Prob *, int i, int fd, Swap *);
+/* Apply, measure, fill p->peak, p->time; feasible = peak <= budget (budget 0: always). */
+void plan_eval(const Prob *, Plan *, int64_t budget);
+
+/* remat.c: needs a Prob and a Plan of m->step; returns a new function (not installed) with
+ * rec ops before their uses, swap_out/swap_in/wait ops, and late uses renamed. */
+Func *remat(const Prob *, const Plan *);
+void func_free(Func *);
+
+/* chen.c: sqrt(n) checkpointing over the segments of tso.c's cuts. 0, or -1 if it cannot fit. */
+int solve_chen(const Prob *, int64_t budget, Plan *);
+
+/* tso.c: the segmented dynamic program. 0, or -1 if it cannot fit. */
+int solve_tso(const Prob *, int64_t budget, Plan *);
+/* The forward cut into segments at single-value boundaries: seg[k] is the index into the
+ * forward ops where segment k starts, bnd[k] the op whose value crosses into it (-1: none);
+ * endp[i] the last forward op (index into fops) of i's early uses; returns the number of
+ * segments. long_[i] marks long-lived values left out of the cut test. Arrays are xmalloc'ed. */
+int tso_segments(const Prob *, int **fops, int *nf, int **seg, int **bnd, int **endp,
+                 uint8_t **long_);
+
+/* ilp.c: the Checkmate-style integer program solved by GLPK within tlim seconds, started
+ * from warm (may be NULL). 0 with p filled (p->gap), or -1 if no solution was found. */
+int solve_ilp(const Prob *, int64_t budget, double tlim, const Plan *warm, Plan *);
+
+/* planner.c: the pass. Needs m->step in execution order; replaces it by the planned step.
+ * Returns 0, or -1 after an error message (an infeasible budget). */
+typedef struct PlanOpts {
+	const char *solver;    /* auto ilp tso chen none */
+	int64_t budget;        /* bytes, 0: none */
+	double budget_pct;     /* > 0: percent of the unconstrained arena less module tensors */
+	double tlim;           /* ILP seconds */
+	const Target *tg;      /* the cost model's machine (copybw 0: no swaps) */
+} PlanOpts;
+typedef struct PlanReport {
+	char solver[32];       /* the solver whose plan was taken */
+	int64_t budget, base_peak, peak, arena;
+	double base_time, time, stime, gap;
+	int nrec, nswap;
+} PlanReport;
+int plan_step(Module *, const PlanOpts *, PlanReport *);
+void plan_report_print(FILE *, const PlanReport *);
+/* The accelerator bytes a function needs once laid out (layout.c's arena, module tensors
+ * included, *persist of them if not NULL); sets the values' offsets as a side effect. */
+int64_t plan_arena(Func *, const Target *, int64_t *persist);
+
+#endif

@@ -1,0 +1,20 @@
+# tests/backend/local.mk: the MT-3000 backend and the runtime: every op against the
+# interpreter, the examples end to end, the module API, swaps, the C example program.
+check_PROGRAMS += tests/backend/ops
+tests_backend_ops_SOURCES = tests/backend/ops.c
+tests_backend_ops_LDADD = $(MTC_LIBS)
+TESTS += tests/backend/ops.sh
+EXTRA_DIST += tests/backend/ops.sh
+check_PROGRAMS += tests/backend/api
+tests_backend_api_SOURCES = tests/backend/api.c
+tests_backend_api_LDADD = runtime/libmtcrt.a $(BLAS_LIBS) $(LIBS)
+TESTS += tests/backend/examples.sh tests/backend/swap.sh tests/backend/api.sh tests/backend/train.sh
+EXTRA_DIST += tests/backend/examples.sh tests/backend/swap.sh tests/backend/api.sh tests/backend/train.sh \
+	tests/backend/allops.tdsl tests/backend/fwdonly.tdsl tests/backend/swap.mir tests/backend/nowait.mir
+EXTRA_DIST += tests/backend/bench.sh tests/backend/bench.py
+
+# make bench: the examples' step time against PyTorch (tests/backend/bench.sh).
+bench: all
+	top_srcdir=$(top_srcdir) top_builddir=$(top_builddir) MTC=$(abs_top_builddir)/mtc \
+		$(SHELL) $(top_srcdir)/tests/backend/bench.sh
+.PHONY: bench

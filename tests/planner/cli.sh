@@ -1,0 +1,67 @@
+#!/bin/sh
+# cli.sh: the planner from the command line: the schedule's summary, dumps, and the errors of
+# budgets that cannot be met (a message, exit status 1, never a crash).
+pass=0 fail=0
+ex=$top_srcdir/examples
+tmp=${TMPDIR:-/tmp}/mtc-planner-cli.$$
+mkdir -p "$tmp"
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+ok() { pass=$((pass + 1)); }
+no() { fail=$((fail + 1)); echo "FAIL $*"; }
+
+# $1 what, $2 expected exit status, $3 text the output must hold; the rest: mtc's arguments
+expect() {
+	what=$1 want=$2 text=$3
+	shift 3
+	"$MTC" "$@" >"$tmp/out" 2>&1
+	got=$?
+	if [ "$got" != "$want" ]; then
+		no "$what: exit status $got, not $want"; sed 's/^/  /' "$tmp/out" | tail -3
+	elif ! grep -q -- "$text" "$tmp/out"; then
+		no "$what: no '$text' in the output"; sed 's/^/  /' "$tmp/out" | tail -3
+	else
+		ok
+	fi
+}
+
+for s in chen tso auto; do
+	expect "mlp $s summary" 0 "^solver \(chen\|tso\|ilp\)" "$ex/mlp.tdsl" -D B=256 --mem-budget=75% \
+		--solver=$s --solver-time=2 --emit=schedule
+done
+expect "overhead line" 0 "^overhead " "$ex/skipnet.tdsl" -D B=256 --mem-budget=75% --solver=tso --emit=schedule
+expect "ilp gap line" 0 "^ilp_gap " "$ex/mlp.tdsl" -D B=256 --mem-budget=60% --solver=ilp \
+	--solver-time=5 --emit=schedule
+expect "rec or mem ops in the IR" 0 "^  \(rec\|mem\) " "$ex/mlp.tdsl" -D B=256 --mem-budget=50% --solver=tso --emit=ir
+expect "infeasible budget" 1 "cannot be met: the smallest arena the solvers reached is" \
+	"$ex/mlp.tdsl" --mem-budget=10% --solver=tso --emit=ir
+expect "infeasible budget names a percentage" 1 "mem-budget=[0-9]*% or more" \
+	"$ex/transformer.tdsl" --mem-budget=1K --solver=chen --emit=ir
+expect "solver none over budget" 1 "solver=none plans nothing" "$ex/mlp.tdsl" -D B=256 \
+	--mem-budget=50% --solver=none --emit=ir
+expect "no budget, no plan" 0 "peak_live_bytes" "$ex/mlp.tdsl" --solver=tso --emit=schedule
+cat >"$tmp/inf.tdsl" <<'M'
+model inf {
+  input x : f32[4, 8];
+  param w : f32[8, 8] = normal(0.0, 0.1);
+  y = relu(x @ w);
+  output y;
+}
+M
+expect "forward-only over budget" 1 "plans training steps only" "$tmp/inf.tdsl" --mem-budget=16 --emit=ir
+expect "forward-only within budget" 0 "func forward" "$tmp/inf.tdsl" --mem-budget=1M --emit=ir
+
+# --dump-dir holds the planned IR; it parses back and plans again without trouble.
+if "$MTC" "$ex/mlp.tdsl" -D B=256 --mem-budget=50% --solver=tso --dump-dir="$tmp/d" --emit=ir \
+	-o "$tmp/p.mir" 2>"$tmp/err" && ls "$tmp/d" | grep -q -- "-plan.mir$"; then ok; else no "dump of the plan"; fi
+# (what is left may not shrink further: a plan or the error, never a crash)
+"$MTC" "$tmp/p.mir" --mem-budget=95% --solver=tso --emit=schedule >"$tmp/out" 2>&1
+st=$?
+if { [ $st = 0 ] && grep -q "^solver" "$tmp/out"; } || { [ $st = 1 ] && grep -q "cannot be met" "$tmp/out"; }; then
+	ok
+else
+	no "a planned step plans again: exit status $st"; tail -3 "$tmp/out"
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

@@ -1,0 +1,143 @@
+/* plan-test.c: every solver on every example at 75, 50 and 35% of the working memory: the
+ * planned step verifies, prints and parses back to the same text, its arena fits the budget,
+ * and three steps in the interpreter give bit-identical losses and params to the unplanned
+ * step. The examples run smaller (-D) to keep the interpreter quick; activations, which are
+ * what a plan moves, still outweigh params. Where a budget is infeasible the planner must say so; at 75%
+ * every solver but chen must fit. */
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "synth.h"
+
+static int npass, nfail;
+static Target tg;
+
+static void
+check(int ok, const char *what, const char *model, const char *solver, int pct, const char *why)
+{
+	if (ok) {
+		npass++;
+		return;
+	}
+	nfail++;
+	printf("FAIL %s: %s %s %d%%%s%s\n", what, model, solver, pct, why ? ": " : "", why ? why : "");
+}
+
+static char *
+print(const Module *m)
+{
+	char *s = NULL;
+	size_t n = 0;
+	FILE *fp = open_memstream(&s, &n);
+	ir_print(fp, m);
+	fclose(fp);
+	return s;
+}
+
+/* Print, parse, print: the same text. */
+static int
+roundtrip(const Module *m)
+{
+	char *a = print(m), *b = NULL;
+	Src s = { "planned.mir", a, strlen(a), 0 };
+	Module *m2 = ir_parse(&s);
+	int ok = 0;
+
+	if (m2) {
+		b = print(m2);
+		ok = strcmp(a, b) == 0;
+		mod_free(m2);
+	}
+	free(a);
+	free(b);
+	return ok;
+}
+
+/* Three steps of both: the losses and every decl afterwards, bit for bit. */
+static int
+same_run(const Module *a, const Module *b, char *why, size_t nw)
+{
+	Interp *ia = interp_new(a, 7), *ib = interp_new(b, 7);
+	char err[256];
+	int ok = 1;
+
+	for (int k = 0; k < 3 && ok; k++) {
+		if (interp_run(ia, a->step, err, sizeof err) || interp_run(ib, b->step, err, sizeof err)) {
+			snprintf(why, nw, "interp: %s", err);
+			ok = 0;
+			break;
+		}
+		if (memcmp(interp_out(ia, 0)->data, interp_out(ib, 0)->data, 4)) {
+			snprintf(why, nw, "loss of step %d differs", k + 1);
+			ok = 0;
+		}
+	}
+	for (int d = 0; d < a->ndecl && ok; d++)
+		if (memcmp(interp_decl(ia, d)->data, interp_decl(ib, d)->data, type_bytes(&a->decl[d].ty))) {
+			snprintf(why, nw, "%s differs after 3 steps", a->decl[d].name);
+			ok = 0;
+		}
+	interp_free(ia);
+	interp_free(ib);
+	return ok;
+}
+
+int
+main(void)
+{
+	static const struct { const char *file; const char *defs[4]; int ndefs; } ex[] = {
+		{ "mlp.tdsl", { "B=256", "IN=64", "D=64", "L=6" }, 4 },
+		{ "skipnet.tdsl", { "B=256", "D=64" }, 2 },
+		{ "transformer.tdsl", { "B=4", "D=32" }, 2 },
+	};
+	static const char *const solvers[] = { "chen", "tso", "ilp", "auto" };
+	static const int pcts[] = { 75, 50, 35 };
+	const char *top = getenv("top_srcdir");
+	char path[4096];
+
+	if (target_get(&tg, "mt3000"))
+		die("no mt3000 target");
+	for (size_t e = 0; e < sizeof ex / sizeof *ex; e++) {
+		snprintf(path, sizeof path, "%s/examples/%s", top ? top : ".", ex[e].file);
+		for (size_t si = 0; si < sizeof solvers / sizeof *solvers; si++)
+			for (size_t bi = 0; bi < sizeof pcts / sizeof *pcts; bi++) {
+				Module *m = synth_example(path, ex[e].defs, ex[e].ndefs, &tg);
+				Module *ref = synth_example(path, ex[e].defs, ex[e].ndefs, &tg);
+				PlanOpts o = { solvers[si], 0, pcts[bi], 1, &tg };
+				PlanReport r;
+				char why[512] = "";
+				const char *mn = ex[e].file, *sn = solvers[si];
+				int pct = pcts[bi], rc;
+
+				if (!m || !ref) {
+					check(0, "compile", mn, sn, pct, path);
+					mod_free(m);
+					mod_free(ref);
+					continue;
+				}
+				rc = plan_step(m, &o, &r);
+				if (rc && (pct < 75 || strcmp(sn, "chen") == 0)) {
+					printf("%-17s %-5s %3d%%  infeasible\n", mn, sn, pct);
+					npass++;
+				} else
+					check(rc == 0, "plan", mn, sn, pct, NULL);
+				if (rc == 0) {
+					Func *f = ref->step;
+					check(ir_verify(m, "plan") == 0, "verify", mn, sn, pct, NULL);
+					check(roundtrip(m), "print/parse", mn, sn, pct, NULL);
+					check(r.arena <= r.budget, "fits", mn, sn, pct, NULL);
+					check(plan_arena(m->step, &tg, NULL) == r.arena, "arena", mn, sn, pct, NULL);
+					check(synth_equiv(f, m->step, why, sizeof why) == 0, "same ops", mn, sn, pct, why);
+					check(same_run(ref, m, why, sizeof why), "bit-identical", mn, sn, pct, why);
+					printf("%-17s %-5s %3d%%  %-5s arena %8lld / %8lld  overhead %6.2f%%  rec %3d swap %2d  %.3fs\n",
+					       mn, sn, pct, r.solver, (long long)r.arena, (long long)plan_arena(f, &tg, NULL),
+					       100 * (r.time / r.base_time - 1), r.nrec, r.nswap, r.stime);
+				}
+				mod_free(m);
+				mod_free(ref);
+			}
+	}
+	printf("%d passed, %d failed\n", npass, nfail);
+	return nfail != 0;
+}

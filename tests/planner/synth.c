@@ -1,0 +1,292 @@
+/* synth.c: hand-built training steps and a semantic equivalence check for planner tests. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend.h"
+#include "synth.h"
+
+typedef struct B {
+	Module *m;
+	Func *f;
+	Phase ph;
+} B;
+
+static Type
+ty2(int64_t a, int64_t b)
+{
+	Type t = { F32, { 2, { a, b } } };
+	return t;
+}
+
+static int
+op(B *b, Opk k, const int *a, int na, const int64_t *ia, int nia, const double *fa, Type *given)
+{
+	char err[256];
+	Type r = given ? *given : (Type){0};
+	int i;
+
+	if (op_infer(b->f, k, a, na, ia, nia, fa, &r, err, sizeof err))
+		die("synth: %s", err);
+	i = func_op(b->f, k, b->ph, a, na, ia, nia, fa, &r, NULL, (Loc){0, 0});
+	return b->f->op[i].res;
+}
+
+static int op1(B *b, Opk k, int x) { return op(b, k, &x, 1, NULL, 0, NULL, NULL); }
+static int op2(B *b, Opk k, int x, int y) { int a[2] = { x, y }; return op(b, k, a, 2, NULL, 0, NULL, NULL); }
+
+static void
+sgd(B *b, int w, int g)
+{
+	double fa[MAXFA] = { 0.01 };
+	int a[2] = { w, g };
+	char err[256];
+	Type r;
+
+	if (op_infer(b->f, OP_SGD, a, 2, NULL, 0, fa, &r, err, sizeof err))
+		die("synth: %s", err);
+	func_op(b->f, OP_SGD, PH_UPD, a, 2, NULL, 0, fa, &r, NULL, (Loc){0, 0});
+}
+
+static const Init normal = { INIT_NORMAL, 0, 0.05 };
+
+static int
+param(Module *m, const char *nm, int k, Type t)
+{
+	char buf[64];
+	snprintf(buf, sizeof buf, "%s.%d", nm, k);
+	return mod_decl(m, buf, R_PARAM, t, normal, (Loc){0, 0});
+}
+
+static uint64_t
+rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Forward ops over [8, width] values; each op reads one or two of the last three values
+ * (a chain when the window is 1). The backward reads the forward values in reverse. */
+static Module *
+synth_rand(int n, int width, uint64_t seed, int window)
+{
+	Module *m = mod_new(window == 1 ? "chain" : "dag", "synth");
+	B b = { m, NULL, PH_FWD };
+	int x = mod_decl(m, "x", R_INPUT, ty2(8, width), (Init){0}, (Loc){0, 0});
+	int w = param(m, "w", 0, ty2(8, width));
+	int *v = xmalloc((n + 1) * sizeof *v), g, loss;
+	static const Opk un[] = { OP_TANH, OP_RELU, OP_EXP, OP_SIGMOID };
+	static const Opk bin[] = { OP_ADD, OP_MUL, OP_SUB };
+
+	seed = seed * 2654435761u + 1;
+	b.f = m->step = func_new(m, "step");
+	v[0] = op2(&b, OP_MUL, x, w);
+	for (int i = 1; i < n; i++) {
+		int a = v[i - 1 - (window > 1 ? (int)(rnd(&seed) % (i < window ? i : window)) : 0)];
+		/* Widths vary so that memory and time differ between values. */
+		if (window == 1 || rnd(&seed) % 2)
+			v[i] = op1(&b, un[rnd(&seed) % 4], a);
+		else {
+			int c = v[i - 1 - (int)(rnd(&seed) % (i < window ? i : window))];
+			v[i] = op2(&b, bin[rnd(&seed) % 3], a, c);
+		}
+	}
+	loss = op2(&b, OP_MSE, v[n - 1], x);
+	b.ph = PH_BWD;
+	g = op1(&b, OP_TANH, v[n - 1]);
+	for (int i = n - 2; i >= 0; i--)
+		g = op2(&b, i % 2 ? OP_MUL : OP_TANH_G, v[i], g);
+	b.ph = PH_UPD;
+	sgd(&b, w, g);
+	m->step->loss = loss;
+	free(v);
+	return m;
+}
+
+Module *synth_chain(int n, int width, uint64_t seed) { return synth_rand(n, width, seed, 1); }
+Module *synth_dag(int n, int width, uint64_t seed) { return synth_rand(n, width, seed, 3); }
+
+/* ---------- equivalence ---------- */
+
+typedef struct Key {
+	int kind;
+	int64_t ia[MAXIA];
+	double fa[MAXFA];
+	int nargs;
+	int args[8];
+} Key;
+
+typedef struct Tab {
+	Key *k;
+	int n, cap;
+} Tab;
+
+static int
+intern(Tab *t, const Key *k)
+{
+	for (int i = 0; i < t->n; i++)
+		if (memcmp(&t->k[i], k, sizeof *k) == 0)
+			return i;
+	if (t->n == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 256;
+		t->k = xrealloc(t->k, t->cap * sizeof *t->k);
+	}
+	t->k[t->n] = *k;
+	return t->n++;
+}
+
+/* Keys of every value; results of F_MUT ops give keys in mk[op]. Returns -1 on misuse. */
+static int
+keys(const Func *f, Tab *t, int *key, int *mk, char *err, size_t ne)
+{
+	int nd = f->mod->ndecl;
+	int *ver = xcalloc(nd + 1, sizeof *ver);
+	uint8_t *waited = xcalloc(f->nval + 1, 1);
+
+	for (int v = 0; v < f->nval; v++)
+		key[v] = -1;
+	for (int d = 0; d < nd; d++) {
+		Key k;
+		memset(&k, 0, sizeof k);
+		k.kind = -1 - d;
+		key[d] = intern(t, &k);
+	}
+	for (int i = 0; i < f->nop; i++) {
+		const Op *op = &f->op[i];
+		Key k;
+		memset(&k, 0, sizeof k);
+		for (int a = 0; a < op->nargs; a++) {
+			int v = op->args[a];
+			if (key[v] < 0) {
+				snprintf(err, ne, "op %d reads %%%s before it is made", i, f->val[v].name);
+				return -1;
+			}
+			if (f->val[v].def >= 0 && f->op[f->val[v].def].kind == OP_SWAPIN && !waited[v] &&
+			    op->kind != OP_WAIT) {
+				snprintf(err, ne, "op %d reads %%%s before its wait", i, f->val[v].name);
+				return -1;
+			}
+		}
+		if (op->kind == OP_WAIT) {
+			waited[op->args[0]] = 1;
+			mk[i] = -1;
+			continue;
+		}
+		if (op->kind == OP_SWAPOUT || op->kind == OP_SWAPIN) {
+			key[op->res] = key[op->args[0]];
+			mk[i] = -1;
+			continue;
+		}
+		k.kind = op->kind;
+		memcpy(k.ia, op->ia, sizeof k.ia);
+		memcpy(k.fa, op->fa, sizeof k.fa);
+		k.nargs = op->nargs;
+		for (int a = 0; a < op->nargs && a < 8; a++) {
+			int v = op->args[a];
+			k.args[a] = key[v];
+			/* A decl's key changes with each update of it. */
+			if (f->val[v].decl >= 0)
+				k.args[a] = key[v] * 1000 + ver[f->val[v].decl];
+		}
+		mk[i] = intern(t, &k);
+		if (op->res >= 0)
+			key[op->res] = mk[i];
+		if (opinfo[op->kind].flags & F_MUT)
+			for (int a = 0; a < op->nargs; a++)
+				if (f->val[op->args[a]].decl >= 0)
+					ver[f->val[op->args[a]].decl]++;
+	}
+	free(ver);
+	free(waited);
+	return 0;
+}
+
+int
+synth_equiv(const Func *f, const Func *g, char *err, size_t ne)
+{
+	Tab t = { NULL, 0, 0 };
+	int *kf = xmalloc((f->nval + 1) * sizeof *kf), *kg = xmalloc((g->nval + 1) * sizeof *kg);
+	int *mf = xmalloc((f->nop + 1) * sizeof *mf), *mg = xmalloc((g->nop + 1) * sizeof *mg);
+	int r = -1, j = 0;
+
+	if (keys(f, &t, kf, mf, err, ne) || keys(g, &t, kg, mg, err, ne))
+		goto out;
+	for (int i = 0; i < g->nop; i++) {
+		const Op *op = &g->op[i];
+		if (op->phase == PH_MEM)
+			continue;
+		if (op->phase == PH_REC) {
+			if (op->of < 0 || kg[op->res] != kg[op->of]) {
+				snprintf(err, ne, "rec op %d (%%%s) does not recompute its value", i,
+				         g->val[op->res].name);
+				goto out;
+			}
+			continue;
+		}
+		if (j >= f->nop || mg[i] != mf[j]) {
+			snprintf(err, ne, "op %d of the plan differs from op %d of the step", i, j);
+			goto out;
+		}
+		j++;
+	}
+	if (j != f->nop) {
+		snprintf(err, ne, "the plan has %d of the step's %d ops", j, f->nop);
+		goto out;
+	}
+	if (f->loss >= 0 && (g->loss < 0 || kf[f->loss] != kg[g->loss])) {
+		snprintf(err, ne, "the loss differs");
+		goto out;
+	}
+	r = 0;
+out:
+	free(kf); free(kg); free(mf); free(mg); free(t.k);
+	return r;
+}
+
+/* ---------- examples ---------- */
+
+static char *
+slurp(const char *path, size_t *n)
+{
+	FILE *fp = fopen(path, "rb");
+	char *buf;
+	long len;
+
+	if (!fp)
+		return NULL;
+	fseek(fp, 0, SEEK_END);
+	len = ftell(fp);
+	rewind(fp);
+	buf = xmalloc(len + 1);
+	*n = fread(buf, 1, len, fp);
+	buf[*n] = 0;
+	fclose(fp);
+	return buf;
+}
+
+Module *
+synth_example(const char *path, const char *const *defs, int ndefs, const Target *tg)
+{
+	FeOpts fo = { (const char **)defs, ndefs };
+	Src src = { path, NULL, 0, 0 };
+	Module *m = NULL;
+	char *text = slurp(path, &src.len);
+
+	if (!text)
+		return NULL;
+	src.text = text;
+	m = fe_compile(&src, &fo);
+	if (m && (m->fwd->loss < 0 || autodiff(m, &src))) {
+		mod_free(m);
+		m = NULL;
+	}
+	if (m) {
+		simplify(m->fwd);
+		simplify(m->step);
+		schedule(m->step, tg, "mem");
+		schedule(m->fwd, tg, "mem");
+	}
+	free(text);
+	return m;
+}
