@@ -431,7 +431,7 @@ main(void)
 		/* every result an output, so that the GPU run can compare them all */
 		for (int v = F->mod->ndecl; v < F->nval; v++)
 			func_output(F, F->val[v].name, v);
-		plan_module(&g);
+		gen_plan(&g);
 		p = cuda_kernels(F->mod, pl);
 		for (int i = 0; i < F->nop; i++)
 			ngroup += p->launch[0][i].argv != NULL;
@@ -451,7 +451,7 @@ main(void)
 		cuprog_free(p);
 		gpu_ops(NULL, "one kernel per op");
 		gpu_ops(pl, "fused");
-		plan_free(&g);
+		gen_free(&g);
 	}
 	mod_free(F->mod);
 	printf("%d passed, %d failed, %d skipped\n", pass, fail, skip);
