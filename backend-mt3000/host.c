@@ -163,16 +163,17 @@ emit_func(Gen *g, const FnPlan *p)
 	H(g, "\nstatic int\nrun_%s(struct %s *inst, const void *const *in, %s)\n{\n", f->name, g->id,
 	  train ? "float *loss" : "void *const *out");
 	H(g, "\tmtc_dev *d = inst->d;\n\tchar *M = mtc_dev_mem(d), *H = mtc_dev_ddr(d);\n"
-	  "\tint64_t ch[%d] = {0}, in_ch = 0;\n\n\t(void)M;\n\t(void)H;\n\t(void)ch;\n", ncopy + 1);
+	  "\tint64_t ch[%d] = {0};\n\n\t(void)M;\n\t(void)H;\n\t(void)ch;\n", ncopy + 1);
+	/* The host writes inputs into device-visible memory itself (as hthreads' shared buffers
+	 * allow): a DMA round trip per call would only add a thread hand-off. */
 	H(g, "\t/* Inputs into the persistent zone. */\n");
 	for (int d = 0; d < m->ndecl; d++)
 		if (uses[d]) {
-			H(g, "\tin_ch = mtc_dma(d, M + %lld, in[%d], %lld);\n", ll(g->poff[d]), nin,
+			H(g, "\tmemcpy(M + %lld, in[%d], %lld);\n", ll(g->poff[d]), nin,
 			  ll(type_bytes(&m->decl[d].ty)));
 			nin++;
 		} else if (m->decl[d].role == R_INPUT)
 			nin++;
-	H(g, "\tmtc_dma_wait(d, in_ch);\n");
 
 	for (i = 0; i < f->nop;) {
 		const Op *o = &f->op[i];
@@ -239,12 +240,11 @@ emit_func(Gen *g, const FnPlan *p)
 	if (s.nfl)
 		wait_upto(&s, s.fl[s.nfl - 1].c);
 	if (train) {
-		H(g, "\tmtc_dma_wait(d, mtc_dma(d, loss, %s + %lld, 4));\n", zone(f, f->loss), ll(p->off[f->loss]));
+		H(g, "\tmemcpy(loss, %s + %lld, 4);\n", zone(f, f->loss), ll(p->off[f->loss]));
 	} else {
 		for (int k = 0; k < f->nout; k++)
-			H(g, "\tin_ch = mtc_dma(d, out[%d], %s + %lld, %lld);\n", k, zone(f, f->out[k]),
+			H(g, "\tmemcpy(out[%d], %s + %lld, %lld);\n", k, zone(f, f->out[k]),
 			  ll(p->off[f->out[k]]), ll(vbytes(f, f->out[k])));
-		H(g, "\tmtc_dma_wait(d, in_ch);\n");
 	}
 	deaths(&s, f->nop, f->nop + 1);
 	H(g, "\treturn mtc_dev_finish(d);\n}\n");

@@ -17,5 +17,7 @@ typedef struct Backend {
 
 /* backend-mt3000/ */
 extern const Backend backend_mt3000;
+/* backend-cuda/ (only when configure found NVRTC) */
+extern const Backend backend_cuda;
 
 #endif

@@ -19,6 +19,11 @@ static const char usage[] =
 "options:\n"
 "  -o FILE               output (.so by default; with --emit, the intermediate; '-' is stdout)\n"
 "  --emit=KIND           write an intermediate instead of the .so:\n"
+"                          c         the generated C (mt3000): with -o F.c, host code in F.c and\n"
+"                                    device kernels in F-dev.c; on stdout both, one after the other\n"
+"                          h         the module's header, MODEL.h\n"
+"                          cuda, ptx, llvm  (--target=cuda) the kernels' CUDA C, their PTX,\n"
+"                                    the host code as LLVM IR\n"
 "                          ir        textual SSA IR after the last pass run (see docs/ir.md)\n"
 "                          schedule  one line per op: kind, result, bytes, live bytes, modeled\n"
 "                                    start and end; last line `peak_live_bytes P arena_bytes A\n"
@@ -117,7 +122,8 @@ oneof(const char *opt, const char *val, const char *const *choices)
 
 static const char *const targets[] = { "mt3000", "cuda", NULL };
 static const char *const solvers[] = { "auto", "ilp", "tso", "chen", "none", NULL };
-static const char *const emits[] = { "ir", "schedule", "dot", "trace", "memory", "c", "h", NULL };
+static const char *const emits[] = { "ir", "schedule", "dot", "trace", "memory", "c", "h",
+	"cuda", "ptx", "llvm", NULL };
 static const char *const stages[] = { "frontend", "autodiff", "simplify", NULL };
 
 static void
@@ -303,9 +309,10 @@ static void
 emit_analysis(const Opts *o, FILE *fp, const char *kind, const Func *f, const Anal *a)
 {
 	if (strcmp(kind, "schedule") == 0) {
-		dump_schedule(fp, f, &a->l, &a->c, &a->lay);
+		/* the plan's report first: the schedule's last line is its summary */
 		if (planrep && f->mod->step == f)
 			plan_report_print(fp, planrep);
+		dump_schedule(fp, f, &a->l, &a->c, &a->lay);
 	} else if (strcmp(kind, "dot") == 0)
 		dump_dot(fp, f, &a->d);
 	else if (strcmp(kind, "trace") == 0)
@@ -343,7 +350,13 @@ has_suffix(const char *s, const char *suf)
 	return n >= k && strcmp(s + n - k, suf) == 0;
 }
 
-static const Backend *const backends[] = { &backend_mt3000, NULL };
+static const Backend *const backends[] = {
+	&backend_mt3000,
+#ifdef HAVE_CUDA
+	&backend_cuda,
+#endif
+	NULL
+};
 
 /* The last stage: the target writes an intermediate (--emit) or builds MODEL.so. */
 static int
@@ -356,7 +369,8 @@ codegen(const Opts *o, const Module *m)
 		if (strcmp(backends[i]->name, o->target) == 0)
 			t = backends[i];
 	if (!t) {
-		fprintf(stderr, "mtc: error: target '%s' is not built into this mtc\n", o->target);
+		fprintf(stderr, "mtc: error: target '%s' is not built into this mtc%s\n", o->target,
+		        strcmp(o->target, "cuda") ? "" : " (configure found no NVRTC; see ./configure --with-cuda=DIR)");
 		return 1;
 	}
 	if (o->emit) {
@@ -399,8 +413,10 @@ main(int argc, char **argv)
 	fe.defines = o.defines;
 	fe.ndefines = o.ndefines;
 	m = has_suffix(o.input, ".mir") ? ir_parse(&src) : fe_compile(&src, &fe);
-	if (!m)
+	if (!m) {
+		free((char *)src.text);
 		return 1;
+	}
 	if (dump(&o, m, "frontend"))
 		goto emit;
 	/* A .mir may come from any stage: a step means autodiff ran, planned ops that simplify
@@ -433,6 +449,9 @@ main(int argc, char **argv)
 		if (plan_step(m, &po, &rep))
 			return 1;
 		planrep = &rep;
+		/* The module states the budget as resolved and the solver actually taken. */
+		o.budget = rep.budget;
+		o.solver = rep.solver;
 		fs[0] = m->step;
 		dump(&o, m, "plan");
 	}
@@ -444,13 +463,16 @@ main(int argc, char **argv)
 		layout(&an[k].lay, fs[k], &an[k].l, o.tg.align);
 		dag_build(&an[k].d, fs[k], &an[k].l, an[k].c.dur);
 		dump_analyses(&o, fs[k], &an[k]);
+		if (an[k].lay.arena > o.tg.capacity)
+			fprintf(stderr, "mtc: warning: %s needs an arena of %lld bytes, more than the %lld bytes "
+			        "of the %s accelerator (--accel-bytes); plan it with --mem-budget\n", fs[k]->name,
+			        (long long)an[k].lay.arena, (long long)o.tg.capacity, o.tg.name);
 	}
 	dump(&o, m, "layout");
 
 emit:
-	if (o.emit && (strcmp(o.emit, "c") == 0 || strcmp(o.emit, "h") == 0)) {
-		rc = codegen(&o, m);
-	} else if (o.emit) {
+	if (o.emit && (strcmp(o.emit, "ir") == 0 || strcmp(o.emit, "schedule") == 0 ||
+	    strcmp(o.emit, "dot") == 0 || strcmp(o.emit, "trace") == 0 || strcmp(o.emit, "memory") == 0)) {
 		FILE *fp = open_out(&o);
 		int k = fs[0] ? 0 : 1;
 		if (strcmp(o.emit, "ir") == 0)

@@ -108,6 +108,29 @@ size_check(Ctx *c, const Type *t, Loc loc)
 	return 0;
 }
 
+/* A fresh value name for `base`: base, base.1, base.2, ... The counter per name keeps a
+ * loop that rebinds h a million times linear (func_value alone would probe h.1, h.2, ...). */
+static const char *
+fresh(Ctx *c, const char *base)
+{
+	Ent *e;
+	char *nm;
+
+	if (!base)
+		return NULL;
+	e = mput(&c->ren, base);
+	if (e->state == B_NONE) {
+		e->state = B_VAL;
+		e->val.i = 1;
+		if (func_find(c->f, base) < 0)
+			return base;
+	}
+	do
+		nm = asprintf_a(c->a, "%s.%lld", base, (long long)e->val.i++);
+	while (func_find(c->f, nm) >= 0);
+	return nm;
+}
+
 /* Append op k after its shape rule accepted it; its result gets the name hint (or a number). */
 static Val
 emit(Ctx *c, Opk k, const int *args, int na, const int64_t *ia, int nia, const double *fa,
@@ -125,7 +148,7 @@ emit(Ctx *c, Opk k, const int *args, int na, const int64_t *ia, int nia, const d
 		c->stop = 1;
 		return ERR;
 	}
-	o = func_op(c->f, k, PH_FWD, args, na, ia, nia, fa, r, hint, loc);
+	o = func_op(c->f, k, PH_FWD, args, na, ia, nia, fa, r, fresh(c, hint), loc);
 	return vten(c->f->op[o].res);
 }
 
@@ -133,7 +156,8 @@ int
 tensor(Ctx *c, Val v, Loc loc, const char *hint)
 {
 	Type r = { F32, { 0, { 0 } } };
-	double x;
+	double x, fa[MAXFA] = { 0 };
+	int none[1] = { 0 };    /* func_op copies the operands even when there are none */
 
 	switch (v.k) {
 	case V_TENSOR:
@@ -149,7 +173,8 @@ tensor(Ctx *c, Val v, Loc loc, const char *hint)
 			err(c, loc, "the number %g is out of range for f32", x);
 			return -1;
 		}
-		v = emit(c, OP_CONST, NULL, 0, NULL, 0, &x, &r, hint, loc);
+		fa[0] = x;
+		v = emit(c, OP_CONST, none, 0, NULL, 0, fa, &r, hint, loc);
 		return v.k == V_TENSOR ? v.v : -1;
 	case V_ARRAY:
 		err(c, loc, "a param array must be indexed, like w[i]");
@@ -454,14 +479,20 @@ bind_args(Ctx *c, Node *n, const char *what, int nt, const Kw *kw, int nkw, Node
 		nreq += kw[j].req;
 	if (bad)
 		return -1;
+	/* a def's parameters are all required: a missing one is a wrong count */
+	for (int j = 0; j < nkw; j++)
+		if (kw[j].req && !kv[j] && kw[j].ty == 'v')
+			npos = -1;
 	if (nt >= 0 ? npos < nt || npos > nt + nkw : npos < 1) {
-		int lo = nt < 0 ? 1 : nt, hi = nt + nkw;
+		int lo = (nt < 0 ? 1 : nt) + nreq, hi = nt + nkw, got = 0;
+		for (Node *a = n->kid; a; a = a->next)
+			got++;
 		if (nt < 0)
 			err(c, n->loc, "%s takes one or more operands, got none", what);
-		else if (lo + nreq == hi)
-			err(c, n->loc, "%s takes %d argument%s, got %d", what, hi, hi == 1 ? "" : "s", npos);
+		else if (lo == hi)
+			err(c, n->loc, "%s takes %d argument%s, got %d", what, hi, hi == 1 ? "" : "s", got);
 		else
-			err(c, n->loc, "%s takes %d to %d arguments, got %d", what, lo, hi, npos);
+			err(c, n->loc, "%s takes %d to %d arguments, got %d", what, lo, hi, got);
 		return -1;
 	}
 	for (int j = 0; j < nkw; j++)

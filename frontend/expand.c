@@ -97,9 +97,10 @@ loop(Ctx *c, Stmt *s)
 {
 	int64_t lo, hi;
 	Ent *e, saved;
-	int ok = !ieval(c, s->e, &lo);
+	int bad = ieval(c, s->e, &lo);
 
-	if (!(ok & !ieval(c, s->e2, &hi)))
+	bad |= ieval(c, s->e2, &hi);        /* both bounds reported */
+	if (bad)
 		return;
 	e = mput(&c->fr->names, s->name);
 	saved = *e;
@@ -359,12 +360,17 @@ declare(Ctx *c, const Item *model, Frame *fr)
 		e->state = B_VAL;
 		e->loc = s->nameloc;
 		e->val = ERR;
-		if (s->e && !ieval(c, s->e, &n) && (n <= 0 || n > MAXDECL - c->m->ndecl)) {
-			err(c, s->e->loc, n <= 0 ? "a param array needs a positive size, got %lld"
-			    : "a param array of %lld elements is more than this compiler takes", (long long)n);
-			continue;
+		if (s->e) {
+			if (ieval(c, s->e, &n))
+				continue;
+			if (n <= 0 || n > MAXDECL - c->m->ndecl) {
+				err(c, s->e->loc, n <= 0 ? "a param array needs a positive size, got %lld"
+				    : "a param array of %lld elements is more than this compiler takes", (long long)n);
+				continue;
+			}
 		}
-		if ((s->e && n <= 0) | decl_type(c, s, &t) | (s->kind == S_PARAM && decl_init(c, s, &in)))
+		/* type and initializer are both checked, so both can be reported */
+		if (decl_type(c, s, &t) | (s->kind == S_PARAM && decl_init(c, s, &in)))
 			continue;
 		if (!s->e) {
 			if (c->m->ndecl >= MAXDECL) {
@@ -487,6 +493,7 @@ fe_expand(Parser *p, const FeOpts *o)
 	mfree(&c.consts);
 	mfree(&c.defs);
 	mfree(&c.seen);
+	mfree(&c.ren);
 	if (p->src->nerr && c.m) {
 		mod_free(c.m);
 		c.m = NULL;

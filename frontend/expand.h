@@ -64,6 +64,7 @@ typedef struct Ctx {
 	Frame *fr;          /* NULL while folding a const: then only consts are visible */
 	Map consts, defs;
 	Map seen;           /* locations already reported, keyed "line:col" */
+	Map ren;            /* value names: the next SSA suffix to try for each */
 	Arena *a;           /* for keys of seen */
 	int depth, ncall;
 	long work;

@@ -611,18 +611,82 @@ type_eq(const Type *a, const Type *b)
 
 #define TS(t) type_str((t), (char[MAXRANK * 24 + 8]){0}, MAXRANK * 24 + 8)
 
-/* line := PHASE ('%' NAME ':' type '=')? OPNAME operands? attr* ('of=%' NAME)? ('at=' INT)? loc? */
+/* An op line's attributes, as read. */
+typedef struct Attrs {
+	int64_t ia[MAXIA];
+	int nia;
+	double fa[MAXFA];
+	int of;                   /* of=%v, or -1 */
+	int64_t at;               /* at=N, or -1 */
+} Attrs;
+
+/* attr* ('of=%' NAME)? ('at=' INT)?, in any order, each at most once, then every attribute
+ * of kind k must be there. kl: where the op name stands. */
+static int
+attrs(P *p, Opk k, Loc kl, Attrs *at)
+{
+	const OpInfo *oi = &opinfo[k];
+	unsigned iseen = 0, fseen = 0;
+	char *w, b[32];
+	Loc al;
+	int a;
+
+	at->of = -1;
+	at->at = -1;
+	while (!tail(p)) {
+		if (!(w = name(p, "an attribute, '@' or end of line", &al)) ||
+		    expect(p, '=', "'=' after the attribute name"))
+			return -1;
+		if (strcmp(w, "of") == 0) {
+			if (at->of >= 0)
+				return err(p, al, "attribute 'of' given twice");
+			if ((at->of = ref(p)) < 0)
+				return -1;
+		} else if (strcmp(w, "at") == 0) {
+			if (at->at >= 0)
+				return err(p, al, "attribute 'at' given twice");
+			if (integer(p, &at->at, "a byte offset"))
+				return -1;
+			if (at->at < 0)
+				return err(p, al, "offset %lld is negative", (long long)at->at);
+		} else if ((a = op_iattr_index(k, w)) >= 0) {
+			if (iseen & 1u << a)
+				return err(p, al, "attribute '%s' given twice", w);
+			iseen |= 1u << a;
+			if (op_iattr_is_list(k) ? intlist(p, at->ia, &at->nia) : integer(p, &at->ia[a], "an integer"))
+				return -1;
+		} else if ((a = op_fattr_index(k, w)) >= 0) {
+			if (fseen & 1u << a)
+				return err(p, al, "attribute '%s' given twice", w);
+			fseen |= 1u << a;
+			if (number(p, &at->fa[a], "a number"))
+				return -1;
+		} else {
+			return err(p, al, "%s has no attribute '%s'", oi->name, w);
+		}
+	}
+	for (a = 0; a < op_niattr(k); a++)
+		if (!(iseen & 1u << a))
+			return err(p, kl, "%s needs attribute %s=", oi->name, nth(oi->iattr, a, b, sizeof b));
+	for (a = 0; a < op_nfattr(k); a++)
+		if (!(fseen & 1u << a))
+			return err(p, kl, "%s needs attribute %s=", oi->name, nth(oi->fattr, a, b, sizeof b));
+	if (!op_iattr_is_list(k))
+		at->nia = op_niattr(k);
+	return 0;
+}
+
+/* line := PHASE ('%' NAME ':' type '=')? OPNAME operands? attr* ('of=%' NAME)? ('at=' INT)? loc?
+ * ll: where the line starts, for problems the checks find later. */
 static int
 opline(P *p, Phase ph, Loc ll)
 {
 	Func *f = p->f;
 	const OpInfo *oi;
+	Attrs at = {0};
 	Type t = {0}, r = {0};
-	int64_t ia[MAXIA] = {0}, at = -1;
-	double fa[MAXFA] = {0};
-	unsigned iseen = 0, fseen = 0;
-	int nia = 0, nargs = 0, of = -1, k, a, i;
-	char *w, e[400], b[32];
+	int nargs = 0, k, i;
+	char *w, e[400];
 	Loc rl = {0}, kl, l;
 
 	blank(p);
@@ -645,7 +709,6 @@ opline(P *p, Phase ph, Loc ll)
 	if ((k = op_lookup(w)) < 0)
 		return err(p, kl, "unknown op '%s'", w);
 	oi = &opinfo[k];
-
 	blank(p);
 	if (peek(p) == '%')
 		for (;;) {
@@ -658,59 +721,13 @@ opline(P *p, Phase ph, Loc ll)
 				break;
 			adv(p);
 		}
-
-	for (;;) {
-		Loc al;
-		if (tail(p))
-			break;
-		al = here(p);
-		if (!(w = name(p, "an attribute, '@' or end of line", NULL)))
-			return -1;
-		if (expect(p, '=', "'=' after the attribute name"))
-			return -1;
-		if (strcmp(w, "of") == 0) {
-			if (of >= 0)
-				return err(p, al, "attribute 'of' given twice");
-			if ((of = ref(p)) < 0)
-				return -1;
-		} else if (strcmp(w, "at") == 0) {
-			if (at >= 0)
-				return err(p, al, "attribute 'at' given twice");
-			if (integer(p, &at, "a byte offset"))
-				return -1;
-			if (at < 0)
-				return err(p, al, "offset %lld is negative", (long long)at);
-		} else if ((a = op_iattr_index(k, w)) >= 0) {
-			if (iseen & 1u << a)
-				return err(p, al, "attribute '%s' given twice", w);
-			iseen |= 1u << a;
-			if (op_iattr_is_list(k) ? intlist(p, ia, &nia) : integer(p, &ia[a], "an integer"))
-				return -1;
-		} else if ((a = op_fattr_index(k, w)) >= 0) {
-			if (fseen & 1u << a)
-				return err(p, al, "attribute '%s' given twice", w);
-			fseen |= 1u << a;
-			if (number(p, &fa[a], "a number"))
-				return -1;
-		} else {
-			return err(p, al, "%s has no attribute '%s'", oi->name, w);
-		}
-	}
-	if (optloc(p, &l) || eol(p))
+	if (attrs(p, k, kl, &at) || optloc(p, &l) || eol(p))
 		return -1;
 
-	for (a = 0; a < op_niattr(k); a++)
-		if (!(iseen & 1u << a))
-			return err(p, kl, "%s needs attribute %s=", oi->name, nth(oi->iattr, a, b, sizeof b));
-	for (a = 0; a < op_nfattr(k); a++)
-		if (!(fseen & 1u << a))
-			return err(p, kl, "%s needs attribute %s=", oi->name, nth(oi->fattr, a, b, sizeof b));
-	if (!op_iattr_is_list(k))
-		nia = op_niattr(k);
 	if (oi->flags & F_NORES) {
 		if (p->rn)
 			return err(p, rl, "%s has no result", oi->name);
-		if (at >= 0)
+		if (at.at >= 0)
 			return err(p, kl, "%s has no result to place with at=", oi->name);
 	} else if (!p->rn) {
 		return err(p, kl, "%s needs a result: %%name : type = %s ...", oi->name, oi->name);
@@ -721,7 +738,7 @@ opline(P *p, Phase ph, Loc ll)
 		           oi->nargs == 1 ? "" : "s", nargs);
 	if (oi->flags & F_GIVEN)
 		r = t;
-	if (op_infer(f, k, p->args, nargs, ia, nia, fa, &r, e, sizeof e))
+	if (op_infer(f, k, p->args, nargs, at.ia, at.nia, at.fa, &r, e, sizeof e))
 		return err(p, kl, "%s", e);
 	if (!(oi->flags & F_NORES)) {
 		if (!type_ok(&r))
@@ -730,10 +747,10 @@ opline(P *p, Phase ph, Loc ll)
 			return err(p, rl, "%%%s is written as %s, but %s gives %s", p->rn, TS(&t), oi->name,
 			           TS(&r));
 	}
-	i = func_op(f, k, ph, p->args, nargs, ia, nia, fa, &r, p->rn, l);
-	f->op[i].of = of;
-	if (at >= 0)
-		f->val[f->op[i].res].off = at;
+	i = func_op(f, k, ph, p->args, nargs, at.ia, at.nia, at.fa, &r, p->rn, l);
+	f->op[i].of = at.of;
+	if (at.at >= 0)
+		f->val[f->op[i].res].off = at.at;
 	if (i == p->capop[p->fi]) {
 		p->capop[p->fi] = i ? 2 * i : 64;
 		p->oploc[p->fi] = xrealloc(p->oploc[p->fi], p->capop[p->fi] * sizeof(Loc));

@@ -180,7 +180,8 @@ pattrs(FILE *fp, const Op *op)
 	}
 }
 
-/* Values of the forward phase that backward ops read: what a step keeps between the two. */
+/* Values of the forward phase that backward or recompute ops read: what a step keeps
+ * between the two passes. */
 static char *
 saved_values(const Func *f)
 {
@@ -188,7 +189,7 @@ saved_values(const Func *f)
 
 	for (int i = 0; i < f->nop; i++) {
 		const Op *op = &f->op[i];
-		if (op->phase != PH_BWD)
+		if (op->phase != PH_BWD && op->phase != PH_REC)
 			continue;
 		for (int k = 0; k < op->nargs; k++) {
 			int v = op->args[k], d;

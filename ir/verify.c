@@ -64,9 +64,14 @@ type_eq(const Type *a, const Type *b)
 	return a->dt == b->dt && shape_eq(&a->sh, &b->sh);
 }
 
+/* A type as text, even a broken one. */
 static const char *
 TS(const Type *t, char *b)
 {
+	if (t->sh.rank < 0 || t->sh.rank > MAXRANK) {
+		snprintf(b, MAXRANK * 24 + 8, "(a type of rank %d)", t->sh.rank);
+		return b;
+	}
 	return type_str(t, b, MAXRANK * 24 + 8);
 }
 
@@ -77,14 +82,18 @@ check_decls(C *c)
 {
 	const Module *m = c->m;
 	char b[MAXRANK * 24 + 8];
+	int names = 1;
 
+	for (int i = 0; i < m->ndecl; i++)
+		if (!goodname(m->decl[i].name)) {
+			bad(c, -1, "declaration %d has no valid name", i);
+			names = 0;
+		}
 	for (int i = 0; i < m->ndecl; i++) {
 		const Decl *d = &m->decl[i];
-		if (!goodname(d->name)) {
-			bad(c, -1, "declaration %d has no valid name", i);
+		if (!goodname(d->name))
 			continue;
-		}
-		if (mod_find_decl(m, d->name) != i)
+		if (names && mod_find_decl(m, d->name) != i)
 			bad(c, -1, "%s is declared twice", d->name);
 		if (d->role != R_INPUT && d->role != R_PARAM && d->role != R_STATE)
 			bad(c, -1, "%s has no valid role", d->name);
@@ -135,23 +144,27 @@ check_values(C *c)
 	const Func *f = c->f;
 	const Module *m = c->m;
 	char b[MAXRANK * 24 + 8];
+	int names = 1;
 
 	if (f->nval < m->ndecl)
 		bad(c, -1, "the function has %d values for %d declarations", f->nval, m->ndecl);
+	for (int v = 0; v < f->nval; v++)
+		if (!goodname(f->val[v].name)) {
+			bad(c, -1, "value %d has no valid name", v);
+			names = 0;
+		}
 	for (int v = 0; v < f->nval; v++) {
 		const Value *x = &f->val[v];
-		if (!goodname(x->name)) {
-			bad(c, -1, "value %d has no valid name", v);
+		if (!goodname(x->name))
 			continue;
-		}
-		if (func_find(f, x->name) != v)
+		if (names && func_find(f, x->name) != v)
 			bad(c, -1, "two values are named %%%s", x->name);
 		if (!type_ok(&x->ty))
 			bad(c, -1, "%%%s has an invalid type %s", x->name, TS(&x->ty, b));
 		if (v < m->ndecl) {
 			const Decl *d = &m->decl[v];
-			if (x->decl != v || x->def != -1 || !d->name || strcmp(d->name, x->name) ||
-			    !type_eq(&x->ty, &d->ty))
+			if (x->decl != v || x->def != -1 || x->host || !d->name || strcmp(d->name, x->name) ||
+			    (type_ok(&x->ty) && !type_eq(&x->ty, &d->ty)))
 				bad(c, -1, "value %d (%%%s) does not mirror declaration %s", v, x->name,
 				    d->name ? d->name : "?");
 			continue;
@@ -246,7 +259,8 @@ check_args(C *c, int i, const Op *op)
 			bad(c, i, "reads %%%s, which lives in host memory", vname(f, v));
 		/* adam_update reads the step counter its tick advanced: that is the design */
 		if (v < c->m->ndecl && c->mut[v] >= 0 &&
-		    !(op->kind == OP_ADAM && f->op[c->mut[v]].kind == OP_TICK) && (c->rel = c->mut[v]) >= 0)
+		    !(op->kind == OP_ADAM && f->op[c->mut[v]].kind == OP_TICK) &&
+		    (c->rel = c->mut[v]) >= 0)
 			bad(c, i, "reads %%%s after op %d updated it in place", vname(f, v), c->mut[v]);
 	}
 	return ok;
@@ -267,6 +281,10 @@ check_op(C *c, int i)
 		return;
 	}
 	oi = &opinfo[op->kind];
+	if (op->nargs < 0 || (op->nargs > 0 && !op->args)) {
+		bad(c, i, "has no operand array for %d operands", op->nargs);
+		return;
+	}
 	if ((unsigned)op->phase > PH_MEM)
 		bad(c, i, "no phase %d", (int)op->phase);
 	if (oi->flags & F_VARIADIC ? op->nargs < oi->nargs : op->nargs != oi->nargs) {

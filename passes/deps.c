@@ -2,8 +2,9 @@
  *
  * needs: f in execution order (memory dependences point the way the current order runs);
  * the duration of every op (Cost.dur) for latencies; after layout, Live and Value.off.
- * fills: Dag: RAW edges from SSA operands; through module tensors that optimizer updates
- * mutate, RAW/WAR/WAW edges between the mutation and the other accesses; with a layout,
+ * fills: Dag: RAW edges from SSA operands, and from the wait on a copy to the other users of
+ * the copy's result; through module tensors that optimizer updates mutate, RAW/WAR/WAW edges
+ * between the mutation and the other accesses; with a layout,
  * WAR/WAW edges between the ops of tensors that share arena (or host-zone) bytes at
  * different times, so no op overwrites bytes an earlier op still reads. Transitively implied
  * arena edges are left out. */
@@ -190,6 +191,14 @@ dag_build(Dag *d, const Func *f, const Live *l, const double *dur)
 			int dv = f->val[f->op[i].args[k]].def;
 			if (dv >= 0)
 				edge(&b, dv, i, D_RAW, 0);
+		}
+	/* A copy's result is usable once waited on: its other users follow the wait. */
+	for (int i = 0; i < f->nop; i++)
+		if (f->op[i].kind == OP_WAIT) {
+			int s = f->op[i].args[0];
+			for (int u = 0; u < nuse[s]; u++)
+				if (use[s][u] > i)
+					edge(&b, i, use[s][u], D_RAW, 0);
 		}
 	for (int v = 0; v < f->nval; v++) {
 		int w = 0;

@@ -28,8 +28,8 @@ dump_schedule(FILE *fp, const Func *f, const Live *l, const Cost *c, const Layou
 {
 	char rb[256], tb[128];
 
-	fprintf(fp, "# func %s: op, phase, kind, result, type, bytes written, live bytes while it "
-	        "runs, modeled start and end (ms)\n", f->name);
+	fprintf(fp, "# func %s: op, phase, kind, result, type, bytes written, accelerator bytes live "
+	        "while it runs and after it, modeled start and end (ms)\n", f->name);
 	for (int i = 0; i < f->nop; i++) {
 		const Op *op = &f->op[i];
 		int64_t b = op->res >= 0 ? type_bytes(&f->val[op->res].ty) : 0;
@@ -37,10 +37,13 @@ dump_schedule(FILE *fp, const Func *f, const Live *l, const Cost *c, const Layou
 			type_str(&f->val[op->res].ty, tb, sizeof tb);
 		else
 			snprintf(tb, sizeof tb, "-");
-		fprintf(fp, "%5d %-4s %-20s %-24s %-18s bytes %-10lld live %-12lld start %.6f end %.6f\n",
+		fprintf(fp, "%5d %-4s %-20s %-24s %-18s bytes %-10lld live %-12lld after %-12lld start %.6f end %.6f\n",
 		        i, phase_name[op->phase], opinfo[op->kind].name, opres(f, op, rb, sizeof rb), tb,
-		        (long long)b, (long long)l->at[i], c->start[i] * 1e3, c->end[i] * 1e3);
+		        (long long)b, (long long)l->at[i], (long long)l->after[i], c->start[i] * 1e3,
+		        c->end[i] * 1e3);
 	}
+	fprintf(fp, "# module tensors %lld bytes (live throughout), peak at op %d, host zone %lld bytes\n",
+	        (long long)l->base, l->peakop, (long long)lay->host);
 	fprintf(fp, "peak_live_bytes %lld arena_bytes %lld modeled_ms %.6f\n", (long long)l->peak,
 	        (long long)lay->arena, c->total * 1e3);
 }
@@ -63,7 +66,10 @@ qstr(FILE *fp, const char *s)
 	fputc('"', fp);
 }
 
-enum { CLUSTER = 25 };     /* ops per cluster in graphs too large to read flat */
+/* Graphs above BIG ops are drawn in clusters of CLUSTER consecutive ops (in execution order,
+ * a layer's worth in the examples), with straight edges, no edge labels and dot's iteration
+ * limits lowered: unlimited, dot needs minutes on a few hundred ops. */
+enum { CLUSTER = 25, BIG = 60 };
 
 void
 dump_dot(FILE *fp, const Func *f, const Dag *d)
@@ -72,53 +78,64 @@ dump_dot(FILE *fp, const Func *f, const Dag *d)
 		"color=black", "color=\"#d62728\",style=dashed", "color=\"#1f77b4\",style=dotted",
 	};
 	char rb[256], tb[128], lab[512];
-	int clus = f->nop > 2 * CLUSTER, open = 0, run = 0;
+	int big = f->nop > BIG;
 
 	fprintf(fp, "digraph ");
 	qstr(fp, f->name);
 	fprintf(fp, " {\n  rankdir=TB;\n  newrank=true;\n  node [shape=box,style=filled,fontname=\"Helvetica\",fontsize=10];\n"
 	        "  edge [fontsize=8];\n");
+	if (big)
+		fprintf(fp, "  mclimit=0.1;\n  nslimit=2;\n  nslimit1=2;\n  splines=line;\n");
 	for (int i = 0; i < f->nop; i++) {
 		const Op *op = &f->op[i];
-		/* Clusters: runs of ops of one phase in execution order, CLUSTER at most, so a
-		 * deep network reads as a column of layer-sized boxes. */
-		if (clus && (i == 0 || op->phase != f->op[i - 1].phase || run == CLUSTER)) {
-			int j = i;
-			while (j + 1 < f->nop && j + 1 - i < CLUSTER && f->op[j + 1].phase == op->phase)
-				j++;
-			if (open)
+		if (big && i % CLUSTER == 0) {
+			int j = i + CLUSTER - 1 < f->nop ? i + CLUSTER - 1 : f->nop - 1, n[PH_MEM + 1] = { 0 };
+			int lo = op->loc.line, hi = op->loc.line;
+			for (int k = i; k <= j; k++) {
+				n[f->op[k].phase]++;
+				if (f->op[k].loc.line && (!lo || f->op[k].loc.line < lo))
+					lo = f->op[k].loc.line;
+				if (f->op[k].loc.line > hi)
+					hi = f->op[k].loc.line;
+			}
+			if (i)
 				fprintf(fp, "  }\n");
-			fprintf(fp, "  subgraph cluster_%d {\n    label=\"%s ops %d-%d (source lines %d-%d)\";\n"
-			        "    style=rounded;\n", i, phase_name[op->phase], i, j, op->loc.line,
-			        f->op[j].loc.line);
-			open = 1;
-			run = 0;
+			fprintf(fp, "  subgraph cluster_%d {\n    style=rounded;\n    label=\"ops %d-%d:", i, i, j);
+			for (int p = 0; p <= PH_MEM; p++)
+				if (n[p])
+					fprintf(fp, " %s %d", phase_name[p], n[p]);
+			fprintf(fp, ", source lines %d-%d\";\n", lo, hi);
 		}
-		run++;
 		if (op->res >= 0)
 			type_str(&f->val[op->res].ty, tb, sizeof tb);
 		else
 			tb[0] = 0;
 		snprintf(lab, sizeof lab, "%d: %s\n%s %s", i, opinfo[op->kind].name,
 		         opres(f, op, rb, sizeof rb), tb);
-		fprintf(fp, "%s  n%d [label=", open ? "  " : "", i);
+		fprintf(fp, "%s  n%d [label=", big ? "  " : "", i);
 		qstr(fp, lab);
 		fprintf(fp, ",fillcolor=\"%s\"];\n", phase_color[opinfo[op->kind].flags & F_COPY ||
 		        op->kind == OP_WAIT ? PH_MEM : op->phase]);
 	}
-	if (open)
+	if (big && f->nop)
 		fprintf(fp, "  }\n");
 	for (int i = 0; i < d->ne; i++) {
 		const Edge *e = &d->e[i];
 		fprintf(fp, "  n%d -> n%d [%s", e->from, e->to, style[e->kind]);
-		if (e->kind != D_RAW)
+		if (e->kind != D_RAW && !big)
 			fprintf(fp, ",label=\"%s%s\"", dep_name[e->kind], e->arena ? " arena" : "");
+		if (e->arena)
+			fprintf(fp, ",penwidth=0.5");
 		fprintf(fp, "];\n");
 	}
 	fprintf(fp, "  subgraph cluster_legend {\n    label=\"legend\";\n");
 	for (int p = 0; p <= PH_MEM; p++)
 		fprintf(fp, "    legend_%s [label=\"%s\",fillcolor=\"%s\"];\n", phase_name[p],
 		        p == PH_MEM ? "copy / wait" : phase_name[p], phase_color[p]);
+	for (int k = 0; k < 3; k++)
+		fprintf(fp, "    legend_%s_a [label=\"\",shape=point];\n    legend_%s_b [label=\"\",shape=point];\n"
+		        "    legend_%s_a -> legend_%s_b [%s,label=\"%s\"];\n", dep_name[k], dep_name[k],
+		        dep_name[k], dep_name[k], style[k], dep_name[k]);
 	fprintf(fp, "  }\n}\n");
 }
 
@@ -140,8 +157,13 @@ dump_trace(FILE *fp, const Func *f, const Live *l, const Cost *c)
 		        (c->end[i] - c->start[i]) * 1e6, opinfo[op->kind].name, phase_name[op->phase], i);
 		qstr(fp, opres(f, op, rb, sizeof rb));
 		fprintf(fp, ",\"bytes\":%lld}}", (long long)op_bytes(f, op));
+		/* up when the op starts; down when a compute op is done (a copy's operand is freed
+		 * by its wait, a compute op) */
 		fprintf(fp, ",\n{\"ph\":\"C\",\"pid\":1,\"ts\":%.3f,\"name\":\"live bytes\",\"args\":{\"bytes\":%lld}}",
 		        c->start[i] * 1e6, (long long)l->at[i]);
+		if (tid == 1)
+			fprintf(fp, ",\n{\"ph\":\"C\",\"pid\":1,\"ts\":%.3f,\"name\":\"live bytes\",\"args\":{\"bytes\":%lld}}",
+			        c->end[i] * 1e6, (long long)l->after[i]);
 	}
 	fprintf(fp, "\n]}\n");
 }

@@ -97,7 +97,7 @@ zone(Func *f, const Live *l, int host, int64_t base, int64_t align)
 
 	for (int v = 0; v < f->nval; v++) {
 		const Value *x = &f->val[v];
-		if (x->decl >= 0 || !!x->host != host)
+		if (x->decl >= 0 || !!x->host != host || l->birth[v] > l->last[v])
 			continue;
 		t[n].v = v;
 		t[n].sz = roundup(type_bytes(&x->ty), align);
@@ -130,6 +130,8 @@ layout(Layout *lay, Func *f, const Live *l, int64_t align)
 
 	if (align < 1 || (align & (align - 1)))
 		die("alignment %lld is not a power of two", (long long)align);
+	for (int v = 0; v < f->nval; v++)
+		f->val[v].off = -1;
 	for (int v = 0; v < f->nval; v++)
 		if (f->val[v].decl >= 0) {
 			f->val[v].off = p;

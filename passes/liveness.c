@@ -2,8 +2,8 @@
  * at every op.
  *
  * needs: f in execution order (Value.def current: func_relink after a permutation).
- * fills: Live (birth, last use and accelerator bytes of every value; bytes at every op; the
- * peak, which no layout can beat). */
+ * fills: Live (birth, last use and accelerator bytes of every value; bytes while every op
+ * runs and after it; the peak, which no layout can beat). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +22,7 @@ live_fill(Live *l, const Func *f)
 	l->last = xcalloc(f->nval + 1, sizeof *l->last);
 	l->bytes = xcalloc(f->nval + 1, sizeof *l->bytes);
 	l->at = xcalloc(n + 1, sizeof *l->at);
+	l->after = xcalloc(n + 1, sizeof *l->after);
 	for (int v = 0; v < f->nval; v++) {
 		const Value *x = &f->val[v];
 		l->bytes[v] = x->host ? 0 : type_bytes(&x->ty);
@@ -29,9 +30,14 @@ live_fill(Live *l, const Func *f)
 			l->birth[v] = -1;
 			l->last[v] = n;
 			l->base += l->bytes[v];
+		} else if (x->def < 0) {
+			/* left behind by a pass that removed its op: never live */
+			l->birth[v] = n;
+			l->last[v] = -1;
+			l->bytes[v] = 0;
 		} else {
-			if (x->def < 0 || x->def >= n || f->op[x->def].res != v)
-				die("value %%%s has no defining op (func_relink?)", x->name);
+			if (x->def >= n || f->op[x->def].res != v)
+				die("value %%%s: stale defining op (func_relink?)", x->name);
 			l->birth[v] = l->last[v] = x->def;
 		}
 	}
@@ -56,16 +62,19 @@ live_fill(Live *l, const Func *f)
 		l->last[f->loss] = n;
 
 	/* Sweep: at[i] = bytes with birth <= i <= last. */
-	delta = xcalloc(n + 2, sizeof *delta);
+	/* delta[i]: bytes born at op i; delta[n + 1 + i]: minus bytes whose last use is op i */
+	delta = xcalloc(2 * n + 2, sizeof *delta);
 	for (int v = 0; v < f->nval; v++)
-		if (l->birth[v] >= 0) {
+		if (l->birth[v] >= 0 && l->birth[v] <= l->last[v]) {
 			delta[l->birth[v]] += l->bytes[v];
-			delta[l->last[v] + 1] -= l->bytes[v];
+			if (l->last[v] < n)
+				delta[n + 1 + l->last[v]] -= l->bytes[v];
 		}
 	l->peak = l->base;
 	l->peakop = -1;
 	for (int i = 0; i < n; i++) {
-		l->at[i] = (i ? l->at[i - 1] : l->base) + delta[i];
+		l->at[i] = (i ? l->after[i - 1] : l->base) + delta[i];
+		l->after[i] = l->at[i] + delta[n + 1 + i];
 		if (l->peakop < 0 || l->at[i] > l->peak) {
 			l->peak = l->at[i];
 			l->peakop = i;
@@ -81,5 +90,6 @@ live_free(Live *l)
 	free(l->last);
 	free(l->bytes);
 	free(l->at);
+	free(l->after);
 	memset(l, 0, sizeof *l);
 }

@@ -97,6 +97,7 @@ typedef struct Live {
 	int *last;          /* last op that needs it; nop when live to the end */
 	int64_t *bytes;     /* accelerator bytes (0 for host values) */
 	int64_t *at;        /* at[i]: accelerator bytes live while op i runs */
+	int64_t *after;     /* after[i]: what stays once op i is done (its dead operands freed) */
 	int64_t base;       /* bytes of module tensors (live throughout) */
 	int64_t peak;       /* max(base, at[]): the lower bound of any layout */
 	int peakop;         /* the op where the peak is reached (-1: no ops) */
@@ -133,8 +134,8 @@ void dag_free(Dag *);
 /* sched.c: list scheduling. needs: f (its current order is the program order), a target;
  * fills: f->op permuted into a topological order of its DAG chosen by priority:
  *   program   keep the order;
- *   mem       among ready ops take the one that frees the most bytes, else the earliest in
- *             program order (so the forward never runs ahead of what memory needs);
+ *   mem       among ready ops the one that frees the most bytes (net); the lowest peak of
+ *             two variants and the program order (never worse than the program order);
  *   critical  the longest latency-weighted path to the end first (long copies start early).
  * Ops whose operands come from a copy are ready when the copy is modeled to end. */
 extern const char *const sched_names[];   /* "mem" "critical" "program", NULL */

@@ -7,11 +7,12 @@
  * The scheduler simulates the two streams of the cost model: an op whose operand comes from a
  * copy becomes ready when the copy is modeled to end, so other work fills the gap. Among the
  * ready ops the priority picks:
- *   mem       the op that frees the most bytes net (operands it is the last user of, less
- *             its result), when some ready op frees at least as much as it allocates;
- *             otherwise the earliest in program order. Net-allocating ops thus keep their
- *             order and the forward never runs ahead, while updates and other ops that release
- *             memory run as soon as they can.
+ *   mem       memory-aware: the op that frees the most bytes net (operands it is the last
+ *             user of, less its result). Two variants run: while every ready op allocates,
+ *             one keeps the program order (so the forward never runs ahead) and the other
+ *             takes the smallest allocation; the order of the lowest peak live bytes among
+ *             them and the program order itself wins (measure, then choose: never worse than
+ *             the program order).
  *   critical  the longest latency-weighted path from the op to the end (copies, being long,
  *             start early); ties in program order.
  *   program   the order as given. */
@@ -21,6 +22,10 @@
 #include "passes.h"
 
 const char *const sched_names[] = { "mem", "critical", "program", NULL };
+
+/* Priorities: program order; memory, falling back on program order while every ready op
+ * allocates (the forward keeps its order); memory, pure greedy; critical path. */
+enum { P_PROGRAM, P_MEM, P_GREEDY, P_CRIT };
 
 typedef struct {
 	const Func *f;
@@ -61,20 +66,16 @@ gain(const S *s, int i)
 	return g;
 }
 
-void
-schedule(Func *f, const Target *t, const char *how)
+/* The list scheduler: order[] gets f's ops (indices in f's current order) in the order prio
+ * picks them. */
+static void
+list_order(const Func *f, const Target *t, int prio, int *order)
 {
-	int n = f->nop, nready = 0, *ready, *order, *npred, *nsucc, **succ;
+	int n = f->nop, nready = 0, *ready, *npred, *nsucc, **succ;
 	double *dur, *est, *bl, comp = 0, copy = 0;
 	Dag d;
 	S s = { f, NULL, NULL };
-	Op *nop;
-	int crit = strcmp(how, "critical") == 0;
-
-	if (strcmp(how, "program") == 0 || n < 2)
-		return;
-	if (!crit && strcmp(how, "mem"))
-		die("unknown schedule '%s'", how);
+	int crit = prio == P_CRIT;
 	dur = xcalloc(n, sizeof *dur);
 	for (int i = 0; i < n; i++)
 		dur[i] = op_time(t, f, &f->op[i]);
@@ -110,7 +111,6 @@ schedule(Func *f, const Target *t, const char *how)
 
 	est = xcalloc(n, sizeof *est);
 	ready = xcalloc(n, sizeof *ready);
-	order = xcalloc(n, sizeof *order);
 	for (int i = 0; i < n; i++)
 		if (!npred[i])
 			ready[nready++] = i;
@@ -140,7 +140,7 @@ schedule(Func *f, const Target *t, const char *how)
 				better = bl[i] > bl[best] || (bl[i] == bl[best] && i < best);
 			} else {
 				g = gain(&s, i);
-				if (g >= 0 || bg >= 0)
+				if (g >= 0 || bg >= 0 || prio == P_GREEDY)
 					better = g > bg || (g == bg && i < best);
 				else
 					better = i < best;
@@ -171,12 +171,6 @@ schedule(Func *f, const Target *t, const char *how)
 			}
 		}
 	}
-	nop = xcalloc(f->capop ? f->capop : 1, sizeof *nop);
-	for (int i = 0; i < n; i++)
-		nop[i] = f->op[order[i]];
-	free(f->op);
-	f->op = nop;
-	func_relink(f);
 	for (int i = 0; i < n; i++)
 		free(succ[i]);
 	free(succ);
@@ -186,8 +180,62 @@ schedule(Func *f, const Target *t, const char *how)
 	free(dur);
 	free(est);
 	free(ready);
-	free(order);
 	free(s.users);
 	free(s.pin);
 	dag_free(&d);
+}
+
+/* f's ops in the order order[] lists (indices into orig, f's ops before any permutation). */
+static void
+apply(Func *f, const Op *orig, const int *order)
+{
+	for (int i = 0; i < f->nop; i++)
+		f->op[i] = orig[order[i]];
+	func_relink(f);
+}
+
+void
+schedule(Func *f, const Target *t, const char *how)
+{
+	int n = f->nop, *order, *best;
+	int64_t bestpeak = -1;
+	Op *orig;
+	Live l;
+
+	if (strcmp(how, "program") == 0 || n < 2)
+		return;
+	order = xcalloc(n, sizeof *order);
+	if (strcmp(how, "critical") == 0) {
+		orig = xcalloc(n, sizeof *orig);
+		memcpy(orig, f->op, n * sizeof *orig);
+		list_order(f, t, P_CRIT, order);
+		apply(f, orig, order);
+		free(orig);
+		free(order);
+		return;
+	}
+	if (strcmp(how, "mem"))
+		die("unknown schedule '%s'", how);
+	/* Measure, then choose: the program order and both memory priorities, the lowest peak. */
+	orig = xcalloc(n, sizeof *orig);
+	best = xcalloc(n, sizeof *best);
+	memcpy(orig, f->op, n * sizeof *orig);
+	for (int p = P_PROGRAM; p <= P_GREEDY; p++) {
+		for (int i = 0; i < n; i++)
+			order[i] = i;
+		apply(f, orig, order);
+		if (p != P_PROGRAM)
+			list_order(f, t, p, order);
+		apply(f, orig, order);
+		live_fill(&l, f);
+		if (bestpeak < 0 || l.peak < bestpeak) {
+			bestpeak = l.peak;
+			memcpy(best, order, n * sizeof *best);
+		}
+		live_free(&l);
+	}
+	apply(f, orig, best);
+	free(orig);
+	free(best);
+	free(order);
 }

@@ -15,7 +15,7 @@ chain(void)
 	int a = tb_op1(f, OP_RELU, PH_FWD, x, "a"), b = tb_mm(f, PH_FWD, a, w, 0, 0, "b");
 	int c = tb_op1(f, OP_TANH, PH_FWD, b, "c"), d = tb_op2(f, OP_ADD, PH_FWD, c, a, "d");
 	int e = tb_op1(f, OP_RELU, PH_FWD, d, "e");
-	static const int64_t at[] = { 192, 256, 320, 320, 256 };
+	static const int64_t at[] = { 192, 256, 320, 320, 256 }, after[] = { 192, 256, 256, 192, 192 };
 	Live l;
 	Layout lay;
 	Target t;
@@ -29,7 +29,8 @@ chain(void)
 	CHECK(l.birth[e] == 4 && l.last[e] == 5, "chain: e lives to the end (%d)", l.last[e]);
 	CHECK(l.birth[x] == -1 && l.last[x] == 5 && l.birth[w] == -1, "chain: decls live throughout");
 	for (int i = 0; i < 5; i++)
-		CHECK(l.at[i] == at[i], "chain: at[%d] = %lld, want %lld", i, (long long)l.at[i], (long long)at[i]);
+		CHECK(l.at[i] == at[i] && l.after[i] == after[i], "chain: at[%d] = %lld, after %lld, want %lld, %lld",
+		      i, (long long)l.at[i], (long long)l.after[i], (long long)at[i], (long long)after[i]);
 	CHECK(l.peak == 320 && l.peakop == 2, "chain: peak %lld at %d", (long long)l.peak, l.peakop);
 	CHECK(live_at(&l, a, 3) && !live_at(&l, a, 4) && !live_at(&l, b, 3), "chain: live_at");
 
@@ -103,7 +104,9 @@ swap(void)
 
 	dag_build(&d, f, NULL, co.dur);
 	{
-		static const int want[][2] = { { 0, 1 }, { 1, 3 }, { 1, 4 }, { 4, 5 }, { 4, 6 }, { 2, 6 } };
+		/* SSA, and each wait before the other users of the copy's result */
+		static const int want[][2] = { { 0, 1 }, { 1, 3 }, { 1, 4 }, { 4, 5 }, { 4, 6 }, { 2, 6 },
+		                               { 3, 4 }, { 5, 6 } };
 		int n = sizeof want / sizeof *want, found = 0;
 		for (int k = 0; k < n; k++)
 			for (int i = 0; i < d.ne; i++)

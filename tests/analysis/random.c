@@ -1,7 +1,8 @@
 /* random.c: properties of the analyses over random functions (seeded): every schedule is a
  * topological order that keeps in-place updates where they were against other accesses;
  * live bytes add up; tensors alive together never share arena bytes; the arena is never
- * below the lower bound; the DAG orders every pair of tensors that share bytes. */
+ * below the lower bound; the DAG orders every pair of tensors that share bytes; the memory-
+ * aware schedule never peaks above the program order. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +40,15 @@ check_order(const Func *f, const Func *orig, const char *how, unsigned seed)
 		bad |= op->res >= 0 && f->val[op->res].def != i;
 	}
 	CHECK(!bad, "seed %u %s: not topological", seed, how);
+	/* a copy's result is used only after the wait on it */
+	bad = 0;
+	for (int i = 0; i < f->nop; i++)
+		if (f->op[i].kind == OP_WAIT)
+			for (int j = 0; j < i; j++)
+				for (int k = 0; k < f->op[j].nargs; k++)
+					bad |= f->op[j].args[k] == f->op[i].args[0] && f->op[j].res != f->op[i].args[0] &&
+					       f->val[f->op[i].args[0]].def != j;
+	CHECK(!bad, "seed %u %s: a copy's result used before its wait", seed, how);
 	/* accesses to a mutated module tensor keep their order when one of them writes */
 	bad = 0;
 	for (int v = 0; v < f->mod->ndecl; v++)
@@ -77,11 +87,14 @@ check_analyses(const Func *f, const An *a, const Target *t, const char *how, uns
 
 	/* live bytes add up */
 	for (int i = 0; i < n; i++) {
-		int64_t s = 0;
-		for (int v = 0; v < f->nval; v++)
+		int64_t s = 0, t = 0;
+		for (int v = 0; v < f->nval; v++) {
 			if (live_at(l, v, i))
 				s += l->bytes[v];
-		bad |= s != l->at[i] || l->at[i] > l->peak;
+			if (live_at(l, v, i) && l->last[v] > i)
+				t += l->bytes[v];
+		}
+		bad |= s != l->at[i] || t != l->after[i] || l->at[i] > l->peak;
 	}
 	CHECK(!bad, "seed %u %s: live bytes do not add up", seed, how);
 	CHECK(a->lay.arena >= l->peak, "seed %u %s: arena %lld below bound %lld", seed, how,
@@ -139,6 +152,7 @@ main(void)
 	target_get(&t, "mt3000");
 	for (unsigned seed = 1; seed <= NSEED; seed++) {
 		int nops = 5 + seed % 120;
+		int64_t peak[3];
 		for (int k = 0; sched_names[k]; k++) {
 			Module *m = tb_random(seed, nops), *o = tb_random(seed, nops);
 			Func *f = m->fwd;
@@ -153,10 +167,13 @@ main(void)
 			if ((double)a.lay.arena / a.l.peak > worst)
 				worst = (double)a.lay.arena / a.l.peak;
 			sum[k] += a.l.peak;
+			peak[k] = a.l.peak;
 			tb_free(&a);
 			mod_free(m);
 			mod_free(o);
 		}
+		CHECK(peak[0] <= peak[2], "seed %u: mem peak %lld above program order %lld", seed,
+		      (long long)peak[0], (long long)peak[2]);
 	}
 	printf("worst arena / lower bound over %d random functions: %.4f\n", NSEED * 3, worst);
 	printf("sum of peaks: mem %lld critical %lld program %lld\n", (long long)sum[0], (long long)sum[1],

@@ -2,13 +2,15 @@
 # examples.sh: every example (and allops.tdsl) built into a .so and trained 5 steps against the
 # interpreter, with check mode on: losses within 1e-5 relative with OpenBLAS's GEMM, the same
 # bits with the portable GEMM (and for forward outputs), the same bits for 1 and 3
-# accelerator threads, and the measured peak within the plan.
+# accelerator threads, and the measured peak within the plan. Then under a 50% budget (or the
+# smallest the planner can meet, which its error message states): the same bits as without a
+# budget, peak_bytes <= budget_bytes, plan_bytes equal to the schedule's arena.
 MTC=${MTC:-./mtc}
 RUN=$(dirname "$MTC")/mtc-run
 src=${top_srcdir:-.}
 out=${top_builddir:-.}/tests/out/backend/examples
 mkdir -p "$out" || exit 1
-pass=0 fail=0
+pass=0 fail=0 skip=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 export MTC_CHECK=1
@@ -36,6 +38,24 @@ for model in "$src"/examples/*.tdsl "$src"/tests/backend/allops.tdsl; do
 	"$RUN" "$model" --forward --save-outputs "$out/$n.fi.st" > /dev/null &&
 	MTC_BLAS=0 "$RUN" "$so" --forward --save-outputs "$out/$n.fs.st" > /dev/null &&
 	cmp -s "$out/$n.fi.st" "$out/$n.fs.st" && ok || bad "$n: forward outputs differ from the interpreter's"
+
+	pct=50
+	if ! "$MTC" "$model" --mem-budget=$pct% -o "$out/$n.b.so" 2> "$out/$n.b.err"; then
+		pct=$(sed -n 's/.*--mem-budget=\([0-9]*\)% or more.*/\1/p' "$out/$n.b.err")
+		if [ "$pct" = 100 ]; then
+			# nothing to trade: the planner says only the whole unconstrained arena fits
+			skip=$((skip + 1)); echo "SKIP: $n: no budget below 100% ($(cat "$out/$n.b.err"))"; continue
+		fi
+		[ -n "$pct" ] && "$MTC" "$model" --mem-budget=$pct% -o "$out/$n.b.so" ||
+			{ bad "$n: no budget below 100% builds: $(cat "$out/$n.b.err")"; continue; }
+	fi
+	ok
+	"$RUN" "$out/$n.b.so" --steps 5 > "$out/$n.b.txt" || bad "$n: module under a $pct% budget"
+	if [ "$(grep ^step "$out/$n.so.txt")" = "$(grep ^step "$out/$n.b.txt")" ]; then ok; else bad "$n: a $pct% budget changes the losses"; fi
+	if awk '/^peak_bytes/ { exit !($6 > 0 && $2 <= $6) }' "$out/$n.b.txt"; then ok; else bad "$n: over budget: $(tail -1 "$out/$n.b.txt")"; fi
+	arena=$("$MTC" "$model" --mem-budget=$pct% --emit=schedule | sed -n 's/^peak_live_bytes [0-9]* arena_bytes \([0-9]*\).*/\1/p')
+	if awk -v a="$arena" '/^peak_bytes/ { exit !($4 == a) }' "$out/$n.b.txt"; then ok; else bad "$n: plan_bytes is not the schedule's arena $arena"; fi
+	echo "$n: budget $pct%: $(tail -1 "$out/$n.b.txt")"
 done
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]

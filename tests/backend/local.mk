@@ -11,3 +11,10 @@ tests_backend_api_LDADD = runtime/libmtcrt.a $(BLAS_LIBS) $(LIBS)
 TESTS += tests/backend/examples.sh tests/backend/swap.sh tests/backend/api.sh tests/backend/train.sh
 EXTRA_DIST += tests/backend/examples.sh tests/backend/swap.sh tests/backend/api.sh tests/backend/train.sh \
 	tests/backend/allops.tdsl tests/backend/fwdonly.tdsl tests/backend/swap.mir tests/backend/nowait.mir
+EXTRA_DIST += tests/backend/bench.sh tests/backend/bench.py
+
+# make bench: the examples' step time against PyTorch (tests/backend/bench.sh).
+bench: all
+	top_srcdir=$(top_srcdir) top_builddir=$(top_builddir) MTC=$(abs_top_builddir)/mtc \
+		$(SHELL) $(top_srcdir)/tests/backend/bench.sh
+.PHONY: bench

@@ -3,7 +3,8 @@
  *
  * usage: fuzz [FILE.mir...]; without files, every .mir under $top_srcdir/tests/ir/{good,golden}.
  * FUZZ_ITERS (default 3000) and FUZZ_SEED (default 1) steer it; a failing input is saved as
- * fuzz-fail-N.mir in the current directory. */
+ * fuzz-fail-N.mir in the current directory. Then as many parsed seeds, broken in memory at
+ * random, go through the verifier, which must not crash on them. */
 #include <ctype.h>
 #include <dirent.h>
 #include <stdio.h>
@@ -205,6 +206,42 @@ try(const Buf *in)
 	return bad ? -1 : 1;
 }
 
+/* Break one field of a module at random. */
+static void
+corrupt(Module *m)
+{
+	static const int64_t odd[] = { 0, -1, 1, 2, 1 << 20, INT64_MAX, INT64_MIN };
+	Func *f = m->step && rnd(2) ? m->step : m->fwd;
+	Op *o = f->nop ? &f->op[rnd(f->nop)] : NULL;
+	Value *v = &f->val[rnd(f->nval)];
+	Decl *d = m->ndecl ? &m->decl[rnd(m->ndecl)] : NULL;
+	int any = (int)rnd(f->nval + 4) - 2;
+
+	switch (rnd(15)) {
+	case 0: if (o) o->kind = rnd(NOP + 3); break;
+	case 1: if (o) o->phase = rnd(8); break;
+	case 2: if (o) o->res = any; break;
+	case 3: if (o && o->nargs) o->args[rnd(o->nargs)] = any; break;
+	case 4: if (o) o->nargs = rnd(o->nargs + 1); break;
+	case 5: v->def = (int)rnd(f->nop + 4) - 2; break;
+	case 6: v->decl = (int)rnd(m->ndecl + 4) - 2; break;
+	case 7: v->host ^= 1; break;
+	case 8: v->ty.sh.rank = (int)rnd(MAXRANK + 4) - 1; break;
+	case 9: v->ty.sh.d[rnd(MAXRANK)] = odd[rnd(7)]; break;
+	case 10: v->ty.dt = rnd(3); break;
+	case 11: if (f->nout) f->out[rnd(f->nout)] = any; else f->loss = any; break;
+	case 12: if (o) o->of = any; break;
+	case 13: if (o) o->ia[rnd(MAXIA)] = odd[rnd(7)], o->nia = (int)rnd(12) - 2; break;
+	default:
+		if (d) {
+			d->role = rnd(4);
+			d->of = (int)rnd(m->ndecl + 4) - 2;
+			d->init.kind = rnd(7);
+			d->ty.sh.d[0] = odd[rnd(7)];
+		}
+	}
+}
+
 static int
 seeds(Buf *b, int n, int max, const char *dir)
 {
@@ -271,6 +308,17 @@ main(int argc, char **argv)
 		free(b.s);
 	}
 	printf("%d of %d mutated files parsed\n", parsed, iters);
+	/* The verifier on modules broken in memory: it must report, never crash. */
+	for (int it = 0, found = 0; it < iters; it++) {
+		Module *m = parse(&seed[rnd(ns)]);
+		for (int k = 1 + rnd(3); k > 0; k--)
+			corrupt(m);
+		found += ir_verify(m, "fuzz") > 0;
+		mod_free(m);
+		npass++;
+		if (it == iters - 1)
+			printf("the verifier found problems in %d of %d broken modules\n", found, iters);
+	}
 	for (int i = 0; i < ns; i++)
 		free(seed[i].s);
 	return done();

@@ -14,7 +14,7 @@ static int npass, nfail;
 	 fprintf(stderr, __VA_ARGS__), (void)fputc('\n', stderr)))
 
 /* "f32[2,3]" -> a type (the test's own text, trusted). */
-static Type
+static inline Type
 T(const char *s)
 {
 	Type t = { .dt = s[0] == 'i' ? I32 : F32 };

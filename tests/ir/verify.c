@@ -20,7 +20,9 @@ op(Func *f, Opk k, Phase ph, const char *name, const char *a0, const char *a1, c
 			die("test: no value %s", an[n]);
 	if (op_infer(f, k, args, n, ia, nia, fa, &r, err, sizeof err))
 		die("test: %s: %s", opinfo[k].name, err);
-	return func_op(f, k, ph, args, n, ia, nia, fa, &r, name, (Loc){ 1, 1 });
+	static int line = 10;
+	line++;
+	return func_op(f, k, ph, args, n, ia, nia, fa, &r, name, (Loc){ line, line % 7 });
 }
 
 #define OP1(f, k, ph, nm, a) op(f, k, ph, nm, a, 0, 0, 0, 0, NULL, 0, NULL, NULL)
@@ -78,6 +80,9 @@ build(void)
 	op(s, OP_SGD, PH_UPD, NULL, "b", "g.b", 0, 0, 0, NULL, 0, lr, NULL);
 	OP1(s, OP_TICK, PH_UPD, NULL, "t");
 	s->loss = V(s, "l");
+	s->val[V(s, "h")].off = 256;
+	s->val[V(s, "r.s")].off = 0;
+	s->val[V(s, "w")].off = 1024;
 	return m;
 }
 
@@ -216,6 +221,87 @@ static const struct {
 	{ b_given, "given type", "sum_to: f32[3] does not broadcast to f32[4,8]" },
 };
 
+/* ---------- print, then parse: the same module ---------- */
+
+static int
+same_type(const Type *a, const Type *b)
+{
+	return a->dt == b->dt && shape_eq(&a->sh, &b->sh);
+}
+
+static int
+same_loc(Loc a, Loc b)
+{
+	return a.line == b.line && a.col == b.col;
+}
+
+static void
+same_func(const Func *a, const Func *b)
+{
+	CHECK(a->nval == b->nval && a->nop == b->nop && a->nout == b->nout && a->loss == b->loss,
+	      "%s: %d values, %d ops, %d outputs, loss %d; read back %d, %d, %d, %d", a->name,
+	      a->nval, a->nop, a->nout, a->loss, b->nval, b->nop, b->nout, b->loss);
+	if (a->nval != b->nval || a->nop != b->nop || a->nout != b->nout)
+		return;
+	for (int v = 0; v < a->nval; v++) {
+		const Value *x = &a->val[v], *y = &b->val[v];
+		CHECK(!strcmp(x->name, y->name) && same_type(&x->ty, &y->ty) && x->def == y->def &&
+		      x->decl == y->decl && x->host == y->host && x->off == y->off && same_loc(x->loc, y->loc),
+		      "%s: value %%%s differs after the round trip", a->name, x->name);
+	}
+	for (int i = 0; i < a->nop; i++) {
+		const Op *x = &a->op[i], *y = &b->op[i];
+		int ok = x->kind == y->kind && x->phase == y->phase && x->res == y->res &&
+		         x->nargs == y->nargs && x->of == y->of && same_loc(x->loc, y->loc);
+		if (op_iattr_is_list(x->kind))          /* elsewhere nia means nothing */
+			ok = ok && x->nia == y->nia;
+		for (int k = 0; ok && k < x->nargs; k++)
+			ok = x->args[k] == y->args[k];
+		for (int k = 0; ok && k < MAXIA; k++)
+			ok = x->ia[k] == y->ia[k];
+		for (int k = 0; ok && k < MAXFA; k++)
+			ok = x->fa[k] == y->fa[k];
+		CHECK(ok, "%s: op %d (%s) differs after the round trip", a->name, i, opinfo[x->kind].name);
+	}
+	for (int i = 0; i < a->nout; i++)
+		CHECK(a->out[i] == b->out[i] && !strcmp(a->outname[i], b->outname[i]), "%s: output %d differs",
+		      a->name, i);
+}
+
+static void
+roundtrip(void)
+{
+	Module *a = build(), *b;
+	Src src = { .name = "roundtrip.mir" };
+	char *text = NULL;
+	size_t n = 0;
+	FILE *fp = open_memstream(&text, &n);
+
+	ir_print(fp, a);
+	fclose(fp);
+	src.text = text;
+	src.len = n;
+	b = ir_parse(&src);
+	CHECK(b != NULL, "the printed module does not parse:\n%s", text);
+	if (b) {
+		CHECK(!strcmp(a->name, b->name) && !strcmp(a->file, b->file) && a->ndecl == b->ndecl,
+		      "the module's name, file or declarations differ");
+		for (int i = 0; i < a->ndecl && i < b->ndecl; i++) {
+			const Decl *x = &a->decl[i], *y = &b->decl[i];
+			CHECK(!strcmp(x->name, y->name) && x->role == y->role && same_type(&x->ty, &y->ty) &&
+			      x->init.kind == y->init.kind && x->init.a == y->init.a && x->init.b == y->init.b &&
+			      x->of == y->of && same_loc(x->loc, y->loc), "declaration %s differs", x->name);
+		}
+		CHECK(a->opt.kind == b->opt.kind && a->opt.lr == b->opt.lr &&
+		      a->opt.momentum == b->opt.momentum, "the optimizer differs");
+		same_func(a->fwd, b->fwd);
+		same_func(a->step, b->step);
+	}
+	mod_free(a);
+	mod_free(b);
+	free(text);
+}
+
 int
 main(void)
 {
@@ -243,5 +329,6 @@ main(void)
 	CHECK(strstr(buf, "mtc: internal error: test: forward: op 2 (%r = relu): result is") == buf,
 	      "report form: %s", buf);
 	mod_free(m);
+	roundtrip();
 	return done();
 }

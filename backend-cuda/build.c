@@ -1,0 +1,301 @@
+/* build.c: the CUDA target's driver: plan, kernels, NVRTC, host code, MODEL.h, MODEL.so.
+ *
+ * needs: a module after the pipeline (ops in execution order; Value.off from the layout pass
+ *        where it ran: values still at -1 get a slot of their own, which is always correct).
+ * fills: --emit=cuda|ptx|llvm|h output, or MODEL.so and MODEL.h beside it. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "cuda.h"
+
+static int
+err(const char *fmt, const char *a, const char *b)
+{
+	fprintf(stderr, "mtc: error: ");
+	fprintf(stderr, fmt, a, b);
+	fputc('\n', stderr);
+	return 1;
+}
+
+/* ---------- the plan ---------- */
+
+/* Addresses and lifetimes come from the MT-3000 backend's plan (backend-mt3000/plan.c), which
+ * is target-independent; the CUDA target adds an event per copy. */
+static void
+plan(CuMod *c)
+{
+	const FnPlan *ps[2] = { &c->g.fwd, c->m->step ? &c->g.step : NULL };
+
+	c->g = (Gen){ .m = c->m, .o = c->o, .id = c->id };
+	gen_plan(&c->g);
+	ps[0] = &c->g.fwd;
+	ps[1] = c->m->step ? &c->g.step : NULL;
+	c->poff = c->g.poff;
+	c->persist = c->g.persist;
+	c->arena = c->g.arena;
+	c->host = c->g.ddr;
+	c->peak = c->g.fwd.peak > c->g.step.peak ? c->g.fwd.peak : c->g.step.peak;
+	for (int k = 0; k < 2; k++) {
+		const FnPlan *p = ps[k];
+		if (!p)
+			continue;
+		c->fn[k].f = p->f;
+		c->fn[k].off = p->off;
+		c->fn[k].last = p->last;
+		c->fn[k].ev = xcalloc(p->f->nval + 1, sizeof *c->fn[k].ev);
+		for (int i = 0; i < p->f->nop; i++)
+			if (opinfo[p->f->op[i].kind].flags & F_COPY)
+				c->fn[k].ev[p->f->op[i].res] = c->nev++;
+	}
+}
+
+/* Does f read value v? */
+int
+cuda_reads(const Func *f, int v)
+{
+	if (!f)
+		return 0;
+	for (int i = 0; i < f->nop; i++)
+		for (int a = 0; a < f->op[i].nargs; a++)
+			if (f->op[i].args[a] == v)
+				return 1;
+	for (int k = 0; k < f->nout; k++)
+		if (f->out[k] == v)
+			return 1;
+	return 0;
+}
+
+static void
+tensor(FILE *fp, const char *role, const char *name, const Type *t, int64_t off, const Init *in,
+       int use)
+{
+	fprintf(fp, "tensor %s %s %s %d", role, name, dtype_name(t->dt), t->sh.rank);
+	for (int k = 0; k < t->sh.rank; k++)
+		fprintf(fp, " %lld", (long long)t->sh.d[k]);
+	fprintf(fp, " off %lld init %d %.17g %.17g use %d\n", (long long)off, in ? (int)in->kind : 0,
+	        in ? in->a : 0, in ? in->b : 0, use);
+}
+
+/* The description the runtime reads (runtime/mtc/mtc-cuda.h). */
+static void
+manifest(CuMod *c)
+{
+	const Module *m = c->m;
+	static const char *const role[] = { "input", "param", "state" };
+	size_t n;
+	FILE *fp = open_memstream(&c->manifest, &n);
+	const Func *st = c->fn[1].f;
+
+	if (!fp)
+		die("out of memory");
+	fprintf(fp, "model %s\nsolver %s\nbudget %lld\nplan %lld\npeak %lld\npersist %lld\n"
+	        "arena %lld\nhost %lld\nevents %d\nloss %lld\n", m->name,
+	        c->o->solver ? c->o->solver : "none", (long long)c->o->budget,
+	        (long long)(c->persist + c->arena), (long long)c->peak, (long long)c->persist,
+	        (long long)c->arena, (long long)c->host, c->nev,
+	        st && st->loss >= 0 ? (long long)c->fn[1].off[st->loss] : -1LL);
+	for (int k = 0; k < c->prog->nfn; k++)
+		fprintf(fp, "kernel %s\n", c->prog->fname[k]);
+	for (int d = 0; d < m->ndecl; d++)
+		tensor(fp, role[m->decl[d].role], m->decl[d].name, &m->decl[d].ty, c->poff[d],
+		       &m->decl[d].init, cuda_reads(m->fwd, d) | cuda_reads(st, d) << 1);
+	for (int k = 0; k < m->fwd->nout; k++) {
+		int v = m->fwd->out[k];
+		tensor(fp, "output", m->fwd->outname[k], &m->fwd->val[v].ty, c->fn[0].off[v], NULL, 0);
+	}
+	fclose(fp);
+}
+
+/* ---------- MODEL.h ---------- */
+
+/* The same API as the C backend's: its header generator, with the CUDA plan. */
+static void
+header(CuMod *c, FILE *fp)
+{
+	header_emit(&c->g, fp);
+}
+
+/* ---------- the pipeline of the target ---------- */
+
+static int
+compile(CuMod *c, int want_cubin)
+{
+	char *log = NULL;
+	const char *arch = c->o->arch;
+
+	c->ptx = cuda_compile(c->prog->src, "model.cu", cuda_default_arch, 0, &c->ptxlen, &log);
+	if (!c->ptx) {
+		fprintf(stderr, "mtc: error: NVRTC could not compile the kernels for %s:\n%s\n",
+		        cuda_default_arch, log ? log : "");
+		free(log);
+		return 1;
+	}
+	free(log);
+	if (arch && want_cubin) {
+		c->cubin = cuda_compile(c->prog->src, "model.cu", arch, 1, &c->cubinlen, &log);
+		if (!c->cubin) {
+			fprintf(stderr, "mtc: error: NVRTC could not compile the kernels for %s:\n%s\n",
+			        arch, log ? log : "");
+			free(log);
+			return 1;
+		}
+		free(log);
+		c->cubin_arch = atoi(arch + 3);
+	}
+	return 0;
+}
+
+static void
+prepare(CuMod *c, const Module *m, const Opts *o)
+{
+	memset(c, 0, sizeof *c);
+	c->m = m;
+	c->o = o;
+	c->id = m->name;
+	plan(c);
+	c->prog = cuda_kernels(m);
+	manifest(c);
+}
+
+static void
+release(CuMod *c)
+{
+	for (int i = 0; i < 2; i++)
+		free(c->fn[i].ev);
+	gen_free(&c->g);
+	free(c->ptx);
+	free(c->cubin);
+	free(c->manifest);
+	cuprog_free(c->prog);
+}
+
+static FILE *
+out_open(const char *out)
+{
+	if (!out || strcmp(out, "-") == 0)
+		return stdout;
+	return fopen(out, "w");
+}
+
+static int
+out_close(FILE *fp, const char *out)
+{
+	int bad = ferror(fp);
+	if (fp != stdout)
+		bad |= fclose(fp) != 0;
+	else
+		fflush(fp);
+	return bad ? err("cannot write '%s'%s", out ? out : "-", "") : 0;
+}
+
+/* --emit=cuda|ptx|llvm|h */
+int
+cuda_emit(const Module *m, const Opts *o, const char *kind, const char *out)
+{
+	CuMod c;
+	FILE *fp;
+	int rc = 0;
+
+	prepare(&c, m, o);
+	if (!(fp = out_open(out))) {
+		release(&c);
+		return err("cannot write '%s'%s", out, "");
+	}
+	if (strcmp(kind, "cuda") == 0) {
+		fputs(c.prog->src, fp);
+	} else if (strcmp(kind, "h") == 0) {
+		header(&c, fp);
+	} else if (strcmp(kind, "ptx") == 0) {
+		if (!(rc = compile(&c, 0)))
+			fputs(c.ptx, fp);
+	} else if (strcmp(kind, "llvm") == 0) {
+		if (!(rc = compile(&c, 1)))
+			rc = cuda_host(&c, fp, NULL);
+	} else {
+		die("cuda_emit: unknown kind %s", kind);
+	}
+	rc |= out_close(fp, out);
+	release(&c);
+	return rc;
+}
+
+/* The directory holding libmtccuda.a and libmtcrt.a: $MTC_RUNTIME_DIR (or its lib/), the
+ * build tree this mtc was built in, the configured $libdir. */
+static const char *
+rtdir(void)
+{
+	static char path[4200];
+	const char *e = getenv("MTC_RUNTIME_DIR");
+	const char *dirs[] = { e, e, MTC_BUILD_RTDIR, MTC_LIBDIR };
+	const char *sub[] = { "", "/lib", "", "" };
+
+	for (int i = 0; i < 4; i++) {
+		if (!dirs[i] || !*dirs[i])
+			continue;
+		snprintf(path, sizeof path, "%s%s/libmtccuda.a", dirs[i], sub[i]);
+		if (access(path, R_OK) == 0) {
+			path[strlen(path) - strlen("/libmtccuda.a")] = 0;
+			return path;
+		}
+	}
+	return NULL;
+}
+
+/* MODEL.so (out) and MODEL.h beside it. */
+int
+cuda_build(const Module *m, const Opts *o, const char *out)
+{
+	CuMod c;
+	char obj[4096], hdr[4096], cmd[4 * 4200 + 1024];
+	const char *dir = rtdir(), *dot, *slash;
+	FILE *fp;
+	int rc;
+
+	if (strlen(out) > 4000 || strchr(out, '\''))
+		return err("unusable output name '%s'%s", out, "");
+	if (!dir)
+		return err("the mtc runtime (libmtccuda.a) is not in the build tree nor in %s: run 'make "
+		           "install' or set MTC_RUNTIME_DIR%s", MTC_LIBDIR, "");
+	prepare(&c, m, o);
+	if ((rc = compile(&c, 1))) {
+		release(&c);
+		return rc;
+	}
+	snprintf(obj, sizeof obj, "%s.o", out);
+	if ((rc = cuda_host(&c, NULL, obj))) {
+		release(&c);
+		return rc;
+	}
+	/* MODEL.h: the output's name with .h for its extension */
+	slash = strrchr(out, '/');
+	dot = strrchr(out, '.');
+	if (!dot || (slash && dot < slash))
+		dot = out + strlen(out);
+	snprintf(hdr, sizeof hdr, "%.*s.h", (int)(dot - out), out);
+	if (!(fp = fopen(hdr, "w"))) {
+		release(&c);
+		unlink(obj);
+		return err("cannot write '%s'%s", hdr, "");
+	}
+	header(&c, fp);
+	if ((rc = out_close(fp, hdr))) {
+		release(&c);
+		unlink(obj);
+		return rc;
+	}
+	/* the runtime's CUDA part, then the common runtime (initial values); nothing undefined */
+	snprintf(cmd, sizeof cmd, "%s -shared -Wl,-z,defs -o '%s' '%s' '%s/libmtccuda.a' "
+	         "'%s/libmtcrt.a' -ldl %s", MTC_CC, out, obj, dir, dir, MTC_RT_LIBS);
+	rc = system(cmd);
+	unlink(obj);
+	release(&c);
+	if (rc != 0)
+		return err("linking '%s' failed (%s)", out, cmd);
+	return 0;
+}
+
+static const char *const emits[] = { "cuda", "ptx", "llvm", "h", NULL };
+const Backend backend_cuda = { "cuda", emits, cuda_emit, cuda_build };

@@ -1,0 +1,83 @@
+/* cuda.h: the CUDA backend's internal header: kernel generation, NVRTC, host code, linking.
+ *
+ * The backend turns every op of a module's functions into one CUDA C kernel specialised for
+ * the op's static shapes (kern.c), compiles them with NVRTC into PTX and optionally a cubin
+ * (nvrtc.c), and emits the schedule that launches them as LLVM IR (host.c). */
+#ifndef MTC_CUDA_H
+#define MTC_CUDA_H
+
+#include "driver.h"
+#include "mt3000.h"
+
+/* How the host launches one op. Ops without a kernel (swaps, waits) have fn < 0. */
+typedef struct Launch {
+	int fn;                   /* index of the kernel function in the program, -1: none */
+	unsigned grid[3], block[3];
+	/* matmul: row-major C[m,n] = op(A)[m,k] @ op(B)[k,n] over `batch` matrices whose starts
+	 * are sa, sb, sc elements apart; gemm = 0 when the batch broadcast has no such form,
+	 * and then only the generated kernel runs. */
+	int gemm, ta, tb;
+	int64_t m, n, k, batch, sa, sb, sc;
+} Launch;
+
+/* The device program of a module: CUDA C source and one launch per op of each function. */
+typedef struct CuProg {
+	char *src;                /* NUL-terminated CUDA C */
+	size_t len;
+	char **fname;             /* kernel function names, deduplicated */
+	int nfn;
+	Launch *launch[2];        /* [0] forward, [1] step: one per op, NULL if the func is absent */
+} CuProg;
+
+/* kern.c: needs a module whose functions are complete (shapes known);
+ * fills a CuProg with one kernel per distinct op instance. */
+CuProg *cuda_kernels(const Module *);
+/* The kernel (source text appended to fp) and its launch for one op of f; for tests. */
+int cuda_kernel_op(FILE *fp, const Func *f, const Op *op, const char *name, Launch *l);
+void cuda_prelude(FILE *fp);
+void cuprog_free(CuProg *);
+
+/* nvrtc.c: compile CUDA C to PTX for a virtual architecture ("compute_75") or to a cubin
+ * for a real one ("sm_90"). Returns a malloc'ed image (*len bytes, PTX NUL-terminated) or
+ * NULL, with NVRTC's log in *log (malloc'ed; may be set on success too, with warnings). */
+char *cuda_compile(const char *src, const char *name, const char *arch, int cubin,
+                   size_t *len, char **log);
+/* The default architecture: PTX for it runs on every GPU CUDA 12 and 13 support. */
+extern const char cuda_default_arch[];
+
+/* The memory plan as the host code uses it (views of backend-mt3000's FnPlan). One device
+ * allocation: the persistent zone (inputs, params, state at fixed offsets shared by both
+ * functions), then the arena. */
+typedef struct CuFn {
+	const Func *f;
+	const int64_t *off;       /* per value: device offset, or pinned host offset (host values) */
+	const int *last;          /* per value: the op after which it is dead; nop: never */
+	int *ev;                  /* per value a copy makes: the event of its completion */
+} CuFn;
+
+typedef struct CuMod {
+	const Module *m;
+	const Opts *o;
+	const char *id;           /* the model's C prefix */
+	Gen g;                    /* the shared plan and header generator */
+	CuProg *prog;
+	int64_t *poff, persist;   /* per decl: offset in the persistent zone */
+	int64_t arena, host, peak;
+	CuFn fn[2];               /* forward, step (f NULL without training) */
+	int nev;
+	char *ptx, *cubin;
+	size_t ptxlen, cubinlen;
+	int cubin_arch;           /* 90 for sm_90; 0: no cubin */
+	char *manifest;
+} CuMod;
+
+/* build.c: the target's entry points (struct target's emit and build), and a helper. */
+int cuda_emit(const Module *, const Opts *, const char *kind, const char *out);
+int cuda_build(const Module *, const Opts *, const char *out);
+int cuda_reads(const Func *, int v);     /* does some op of f (may be NULL) read v? */
+
+/* host.c: the schedules, the images and the typed API as LLVM IR. Writes the IR text to
+ * ir (when not NULL) and an object file to obj (when not NULL). 0, or 1 after a message. */
+int cuda_host(const CuMod *, FILE *ir, const char *obj);
+
+#endif

@@ -1,0 +1,740 @@
+/* cuda.c: the runtime's CUDA part: libcuda and cuBLAS through dlopen, one device arena, a
+ * compute and a copy stream, pinned host memory for swaps, events, check mode, the module API.
+ *
+ * Nothing here links against CUDA: the few driver API types are declared below, so a module
+ * loads everywhere and create() says plainly when there is no driver or no GPU. */
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mtc/mtc-cuda.h"
+
+/* ---------- the driver API, as far as we use it ---------- */
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
+enum { CU_EVENT_DISABLE_TIMING = 2, CU_STREAM_NON_BLOCKING = 1,
+       CU_ATTR_CC_MAJOR = 75, CU_ATTR_CC_MINOR = 76 };
+
+#define DRIVER(X) \
+	X(cuInit, (unsigned)) \
+	X(cuDeviceGetCount, (int *)) \
+	X(cuDeviceGet, (CUdevice *, int)) \
+	X(cuDeviceGetAttribute, (int *, int, CUdevice)) \
+	X(cuDevicePrimaryCtxRetain, (CUcontext *, CUdevice)) \
+	X(cuDevicePrimaryCtxRelease_v2, (CUdevice)) \
+	X(cuCtxSetCurrent, (CUcontext)) \
+	X(cuModuleLoadData, (CUmodule *, const void *)) \
+	X(cuModuleUnload, (CUmodule)) \
+	X(cuModuleGetFunction, (CUfunction *, CUmodule, const char *)) \
+	X(cuMemAlloc_v2, (CUdeviceptr *, size_t)) \
+	X(cuMemFree_v2, (CUdeviceptr)) \
+	X(cuMemAllocHost_v2, (void **, size_t)) \
+	X(cuMemFreeHost, (void *)) \
+	X(cuMemcpyHtoDAsync_v2, (CUdeviceptr, const void *, size_t, CUstream)) \
+	X(cuMemcpyDtoHAsync_v2, (void *, CUdeviceptr, size_t, CUstream)) \
+	X(cuMemsetD32Async, (CUdeviceptr, unsigned, size_t, CUstream)) \
+	X(cuStreamCreate, (CUstream *, unsigned)) \
+	X(cuStreamDestroy_v2, (CUstream)) \
+	X(cuStreamSynchronize, (CUstream)) \
+	X(cuStreamWaitEvent, (CUstream, CUevent, unsigned)) \
+	X(cuEventCreate, (CUevent *, unsigned)) \
+	X(cuEventDestroy_v2, (CUevent)) \
+	X(cuEventRecord, (CUevent, CUstream)) \
+	X(cuLaunchKernel, (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, \
+	                   unsigned, CUstream, void **, void **)) \
+	X(cuGetErrorString, (CUresult, const char **))
+
+static struct {
+	void *lib;
+#define X(name, args) CUresult (*name) args;
+	DRIVER(X)
+#undef X
+} cu;
+
+/* cuBLAS, when present: row-major GEMMs go through cublasSgemmStridedBatched. */
+typedef struct cublasContext *cublasHandle_t;
+static struct {
+	void *lib;
+	int (*create)(cublasHandle_t *);
+	int (*destroy)(cublasHandle_t);
+	int (*set_stream)(cublasHandle_t, CUstream);
+	int (*sgemm)(cublasHandle_t, int, int, int, int, int, const float *, const float *, int,
+	             long long, const float *, int, long long, const float *, float *, int,
+	             long long, int);
+} blas;
+
+/* ---------- errors ---------- */
+
+static _Thread_local char lasterr[512];
+
+static int
+set_last(int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(lasterr, sizeof lasterr, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+const char *
+mtc_cu_last_error(void)
+{
+	return lasterr;
+}
+
+/* ---------- the manifest ---------- */
+
+typedef struct Tns {
+	struct mtc_tensor_info info;
+	int64_t shape[8];
+	int64_t off;
+	int init, use;
+	double a, b;
+} Tns;
+
+typedef struct Manifest {
+	char model[128], solver[32];
+	int64_t budget, plan, peak, persist, arena, host, loss;
+	int nevents, nk;
+	char (*kname)[64];
+	Tns *t[4];                /* input, param, state, output */
+	int nt[4];
+	struct mtc_module mod;
+	struct mtc_tensor_info *info[4];
+	int ok;
+} Manifest;
+
+static Manifest man;
+static const char *const roles[4] = { "input", "param", "state", "output" };
+
+static void
+add_tensor(char *line)
+{
+	char role[16], name[256], dt[8];
+	int rank, n, r;
+	Tns t;
+	char *p = line;
+
+	memset(&t, 0, sizeof t);
+	if (sscanf(p, "tensor %15s %255s %7s %d%n", role, name, dt, &rank, &n) != 4 || rank > 8)
+		return;
+	p += n;
+	for (int i = 0; i < rank; i++) {
+		long long d;
+		if (sscanf(p, " %lld%n", &d, &n) != 1)
+			return;
+		t.shape[i] = d;
+		p += n;
+	}
+	if (sscanf(p, " off %lld init %d %lf %lf use %d", (long long *)&t.off, &t.init, &t.a, &t.b,
+	           &t.use) < 1)
+		return;
+	for (r = 0; r < 4 && strcmp(role, roles[r]); r++)
+		;
+	if (r == 4)
+		return;
+	t.info.name = strdup(name);
+	t.info.dtype = strcmp(dt, "i32") == 0 ? MTC_I32 : MTC_F32;
+	t.info.rank = rank;
+	t.info.numel = 1;
+	for (int i = 0; i < rank; i++)
+		t.info.numel *= t.shape[i];
+	t.info.bytes = t.info.numel * 4;
+	man.t[r] = realloc(man.t[r], (man.nt[r] + 1) * sizeof *man.t[r]);
+	man.t[r][man.nt[r]++] = t;
+}
+
+static int
+kv(const char *line, const char *key, int64_t *v)
+{
+	size_t n = strlen(key);
+	long long x;
+	if (strncmp(line, key, n) || line[n] != ' ' || sscanf(line + n, "%lld", &x) != 1)
+		return 0;
+	*v = x;
+	return 1;
+}
+
+static int api_step(void *, const void *const *, float *);
+static int api_get(void *, int, void *);
+static int api_set(void *, int, const void *);
+static int api_stats(const void *, struct mtc_stats *);
+
+static void
+load_manifest(void)
+{
+	const char *p = mtc_cu_manifest;
+	char line[1024];
+	int64_t v;
+
+	if (man.ok)
+		return;
+	while (*p) {
+		size_t n = strcspn(p, "\n");
+		snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line ? n : sizeof line - 1), p);
+		p += n + (p[n] == '\n');
+		if (sscanf(line, "model %127s", man.model) == 1 || sscanf(line, "solver %31s", man.solver) == 1)
+			continue;
+		if (kv(line, "budget", &man.budget) || kv(line, "plan", &man.plan) ||
+		    kv(line, "peak", &man.peak) || kv(line, "persist", &man.persist) ||
+		    kv(line, "arena", &man.arena) || kv(line, "host", &man.host) ||
+		    kv(line, "loss", &man.loss))
+			continue;
+		if (kv(line, "events", &v)) {
+			man.nevents = (int)v;
+		} else if (strncmp(line, "kernel ", 7) == 0) {
+			man.kname = realloc(man.kname, (man.nk + 1) * sizeof *man.kname);
+			snprintf(man.kname[man.nk++], 64, "%.63s", line + 7);
+		} else if (strncmp(line, "tensor ", 7) == 0) {
+			add_tensor(line);
+		}
+	}
+	for (int r = 0; r < 4; r++) {
+		man.info[r] = calloc(man.nt[r] + 1, sizeof *man.info[r]);
+		for (int i = 0; i < man.nt[r]; i++) {
+			man.info[r][i] = man.t[r][i].info;
+			man.info[r][i].shape = man.t[r][i].shape;
+		}
+	}
+	man.mod = (struct mtc_module){
+		.abi = MTC_ABI, .name = man.model, .target = "cuda", .solver = man.solver,
+		.ninputs = man.nt[0], .noutputs = man.nt[3], .nparams = man.nt[1], .nstate = man.nt[2],
+		.inputs = man.info[0], .outputs = man.info[3], .params = man.info[1], .state = man.info[2],
+		.trains = man.loss >= 0, .plan_bytes = man.plan, .arena_bytes = man.arena,
+		.peak_bytes = man.peak, .budget_bytes = man.budget,
+		.create = mtc_cu_create, .step = api_step, .forward = mtc_cu_forward,
+		.destroy = mtc_cu_destroy, .error = mtc_cu_error, .get = api_get, .set = api_set,
+		.stats = api_stats,
+	};
+	for (int i = 0; i < man.nt[1]; i++)
+		man.mod.param_bytes += man.t[1][i].info.bytes;
+	for (int i = 0; i < man.nt[2]; i++)
+		man.mod.state_bytes += man.t[2][i].info.bytes;
+	man.ok = 1;
+}
+
+const struct mtc_module *
+mtc_cu_module(void)
+{
+	load_manifest();
+	return &man.mod;
+}
+
+/* ---------- an instance ---------- */
+
+typedef struct Live {
+	int64_t off, bytes;
+} Live;
+
+struct mtc_cu {
+	CUdevice dev;
+	CUcontext ctx;
+	CUmodule mod;
+	CUfunction *fn;
+	CUdeviceptr mem;          /* persistent zone + arena */
+	char *host;               /* pinned: swapped tensors */
+	CUstream s[2];            /* compute, copy */
+	CUevent *ev;              /* per swap: its completion */
+	CUevent issued;           /* the compute stream's position when a swap is queued */
+	cublasHandle_t blas;
+	int check;
+	int64_t live, peak, steps;
+	Live *lv;
+	int nlv, caplv;
+	int status;
+	char err[512];
+};
+
+/* Record the first error of a call; later ones are usually consequences. */
+static int
+fail(mtc_cu *c, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->status)
+		return code;
+	c->status = code;
+	va_start(ap, fmt);
+	vsnprintf(c->err, sizeof c->err, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+static const char *
+cuerr(CUresult r)
+{
+	const char *s = NULL;
+	if (cu.cuGetErrorString)
+		cu.cuGetErrorString(r, &s);
+	return s ? s : "unknown CUDA error";
+}
+
+/* A driver call that failed: an out-of-memory is MTC_ENOMEM, the rest MTC_ENODEV. */
+#define CK(c, call, what) \
+	do { CUresult r_ = (call); \
+	     if (r_) return fail((c), r_ == 2 ? MTC_ENOMEM : MTC_ENODEV, "%s: %s (CUDA error %d)", \
+	                         (what), cuerr(r_), r_); } while (0)
+
+/* libcuda.so.1 through dlopen; 0 or a status with lasterr set. */
+static int
+open_driver(void)
+{
+	if (cu.lib)
+		return 0;
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!lib)
+		return set_last(MTC_ENODEV, "no CUDA driver (libcuda.so.1) found: %s", dlerror());
+#define X(name, args) \
+	if (!(*(void **)&cu.name = dlsym(lib, #name))) { \
+		dlclose(lib); \
+		return set_last(MTC_ENODEV, "the CUDA driver lacks %s; it is too old", #name); \
+	}
+	DRIVER(X)
+#undef X
+	cu.lib = lib;
+	return 0;
+}
+
+/* cuBLAS is optional: without it the generated tiled kernel runs. MTC_NO_CUBLAS=1 skips it. */
+static void
+open_blas(void)
+{
+	static const char *const names[] = { "libcublas.so.13", "libcublas.so.12", "libcublas.so", NULL };
+	const char *no = getenv("MTC_NO_CUBLAS");
+
+	if (blas.lib || (no && *no && strcmp(no, "0")))
+		return;
+	for (int i = 0; names[i] && !blas.lib; i++)
+		blas.lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+	if (!blas.lib)
+		return;
+	*(void **)&blas.create = dlsym(blas.lib, "cublasCreate_v2");
+	*(void **)&blas.destroy = dlsym(blas.lib, "cublasDestroy_v2");
+	*(void **)&blas.set_stream = dlsym(blas.lib, "cublasSetStream_v2");
+	*(void **)&blas.sgemm = dlsym(blas.lib, "cublasSgemmStridedBatched");
+	if (!blas.create || !blas.destroy || !blas.set_stream || !blas.sgemm) {
+		dlclose(blas.lib);
+		memset(&blas, 0, sizeof blas);
+	}
+}
+
+/* Deterministic initial values, shared with the interpreter and the C runtime (init.c). */
+void mtc_init_f32(float *p, int64_t n, int kind, double a, double b, const char *name, uint64_t seed);
+
+static int
+upload(mtc_cu *c, int64_t off, const void *src, int64_t bytes)
+{
+	CK(c, cu.cuMemcpyHtoDAsync_v2(c->mem + off, src, bytes, c->s[0]), "copying to the GPU");
+	CK(c, cu.cuStreamSynchronize(c->s[0]), "copying to the GPU");
+	return 0;
+}
+
+/* Params from their initializers, state zeroed. */
+static int
+init_tensors(mtc_cu *c)
+{
+	for (int r = 1; r <= 2; r++)
+		for (int i = 0; i < man.nt[r]; i++) {
+			Tns *t = &man.t[r][i];
+			float *h = calloc(t->info.numel ? t->info.numel : 1, 4);
+			int rc;
+			if (!h)
+				return fail(c, MTC_ENOMEM, "out of host memory");
+			if (r == 1 && t->init)
+				mtc_init_f32(h, t->info.numel, t->init, t->a, t->b, t->info.name, 0);
+			rc = upload(c, t->off, h, t->info.bytes);
+			free(h);
+			if (rc)
+				return rc;
+		}
+	return 0;
+}
+
+static int
+open_instance(mtc_cu *c)
+{
+	int n = 0, major = 0, minor = 0;
+	CUresult r;
+
+	if ((r = cu.cuInit(0)))
+		return fail(c, MTC_ENODEV, "no usable GPU: cuInit failed: %s (CUDA error %d)", cuerr(r), r);
+	CK(c, cu.cuDeviceGetCount(&n), "counting GPUs");
+	if (n < 1)
+		return fail(c, MTC_ENODEV, "no GPU found");
+	CK(c, cu.cuDeviceGet(&c->dev, 0), "opening GPU 0");
+	CK(c, cu.cuDevicePrimaryCtxRetain(&c->ctx, c->dev), "creating a context");
+	CK(c, cu.cuCtxSetCurrent(c->ctx), "creating a context");
+	cu.cuDeviceGetAttribute(&major, CU_ATTR_CC_MAJOR, c->dev);
+	cu.cuDeviceGetAttribute(&minor, CU_ATTR_CC_MINOR, c->dev);
+	/* the cubin when it was built for this GPU, else the PTX, which the driver compiles */
+	if (!(mtc_cu_cubin_len > 0 && mtc_cu_cubin_arch == 10 * major + minor &&
+	      cu.cuModuleLoadData(&c->mod, mtc_cu_cubin) == 0))
+		CK(c, cu.cuModuleLoadData(&c->mod, mtc_cu_ptx), "loading the kernels (PTX)");
+	c->fn = calloc(man.nk + 1, sizeof *c->fn);
+	c->ev = calloc(man.nevents + 1, sizeof *c->ev);
+	if (!c->fn || !c->ev)
+		return fail(c, MTC_ENOMEM, "out of host memory");
+	for (int i = 0; i < man.nk; i++)
+		CK(c, cu.cuModuleGetFunction(&c->fn[i], c->mod, man.kname[i]), man.kname[i]);
+	if ((r = cu.cuMemAlloc_v2(&c->mem, man.persist + man.arena > 0 ? man.persist + man.arena : 1)))
+		return fail(c, MTC_ENOMEM, "cannot allocate %lld bytes of GPU memory for the plan: %s",
+		            (long long)(man.persist + man.arena), cuerr(r));
+	if (man.host > 0 && (r = cu.cuMemAllocHost_v2((void **)&c->host, man.host)))
+		return fail(c, MTC_ENOMEM, "cannot allocate %lld bytes of pinned host memory: %s",
+		            (long long)man.host, cuerr(r));
+	for (int i = 0; i < 2; i++)
+		CK(c, cu.cuStreamCreate(&c->s[i], CU_STREAM_NON_BLOCKING), "creating a stream");
+	for (int i = 0; i < man.nevents; i++)
+		CK(c, cu.cuEventCreate(&c->ev[i], CU_EVENT_DISABLE_TIMING), "creating an event");
+	CK(c, cu.cuEventCreate(&c->issued, CU_EVENT_DISABLE_TIMING), "creating an event");
+	open_blas();
+	if (blas.lib && (blas.create(&c->blas) || blas.set_stream(c->blas, c->s[0])))
+		c->blas = NULL;
+	/* check mode: every byte poisoned with NaN until written */
+	if (c->check)
+		CK(c, cu.cuMemsetD32Async(c->mem, 0x7fc00000u, (man.persist + man.arena) / 4, c->s[0]),
+		   "poisoning");
+	return init_tensors(c);
+}
+
+void
+mtc_cu_destroy(void *p)
+{
+	mtc_cu *c = p;
+
+	if (!c)
+		return;
+	if (cu.lib && c->ctx) {
+		cu.cuCtxSetCurrent(c->ctx);
+		for (int i = 0; i < 2; i++)
+			if (c->s[i])
+				cu.cuStreamSynchronize(c->s[i]);
+		if (c->blas)
+			blas.destroy(c->blas);
+		for (int i = 0; c->ev && i < man.nevents; i++)
+			if (c->ev[i])
+				cu.cuEventDestroy_v2(c->ev[i]);
+		if (c->issued)
+			cu.cuEventDestroy_v2(c->issued);
+		for (int i = 0; i < 2; i++)
+			if (c->s[i])
+				cu.cuStreamDestroy_v2(c->s[i]);
+		if (c->host)
+			cu.cuMemFreeHost(c->host);
+		if (c->mem)
+			cu.cuMemFree_v2(c->mem);
+		if (c->mod)
+			cu.cuModuleUnload(c->mod);
+		cu.cuDevicePrimaryCtxRelease_v2(c->dev);
+	}
+	free(c->fn);
+	free(c->ev);
+	free(c->lv);
+	free(c);
+}
+
+void *
+mtc_cu_create(void)
+{
+	mtc_cu *c;
+	const char *chk = getenv("MTC_CHECK");
+	int rc;
+
+	load_manifest();
+	if ((rc = open_driver()))
+		return NULL;
+	if (!(c = calloc(1, sizeof *c))) {
+		set_last(MTC_ENOMEM, "out of host memory");
+		return NULL;
+	}
+	c->check = chk && *chk && strcmp(chk, "0");
+	if (open_instance(c)) {
+		set_last(c->status, "%s: %s", man.model, c->err);
+		mtc_cu_destroy(c);
+		return NULL;
+	}
+	return c;
+}
+
+const char *
+mtc_cu_error(const void *p)
+{
+	const mtc_cu *c = p;
+	return c ? c->err : lasterr;
+}
+
+/* ---------- what the schedules call ---------- */
+
+uint64_t
+mtc_cu_base(mtc_cu *c)
+{
+	return c->mem;
+}
+
+int
+mtc_cu_launch(mtc_cu *c, int fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+              unsigned bz, uint64_t *args, int nargs)
+{
+	void *pa[16];
+
+	if (fn < 0 || fn >= man.nk || nargs > 16)
+		return fail(c, MTC_EINVAL, "bad launch of kernel %d", fn);
+	for (int i = 0; i < nargs; i++)
+		pa[i] = &args[i];
+	CK(c, cu.cuLaunchKernel(c->fn[fn], gx, gy, gz, bx, by, bz, 0, c->s[0], pa, NULL), man.kname[fn]);
+	return 0;
+}
+
+int
+mtc_cu_gemm(mtc_cu *c, int fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+            unsigned bz, uint64_t *args, int ta, int tb, int64_t m, int64_t n, int64_t k,
+            int64_t batch, int64_t sa, int64_t sb, int64_t sc)
+{
+	static const float one = 1, zero = 0;
+
+	/* Row-major C = A B is column-major C^T = B^T A^T: swap the operands. */
+	if (c->blas && batch < 1LL << 31 &&
+	    blas.sgemm(c->blas, tb, ta, (int)n, (int)m, (int)k, &one, (const float *)args[2],
+	               tb ? (int)k : (int)n, sb, (const float *)args[1], ta ? (int)m : (int)k, sa,
+	               &zero, (float *)args[0], (int)n, sc, (int)batch) == 0)
+		return 0;
+	return mtc_cu_launch(c, fn, gx, gy, gz, bx, by, bz, args, 3);
+}
+
+int
+mtc_cu_swap(mtc_cu *c, int out, int64_t dev, int64_t host, int64_t bytes, int ev)
+{
+	if (ev < 0 || ev >= man.nevents || host < 0 || host + bytes > man.host)
+		return fail(c, MTC_EINVAL, "bad swap (event %d)", ev);
+	CK(c, cu.cuEventRecord(c->issued, c->s[0]), "ordering a swap");
+	CK(c, cu.cuStreamWaitEvent(c->s[1], c->issued, 0), "ordering a swap");
+	if (out)
+		CK(c, cu.cuMemcpyDtoHAsync_v2(c->host + host, c->mem + dev, bytes, c->s[1]), "swap out");
+	else
+		CK(c, cu.cuMemcpyHtoDAsync_v2(c->mem + dev, c->host + host, bytes, c->s[1]), "swap in");
+	CK(c, cu.cuEventRecord(c->ev[ev], c->s[1]), "recording a swap");
+	return 0;
+}
+
+int
+mtc_cu_wait(mtc_cu *c, int ev)
+{
+	if (ev < 0 || ev >= man.nevents)
+		return fail(c, MTC_EINVAL, "bad wait (event %d)", ev);
+	CK(c, cu.cuStreamWaitEvent(c->s[0], c->ev[ev], 0), "waiting for a swap");
+	return 0;
+}
+
+static int
+dying(const int64_t *d, int n, int64_t off)
+{
+	for (int i = 0; i < n; i++)
+		if (d[2 * i] == off)
+			return 1;
+	return 0;
+}
+
+int
+mtc_cu_born(mtc_cu *c, int64_t off, int64_t bytes, const int64_t *dy, int ndy)
+{
+	c->live += bytes;
+	if (c->live > c->peak)
+		c->peak = c->live;
+	if (!c->check || bytes <= 0)
+		return 0;
+	for (int i = 0; i < c->nlv; i++)
+		if (c->lv[i].off < off + bytes && off < c->lv[i].off + c->lv[i].bytes &&
+		    !dying(dy, ndy, c->lv[i].off))
+			return fail(c, MTC_ECHECK, "check: a result at [%lld, +%lld) overlaps the live "
+			            "value at [%lld, +%lld)", (long long)off, (long long)bytes,
+			            (long long)c->lv[i].off, (long long)c->lv[i].bytes);
+	if (c->nlv == c->caplv) {
+		Live *n = realloc(c->lv, (c->caplv = c->caplv ? 2 * c->caplv : 64) * sizeof *n);
+		if (!n)
+			return fail(c, MTC_ENOMEM, "out of host memory");
+		c->lv = n;
+	}
+	c->lv[c->nlv++] = (Live){ off, bytes };
+	return 0;
+}
+
+/* Poison [lo, hi) on the compute stream, after the kernels that read it. */
+static int
+poison(mtc_cu *c, int64_t lo, int64_t hi)
+{
+	if (hi > lo)
+		CK(c, cu.cuMemsetD32Async(c->mem + lo, 0x7fc00000u, (hi - lo) / 4, c->s[0]), "poisoning");
+	return 0;
+}
+
+int
+mtc_cu_dead(mtc_cu *c, int64_t off, int64_t bytes, const int64_t *dy, int ndy)
+{
+	for (int k = 0; k < ndy; k++) {
+		int64_t lo = dy[2 * k], hi = lo + dy[2 * k + 1];
+		c->live -= dy[2 * k + 1];
+		if (!c->check)
+			continue;
+		for (int i = 0; i < c->nlv; i++)
+			if (c->lv[i].off == lo && c->lv[i].bytes == hi - lo) {
+				c->lv[i] = c->lv[--c->nlv];
+				break;
+			}
+		/* the result may have taken some of these bytes */
+		if (bytes > 0 && off < hi && lo < off + bytes) {
+			if (poison(c, lo, off) || poison(c, off + bytes, hi))
+				return c->status;
+		} else if (poison(c, lo, hi)) {
+			return c->status;
+		}
+	}
+	return 0;
+}
+
+/* ---------- the module API ---------- */
+
+/* Upload the inputs the function reads (use bit fn); the others may be NULL. */
+static int
+begin(mtc_cu *c, const void *const *in, int fn)
+{
+	if (!c)
+		return set_last(MTC_EINVAL, "NULL instance");
+	c->status = 0;
+	c->err[0] = 0;
+	c->live = 0;
+	c->nlv = 0;
+	if (cu.cuCtxSetCurrent(c->ctx))
+		return fail(c, MTC_ENODEV, "cannot make the GPU context current");
+	for (int i = 0; i < man.nt[0]; i++) {
+		if (!(man.t[0][i].use & 1 << fn))
+			continue;
+		if (!in || !in[i])
+			return fail(c, MTC_EINVAL, "input %s is NULL", man.t[0][i].info.name);
+		if (upload(c, man.t[0][i].off, in[i], man.t[0][i].info.bytes))
+			return c->status;
+	}
+	return 0;
+}
+
+/* Finish a schedule: wait for both streams, turn a failure into the call's status. */
+static int
+finish(mtc_cu *c, int rc)
+{
+	CUresult r0 = cu.cuStreamSynchronize(c->s[0]), r1 = cu.cuStreamSynchronize(c->s[1]);
+
+	if (rc)
+		return c->status ? c->status : rc;
+	if (r0 || r1)
+		return fail(c, MTC_ENODEV, "a kernel or copy failed: %s", cuerr(r0 ? r0 : r1));
+	return c->status;
+}
+
+int
+mtc_cu_step(void *p, const void *const *in, float *loss)
+{
+	mtc_cu *c = p;
+	int rc;
+
+	if (man.loss < 0)
+		return c ? fail(c, MTC_ENOTRAIN, "%s has no train statement", man.model) : MTC_ENOTRAIN;
+	if ((rc = begin(c, in, 1)))
+		return rc;
+	if ((rc = finish(c, mtc_cu_sched_step(c))))
+		return rc;
+	if (loss) {
+		CK(c, cu.cuMemcpyDtoHAsync_v2(loss, c->mem + man.loss, 4, c->s[0]), "reading the loss");
+		CK(c, cu.cuStreamSynchronize(c->s[0]), "reading the loss");
+	}
+	c->steps++;
+	return 0;
+}
+
+static int
+api_step(void *p, const void *const *in, float *loss)
+{
+	return mtc_cu_step(p, in, loss);
+}
+
+int
+mtc_cu_forward(void *p, const void *const *in, void *const *out)
+{
+	mtc_cu *c = p;
+	int rc;
+
+	if ((rc = begin(c, in, 0)))
+		return rc;
+	if ((rc = finish(c, mtc_cu_sched_forward(c))))
+		return rc;
+	for (int i = 0; i < man.nt[3]; i++) {
+		if (!out || !out[i])
+			return fail(c, MTC_EINVAL, "output %s is NULL", man.t[3][i].info.name);
+		CK(c, cu.cuMemcpyDtoHAsync_v2(out[i], c->mem + man.t[3][i].off, man.t[3][i].info.bytes,
+		                              c->s[0]), "reading an output");
+	}
+	CK(c, cu.cuStreamSynchronize(c->s[0]), "reading the outputs");
+	return 0;
+}
+
+static Tns *
+nth(int i)
+{
+	if (i >= 0 && i < man.nt[1])
+		return &man.t[1][i];
+	if (i >= man.nt[1] && i < man.nt[1] + man.nt[2])
+		return &man.t[2][i - man.nt[1]];
+	return NULL;
+}
+
+static int
+api_get(void *p, int i, void *dst)
+{
+	mtc_cu *c = p;
+	Tns *t = nth(i);
+
+	if (!c || !t || !dst)
+		return c ? fail(c, MTC_EINVAL, "get: bad tensor %d", i) : MTC_EINVAL;
+	c->status = 0;
+	CK(c, cu.cuCtxSetCurrent(c->ctx), "get");
+	CK(c, cu.cuMemcpyDtoHAsync_v2(dst, c->mem + t->off, t->info.bytes, c->s[0]), "get");
+	CK(c, cu.cuStreamSynchronize(c->s[0]), "get");
+	return 0;
+}
+
+static int
+api_set(void *p, int i, const void *src)
+{
+	mtc_cu *c = p;
+	Tns *t = nth(i);
+
+	if (!c || !t || !src)
+		return c ? fail(c, MTC_EINVAL, "set: bad tensor %d", i) : MTC_EINVAL;
+	c->status = 0;
+	CK(c, cu.cuCtxSetCurrent(c->ctx), "set");
+	return upload(c, t->off, src, t->info.bytes);
+}
+
+static int
+api_stats(const void *p, struct mtc_stats *s)
+{
+	const mtc_cu *c = p;
+
+	if (!c || !s)
+		return MTC_EINVAL;
+	memset(s, 0, sizeof *s);
+	s->peak_bytes = man.persist + c->peak;
+	s->device_bytes = man.persist + man.arena;
+	s->ddr_bytes = man.host;
+	s->steps = c->steps;
+	s->check = c->check;
+	return 0;
+}

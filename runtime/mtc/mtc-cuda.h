@@ -1,0 +1,78 @@
+/* mtc-cuda.h: the runtime's CUDA part as generated host code sees it.
+ *
+ * A CUDA module (MODEL.so built with --target=cuda) is host code generated as LLVM IR plus
+ * this runtime. The IR defines the symbols listed under "the module provides" (hidden, so two
+ * modules in one process never see each other's); the runtime provides the rest. libcuda and
+ * cuBLAS are opened with dlopen when an instance is created, so a module loads on a machine
+ * without a GPU and create() then fails with a message. Every call returns 0 or an
+ * enum mtc_status and never aborts. */
+#ifndef MTC_MTC_CUDA_H
+#define MTC_MTC_CUDA_H
+
+#include <stdint.h>
+
+#include "mtc.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mtc_cu mtc_cu;
+
+/* ---- the module provides (generated, hidden) ----
+ * mtc_cu_manifest: the module's description as text, one record a line:
+ *   model NAME | solver S | budget B | plan P | peak Q | persist N | arena N | host N | events N
+ *   kernel NAME                                       (in launch-index order)
+ *   tensor ROLE NAME DTYPE RANK D... off OFF init KIND A B use U  (ROLE input|param|state|output;
+ *     U: bit 0 forward reads it, bit 1 step reads it)
+ *   loss OFF                                          (the step's loss value)
+ * OFF is a device offset (persistent zone first, then the arena) for every role.
+ * mtc_cu_ptx: NUL-terminated PTX; mtc_cu_cubin: a cubin for mtc_cu_cubin_arch (0: none). */
+extern const char mtc_cu_manifest[];
+extern const char mtc_cu_ptx[];
+extern const unsigned char mtc_cu_cubin[];
+extern const int64_t mtc_cu_cubin_len;
+extern const int mtc_cu_cubin_arch;           /* e.g. 90 for sm_90 */
+/* The schedules: launches, copies and event waits in program order; 0 or a status. */
+int mtc_cu_sched_forward(mtc_cu *);
+int mtc_cu_sched_step(mtc_cu *);
+
+/* ---- the runtime provides ---- */
+/* The module's description (built once from the manifest) and the generic entry points the
+ * typed API (MODEL_create, MODEL_step, ...) forwards to. */
+const struct mtc_module *mtc_cu_module(void);
+const char *mtc_cu_last_error(void);
+void *mtc_cu_create(void);
+int mtc_cu_step(void *, const void *const *inputs, float *loss);
+int mtc_cu_forward(void *, const void *const *inputs, void *const *outputs);
+void mtc_cu_destroy(void *);
+const char *mtc_cu_error(const void *);
+
+/* Used by the schedules. Offsets are device offsets as in the manifest. */
+uint64_t mtc_cu_base(mtc_cu *);               /* device address of offset 0 */
+/* Launch kernel fn (manifest order) on the compute stream; args are device addresses. */
+int mtc_cu_launch(mtc_cu *, int fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                  unsigned by, unsigned bz, uint64_t *args, int nargs);
+/* Row-major C[m,n] = op(A) op(B) over `batch` matrices sa, sb, sc elements apart, args
+ * {C, A, B}: cuBLAS when it was found, else kernel fn with the given launch. */
+int mtc_cu_gemm(mtc_cu *, int fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                unsigned by, unsigned bz, uint64_t *args, int ta, int tb, int64_t m, int64_t n,
+                int64_t k, int64_t batch, int64_t sa, int64_t sb, int64_t sc);
+/* A swap on the copy stream, after everything issued to the compute stream so far (so it
+ * neither reads a value before it is written nor overwrites bytes a queued kernel reads);
+ * out: device to pinned host. Its completion is recorded in event ev. */
+int mtc_cu_swap(mtc_cu *, int out, int64_t dev, int64_t host, int64_t bytes, int ev);
+/* The compute stream waits for event ev (a swap's completion). */
+int mtc_cu_wait(mtc_cu *, int ev);
+/* Lifetimes, around each op: born() before it with its result's bytes and the (off, bytes)
+ * pairs of the values it is the last reader of (the result may reuse their bytes); dead()
+ * after it with the same. They keep the measured high-water mark; in check mode
+ * (MTC_CHECK=1) born() verifies that the result overlaps no other live value and dead()
+ * poisons the dead bytes (outside the result) with NaN. */
+int mtc_cu_born(mtc_cu *, int64_t off, int64_t bytes, const int64_t *dying, int ndying);
+int mtc_cu_dead(mtc_cu *, int64_t off, int64_t bytes, const int64_t *dying, int ndying);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

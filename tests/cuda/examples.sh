@@ -1,0 +1,73 @@
+#!/bin/sh
+# examples.sh: every example through --target=cuda: the intermediates (CUDA C, PTX accepted by
+# ptxas, LLVM IR), MODEL.so for the default arch and for sm_90 with its API exported and the
+# runtime hidden, and running it without a GPU: a clear message, a non-zero exit, no crash.
+# With a GPU: 5 steps within 1e-4 relative of the C backend, and a 50% budget gives the same
+# losses within budget; skipped with a message when there is no GPU.
+: "${top_srcdir:=.}" "${top_builddir:=.}" "${MTC:=$top_builddir/mtc}"
+DRIVE=$top_builddir/tests/cuda/drive
+RUN=$top_builddir/mtc-run
+PTXAS=${PTXAS:-}
+out=$top_builddir/tests/cuda/out
+rm -rf "$out" && mkdir -p "$out"
+pass=0 fail=0 skip=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+t() { if eval "$2"; then ok; else bad "$1"; fi; }
+
+gpu=no
+for e in "$top_srcdir"/examples/*.tdsl; do
+	n=$(basename "$e" .tdsl)
+	t "$n: --emit=cuda" "'$MTC' '$e' --target=cuda --emit=cuda -o '$out/$n.cu' && grep -q __global__ '$out/$n.cu'"
+	t "$n: --emit=ptx" "'$MTC' '$e' --target=cuda --emit=ptx -o '$out/$n.ptx' && grep -q '.target sm_75' '$out/$n.ptx'"
+	if [ -n "$PTXAS" ] && [ -x "$PTXAS" ]; then
+		t "$n: ptxas accepts the PTX" "'$PTXAS' -arch=sm_75 -o /dev/null '$out/$n.ptx' 2>'$out/$n.ptxas'"
+	fi
+	t "$n: --emit=llvm" "'$MTC' '$e' --target=cuda --arch=sm_90 --emit=llvm -o '$out/$n.ll' && grep -q 'define hidden i32 @mtc_cu_sched_forward' '$out/$n.ll'"
+	t "$n: --emit=h" "'$MTC' '$e' --target=cuda --emit=h -o '$out/$n-h.h' && grep -q '${n}_forward' '$out/$n-h.h'"
+	for arch in default sm_90; do
+		a=; [ $arch = default ] || a=--arch=$arch
+		so=$out/$n-$arch.so
+		t "$n ($arch): builds MODEL.so and MODEL.h" "'$MTC' '$e' --target=cuda $a -o '$so' && test -f '$so' && test -f '$out/$n-$arch.h'"
+		syms=$(nm -D --defined-only "$so" 2>/dev/null)
+		for s in ${n}_create ${n}_forward ${n}_destroy ${n}_error mtc_module mtc_last_error; do
+			t "$n ($arch): exports $s" "echo \"\$syms\" | grep -q ' T $s\$'"
+		done
+		if grep -q '^ *train ' "$e"; then
+			t "$n ($arch): exports ${n}_step" "echo \"\$syms\" | grep -q ' T ${n}_step\$'"
+		fi
+		t "$n ($arch): runtime symbols hidden" "! echo \"\$syms\" | grep -q mtc_cu_"
+	done
+	so=$out/$n-default.so
+	"$DRIVE" "$so" 5 >"$out/$n.cuda" 2>"$out/$n.err"
+	rc=$?
+	if [ $rc -eq 2 ]; then
+		# no GPU: create() must have failed cleanly, with a message; mtc-run likewise
+		t "$n: create() without a GPU says why" "grep -q 'create failed: .*\\(no CUDA driver (libcuda.so.1) found\\|GPU\\|cuInit\\)' '$out/$n.err'"
+		"$RUN" "$so" --steps 1 >"$out/$n.run" 2>&1
+		rc=$?
+		t "$n: mtc-run on the .so without a GPU exits non-zero, no crash (status $rc)" "[ $rc -ne 0 ] && [ $rc -lt 128 ] && [ -s '$out/$n.run' ]"
+		echo "$n: $(head -1 "$out/$n.err")"
+	elif [ $rc -eq 0 ]; then
+		gpu=yes
+		"$MTC" "$e" -o "$out/$n-c.so" && "$DRIVE" "$out/$n-c.so" 5 >"$out/$n.c" 2>>"$out/$n.err"
+		t "$n: CUDA losses within 1e-4 of the C backend" "awk 'NR==FNR && /^step/ { c[\$2] = \$4; next } /^step/ { d = \$4 - c[\$2]; if (d < 0) d = -d; m = c[\$2] < 0 ? -c[\$2] : c[\$2]; if (d > 1e-4 * (m > 1e-30 ? m : 1) || !(\$2 in c)) bad = 1 } END { exit bad }' '$out/$n.c' '$out/$n.cuda'"
+		if "$MTC" "$e" --target=cuda --mem-budget=50% -o "$out/$n-b.so" 2>"$out/$n.berr"; then
+			"$DRIVE" "$out/$n-b.so" 5 >"$out/$n.b" 2>>"$out/$n.err"
+			grep ^step "$out/$n.cuda" >"$out/$n.s1"
+			grep ^step "$out/$n.b" >"$out/$n.s2"
+			t "$n: 50% budget gives identical losses" "test -s '$out/$n.s2' && cmp -s '$out/$n.s1' '$out/$n.s2'"
+			t "$n: 50% budget: peak_bytes within budget" "awk '/^peak_bytes/ { exit !(\$6 == 0 || \$2 <= \$6) }' '$out/$n.b'"
+		else
+			echo "note: $n: --mem-budget=50% not met: $(head -1 "$out/$n.berr")"
+		fi
+	else
+		bad "$n: drive failed (status $rc): $(head -3 "$out/$n.err")"
+	fi
+done
+if [ $gpu = no ]; then
+	echo "skipped: GPU tests (losses against the C backend, 50% budget): no usable GPU here"
+	skip=$((skip + 1))
+fi
+echo "$pass passed, $fail failed, $skip skipped"
+[ $fail -eq 0 ]

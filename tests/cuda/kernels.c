@@ -1,0 +1,258 @@
+/* kernels.c: every op kind's CUDA kernel compiles through NVRTC for the default architecture
+ * and for sm_90, and ptxas (when configure found it) accepts the PTX. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cuda.h"
+
+#ifndef PTXAS
+#define PTXAS ""
+#endif
+
+static int pass, fail, skip;
+
+static void
+check(int ok, const char *what, const char *detail)
+{
+	if (ok) {
+		pass++;
+		return;
+	}
+	fail++;
+	printf("FAIL: %s\n%s%s", what, detail ? detail : "", detail ? "\n" : "");
+}
+
+static Func *F;
+static int ncase;
+static int cases[256];        /* op indices to test */
+static int covered[NOP];
+
+static Type
+ty(DType dt, int rank, ...)
+{
+	Type t = { dt, { rank, {0} } };
+	va_list ap;
+	va_start(ap, rank);
+	for (int i = 0; i < rank; i++)
+		t.sh.d[i] = va_arg(ap, int);
+	va_end(ap);
+	return t;
+}
+
+/* Append an op, its result type inferred (or given for F_GIVEN kinds); dies on a bad case. */
+static int
+op(Opk k, int nargs, const int *args, int nia, const int64_t *ia, const double *fa, Type *given)
+{
+	Type r = given ? *given : (Type){0};
+	char err[256];
+	int64_t ia0[MAXIA] = {0};
+	double fa0[MAXFA] = {0};
+	int i;
+
+	if (ia)
+		memcpy(ia0, ia, nia * sizeof *ia);
+	if (fa)
+		memcpy(fa0, fa, sizeof fa0);
+	if (op_infer(F, k, args, nargs, ia0, nia, fa0, &r, err, sizeof err))
+		die("test case %s: %s", opinfo[k].name, err);
+	i = func_op(F, k, PH_FWD, args, nargs, ia0, nia, fa0, &r, NULL, (Loc){0, 0});
+	cases[ncase++] = i;
+	covered[k] = 1;
+	return F->op[i].res;
+}
+
+#define A(...) ((const int[]){__VA_ARGS__})
+#define I(...) ((const int64_t[]){__VA_ARGS__})
+#define D(...) ((const double[MAXFA]){__VA_ARGS__})
+#define U(k, a) op(k, 1, A(a), 0, NULL, NULL, NULL)
+#define B(k, a, b) op(k, 2, A(a, b), 0, NULL, NULL, NULL)
+
+static void
+build(void)
+{
+	Module *m = mod_new("ops", "kernels.c");
+	Init z = { INIT_ZEROS, 0, 0 };
+	int x, y, c, b3, b4, g, bt, tab, ids, lab, t, p, mo, v, dl, x3, mx, sm, ls, e;
+	Type tt;
+
+	mod_decl(m, "x", R_INPUT, ty(F32, 2, 4, 8), z, (Loc){0, 0});
+	mod_decl(m, "y", R_INPUT, ty(F32, 1, 8), z, (Loc){0, 0});
+	mod_decl(m, "c", R_INPUT, ty(F32, 2, 4, 1), z, (Loc){0, 0});
+	mod_decl(m, "b3", R_INPUT, ty(F32, 3, 2, 4, 8), z, (Loc){0, 0});
+	mod_decl(m, "b4", R_INPUT, ty(F32, 4, 3, 1, 8, 6), z, (Loc){0, 0});
+	mod_decl(m, "g", R_PARAM, ty(F32, 1, 8), z, (Loc){0, 0});
+	mod_decl(m, "bt", R_PARAM, ty(F32, 1, 8), z, (Loc){0, 0});
+	mod_decl(m, "tab", R_PARAM, ty(F32, 2, 10, 8), z, (Loc){0, 0});
+	mod_decl(m, "ids", R_INPUT, ty(I32, 2, 4, 3), z, (Loc){0, 0});
+	mod_decl(m, "lab", R_INPUT, ty(I32, 1, 4), z, (Loc){0, 0});
+	mod_decl(m, "t", R_STATE, ty(I32, 0), z, (Loc){0, 0});
+	mod_decl(m, "p", R_PARAM, ty(F32, 2, 4, 8), z, (Loc){0, 0});
+	mod_decl(m, "mo", R_STATE, ty(F32, 2, 4, 8), z, (Loc){0, 0});
+	mod_decl(m, "v", R_STATE, ty(F32, 2, 4, 8), z, (Loc){0, 0});
+	mod_decl(m, "dl", R_INPUT, ty(F32, 0), z, (Loc){0, 0});
+	F = m->fwd = func_new(m, "forward");
+	x = 0, y = 1, c = 2, b3 = 3, b4 = 4, g = 5, bt = 6, tab = 7, ids = 8, lab = 9, t = 10;
+	p = 11, mo = 12, v = 13, dl = 14;
+
+	tt = ty(F32, 2, 4, 8);
+	op(OP_CONST, 0, NULL, 0, NULL, D(0.5), &tt);
+	B(OP_ADD, x, y);
+	B(OP_ADD, x, c);
+	B(OP_ADD, c, y);                    /* both operands broadcast */
+	B(OP_SUB, b3, y);
+	B(OP_MUL, x, dl);
+	B(OP_DIV, x, y);
+	B(OP_MATMUL, x, op(OP_TRANSPOSE, 1, A(x), 2, I(1, 0), NULL, NULL));
+	op(OP_MATMUL, 2, A(x, x), 2, I(1, 0), NULL, NULL);             /* ta */
+	op(OP_MATMUL, 2, A(x, x), 2, I(0, 1), NULL, NULL);             /* tb */
+	op(OP_MATMUL, 2, A(b3, b3), 2, I(1, 0), NULL, NULL);           /* batched, transposed */
+	x3 = op(OP_RESHAPE, 1, A(b3), 0, NULL, NULL, (tt = ty(F32, 4, 1, 2, 4, 8), &tt));
+	B(OP_MATMUL, x3, b4);                                          /* batch broadcast */
+	for (int k = OP_RELU; k <= OP_NEG; k++)
+		U(k, x);
+	op(OP_POW, 1, A(x), 0, NULL, D(3.0), NULL);
+	op(OP_TRANSPOSE, 1, A(b3), 3, I(2, 0, 1), NULL, NULL);
+	op(OP_TRANSPOSE, 1, A(ids), 2, I(1, 0), NULL, NULL);           /* i32 */
+	op(OP_RESHAPE, 1, A(x), 0, NULL, NULL, (tt = ty(F32, 2, 8, 4), &tt));
+	op(OP_CONCAT, 3, A(x, x, c), 1, I(1), NULL, NULL);
+	op(OP_CONCAT, 2, A(b3, b3), 1, I(0), NULL, NULL);
+	op(OP_SLICE, 1, A(b3), 2, I(2, 3), NULL, (tt = ty(F32, 3, 2, 4, 4), &tt));
+	op(OP_SLICE, 1, A(x), 2, I(0, 1), NULL, (tt = ty(F32, 2, 2, 8), &tt));
+	op(OP_SUM, 1, A(x), 2, I(0, 0), NULL, NULL);
+	op(OP_SUM, 1, A(b3), 2, I(2, 1), NULL, NULL);
+	op(OP_MEAN, 1, A(x), 2, I(1, 1), NULL, NULL);
+	mx = op(OP_MAX, 1, A(b3), 2, I(1, 0), NULL, NULL);
+	sm = op(OP_SOFTMAX, 1, A(x), 1, I(1), NULL, NULL);
+	op(OP_SOFTMAX, 1, A(b3), 1, I(1), NULL, NULL);                 /* not the last axis */
+	ls = op(OP_LOGSOFTMAX, 1, A(x), 1, I(1), NULL, NULL);
+	op(OP_LAYERNORM, 3, A(x, g, bt), 0, NULL, D(1e-5), NULL);
+	op(OP_LAYERNORM, 3, A(b3, g, bt), 0, NULL, D(1e-5), NULL);
+	e = B(OP_EMBEDDING, tab, ids);
+	op(OP_XENT, 2, A(x, lab), 0, NULL, NULL, NULL);
+	B(OP_MSE, x, y);
+	op(OP_SUMTO, 1, A(b3), 0, NULL, NULL, (tt = ty(F32, 1, 8), &tt));
+	op(OP_SUMTO, 1, A(x), 0, NULL, NULL, (tt = ty(F32, 2, 4, 1), &tt));
+	op(OP_SUMTO, 1, A(b3), 0, NULL, NULL, (tt = ty(F32, 0), &tt));
+	op(OP_BCAST, 1, A(y), 0, NULL, NULL, (tt = ty(F32, 3, 2, 4, 8), &tt));
+	for (int k = OP_RELU_G; k <= OP_RSQRT_G; k++)
+		B(k, x, x);
+	op(OP_POW_G, 2, A(x, x), 0, NULL, D(3.0), NULL);
+	op(OP_MAX_G, 3, A(b3, mx, mx), 2, I(1, 0), NULL, NULL);
+	op(OP_SOFTMAX_G, 2, A(sm, x), 1, I(1), NULL, NULL);
+	op(OP_LOGSOFTMAX_G, 2, A(ls, x), 1, I(1), NULL, NULL);
+	op(OP_LN_DX, 3, A(x, g, x), 0, NULL, D(1e-5), NULL);
+	op(OP_LN_DGAMMA, 2, A(b3, b3), 0, NULL, D(1e-5), NULL);
+	op(OP_EMBED_G, 2, A(ids, e), 0, NULL, NULL, (tt = ty(F32, 2, 10, 8), &tt));
+	op(OP_XENT_G, 3, A(x, lab, dl), 0, NULL, NULL, NULL);
+	op(OP_MSE_G, 3, A(x, y, dl), 0, NULL, NULL, NULL);
+	op(OP_SGD, 2, A(p, x), 0, NULL, D(0.1), NULL);
+	op(OP_SGDM, 3, A(p, mo, x), 0, NULL, D(0.1, 0.9), NULL);
+	op(OP_TICK, 1, A(t), 0, NULL, NULL, NULL);
+	op(OP_ADAM, 5, A(p, mo, v, x, t), 0, NULL, D(1e-3, 0.9, 0.999, 1e-8), NULL);
+	{
+		int s = U(OP_SWAPOUT, x);
+		int in = U(OP_SWAPIN, s);
+		U(OP_WAIT, in);
+	}
+}
+
+/* Run ptxas over a PTX text for a real architecture; 1 when it accepts it. */
+static int
+ptxas_ok(const char *ptx, size_t len, const char *sm, char **msg)
+{
+	char in[] = "/tmp/mtc-ptxXXXXXX", cmd[512];
+	int fd = mkstemp(in), rc;
+	FILE *p;
+	static char out[4096];
+	size_t n;
+
+	if (fd < 0 || write(fd, ptx, len) != (ssize_t)len) {
+		*msg = "cannot write a temporary file";
+		return 0;
+	}
+	close(fd);
+	snprintf(cmd, sizeof cmd, "'%s' -arch=%s -o /dev/null %s 2>&1", PTXAS, sm, in);
+	p = popen(cmd, "r");
+	n = p ? fread(out, 1, sizeof out - 1, p) : 0;
+	out[n] = 0;
+	rc = p ? pclose(p) : -1;
+	unlink(in);
+	*msg = out;
+	return rc == 0;
+}
+
+int
+main(void)
+{
+	char what[128];
+	int have_ptxas = PTXAS[0] && access(PTXAS, X_OK) == 0;
+
+	build();
+	for (int k = 0; k < NOP; k++)
+		check(covered[k], "every op kind has a test case", opinfo[k].name);
+	if (!have_ptxas)
+		printf("note: ptxas not found; PTX is not validated\n");
+	for (int c = 0; c < ncase; c++) {
+		const Op *o = &F->op[cases[c]];
+		char *src = NULL, *img, *log;
+		size_t n = 0, len;
+		FILE *fp = open_memstream(&src, &n);
+		Launch l;
+		int has;
+
+		cuda_prelude(fp);
+		has = cuda_kernel_op(fp, F, o, "k", &l);
+		fclose(fp);
+		snprintf(what, sizeof what, "op %d (%s)", cases[c], opinfo[o->kind].name);
+		if (!has) {
+			check(o->kind == OP_SWAPOUT || o->kind == OP_SWAPIN || o->kind == OP_WAIT, what,
+			      "no kernel");
+			free(src);
+			continue;
+		}
+		check(l.block[0] * l.block[1] * l.block[2] <= 256 && l.grid[0] >= 1, what, "bad launch");
+		img = cuda_compile(src, "k.cu", cuda_default_arch, 0, &len, &log);
+		check(img && strstr(img, ".entry k("), what, log ? log : "no PTX");
+		if (img && have_ptxas) {
+			char *msg = NULL;
+			check(ptxas_ok(img, len, "sm_75", &msg), what, msg);
+			check(ptxas_ok(img, len, "sm_90", &msg), what, msg);
+		}
+		if (!img)
+			printf("--- source ---\n%s\n", src);
+		free(img);
+		free(log);
+		free(src);
+	}
+
+	/* the whole program, deduplicated, as the backend builds it: PTX and an sm_90 cubin */
+	{
+		CuProg *p = cuda_kernels(F->mod);
+		char *img, *log;
+		size_t len;
+
+		check(p->nfn > 0 && p->nfn <= ncase, "whole program: kernels deduplicated", NULL);
+		if (getenv("MTC_TEST_DUMP"))
+			fputs(p->src, stderr);
+		img = cuda_compile(p->src, "model.cu", cuda_default_arch, 0, &len, &log);
+		check(img != NULL, "whole program: PTX for the default arch", log);
+		free(img);
+		free(log);
+		img = cuda_compile(p->src, "model.cu", "sm_90", 1, &len, &log);
+		check(img && len > 4 && memcmp(img, "\177ELF", 4) == 0, "whole program: sm_90 cubin", log);
+		free(img);
+		free(log);
+		/* a broken source reports NVRTC's log, naming the error */
+		img = cuda_compile("extern \"C\" __global__ void k() { undeclared_x = 1; }", "bad.cu",
+		                   cuda_default_arch, 0, &len, &log);
+		check(!img && log && strstr(log, "undeclared_x"), "NVRTC failure returns its log", log);
+		free(img);
+		free(log);
+		cuprog_free(p);
+	}
+	mod_free(F->mod);
+	printf("%d passed, %d failed, %d skipped\n", pass, fail, skip);
+	return fail != 0;
+}
