@@ -14,7 +14,7 @@ EXTRA_DIST += tests/backend/examples.sh tests/backend/swap.sh tests/backend/api.
 EXTRA_DIST += tests/backend/bench.sh tests/backend/bench.py
 
 # make bench: the examples' step time against PyTorch (tests/backend/bench.sh).
-bench: all
+bench-backend: all
 	top_srcdir=$(top_srcdir) top_builddir=$(top_builddir) MTC=$(abs_top_builddir)/mtc \
 		$(SHELL) $(top_srcdir)/tests/backend/bench.sh
-.PHONY: bench
+.PHONY: bench-backend
