@@ -430,13 +430,14 @@ k_reduce(Run *r, const Op *op)
 	return 0;
 }
 
-/* max_grad(x, y, dy): along the axis, dy goes to the first index where x == y (y = max(x));
- * every other element is 0. */
+/* max_grad(x, y, dy): along the axis, dy goes to the first arg-max of x; every other element
+ * is 0. With y = max(x), as autodiff makes it, that is grad.c's "first index where x == y";
+ * recomputing the arg-max from x (as the backends do) keeps them equal on any operands. */
 static int
 k_maxgrad(Run *r, const Op *op)
 {
 	int64_t outer, n, inner;
-	const float *x = IN(0), *y = IN(1), *dy = IN(2);
+	const float *x = IN(0), *dy = IN(2);
 	float *o = OUT;
 
 	around(&TY(0)->sh, op->ia[0], &outer, &n, &inner);
@@ -444,11 +445,11 @@ k_maxgrad(Run *r, const Op *op)
 	for (int64_t i = 0; i < outer; i++)
 		for (int64_t j = 0; j < inner; j++) {
 			const float *xi = x + i * n * inner + j;
-			for (int64_t k = 0; k < n; k++)
-				if (xi[k * inner] == y[i * inner + j]) {
-					o[i * n * inner + k * inner + j] = dy[i * inner + j];
-					break;
-				}
+			int64_t best = 0;
+			for (int64_t k = 1; k < n; k++)
+				if (xi[k * inner] > xi[best * inner])
+					best = k;
+			o[i * n * inner + best * inner + j] = dy[i * inner + j];
 		}
 	return 0;
 }

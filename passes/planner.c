@@ -140,7 +140,8 @@ plan_step(Module *m, const PlanOpts *o, PlanReport *r)
 	for (int it = 0; it < 8 && target > 0; it++) {
 		Func *g;
 		int64_t a;
-		if (!(pl = solve(p, o->solver, target, tlim)))
+		/* The ILP's time limit holds for all the rounds together. */
+		if (!(pl = solve(p, o->solver, target, tlim - stime > 0.1 ? tlim - stime : 0.1)))
 			break;
 		stime += pl->stime;
 		g = remat(p, pl);

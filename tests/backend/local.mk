@@ -18,3 +18,9 @@ bench-backend: all
 	top_srcdir=$(top_srcdir) top_builddir=$(top_builddir) MTC=$(abs_top_builddir)/mtc \
 		$(SHELL) $(top_srcdir)/tests/backend/bench.sh
 .PHONY: bench-backend
+
+# What the tests and make bench write.
+clean-local: clean-local-backend
+clean-local-backend:
+	-rm -rf tests/out/backend tests/out/bench
+.PHONY: clean-local-backend
