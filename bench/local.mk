@@ -4,6 +4,8 @@ bench_plan_bench_SOURCES = bench/plan-bench.c tests/planner/synth.c tests/planne
 bench_plan_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/planner
 bench_plan_bench_LDADD = $(MTC_LIBS) -lm
 CLEANFILES += bench/plan-bench$(EXEEXT)
-.PHONY: bench
-bench: bench/plan-bench$(EXEEXT)
+.PHONY: bench bench-plan
+# Every benchmark: the planner's table, then the examples' step time against PyTorch.
+bench: bench-plan bench-backend
+bench-plan: bench/plan-bench$(EXEEXT)
 	top_srcdir=$(top_srcdir) ./bench/plan-bench$(EXEEXT)

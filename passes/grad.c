@@ -25,7 +25,9 @@
  *   max_grad(x, y, dy) axis keepdims
  *                           y = max(x, axis, keepdims), dy its gradient (y's shape); the result
  *                           has x's shape: along axis, dy goes to the FIRST index where
- *                           x == y, every other element is 0.
+ *                           x == y, every other element is 0. Autodiff always passes y =
+ *                           max(x), so an implementation may recompute the first arg-max from
+ *                           x instead; other y are outside the op's domain.
  *   softmax_grad(y, dy) axis        y * (dy - sum(dy * y, axis, keepdims))  y = softmax(x)
  *   log_softmax_grad(y, dy) axis    dy - exp(y) * sum(dy, axis, keepdims)   y = log_softmax(x)
  *   layernorm_dx(x, gamma, dy) eps  over the last axis (length D), per row: mu = mean(x),

@@ -5,7 +5,8 @@
  *        inputs, optimizer state: resident throughout) plus N% of the rest of the
  *        unconstrained arena (activations, gradients, temporaries).
  * fills: m->step replaced by the planned step (rec, swap_out, swap_in, wait ops) whose arena
- *        fits the budget, and a report. If the arena after layout exceeds the budget (the
+ *        fits the budget, and a report. The optimizer updates move up to their dependences
+ *        first (gradients die early); nothing else is reordered. If the arena after layout exceeds the budget (the
  *        solvers count live bytes, the layout adds fragmentation), the solvers' budget is
  *        tightened by the excess and they run again. An infeasible budget is an error that
  *        states the smallest arena the solvers reached. */
@@ -28,6 +29,48 @@ plan_arena(Func *f, const Target *tg, int64_t *persist)
 	if (persist)
 		*persist = lay.persist;
 	return lay.arena;
+}
+
+/* Does op k have to stay before update u: it makes one of u's operands, or reads or updates
+ * a decl u updates, or updates a decl u reads? */
+static int
+conflicts(const Func *f, const Op *k, const Op *u)
+{
+	int nk = op_nmut(k->kind), nu = op_nmut(u->kind);
+
+	for (int a = 0; a < u->nargs; a++) {
+		int v = u->args[a];
+		if (k->res == v)
+			return 1;
+		if (f->val[v].decl < 0)
+			continue;
+		for (int b = 0; b < k->nargs; b++)
+			if (k->args[b] == v && (a < nu || b < nk))
+				return 1;
+	}
+	return 0;
+}
+
+/* Each optimizer update moves up to just after the last op it depends on, so its gradient
+ * dies as soon as it can: no live set grows (an update allocates nothing), the results are
+ * the same (every dependence on the decls it updates is kept), and what the planner has to
+ * fit is the forward's and backward's values, not all the gradients at once. */
+static void
+hoist_updates(Func *f)
+{
+	for (int i = 0; i < f->nop; i++) {
+		Op u = f->op[i];
+		int to = i;
+		if (!(opinfo[u.kind].flags & F_MUT))
+			continue;
+		while (to > 0 && !conflicts(f, &f->op[to - 1], &u))
+			to--;
+		if (to == i)
+			continue;
+		memmove(&f->op[to + 1], &f->op[to], (i - to) * sizeof *f->op);
+		f->op[to] = u;
+	}
+	func_relink(f);
 }
 
 static int
@@ -115,8 +158,10 @@ plan_step(Module *m, const PlanOpts *o, PlanReport *r)
 		}
 		return 0;
 	}
+	arena0 = plan_arena(f, o->tg, &persist);
+	if (o->budget || o->budget_pct > 0)
+		hoist_updates(f);
 	p = prob_new(f, o->tg);
-	arena0 = plan_arena(f, p->tg, &persist);
 	/* A percentage applies to what a plan can change: the module tensors stay. */
 	budget = o->budget ? o->budget : o->budget_pct > 0 ?
 	         persist + (int64_t)((double)(arena0 - persist) * o->budget_pct / 100) : 0;
@@ -140,7 +185,8 @@ plan_step(Module *m, const PlanOpts *o, PlanReport *r)
 	for (int it = 0; it < 8 && target > 0; it++) {
 		Func *g;
 		int64_t a;
-		if (!(pl = solve(p, o->solver, target, tlim)))
+		/* The ILP's time limit holds for all the rounds together. */
+		if (!(pl = solve(p, o->solver, target, tlim - stime > 0.1 ? tlim - stime : 0.1)))
 			break;
 		stime += pl->stime;
 		g = remat(p, pl);
