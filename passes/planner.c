@@ -203,6 +203,31 @@ plan_step(Module *m, const PlanOpts *o, PlanReport *r)
 		plan_free(pl);
 		pl = NULL;
 	}
+	if (!best && strcmp(o->solver, "tso") && strcmp(o->solver, "auto")) {
+		/* The solver asked for found nothing: tso's plan, if it fits, with a note. */
+		Plan *t = plan_new(p);
+		int64_t tb = budget;
+		for (int it = 0; it < 8 && !best && tb > 0; it++) {
+			Func *g;
+			int64_t a;
+			if (solve_tso(p, tb, t))
+				break;
+			g = remat(p, t);
+			a = plan_arena(g, p->tg, NULL);
+			func_free(g);
+			if (a < minarena)
+				minarena = a;
+			if (a <= budget) {
+				fprintf(stderr, "mtc: note: %s found no plan within the budget; taking tso's\n",
+				        o->solver);
+				best = t;
+				t = NULL;
+				r->arena = a;
+			}
+			tb -= (a - budget) > budget / 64 ? a - budget : budget / 64;
+		}
+		plan_free(t);
+	}
 	if (!best) {
 		/* The smallest arena any plan reached: chen's smallest over its group sizes. If
 		 * that one fits after all, it is the plan. */
