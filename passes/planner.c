@@ -1,9 +1,8 @@
 /* planner.c: the memory-planning pass: pick a solver, fit the budget after layout, install.
  *
- * needs: m->step in execution order; a budget: bytes of the whole arena, or N percent, which
- *        applies to what a plan can change: the budget is then the module tensors (params,
- *        inputs, optimizer state: resident throughout) plus N% of the rest of the
- *        unconstrained arena (activations, gradients, temporaries).
+ * needs: m->step in execution order; a budget: bytes of the whole arena, or N percent of
+ *        the unconstrained arena (the interface's contract: params, inputs and optimizer
+ *        state included, which no plan moves, so small percentages may be infeasible).
  * fills: m->step replaced by the planned step (rec, swap_out, swap_in, wait ops) whose arena
  *        fits the budget, and a report. The optimizer updates move up to their dependences
  *        first (gradients die early); nothing else is reordered. If the arena after layout exceeds the budget (the
@@ -147,8 +146,7 @@ plan_step(Module *m, const PlanOpts *o, PlanReport *r)
 	if (!f) {
 		/* A model without training: nothing to recompute or swap around a backward. */
 		int64_t a = plan_arena(m->fwd, o->tg, &persist);
-		budget = o->budget ? o->budget :
-		         persist + (int64_t)((double)(a - persist) * o->budget_pct / 100);
+		budget = o->budget ? o->budget : (int64_t)((double)a * o->budget_pct / 100);
 		r->budget = budget;
 		r->arena = a;
 		if (a > budget) {
@@ -162,9 +160,9 @@ plan_step(Module *m, const PlanOpts *o, PlanReport *r)
 	if (o->budget || o->budget_pct > 0)
 		hoist_updates(f);
 	p = prob_new(f, o->tg);
-	/* A percentage applies to what a plan can change: the module tensors stay. */
+	/* A percentage is of the whole unconstrained arena, module tensors included. */
 	budget = o->budget ? o->budget : o->budget_pct > 0 ?
-	         persist + (int64_t)((double)(arena0 - persist) * o->budget_pct / 100) : 0;
+	         (int64_t)((double)arena0 * o->budget_pct / 100) : 0;
 	r->budget = budget;
 	r->base_peak = p->peak;
 	r->peak = p->peak;
@@ -254,7 +252,7 @@ plan_step(Module *m, const PlanOpts *o, PlanReport *r)
 		        "the solvers reached is %lld bytes (unconstrained %lld, of which %lld params, "
 		        "inputs and optimizer state; --mem-budget=%.0f%% or more)\n",
 		        (long long)budget, (long long)minarena, (long long)arena0, (long long)persist,
-		        ceil(100.0 * (double)(minarena - persist) / (double)(arena0 - persist)));
+		        ceil(100.0 * (double)minarena / (double)arena0));
 		prob_free(p);
 		return -1;
 	}
