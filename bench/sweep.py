@@ -1,7 +1,8 @@
 # sweep.py (make bench-peers): mtc's budget sweep per solver against PyTorch eager and its
 # checkpointing (bench/peers.py) on the examples, the two ratios of docs' goals, and the
 # solvers' compile time against graph size. Writes bench/results/{peers.md,peers.json,*.svg}.
-# usage: /usr/bin/python3 sweep.py   environment: MTC, MTC_RUN (paths), top_srcdir,
+# usage: /usr/bin/python3 sweep.py [--report]   (--report: outputs from OUT/peers.json only)
+# environment: MTC, MTC_RUN (paths), top_srcdir,
 #   OUT (results folder), MTC_THREADS (default nproc), BENCH_STEPS (timed steps, default 5),
 #   BENCH_ILP_TIME (--solver-time per ILP run, default 2), BENCH_QUICK=1 (one model, a smoke run)
 import hashlib, json, os, re, shutil, subprocess, sys, tempfile, time
@@ -113,69 +114,79 @@ def peers(name, d):
 def mib(b):
     return b / 1048576.0
 
-res = {"threads": THREADS, "steps": STEPS, "ilp_time": ILPT, "cost": COST, "models": {}}
-t_all = time.time()
-for name, f, d in MODELS:
-    t0 = time.time()
-    pts = []
-    for solver in SOLVERS:
-        for pct in PCTS if solver != "none" else [100]:
-            p = point(name, f, d, solver, "%d%%" % pct)
-            pts.append(p)
-            log("%-15s %-5s %4d%% %s" % (name, solver, pct, "%.1f ms %.2f MiB act" %
-                (p["step_ms"], mib(p["act_bytes"])) if p["feasible"] else "infeasible"))
-            if not p["feasible"]:
-                break
-    pe = peers(name, d)
-    m = {"points": pts, "peers": pe, "cmp": {}}
-    base = [p for p in pts if p["solver_asked"] == "none" and p["feasible"]]
-    state = base[0]["state"] if base else 0
-    by = dict((p["peer"], p) for p in pe)
-    # At checkpoint_sequential's activation memory: mtc (auto) with that much beside its state.
-    cs = by.get("ckpt-sqrt")
-    if cs and base:
-        q = point(name, f, d, "auto", str(state + cs["act_bytes"]))
-        m["cmp"]["at_mem"] = {"peer_ms": cs["ms"], "peer_act": cs["act_bytes"], "mtc": q,
-                              "ratio": cs["ms"] / q["step_ms"] if q["feasible"] else None}
-    # At eager's step time: mtc's least activation memory among plans no slower than eager.
-    ea = by.get("eager")
-    if ea:
-        ok = [p for p in pts if p["feasible"] and p["step_ms"] <= ea["ms"]]
-        best = min(ok, key=lambda p: p["act_bytes"]) if ok else None
-        fast = min((p for p in pts if p["feasible"]), key=lambda p: p["step_ms"], default=None)
-        m["cmp"]["at_time"] = {"peer_ms": ea["ms"], "peer_act": ea["act_bytes"], "mtc": best,
-                               "ratio": ea["act_bytes"] / best["act_bytes"] if best else None,
-                               "fastest": fast}
-    m["wall_s"] = round(time.time() - t0, 1)
-    res["models"][name] = m
-    log("%s done in %.0f s" % (name, m["wall_s"]))
+def sweep():
+    res = {"threads": THREADS, "steps": STEPS, "ilp_time": ILPT, "cost": COST, "models": {}}
+    t_all = time.time()
+    for name, f, d in MODELS:
+        t0 = time.time()
+        pts = []
+        for solver in SOLVERS:
+            for pct in PCTS if solver != "none" else [100]:
+                p = point(name, f, d, solver, "%d%%" % pct)
+                pts.append(p)
+                log("%-15s %-5s %4d%% %s" % (name, solver, pct, "%.1f ms %.2f MiB act" %
+                    (p["step_ms"], mib(p["act_bytes"])) if p["feasible"] else "infeasible"))
+                if not p["feasible"]:
+                    break
+        pe = peers(name, d)
+        m = {"points": pts, "peers": pe, "cmp": {}}
+        base = [p for p in pts if p["solver_asked"] == "none" and p["feasible"]]
+        state = base[0]["state"] if base else 0
+        by = dict((p["peer"], p) for p in pe)
+        # At checkpoint_sequential's activation memory: mtc (auto) with that much beside its state.
+        cs = by.get("ckpt-sqrt")
+        if cs and base:
+            q = point(name, f, d, "auto", str(state + cs["act_bytes"]))
+            m["cmp"]["at_mem"] = {"peer_ms": cs["ms"], "peer_act": cs["act_bytes"], "mtc": q,
+                                  "ratio": cs["ms"] / q["step_ms"] if q["feasible"] else None}
+        # At eager's step time: mtc's least activation memory among plans no slower than eager.
+        ea = by.get("eager")
+        if ea:
+            ok = [p for p in pts if p["feasible"] and p["step_ms"] <= ea["ms"]]
+            best = min(ok, key=lambda p: p["act_bytes"]) if ok else None
+            fast = min((p for p in pts if p["feasible"]), key=lambda p: p["step_ms"], default=None)
+            m["cmp"]["at_time"] = {"peer_ms": ea["ms"], "peer_act": ea["act_bytes"], "mtc": best,
+                                   "ratio": ea["act_bytes"] / best["act_bytes"] if best else None,
+                                   "fastest": fast}
+        m["wall_s"] = round(time.time() - t0, 1)
+        res["models"][name] = m
+        log("%s done in %.0f s" % (name, m["wall_s"]))
 
-# Compile time against graph size: the deep MLP at growing depth, tso and ilp, 75% budget.
-scal = []
-for L in ([8, 40] if QUICK else [8, 20, 40, 100, 420]):
-    for solver in ["tso", "ilp"]:
-        cmd = [MTC, os.path.join(SRC, "examples", "mlp.tdsl"), "-D", "L=%d" % L] + COST + \
-            ["--solver=" + solver, "--solver-time=5", "--mem-budget=75%", "--emit=schedule",
-             "-o", "-"]
-        try:
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=90)
-            s = summary(r.stdout) if r.returncode == 0 else None
-        except subprocess.TimeoutExpired:
-            s = None
-        e = {"L": L, "solver": solver, "ok": s is not None}
-        if s:
-            e.update(ops=s["ops"], solve_s=float(s["solve_s"]), gap=s.get("ilp_gap"),
-                     overhead=s.get("overhead"))
-        scal.append(e)
-        log("scaling L=%d %s %s" % (L, solver, e))
-res["scaling"] = scal
-res["wall_s"] = round(time.time() - t_all, 1)
-shutil.rmtree(tmp, ignore_errors=True)
+    # Compile time against graph size: the deep MLP at growing depth, tso and ilp, 75% budget.
+    scal = []
+    for L in ([8, 40] if QUICK else [8, 20, 40, 100, 420]):
+        for solver in ["tso", "ilp"]:
+            cmd = [MTC, os.path.join(SRC, "examples", "mlp.tdsl"), "-D", "L=%d" % L] + COST + \
+                ["--solver=" + solver, "--solver-time=5", "--mem-budget=75%", "--emit=schedule",
+                 "-o", "-"]
+            try:
+                r = subprocess.run(cmd, capture_output=True, text=True, timeout=90)
+                s = summary(r.stdout) if r.returncode == 0 else None
+            except subprocess.TimeoutExpired:
+                s = None
+            e = {"L": L, "solver": solver, "ok": s is not None}
+            if s:
+                e.update(ops=s["ops"], used=s.get("solver"), solve_s=float(s["solve_s"]),
+                         gap=s.get("ilp_gap"),
+                         overhead=s.get("overhead"))
+            scal.append(e)
+            log("scaling L=%d %s %s" % (L, solver, e))
+    res["scaling"] = scal
+    res["wall_s"] = round(time.time() - t_all, 1)
+    shutil.rmtree(tmp, ignore_errors=True)
+    return res
+
+if len(sys.argv) > 1 and sys.argv[1] == "--report":   # redo the outputs from peers.json
+    res = json.load(open(os.path.join(OUT, "peers.json")))
+    shutil.rmtree(tmp, ignore_errors=True)
+else:
+    res = sweep()
+    os.makedirs(OUT, exist_ok=True)
+    with open(os.path.join(OUT, "peers.json"), "w") as fp:
+        json.dump(res, fp, indent=1)
+scal = res["scaling"]
 
 # ---- output ----
-os.makedirs(OUT, exist_ok=True)
-with open(os.path.join(OUT, "peers.json"), "w") as fp:
-    json.dump(res, fp, indent=1)
 
 def f1(v, fmt="%.1f"):
     return "-" if v is None else fmt % v
@@ -185,7 +196,7 @@ md = ["# mtc against PyTorch: budget sweep and peers", "",
       "planner cost flags `%s`. act = bytes beyond params, inputs and optimizer state: mtc's "
       "measured high-water mark (MTC_CHECK=1) minus its module tensors plus its host zone; "
       "PyTorch's from profiler memory events (bench/peers.py). Whole run %.0f s." %
-      (THREADS, STEPS, ILPT, " ".join(COST), res["wall_s"]), ""]
+      (res["threads"], res["steps"], res["ilp_time"], " ".join(res["cost"]), res["wall_s"]), ""]
 for name, m in res["models"].items():
     md += ["## " + name, "",
            "| who | budget | solver used | arena MiB | act MiB (measured) | modeled overhead | "
@@ -226,10 +237,38 @@ for name, m in res["models"].items():
                        a["peer_act"] / a["fastest"]["act_bytes"]))
     md.append("")
 md += ["## Solver time against graph size (deep MLP, -D L=..., 75% budget, ILP limit 5 s, 90 s cap)", "",
-       "| L | ops | solver | solve s | ILP gap | overhead |", "|---|---|---|---|---|---|"]
+       "| L | ops | solver | used | solve s | ILP gap | overhead |", "|---|---|---|---|---|---|---|"]
 for e in scal:
-    md.append("| %d | %s | %s | %s | %s | %s |" % (e["L"], e.get("ops", "-"), e["solver"],
+    md.append("| %d | %s | %s | %s | %s | %s | %s |" % (e["L"], e.get("ops", "-"), e["solver"],
+              e.get("used", "?"),
               e.get("solve_s", "timeout/failed"), e.get("gap", "-"), e.get("overhead", "-")))
+# The short table for the README: one row per model.
+sm = ["| model | torch eager ms / act MiB | torch sqrt-ckpt ms / act MiB | torch per-layer ms / "
+      "act MiB | mtc unplanned ms / act MiB | mtc least act: ms / act MiB (solver, budget) | "
+      "speed at sqrt-ckpt's memory | memory at eager's time |", "|---|---|---|---|---|---|---|---|"]
+for name, m in res["models"].items():
+    by = dict((q["peer"], q) for q in m["peers"])
+    pk = lambda q: "%.1f / %.2f" % (q["ms"], mib(q["act_bytes"])) if q else "-"
+    ok = [p for p in m["points"] if p["feasible"]]
+    un = [p for p in ok if p["solver_asked"] == "none"]
+    lo = min(ok, key=lambda p: (p["act_bytes"], p["step_ms"])) if ok else None
+    c = m["cmp"]
+    am = c.get("at_mem", {}).get("ratio")
+    at = c.get("at_time", {})
+    if at.get("ratio") is not None:
+        tm = "%.2fx" % at["ratio"]
+    elif at.get("fastest"):
+        tm = "none as fast (fastest %.2fx eager's time)" % (at["fastest"]["step_ms"] / at["peer_ms"])
+    else:
+        tm = "-"
+    sm.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        name, pk(by.get("eager")), pk(by.get("ckpt-sqrt")), pk(by.get("ckpt-layer")),
+        "%.1f / %.2f" % (un[0]["step_ms"], mib(un[0]["act_bytes"])) if un else "-",
+        "%.1f / %.2f (%s, %s)" % (lo["step_ms"], mib(lo["act_bytes"]), lo["solver"], lo["budget"])
+        if lo else "-", "%.2fx" % am if am is not None else "infeasible", tm))
+with open(os.path.join(OUT, "summary.md"), "w") as fp:
+    fp.write("\n".join(sm) + "\n")
+md[2:2] = sm + [""]
 with open(os.path.join(OUT, "peers.md"), "w") as fp:
     fp.write("\n".join(md) + "\n")
 
@@ -253,8 +292,9 @@ for name, m in res["models"].items():
              "%s: modeled overhead against budget" % name, "budget, % of activations",
              "modeled step / unplanned step", ser)
 ser = []
-for solver in ["tso", "ilp"]:
-    ser.append((solver, [(e["ops"], e["solve_s"]) for e in scal if e["ok"] and e["solve_s"] > 0], {}))
+for solver in ["tso", "ilp"]:   # points where the asked solver ran (ilp may hand back chen's plan)
+    ser.append((solver, [(e["ops"], e["solve_s"]) for e in scal
+                         if e["ok"] and e["solve_s"] > 0 and e.get("used", solver) == solver], {}))
 svg.plot(os.path.join(OUT, "solve-time.svg"), "solver time against graph size (deep MLP)",
          "ops in the training step (log)", "solve seconds (log)", ser, logx=True, logy=True)
 print("\n".join(md))
