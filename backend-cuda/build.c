@@ -156,7 +156,7 @@ prepare(CuMod *c, const Module *m, const Opts *o)
 	c->o = o;
 	c->id = m->name;
 	plan(c);
-	c->prog = cuda_kernels(m);
+	c->prog = cuda_kernels(m, (const FnPlan *const[2]){ &c->g.fwd, m->step ? &c->g.step : NULL });
 	manifest(c);
 }
 

@@ -18,6 +18,9 @@ typedef struct Launch {
 	 * and then only the generated kernel runs. */
 	int gemm, ta, tb;
 	int64_t m, n, k, batch, sa, sb, sc;
+	/* a fused group's kernel (launched at its first op; the others have fn < 0) takes these
+	 * values: its stored results, then its operands from outside; NULL: result, operands */
+	int *argv, nargv;
 } Launch;
 
 /* The device program of a module: CUDA C source and one launch per op of each function. */
@@ -27,11 +30,13 @@ typedef struct CuProg {
 	char **fname;             /* kernel function names, deduplicated */
 	int nfn;
 	Launch *launch[2];        /* [0] forward, [1] step: one per op, NULL if the func is absent */
+	int nlaunch[2];
 } CuProg;
 
-/* kern.c: needs a module whose functions are complete (shapes known);
- * fills a CuProg with one kernel per distinct op instance. */
-CuProg *cuda_kernels(const Module *);
+/* kern.c: needs a module whose functions are complete (shapes known), and optionally the
+ * plans of its functions (plans[0] forward, plans[1] step) whose fusion groups become one
+ * kernel each; fills a CuProg with one kernel per distinct op instance or group. */
+CuProg *cuda_kernels(const Module *, const FnPlan *const plans[2]);
 /* The kernel (source text appended to fp) and its launch for one op of f; for tests. */
 int cuda_kernel_op(FILE *fp, const Func *f, const Op *op, const char *name, Launch *l);
 void cuda_prelude(FILE *fp);

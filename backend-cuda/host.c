@@ -16,8 +16,6 @@
 #include "cuda.h"
 #include "mtc/mtc.h"
 
-enum { MAXARGS = 16 };
-
 typedef struct Fn {
 	LLVMTypeRef ty;
 	LLVMValueRef fn;
@@ -32,6 +30,7 @@ typedef struct G {
 	Fn base, launch, gemm, swap, wait, born, dead;
 	/* inside a schedule */
 	LLVMValueRef rt, vbase, args, dy, failphi;
+	int nargs, ndy;            /* the sizes of args and dy */
 	LLVMBasicBlockRef fail;
 } G;
 
@@ -133,7 +132,7 @@ static void
 arg(G *g, const CuFn *p, int i, int v)
 {
 	LLVMValueRef a = LLVMBuildAdd(g->b, g->vbase, C64(g, p->off[v]), "");
-	LLVMBuildStore(g->b, a, slot(g, g->args, MAXARGS, i));
+	LLVMBuildStore(g->b, a, slot(g, g->args, g->nargs, i));
 }
 
 /* The (off, bytes) pairs of the device values op i reads for the last time; count returned. */
@@ -141,16 +140,14 @@ static int
 dying(G *g, const CuFn *p, int i)
 {
 	const Func *f = p->f;
-	const Op *o = &f->op[i];
 	int n = 0;
 
-	for (int a = 0; a < f->nval && n < 2 * MAXARGS; a++) {
+	for (int a = 0; a < f->nval; a++) {
 		const Value *x = &f->val[a];
-		if (p->last[a] != i || x->decl >= 0 || x->host || x->def < 0 || x->def == i)
+		if (p->last[a] != i || x->decl >= 0 || x->host || x->def < 0)
 			continue;
-		(void)o;
-		LLVMBuildStore(g->b, C64(g, p->off[a]), slot(g, g->dy, 4 * MAXARGS, 2 * n));
-		LLVMBuildStore(g->b, C64(g, type_bytes(&x->ty)), slot(g, g->dy, 4 * MAXARGS, 2 * n + 1));
+		LLVMBuildStore(g->b, C64(g, p->off[a]), slot(g, g->dy, g->ndy, 2 * n));
+		LLVMBuildStore(g->b, C64(g, type_bytes(&x->ty)), slot(g, g->dy, g->ndy, 2 * n + 1));
 		n++;
 	}
 	return n;
@@ -163,8 +160,8 @@ op_code(G *g, const CuFn *p, const Launch *l, int i)
 	const Op *o = &f->op[i];
 	int r = o->res, ndy, dev_res = r >= 0 && !f->val[r].host;
 	int64_t rb = dev_res ? type_bytes(&f->val[r].ty) : 0, roff = dev_res ? p->off[r] : 0;
-	LLVMValueRef dyp = asptr(g, slot(g, g->dy, 4 * MAXARGS, 0));
-	LLVMValueRef argp = asptr(g, slot(g, g->args, MAXARGS, 0));
+	LLVMValueRef dyp = asptr(g, slot(g, g->dy, g->ndy, 0));
+	LLVMValueRef argp = asptr(g, slot(g, g->args, g->nargs, 0));
 	LLVMValueRef bd[5];
 
 	ndy = dying(g, p, i);
@@ -181,10 +178,15 @@ op_code(G *g, const CuFn *p, const Launch *l, int i)
 		check(g, call(g, g->wait, a, 2));
 	} else if (l->fn >= 0 && !(o->kind == OP_RESHAPE && p->off[r] == p->off[o->args[0]])) {
 		int na = 0;
-		if (r >= 0)
-			arg(g, p, na++, r);
-		for (int a = 0; a < o->nargs; a++)
-			arg(g, p, na++, o->args[a]);
+		if (l->argv) {
+			for (int a = 0; a < l->nargv; a++)
+				arg(g, p, na++, l->argv[a]);
+		} else {
+			if (r >= 0)
+				arg(g, p, na++, r);
+			for (int a = 0; a < o->nargs; a++)
+				arg(g, p, na++, o->args[a]);
+		}
 		if (o->kind == OP_MATMUL && l->gemm) {
 			LLVMValueRef a[18] = { g->rt, C32(g, l->fn), C32(g, l->grid[0]), C32(g, l->grid[1]),
 			                       C32(g, l->grid[2]), C32(g, l->block[0]), C32(g, l->block[1]),
@@ -216,8 +218,25 @@ sched_fn(G *g, const char *name, const CuFn *p, const Launch *ls)
 	g->fail = fail;
 	LLVMPositionBuilderAtEnd(g->b, entry);
 	g->rt = LLVMGetParam(s.fn, 0);
-	g->args = LLVMBuildAlloca(g->b, LLVMArrayType(g->i64, MAXARGS), "args");
-	g->dy = LLVMBuildAlloca(g->b, LLVMArrayType(g->i64, 4 * MAXARGS), "dying");
+	/* one argument array and one list of dying values, as large as the largest op needs */
+	g->nargs = g->ndy = 2;
+	if (p && p->f) {
+		int *ndie = xcalloc(p->f->nop + 1, sizeof *ndie);
+		for (int v = 0; v < p->f->nval; v++)
+			if (p->last[v] >= 0 && p->last[v] < p->f->nop)
+				ndie[p->last[v]]++;
+		for (int i = 0; i < p->f->nop; i++) {
+			if (p->f->op[i].nargs + 1 > g->nargs)
+				g->nargs = p->f->op[i].nargs + 1;
+			if (ls[i].nargv > g->nargs)
+				g->nargs = ls[i].nargv;
+			if (2 * ndie[i] > g->ndy)
+				g->ndy = 2 * ndie[i];
+		}
+		free(ndie);
+	}
+	g->args = LLVMBuildAlloca(g->b, LLVMArrayType(g->i64, (unsigned)g->nargs), "args");
+	g->dy = LLVMBuildAlloca(g->b, LLVMArrayType(g->i64, (unsigned)g->ndy), "dying");
 	g->vbase = call(g, g->base, &g->rt, 1);
 	if (p && p->f)
 		for (int i = 0; i < p->f->nop; i++)

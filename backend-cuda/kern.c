@@ -797,11 +797,74 @@ cuda_kernel_op(FILE *fp, const Func *f, const Op *op, const char *name, Launch *
 	return 1;
 }
 
+/* ---------- fused elementwise groups ---------- */
+
+/* Ops [first, end) of one shape, as the C backend groups them (plan.c): one loop over the
+ * result's elements; every value lives in a register, results that outlive the group are
+ * stored. Operands from outside are loaded with their broadcast. */
+static void
+k_group(FILE *fp, const Func *f, const FnPlan *p, int first, int end, const char *name, Launch *l)
+{
+	const Shape *r = SH(f, f->op[first].res);
+	int64_t n = shape_numel(r);
+	int nv = 0, *vals = xmalloc((2 * (end - first) * (MAXIA + 4) + 8) * sizeof *vals), nout = 0;
+	char buf[256];
+
+	/* stored results first, then outside operands, each once */
+	for (int i = first; i < end; i++)
+		if (p->mat[f->op[i].res])
+			vals[nv++] = f->op[i].res, nout++;
+	for (int i = first; i < end; i++)
+		for (int a = 0; a < f->op[i].nargs; a++) {
+			int v = f->op[i].args[a], d = f->val[v].def, q;
+			if (d >= first && d < end)
+				continue;
+			for (q = nout; q < nv && vals[q] != v; q++)
+				;
+			if (q == nv)
+				vals[nv++] = v;
+		}
+	fprintf(fp, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", BLK, name);
+	for (int q = 0; q < nv; q++)
+		fprintf(fp, "%s%sfloat *p%d", q ? ", " : "", q < nout ? "" : "const ", q);
+	fprintf(fp, ")\n{\n" LOOP("%lldLL"), (long long)n);
+	/* local names, so that groups of one structure share a kernel: u<q> for the operand in
+	 * parameter q, t<k> for the result of the group's k-th op */
+	for (int q = nout; q < nv; q++) {
+		Ix ix = ix_bcast(SH(f, vals[q]), r);
+		char nm[16];
+		snprintf(nm, sizeof nm, "e%d", q);
+		ix_emit(fp, "\t\t", nm, "i", &ix);
+		fprintf(fp, "\t\tconst float u%d = p%d[e%d];\n", q, q, q);
+	}
+	for (int i = first; i < end; i++) {
+		const Op *o = &f->op[i];
+		fprintf(fp, "\t\tfloat t%d;\n\t\t{\n", i - first);
+		for (int a = 0; a < o->nargs; a++) {
+			int v = o->args[a], d = f->val[v].def, q;
+			if (d >= first && d < end) {
+				fprintf(fp, "\t\t\tconst float x%d = t%d;\n", a, d - first);
+				continue;
+			}
+			for (q = nout; vals[q] != v; q++)
+				;
+			fprintf(fp, "\t\t\tconst float x%d = u%d;\n", a, q);
+		}
+		fprintf(fp, "\t\t\tt%d = %s;\n\t\t}\n", i - first, ew_expr(f, o, buf, sizeof buf));
+	}
+	for (int q = 0; q < nout; q++)
+		fprintf(fp, "\t\tp%d[i] = t%d;\n", q, f->val[vals[q]].def - first);
+	fprintf(fp, "\t}\n}\n");
+	set1(l, blocks(n, BLK), BLK);
+	l->argv = vals;
+	l->nargv = nv;
+}
+
 /* ---------- the program ---------- */
 
 /* Kernels are deduplicated by their text with the name blanked out. */
 CuProg *
-cuda_kernels(const Module *m)
+cuda_kernels(const Module *m, const FnPlan *const plans[2])
 {
 	CuProg *p = xcalloc(1, sizeof *p);
 	const Func *fs[2] = { m->fwd, m->step };
@@ -816,16 +879,32 @@ cuda_kernels(const Module *m)
 		if (!f)
 			continue;
 		p->launch[fi] = xcalloc(f->nop ? f->nop : 1, sizeof *p->launch[fi]);
+		p->nlaunch[fi] = f->nop;
 		for (int i = 0; i < f->nop; i++) {
 			char *txt = NULL;
 			size_t n = 0;
 			FILE *bp = open_memstream(&txt, &n);
 			Launch *l = &p->launch[fi][i];
+			const FnPlan *pl;
 			int fn;
 
 			if (!bp)
 				die("out of memory");
-			cuda_kernel_op(bp, f, &f->op[i], "KNAME", l);
+			pl = plans ? plans[fi] : NULL;
+			if (pl && pl->grp[i] >= 0 && pl->grp[i] != i) {
+				/* inside a fused group: its first op launches it */
+				fclose(bp);
+				free(txt);
+				memset(l, 0, sizeof *l);
+				l->fn = -1;
+				continue;
+			}
+			if (pl && pl->grp[i] == i && pl->gend[i] - i > 1) {
+				memset(l, 0, sizeof *l);
+				k_group(bp, f, pl, i, pl->gend[i], "KNAME", l);
+			} else {
+				cuda_kernel_op(bp, f, &f->op[i], "KNAME", l);
+			}
 			fclose(bp);
 			if (l->fn < 0) {
 				free(txt);
@@ -865,6 +944,9 @@ cuprog_free(CuProg *p)
 	for (int i = 0; i < p->nfn; i++)
 		free(p->fname[i]);
 	free(p->fname);
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; p->launch[k] && i < p->nlaunch[k]; i++)
+			free(p->launch[k][i].argv);
 	free(p->launch[0]);
 	free(p->launch[1]);
 	free(p);

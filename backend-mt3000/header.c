@@ -5,6 +5,21 @@
 
 static long long ll(int64_t x) { return (long long)x; }
 
+/* #define MODEL_NAME_NUMEL n and MODEL_NAME_DIMk d, NAME upper-cased. */
+static void
+sizes(FILE *fp, const char *guard, const char *name, const Type *t)
+{
+	char nm[300];
+
+	c_name(name, nm, sizeof nm);
+	for (char *p = nm; *p; p++)
+		if (*p >= 'a' && *p <= 'z')
+			*p = (char)(*p - 32);
+	fprintf(fp, "#define %s_%s_NUMEL %lld\n", guard, nm, ll(shape_numel(&t->sh)));
+	for (int d = 0; d < t->sh.rank; d++)
+		fprintf(fp, "#define %s_%s_DIM%d %lld\n", guard, nm, d, ll(t->sh.d[d]));
+}
+
 void
 header_emit(Gen *g, FILE *fp)
 {
@@ -41,6 +56,14 @@ header_emit(Gen *g, FILE *fp)
 	fprintf(fp, "#ifndef %s_H\n#define %s_H\n\n#include <stdint.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n",
 	        guard, guard);
 	fprintf(fp, "typedef struct %s %s;\n\n", g->id, g->id);
+	/* The sizes of the buffers the API takes, so callers need not copy them from the model. */
+	fprintf(fp, "/* Elements and dims of the inputs and outputs. */\n");
+	for (int d = 0; d < m->ndecl; d++)
+		if (m->decl[d].role == R_INPUT)
+			sizes(fp, guard, m->decl[d].name, &m->decl[d].ty);
+	for (int k = 0; k < m->fwd->nout; k++)
+		sizes(fp, guard, m->fwd->outname[k], &m->fwd->val[m->fwd->out[k]].ty);
+	fputc('\n', fp);
 	api_protos(g, fp, 0);
 	fprintf(fp, "\n/* The module for tools (dlopen): see <mtc/mtc.h>. */\nstruct mtc_module;\n"
 	        "const struct mtc_module *mtc_module(void);\nconst char *mtc_last_error(void);\n");

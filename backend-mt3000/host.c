@@ -28,6 +28,32 @@ c_type(DType t)
 	return t == F32 ? "float" : "int32_t";
 }
 
+/* name as a C identifier: other characters become '_', a leading digit or a C keyword (or
+ * a name the generated code uses itself) gets '_' added. */
+char *
+c_name(const char *name, char *buf, size_t n)
+{
+	static const char *const kw[] = { "auto", "break", "case", "char", "const", "continue",
+		"default", "do", "double", "else", "enum", "extern", "float", "for", "goto", "if",
+		"inline", "int", "long", "register", "restrict", "return", "short", "signed", "sizeof",
+		"static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile",
+		"while", "int32_t", "int64_t", "uint64_t", "NULL", "mtc_self", "mtc_in", "mtc_out", NULL };
+	size_t k = 0;
+
+	if (!(*name >= 'a' && *name <= 'z') && !(*name >= 'A' && *name <= 'Z') && *name != '_')
+		buf[k++] = '_';
+	for (; *name && k + 2 < n; name++)
+		buf[k++] = (*name >= 'a' && *name <= 'z') || (*name >= 'A' && *name <= 'Z') ||
+		           (*name >= '0' && *name <= '9') || *name == '_' ? *name : '_';
+	buf[k] = 0;
+	for (int i = 0; kw[i]; i++)
+		if (strcmp(buf, kw[i]) == 0) {
+			buf[k++] = '_';
+			buf[k] = 0;
+		}
+	return buf;
+}
+
 /* A copy in flight at this point of the host code. */
 typedef struct Flight {
 	int c;               /* its channel variable ch[c] */
@@ -294,6 +320,7 @@ typed_inputs(Gen *g, const Func *f, FILE *fp, int array)
 {
 	const Module *m = g->m;
 	uint8_t *uses = malloc((size_t)m->ndecl + 1);
+	char nm[300];
 
 	used_inputs(m, f, uses);
 	if (array)
@@ -302,9 +329,9 @@ typed_inputs(Gen *g, const Func *f, FILE *fp, int array)
 		if (m->decl[d].role != R_INPUT)
 			continue;
 		if (array)
-			fprintf(fp, " %s,", uses[d] ? m->decl[d].name : "NULL");
+			fprintf(fp, " %s,", uses[d] ? c_name(m->decl[d].name, nm, sizeof nm) : "NULL");
 		else if (uses[d])
-			fprintf(fp, ", const %s *%s", c_type(m->decl[d].ty.dt), m->decl[d].name);
+			fprintf(fp, ", const %s *%s", c_type(m->decl[d].ty.dt), c_name(m->decl[d].name, nm, sizeof nm));
 	}
 	if (array)
 		fprintf(fp, " NULL };\n");
@@ -315,11 +342,11 @@ typed_inputs(Gen *g, const Func *f, FILE *fp, int array)
 static const char *
 out_param(Gen *g, int k)
 {
-	static char buf[256];
+	static char buf[300];
 	const char *nm = g->m->fwd->outname[k];
-	if (mod_find_decl(g->m, nm) < 0 && strcmp(nm, "loss") != 0)
-		return nm;
-	snprintf(buf, sizeof buf, "%s_out", nm);
+	c_name(nm, buf, sizeof buf - 4);
+	if (mod_find_decl(g->m, nm) >= 0 || strcmp(nm, "loss") == 0)
+		strcat(buf, "_out");
 	return buf;
 }
 

@@ -708,8 +708,8 @@ k_sumto(Gen *g, const FnPlan *p, const Op *o)
 	launch(g, p, k, v, 2, 0, (double)shape_numel(x));
 }
 
-/* max_grad(x, y, dy): along the axis, dy goes to the first index where x == y (y = max(x));
- * every other element is 0. */
+/* max_grad(x, y, dy): dy flows to the first arg-max of x along the axis (recomputed from x,
+ * as the interpreter does; with y = max(x) that is the first index where x == y). */
 static void
 k_maxgrad(Gen *g, const FnPlan *p, const Op *o)
 {
@@ -719,15 +719,15 @@ k_maxgrad(Gen *g, const FnPlan *p, const Op *o)
 	around(SH(o->args[0]), (int)o->ia[0], &outer, &n, &inner);
 	kptr(g, "r", 0, 1, 0);
 	kptr(g, "x", 1, 0, 0);
-	kptr(g, "y", 2, 0, 0);
 	kptr(g, "dy", 3, 0, 0);
 	ksplit(g, outer * inner);
 	K(g, "\tfor (int64_t o = lo; o < hi; o++) {\n"
-	  "\t\tint64_t b = o / %lld * %lld + o %% %lld, hit = 0;\n"
-	  "\t\tfor (int64_t k = 0; k < %lld; k++) {\n"
-	  "\t\t\tint first = !hit && x[b + k * %lld] == y[o];\n"
-	  "\t\t\tr[b + k * %lld] = first ? dy[o] : 0.0f;\n\t\t\thit |= first;\n\t\t}\n\t}\n}\n",
-	  ll(inner), ll(n * inner), ll(inner), ll(n), ll(inner), ll(inner));
+	  "\t\tint64_t b = o / %lld * %lld + o %% %lld, best = 0;\n"
+	  "\t\tfor (int64_t k = 1; k < %lld; k++)\n\t\t\tif (x[b + k * %lld] > x[b + best * %lld])\n"
+	  "\t\t\t\tbest = k;\n"
+	  "\t\tfor (int64_t k = 0; k < %lld; k++)\n"
+	  "\t\t\tr[b + k * %lld] = k == best ? dy[o] : 0.0f;\n\t}\n}\n",
+	  ll(inner), ll(n * inner), ll(inner), ll(n), ll(inner), ll(inner), ll(n), ll(inner));
 	launch(g, p, k, v, 4, 0, (double)(outer * n * inner));
 }
 

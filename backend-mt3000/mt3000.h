@@ -56,5 +56,6 @@ void api_protos(Gen *, FILE *, int exported);
 void header_emit(Gen *, FILE *);
 /* The model's name as a C identifier prefix; arg lists of the typed API. */
 const char *c_type(DType);
+char *c_name(const char *name, char *buf, size_t n);
 
 #endif

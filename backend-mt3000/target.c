@@ -51,18 +51,12 @@ header(const Module *m, const Opts *o, const char *id, FILE *fp)
 	gen_free(&g);
 }
 
-/* The model's name as a C identifier. */
+/* The model's name as a C identifier (the prefix of everything the module exports). */
 static char *
 c_ident(const char *name)
 {
-	char *s = xmalloc(strlen(name) + 2), *p = s;
-	if (!(name[0] >= 'a' && name[0] <= 'z') && !(name[0] >= 'A' && name[0] <= 'Z') && name[0] != '_')
-		*p++ = '_';
-	for (; *name; name++)
-		*p++ = (*name >= 'a' && *name <= 'z') || (*name >= 'A' && *name <= 'Z') ||
-		       (*name >= '0' && *name <= '9') ? *name : '_';
-	*p = 0;
-	return s;
+	size_t n = strlen(name) + 3;
+	return c_name(name, xmalloc(n), n);
 }
 
 static int

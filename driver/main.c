@@ -45,12 +45,11 @@ static const char usage[] =
 "                        order the frontend and autodiff wrote\n"
 "  --target=mt3000|cuda  code generation target (default mt3000)\n"
 "  --mem-budget=SIZE     accelerator bytes the step may use (its whole arena, params and\n"
-"                        optimizer state included): N, NK, NM, NG (powers of 1024); or N%:\n"
-"                        the params, inputs and optimizer state plus N% of the rest of the\n"
-"                        unconstrained arena (activations, gradients, temporaries)\n"
+"                        optimizer state included): N, NK, NM, NG (powers of 1024); or N%\n"
+"                        of the unconstrained arena (the step's arena without a budget)\n"
 "  --solver=auto|ilp|tso|chen|none   how recompute and swap are chosen (default auto:\n"
 "                        the ILP where it proves an optimum in time, else the better of its\n"
-"                        incumbent and the segmented DP); --emit=schedule ends with the\n"
+"                        incumbent and the segmented DP); --emit=schedule starts with the\n"
 "                        plan's summary (solver, solve time, overhead, ILP gap)\n"
 "  --solver-time=S       time limit for the ILP solver in seconds (default 60)\n"
 "  --arch=sm_XX          CUDA architecture for NVRTC\n"
@@ -293,7 +292,7 @@ planned(const Module *m)
 }
 
 /* The budget line of the memory picture: --mem-budget in bytes, or its share of the peak. */
-/* The memory planner's summary, when it ran (the schedule dump ends with it). */
+/* The memory planner's summary, when it ran (the schedule dump starts with it). */
 static PlanReport *planrep;
 
 static int64_t

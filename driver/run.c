@@ -38,11 +38,6 @@ static const char usage[] =
 "--seed changes its inputs only.\n";
 
 
-/* autodiff and simplify live in passes/ (the autodiff branch); a build without them still
- * links (weak references, pulled from the library with -u) and says what is missing. */
-#pragma weak autodiff
-#pragma weak simplify
-
 static _Noreturn void
 fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -249,12 +244,10 @@ main(int argc, char **argv)
 		o.forward = 1;
 	}
 	if (!o.forward && !m->step) {
-		if (!autodiff || !simplify)
-			fatal("this build has no autodiff pass: only --forward works");
 		if (autodiff(m, &src))
 			return 1;
 		simplify(m->step);
-	} else if (o.forward && simplify) {
+	} else if (o.forward) {
 		simplify(m->fwd);
 	}
 	f = o.forward ? m->fwd : m->step;

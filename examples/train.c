@@ -14,8 +14,8 @@ enum { B = 512, IN = 128, C = 10 };   /* as examples/mlp.tdsl */
 int
 main(int argc, char **argv)
 {
-	static float x[B * IN], logits[B * C];
-	static int32_t y[B];
+	static float x[MLP_X_NUMEL], logits[MLP_LOGITS_NUMEL];
+	static int32_t y[MLP_Y_NUMEL];
 	int steps = argc > 1 ? atoi(argv[1]) : 20, right = 0;
 	float loss = 0, first = 0;
 	mlp *m = mlp_create();

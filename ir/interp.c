@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "ir.h"
+#include "mtc/mtc-rt.h"
 
 struct Interp {
 	const Module *m;
@@ -430,13 +431,14 @@ k_reduce(Run *r, const Op *op)
 	return 0;
 }
 
-/* max_grad(x, y, dy): along the axis, dy goes to the first index where x == y (y = max(x));
- * every other element is 0. */
+/* max_grad(x, y, dy): along the axis, dy goes to the first arg-max of x; every other element
+ * is 0. With y = max(x), as autodiff makes it, that is grad.c's "first index where x == y";
+ * recomputing the arg-max from x (as the backends do) keeps them equal on any operands. */
 static int
 k_maxgrad(Run *r, const Op *op)
 {
 	int64_t outer, n, inner;
-	const float *x = IN(0), *y = IN(1), *dy = IN(2);
+	const float *x = IN(0), *dy = IN(2);
 	float *o = OUT;
 
 	around(&TY(0)->sh, op->ia[0], &outer, &n, &inner);
@@ -444,11 +446,11 @@ k_maxgrad(Run *r, const Op *op)
 	for (int64_t i = 0; i < outer; i++)
 		for (int64_t j = 0; j < inner; j++) {
 			const float *xi = x + i * n * inner + j;
-			for (int64_t k = 0; k < n; k++)
-				if (xi[k * inner] == y[i * inner + j]) {
-					o[i * n * inner + k * inner + j] = dy[i * inner + j];
-					break;
-				}
+			int64_t best = 0;
+			for (int64_t k = 1; k < n; k++)
+				if (xi[k * inner] > xi[best * inner])
+					best = k;
+			o[i * n * inner + best * inner + j] = dy[i * inner + j];
 		}
 	return 0;
 }
@@ -836,75 +838,26 @@ _Static_assert(sizeof kern / sizeof kern[0] == NOP, "kern[] must have one entry 
 
 /* ---------- deterministic initial values ---------- */
 
-static uint64_t
-splitmix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
+/* The recipe lives in runtime/init.c (mtc_init_f32, mtc_rand_input), which every generated
+ * module links too, so the interpreter and all targets start from the same bits. Raw i32 input
+ * draws (0 .. 2^31-1) are brought into range by the caller with % input_range(). */
+_Static_assert(INIT_ZEROS == 1 && INIT_ONES == 2 && INIT_FULL == 3 && INIT_NORMAL == 4 &&
+               INIT_UNIFORM == 5, "InitKind must match mtc_init_f32's kinds");
 
-/* 64 random bits for draw j of (key): counter-based, so any element is computable alone. */
-static uint64_t
-bits(uint64_t key, uint64_t j)
-{
-	return splitmix64(key ^ splitmix64(j));
-}
-
-/* uniform in [0, 1) with 53 bits */
-static double
-unif(uint64_t key, uint64_t j)
-{
-	return (double)(bits(key, j) >> 11) * 0x1p-53;
-}
-
-/* The recipe, for other implementations: key = splitmix64(fnv1a64(name) ^ splitmix64(seed));
- * draw j = splitmix64(key ^ splitmix64(j)); uniform(lo,hi) element i: lo + (hi-lo) u(i);
- * normal element i: mean + std sqrt(-2 ln(1 - u(2i))) cos(2 pi u(2i+1)), in double, then
- * rounded to float; f32 inputs: uniform(-1, 1); i32 inputs: draw(i) >> 33 (0 .. 2^31-1),
- * which users bring into range with % input_range(). */
 void
 init_tensor(const Decl *d, uint64_t seed, Tensor *t)
 {
-	uint64_t h = 14695981039346656037ull, key;
 	int64_t n = shape_numel(&d->ty.sh);
-	float *f = t->data;
 	int32_t *iv = t->data;
-	Init in = d->init;
 
-	for (const char *s = d->name; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	key = splitmix64(h ^ splitmix64(seed));
 	t->ty = d->ty;
-	if (d->role == R_INPUT) {
-		if (d->ty.dt == I32) {
-			for (int64_t i = 0; i < n; i++)
-				iv[i] = (int32_t)(bits(key, i) >> 33);
-			return;
-		}
-		in.kind = INIT_UNIFORM;
-		in.a = -1;
-		in.b = 1;
-	}
-	if (d->ty.dt == I32) {
-		/* i32 state (adam's step counter): zeros or a constant */
+	if (d->role == R_INPUT)
+		mtc_rand_input(t->data, d->ty.dt == I32 ? MTC_I32 : MTC_F32, n, 0, d->name, seed);
+	else if (d->ty.dt == I32)       /* i32 state (adam's step counter): zeros or a constant */
 		for (int64_t i = 0; i < n; i++)
-			iv[i] = in.kind == INIT_FULL ? (int32_t)in.a : in.kind == INIT_ONES;
-		return;
-	}
-	for (int64_t i = 0; i < n; i++)
-		switch (in.kind) {
-		case INIT_NONE:
-		case INIT_ZEROS: f[i] = 0; break;
-		case INIT_ONES: f[i] = 1; break;
-		case INIT_FULL: f[i] = (float)in.a; break;
-		case INIT_UNIFORM: f[i] = (float)(in.a + (in.b - in.a) * unif(key, i)); break;
-		case INIT_NORMAL:
-			f[i] = (float)(in.a + in.b * sqrt(-2 * log(1 - unif(key, 2 * i))) *
-			                          cos(2 * M_PI * unif(key, 2 * i + 1)));
-			break;
-		}
+			iv[i] = d->init.kind == INIT_FULL ? (int32_t)d->init.a : d->init.kind == INIT_ONES;
+	else
+		mtc_init_f32(t->data, n, d->init.kind, d->init.a, d->init.b, d->name, seed);
 }
 
 /* Follow an i32 value back through layout-only ops to the decl it comes from, or -1. */

@@ -328,7 +328,8 @@ Tensor *interp_decl(Interp *, int decl);
  * (preallocated by the interpreter; read them with interp_out). Returns 0 or -1 with errbuf. */
 int interp_run(Interp *, const Func *, char *err, size_t nerr);
 Tensor *interp_out(Interp *, int i);
-/* High-water mark of the bytes the interpreter held: decl tensors plus live values. */
+/* High-water mark of the bytes the interpreter held: decl tensors plus live values (host
+ * values, the results of swap_out, excluded). */
 int64_t interp_peak(const Interp *);
 /* Deterministic initial values: a param from its initializer, an input from pseudo-random data
  * (the recipe is in interp.c). Fills t->data (type_bytes(&d->ty) bytes) and sets t->ty.

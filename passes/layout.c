@@ -5,9 +5,9 @@
  * same in every function of the module. The others are placed by greedy-by-size over live
  * intervals (TFLite, ExecuTorch): biggest first, each in the smallest gap between tensors
  * alive at the same time where it fits, else above them all. The greedy is run for a few
- * orders (by size, by birth, by interval length, by size x length) and the smallest arena
- * kept; its size is never below Live.peak (rounded to the alignment). Host values (swapped
- * out) get offsets in a host zone the same way. */
+ * orders (by size, birth, interval length, size x length, death, latest birth) and the
+ * smallest arena kept; its size is never below Live.peak (rounded to the alignment). Host
+ * values (swapped out) get offsets in a host zone the same way. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +19,7 @@ typedef struct {
 	int b, e;        /* live interval [b, e] */
 } T;
 
-enum { BYSIZE, BYBIRTH, BYLEN, BYAREA, NORDER };
+enum { BYSIZE, BYBIRTH, BYLEN, BYAREA, BYDEATH, BYLATE, NORDER };
 
 static int order;
 
@@ -33,6 +33,8 @@ cmp(const void *x, const void *y)
 	case BYBIRTH: ka = -a->b, kb = -b->b; break;
 	case BYLEN: ka = a->e - a->b, kb = b->e - b->b; break;
 	case BYAREA: ka = (double)a->sz * (a->e - a->b + 1), kb = (double)b->sz * (b->e - b->b + 1); break;
+	case BYDEATH: ka = a->e, kb = b->e; break;
+	case BYLATE: ka = a->b, kb = b->b; break;
 	default: ka = kb = 0;
 	}
 	if (ka != kb)

@@ -1,11 +1,11 @@
 /* planner.c: the memory-planning pass: pick a solver, fit the budget after layout, install.
  *
- * needs: m->step in execution order; a budget: bytes of the whole arena, or N percent, which
- *        applies to what a plan can change: the budget is then the module tensors (params,
- *        inputs, optimizer state: resident throughout) plus N% of the rest of the
- *        unconstrained arena (activations, gradients, temporaries).
+ * needs: m->step in execution order; a budget: bytes of the whole arena, or N percent of
+ *        the unconstrained arena (the interface's contract: params, inputs and optimizer
+ *        state included, which no plan moves, so small percentages may be infeasible).
  * fills: m->step replaced by the planned step (rec, swap_out, swap_in, wait ops) whose arena
- *        fits the budget, and a report. If the arena after layout exceeds the budget (the
+ *        fits the budget, and a report. The optimizer updates move up to their dependences
+ *        first (gradients die early); nothing else is reordered. If the arena after layout exceeds the budget (the
  *        solvers count live bytes, the layout adds fragmentation), the solvers' budget is
  *        tightened by the excess and they run again. An infeasible budget is an error that
  *        states the smallest arena the solvers reached. */
@@ -28,6 +28,48 @@ plan_arena(Func *f, const Target *tg, int64_t *persist)
 	if (persist)
 		*persist = lay.persist;
 	return lay.arena;
+}
+
+/* Does op k have to stay before update u: it makes one of u's operands, or reads or updates
+ * a decl u updates, or updates a decl u reads? */
+static int
+conflicts(const Func *f, const Op *k, const Op *u)
+{
+	int nk = op_nmut(k->kind), nu = op_nmut(u->kind);
+
+	for (int a = 0; a < u->nargs; a++) {
+		int v = u->args[a];
+		if (k->res == v)
+			return 1;
+		if (f->val[v].decl < 0)
+			continue;
+		for (int b = 0; b < k->nargs; b++)
+			if (k->args[b] == v && (a < nu || b < nk))
+				return 1;
+	}
+	return 0;
+}
+
+/* Each optimizer update moves up to just after the last op it depends on, so its gradient
+ * dies as soon as it can: no live set grows (an update allocates nothing), the results are
+ * the same (every dependence on the decls it updates is kept), and what the planner has to
+ * fit is the forward's and backward's values, not all the gradients at once. */
+static void
+hoist_updates(Func *f)
+{
+	for (int i = 0; i < f->nop; i++) {
+		Op u = f->op[i];
+		int to = i;
+		if (!(opinfo[u.kind].flags & F_MUT))
+			continue;
+		while (to > 0 && !conflicts(f, &f->op[to - 1], &u))
+			to--;
+		if (to == i)
+			continue;
+		memmove(&f->op[to + 1], &f->op[to], (i - to) * sizeof *f->op);
+		f->op[to] = u;
+	}
+	func_relink(f);
 }
 
 static int
@@ -104,8 +146,7 @@ plan_step(Module *m, const PlanOpts *o, PlanReport *r)
 	if (!f) {
 		/* A model without training: nothing to recompute or swap around a backward. */
 		int64_t a = plan_arena(m->fwd, o->tg, &persist);
-		budget = o->budget ? o->budget :
-		         persist + (int64_t)((double)(a - persist) * o->budget_pct / 100);
+		budget = o->budget ? o->budget : (int64_t)((double)a * o->budget_pct / 100);
 		r->budget = budget;
 		r->arena = a;
 		if (a > budget) {
@@ -115,11 +156,13 @@ plan_step(Module *m, const PlanOpts *o, PlanReport *r)
 		}
 		return 0;
 	}
+	arena0 = plan_arena(f, o->tg, &persist);
+	if (o->budget || o->budget_pct > 0)
+		hoist_updates(f);
 	p = prob_new(f, o->tg);
-	arena0 = plan_arena(f, p->tg, &persist);
-	/* A percentage applies to what a plan can change: the module tensors stay. */
+	/* A percentage is of the whole unconstrained arena, module tensors included. */
 	budget = o->budget ? o->budget : o->budget_pct > 0 ?
-	         persist + (int64_t)((double)(arena0 - persist) * o->budget_pct / 100) : 0;
+	         (int64_t)((double)arena0 * o->budget_pct / 100) : 0;
 	r->budget = budget;
 	r->base_peak = p->peak;
 	r->peak = p->peak;
@@ -140,7 +183,8 @@ plan_step(Module *m, const PlanOpts *o, PlanReport *r)
 	for (int it = 0; it < 8 && target > 0; it++) {
 		Func *g;
 		int64_t a;
-		if (!(pl = solve(p, o->solver, target, tlim)))
+		/* The ILP's time limit holds for all the rounds together. */
+		if (!(pl = solve(p, o->solver, target, tlim - stime > 0.1 ? tlim - stime : 0.1)))
 			break;
 		stime += pl->stime;
 		g = remat(p, pl);
@@ -156,6 +200,31 @@ plan_step(Module *m, const PlanOpts *o, PlanReport *r)
 		target -= (a - budget) > budget / 64 ? a - budget : budget / 64;
 		plan_free(pl);
 		pl = NULL;
+	}
+	if (!best && strcmp(o->solver, "tso") && strcmp(o->solver, "auto")) {
+		/* The solver asked for found nothing: tso's plan, if it fits, with a note. */
+		Plan *t = plan_new(p);
+		int64_t tb = budget;
+		for (int it = 0; it < 8 && !best && tb > 0; it++) {
+			Func *g;
+			int64_t a;
+			if (solve_tso(p, tb, t))
+				break;
+			g = remat(p, t);
+			a = plan_arena(g, p->tg, NULL);
+			func_free(g);
+			if (a < minarena)
+				minarena = a;
+			if (a <= budget) {
+				fprintf(stderr, "mtc: note: %s found no plan within the budget; taking tso's\n",
+				        o->solver);
+				best = t;
+				t = NULL;
+				r->arena = a;
+			}
+			tb -= (a - budget) > budget / 64 ? a - budget : budget / 64;
+		}
+		plan_free(t);
 	}
 	if (!best) {
 		/* The smallest arena any plan reached: chen's smallest over its group sizes. If
@@ -183,7 +252,7 @@ plan_step(Module *m, const PlanOpts *o, PlanReport *r)
 		        "the solvers reached is %lld bytes (unconstrained %lld, of which %lld params, "
 		        "inputs and optimizer state; --mem-budget=%.0f%% or more)\n",
 		        (long long)budget, (long long)minarena, (long long)arena0, (long long)persist,
-		        ceil(100.0 * (double)(minarena - persist) / (double)(arena0 - persist)));
+		        ceil(100.0 * (double)minarena / (double)arena0));
 		prob_free(p);
 		return -1;
 	}

@@ -12,7 +12,7 @@
  *             one keeps the program order (so the forward never runs ahead) and the other
  *             takes the smallest allocation; the order of the lowest peak live bytes among
  *             them and the program order itself wins (measure, then choose: never worse than
- *             the program order).
+ *             the program order), on a tie the one that holds bytes for less time.
  *   critical  the longest latency-weighted path from the op to the end (copies, being long,
  *             start early); ties in program order.
  *   program   the order as given. */
@@ -199,6 +199,7 @@ schedule(Func *f, const Target *t, const char *how)
 {
 	int n = f->nop, *order, *best;
 	int64_t bestpeak = -1;
+	double bestarea = 0;
 	Op *orig;
 	Live l;
 
@@ -216,20 +217,27 @@ schedule(Func *f, const Target *t, const char *how)
 	}
 	if (strcmp(how, "mem"))
 		die("unknown schedule '%s'", how);
-	/* Measure, then choose: the program order and both memory priorities, the lowest peak. */
+	/* Measure, then choose: both memory priorities and the program order, the lowest peak;
+	 * on a tie the least bytes summed over the ops (memory held for less time leaves the
+	 * planner more room), then the first of mem, greedy, program. */
 	orig = xcalloc(n, sizeof *orig);
 	best = xcalloc(n, sizeof *best);
 	memcpy(orig, f->op, n * sizeof *orig);
-	for (int p = P_PROGRAM; p <= P_GREEDY; p++) {
+	for (int k = 0; k < 3; k++) {
+		static const int prio[] = { P_MEM, P_GREEDY, P_PROGRAM };
+		double area = 0;
 		for (int i = 0; i < n; i++)
 			order[i] = i;
 		apply(f, orig, order);
-		if (p != P_PROGRAM)
-			list_order(f, t, p, order);
+		if (prio[k] != P_PROGRAM)
+			list_order(f, t, prio[k], order);
 		apply(f, orig, order);
 		live_fill(&l, f);
-		if (bestpeak < 0 || l.peak < bestpeak) {
+		for (int i = 0; i < n; i++)
+			area += (double)l.at[i];
+		if (bestpeak < 0 || l.peak < bestpeak || (l.peak == bestpeak && area < bestarea)) {
 			bestpeak = l.peak;
+			bestarea = area;
 			memcpy(best, order, n * sizeof *best);
 		}
 		live_free(&l);

@@ -485,13 +485,18 @@ int
 mtc_cu_launch(mtc_cu *c, int fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
               unsigned bz, uint64_t *args, int nargs)
 {
-	void *pa[16];
+	void *small[16], **pa = nargs <= 16 ? small : malloc(nargs * sizeof *pa);
+	CUresult r;
 
-	if (fn < 0 || fn >= man.nk || nargs > 16)
+	if (fn < 0 || fn >= man.nk || nargs < 0 || !pa)
 		return fail(c, MTC_EINVAL, "bad launch of kernel %d", fn);
 	for (int i = 0; i < nargs; i++)
 		pa[i] = &args[i];
-	CK(c, cu.cuLaunchKernel(c->fn[fn], gx, gy, gz, bx, by, bz, 0, c->s[0], pa, NULL), man.kname[fn]);
+	r = cu.cuLaunchKernel(c->fn[fn], gx, gy, gz, bx, by, bz, 0, c->s[0], pa, NULL);
+	if (pa != small)
+		free(pa);
+	if (r)
+		return fail(c, MTC_ENODEV, "launching %s: %s (CUDA error %d)", man.kname[fn], cuerr(r), r);
 	return 0;
 }
 

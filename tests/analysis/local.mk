@@ -8,4 +8,8 @@ tests_analysis_dumps_SOURCES = tests/analysis/dumps.c tests/analysis/tb.c tests/
 tests_analysis_dumps_LDADD = $(MTC_LIBS)
 TESTS += tests/analysis/known tests/analysis/random tests/analysis/dumps.sh tests/analysis/examples.sh
 EXTRA_DIST += tests/analysis/dumps.sh tests/analysis/examples.sh tests/analysis/chain.mir tests/analysis/swap.mir
-CLEANFILES += tests/analysis/out/* tests/analysis/out-ex/*
+# What the tests write (directories, so not CLEANFILES).
+clean-local: clean-local-analysis
+clean-local-analysis:
+	-rm -rf tests/analysis/out tests/analysis/out-ex
+.PHONY: clean-local-analysis

@@ -13,8 +13,14 @@ EXTRA_DIST += tests/backend/examples.sh tests/backend/swap.sh tests/backend/api.
 	tests/backend/allops.tdsl tests/backend/fwdonly.tdsl tests/backend/swap.mir tests/backend/nowait.mir
 EXTRA_DIST += tests/backend/bench.sh tests/backend/bench.py
 
-# make bench: the examples' step time against PyTorch (tests/backend/bench.sh).
+# make bench: also the examples' step time against PyTorch (tests/backend/bench.sh).
 bench-backend: all
 	top_srcdir=$(top_srcdir) top_builddir=$(top_builddir) MTC=$(abs_top_builddir)/mtc \
 		$(SHELL) $(top_srcdir)/tests/backend/bench.sh
 .PHONY: bench-backend
+
+# What the tests and make bench write.
+clean-local: clean-local-backend
+clean-local-backend:
+	-rm -rf tests/out/backend tests/out/bench
+.PHONY: clean-local-backend

@@ -1,5 +1,7 @@
 /* kernels.c: every op kind's CUDA kernel compiles through NVRTC for the default architecture
  * and for sm_90, and ptxas (when configure found it) accepts the PTX. */
+#include <dlfcn.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +185,170 @@ ptxas_ok(const char *ptx, size_t len, const char *sm, char **msg)
 	return rc == 0;
 }
 
+/* ---------- on a GPU: every op against the interpreter ---------- */
+
+typedef unsigned long long Dptr;
+static struct {
+	int (*init)(unsigned);
+	int (*dev)(int *, int);
+	int (*ctx)(void **, int);
+	int (*setctx)(void *);
+	int (*load)(void **, const void *);
+	int (*getfn)(void **, void *, const char *);
+	int (*alloc)(Dptr *, size_t);
+	int (*h2d)(Dptr, const void *, size_t);
+	int (*d2h)(void *, Dptr, size_t);
+	int (*d2d)(Dptr, Dptr, size_t);
+	int (*launch)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+	              void *, void **, void **);
+	int (*sync)(void);
+} cu;
+
+/* 1 when a GPU is usable; else a message says why and the GPU tests are skipped. */
+static int
+open_gpu(void)
+{
+	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL), *c;
+	int d;
+
+	if (!h) {
+		printf("skipped: every op on the GPU against the interpreter: no libcuda.so.1 (%s)\n",
+		       dlerror());
+		return 0;
+	}
+	*(void **)&cu.init = dlsym(h, "cuInit");
+	*(void **)&cu.dev = dlsym(h, "cuDeviceGet");
+	*(void **)&cu.ctx = dlsym(h, "cuDevicePrimaryCtxRetain");
+	*(void **)&cu.setctx = dlsym(h, "cuCtxSetCurrent");
+	*(void **)&cu.load = dlsym(h, "cuModuleLoadData");
+	*(void **)&cu.getfn = dlsym(h, "cuModuleGetFunction");
+	*(void **)&cu.alloc = dlsym(h, "cuMemAlloc_v2");
+	*(void **)&cu.h2d = dlsym(h, "cuMemcpyHtoD_v2");
+	*(void **)&cu.d2h = dlsym(h, "cuMemcpyDtoH_v2");
+	*(void **)&cu.d2d = dlsym(h, "cuMemcpyDtoD_v2");
+	*(void **)&cu.launch = dlsym(h, "cuLaunchKernel");
+	*(void **)&cu.sync = dlsym(h, "cuCtxSynchronize");
+	if (!cu.init || !cu.sync || cu.init(0) || cu.dev(&d, 0) || cu.ctx(&c, d) || cu.setctx(c)) {
+		printf("skipped: every op on the GPU against the interpreter: no usable GPU\n");
+		return 0;
+	}
+	return 1;
+}
+
+/* Equal within 1e-4 relative (1e-5 absolute near zero); NaN only where the reference has it. */
+static int
+close_to(float a, float b)
+{
+	if (isnan(b) || isnan(a))
+		return isnan(a) && isnan(b);
+	return fabsf(a - b) <= 1e-4f * fmaxf(fabsf(b), 0.1f);
+}
+
+/* The GPU's copy of a tensor against the interpreter's. */
+static void
+same(Dptr d, const Tensor *t, const char *what)
+{
+	int64_t n = shape_numel(&t->ty.sh), bad = -1;
+	float *g = xmalloc(n * 4 + 4), *r = t->data;
+	char msg[128] = "";
+
+	cu.d2h(g, d, n * 4);
+	for (int64_t e = 0; e < n && bad < 0; e++)
+		if (t->ty.dt == F32 ? !close_to(g[e], r[e]) : ((int32_t *)g)[e] != ((int32_t *)r)[e])
+			bad = e;
+	if (bad >= 0)
+		snprintf(msg, sizeof msg, "element %lld: %.9g, expected %.9g", (long long)bad, g[bad], r[bad]);
+	check(bad < 0, what, msg);
+	free(g);
+}
+
+static void
+gpu_ops(const FnPlan *const plans[2], const char *how)
+{
+	Module *m = F->mod;
+	CuProg *p;
+	Interp *in;
+	Dptr *buf;
+	void *mod, **fn;
+	char *ptx, *log, err[256], what[128];
+	size_t len;
+
+	if (!open_gpu()) {
+		skip++;
+		return;
+	}
+	p = cuda_kernels(m, plans);
+	ptx = cuda_compile(p->src, "ops.cu", cuda_default_arch, 0, &len, &log);
+	check(ptx && cu.load(&mod, ptx) == 0, "GPU: load the PTX", log);
+	if (!ptx)
+		return;
+	fn = xcalloc(p->nfn, sizeof *fn);
+	for (int k = 0; k < p->nfn; k++)
+		check(cu.getfn(&fn[k], mod, p->fname[k]) == 0, "GPU: kernel", p->fname[k]);
+	/* the same inputs on both sides: the interpreter's, ids and labels in range */
+	in = interp_new(m, 1);
+	buf = xcalloc(F->nval, sizeof *buf);
+	for (int d = 0; d < m->ndecl; d++) {
+		Tensor *t = interp_decl(in, d);
+		int64_t n = shape_numel(&m->decl[d].ty.sh);
+		if (m->decl[d].ty.dt == I32)
+			for (int64_t i = 0; i < n; i++)
+				((int32_t *)t->data)[i] = strcmp(m->decl[d].name, "t") == 0 ? 0 :
+				                          (int32_t)(i * 7 % (strcmp(m->decl[d].name, "ids") ? 8 : 10));
+	}
+	for (int v = 0; v < F->nval; v++) {
+		size_t b = type_bytes(&F->val[v].ty);
+		check(cu.alloc(&buf[v], b ? b : 4) == 0, "GPU: alloc", NULL);
+		if (v < m->ndecl)
+			cu.h2d(buf[v], interp_decl(in, v)->data, b);
+	}
+	for (int i = 0; i < F->nop; i++) {
+		const Op *o = &F->op[i];
+		const Launch *l = &p->launch[0][i];
+		Dptr a[16];
+		void *pa[16];
+		int na = 0;
+		if (opinfo[o->kind].flags & F_COPY) {
+			cu.d2d(buf[o->res], buf[o->args[0]], type_bytes(&F->val[o->res].ty));
+			continue;
+		}
+		if (l->fn < 0)
+			continue;
+		if (l->argv) {
+			for (int k = 0; k < l->nargv && na < 16; k++)
+				a[na++] = buf[l->argv[k]];
+		} else {
+			if (o->res >= 0)
+				a[na++] = buf[o->res];
+			for (int k = 0; k < o->nargs; k++)
+				a[na++] = buf[o->args[k]];
+		}
+		for (int k = 0; k < na; k++)
+			pa[k] = &a[k];
+		snprintf(what, sizeof what, "GPU: launch op %d (%s)", i, opinfo[o->kind].name);
+		check(cu.launch(fn[l->fn], l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1],
+		                l->block[2], 0, NULL, pa, NULL) == 0 && cu.sync() == 0, what, NULL);
+	}
+	check(interp_run(in, F, err, sizeof err) == 0, "interpreter", err);
+	/* every result, then the state the updates changed */
+	for (int v = m->ndecl; v < F->nval; v++) {
+		snprintf(what, sizeof what, "GPU (%s) = interpreter: %%%s (%s)", how, F->val[v].name,
+		         opinfo[F->op[F->val[v].def].kind].name);
+		same(buf[v], interp_out(in, v - m->ndecl), what);
+	}
+	for (int d = 0; d < m->ndecl; d++) {
+		snprintf(what, sizeof what, "GPU = interpreter after the updates: %s", m->decl[d].name);
+		same(buf[d], interp_decl(in, d), what);
+	}
+	printf("note: every op ran on the GPU (%s) and matched the interpreter within 1e-4\n", how);
+	interp_free(in);
+	free(buf);
+	free(fn);
+	free(ptx);
+	free(log);
+	cuprog_free(p);
+}
+
 int
 main(void)
 {
@@ -229,7 +395,7 @@ main(void)
 
 	/* the whole program, deduplicated, as the backend builds it: PTX and an sm_90 cubin */
 	{
-		CuProg *p = cuda_kernels(F->mod);
+		CuProg *p = cuda_kernels(F->mod, NULL);
 		char *img, *log;
 		size_t len;
 
@@ -251,6 +417,41 @@ main(void)
 		free(img);
 		free(log);
 		cuprog_free(p);
+	}
+	/* fused: the C backend's groups of elementwise ops, one kernel each */
+	{
+		Opts o = { .target = "cuda" };
+		Gen g = { .m = F->mod, .o = &o, .id = "ops" };
+		const FnPlan *pl[2] = { &g.fwd, NULL };
+		CuProg *p;
+		char *img, *log;
+		size_t len;
+		int ngroup = 0;
+
+		/* every result an output, so that the GPU run can compare them all */
+		for (int v = F->mod->ndecl; v < F->nval; v++)
+			func_output(F, F->val[v].name, v);
+		gen_plan(&g);
+		p = cuda_kernels(F->mod, pl);
+		for (int i = 0; i < F->nop; i++)
+			ngroup += p->launch[0][i].argv != NULL;
+		check(ngroup > 0, "fused groups exist", NULL);
+		img = cuda_compile(p->src, "fused.cu", cuda_default_arch, 0, &len, &log);
+		check(img != NULL, "fused program: PTX for the default arch", log);
+		if (img && have_ptxas) {
+			char *msg = NULL;
+			check(ptxas_ok(img, len, "sm_90", &msg), "fused program: ptxas", msg);
+		}
+		free(img);
+		free(log);
+		img = cuda_compile(p->src, "fused.cu", "sm_90", 1, &len, &log);
+		check(img != NULL, "fused program: sm_90 cubin", log);
+		free(img);
+		free(log);
+		cuprog_free(p);
+		gpu_ops(NULL, "one kernel per op");
+		gpu_ops(pl, "fused");
+		gen_free(&g);
 	}
 	mod_free(F->mod);
 	printf("%d passed, %d failed, %d skipped\n", pass, fail, skip);

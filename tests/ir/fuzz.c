@@ -2,7 +2,8 @@
  * whatever parses must verify and print, parse and print again to the same bytes.
  *
  * usage: fuzz [FILE.mir...]; without files, every .mir under $top_srcdir/tests/ir/{good,golden}.
- * FUZZ_ITERS (default 3000) and FUZZ_SEED (default 1) steer it; a failing input is saved as
+ * FUZZ_ITERS (default 3000) and FUZZ_SEED (default 1) steer it, FUZZ_KEEP=DIR keeps the
+ * mutants that parse (to feed the whole pipeline); a failing input is saved as
  * fuzz-fail-N.mir in the current directory. Then as many parsed seeds, broken in memory at
  * random, go through the verifier, which must not crash on them. */
 #include <ctype.h>
@@ -164,6 +165,20 @@ parse(const Buf *b)
 	return ir_parse(&src);
 }
 
+/* FUZZ_KEEP=DIR: the mutants that parse, to feed to the whole pipeline. */
+static void
+keepfile(const Buf *b, const char *dir, int it)
+{
+	char path[4096];
+	FILE *fp;
+
+	snprintf(path, sizeof path, "%s/m%06d.mir", dir, it);
+	if ((fp = fopen(path, "wb"))) {
+		fwrite(b->s, 1, b->n, fp);
+		fclose(fp);
+	}
+}
+
 static void
 save(const Buf *b, int it)
 {
@@ -268,7 +283,7 @@ main(int argc, char **argv)
 {
 	enum { MAXSEED = 64 };
 	Buf seed[MAXSEED];
-	const char *top = getenv("top_srcdir"), *e;
+	const char *top = getenv("top_srcdir"), *keep = getenv("FUZZ_KEEP"), *e;
 	char dir[4096];
 	int ns = 0, iters = 3000, parsed = 0;
 
@@ -304,6 +319,8 @@ main(int argc, char **argv)
 		} else {
 			npass++;
 			parsed += r;
+			if (r && keep)
+				keepfile(&b, keep, it);
 		}
 		free(b.s);
 	}

@@ -143,6 +143,7 @@ static void b_upd_state_role(Module *m) { m->step->op[nth_op(m->step, OP_SGDM, 0
 static void b_upd_twice(Module *m) { raw(m->step, OP_SGD, PH_UPD, NULL, NULL, "w", "w"); }
 static void b_read_after(Module *m) { raw(m->step, OP_RELU, PH_UPD, "late", "f32[8,8]", "w", NULL); }
 static void b_upd_again(Module *m) { raw(m->step, OP_SGD, PH_UPD, NULL, NULL, "b", "g.b"); }
+static void b_tick_twice(Module *m) { raw(m->step, OP_TICK, PH_UPD, NULL, NULL, "t", NULL); }
 static void b_tick_param(Module *m) { m->step->op[nth_op(m->step, OP_TICK, 0)].args[0] = V(m->step, "b"); }
 static void b_upd_forward(Module *m) { raw(m->fwd, OP_SGD, PH_UPD, NULL, NULL, "b", "b"); }
 static void b_swapin_dev(Module *m) { raw(m->step, OP_SWAPIN, PH_MEM, "bad", "f32[4,8]", "r", NULL); }
@@ -192,6 +193,7 @@ static const struct {
 	{ b_upd_twice, "updated operand twice", "%w is both updated and operand 2" },
 	{ b_read_after, "read after update", "reads %w after op 14 updated it in place" },
 	{ b_upd_again, "update twice", "reads %b after op 15 updated it in place" },
+	{ b_tick_twice, "tick twice", "reads %t after op 16 updated it in place" },
 	{ b_tick_param, "tick of a param", "updates %b in place, which is not optimizer state" },
 	{ b_upd_forward, "update in forward", "updates state outside the step function" },
 	{ b_swapin_dev, "swap_in of a device value", "swap_in of a value not in host memory" },

@@ -30,9 +30,9 @@ for s in chen tso auto; do
 		--solver=$s --solver-time=2 --emit=schedule
 done
 expect "overhead line" 0 "^overhead " "$ex/skipnet.tdsl" -D B=256 --mem-budget=75% --solver=tso --emit=schedule
-expect "ilp gap line" 0 "^ilp_gap " "$ex/mlp.tdsl" -D B=256 --mem-budget=60% --solver=ilp \
+expect "ilp gap line" 0 "^ilp_gap " "$ex/skipnet.tdsl" -D B=256 --mem-budget=60% --solver=ilp \
 	--solver-time=5 --emit=schedule
-expect "rec or mem ops in the IR" 0 "^  \(rec\|mem\) " "$ex/mlp.tdsl" -D B=256 --mem-budget=50% --solver=tso --emit=ir
+expect "rec or mem ops in the IR" 0 "^  \(rec\|mem\) " "$ex/skipnet.tdsl" -D B=256 --mem-budget=60% --solver=tso --emit=ir
 expect "infeasible budget" 1 "cannot be met: the smallest arena the solvers reached is" \
 	"$ex/mlp.tdsl" --mem-budget=10% --solver=tso --emit=ir
 expect "infeasible budget names a percentage" 1 "mem-budget=[0-9]*% or more" \
@@ -52,7 +52,7 @@ expect "forward-only over budget" 1 "plans training steps only" "$tmp/inf.tdsl" 
 expect "forward-only within budget" 0 "func forward" "$tmp/inf.tdsl" --mem-budget=1M --emit=ir
 
 # --dump-dir holds the planned IR; it parses back and plans again without trouble.
-if "$MTC" "$ex/mlp.tdsl" -D B=256 --mem-budget=50% --solver=tso --dump-dir="$tmp/d" --emit=ir \
+if "$MTC" "$ex/skipnet.tdsl" -D B=256 --mem-budget=60% --solver=tso --dump-dir="$tmp/d" --emit=ir \
 	-o "$tmp/p.mir" 2>"$tmp/err" && ls "$tmp/d" | grep -q -- "-plan.mir$"; then ok; else no "dump of the plan"; fi
 # (what is left may not shrink further: a plan or the error, never a crash)
 "$MTC" "$tmp/p.mir" --mem-budget=95% --solver=tso --emit=schedule >"$tmp/out" 2>&1

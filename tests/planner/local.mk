@@ -1,8 +1,9 @@
-# tests/planner/local.mk: the memory planner's tests (hand-built steps until autodiff lands).
+# tests/planner/local.mk: the memory planner's tests: the examples planned and run, the ILP against an
+# exhaustive search, the command line.
 check_PROGRAMS += tests/planner/plan-test
 TESTS += tests/planner/plan-test
 tests_planner_plan_test_SOURCES = tests/planner/plan-test.c tests/planner/synth.c tests/planner/synth.h
-tests_planner_plan_test_LDADD = $(MTC_LIBS)
+tests_planner_plan_test_LDADD = $(MTC_LIBS) -lm
 check_PROGRAMS += tests/planner/ilp-test
 TESTS += tests/planner/ilp-test
 tests_planner_ilp_test_SOURCES = tests/planner/ilp-test.c tests/planner/synth.c tests/planner/synth.h

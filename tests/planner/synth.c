@@ -192,14 +192,20 @@ keys(const Func *f, Tab *t, int *key, int *mk, char *err, size_t ne)
 		mk[i] = intern(t, &k);
 		if (op->res >= 0)
 			key[op->res] = mk[i];
-		if (opinfo[op->kind].flags & F_MUT)
-			for (int a = 0; a < op->nargs; a++)
-				if (f->val[op->args[a]].decl >= 0)
-					ver[f->val[op->args[a]].decl]++;
+		for (int a = 0; a < op_nmut(op->kind) && a < op->nargs; a++)
+			if (f->val[op->args[a]].decl >= 0)
+				ver[f->val[op->args[a]].decl]++;
 	}
 	free(ver);
 	free(waited);
 	return 0;
+}
+
+static int
+cmpint(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
 }
 
 int
@@ -212,6 +218,7 @@ synth_equiv(const Func *f, const Func *g, char *err, size_t ne)
 
 	if (keys(f, &t, kf, mf, err, ne) || keys(g, &t, kg, mg, err, ne))
 		goto out;
+	/* The step's ops, in any order (the planner may move updates up): the same multiset. */
 	for (int i = 0; i < g->nop; i++) {
 		const Op *op = &g->op[i];
 		if (op->phase == PH_MEM)
@@ -224,16 +231,23 @@ synth_equiv(const Func *f, const Func *g, char *err, size_t ne)
 			}
 			continue;
 		}
-		if (j >= f->nop || mg[i] != mf[j]) {
-			snprintf(err, ne, "op %d of the plan differs from op %d of the step", i, j);
+		if (j >= f->nop) {
+			snprintf(err, ne, "the plan has more ops than the step");
 			goto out;
 		}
-		j++;
+		mg[j++] = mg[i];
 	}
 	if (j != f->nop) {
 		snprintf(err, ne, "the plan has %d of the step's %d ops", j, f->nop);
 		goto out;
 	}
+	qsort(mf, f->nop, sizeof *mf, cmpint);
+	qsort(mg, j, sizeof *mg, cmpint);
+	for (int i = 0; i < j; i++)
+		if (mf[i] != mg[i]) {
+			snprintf(err, ne, "an op of the step computes something no op of the plan does");
+			goto out;
+		}
 	if (f->loss >= 0 && (g->loss < 0 || kf[f->loss] != kg[g->loss])) {
 		snprintf(err, ne, "the loss differs");
 		goto out;
