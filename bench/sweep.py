@@ -289,7 +289,7 @@ for name, m in res["models"].items():
               for p in m["points"] if p.get("solver_asked") == solver and p["feasible"]]
         ser.append((solver, ps, {}))
     svg.plot(os.path.join(OUT, "modeled-%s.svg" % name),
-             "%s: modeled overhead against budget" % name, "budget, % of activations",
+             "%s: modeled overhead against budget" % name, "--mem-budget, %",
              "modeled step / unplanned step", ser)
 ser = []
 for solver in ["tso", "ilp"]:   # points where the asked solver ran (ilp may hand back chen's plan)
