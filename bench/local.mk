@@ -6,6 +6,7 @@ bench_plan_bench_LDADD = $(MTC_LIBS) -lm
 CLEANFILES += bench/plan-bench$(EXEEXT)
 .PHONY: bench bench-plan
 # Every benchmark: the planner's table, then the examples' step time against PyTorch.
-bench: bench-plan bench-backend
+bench: bench-plan bench-backend bench-peers
 bench-plan: bench/plan-bench$(EXEEXT)
 	top_srcdir=$(top_srcdir) ./bench/plan-bench$(EXEEXT)
+include $(top_srcdir)/bench/peers.mk
