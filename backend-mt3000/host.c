@@ -118,7 +118,7 @@ tracked(const FnPlan *p, int v)
 static void
 born(Seq *s, int v)
 {
-	if (tracked(s->p, v))
+	if (v >= 0 && tracked(s->p, v))      /* v < 0: an op without a result (update) */
 		H(s->g, "\tmtc_born(d, %d, %lld, %lld);\n", s->p->idbase + v, ll(s->p->off[v]),
 		  ll(vbytes(s->p->f, v)));
 }
@@ -435,7 +435,7 @@ host_emit(Gen *g)
 	/* create: the device, the persistent tensors born, params and state initialised. */
 	H(g, "\nstatic void *\ncreate(void)\n{\n"
 	  "\tstatic const struct mtc_dev_desc desc = { \"%s\", %lld, %lld, %lld, names, %d };\n"
-	  "\tstruct %s *inst = calloc(1, sizeof *inst);\n\tchar *M;\n\n"
+	  "\tstruct %s *inst = mtc_fail_alloc() ? NULL : calloc(1, sizeof *inst);\n\tchar *M;\n\n"
 	  "\tif (!inst) {\n\t\tmtc_set_last_error(MTC_ENOMEM, \"%s_create: out of memory\");\n\t\treturn NULL;\n\t}\n"
 	  "\tif (!(inst->d = mtc_dev_open(&desc))) {\n\t\tfree(inst);\n\t\treturn NULL;\n\t}\n"
 	  "\tM = mtc_dev_mem(inst->d);\n\t(void)M;\n",

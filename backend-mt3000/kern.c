@@ -242,13 +242,13 @@ kern_ew(Gen *g, const FnPlan *p, int first, int end)
 	         end - first > 1 ? " and the elementwise ops after it, fused" : "");
 	k = kopen(g, what);
 	for (int q = 0; q < nout; q++) {
-		char nm[8];
+		char nm[16];
 		snprintf(nm, sizeof nm, "o%d", q);
 		kptr(g, nm, q, 1, 0);
 		args[na++] = outv[q];
 	}
 	for (int q = 0; q < next; q++) {
-		char nm[8];
+		char nm[16];
 		snprintf(nm, sizeof nm, "i%d", q);
 		kptr(g, nm, nout + q, 0, 0);
 		args[na++] = ext[q];

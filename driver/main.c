@@ -421,8 +421,10 @@ main(int argc, char **argv)
 	/* A .mir may come from any stage: a step means autodiff ran, planned ops that simplify
 	 * must not run again (it would undo the plan). */
 	if (m->fwd->loss >= 0 && !m->step) {
-		if (autodiff(m, &src))
-			return 1;
+		if (autodiff(m, &src)) {
+			rc = 1;
+			goto out;
+		}
 		if (dump(&o, m, "autodiff"))
 			goto emit;
 	}
@@ -445,8 +447,10 @@ main(int argc, char **argv)
 			schedule(fs[k], &o.tg, o.schedule);
 	if (o.budget || o.budget_pct > 0) {
 		PlanOpts po = { o.solver, o.budget, o.budget_pct, o.solver_time, &o.tg };
-		if (plan_step(m, &po, &rep))
-			return 1;
+		if (plan_step(m, &po, &rep)) {
+			rc = 1;             /* freed below, so leak checkers see a clean exit */
+			goto out;
+		}
 		planrep = &rep;
 		/* The module states the budget as resolved and the solver actually taken. */
 		o.budget = rep.budget;
@@ -489,6 +493,7 @@ emit:
 			cost_free(&an[k].c);
 			dag_free(&an[k].d);
 		}
+out:
 	mod_free(m);
 	free((char *)src.text);
 	return rc;

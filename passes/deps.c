@@ -214,7 +214,7 @@ dag_build(Dag *d, const Func *f, const Live *l, const double *dur)
 		arena_edges(&b, f, l, 1, use, nuse);
 	}
 	/* one edge per pair of ops: the first kind (RAW, then WAR, then WAW), SSA before arena */
-	if (d->ne)
+	if (d->ne)           /* d->e is NULL without edges; qsort wants a pointer */
 		qsort(d->e, d->ne, sizeof *d->e, byto);
 	for (int i = 0; i < d->ne; i++)
 		if (!ne || d->e[ne - 1].from != d->e[i].from || d->e[ne - 1].to != d->e[i].to)

@@ -25,6 +25,15 @@ mtc_rt_last_error(void)
 	return lasterr;
 }
 
+int
+mtc_fail_alloc(void)
+{
+	static atomic_long n;
+	const char *s = getenv("MTC_FAIL_ALLOC");
+
+	return s && *s && atomic_fetch_add(&n, 1) + 1 == atol(s);
+}
+
 /* The first error of a call wins: later ones are usually its consequences. */
 int
 mtc_fail(mtc_dev *d, int code, const char *fmt, ...)
@@ -121,7 +130,7 @@ mtc_dev_open(const struct mtc_dev_desc *desc)
 		                   (long long)cap);
 		return NULL;
 	}
-	if (!(d = calloc(1, sizeof *d))) {
+	if (!(d = RT_ALLOC(calloc(1, sizeof *d)))) {
 		mtc_set_last_error(MTC_ENOMEM, "%s: out of host memory", desc->model);
 		return NULL;
 	}
@@ -132,8 +141,8 @@ mtc_dev_open(const struct mtc_dev_desc *desc)
 	d->check = s && *s && strcmp(s, "0") != 0;
 	mtc_blas_init();
 	/* 64-byte alignment so vector loads of any tensor stay aligned to its offset. */
-	d->mem = aligned_alloc(64, (size_t)((d->size + 64) & ~63));
-	d->ddr = aligned_alloc(64, (size_t)((desc->ddr_bytes + 64) & ~63));
+	d->mem = RT_ALLOC(aligned_alloc(64, (size_t)((d->size + 64) & ~63)));
+	d->ddr = RT_ALLOC(aligned_alloc(64, (size_t)((desc->ddr_bytes + 64) & ~63)));
 	if (!d->mem || !d->ddr) {
 		mtc_set_last_error(MTC_ENOMEM, "%s: cannot allocate %lld device bytes and %lld DDR bytes",
 		                   desc->model, (long long)d->size, (long long)desc->ddr_bytes);
@@ -215,7 +224,7 @@ mtc_born(mtc_dev *d, int id, int64_t off, int64_t bytes)
 	}
 	if (d->nlv == d->caplv) {
 		int n = d->caplv ? 2 * d->caplv : 64;
-		mtc_live *lv = realloc(d->lv, sizeof *lv * (size_t)n);
+		mtc_live *lv = RT_ALLOC(realloc(d->lv, sizeof *lv * (size_t)n));
 		if (!lv) {
 			mtc_fail(d, MTC_ENOMEM, "check: out of host memory");
 			return;

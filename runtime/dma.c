@@ -31,7 +31,7 @@ int
 mtc_dma_start(mtc_dma_engine *e)
 {
 	e->cap = 256;
-	if (!(e->q = malloc(sizeof *e->q * (size_t)e->cap)))
+	if (!(e->q = RT_ALLOC(malloc(sizeof *e->q * (size_t)e->cap))))
 		return -1;
 	pthread_mutex_init(&e->mu, NULL);
 	pthread_cond_init(&e->more, NULL);

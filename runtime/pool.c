@@ -61,10 +61,10 @@ mtc_pool_start(mtc_pool *p, int n)
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->go, NULL);
 	pthread_cond_init(&p->idle, NULL);
-	if (!(p->thr = calloc((size_t)n, sizeof *p->thr)))
+	if (!(p->thr = RT_ALLOC(calloc((size_t)n, sizeof *p->thr))))
 		return -1;
 	for (int i = 1; i < n; i++) {
-		Worker *w = malloc(sizeof *w);
+		Worker *w = RT_ALLOC(malloc(sizeof *w));
 		if (!w || (w->p = p, w->tid = i, pthread_create(&p->thr[i], NULL, worker, w))) {
 			free(w);
 			p->n = i;      /* stop joins only the started ones */

@@ -7,6 +7,9 @@
 
 #include "mtc/mtc-rt.h"
 
+/* An allocation that fails on demand (mtc_fail_alloc, MTC_FAIL_ALLOC=N); e runs only if not. */
+#define RT_ALLOC(e) (mtc_fail_alloc() ? NULL : (e))
+
 /* One queued copy. */
 typedef struct mtc_copy {
 	void *dst;

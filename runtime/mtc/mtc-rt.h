@@ -55,6 +55,10 @@ const char *mtc_dev_error(const mtc_dev *);
 void mtc_dev_clear(mtc_dev *);
 int mtc_set_last_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *mtc_rt_last_error(void);
+/* Fault injection for tests: with MTC_FAIL_ALLOC=N in the environment, the N-th runtime
+ * allocation of this module (create's, the device's, the DMA engine's, the threads') fails;
+ * every allocation asks this first. 1: fail this one. */
+int mtc_fail_alloc(void);
 /* After a function's last op: drain the DMA queue, turn the kernels' flag and check-mode
  * findings into a status. */
 int mtc_dev_finish(mtc_dev *);

@@ -61,6 +61,14 @@ inputs(const struct mtc_module *md)
 }
 
 static void
+freein(const struct mtc_module *md, void **in)
+{
+	for (int i = 0; i < md->ninputs; i++)
+		free(in[i]);
+	free(in);
+}
+
+static void
 losses(const struct mtc_module *md, void *inst, void **in, float *l, int n)
 {
 	for (int k = 0; k < n; k++) {
@@ -222,6 +230,9 @@ main(int argc, char **argv)
 	check(ia == NULL && strstr(a->error(NULL), "accelerator has 4096"), "small device: '%s'", a->error(NULL));
 	unsetenv("MTC_ACCEL_BYTES");
 
+	freein(a, in);                   /* so LeakSanitizer reports only the runtime's leaks */
+	freein(b, inb);
+	freein(fo, info);
 	printf("%d passed, %d failed\n", npass, nfail);
 	return nfail != 0;
 }
