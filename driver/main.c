@@ -216,31 +216,6 @@ parse_args(Opts *o, int argc, char **argv)
 	free(tgopts);
 }
 
-/* Read a whole file; NUL bytes are kept (the lexer reports them). */
-static char *
-slurp(const char *path, size_t *len)
-{
-	FILE *fp = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-	char *buf = NULL;
-	size_t n = 0, cap = 0, r;
-
-	if (!fp)
-		return NULL;
-	do {
-		if (cap - n < 65536) {
-			cap = cap ? 2 * cap : 65536 * 2;
-			buf = xrealloc(buf, cap + 1);
-		}
-		r = fread(buf + n, 1, cap - n, fp);
-		n += r;
-	} while (r > 0);
-	if (fp != stdin)
-		fclose(fp);
-	buf[n] = 0;
-	*len = n;
-	return buf;
-}
-
 static FILE *
 open_out(const Opts *o)
 {

@@ -116,29 +116,6 @@ parse_args(RunOpts *o, int argc, char **argv)
 		fatal("--save-outputs needs --forward");
 }
 
-static char *
-slurp(const char *path, size_t *len)
-{
-	FILE *fp = fopen(path, "rb");
-	char *buf = NULL;
-	size_t n = 0, cap = 0, r;
-
-	if (!fp)
-		return NULL;
-	do {
-		if (cap - n < 65536) {
-			cap = cap ? 2 * cap : 65536 * 2;
-			buf = xrealloc(buf, cap + 1);
-		}
-		r = fread(buf + n, 1, cap - n, fp);
-		n += r;
-	} while (r > 0);
-	fclose(fp);
-	buf[n] = 0;
-	*len = n;
-	return buf;
-}
-
 static int
 has_suffix(const char *s, const char *suf)
 {

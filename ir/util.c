@@ -141,3 +141,29 @@ add64(int64_t a, int64_t b, int64_t *r)
 {
 	return __builtin_add_overflow(a, b, r);
 }
+
+/* A whole file ("-": standard input), NUL-terminated; NUL bytes inside are kept (the lexers
+ * report them). NULL if it cannot be opened. */
+char *
+slurp(const char *path, size_t *len)
+{
+	FILE *fp = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	char *buf = NULL;
+	size_t n = 0, cap = 0, r;
+
+	if (!fp)
+		return NULL;
+	do {
+		if (cap - n < 65536) {
+			cap = cap ? 2 * cap : 65536 * 2;
+			buf = xrealloc(buf, cap + 1);
+		}
+		r = fread(buf + n, 1, cap - n, fp);
+		n += r;
+	} while (r > 0);
+	if (fp != stdin)
+		fclose(fp);
+	buf[n] = 0;
+	*len = n;
+	return buf;
+}

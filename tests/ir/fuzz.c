@@ -29,7 +29,7 @@ rnd(unsigned n)
 }
 
 static Buf
-slurp(const char *path)
+slurp_buf(const char *path)
 {
 	Buf b = {0};
 	FILE *fp = fopen(path, "rb");
@@ -271,7 +271,7 @@ seeds(Buf *b, int n, int max, const char *dir)
 		if (k < 5 || strcmp(e->d_name + k - 4, ".mir"))
 			continue;
 		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-		if ((b[n] = slurp(path)).s)
+		if ((b[n] = slurp_buf(path)).s)
 			n++;
 	}
 	closedir(d);
@@ -291,7 +291,7 @@ main(int argc, char **argv)
 	if ((e = getenv("FUZZ_ITERS")))
 		iters = atoi(e);
 	for (int i = 1; i < argc && ns < MAXSEED; i++)
-		if ((seed[ns] = slurp(argv[i])).s)
+		if ((seed[ns] = slurp_buf(argv[i])).s)
 			ns++;
 	if (argc == 1) {
 		snprintf(dir, sizeof dir, "%s/tests/ir/good", top ? top : ".");

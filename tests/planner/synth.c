@@ -260,25 +260,6 @@ out:
 
 /* ---------- examples ---------- */
 
-static char *
-slurp(const char *path, size_t *n)
-{
-	FILE *fp = fopen(path, "rb");
-	char *buf;
-	long len;
-
-	if (!fp)
-		return NULL;
-	fseek(fp, 0, SEEK_END);
-	len = ftell(fp);
-	rewind(fp);
-	buf = xmalloc(len + 1);
-	*n = fread(buf, 1, len, fp);
-	buf[*n] = 0;
-	fclose(fp);
-	return buf;
-}
-
 Module *
 synth_example(const char *path, const char *const *defs, int ndefs, const Target *tg)
 {
