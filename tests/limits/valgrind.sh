@@ -30,7 +30,7 @@ vg plan "$MTC" "$src/examples/skipnet.tdsl" --mem-budget=70% --solver=tso --emit
 # the module: a small mlp so the steps stay quick under valgrind; 2 threads, the DMA engine on
 "$MTC" "$src/examples/mlp.tdsl" -D B=16 -D L=2 -o "$out/vg-small.so" || fail=$((fail + 1))
 MTC_THREADS=2 vg module "$RUN" "$out/vg-small.so" --steps 2
-"$MTC" "$src/examples/mlp.tdsl" -D B=16 -D L=2 --mem-budget=96% -o "$out/vg-plan.so" || fail=$((fail + 1))
+"$MTC" "$src/examples/mlp.tdsl" -D B=256 -D L=2 --mem-budget=90% -o "$out/vg-plan.so" || fail=$((fail + 1))
 MTC_THREADS=2 vg planned "$RUN" "$out/vg-plan.so" --steps 2
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
