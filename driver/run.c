@@ -176,7 +176,7 @@ save(const char *path, const char **names, Tensor **ts, int n)
 	free(t);
 }
 
-static double
+double
 now_ms(void)
 {
 	struct timespec ts;
@@ -189,6 +189,15 @@ cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return x < y ? -1 : x > y;
+}
+
+double
+median_ms(double *ms, long n)
+{
+	if (n <= 0)
+		return 0;
+	qsort(ms, (size_t)n, sizeof *ms, cmp_double);
+	return n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
 }
 
 int
@@ -252,10 +261,7 @@ main(int argc, char **argv)
 			printf("step %ld loss %.9g\n", k + 1, ((float *)interp_out(in, 0)->data)[0]);
 		fflush(stdout);
 	}
-	if (nrun) {
-		qsort(ms, nrun, sizeof *ms, cmp_double);
-		med = nrun % 2 ? ms[nrun / 2] : (ms[nrun / 2 - 1] + ms[nrun / 2]) / 2;
-	}
+	med = median_ms(ms, nrun);
 
 	if (o.save_outputs) {
 		const char **nm = xcalloc(f->nout + 1, sizeof *nm);

@@ -13,6 +13,10 @@ typedef struct RunOpts {
 	int ndefines;
 } RunOpts;
 
+/* run.c: wall-clock milliseconds; the median of n step times (sorts them; 0 for none). */
+double now_ms(void);
+double median_ms(double *ms, long n);
+
 /* runso.c: mtc-run MODEL.so: load the module with dlopen and drive it through mtc_module(). */
 int run_so(const RunOpts *);
 

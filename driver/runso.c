@@ -58,21 +58,6 @@ check_type(const char *path, const mtc_st_tensor *t, const struct mtc_tensor_inf
 		     t->name, w->dtype == MTC_I32 ? "I32" : "F32", w->rank);
 }
 
-static double
-now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int
-cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 static void
 save(const char *path, const struct mtc_tensor_info *t, int n, void **data)
 {
@@ -178,10 +163,7 @@ run_so(const RunOpts *o)
 			printf("step %ld loss %.9g\n", k + 1, loss);
 		fflush(stdout);
 	}
-	if (nrun) {
-		qsort(ms, (size_t)nrun, sizeof *ms, cmp);
-		med = nrun % 2 ? ms[nrun / 2] : (ms[nrun / 2 - 1] + ms[nrun / 2]) / 2;
-	}
+	med = median_ms(ms, nrun);
 	if (o->save_outputs) {
 		if (!nrun || !forward)
 			fail("--save-outputs needs --forward and at least one run");
