@@ -38,10 +38,7 @@ static const char usage[] =
 "--seed changes its inputs only.\n";
 
 
-static _Noreturn void
-fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static _Noreturn void
+_Noreturn void
 fatal(const char *fmt, ...)
 {
 	va_list ap;

@@ -13,6 +13,8 @@ typedef struct RunOpts {
 	int ndefines;
 } RunOpts;
 
+/* run.c: "mtc-run: error: ..." on stderr, then exit 1. */
+_Noreturn void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* run.c: wall-clock milliseconds; the median of n step times (sorts them; 0 for none). */
 double now_ms(void);
 double median_ms(double *ms, long n);

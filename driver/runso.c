@@ -11,27 +11,13 @@
 #include "run.h"
 #include "safetensors.h"
 
-static _Noreturn void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static _Noreturn void
-fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "mtc-run: error: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
 
 static void *
 zalloc(size_t n)
 {
 	void *p = calloc(1, n ? n : 1);
 	if (!p)
-		fail("out of memory");
+		fatal("out of memory");
 	return p;
 }
 
@@ -54,7 +40,7 @@ check_type(const char *path, const mtc_st_tensor *t, const struct mtc_tensor_inf
 	for (int d = 0; ok && d < w->rank; d++)
 		ok = t->shape[d] == w->shape[d];
 	if (!ok)
-		fail("%s: tensor '%s' has another dtype or shape than the module's (%s, rank %d)", path,
+		fatal("%s: tensor '%s' has another dtype or shape than the module's (%s, rank %d)", path,
 		     t->name, w->dtype == MTC_I32 ? "I32" : "F32", w->rank);
 }
 
@@ -73,7 +59,7 @@ save(const char *path, const struct mtc_tensor_info *t, int n, void **data)
 		st[i].data = data[i];
 	}
 	if (mtc_st_write(path, st, n, err, sizeof err))
-		fail("%s", err);
+		fatal("%s", err);
 	free(st);
 }
 
@@ -91,36 +77,36 @@ run_so(const RunOpts *o)
 	int forward = o->forward;
 
 	if (o->ndefines)
-		fail("-D changes a model's source: it has no meaning for a compiled module");
+		fatal("-D changes a model's source: it has no meaning for a compiled module");
 	if (!dl)
-		fail("cannot load '%s': %s", o->model, dlerror());
+		fatal("cannot load '%s': %s", o->model, dlerror());
 	if (!(get = (const struct mtc_module *(*)(void))dlsym(dl, "mtc_module")))
-		fail("%s is not an mtc module (no mtc_module symbol)", o->model);
+		fatal("%s is not an mtc module (no mtc_module symbol)", o->model);
 	md = get();
 	if (!md || md->abi != MTC_ABI)
-		fail("%s was built for another version of the module interface (abi %d, expected %d)",
+		fatal("%s was built for another version of the module interface (abi %d, expected %d)",
 		     o->model, md ? md->abi : -1, MTC_ABI);
 	if (!md->trains && !forward) {
 		if (o->steps >= 0)
-			fail("%s: model %s has no 'train' statement: run it with --forward", o->model, md->name);
+			fatal("%s: model %s has no 'train' statement: run it with --forward", o->model, md->name);
 		forward = 1;
 	}
 	if (!(inst = md->create()))
-		fail("%s: %s", o->model, md->error(NULL));
+		fatal("%s: %s", o->model, md->error(NULL));
 
 	/* Params from the file, by name. */
 	if (o->params) {
 		mtc_st_file *f = mtc_st_read(o->params, err, sizeof err);
 		if (!f)
-			fail("%s", err);
+			fatal("%s", err);
 		for (int i = 0; i < f->n; i++) {
 			int k;
 			const struct mtc_tensor_info *w = find(md->params, md->nparams, f->t[i].name, &k);
 			if (!w)
-				fail("%s: tensor '%s' is not a param of model %s", o->params, f->t[i].name, md->name);
+				fatal("%s: tensor '%s' is not a param of model %s", o->params, f->t[i].name, md->name);
 			check_type(o->params, &f->t[i], w);
 			if (md->set(inst, k, f->t[i].data))
-				fail("%s", md->error(inst));
+				fatal("%s", md->error(inst));
 		}
 		mtc_st_free(f);
 	}
@@ -134,12 +120,12 @@ run_so(const RunOpts *o)
 	if (o->inputs) {
 		mtc_st_file *f = mtc_st_read(o->inputs, err, sizeof err);
 		if (!f)
-			fail("%s", err);
+			fatal("%s", err);
 		for (int i = 0; i < f->n; i++) {
 			int k;
 			const struct mtc_tensor_info *w = find(md->inputs, md->ninputs, f->t[i].name, &k);
 			if (!w)
-				fail("%s: tensor '%s' is not an input of model %s", o->inputs, f->t[i].name, md->name);
+				fatal("%s: tensor '%s' is not an input of model %s", o->inputs, f->t[i].name, md->name);
 			check_type(o->inputs, &f->t[i], w);
 			memcpy(in[k], f->t[i].data, (size_t)w->bytes);
 		}
@@ -158,7 +144,7 @@ run_so(const RunOpts *o)
 		                 : md->step(inst, (const void *const *)in, &loss);
 		ms[k] = now_ms() - t0;
 		if (rc)
-			fail("%s: %s (code %d)", o->model, md->error(inst), rc);
+			fatal("%s: %s (code %d)", o->model, md->error(inst), rc);
 		if (!forward)
 			printf("step %ld loss %.9g\n", k + 1, loss);
 		fflush(stdout);
@@ -166,7 +152,7 @@ run_so(const RunOpts *o)
 	med = median_ms(ms, nrun);
 	if (o->save_outputs) {
 		if (!nrun || !forward)
-			fail("--save-outputs needs --forward and at least one run");
+			fatal("--save-outputs needs --forward and at least one run");
 		save(o->save_outputs, md->outputs, md->noutputs, out);
 	}
 	if (o->save_params) {
@@ -174,7 +160,7 @@ run_so(const RunOpts *o)
 		for (int i = 0; i < md->nparams; i++) {
 			p[i] = zalloc((size_t)md->params[i].bytes);
 			if (md->get(inst, i, p[i]))
-				fail("%s", md->error(inst));
+				fatal("%s", md->error(inst));
 		}
 		save(o->save_params, md->params, md->nparams, p);
 		for (int i = 0; i < md->nparams; i++)

@@ -58,7 +58,7 @@ lookup(Ctx *c, const char *name, Loc loc, Val *out)
 	}
 	if (!(e = mget(&c->consts, name)))
 		return 0;
-	if (e->state == B_TODO)
+	if (e->state == B_UNFOLDED)
 		fold_const(c, e, loc);
 	else if (e->state == B_BUSY) {
 		err(c, loc, "const '%s' is defined in terms of itself", name);

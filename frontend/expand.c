@@ -430,7 +430,7 @@ register_items(Ctx *c, Parser *p, const Item **model)
 		e = mput(m, it->name);
 		e->p = it;
 		e->loc = it->loc;
-		e->state = B_TODO;
+		e->state = B_UNFOLDED;
 	}
 }
 

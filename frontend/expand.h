@@ -26,7 +26,8 @@ typedef struct Val {
 } Val;
 
 /* Binding states of a scope entry. */
-enum { B_NONE, B_VAL, B_LOOP, B_TODO, B_BUSY };
+/* B_UNFOLDED: a const declared but not folded yet; B_BUSY: being folded (a cycle if met again). */
+enum { B_NONE, B_VAL, B_LOOP, B_UNFOLDED, B_BUSY };
 
 typedef struct Ent {
 	const char *key;
