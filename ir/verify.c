@@ -325,8 +325,9 @@ check_op(C *c, int i)
 	/* The shape rule, once every value it reads is sound. */
 	if (!ok)
 		return;
-	if (op->kind == OP_WAIT && f->val[op->args[0]].def >= f->nop)
-		return;
+	if (op->kind == OP_WAIT && (f->val[op->args[0]].def >= f->nop ||
+	    (f->val[op->args[0]].def >= 0 && (unsigned)f->op[f->val[op->args[0]].def].kind >= NOP)))
+		return;         /* sh_wait looks at the defining op's kind */
 	if ((oi->flags & F_GIVEN) && r_ok)
 		r = f->val[op->res].ty;
 	if (op_infer(f, op->kind, op->args, op->nargs, op->ia, op->nia, op->fa, &r, err, sizeof err))
