@@ -510,13 +510,13 @@ k_softmax(Gen *g, const FnPlan *p, const Op *o)
 		K(g, "\t\tfloat m = x[b];\n\t\tfor (int64_t k = 1; k < %lld; k++)\n"
 		  "\t\t\tm = x[b + k * %lld] > m ? x[b + k * %lld] : m;\n", ll(n), ll(inner), ll(inner));
 		if (o->kind == OP_SOFTMAX)
-			K(g, "\t\tfor (int64_t k = 0; k < %lld; k++) {\n\t\t\tr[b + k * %lld] = expf(x[b + k * %lld] - m);\n"
+			K(g, "\t\tfor (int64_t k = 0; k < %lld; k++) {\n\t\t\tr[b + k * %lld] = mtc_expf(x[b + k * %lld] - m);\n"
 			  "\t\t\ts = s + r[b + k * %lld];\n\t\t}\n\t\tfor (int64_t k = 0; k < %lld; k++)\n"
 			  "\t\t\tr[b + k * %lld] = r[b + k * %lld] / s;\n",
 			  ll(n), ll(inner), ll(inner), ll(inner), ll(n), ll(inner), ll(inner));
 		else
-			K(g, "\t\tfor (int64_t k = 0; k < %lld; k++)\n\t\t\ts = s + expf(x[b + k * %lld] - m);\n"
-			  "\t\tfloat ls = logf(s);\n\t\tfor (int64_t k = 0; k < %lld; k++)\n"
+			K(g, "\t\tfor (int64_t k = 0; k < %lld; k++)\n\t\t\ts = s + mtc_expf(x[b + k * %lld] - m);\n"
+			  "\t\tfloat ls = mtc_logf(s);\n\t\tfor (int64_t k = 0; k < %lld; k++)\n"
 			  "\t\t\tr[b + k * %lld] = x[b + k * %lld] - m - ls;\n",
 			  ll(n), ll(inner), ll(n), ll(inner), ll(inner));
 		break;
@@ -529,7 +529,7 @@ k_softmax(Gen *g, const FnPlan *p, const Op *o)
 	default:                 /* log_softmax_grad: dx = dy - exp(y) sum(dy) */
 		K(g, "\t\tfor (int64_t k = 0; k < %lld; k++)\n\t\t\ts = s + dy[b + k * %lld];\n"
 		  "\t\tfor (int64_t k = 0; k < %lld; k++)\n"
-		  "\t\t\tr[b + k * %lld] = dy[b + k * %lld] - expf(y[b + k * %lld]) * s;\n",
+		  "\t\t\tr[b + k * %lld] = dy[b + k * %lld] - mtc_expf(y[b + k * %lld]) * s;\n",
 		  ll(n), ll(inner), ll(n), ll(inner), ll(inner), ll(inner));
 	}
 	K(g, "\t}\n}\n");
@@ -653,15 +653,15 @@ k_xent(Gen *g, const FnPlan *p, const Op *o)
 	K(g, "\tfor (int64_t i = lo; i < hi; i++) {\n\t\tconst float *xr = x + i * %lld;\n"
 	  "\t\tint32_t y = lab[i];\n\t\tfloat m = xr[0], s = 0;\n"
 	  "\t\tfor (int64_t c = 1; c < %lld; c++)\n\t\t\tm = xr[c] > m ? xr[c] : m;\n"
-	  "\t\tfor (int64_t c = 0; c < %lld; c++)\n\t\t\ts = s + expf(xr[c] - m);\n"
+	  "\t\tfor (int64_t c = 0; c < %lld; c++)\n\t\t\ts = s + mtc_expf(xr[c] - m);\n"
 	  "\t\tif (y < 0 || y >= %lld) {\n\t\t\t*flag = MTC_ERANGE;\n\t\t\ty = 0;\n\t\t}\n",
 	  ll(C), ll(C), ll(C), ll(C));
 	if (grad)
 		K(g, "\t\tfloat sc = gl[0] / %s;\n\t\tfor (int64_t c = 0; c < %lld; c++)\n"
-		  "\t\t\tr[i * %lld + c] = (expf(xr[c] - m) / s - (c == y ? 1.0f : 0.0f)) * sc;\n\t}\n}\n",
+		  "\t\t\tr[i * %lld + c] = (mtc_expf(xr[c] - m) / s - (c == y ? 1.0f : 0.0f)) * sc;\n\t}\n}\n",
 		  FL((double)rows), ll(C), ll(C));
 	else
-		K(g, "\t\ttot += -(xr[y] - m - logf(s));\n\t}\n\tr[0] = tot / %s;\n}\n", FL((double)rows));
+		K(g, "\t\ttot += -(xr[y] - m - mtc_logf(s));\n\t}\n\tr[0] = tot / %s;\n}\n", FL((double)rows));
 	launch(g, p, k, v, grad ? 4 : 3, 1, grad ? 4.0 * (double)(rows * C) : 0);
 }
 

@@ -231,9 +231,13 @@ build(const Module *m, const Opts *o, const char *out)
 	fclose(d);
 	fclose(fh);
 
-	/* -ffp-contract=off and no fast-math: the bits must not depend on fusion or the plan. */
-	snprintf(cmd, sizeof cmd, "%s -shared -fPIC -O%d -ffp-contract=off -fno-fast-math "
-	         "-fvisibility=hidden -I", cc && *cc ? cc : "cc", o->opt_level);
+	/* -ffp-contract=off and no fast-math: the bits must not depend on fusion or the plan.
+	 * -fno-math-errno and -fno-trapping-math change no value (sqrtf needs no errno branch;
+	 * selects may be if-converted); with -ftree-vectorize they let the elementwise loops,
+	 * which call mtc-math.h, vectorize. -fno-fast-math first: it would turn them back off. */
+	snprintf(cmd, sizeof cmd, "%s -shared -fPIC -O%d -fno-fast-math -ffp-contract=off "
+	         "-fno-math-errno -fno-trapping-math%s -fvisibility=hidden -I", cc && *cc ? cc : "cc",
+	         o->opt_level, o->opt_level >= 2 ? " -ftree-vectorize -fvect-cost-model=dynamic" : "");
 	quote(cmd, sizeof cmd, inc);
 	strcat(cmd, " ");
 	quote(cmd, sizeof cmd, hp);

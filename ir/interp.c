@@ -2,8 +2,9 @@
  *
  * It is the oracle every later stage is checked against, so it favours plain, fixed-order
  * arithmetic over speed. Numerics, chosen to follow PyTorch's CPU float path:
- * - every value is computed in float (f32); transcendental functions are the C library's
- *   float ones (expf, tanhf, ...); no fused multiply-add (ISO C mode: -ffp-contract=off);
+ * - every value is computed in float (f32); exp, log and tanh are <mtc/mtc-math.h>'s (the
+ *   same bits as generated code, whatever the libm), pow and sqrt the C library's;
+ *   no fused multiply-add (ISO C mode: -ffp-contract=off);
  * - matmul accumulates each output element in float over k in increasing order
  *   (the i-k-j loop order keeps that order while streaming rows of the right operand);
  * - reductions (sum, mean, max, softmax's sum, layernorm's moments, the losses' means, sum_to)
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "ir.h"
+#include "mtc/mtc-ops.h"
 #include "mtc/mtc-rt.h"
 
 struct Interp {
@@ -131,27 +133,17 @@ around(const Shape *s, int64_t a, int64_t *outer, int64_t *n, int64_t *inner)
 typedef float Un(float x, float c);
 typedef float Bin(float a, float b, float c);
 
-/* gelu, tanh approximation, as PyTorch writes it */
-#define GELU_BETA ((float)(M_SQRT2 * M_2_SQRTPI * 0.5))
-#define GELU_KAPPA 0.044715f
-
-static float u_relu(float x, float c) { (void)c; return x > 0 ? x : 0; }
-static float u_tanh(float x, float c) { (void)c; return tanhf(x); }
-static float u_sigmoid(float x, float c) { (void)c; return 1 / (1 + expf(-x)); }
-static float u_exp(float x, float c) { (void)c; return expf(x); }
-static float u_log(float x, float c) { (void)c; return logf(x); }
-static float u_sqrt(float x, float c) { (void)c; return sqrtf(x); }
-static float u_rsqrt(float x, float c) { (void)c; return 1 / sqrtf(x); }
-static float u_neg(float x, float c) { (void)c; return -x; }
-static float u_pow(float x, float c) { return powf(x, c); }
-
-static float
-u_gelu(float x, float c)
-{
-	float in = GELU_BETA * (x + GELU_KAPPA * (x * x * x));
-	(void)c;
-	return 0.5f * x * (1 + tanhf(in));
-}
+/* The scalar meaning of each op is <mtc/mtc-ops.h>'s, which generated kernels call too. */
+static float u_relu(float x, float c) { (void)c; return mtc_relu(x); }
+static float u_tanh(float x, float c) { (void)c; return mtc_tanh(x); }
+static float u_sigmoid(float x, float c) { (void)c; return mtc_sigmoid(x); }
+static float u_exp(float x, float c) { (void)c; return mtc_exp(x); }
+static float u_log(float x, float c) { (void)c; return mtc_log(x); }
+static float u_sqrt(float x, float c) { (void)c; return mtc_sqrt(x); }
+static float u_rsqrt(float x, float c) { (void)c; return mtc_rsqrt(x); }
+static float u_neg(float x, float c) { (void)c; return mtc_neg(x); }
+static float u_pow(float x, float c) { return mtc_pow(x, c); }
+static float u_gelu(float x, float c) { (void)c; return mtc_gelu(x); }
 
 static float b_add(float a, float b, float c) { (void)c; return a + b; }
 static float b_sub(float a, float b, float c) { (void)c; return a - b; }
@@ -160,22 +152,13 @@ static float b_div(float a, float b, float c) { (void)c; return a / b; }
 static float b_sqdiff(float a, float b, float c) { (void)c; return (a - b) * (a - b); }
 
 /* Gradient helpers: (saved forward value, dy). Which forward value each takes is in docs/ir.md. */
-static float g_relu(float x, float dy, float c) { (void)c; return x > 0 ? dy : 0; }
-static float g_tanh(float y, float dy, float c) { (void)c; return dy * (1 - y * y); }
-static float g_sigmoid(float y, float dy, float c) { (void)c; return dy * (1 - y) * y; }
-static float g_sqrt(float y, float dy, float c) { (void)c; return dy / (2 * y); }
-static float g_rsqrt(float y, float dy, float c) { (void)c; return -0.5f * dy * (y * y * y); }
-static float g_pow(float x, float dy, float c) { return c == 0 ? 0 : dy * (c * powf(x, c - 1)); }
-
-static float
-g_gelu(float x, float dy, float c)
-{
-	float x2 = x * x, in = GELU_BETA * (x + GELU_KAPPA * x2 * x), t = tanhf(in);
-	float left = 0.5f * x, right = 1 + t;
-	float dleft = 0.5f * right, dright = left * (1 - t * t) * (GELU_BETA * (1 + 3 * GELU_KAPPA * x2));
-	(void)c;
-	return dy * (dleft + dright);
-}
+static float g_relu(float x, float dy, float c) { (void)c; return mtc_relu_grad(x, dy); }
+static float g_tanh(float y, float dy, float c) { (void)c; return mtc_tanh_grad(y, dy); }
+static float g_sigmoid(float y, float dy, float c) { (void)c; return mtc_sigmoid_grad(y, dy); }
+static float g_sqrt(float y, float dy, float c) { (void)c; return mtc_sqrt_grad(y, dy); }
+static float g_rsqrt(float y, float dy, float c) { (void)c; return mtc_rsqrt_grad(y, dy); }
+static float g_pow(float x, float dy, float c) { return mtc_pow_grad(x, dy, c); }
+static float g_gelu(float x, float dy, float c) { (void)c; return mtc_gelu_grad(x, dy); }
 
 static Un *const unfn[NOP] = {
 	[OP_RELU] = u_relu, [OP_GELU] = u_gelu, [OP_TANH] = u_tanh, [OP_SIGMOID] = u_sigmoid,
@@ -494,14 +477,14 @@ k_softmax(Run *r, const Op *op)
 				if (xi[k * inner] > m)
 					m = xi[k * inner];
 			for (int64_t k = 0; k < n; k++)
-				s += expf(xi[k * inner] - m);
+				s += mtc_expf(xi[k * inner] - m);
 			if (lg) {
-				float ls = logf(s);
+				float ls = mtc_logf(s);
 				for (int64_t k = 0; k < n; k++)
 					oi[k * inner] = xi[k * inner] - m - ls;
 			} else {
 				for (int64_t k = 0; k < n; k++)
-					oi[k * inner] = expf(xi[k * inner] - m) / s;
+					oi[k * inner] = mtc_expf(xi[k * inner] - m) / s;
 			}
 		}
 	return 0;
@@ -527,7 +510,7 @@ k_softmaxgrad(Run *r, const Op *op)
 				s += lg ? dy[b + k * inner] : dy[b + k * inner] * y[b + k * inner];
 			for (int64_t k = 0; k < n; k++) {
 				int64_t e = b + k * inner;
-				o[e] = lg ? dy[e] - expf(y[e]) * s : y[e] * (dy[e] - s);
+				o[e] = lg ? dy[e] - mtc_expf(y[e]) * s : y[e] * (dy[e] - s);
 			}
 		}
 	return 0;
@@ -679,8 +662,8 @@ k_xent(Run *r, const Op *op)
 			if (x[k] > m)
 				m = x[k];
 		for (int64_t k = 0; k < c; k++)
-			s += expf(x[k] - m);
-		tot += -(x[lb[i]] - m - logf(s));
+			s += mtc_expf(x[k] - m);
+		tot += -(x[lb[i]] - m - mtc_logf(s));
 	}
 	OUT[0] = tot / (float)rows;
 	return 0;
@@ -703,9 +686,9 @@ k_xentgrad(Run *r, const Op *op)
 			if (x[k] > m)
 				m = x[k];
 		for (int64_t k = 0; k < c; k++)
-			s += expf(x[k] - m);
+			s += mtc_expf(x[k] - m);
 		for (int64_t k = 0; k < c; k++)
-			o[k] = (expf(x[k] - m) / s - (k == lb[i])) * g;
+			o[k] = (mtc_expf(x[k] - m) / s - (k == lb[i])) * g;
 	}
 	return 0;
 }

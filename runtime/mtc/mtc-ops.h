@@ -3,11 +3,14 @@
  * Generated kernels call these, so fused and unfused code round the same way; the reference
  * interpreter may include this header too, which makes "same semantics" hold by construction.
  * Every function works in float and follows ir/interp.c expression for expression, so the
- * module and the interpreter agree to the bit (compiled with -ffp-contract=off). */
+ * module and the interpreter agree to the bit (compiled with -ffp-contract=off). exp, log and
+ * tanh are mtc-math.h's, not the C library's: the same bits everywhere, and loops vectorize. */
 #ifndef MTC_MTC_OPS_H
 #define MTC_MTC_OPS_H
 
 #include <math.h>
+
+#include "mtc-math.h"
 
 static inline float mtc_add(float a, float b) { return a + b; }
 static inline float mtc_sub(float a, float b) { return a - b; }
@@ -21,12 +24,12 @@ static inline float
 mtc_gelu(float x)
 {
 	float in = MTC_GELU_BETA * (x + MTC_GELU_KAPPA * (x * x * x));
-	return 0.5f * x * (1 + tanhf(in));
+	return 0.5f * x * (1 + mtc_tanhf(in));
 }
-static inline float mtc_tanh(float x) { return tanhf(x); }
-static inline float mtc_sigmoid(float x) { return 1 / (1 + expf(-x)); }
-static inline float mtc_exp(float x) { return expf(x); }
-static inline float mtc_log(float x) { return logf(x); }
+static inline float mtc_tanh(float x) { return mtc_tanhf(x); }
+static inline float mtc_sigmoid(float x) { return 1 / (1 + mtc_expf(-x)); }
+static inline float mtc_exp(float x) { return mtc_expf(x); }
+static inline float mtc_log(float x) { return mtc_logf(x); }
 static inline float mtc_sqrt(float x) { return sqrtf(x); }
 static inline float mtc_rsqrt(float x) { return 1 / sqrtf(x); }
 static inline float mtc_neg(float x) { return -x; }
@@ -38,7 +41,7 @@ static inline float mtc_relu_grad(float x, float dy) { return x > 0 ? dy : 0; }
 static inline float
 mtc_gelu_grad(float x, float dy)
 {
-	float x2 = x * x, in = MTC_GELU_BETA * (x + MTC_GELU_KAPPA * x2 * x), t = tanhf(in);
+	float x2 = x * x, in = MTC_GELU_BETA * (x + MTC_GELU_KAPPA * x2 * x), t = mtc_tanhf(in);
 	float left = 0.5f * x, right = 1 + t;
 	float dleft = 0.5f * right;
 	float dright = left * (1 - t * t) * (MTC_GELU_BETA * (1 + 3 * MTC_GELU_KAPPA * x2));

@@ -4,6 +4,13 @@ check_PROGRAMS += tests/backend/ops
 tests_backend_ops_SOURCES = tests/backend/ops.c
 tests_backend_ops_LDADD = $(MTC_LIBS)
 TESTS += tests/backend/ops.sh
+# mtc-math.h against the C library, vectorized as modules are (see backend-mt3000/target.c).
+check_PROGRAMS += tests/backend/math
+tests_backend_math_SOURCES = tests/backend/math.c
+tests_backend_math_CFLAGS = $(AM_CFLAGS) -fno-math-errno -fno-trapping-math -ffp-contract=off \
+	-ftree-vectorize -fvect-cost-model=dynamic
+tests_backend_math_LDADD = -lm
+TESTS += tests/backend/math
 EXTRA_DIST += tests/backend/ops.sh
 check_PROGRAMS += tests/backend/api
 tests_backend_api_SOURCES = tests/backend/api.c
