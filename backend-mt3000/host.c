@@ -67,6 +67,7 @@ typedef struct Seq {
 	int nfl;
 	int *chan;           /* per value: the copy channel that produced it, -1 */
 	int ncopy;
+	uint8_t *gone;       /* per value: handed its bytes over inside a fused group */
 } Seq;
 
 static int
@@ -129,9 +130,36 @@ deaths(Seq *s, int i, int j)
 {
 	const FnPlan *p = s->p;
 	for (int v = 0; v < p->f->nval; v++)
-		if (p->last[v] >= i && p->last[v] < j && tracked(p, v))
+		if (p->last[v] >= i && p->last[v] < j && tracked(p, v) && !s->gone[v])
 			H(s->g, "\tmtc_dead(d, %d, %lld, %lld);\n", p->idbase + v, ll(p->off[v]),
 			  ll(vbytes(p->f, v)));
+}
+
+/* Births of the results of the fused group [i, end). A result in exactly the bytes of an
+ * outside operand that dies in the group (plan.c's same_place) takes them over. */
+static void
+group_births(Seq *s, int i, int end)
+{
+	const FnPlan *p = s->p;
+	const Func *f = p->f;
+
+	for (int k = i; k < end; k++) {
+		int r = f->op[k].res, from = -1;
+		for (int q = i; q < end && from < 0 && tracked(p, r); q++)
+			for (int a = 0; a < f->op[q].nargs; a++) {
+				int v = f->op[q].args[a];
+				if (f->val[v].def < i && tracked(p, v) && !s->gone[v] && p->last[v] < end &&
+				    p->off[v] == p->off[r] && vbytes(f, v) == vbytes(f, r))
+					from = v;
+			}
+		if (from < 0) {
+			born(s, r);
+			continue;
+		}
+		H(s->g, "\tmtc_handover(d, %d, %d, %lld, %lld);\n", p->idbase + from, p->idbase + r,
+		  ll(p->off[r]), ll(vbytes(f, r)));
+		s->gone[from] = 1;
+	}
 }
 
 static void
@@ -182,6 +210,9 @@ emit_func(Gen *g, const FnPlan *p)
 	for (i = 0; i < f->nop; i++)
 		ncopy += (opinfo[f->op[i].kind].flags & F_COPY) != 0;
 	s.chan = malloc(sizeof *s.chan * (size_t)f->nval);
+	s.gone = calloc((size_t)f->nval + 1, 1);
+	if (!s.chan || !s.gone)
+		die("out of memory");
 	for (int v = 0; v < f->nval; v++)
 		s.chan[v] = -1;
 	used_inputs(m, f, uses);
@@ -217,8 +248,7 @@ emit_func(Gen *g, const FnPlan *p)
 					comment(g, f, &f->op[k]);
 			}
 			hazards(&s, rd, nrd, wr, nwr);
-			for (int k = i; k < end; k++)
-				born(&s, f->op[k].res);
+			group_births(&s, i, end);
 			kern_ew(g, p, i, end);
 			deaths(&s, i, end);
 			i = end;
@@ -275,6 +305,7 @@ emit_func(Gen *g, const FnPlan *p)
 	deaths(&s, f->nop, f->nop + 1);
 	H(g, "\treturn mtc_dev_finish(d);\n}\n");
 	free(s.chan);
+	free(s.gone);
 	free(uses);
 }
 

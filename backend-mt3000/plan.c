@@ -58,9 +58,22 @@ overlap(const FnPlan *p, int a, int b)
 	return p->off[a] < p->off[b] + vbytes(f, b) && p->off[b] < p->off[a] + vbytes(f, a);
 }
 
+/* Does op j's result take exactly the bytes of v, an operand from outside the group [i, j]
+ * read at the result's own index (same shape, not broadcast)? Each element's operands are
+ * loaded before its results are stored, so that sharing is safe in one loop. */
+static int
+same_place(const FnPlan *p, int v, int r, int i)
+{
+	const Func *f = p->f;
+	return f->val[v].def < i && in_ddr(f, v) == in_ddr(f, r) && p->off[v] == p->off[r] &&
+	       vbytes(f, v) == vbytes(f, r) && shape_eq(&f->val[v].ty.sh, &f->val[r].ty.sh);
+}
+
 /* May op j join the fused group [i, j)? It must be elementwise with the group's shape, and
  * its result may share no byte with anything the group reads or writes: inside one loop,
- * element k of an early op is computed after element k+1 of a later one would be written. */
+ * element k of an early op is computed after element k+1 of a later one would be written.
+ * The exception: exactly an outside operand's bytes (same_place; the layout gives a dying
+ * operand's bytes to a result, as after a matmul's bias add and relu). */
 static int
 joins(const FnPlan *p, int i, int j)
 {
@@ -87,7 +100,8 @@ joins(const FnPlan *p, int i, int j)
 	for (int k = i; k <= j; k++) {
 		const Op *q = &f->op[k];
 		for (int a = 0; a < q->nargs; a++)
-			if (q->args[a] != o->res && overlap(p, q->args[a], o->res))
+			if (q->args[a] != o->res && overlap(p, q->args[a], o->res) &&
+			    !same_place(p, q->args[a], o->res, i))
 				return 0;
 		if (k < j && overlap(p, q->res, o->res))
 			return 0;

@@ -254,6 +254,20 @@ mtc_dead(mtc_dev *d, int id, int64_t off, int64_t bytes)
 	         (long long)off, (long long)(off + bytes));
 }
 
+void
+mtc_handover(mtc_dev *d, int from, int to, int64_t off, int64_t bytes)
+{
+	if (!d->check)
+		return;
+	for (int i = d->nlv - 1; i >= 0; i--)
+		if (d->lv[i].id == from && d->lv[i].off == off && d->lv[i].bytes == bytes) {
+			d->lv[i].id = to;
+			return;
+		}
+	mtc_fail(d, MTC_ECHECK, "check: %s hands its bytes [%lld, %lld) to %s but was not live",
+	         tname(d, from), (long long)off, (long long)(off + bytes), tname(d, to));
+}
+
 int
 mtc_dev_finish(mtc_dev *d)
 {

@@ -4,6 +4,24 @@
 
 #include "rt-impl.h"
 
+/* Run the next queued copy; called with the lock held, and it holds it again on return. The
+ * copy runs unlocked, so the host can queue more meanwhile; busy keeps copies one at a time
+ * and in order (a later copy may read what an earlier one wrote). */
+static void
+run_next(mtc_dma_engine *e)
+{
+	mtc_copy c = e->q[e->completed % e->cap];
+
+	e->busy = 1;
+	pthread_mutex_unlock(&e->mu);
+	memcpy(c.dst, c.src, (size_t)c.bytes);
+	pthread_mutex_lock(&e->mu);
+	e->busy = 0;
+	e->completed++;
+	pthread_cond_broadcast(&e->done);
+	pthread_cond_signal(&e->more);
+}
+
 static void *
 engine(void *p)
 {
@@ -11,17 +29,11 @@ engine(void *p)
 
 	pthread_mutex_lock(&e->mu);
 	for (;;) {
-		while (e->completed == e->queued && !e->stop)
+		while (e->busy || (e->completed == e->queued && !e->stop))
 			pthread_cond_wait(&e->more, &e->mu);
 		if (e->completed == e->queued)
 			break;
-		mtc_copy c = e->q[e->completed % e->cap];
-		/* The copy runs unlocked, so the host can queue more meanwhile. */
-		pthread_mutex_unlock(&e->mu);
-		memcpy(c.dst, c.src, (size_t)c.bytes);
-		pthread_mutex_lock(&e->mu);
-		e->completed++;
-		pthread_cond_broadcast(&e->done);
+		run_next(e);
 	}
 	pthread_mutex_unlock(&e->mu);
 	return NULL;
@@ -83,9 +95,14 @@ mtc_dma_wait(mtc_dev *d, int64_t ch)
 {
 	mtc_dma_engine *e = &d->dma;
 
+	/* A copy the engine has not started yet runs here: on a loaded CPU the engine thread may
+	 * wait a whole time slice to be scheduled, and the host would idle that long. */
 	pthread_mutex_lock(&e->mu);
 	while (e->completed < ch)
-		pthread_cond_wait(&e->done, &e->mu);
+		if (!e->busy)
+			run_next(e);
+		else
+			pthread_cond_wait(&e->done, &e->mu);
 	pthread_mutex_unlock(&e->mu);
 }
 

@@ -18,7 +18,8 @@ typedef struct mtc_copy {
 } mtc_copy;
 
 /* The DMA engine: one thread draining a FIFO ring; channels are sequence numbers, so waiting
- * on a channel waits for every copy queued before it too. */
+ * on a channel waits for every copy queued before it too. One copy runs at a time (busy), in
+ * queue order, on the engine or on a host thread waiting for it. */
 typedef struct mtc_dma_engine {
 	pthread_t thr;
 	pthread_mutex_t mu;
@@ -26,7 +27,7 @@ typedef struct mtc_dma_engine {
 	mtc_copy *q;
 	int cap;
 	int64_t queued, completed;    /* channels issued; channels finished */
-	int stop, started;
+	int stop, started, busy;
 } mtc_dma_engine;
 
 /* The accelerator threads: workers 1..n-1 plus the calling host thread as 0. A launch bumps

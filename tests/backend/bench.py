@@ -1,75 +1,187 @@
-# bench.py: the examples' training step in PyTorch (CPU, float32), timed as mtc-run times
-# modules: median milliseconds of STEPS steps on one fixed batch after 3 warm-up steps.
-# usage: python3 bench.py MODEL THREADS STEPS   (MODEL: mlp, skipnet, transformer)
-import sys, time
-import torch
-import torch.nn.functional as F
+# bench.py (make bench-backend): the examples' training step, mtc module against PyTorch eager
+# on the CPU, side by side in one run: same model (sizes read from the .tdsl, -D overrides
+# applied to both), batch, optimizer and thread count; and the measured cost of a 50% budget
+# (the planned module against the unplanned one, same run).
+#
+# usage: /usr/bin/python3 bench.py [--rounds R] [--steps N] [--threads 1,2] [--configs C,...]
+#   C is MODEL or MODEL:NAME=INT:NAME=INT (e.g. mlp:B=2048); default: the examples as they
+#   are and larger variants. Each round runs, for every config and thread count, the
+#   unplanned module, the planned one and torch, interleaved; each reports the median step
+#   of N steps. The table gives, per config and thread count, the range over rounds of each
+#   time and of the ratios taken within a round, and the load average before and after.
+# environment: MTC, MTC_RUN (paths), top_srcdir, top_builddir, PYTHON (for the torch child).
+#   torch mode (the child): bench.py torch MODEL THREADS STEPS TDSL [NAME=INT ...]
+import os, re, subprocess, sys, tempfile, time
 
-name, threads, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-torch.set_num_threads(threads)
-torch.manual_seed(0)
+def consts(tdsl, over):
+    # The model's integer consts as written (const NAME = INT;), then the overrides.
+    k = {}
+    for m in re.finditer(r"^const\s+(\w+)\s*=\s*(-?\d+)\s*;", open(tdsl).read(), re.M):
+        k[m.group(1)] = int(m.group(2))
+    k.update(over)
+    return k
 
-def P(*shape, std=0.02, zero=False, one=False):
-    t = torch.zeros(shape) if zero else torch.ones(shape) if one else torch.randn(shape) * std
-    return t.requires_grad_()
+def median(a):
+    a = sorted(a)
+    return a[len(a) // 2] if len(a) % 2 else (a[len(a) // 2 - 1] + a[len(a) // 2]) / 2
 
-if name == "mlp":
-    B, IN, D, L, C = 32, 784, 256, 8, 10
-    ps = [P(IN, D), P(D, zero=True)] + sum([[P(D, D, std=0.05), P(D, zero=True)] for _ in range(L)], []) + [P(D, C)]
-    x, y = torch.randn(B, IN), torch.randint(0, C, (B,))
-    def loss():
-        h = F.relu(x @ ps[0] + ps[1])
-        for i in range(L):
-            h = F.relu(h @ ps[2 + 2 * i] + ps[3 + 2 * i])
-        return F.cross_entropy(h @ ps[-1], y)
-    opt = torch.optim.SGD(ps, lr=0.05, momentum=0.9)
-elif name == "skipnet":
-    B, IN, D, N, O = 32, 64, 128, 6, 8
-    ps = [P(IN, D, std=0.1), P(D, zero=True)] + sum([[P(D, D, std=0.05), P(D, zero=True)] for _ in range(N)], []) + [P(2 * D, D, std=0.05), P(D, O, std=0.1)]
-    x, y = torch.randn(B, IN), torch.randn(B, O)
-    def loss():
-        h0 = torch.sigmoid(x @ ps[0] + ps[1])
-        h = h0
-        for i in range(N):
-            h = h + torch.tanh(h @ ps[2 + 2 * i] + ps[3 + 2 * i])
-        u = torch.cat([h, h0], 1)
-        return F.mse_loss(F.relu(u @ ps[-2]) @ ps[-1], y)
-    opt = torch.optim.SGD(ps, lr=0.01)
-else:
-    B, S, D, H, L, V = 4, 16, 64, 4, 2, 128
-    HD, FF = D // H, 4 * D
-    emb, pos, gf, bf, head = P(V, D), P(S, D), P(D, one=True), P(D, zero=True), P(D, V)
-    blocks = [[P(D, one=True), P(D, zero=True), P(D, D), P(D, D), P(D, D), P(D, D),
-               P(D, one=True), P(D, zero=True), P(D, FF), P(FF, zero=True), P(FF, D), P(D, zero=True)] for _ in range(L)]
-    ps = [emb, pos, gf, bf, head] + sum(blocks, [])
-    tok, tgt, mask = torch.randint(0, V, (B, S)), torch.randint(0, V, (B, S)), torch.randn(S, S)
-    def attn(x, wq, wk, wv, wo):
-        q = (x @ wq).reshape(B, S, H, HD).permute(0, 2, 1, 3)
-        k = (x @ wk).reshape(B, S, H, HD).permute(0, 2, 3, 1)
-        v = (x @ wv).reshape(B, S, H, HD).permute(0, 2, 1, 3)
-        p = torch.softmax(q @ k * 0.25 + mask, dim=-1)
-        return (p @ v).permute(0, 2, 1, 3).reshape(B, S, D) @ wo
-    def loss():
-        x = F.embedding(tok, emb) + pos
-        for g1, b1, wq, wk, wv, wo, g2, b2, w1, c1, w2, c2 in blocks:
-            x = x + attn(F.layer_norm(x, (D,), g1, b1), wq, wk, wv, wo)
-            x = x + F.gelu(F.layer_norm(x, (D,), g2, b2) @ w1 + c1, approximate="tanh") @ w2 + c2
-        return F.cross_entropy((F.layer_norm(x, (D,), gf, bf) @ head).reshape(B * S, V), tgt.reshape(-1))
-    opt = torch.optim.Adam(ps, lr=0.001)
+def torch_step(name, threads, steps, K):
+    import torch
+    import torch.nn.functional as F
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
 
-def step():
-    opt.zero_grad()
-    l = loss()
-    l.backward()
-    opt.step()
-    return l
+    def P(*shape, std=0.02, fill=None):
+        t = torch.full(shape, fill) if fill is not None else torch.randn(shape) * std
+        return t.requires_grad_()
 
-for _ in range(3):
-    step()
-ms = []
-for _ in range(steps):
-    t0 = time.perf_counter()
-    step()
-    ms.append((time.perf_counter() - t0) * 1e3)
-ms.sort()
-print("%.3f" % (ms[len(ms) // 2] if len(ms) % 2 else (ms[len(ms) // 2 - 1] + ms[len(ms) // 2]) / 2))
+    if name == "mlp":
+        B, IN, D, L, C = K["B"], K["IN"], K["D"], K["L"], K["C"]
+        w0, b0, wo = P(IN, D, std=0.125), P(D, fill=0.0), P(D, C, std=0.1)
+        ws = [(P(D, D, std=0.125), P(D, fill=0.0)) for _ in range(L)]
+        x, y = torch.randn(B, IN), torch.randint(0, C, (B,))
+        def loss():
+            h = F.relu(x @ w0 + b0)
+            for w, b in ws:
+                h = F.relu(h @ w + b)
+            return F.cross_entropy(h @ wo, y)
+        ps = [w0, b0, wo] + [t for p in ws for t in p]
+        opt = torch.optim.SGD(ps, lr=0.05, momentum=0.9)
+    elif name == "skipnet":
+        B, IN, D, N, O = K["B"], K["IN"], K["D"], K["N"], K["O"]
+        win, bin_ = P(IN, D, std=0.1), P(D, fill=0.0)
+        wmix, wout = P(2 * D, D, std=0.05), P(D, O, std=0.1)
+        ws = [(P(D, D, std=0.05), P(D, fill=0.0)) for _ in range(N)]
+        x, y = torch.randn(B, IN), torch.randn(B, O)
+        def loss():
+            h0 = torch.sigmoid(x @ win + bin_)
+            h = h0
+            for w, b in ws:
+                h = h + torch.tanh(h @ w + b)
+            return F.mse_loss(F.relu(torch.cat([h, h0], 1) @ wmix) @ wout, y)
+        ps = [win, bin_, wmix, wout] + [t for p in ws for t in p]
+        opt = torch.optim.SGD(ps, lr=0.01)
+    else:
+        B, S, D, H, V, L = K["B"], K["S"], K["D"], K["H"], K["V"], K["L"]
+        HD, FF = D // H, 4 * D
+        emb, pos = P(V, D), P(S, D)
+        gf, bf, hw = P(D, fill=1.0), P(D, fill=0.0), P(D, V)
+        blocks = [(P(D, fill=1.0), P(D, fill=0.0), P(D, D), P(D, D), P(D, D), P(D, D),
+                   P(D, fill=1.0), P(D, fill=0.0), P(D, FF), P(FF, fill=0.0), P(FF, D),
+                   P(D, fill=0.0)) for _ in range(L)]
+        tok, tgt = torch.randint(0, V, (B, S)), torch.randint(0, V, (B, S))
+        mask = torch.triu(torch.full((S, S), -1e9), 1)
+        def attn(x, wq, wk, wv, wo):
+            q = (x @ wq).reshape(B, S, H, HD).permute(0, 2, 1, 3)
+            k = (x @ wk).reshape(B, S, H, HD).permute(0, 2, 3, 1)
+            v = (x @ wv).reshape(B, S, H, HD).permute(0, 2, 1, 3)
+            p = torch.softmax(q @ k * 0.25 + mask, dim=-1)
+            return (p @ v).permute(0, 2, 1, 3).reshape(B, S, D) @ wo
+        def loss():
+            x = F.embedding(tok, emb) + pos
+            for g1, b1, wq, wk, wv, wo, g2, b2, w1, c1, w2, c2 in blocks:
+                x = x + attn(F.layer_norm(x, (D,), g1, b1), wq, wk, wv, wo)
+                x = x + F.gelu(F.layer_norm(x, (D,), g2, b2) @ w1 + c1, approximate="tanh") @ w2 + c2
+            lg = F.layer_norm(x, (D,), gf, bf) @ hw
+            return F.cross_entropy(lg.reshape(B * S, V), tgt.reshape(-1))
+        ps = [emb, pos, gf, bf, hw] + [t for p in blocks for t in p]
+        opt = torch.optim.Adam(ps, lr=0.001)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        l = loss()
+        l.backward()
+        opt.step()
+    for _ in range(3):
+        step()
+    ms = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        step()
+        ms.append((time.perf_counter() - t0) * 1e3)
+    return median(ms)
+
+def load():
+    return open("/proc/loadavg").read().split()[0]
+
+def main():
+    a = sys.argv[1:]
+    if a and a[0] == "torch":
+        name, threads, steps, tdsl = a[1], int(a[2]), int(a[3]), a[4]
+        over = dict((s.split("=")[0], int(s.split("=")[1])) for s in a[5:])
+        print("%.3f" % torch_step(name, threads, steps, consts(tdsl, over)))
+        return
+    opt = {"--rounds": "3", "--steps": "20", "--threads": "1,2",
+           "--configs": "mlp,mlp:B=2048,transformer,transformer:L=8,skipnet"}
+    while a:
+        if a[0] not in opt or len(a) < 2:
+            sys.exit("usage: bench.py [--rounds R] [--steps N] [--threads 1,2] [--configs C,...]")
+        opt[a[0]] = a[1]
+        a = a[2:]
+    src = os.environ.get("top_srcdir", ".")
+    mtc = os.environ.get("MTC", "./mtc")
+    run = os.environ.get("MTC_RUN", os.path.join(os.path.dirname(mtc) or ".", "mtc-run"))
+    py = os.environ.get("PYTHON", "/usr/bin/python3")
+    rounds, steps = int(opt["--rounds"]), int(opt["--steps"])
+    threads = [int(t) for t in opt["--threads"].split(",")]
+    tmp = tempfile.mkdtemp(prefix="mtc-bench-")
+    cfgs = []
+    for c in opt["--configs"].split(","):
+        name, *defs = c.split(":")
+        tdsl = os.path.join(src, "examples", name + ".tdsl")
+        D = sum([["-D", d] for d in defs], [])
+        so, bso = os.path.join(tmp, c + ".so"), os.path.join(tmp, c + ".b.so")
+        subprocess.run([mtc, tdsl, "-o", so] + D, check=True)
+        # 50% of the unconstrained arena, or the smallest budget the planner meets above it.
+        r = subprocess.run([mtc, tdsl, "--mem-budget=50%", "-o", bso] + D, stderr=subprocess.PIPE, text=True)
+        pct = 50
+        if r.returncode:
+            m = re.search(r"--mem-budget=(\d+)% or more", r.stderr)
+            pct = int(m.group(1)) if m else None
+            if pct is None or pct >= 100 or subprocess.run([mtc, tdsl, "--mem-budget=%d%%" % pct, "-o", bso] + D).returncode:
+                pct = None
+        cfgs.append((c, name, tdsl, defs, so, bso if pct else None, pct))
+
+    def mtc_ms(so, t):
+        env = dict(os.environ, MTC_THREADS=str(t))
+        out = subprocess.run([run, so, "--steps", str(steps + 3)], env=env, check=True,
+                             stdout=subprocess.PIPE, text=True).stdout
+        return float(re.search(r"step_ms (\S+)", out).group(1))
+
+    res = {}
+    load0 = load()
+    for r in range(rounds):
+        for c, name, tdsl, defs, so, bso, pct in cfgs:
+            for t in threads:
+                m = mtc_ms(so, t)
+                b = mtc_ms(bso, t) if bso else None
+                out = subprocess.run([py, __file__, "torch", name, str(t), str(steps), tdsl] + defs,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                tt = float(out.stdout) if out.returncode == 0 else None
+                res.setdefault((c, t), []).append((m, b, tt))
+                print("round %d %-16s threads %d: mtc %.2f ms, 50%% budget %s ms, torch %s ms (load %s)"
+                      % (r + 1, c, t, m, "%.2f" % b if b else "-", "%.2f" % tt if tt else "-", load()),
+                      file=sys.stderr, flush=True)
+    load1 = load()
+
+    def rng(v, f="%.1f"):
+        v = [x for x in v if x is not None]
+        if not v:
+            return "-"
+        lo, hi = min(v), max(v)
+        return f % lo if f % lo == f % hi else (f % lo) + "-" + (f % hi)
+
+    print("step time, median of %d steps, %d rounds, %s; load average %s before, %s after"
+          % (steps, rounds, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), load0, load1))
+    print("| model | threads | mtc ms | torch ms | mtc/torch | budget | planned ms | planned/unplanned |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for c, name, tdsl, defs, so, bso, pct in cfgs:
+        for t in threads:
+            v = res[(c, t)]
+            print("| %s | %d | %s | %s | %s | %s | %s | %s |" % (
+                c.replace(":", " -D "), t, rng([x[0] for x in v]), rng([x[2] for x in v]),
+                rng([x[0] / x[2] if x[2] else None for x in v], "%.2f"),
+                "%d%%" % pct if pct else "-", rng([x[1] for x in v]),
+                rng([x[1] / x[0] if x[1] else None for x in v], "%.2f")))
+
+main()
