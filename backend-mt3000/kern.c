@@ -685,6 +685,14 @@ k_mse(Gen *g, const FnPlan *p, const Op *o)
 	launch(g, p, k, v, 3, 0, 0);
 }
 
+/* Dim d of x's shape in r, a shape broadcast into x (1 where r has fewer dims). */
+static int64_t
+rdim(const Shape *x, const Shape *r, int d)
+{
+	int k = d - (x->rank - r->rank);
+	return k >= 0 ? r->d[k] : 1;
+}
+
 static void
 k_sumto(Gen *g, const FnPlan *p, const Op *o)
 {
@@ -694,6 +702,24 @@ k_sumto(Gen *g, const FnPlan *p, const Op *o)
 
 	kptr(g, "r", 0, 1, 0);
 	kptr(g, "x", 1, 0, 0);
+	/* Reduced dims all leading (a bias gradient): whole rows added into r in row order,
+	 * which is each element's order in mtc_sum_to, with a contiguous, vectorizable inner loop. */
+	int lead = 0;
+	int64_t rows = 1;
+	while (lead < x->rank && rdim(x, r, lead) == 1)
+		rows *= x->d[lead++];
+	for (int d = lead; d < x->rank; d++)
+		if (x->d[d] != rdim(x, r, d))
+			rows = 0;
+	if (rows > 1) {
+		ksplit(g, n);
+		K(g, "\tfor (int64_t j = lo; j < hi; j++)\n\t\tr[j] = 0;\n"
+		  "\tfor (int64_t i = 0; i < %lld; i++) {\n\t\tconst float *xr = x + i * %lld;\n"
+		  "\t\tfor (int64_t j = lo; j < hi; j++)\n\t\t\tr[j] = r[j] + xr[j];\n\t}\n}\n",
+		  ll(rows), ll(n));
+		launch(g, p, k, v, 2, 0, (double)shape_numel(x));
+		return;
+	}
 	K(g, "\tstatic const int64_t xs[] = {");
 	for (int d = 0; d < x->rank; d++)
 		K(g, " %lld,", ll(x->d[d]));
