@@ -328,13 +328,28 @@ bidx(const Shape *s, const Shape *R, const char *i, char *buf, size_t nbuf)
 	}
 }
 
+/* The GEMM's fixed grid of tiles, from the shape alone (so the bits do not depend on the
+ * thread count): as large as possible, since each tile is one BLAS call that packs its
+ * operands again, but at least MINW tiles in all while a tile has more than MTC_GEMM_ROWS
+ * rows, so that the threads have work to share. */
+enum { MINW = 8, MAXCOLS = 512 };
+
+static void
+gemm_tile(int64_t nb, int64_t M, int64_t N, int64_t *tr, int64_t *tc)
+{
+	*tc = N <= MAXCOLS ? N : MAXCOLS;
+	*tr = M;
+	while (*tr > MTC_GEMM_ROWS && nb * ((M + *tr - 1) / *tr) * ((N + *tc - 1) / *tc) < MINW)
+		*tr = (*tr / 2 + MTC_GEMM_ROWS - 1) / MTC_GEMM_ROWS * MTC_GEMM_ROWS;
+}
+
 static void
 k_matmul(Gen *g, const FnPlan *p, const Op *o)
 {
 	const Shape *a = SH(o->args[0]), *b = SH(o->args[1]), *c = SH(o->res);
 	int ta = (int)o->ia[0], tb = (int)o->ia[1], rc = c->rank, nbd = rc - 2;
 	int64_t M = c->d[rc - 2], N = c->d[rc - 1], Kd = ta ? a->d[a->rank - 2] : a->d[a->rank - 1];
-	int64_t nb = 1, mbl = (M + MTC_GEMM_ROWS - 1) / MTC_GEMM_ROWS, nbl = (N + 63) / 64;
+	int64_t nb = 1, tr, tc, mbl, nbl;
 	int64_t asz = a->d[a->rank - 2] * a->d[a->rank - 1], bsz = b->d[b->rank - 2] * b->d[b->rank - 1];
 	int v[3] = { o->res, o->args[0], o->args[1] };
 	char what[32];
@@ -342,15 +357,18 @@ k_matmul(Gen *g, const FnPlan *p, const Op *o)
 
 	for (int d = 0; d < nbd; d++)
 		nb *= c->d[d];
+	gemm_tile(nb, M, N, &tr, &tc);
+	mbl = (M + tr - 1) / tr;
+	nbl = (N + tc - 1) / tc;
 	kptr(g, "C", 0, 1, 0);
 	kptr(g, "A", 1, 0, 0);
 	kptr(g, "B", 2, 0, 0);
 	ksplit(g, nb * mbl * nbl);
 	K(g, "\tfor (int64_t w = lo; w < hi; w++) {\n");
-	K(g, "\t\tint64_t bt = w / %lld, r0 = w / %lld %% %lld * %d, c0 = w %% %lld * 64;\n",
-	  ll(mbl * nbl), ll(nbl), ll(mbl), MTC_GEMM_ROWS, ll(nbl));
-	K(g, "\t\tint64_t r1 = r0 + %d < %lld ? r0 + %d : %lld, c1 = c0 + 64 < %lld ? c0 + 64 : %lld;\n",
-	  MTC_GEMM_ROWS, ll(M), MTC_GEMM_ROWS, ll(M), ll(N), ll(N));
+	K(g, "\t\tint64_t bt = w / %lld, r0 = w / %lld %% %lld * %lld, c0 = w %% %lld * %lld;\n",
+	  ll(mbl * nbl), ll(nbl), ll(mbl), ll(tr), ll(nbl), ll(tc));
+	K(g, "\t\tint64_t r1 = r0 + %lld < %lld ? r0 + %lld : %lld, c1 = c0 + %lld < %lld ? c0 + %lld : %lld;\n",
+	  ll(tr), ll(M), ll(tr), ll(M), ll(tc), ll(N), ll(tc), ll(N));
 	/* Batch offsets of A and B: their batch dims broadcast against C's. */
 	for (int s = 0; s < 2; s++) {
 		const Shape *x = s ? b : a;

@@ -92,23 +92,32 @@ void
 mtc_permute(float *dst, const float *src, int rank, const int64_t *shape, const int64_t *sstride,
             int64_t lo, int64_t hi)
 {
-	int64_t co[8], off = 0, rem = lo;
+	int64_t co[8], off = 0, rem = lo, last = rank - 1, sl = sstride[rank - 1];
 
 	if (lo >= hi)
 		return;
-	for (int d = rank - 1; d >= 0; d--) {
+	for (int d = last; d >= 0; d--) {
 		co[d] = rem % shape[d];
 		rem /= shape[d];
 		off += co[d] * sstride[d];
 	}
-	for (int64_t i = lo; i < hi; i++) {
-		dst[i] = src[off];
-		for (int d = rank - 1; d >= 0; d--) {
-			off += sstride[d];
-			if (++co[d] < shape[d])
-				break;
+	/* A run along the last dim at a time (a plain copy where it is contiguous in src), then
+	 * the outer coordinates advance like an odometer. */
+	for (int64_t i = lo; i < hi;) {
+		int64_t m = shape[last] - co[last] < hi - i ? shape[last] - co[last] : hi - i;
+		if (sl == 1)
+			memcpy(dst + i, src + off, sizeof(float) * (size_t)m);
+		else
+			for (int64_t t = 0; t < m; t++)
+				dst[i + t] = src[off + t * sl];
+		i += m;
+		off += m * sl;
+		co[last] += m;
+		for (int d = last; d > 0 && co[d] == shape[d]; d--) {
 			off -= co[d] * sstride[d];
 			co[d] = 0;
+			off += sstride[d - 1];
+			co[d - 1]++;
 		}
 	}
 }

@@ -5,7 +5,9 @@ lib_LIBRARIES += runtime/libmtcrt.a
 runtime_libmtcrt_a_SOURCES = runtime/rt-impl.h runtime/device.c runtime/dma.c runtime/pool.c \
 	runtime/kernels.c runtime/init.c
 # -fPIC: linked into shared objects; hidden: each MODEL.so keeps its copy private.
-runtime_libmtcrt_a_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden -ffp-contract=off
+# The vectorizer on (it changes no bits without contraction; see backend-mt3000/target.c).
+runtime_libmtcrt_a_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden -ffp-contract=off \
+	-fno-math-errno -fno-trapping-math -ftree-vectorize -fvect-cost-model=dynamic
 mtcincludedir = $(includedir)/mtc
 mtcinclude_HEADERS = runtime/mtc/mtc.h runtime/mtc/mtc-rt.h runtime/mtc/mtc-ops.h \
 	runtime/mtc/mtc-math.h

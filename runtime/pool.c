@@ -1,4 +1,4 @@
-/* pool.c: the emulated accelerator threads: every launch runs one kernel on all of them. */
+/* pool.c: the emulated accelerator threads: every launch runs one kernel's parts on them. */
 #include <stdlib.h>
 
 #include "rt-impl.h"
@@ -19,6 +19,30 @@ relax(void)
 #if defined(__x86_64__) || defined(__i386__)
 	__builtin_ia32_pause();
 #endif
+}
+
+/* Claim and run parts of launch `gen` until none is left; returns how many ran. The kernel
+ * and its arguments are read only after a part is claimed: until that part is done, the
+ * launch cannot finish and the caller cannot start another. */
+static int
+run_parts(mtc_pool *p, unsigned gen)
+{
+	unsigned long long t = atomic_load(&p->ticket);
+	int ran = 0;
+
+	while ((unsigned)(t >> 32) == gen && (int)(t & 0xffffffffu) < p->n) {
+		if (!atomic_compare_exchange_weak(&p->ticket, &t, t + 1))
+			continue;
+		p->fn(p->args, (int)(t & 0xffffffffu), p->n);
+		ran++;
+		if (atomic_fetch_add(&p->done, 1) + 1 == p->n) {
+			pthread_mutex_lock(&p->mu);
+			pthread_cond_signal(&p->idle);
+			pthread_mutex_unlock(&p->mu);
+		}
+		t = atomic_load(&p->ticket);
+	}
+	return ran;
 }
 
 static void *
@@ -43,12 +67,7 @@ worker(void *arg)
 		if (p->stop && g == seen)
 			return NULL;
 		seen = g;
-		p->fn(p->args, w.tid, p->n);
-		if (atomic_fetch_sub(&p->running, 1) == 1) {
-			pthread_mutex_lock(&p->mu);
-			pthread_cond_signal(&p->idle);
-			pthread_mutex_unlock(&p->mu);
-		}
+		run_parts(p, g);
 	}
 }
 
@@ -57,7 +76,8 @@ mtc_pool_start(mtc_pool *p, int n)
 {
 	p->n = n;
 	atomic_init(&p->gen, 0);
-	atomic_init(&p->running, 0);
+	atomic_init(&p->ticket, 0);
+	atomic_init(&p->done, 0);
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->go, NULL);
 	pthread_cond_init(&p->idle, NULL);
@@ -97,6 +117,7 @@ void
 mtc_run(mtc_dev *d, mtc_kernel fn, const uint64_t *args, int64_t work)
 {
 	mtc_pool *p = &d->pool;
+	unsigned g;
 	int i;
 
 	if (p->n == 1 || work < SMALL) {
@@ -105,17 +126,19 @@ mtc_run(mtc_dev *d, mtc_kernel fn, const uint64_t *args, int64_t work)
 	}
 	p->fn = fn;
 	p->args = args;
-	atomic_store(&p->running, p->n - 1);
+	atomic_store(&p->done, 0);
+	g = atomic_load(&p->gen) + 1;
+	atomic_store(&p->ticket, (unsigned long long)g << 32);
 	pthread_mutex_lock(&p->mu);
-	atomic_fetch_add(&p->gen, 1);
+	atomic_store(&p->gen, g);
 	pthread_cond_broadcast(&p->go);
 	pthread_mutex_unlock(&p->mu);
-	fn(args, 0, p->n);
-	for (i = 0; i < SPIN && atomic_load(&p->running) > 0; i++)
+	run_parts(p, g);
+	for (i = 0; i < SPIN && atomic_load(&p->done) < p->n; i++)
 		relax();
-	if (atomic_load(&p->running) > 0) {
+	if (atomic_load(&p->done) < p->n) {
 		pthread_mutex_lock(&p->mu);
-		while (atomic_load(&p->running) > 0)
+		while (atomic_load(&p->done) < p->n)
 			pthread_cond_wait(&p->idle, &p->mu);
 		pthread_mutex_unlock(&p->mu);
 	}

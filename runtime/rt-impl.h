@@ -30,15 +30,19 @@ typedef struct mtc_dma_engine {
 	int stop, started, busy;
 } mtc_dma_engine;
 
-/* The accelerator threads: workers 1..n-1 plus the calling host thread as 0. A launch bumps
- * gen; workers spin briefly, then sleep on the condition variable. */
+/* The accelerator threads: workers 1..n-1 plus the calling host thread. A launch splits the
+ * kernel into n parts (the kernel's tid, nt) that any of them may claim: the ticket holds the
+ * launch's generation (high 32 bits) and the next unclaimed part, so a worker that wakes late
+ * claims nothing of a launch already finished and the caller never waits for a descheduled
+ * worker that has no part. Workers spin briefly, then sleep on the condition variable. */
 typedef struct mtc_pool {
 	int n;
 	pthread_t *thr;
 	pthread_mutex_t mu;
 	pthread_cond_t go, idle;
 	atomic_uint gen;
-	atomic_int running;           /* workers still inside the current kernel */
+	atomic_ullong ticket;         /* generation << 32 | next part */
+	atomic_int done;              /* parts of the current launch finished */
 	mtc_kernel fn;
 	const uint64_t *args;
 	int stop;

@@ -92,7 +92,7 @@ mtc_split(int64_t n, int tid, int nthr, int64_t *lo, int64_t *hi)
 /* C[m,n] = op(A) op(B) for rows [r0, r1) of C; op transposes when ta/tb. Row-major. */
 void mtc_sgemm_rows(int ta, int tb, int64_t r0, int64_t r1, int64_t n, int64_t k,
                     const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc);
-enum { MTC_GEMM_ROWS = 32 };          /* rows per work item: fixed, so the bits are too */
+enum { MTC_GEMM_ROWS = 32 };          /* fewest rows of a GEMM tile (the grid is fixed by the shape) */
 /* Permute axes: dst has shape (rank dims) `shape`, dst[i...] = src at the source strides. */
 void mtc_permute(float *dst, const float *src, int rank, const int64_t *shape,
                  const int64_t *sstride, int64_t lo, int64_t hi);

@@ -103,7 +103,7 @@ runtime_tests(void)
 		return;
 	check(mtc_dev_nthreads(d) == 3, "MTC_THREADS=3 gives %d threads", mtc_dev_nthreads(d));
 	mtc_run(d, kern_tid, (const uint64_t[]){ (uint64_t)(uintptr_t)seen }, 1 << 30);
-	check(seen[0] == 3 && seen[1] == 3 && seen[2] == 3, "a kernel runs on all 3 threads");
+	check(seen[0] == 3 && seen[1] == 3 && seen[2] == 3, "a kernel runs in 3 parts (one per thread)");
 	/* births, deaths, poison, peak */
 	mtc_born(d, 0, 256, 512);
 	p = (float *)(mtc_dev_mem(d) + 256);
