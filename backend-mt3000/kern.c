@@ -527,16 +527,16 @@ k_softmax(Gen *g, const FnPlan *p, const Op *o)
 	case OP_LOGSOFTMAX:
 		K(g, "\t\tfloat m = x[b];\n\t\tfor (int64_t k = 1; k < %lld; k++)\n"
 		  "\t\t\tm = x[b + k * %lld] > m ? x[b + k * %lld] : m;\n", ll(n), ll(inner), ll(inner));
+		/* The exponentials in their own loop (it vectorizes), the sum in order after it. */
+		K(g, "\t\tfor (int64_t k = 0; k < %lld; k++)\n\t\t\tr[b + k * %lld] = mtc_expf(x[b + k * %lld] - m);\n"
+		  "\t\tfor (int64_t k = 0; k < %lld; k++)\n\t\t\ts = s + r[b + k * %lld];\n",
+		  ll(n), ll(inner), ll(inner), ll(n), ll(inner));
 		if (o->kind == OP_SOFTMAX)
-			K(g, "\t\tfor (int64_t k = 0; k < %lld; k++) {\n\t\t\tr[b + k * %lld] = mtc_expf(x[b + k * %lld] - m);\n"
-			  "\t\t\ts = s + r[b + k * %lld];\n\t\t}\n\t\tfor (int64_t k = 0; k < %lld; k++)\n"
-			  "\t\t\tr[b + k * %lld] = r[b + k * %lld] / s;\n",
-			  ll(n), ll(inner), ll(inner), ll(inner), ll(n), ll(inner), ll(inner));
+			K(g, "\t\tfor (int64_t k = 0; k < %lld; k++)\n"
+			  "\t\t\tr[b + k * %lld] = r[b + k * %lld] / s;\n", ll(n), ll(inner), ll(inner));
 		else
-			K(g, "\t\tfor (int64_t k = 0; k < %lld; k++)\n\t\t\ts = s + mtc_expf(x[b + k * %lld] - m);\n"
-			  "\t\tfloat ls = mtc_logf(s);\n\t\tfor (int64_t k = 0; k < %lld; k++)\n"
-			  "\t\t\tr[b + k * %lld] = x[b + k * %lld] - m - ls;\n",
-			  ll(n), ll(inner), ll(n), ll(inner), ll(inner));
+			K(g, "\t\tfloat ls = mtc_logf(s);\n\t\tfor (int64_t k = 0; k < %lld; k++)\n"
+			  "\t\t\tr[b + k * %lld] = x[b + k * %lld] - m - ls;\n", ll(n), ll(inner), ll(inner));
 		break;
 	case OP_SOFTMAX_G:       /* dx = y (dy - sum(dy y)) */
 		K(g, "\t\tfor (int64_t k = 0; k < %lld; k++)\n\t\t\ts = s + dy[b + k * %lld] * y[b + k * %lld];\n"
@@ -670,14 +670,24 @@ k_xent(Gen *g, const FnPlan *p, const Op *o)
 		K(g, "\tint64_t lo = 0, hi = %lld;\n\tfloat tot = 0;\n\tif (tid)\n\t\treturn;\n", ll(rows));
 	K(g, "\tfor (int64_t i = lo; i < hi; i++) {\n\t\tconst float *xr = x + i * %lld;\n"
 	  "\t\tint32_t y = lab[i];\n\t\tfloat m = xr[0], s = 0;\n"
-	  "\t\tfor (int64_t c = 1; c < %lld; c++)\n\t\t\tm = xr[c] > m ? xr[c] : m;\n"
-	  "\t\tfor (int64_t c = 0; c < %lld; c++)\n\t\t\ts = s + mtc_expf(xr[c] - m);\n"
-	  "\t\tif (y < 0 || y >= %lld) {\n\t\t\t*flag = MTC_ERANGE;\n\t\t\ty = 0;\n\t\t}\n",
-	  ll(C), ll(C), ll(C), ll(C));
+	  "\t\tfor (int64_t c = 1; c < %lld; c++)\n\t\t\tm = xr[c] > m ? xr[c] : m;\n", ll(C), ll(C));
+	/* The exponentials in a loop of their own (it vectorizes; the gradient's row holds them,
+	 * the loss uses blocks of a local array), then summed in order. */
+	if (grad)
+		K(g, "\t\tfloat *e = r + i * %lld;\n\t\tfor (int64_t c = 0; c < %lld; c++)\n"
+		  "\t\t\te[c] = mtc_expf(xr[c] - m);\n\t\tfor (int64_t c = 0; c < %lld; c++)\n"
+		  "\t\t\ts = s + e[c];\n", ll(C), ll(C), ll(C));
+	else
+		K(g, "\t\tfor (int64_t c0 = 0; c0 < %lld; c0 += 256) {\n\t\t\tfloat e[256];\n"
+		  "\t\t\tint64_t nc = %lld - c0 < 256 ? %lld - c0 : 256;\n"
+		  "\t\t\tfor (int64_t c = 0; c < nc; c++)\n\t\t\t\te[c] = mtc_expf(xr[c0 + c] - m);\n"
+		  "\t\t\tfor (int64_t c = 0; c < nc; c++)\n\t\t\t\ts = s + e[c];\n\t\t}\n",
+		  ll(C), ll(C), ll(C));
+	K(g, "\t\tif (y < 0 || y >= %lld) {\n\t\t\t*flag = MTC_ERANGE;\n\t\t\ty = 0;\n\t\t}\n", ll(C));
 	if (grad)
 		K(g, "\t\tfloat sc = gl[0] / %s;\n\t\tfor (int64_t c = 0; c < %lld; c++)\n"
-		  "\t\t\tr[i * %lld + c] = (mtc_expf(xr[c] - m) / s - (c == y ? 1.0f : 0.0f)) * sc;\n\t}\n}\n",
-		  FL((double)rows), ll(C), ll(C));
+		  "\t\t\te[c] = (e[c] / s - (c == y ? 1.0f : 0.0f)) * sc;\n\t}\n}\n",
+		  FL((double)rows), ll(C));
 	else
 		K(g, "\t\ttot += -(xr[y] - m - mtc_logf(s));\n\t}\n\tr[0] = tot / %s;\n}\n", FL((double)rows));
 	launch(g, p, k, v, grad ? 4 : 3, 1, grad ? 4.0 * (double)(rows * C) : 0);
