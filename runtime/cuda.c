@@ -103,7 +103,7 @@ typedef struct Tns {
 } Tns;
 
 typedef struct Manifest {
-	char model[128], solver[32];
+	char model[128], solver[32], arch[32];
 	int64_t budget, plan, peak, persist, arena, host, loss;
 	int nevents, nk;
 	char (*kname)[64];
@@ -183,7 +183,8 @@ load_manifest(void)
 		size_t n = strcspn(p, "\n");
 		snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line ? n : sizeof line - 1), p);
 		p += n + (p[n] == '\n');
-		if (sscanf(line, "model %127s", man.model) == 1 || sscanf(line, "solver %31s", man.solver) == 1)
+		if (sscanf(line, "model %127s", man.model) == 1 || sscanf(line, "solver %31s", man.solver) == 1 ||
+		    sscanf(line, "arch %31s", man.arch) == 1)
 			continue;
 		if (kv(line, "budget", &man.budget) || kv(line, "plan", &man.plan) ||
 		    kv(line, "peak", &man.peak) || kv(line, "persist", &man.persist) ||
@@ -378,8 +379,12 @@ open_instance(mtc_cu *c)
 	cu.cuDeviceGetAttribute(&minor, CU_ATTR_CC_MINOR, c->dev);
 	/* the cubin when it was built for this GPU, else the PTX, which the driver compiles */
 	if (!(mtc_cu_cubin_len > 0 && mtc_cu_cubin_arch == 10 * major + minor &&
-	      cu.cuModuleLoadData(&c->mod, mtc_cu_cubin) == 0))
-		CK(c, cu.cuModuleLoadData(&c->mod, mtc_cu_ptx), "loading the kernels (PTX)");
+	      cu.cuModuleLoadData(&c->mod, mtc_cu_cubin) == 0) &&
+	    (r = cu.cuModuleLoadData(&c->mod, mtc_cu_ptx)))
+		return fail(c, MTC_ENODEV, "loading the kernels (PTX for %s) on a GPU of compute "
+		            "capability %d.%d: %s (CUDA error %d); PTX runs on that architecture and "
+		            "newer ones with a driver as new as the CUDA that built it", man.arch, major,
+		            minor, cuerr(r), r);
 	c->fn = calloc(man.nk + 1, sizeof *c->fn);
 	c->ev = calloc(man.nevents + 1, sizeof *c->ev);
 	if (!c->fn || !c->ev)

@@ -22,6 +22,7 @@ typedef struct mtc_cu mtc_cu;
 /* ---- the module provides (generated, hidden) ----
  * mtc_cu_manifest: the module's description as text, one record a line:
  *   model NAME | solver S | budget B | plan P | peak Q | persist N | arena N | host N | events N
+ *   arch compute_XX                                   (the PTX's virtual architecture)
  *   kernel NAME                                       (in launch-index order)
  *   tensor ROLE NAME DTYPE RANK D... off OFF init KIND A B use U  (ROLE input|param|state|output;
  *     U: bit 0 forward reads it, bit 1 step reads it)
