@@ -49,6 +49,7 @@ plan(CuMod *c)
 		for (int i = 0; i < p->f->nop; i++)
 			if (opinfo[p->f->op[i].kind].flags & F_COPY)
 				c->fn[k].ev[p->f->op[i].res] = c->nev++;
+		cuda_sync(&c->fn[k], p, &c->nrec);
 	}
 }
 
@@ -95,10 +96,10 @@ manifest(CuMod *c)
 	if (!fp)
 		die("out of memory");
 	fprintf(fp, "model %s\nsolver %s\nbudget %lld\nplan %lld\npeak %lld\npersist %lld\n"
-	        "arena %lld\nhost %lld\nevents %d\nloss %lld\narch %s\n", m->name,
+	        "arena %lld\nhost %lld\nevents %d\nrecords %d\nloss %lld\narch %s\n", m->name,
 	        c->o->solver ? c->o->solver : "none", (long long)c->o->budget,
 	        (long long)(c->persist + c->arena), (long long)c->peak, (long long)c->persist,
-	        (long long)c->arena, (long long)c->host, c->nev,
+	        (long long)c->arena, (long long)c->host, c->nev, c->nrec,
 	        st && st->loss >= 0 ? (long long)c->fn[1].off[st->loss] : -1LL,
 	        ptx_arch(c->o->arch, vbuf, sizeof vbuf));
 	for (int k = 0; k < c->prog->nfn; k++)
@@ -179,8 +180,12 @@ prepare(CuMod *c, const Module *m, const Opts *o)
 static void
 release(CuMod *c)
 {
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++) {
 		free(c->fn[i].ev);
+		free(c->fn[i].after);
+		free(c->fn[i].rec);
+		free(c->fn[i].xwait);
+	}
 	gen_free(&c->g);
 	free(c->ptx);
 	free(c->cubin);

@@ -105,7 +105,7 @@ typedef struct Tns {
 typedef struct Manifest {
 	char model[128], solver[32], arch[32];
 	int64_t budget, plan, peak, persist, arena, host, loss;
-	int nevents, nk;
+	int nevents, nrecords, nk;
 	char (*kname)[64];
 	Tns *t[4];                /* input, param, state, output */
 	int nt[4];
@@ -193,6 +193,8 @@ load_manifest(void)
 			continue;
 		if (kv(line, "events", &v)) {
 			man.nevents = (int)v;
+		} else if (kv(line, "records", &v)) {
+			man.nrecords = (int)v;
 		} else if (strncmp(line, "kernel ", 7) == 0) {
 			man.kname = realloc(man.kname, (man.nk + 1) * sizeof *man.kname);
 			snprintf(man.kname[man.nk++], 64, "%.63s", line + 7);
@@ -246,7 +248,7 @@ struct mtc_cu {
 	char *host;               /* pinned: swapped tensors */
 	CUstream s[2];            /* compute, copy */
 	CUevent *ev;              /* per swap: its completion */
-	CUevent issued;           /* the compute stream's position when a swap is queued */
+	CUevent *rec;             /* compute events: a position of the compute stream a copy waits for */
 	cublasHandle_t blas;
 	int check;
 	int64_t live, peak, steps;
@@ -387,7 +389,8 @@ open_instance(mtc_cu *c)
 		            minor, cuerr(r), r);
 	c->fn = calloc(man.nk + 1, sizeof *c->fn);
 	c->ev = calloc(man.nevents + 1, sizeof *c->ev);
-	if (!c->fn || !c->ev)
+	c->rec = calloc(man.nrecords + 1, sizeof *c->rec);
+	if (!c->fn || !c->ev || !c->rec)
 		return fail(c, MTC_ENOMEM, "out of host memory");
 	for (int i = 0; i < man.nk; i++)
 		CK(c, cu.cuModuleGetFunction(&c->fn[i], c->mod, man.kname[i]), man.kname[i]);
@@ -401,7 +404,8 @@ open_instance(mtc_cu *c)
 		CK(c, cu.cuStreamCreate(&c->s[i], CU_STREAM_NON_BLOCKING), "creating a stream");
 	for (int i = 0; i < man.nevents; i++)
 		CK(c, cu.cuEventCreate(&c->ev[i], CU_EVENT_DISABLE_TIMING), "creating an event");
-	CK(c, cu.cuEventCreate(&c->issued, CU_EVENT_DISABLE_TIMING), "creating an event");
+	for (int i = 0; i < man.nrecords; i++)
+		CK(c, cu.cuEventCreate(&c->rec[i], CU_EVENT_DISABLE_TIMING), "creating an event");
 	open_blas();
 	if (blas.lib && (blas.create(&c->blas) || blas.set_stream(c->blas, c->s[0])))
 		c->blas = NULL;
@@ -429,8 +433,9 @@ mtc_cu_destroy(void *p)
 		for (int i = 0; c->ev && i < man.nevents; i++)
 			if (c->ev[i])
 				cu.cuEventDestroy_v2(c->ev[i]);
-		if (c->issued)
-			cu.cuEventDestroy_v2(c->issued);
+		for (int i = 0; c->rec && i < man.nrecords; i++)
+			if (c->rec[i])
+				cu.cuEventDestroy_v2(c->rec[i]);
 		for (int i = 0; i < 2; i++)
 			if (c->s[i])
 				cu.cuStreamDestroy_v2(c->s[i]);
@@ -444,6 +449,7 @@ mtc_cu_destroy(void *p)
 	}
 	free(c->fn);
 	free(c->ev);
+	free(c->rec);
 	free(c->lv);
 	free(c);
 }
@@ -522,17 +528,27 @@ mtc_cu_gemm(mtc_cu *c, int fn, unsigned gx, unsigned gy, unsigned gz, unsigned b
 }
 
 int
-mtc_cu_swap(mtc_cu *c, int out, int64_t dev, int64_t host, int64_t bytes, int ev)
+mtc_cu_swap(mtc_cu *c, int out, int64_t dev, int64_t host, int64_t bytes, int ev, int after)
 {
-	if (ev < 0 || ev >= man.nevents || host < 0 || host + bytes > man.host)
-		return fail(c, MTC_EINVAL, "bad swap (event %d)", ev);
-	CK(c, cu.cuEventRecord(c->issued, c->s[0]), "ordering a swap");
-	CK(c, cu.cuStreamWaitEvent(c->s[1], c->issued, 0), "ordering a swap");
+	if (ev < 0 || ev >= man.nevents || after < -1 || after >= man.nrecords || host < 0 ||
+	    host + bytes > man.host)
+		return fail(c, MTC_EINVAL, "bad swap (event %d after %d)", ev, after);
+	if (after >= 0)
+		CK(c, cu.cuStreamWaitEvent(c->s[1], c->rec[after], 0), "ordering a swap");
 	if (out)
 		CK(c, cu.cuMemcpyDtoHAsync_v2(c->host + host, c->mem + dev, bytes, c->s[1]), "swap out");
 	else
 		CK(c, cu.cuMemcpyHtoDAsync_v2(c->mem + dev, c->host + host, bytes, c->s[1]), "swap in");
 	CK(c, cu.cuEventRecord(c->ev[ev], c->s[1]), "recording a swap");
+	return 0;
+}
+
+int
+mtc_cu_record(mtc_cu *c, int k)
+{
+	if (k < 0 || k >= man.nrecords)
+		return fail(c, MTC_EINVAL, "bad record (event %d)", k);
+	CK(c, cu.cuEventRecord(c->rec[k], c->s[0]), "recording a kernel's completion");
 	return 0;
 }
 

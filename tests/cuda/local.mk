@@ -1,19 +1,22 @@
 # tests/cuda/local.mk: the CUDA backend's tests; without NVRTC one script says they are skipped.
 if HAVE_CUDA
 check_PROGRAMS += tests/cuda/kernels
-tests_cuda_kernels_SOURCES = tests/cuda/kernels.c
+tests_cuda_kernels_SOURCES = tests/cuda/kernels.c tests/cuda/tally.h
 tests_cuda_kernels_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS) -DPTXAS='"$(PTXAS)"'
 tests_cuda_kernels_LDADD = $(MTC_LIBS)
 check_PROGRAMS += tests/cuda/module
-tests_cuda_module_SOURCES = tests/cuda/module.c
+tests_cuda_module_SOURCES = tests/cuda/module.c tests/cuda/tally.h
 tests_cuda_module_LDADD = $(MTC_LIBS)
+check_PROGRAMS += tests/cuda/sync
+tests_cuda_sync_SOURCES = tests/cuda/sync.c tests/cuda/tally.h
+tests_cuda_sync_LDADD = $(MTC_LIBS)
 check_PROGRAMS += tests/cuda/drive
 tests_cuda_drive_SOURCES = tests/cuda/drive.c
 tests_cuda_drive_LDADD = $(LIBS)
-TESTS += tests/cuda/kernels tests/cuda/module tests/cuda/examples.sh
+TESTS += tests/cuda/kernels tests/cuda/module tests/cuda/examples.sh tests/cuda/sync.sh
 AM_TESTS_ENVIRONMENT += PTXAS='$(PTXAS)'; export PTXAS;
 else
 TESTS += tests/cuda/nocuda.sh
 endif
-EXTRA_DIST += tests/cuda/nocuda.sh tests/cuda/examples.sh
-CLEANFILES += tests/cuda/out/*
+EXTRA_DIST += tests/cuda/nocuda.sh tests/cuda/examples.sh tests/cuda/sync.sh
+CLEANFILES += tests/cuda/out/* tests/cuda/out-sync/*
