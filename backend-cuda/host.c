@@ -349,7 +349,7 @@ build(G *g)
 	sched_fn(g, "mtc_cu_sched_step", c->fn[1].f ? &c->fn[1] : NULL, c->prog->launch[1]);
 
 	thunk(g, "mtc_module", "mtc_cu_module", p, NULL, 0);
-	thunk(g, "mtc_last_error", "mtc_cu_last_error", p, NULL, 0);
+	thunk(g, "mtc_last_error", "mtc_rt_last_error", p, NULL, 0);
 	snprintf(name, sizeof name, "%s_create", c->id);
 	thunk(g, name, "mtc_cu_create", p, NULL, 0);
 	snprintf(name, sizeof name, "%s_destroy", c->id);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "mtc/mtc-cuda.h"
+#include "mtc/mtc-rt.h"
 
 /* ---------- the driver API, as far as we use it ---------- */
 
@@ -71,26 +72,6 @@ static struct {
 	             long long, const float *, int, long long, const float *, float *, int,
 	             long long, int);
 } blas;
-
-/* ---------- errors ---------- */
-
-static _Thread_local char lasterr[512];
-
-static int
-set_last(int code, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(lasterr, sizeof lasterr, fmt, ap);
-	va_end(ap);
-	return code;
-}
-
-const char *
-mtc_cu_last_error(void)
-{
-	return lasterr;
-}
 
 /* ---------- the manifest ---------- */
 
@@ -226,6 +207,21 @@ load_manifest(void)
 	man.ok = 1;
 }
 
+/* The tables live while the module is loaded: freed when it is unloaded (dlclose or exit),
+ * so a leak checker sees every allocation returned and a reload parses the manifest again. */
+__attribute__((destructor)) static void
+unload_manifest(void)
+{
+	for (int r = 0; r < 4; r++) {
+		for (int i = 0; i < man.nt[r]; i++)
+			free((char *)man.t[r][i].info.name);
+		free(man.t[r]);
+		free(man.info[r]);
+	}
+	free(man.kname);
+	memset(&man, 0, sizeof man);
+}
+
 const struct mtc_module *
 mtc_cu_module(void)
 {
@@ -288,7 +284,7 @@ cuerr(CUresult r)
 	     if (r_) return fail((c), r_ == 2 ? MTC_ENOMEM : MTC_ENODEV, "%s: %s (CUDA error %d)", \
 	                         (what), cuerr(r_), r_); } while (0)
 
-/* libcuda.so.1 through dlopen; 0 or a status with lasterr set. */
+/* libcuda.so.1 through dlopen; 0 or a status with the thread's last error set. */
 static int
 open_driver(void)
 {
@@ -296,11 +292,11 @@ open_driver(void)
 		return 0;
 	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!lib)
-		return set_last(MTC_ENODEV, "no CUDA driver (libcuda.so.1) found: %s", dlerror());
+		return mtc_set_last_error(MTC_ENODEV, "no CUDA driver (libcuda.so.1) found: %s", dlerror());
 #define X(name, args) \
 	if (!(*(void **)&cu.name = dlsym(lib, #name))) { \
 		dlclose(lib); \
-		return set_last(MTC_ENODEV, "the CUDA driver lacks %s; it is too old", #name); \
+		return mtc_set_last_error(MTC_ENODEV, "the CUDA driver lacks %s; it is too old", #name); \
 	}
 	DRIVER(X)
 #undef X
@@ -465,12 +461,12 @@ mtc_cu_create(void)
 	if ((rc = open_driver()))
 		return NULL;
 	if (!(c = calloc(1, sizeof *c))) {
-		set_last(MTC_ENOMEM, "out of host memory");
+		mtc_set_last_error(MTC_ENOMEM, "out of host memory");
 		return NULL;
 	}
 	c->check = chk && *chk && strcmp(chk, "0");
 	if (open_instance(c)) {
-		set_last(c->status, "%s: %s", man.model, c->err);
+		mtc_set_last_error(c->status, "%s: %s", man.model, c->err);
 		mtc_cu_destroy(c);
 		return NULL;
 	}
@@ -481,7 +477,7 @@ const char *
 mtc_cu_error(const void *p)
 {
 	const mtc_cu *c = p;
-	return c ? c->err : lasterr;
+	return c ? c->err : mtc_rt_last_error();
 }
 
 /* ---------- what the schedules call ---------- */
@@ -634,7 +630,7 @@ static int
 begin(mtc_cu *c, const void *const *in, int fn)
 {
 	if (!c)
-		return set_last(MTC_EINVAL, "NULL instance");
+		return mtc_set_last_error(MTC_EINVAL, "NULL instance");
 	c->status = 0;
 	c->err[0] = 0;
 	c->live = 0;

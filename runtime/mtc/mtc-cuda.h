@@ -41,9 +41,9 @@ int mtc_cu_sched_step(mtc_cu *);
 
 /* ---- the runtime provides ---- */
 /* The module's description (built once from the manifest) and the generic entry points the
- * typed API (MODEL_create, MODEL_step, ...) forwards to. */
+ * typed API (MODEL_create, MODEL_step, ...) forwards to; mtc_last_error() forwards to the
+ * common runtime's mtc_rt_last_error() (runtime/error.c), which create() failures set. */
 const struct mtc_module *mtc_cu_module(void);
-const char *mtc_cu_last_error(void);
 void *mtc_cu_create(void);
 int mtc_cu_step(void *, const void *const *inputs, float *loss);
 int mtc_cu_forward(void *, const void *const *inputs, void *const *outputs);

@@ -32,6 +32,10 @@ for e in "$top_srcdir"/examples/*.tdsl; do
 	t "$n: --emit=llvm" "'$MTC' '$e' --target=cuda --arch=sm_90 --emit=llvm -o '$out/$n.ll' && grep -q 'define hidden i32 @mtc_cu_sched_forward' '$out/$n.ll'"
 	t "$n: sm_90 host IR embeds compute_90 PTX and an sm_90 cubin" "grep -q '.target sm_90' '$out/$n.ll' && grep -q 'arch compute_90' '$out/$n.ll' && grep -q '@mtc_cu_cubin_arch = hidden constant i32 90' '$out/$n.ll'"
 	t "$n: default host IR: compute_75 PTX, no cubin" "'$MTC' '$e' --target=cuda --emit=llvm -o '$out/$n-75.ll' && grep -q '.target sm_75' '$out/$n-75.ll' && grep -q '@mtc_cu_cubin_arch = hidden constant i32 0' '$out/$n-75.ll'"
+	# GEMMs: cuBLAS when it is found at run time, else the generated tiled kernel (ptxas
+	# checked it above with the rest of the PTX); each matmul names it
+	"$MTC" "$e" --target=cuda --emit=ir -o "$out/$n.mir"
+	t "$n: every matmul has its tiled fallback kernel in the PTX" "awk -v want=$(grep -c '= matmul ' "$out/$n.mir") -f '$top_srcdir/tests/cuda/gemms.awk' '$out/$n.ptx' '$out/$n-75.ll'"
 	t "$n: --emit=h" "'$MTC' '$e' --target=cuda --emit=h -o '$out/$n-h.h' && grep -q '${n}_forward' '$out/$n-h.h'"
 	for arch in default sm_90; do
 		a=; [ $arch = default ] || a=--arch=$arch

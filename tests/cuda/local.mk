@@ -18,5 +18,5 @@ AM_TESTS_ENVIRONMENT += PTXAS='$(PTXAS)'; export PTXAS;
 else
 TESTS += tests/cuda/nocuda.sh
 endif
-EXTRA_DIST += tests/cuda/nocuda.sh tests/cuda/examples.sh tests/cuda/sync.sh
+EXTRA_DIST += tests/cuda/nocuda.sh tests/cuda/examples.sh tests/cuda/sync.sh tests/cuda/gemms.awk
 CLEANFILES += tests/cuda/out/* tests/cuda/out-sync/*
