@@ -13,10 +13,12 @@ tests_cuda_sync_LDADD = $(MTC_LIBS)
 check_PROGRAMS += tests/cuda/drive
 tests_cuda_drive_SOURCES = tests/cuda/drive.c
 tests_cuda_drive_LDADD = $(LIBS)
-TESTS += tests/cuda/kernels tests/cuda/module tests/cuda/examples.sh tests/cuda/sync.sh
-AM_TESTS_ENVIRONMENT += PTXAS='$(PTXAS)'; export PTXAS;
+TESTS += tests/cuda/kernels tests/cuda/module tests/cuda/examples.sh tests/cuda/sync.sh \
+	tests/cuda/gpu.sh
+AM_TESTS_ENVIRONMENT += PTXAS='$(PTXAS)'; export PTXAS; MTC_GPU_BENCH=0; export MTC_GPU_BENCH;
 else
 TESTS += tests/cuda/nocuda.sh
 endif
-EXTRA_DIST += tests/cuda/nocuda.sh tests/cuda/examples.sh tests/cuda/sync.sh tests/cuda/gemms.awk
+EXTRA_DIST += tests/cuda/nocuda.sh tests/cuda/examples.sh tests/cuda/sync.sh tests/cuda/gemms.awk \
+	tests/cuda/gpu.sh tests/cuda/torch_step.py
 CLEANFILES += tests/cuda/out/* tests/cuda/out-sync/*
