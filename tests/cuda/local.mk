@@ -21,4 +21,4 @@ TESTS += tests/cuda/nocuda.sh
 endif
 EXTRA_DIST += tests/cuda/nocuda.sh tests/cuda/examples.sh tests/cuda/sync.sh tests/cuda/gemms.awk \
 	tests/cuda/gpu.sh tests/cuda/torch_step.py
-CLEANFILES += tests/cuda/out/* tests/cuda/out-sync/*
+CLEANFILES += tests/cuda/out/* tests/cuda/out-sync/* tests/cuda/gpu/* tests/cuda/gpu-prepare.log
