@@ -3,7 +3,7 @@
 # (generated code).
 lib_LIBRARIES += runtime/libmtcrt.a
 runtime_libmtcrt_a_SOURCES = runtime/rt-impl.h runtime/device.c runtime/dma.c runtime/pool.c \
-	runtime/kernels.c runtime/init.c
+	runtime/kernels.c runtime/init.c runtime/error.c
 # -fPIC: linked into shared objects; hidden: each MODEL.so keeps its copy private.
 # The vectorizer on (it changes no bits without contraction; see backend-mt3000/target.c).
 runtime_libmtcrt_a_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden -ffp-contract=off \
