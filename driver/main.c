@@ -60,7 +60,9 @@ static const char usage[] =
 "  CC                    C compiler for MODEL.so (default cc)\n"
 "  MTC_RUNTIME_DIR       where libmtcrt.a and mtc/mtc-rt.h are (default: the build tree,\n"
 "                        then the installed $libdir and $includedir)\n"
-"  MTC_KEEP_C=1          keep the generated C of a build and say where\n";
+"  MTC_KEEP_C=1          keep the generated C of a build and say where\n"
+"  MTC_MARCH=CPU         the CPU MODEL.so is compiled for (default native: the machine\n"
+"                        that builds it; empty: the compiler's default)\n";
 
 static void
 fatal(const char *fmt, const char *arg)
