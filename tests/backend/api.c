@@ -120,6 +120,18 @@ runtime_tests(void)
 	check(st.peak_bytes == 768,
 	      "peak %lld", (long long)st.peak_bytes);
 	mtc_dev_clear(d);
+	/* handover (a fused loop's result in a dying operand's bytes): no poison in between */
+	mtc_born(d, 0, 0, 256);
+	p = (float *)mtc_dev_mem(d);
+	p[0] = 2;
+	mtc_handover(d, 0, 1, 0, 256);
+	check(p[0] == 2 && mtc_dev_finish(d) == 0, "a handover keeps the bytes: %s", mtc_dev_error(d));
+	mtc_dead(d, 1, 0, 256);
+	check(mtc_dev_finish(d) == 0 && isnan(p[0]), "the new owner dies: %s", mtc_dev_error(d));
+	mtc_handover(d, 0, 2, 0, 256);
+	check(mtc_dev_finish(d) == MTC_ECHECK && strstr(mtc_dev_error(d), "a hands its bytes [0, 256) to c"),
+	      "a handover from a dead tensor is found: '%s'", mtc_dev_error(d));
+	mtc_dev_clear(d);
 	/* DMA: channels complete in order */
 	for (int i = 0; i < 300; i++)
 		src[i] = (char)i;
