@@ -523,7 +523,8 @@ solve_ilp(const Prob *p, int64_t budget, double tlim, const Plan *warm, Plan *pl
 					pl->sw[pl->nsw++] = m.sw[i];
 			}
 			pl->obj = p->time + glp_mip_obj_val(lp) / 1e6;
-			pl->gap = st == GLP_OPT ? 0 : m.lastgap >= 0 ? m.lastgap : 1;
+			/* GLPK's gap is huge or infinite before it has a bound: nothing proved. */
+			pl->gap = st == GLP_OPT ? 0 : m.lastgap >= 0 && m.lastgap < 1 ? m.lastgap : 1;
 			ok = 0;
 		}
 	}

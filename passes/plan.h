@@ -33,6 +33,8 @@ typedef struct Prob {
 	double time;           /* modeled seconds of the unplanned step */
 	int64_t peak;          /* peak accelerator bytes of the unplanned step */
 	int64_t *prof;         /* live bytes at each op of the unplanned step */
+	int tight;             /* swaps placed for memory, not time: the swap_out awaited at
+	                        * once, the swap_in right before its first use */
 } Prob;
 
 typedef struct Swap {
