@@ -1,9 +1,9 @@
-/* plan-test.c: every solver on every example at 75, 50 and 35% of the working memory: the
+/* plan-test.c: every solver on every example at 75, 50 and 35% of the unconstrained arena: the
  * planned step verifies, prints and parses back to the same text, its arena fits the budget,
  * and three steps in the interpreter give bit-identical losses and params to the unplanned
- * step. The examples run smaller (-D) to keep the interpreter quick; activations, which are
- * what a plan moves, still outweigh params. Where a budget is infeasible the planner must say so; at 75%
- * every solver but chen must fit. */
+ * step. The examples run smaller (-D) to keep the interpreter quick, still activation-heavy
+ * as the examples are (deep, large batch), so every budget must fit for tso, ilp and auto;
+ * chen, the baseline, may not fit, and must then say so. */
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,9 +119,9 @@ int
 main(void)
 {
 	static const struct { const char *file; const char *defs[4]; int ndefs; } ex[] = {
-		{ "mlp.tdsl", { "B=256", "IN=64", "D=64", "L=6" }, 4 },
-		{ "skipnet.tdsl", { "B=256", "D=64" }, 2 },
-		{ "transformer.tdsl", { "B=4", "D=32" }, 2 },
+		{ "mlp.tdsl", { "B=512", "IN=32", "D=32", "L=16" }, 4 },
+		{ "skipnet.tdsl", { "B=256", "IN=16", "D=32" }, 3 },
+		{ "transformer.tdsl", { "B=8", "D=32" }, 2 },
 	};
 	static const char *const solvers[] = { "chen", "tso", "ilp", "auto" };
 	static const int pcts[] = { 75, 50, 35 };
@@ -149,7 +149,7 @@ main(void)
 					continue;
 				}
 				rc = plan_step(m, &o, &r);
-				if (rc && (pct < 75 || strcmp(sn, "chen") == 0)) {
+				if (rc && strcmp(sn, "chen") == 0) {
 					printf("%-17s %-5s %3d%%  infeasible\n", mn, sn, pct);
 					npass++;
 				} else
