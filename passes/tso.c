@@ -290,11 +290,15 @@ run_dp(Dp *d, int64_t budget, uint8_t *mode)
 		double bsw = bswok ? swap_cost(p, sj->b) : 0;
 		int64_t fw = rmax(d, d->fops[sj->lo], d->fops[sj->hi - 1]);
 		group_costs(d, j, grp);
+		double front = 1e300;
 		for (int m = 0; m <= NU; m++) {
 			Cell *from = &c[(size_t)j * (NU + 1) + m];
 			double mb = m * unit;
-			if (from->cost >= 1e300)
+			/* A state storing more bytes at no lower cost than one storing fewer can only
+			 * lead to the same or worse: only the Pareto front of (bytes, cost) goes on. */
+			if (from->cost >= front)
 				continue;
+			front = from->cost;
 			/* Segment j alone, kept or swapped; its checkpoint kept or swapped if it is
 			 * needed late anyway. */
 			for (int kind = T_KEEP; kind <= T_SWAP; kind++)
@@ -322,6 +326,9 @@ run_dp(Dp *d, int64_t budget, uint8_t *mode)
 			/* Segments j..k-1 recomputed from the checkpoint at j. */
 			for (int k = j + 1; k <= ns && k - j <= MAXG; k++) {
 				Grp *gr = &grp[k - j - 1];
+				/* base and inner only grow with k: no longer group fits either */
+				if (gr->base + (int64_t)mb + bj + gr->inner > budget)
+					break;
 				for (int bs = 0; bs < 2; bs++) {
 					double cost = from->cost + gr->tr + (bs ? bsw : 0);
 					int64_t need;
