@@ -458,6 +458,9 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 		int64_t acc = 0, dpb = (int64_t)((double)budget * scale[run / (2 << nlc)]);
 		double extra = 0, cost;
 		int combo = (run % (2 << nlc)) >> 1;
+		/* A plan that fits as fast as the unplanned step cannot be beaten. */
+		if (pl->feasible && pl->time <= p->time)
+			break;
 		d.noswap = run & 1;
 		if (dpb > p->peak && scale[run / (2 << nlc)] > 1)
 			continue;
