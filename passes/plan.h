@@ -106,7 +106,7 @@ int solve_ilp(const Prob *, int64_t budget, double tlim, const Plan *warm, Plan 
 typedef struct PlanOpts {
 	const char *solver;    /* auto ilp tso chen none */
 	int64_t budget;        /* bytes, 0: none */
-	double budget_pct;     /* > 0: percent of the unconstrained arena less module tensors */
+	double budget_pct;     /* > 0: percent of the whole unconstrained arena */
 	double tlim;           /* ILP seconds */
 	const Target *tg;      /* the cost model's machine (copybw 0: no swaps) */
 } PlanOpts;

@@ -7,8 +7,10 @@
  *        fits the budget, and a report. The optimizer updates move up to their dependences
  *        first (gradients die early); nothing else is reordered. If the arena after layout exceeds the budget (the
  *        solvers count live bytes, the layout adds fragmentation), the solvers' budget is
- *        tightened by the excess and they run again. An infeasible budget is an error that
- *        states the smallest arena the solvers reached. */
+ *        tightened by the excess and they run again; if nothing fits, again with swaps placed
+ *        for memory. An infeasible budget is an error that states the floor (the smallest
+ *        arena of floor_plan, a procedure independent of the budget and solver asked) and
+ *        what holds its peak; --solver=chen that does not fit is an error of its own. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
