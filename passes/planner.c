@@ -17,7 +17,7 @@
 
 #include "passes.h"
 
-enum { ILP_MAXN = 400 };      /* larger steps: the ILP only inside auto's blocks (not yet) */
+enum { ILP_MAXN = 250 };      /* larger steps: the ILP in blocks (ilpblk.c) */
 int64_t
 plan_arena(Func *f, const Target *tg, int64_t *persist)
 {
@@ -99,7 +99,8 @@ solve(Prob *p, const char *solver, int64_t B, double tlim)
 	} else if (strcmp(solver, "ilp") == 0) {
 		Plan *w = plan_new(p);
 		int ok = solve_tso(p, B, w) == 0;
-		int r = solve_ilp(p, B, tlim, ok ? w : NULL, a);
+		int r = p->n > ILP_MAXN ? solve_ilp_blocks(p, B, tlim, ok ? w : NULL, a) :
+		        solve_ilp(p, B, tlim, ok ? w : NULL, a);
 		/* Never worse than its start: GLPK may refuse the start (its memory model is not
 		 * the measured one) and find nothing in time, or stop at a worse incumbent. The
 		 * start is then the ILP's incumbent, with nothing proved (gap 100%). */
@@ -116,10 +117,11 @@ solve(Prob *p, const char *solver, int64_t B, double tlim)
 			return a;
 	} else if (strcmp(solver, "auto") == 0) {
 		int ok = solve_tso(p, B, a) == 0;
-		if (p->n <= ILP_MAXN) {
+		{
 			b = plan_new(p);
-			if (solve_ilp(p, B, tlim, ok ? a : NULL, b) == 0 &&
-			    (!ok || (b->feasible && (b->gap <= 1e-9 || better(b, a))))) {
+			if ((p->n > ILP_MAXN ? solve_ilp_blocks(p, B, tlim, ok ? a : NULL, b) :
+			     solve_ilp(p, B, tlim, ok ? a : NULL, b)) == 0 &&
+			    (!ok || (b->feasible && ((b->gap >= 0 && b->gap <= 1e-9) || better(b, a))))) {
 				b->stime += a->stime;
 				plan_free(a);
 				return b;

@@ -131,6 +131,7 @@ main(void)
 	if (target_get(&tg, "mt3000"))
 		die("no mt3000 target");
 	for (size_t e = 0; e < sizeof ex / sizeof *ex; e++) {
+		double tsotime[3] = { -1, -1, -1 };
 		snprintf(path, sizeof path, "%s/examples/%s", top ? top : ".", ex[e].file);
 		for (size_t si = 0; si < sizeof solvers / sizeof *solvers; si++)
 			for (size_t bi = 0; bi < sizeof pcts / sizeof *pcts; bi++) {
@@ -149,6 +150,12 @@ main(void)
 					continue;
 				}
 				rc = plan_step(m, &o, &r);
+				/* The ILP (whole or in blocks) starts from tso's plan: never slower. */
+				if (strcmp(sn, "tso") == 0)
+					tsotime[bi] = rc ? -1 : r.time;
+				else if (strcmp(sn, "chen") && tsotime[bi] > 0)
+					check(rc == 0 && r.time <= tsotime[bi] * (1 + 1e-9), "no slower than tso", mn, sn,
+					      pct, NULL);
 				if (rc && strcmp(sn, "chen") == 0) {
 					printf("%-17s %-5s %3d%%  infeasible\n", mn, sn, pct);
 					npass++;
