@@ -103,8 +103,9 @@ solve(Prob *p, const char *solver, int64_t B, double tlim)
 		        solve_ilp(p, B, tlim, ok ? w : NULL, a);
 		/* Never worse than its start: GLPK may refuse the start (its memory model is not
 		 * the measured one) and find nothing in time, or stop at a worse incumbent. The
-		 * start is then the ILP's incumbent, with nothing proved (gap 100%). */
-		if (ok && w->feasible && (r || better(w, a))) {
+		 * start is then the ILP's incumbent, with nothing proved (gap 100%); one that does
+		 * not fit yet lets the caller tighten the budget, as tso's own does. */
+		if (ok && (r || better(w, a))) {
 			double st = a->stime + w->stime;
 			plan_copy(a, w);
 			a->solver = "ilp";
