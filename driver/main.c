@@ -34,9 +34,6 @@ static const char usage[] =
 "                        (of the training step, or of forward for models without one)\n"
 "  --stop-after=STAGE    end the pipeline after a stage (frontend: just parse a .mir;\n"
 "                          autodiff, simplify); only with --emit=ir\n"
-"                          c         the generated C (mt3000): with -o F.c, host code in F.c\n"
-"                                    and device kernels in F-dev.c; on stdout both in turn\n"
-"                          h         the module's header, MODEL.h\n"
 "  --dump-dir=DIR        write the IR after every stage, numbered in pipeline order, and\n"
 "                        every function's schedule, DAG, trace and memory picture\n"
 "  --schedule=mem|critical|program   op order (default mem): mem lowers peak live bytes\n"
@@ -57,13 +54,13 @@ static const char usage[] =
 "  -O0 .. -O3            optimization level of generated code (default -O2)\n"
 "  --seed=N              seed of the params' initial values (default 0)\n"
 "  --version             print the version and exit\n"
+"  --help                print this help and exit\n"
 "\n"
 "environment:\n"
 "  CC                    C compiler for MODEL.so (default cc)\n"
 "  MTC_RUNTIME_DIR       where libmtcrt.a and mtc/mtc-rt.h are (default: the build tree,\n"
 "                        then the installed $libdir and $includedir)\n"
-"  MTC_KEEP_C=1          keep the generated C of a build and say where\n"
-"  --help                print this help and exit\n";
+"  MTC_KEEP_C=1          keep the generated C of a build and say where\n";
 
 static void
 fatal(const char *fmt, const char *arg)
