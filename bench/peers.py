@@ -35,9 +35,9 @@ class Fn(torch.nn.Module):
         return s.f(x, *s.ps)
 
 if name == "mlp":
-    B, IN, D, L, C = K("B", 512), K("IN", 128), K("D", 128), K("L", 8), K("C", 10)
-    w0, b0, wo = P(IN, D, std=0.125), P(D, fill=0.0), P(D, C, std=0.1)
-    ws = [(P(D, D, std=0.125), P(D, fill=0.0)) for _ in range(L)]
+    B, IN, D, L, C = K("B", 1024), K("IN", 64), K("D", 64), K("L", 16), K("C", 10)
+    w0, b0, wo = P(IN, D, std=0.177), P(D, fill=0.0), P(D, C, std=0.1)
+    ws = [(P(D, D, std=0.177), P(D, fill=0.0)) for _ in range(L)]
     x, y = torch.randn(B, IN), torch.randint(0, C, (B,))
     dense = lambda h, w, b: F.relu(h @ w + b)
     layers = [Fn(dense, p) for p in ws]
@@ -48,7 +48,7 @@ if name == "mlp":
     opt = torch.optim.SGD(ps, lr=0.05, momentum=0.9)
     inputs = [x, y]
 elif name == "skipnet":
-    B, IN, D, N, O = K("B", 512), K("IN", 64), K("D", 128), K("N", 6), K("O", 8)
+    B, IN, D, N, O = K("B", 1024), K("IN", 64), K("D", 64), K("N", 8), K("O", 8)
     win, bin_, wmix, wout = P(IN, D, std=0.1), P(D, fill=0.0), P(2 * D, D, std=0.05), P(D, O, std=0.1)
     ws = [(P(D, D, std=0.05), P(D, fill=0.0)) for _ in range(N)]
     x, y = torch.randn(B, IN), torch.randn(B, O)
@@ -64,7 +64,7 @@ elif name == "skipnet":
     opt = torch.optim.SGD(ps, lr=0.01)
     inputs = [x, y]
 else:
-    B, S, D, H, V, L = K("B", 8), K("S", 64), K("D", 64), K("H", 4), K("V", 128), K("L", 2)
+    B, S, D, H, V, L = K("B", 16), K("S", 64), K("D", 64), K("H", 4), K("V", 128), K("L", 4)
     HD, FF = D // H, 4 * D
     emb, pos = P(V, D, std=0.02), P(S, D, std=0.02)
     gf, bf, hw = P(D, fill=1.0), P(D, fill=0.0), P(D, V, std=0.02)

@@ -292,9 +292,9 @@ for name, m in res["models"].items():
              "%s: modeled overhead against budget" % name, "--mem-budget, %",
              "modeled step / unplanned step", ser)
 ser = []
-for solver in ["tso", "ilp"]:   # points where the asked solver ran (ilp may hand back chen's plan)
+for solver in ["tso", "ilp"]:   # points where the asked solver's plan was taken (ilp-blocks: ilp)
     ser.append((solver, [(e["ops"], e["solve_s"]) for e in scal
-                         if e["ok"] and e["solve_s"] > 0 and e.get("used", solver) == solver], {}))
+                         if e["ok"] and e["solve_s"] > 0 and e.get("used", solver).startswith(solver)], {}))
 svg.plot(os.path.join(OUT, "solve-time.svg"), "solver time against graph size (deep MLP)",
          "ops in the training step (log)", "solve seconds (log)", ser, logx=True, logy=True)
 print("\n".join(md))

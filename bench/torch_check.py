@@ -167,7 +167,7 @@ def main():
     pin = lambda c: ["%s=%d" % kv for kv in c.items()]
 
     # The MLP with SGD + momentum (examples/mlp.tdsl; every const pinned with -D).
-    c = {"B": 512, "IN": 128, "D": 128, "L": 8, "C": 10}
+    c = {"B": 1024, "IN": 64, "D": 64, "L": 16, "C": 10}
     ok &= case(args, tmp, "mlp", ex("mlp"), pin(c),
                lambda: {"x": rng.standard_normal((c["B"], c["IN"])).astype(np.float32),
                         "y": rng.integers(0, c["C"], c["B"]).astype(np.int32)},
@@ -175,7 +175,7 @@ def main():
                lambda ps: torch.optim.SGD(ps, lr=0.05, momentum=0.9))
 
     # The residual MLP regressor with plain SGD, concat and mse (examples/skipnet.tdsl).
-    k = {"B": 512, "IN": 64, "D": 128, "N": 6, "O": 8}
+    k = {"B": 1024, "IN": 64, "D": 64, "N": 8, "O": 8}
     ok &= case(args, tmp, "skipnet", ex("skipnet"), pin(k),
                lambda: {"x": rng.standard_normal((k["B"], k["IN"])).astype(np.float32),
                         "y": rng.standard_normal((k["B"], k["O"])).astype(np.float32)},
@@ -184,8 +184,8 @@ def main():
 
     # Transformer blocks with Adam (examples/transformer.tdsl), a causal mask; the model
     # scales scores by 0.25, so the head width D / H stays 16.
-    for L in (2, 1):
-        t = {"B": 8, "S": 64, "D": 64, "H": 4, "L": L, "V": 128}
+    for L in (4, 1):
+        t = {"B": 16, "S": 64, "D": 64, "H": 4, "L": L, "V": 128}
         mask = np.triu(np.full((t["S"], t["S"]), -1e9, np.float32), 1)
         ok &= case(args, tmp, "transformer", ex("transformer"), pin(t),
                    lambda: {"tok": rng.integers(0, t["V"], (t["B"], t["S"])).astype(np.int32),

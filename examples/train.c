@@ -9,7 +9,7 @@
 
 #include "mlp.h"
 
-enum { B = 512, IN = 128, C = 10 };   /* as examples/mlp.tdsl */
+enum { B = 1024, IN = 64, C = 10 };   /* as examples/mlp.tdsl */
 
 int
 main(int argc, char **argv)

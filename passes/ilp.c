@@ -44,6 +44,8 @@ typedef struct Ilp {
 	int havewarm;          /* still to offer to GLPK */
 	int warmok;            /* a start solution that satisfies the program */
 	int trace;             /* MTC_ILP_TRACE is set: GLPK's log and ours on stderr */
+	const uint8_t *mask;   /* only these values are decided (NULL: all) */
+	const int64_t *fix;    /* bytes of everything else at each stage (NULL: the profile) */
 } Ilp;
 
 static double kib(int64_t b) { return (double)b / 1024; }
@@ -248,7 +250,7 @@ build(Ilp *m, const Prob *p, int64_t budget, const Plan *warm)
 	m->shi = xcalloc(n + 1, sizeof *m->shi);
 	m->sw = xcalloc(n + 1, sizeof *m->sw);
 	for (int i = 0; i < n; i++)
-		m->dec[i] = p->fwd[i] && !p->isres[i] && p->b[i] > 0;
+		m->dec[i] = p->fwd[i] && !p->isres[i] && p->b[i] > 0 && (!m->mask || m->mask[i]);
 	/* i may be needed until its last use, or to recompute a user as late as that can be. */
 	for (int i = n - 1; i >= 0; i--) {
 		if (!m->dec[i])
@@ -299,7 +301,7 @@ build(Ilp *m, const Prob *p, int64_t budget, const Plan *warm)
 	if (warm)
 		warm_rs(m, warm);
 	for (int t = 0; t < n; t++) {
-		double fixed = kib(p->prof[t]);
+		double fixed = kib(m->fix ? m->fix[t] : p->prof[t]);
 		int first = 1, prevk = -1, ur;
 
 		/* The ops computed in stage t, in the order they run. */
@@ -309,7 +311,7 @@ build(Ilp *m, const Prob *p, int64_t budget, const Plan *warm)
 				kt[nk++] = i;
 		kt[nk++] = t;
 		for (int i = 0; i < n && i <= t; i++)
-			if (m->dec[i] && t <= p->lastuse[i])
+			if (m->dec[i] && t <= p->lastuse[i] && !m->fix)
 				fixed -= kib(p->b[i]);
 		/* Swap buffers: the swapped-in copy from its swap_in, the source until its wait. */
 		for (int q = 0; q < nk; q++) {
@@ -451,6 +453,13 @@ build(Ilp *m, const Prob *p, int64_t budget, const Plan *warm)
 int
 solve_ilp(const Prob *p, int64_t budget, double tlim, const Plan *warm, Plan *pl)
 {
+	return solve_ilp_part(p, budget, tlim, warm, NULL, NULL, pl);
+}
+
+int
+solve_ilp_part(const Prob *p, int64_t budget, double tlim, const Plan *warm, const uint8_t *mask,
+               const int64_t *fix, Plan *pl)
+{
 	Ilp m;
 	glp_prob *lp;
 	glp_smcp sp;
@@ -460,6 +469,8 @@ solve_ilp(const Prob *p, int64_t budget, double tlim, const Plan *warm, Plan *pl
 
 	memset(&m, 0, sizeof m);
 	m.trace = getenv("MTC_ILP_TRACE") != NULL;
+	m.mask = mask;
+	m.fix = fix;
 	build(&m, p, budget, warm);
 	m.havewarm = m.warmok = warm && warm_ok(&m);
 	if (m.trace)
@@ -523,7 +534,8 @@ solve_ilp(const Prob *p, int64_t budget, double tlim, const Plan *warm, Plan *pl
 					pl->sw[pl->nsw++] = m.sw[i];
 			}
 			pl->obj = p->time + glp_mip_obj_val(lp) / 1e6;
-			pl->gap = st == GLP_OPT ? 0 : m.lastgap >= 0 ? m.lastgap : 1;
+			/* GLPK's gap is huge or infinite before it has a bound: nothing proved. */
+			pl->gap = st == GLP_OPT ? 0 : m.lastgap >= 0 && m.lastgap < 1 ? m.lastgap : 1;
 			ok = 0;
 		}
 	}

@@ -288,6 +288,10 @@ plan_place_swap(const Prob *p, int i, int fd, Swap *s)
 
 	s->op = i;
 	s->out = s->outwait = p->lastearly[i];
+	if (p->tight) {
+		s->in = s->inwait = fd;
+		return;
+	}
 	while (acc < ct && s->outwait + 1 < fd - 1) {
 		s->outwait++;
 		acc += p->t[s->outwait];

@@ -33,6 +33,8 @@ typedef struct Prob {
 	double time;           /* modeled seconds of the unplanned step */
 	int64_t peak;          /* peak accelerator bytes of the unplanned step */
 	int64_t *prof;         /* live bytes at each op of the unplanned step */
+	int tight;             /* swaps placed for memory, not time: the swap_out awaited at
+	                        * once, the swap_in right before its first use */
 } Prob;
 
 typedef struct Swap {
@@ -98,13 +100,24 @@ int tso_segments(const Prob *, int **fops, int *nf, int **seg, int **bnd, int **
 /* ilp.c: the Checkmate-style integer program solved by GLPK within tlim seconds, started
  * from warm (may be NULL). 0 with p filled (p->gap), or -1 if no solution was found. */
 int solve_ilp(const Prob *, int64_t budget, double tlim, const Plan *warm, Plan *);
+/* The same deciding only the values in mask; everything else takes fix[t] bytes at stage t.
+ * p's rec and swaps then hold the masked values' decisions only. */
+int solve_ilp_part(const Prob *, int64_t budget, double tlim, const Plan *warm,
+                   const uint8_t *mask, const int64_t *fix, Plan *);
+
+/* ilpblk.c: the ILP in blocks for steps too large for one program (as Rockmate does): the
+ * forward's values in blocks of consecutive ops, each block's decisions re-solved by the ILP
+ * with the rest of the plan fixed (start: warm, tso's), a block's answer kept when the
+ * measured plan fits and is faster. 0 with p filled (never worse than warm), -1 if warm is
+ * NULL or does not fit. */
+int solve_ilp_blocks(const Prob *, int64_t budget, double tlim, const Plan *warm, Plan *);
 
 /* planner.c: the pass. Needs m->step in execution order; replaces it by the planned step.
  * Returns 0, or -1 after an error message (an infeasible budget). */
 typedef struct PlanOpts {
 	const char *solver;    /* auto ilp tso chen none */
 	int64_t budget;        /* bytes, 0: none */
-	double budget_pct;     /* > 0: percent of the unconstrained arena less module tensors */
+	double budget_pct;     /* > 0: percent of the whole unconstrained arena */
 	double tlim;           /* ILP seconds */
 	const Target *tg;      /* the cost model's machine (copybw 0: no swaps) */
 } PlanOpts;

@@ -7,15 +7,17 @@
  *        fits the budget, and a report. The optimizer updates move up to their dependences
  *        first (gradients die early); nothing else is reordered. If the arena after layout exceeds the budget (the
  *        solvers count live bytes, the layout adds fragmentation), the solvers' budget is
- *        tightened by the excess and they run again. An infeasible budget is an error that
- *        states the smallest arena the solvers reached. */
+ *        tightened by the excess and they run again; if nothing fits, again with swaps placed
+ *        for memory. An infeasible budget is an error that states the floor (the smallest
+ *        arena of floor_plan, a procedure independent of the budget and solver asked) and
+ *        what holds its peak; --solver=chen that does not fit is an error of its own. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "passes.h"
 
-enum { ILP_MAXN = 400 };      /* larger steps: the ILP only inside auto's blocks (not yet) */
+enum { ILP_MAXN = 250 };      /* larger steps: the ILP in blocks (ilpblk.c) */
 int64_t
 plan_arena(Func *f, const Target *tg, int64_t *persist)
 {
@@ -84,7 +86,7 @@ better(const Plan *a, const Plan *b)
 
 /* One solver run at budget B; NULL if the solver found nothing. */
 static Plan *
-solve(const Prob *p, const char *solver, int64_t B, double tlim)
+solve(Prob *p, const char *solver, int64_t B, double tlim)
 {
 	Plan *a = plan_new(p), *b = NULL;
 
@@ -97,16 +99,30 @@ solve(const Prob *p, const char *solver, int64_t B, double tlim)
 	} else if (strcmp(solver, "ilp") == 0) {
 		Plan *w = plan_new(p);
 		int ok = solve_tso(p, B, w) == 0;
-		int r = solve_ilp(p, B, tlim, ok ? w : NULL, a);
+		int r = p->n > ILP_MAXN ? solve_ilp_blocks(p, B, tlim, ok ? w : NULL, a) :
+		        solve_ilp(p, B, tlim, ok ? w : NULL, a);
+		/* Never worse than its start: GLPK may refuse the start (its memory model is not
+		 * the measured one) and find nothing in time, or stop at a worse incumbent. The
+		 * start is then the ILP's incumbent, with nothing proved (gap 100%); one that does
+		 * not fit yet lets the caller tighten the budget, as tso's own does. */
+		if (ok && (r || better(w, a))) {
+			double st = a->stime + w->stime;
+			plan_copy(a, w);
+			a->solver = "ilp";
+			a->stime = st;
+			a->gap = 1;
+			r = 0;
+		}
 		plan_free(w);
 		if (r == 0)
 			return a;
 	} else if (strcmp(solver, "auto") == 0) {
 		int ok = solve_tso(p, B, a) == 0;
-		if (p->n <= ILP_MAXN) {
+		{
 			b = plan_new(p);
-			if (solve_ilp(p, B, tlim, ok ? a : NULL, b) == 0 &&
-			    (!ok || (b->feasible && (b->gap <= 1e-9 || better(b, a))))) {
+			if ((p->n > ILP_MAXN ? solve_ilp_blocks(p, B, tlim, ok ? a : NULL, b) :
+			     solve_ilp(p, B, tlim, ok ? a : NULL, b)) == 0 &&
+			    (!ok || (b->feasible && ((b->gap >= 0 && b->gap <= 1e-9) || better(b, a))))) {
 				b->stime += a->stime;
 				plan_free(a);
 				return b;
@@ -119,6 +135,144 @@ solve(const Prob *p, const char *solver, int64_t B, double tlim)
 	} else
 		die("unknown solver %s", solver);
 	plan_free(a);
+	return NULL;
+}
+
+/* What holds the bytes at the peak of a function laid out in arena bytes: the line an
+ * infeasible budget's error ends with, so the user sees why the floor is where it is. */
+static void
+explain(FILE *fp, const Func *g, int64_t arena)
+{
+	Live l;
+	int64_t by[8] = {0};
+	static const char *const what[8] = {
+		"params", "inputs", "optimizer state", "activations kept or recomputed",
+		"activations swapped back in", "gradients", "update temporaries", "copies in flight",
+	};
+	int t, first = 1;
+
+	live_fill(&l, g);
+	t = l.peakop;
+	for (int v = 0; v < g->nval; v++) {
+		const Value *x = &g->val[v];
+		int k;
+		if (!l.bytes[v] || !(x->decl >= 0 || (t >= 0 && live_at(&l, v, t))))
+			continue;
+		if (x->decl >= 0) {
+			Role r = g->mod->decl[x->decl].role;
+			k = r == R_PARAM ? 0 : r == R_INPUT ? 1 : 2;
+		} else {
+			const Op *o = &g->op[x->def];
+			k = o->phase == PH_FWD || o->phase == PH_REC ? 3 : o->phase == PH_BWD ? 5 :
+			    o->phase == PH_UPD ? 6 : o->kind == OP_SWAPIN ? 4 : 7;
+		}
+		by[k] += l.bytes[v];
+	}
+	fprintf(fp, "mtc: note: at its peak (op %d of %d, %s", t, g->nop,
+	        t >= 0 ? phase_name[g->op[t].phase] : "-");
+	if (t >= 0 && g->op[t].res >= 0)
+		fprintf(fp, " %%%s", g->val[g->op[t].res].name);
+	fprintf(fp, ") it holds");
+	for (int k = 0; k < 8; k++)
+		if (by[k]) {
+			fprintf(fp, "%s %lld bytes of %s", first ? "" : ",", (long long)by[k], what[k]);
+			first = 0;
+		}
+	fprintf(fp, ", and %lld bytes of layout fragmentation\n", (long long)(arena - l.peak));
+	live_free(&l);
+}
+
+/* The arena of a plan laid out. */
+static int64_t
+arena_of(const Prob *p, const Plan *pl)
+{
+	Func *g = remat(p, pl);
+	int64_t a = plan_arena(g, p->tg, NULL);
+	func_free(g);
+	return a;
+}
+
+/* Keep c in *best if its arena is smaller; c is freed otherwise. */
+static void
+least(const Prob *p, Plan *c, Plan **best, int64_t *ba)
+{
+	int64_t a = arena_of(p, c);
+
+	if (a < *ba) {
+		plan_free(*best);
+		*best = c;
+		*ba = a;
+	} else
+		plan_free(c);
+}
+
+/* The smallest arena the planner reaches, by one procedure that does not depend on the
+ * budget asked for: every forward value recomputed, every one swapped, chen's smallest over
+ * its group sizes, and tso bisected on its budget (a DP plan that fits its own budget moves
+ * the bound down). Returns the plan (NULL if none) and its arena in *ba. */
+static Plan *
+floor_plan(Prob *p, int64_t hi, int64_t *ba)
+{
+	Plan *best = NULL, *c;
+	uint8_t *mode = xmalloc(p->n + 1);
+	int64_t lo = 0;
+
+	*ba = INT64_MAX;
+	for (int m = REC; m <= SWAP + 1; m++) {
+		if (m >= SWAP && p->bw <= 0)
+			continue;
+		p->tight = m > SWAP;
+		for (int i = 0; i < p->n; i++)
+			mode[i] = p->cand[i] ? (m > SWAP ? SWAP : m) : REC;
+		c = plan_new(p);
+		plan_expand(p, mode, c);
+		c->solver = "tso";
+		plan_eval(p, c, 0);
+		least(p, c, &best, ba);
+	}
+	p->tight = 0;
+	free(mode);
+	c = plan_new(p);
+	solve_chen(p, 1, c);
+	least(p, c, &best, ba);
+	p->tight = p->bw > 0;
+	for (int it = 0; it < 12 && hi - lo > hi / 256; it++) {
+		int64_t mid = lo + (hi - lo) / 2;
+		c = plan_new(p);
+		if (solve_tso(p, mid, c) == 0 && c->feasible)
+			hi = mid;
+		else
+			lo = mid;
+		if (c->peak < INT64_MAX)
+			least(p, c, &best, ba);
+		else
+			plan_free(c);
+	}
+	p->tight = 0;
+	return best;
+}
+
+/* Solve; tighten by what the layout added; solve again. The plan whose arena fits, or NULL;
+ * *stime accumulates the solve time (the ILP's limit holds for all the rounds together). */
+static Plan *
+fit(Prob *p, const char *solver, int64_t budget, double tlim, double *stime, int64_t *arena)
+{
+	int64_t target = budget;
+
+	for (int it = 0; it < 8 && target > 0; it++) {
+		Plan *pl = solve(p, solver, target, tlim - *stime > 0.1 ? tlim - *stime : 0.1);
+		int64_t a;
+		if (!pl)
+			return NULL;
+		*stime += pl->stime;
+		a = arena_of(p, pl);
+		if (a <= budget) {
+			*arena = a;
+			return pl;
+		}
+		target -= (a - budget) > budget / 64 ? a - budget : budget / 64;
+		plan_free(pl);
+	}
 	return NULL;
 }
 
@@ -136,8 +290,8 @@ plan_step(Module *m, const PlanOpts *o, PlanReport *r)
 {
 	Func *f = m->step;
 	Prob *p;
-	Plan *pl = NULL, *best = NULL;
-	int64_t budget, target, arena0, persist, minarena = INT64_MAX;
+	Plan *best = NULL;
+	int64_t budget, arena0, persist;
 	double tlim = o->tlim > 0 ? o->tlim : 60, stime = 0;
 
 	memset(r, 0, sizeof *r);
@@ -178,83 +332,54 @@ plan_step(Module *m, const PlanOpts *o, PlanReport *r)
 		prob_free(p);
 		return -1;
 	}
-	/* Solve; tighten by what the layout added; solve again. */
-	target = budget;
-	for (int it = 0; it < 8 && target > 0; it++) {
-		Func *g;
-		int64_t a;
-		/* The ILP's time limit holds for all the rounds together. */
-		if (!(pl = solve(p, o->solver, target, tlim - stime > 0.1 ? tlim - stime : 0.1)))
-			break;
-		stime += pl->stime;
-		g = remat(p, pl);
-		a = plan_arena(g, p->tg, NULL);
-		func_free(g);
-		if (a < minarena)
-			minarena = a;
-		if (a <= budget) {
-			best = pl;
-			r->arena = a;
-			break;
-		}
-		target -= (a - budget) > budget / 64 ? a - budget : budget / 64;
-		plan_free(pl);
-		pl = NULL;
+	/* If nothing fits, again with swaps placed for memory rather than time (their copies
+	 * then stall the compute, which the measured time shows). chen has no swaps. */
+	best = fit(p, o->solver, budget, tlim, &stime, &r->arena);
+	if (!best && p->bw > 0 && strcmp(o->solver, "chen")) {
+		p->tight = 1;
+		best = fit(p, o->solver, budget, tlim, &stime, &r->arena);
 	}
-	if (!best && strcmp(o->solver, "tso") && strcmp(o->solver, "auto")) {
-		/* The solver asked for found nothing: tso's plan, if it fits, with a note. */
-		Plan *t = plan_new(p);
-		int64_t tb = budget;
-		for (int it = 0; it < 8 && !best && tb > 0; it++) {
-			Func *g;
-			int64_t a;
-			if (solve_tso(p, tb, t))
-				break;
-			g = remat(p, t);
-			a = plan_arena(g, p->tg, NULL);
-			func_free(g);
-			if (a < minarena)
-				minarena = a;
-			if (a <= budget) {
-				fprintf(stderr, "mtc: note: %s found no plan within the budget; taking tso's\n",
-				        o->solver);
-				best = t;
-				t = NULL;
-				r->arena = a;
-			}
-			tb -= (a - budget) > budget / 64 ? a - budget : budget / 64;
-		}
-		plan_free(t);
-	}
-	if (!best) {
-		/* The smallest arena any plan reached: chen's smallest over its group sizes. If
-		 * that one fits after all, it is the plan. */
+	if (!best && strcmp(o->solver, "chen") == 0) {
+		/* The baseline was asked for: no other solver's plan stands in for it. */
 		Plan *c = plan_new(p);
+		int64_t ca;
 		solve_chen(p, 1, c);
-		if (c->peak < minarena) {
-			Func *g = remat(p, c);
-			int64_t a = plan_arena(g, p->tg, NULL);
-			func_free(g);
-			if (a < minarena)
-				minarena = a;
-			if (a <= budget) {
-				fprintf(stderr, "mtc: note: %s found no plan within the budget; taking chen's\n",
-				        o->solver);
-				best = c;
-				c = NULL;
-				r->arena = a;
-			}
-		}
+		ca = arena_of(p, c);
+		fprintf(stderr, "mtc: error: --solver=chen: sqrt(n) checkpointing needs an arena of %lld "
+		        "bytes at the least (%.1f%% of the unconstrained %lld), over the budget of %lld "
+		        "bytes (%.1f%%); --solver=tso, ilp or auto may fit it\n", (long long)ca,
+		        100.0 * (double)ca / (double)arena0, (long long)arena0, (long long)budget,
+		        100.0 * (double)budget / (double)arena0);
 		plan_free(c);
-	}
-	if (!best) {
-		fprintf(stderr, "mtc: error: the budget of %lld bytes cannot be met: the smallest arena "
-		        "the solvers reached is %lld bytes (unconstrained %lld, of which %lld params, "
-		        "inputs and optimizer state; --mem-budget=%.0f%% or more)\n",
-		        (long long)budget, (long long)minarena, (long long)arena0, (long long)persist,
-		        ceil(100.0 * (double)minarena / (double)arena0));
 		prob_free(p);
 		return -1;
+	}
+	if (!best) {
+		/* The floor, by a procedure of its own: if its plan fits after all, it is the plan. */
+		int64_t fa;
+		Plan *fl = floor_plan(p, arena0, &fa);
+		if (fl && fa <= budget) {
+			fprintf(stderr, "mtc: note: %s found no plan within the budget; taking the "
+			        "smallest plan the planner knows (%s's)\n", o->solver, fl->solver);
+			best = fl;
+			r->arena = fa;
+		} else {
+			fprintf(stderr, "mtc: error: the budget of %lld bytes (%.1f%% of the unconstrained "
+			        "arena of %lld) cannot be met: the smallest arena the planner reaches is "
+			        "%lld bytes (%.1f%%; --mem-budget=%.0f%% or more)\n",
+			        (long long)budget, 100.0 * (double)budget / (double)arena0,
+			        (long long)arena0, (long long)fa, 100.0 * (double)fa / (double)arena0,
+			        ceil(100.0 * (double)fa / (double)arena0));
+			if (fl) {
+				Func *g = remat(p, fl);
+				plan_arena(g, p->tg, NULL);
+				explain(stderr, g, fa);
+				func_free(g);
+			}
+			plan_free(fl);
+			prob_free(p);
+			return -1;
+		}
 	}
 	snprintf(r->solver, sizeof r->solver, "%s", best->solver);
 	r->peak = best->peak;

@@ -26,17 +26,28 @@ expect() {
 }
 
 for s in chen tso auto; do
-	expect "mlp $s summary" 0 "^solver \(chen\|tso\|ilp\)" "$ex/mlp.tdsl" -D B=256 --mem-budget=75% \
+	expect "mlp $s summary" 0 "^solver \(chen\|tso\|ilp\)" "$ex/mlp.tdsl" -D B=256 --mem-budget=85% \
 		--solver=$s --solver-time=2 --emit=schedule
 done
 expect "overhead line" 0 "^overhead " "$ex/skipnet.tdsl" -D B=256 --mem-budget=75% --solver=tso --emit=schedule
 expect "ilp gap line" 0 "^ilp_gap " "$ex/skipnet.tdsl" -D B=256 --mem-budget=60% --solver=ilp \
 	--solver-time=5 --emit=schedule
 expect "rec or mem ops in the IR" 0 "^  \(rec\|mem\) " "$ex/skipnet.tdsl" -D B=256 --mem-budget=60% --solver=tso --emit=ir
-expect "infeasible budget" 1 "cannot be met: the smallest arena the solvers reached is" \
+expect "infeasible budget" 1 "cannot be met: the smallest arena the planner reaches is" \
 	"$ex/mlp.tdsl" --mem-budget=10% --solver=tso --emit=ir
 expect "infeasible budget names a percentage" 1 "mem-budget=[0-9]*% or more" \
+	"$ex/transformer.tdsl" --mem-budget=1K --solver=tso --emit=ir
+expect "infeasible budget: what holds the peak" 1 "at its peak .* bytes of params, .* optimizer state" \
+	"$ex/mlp.tdsl" --mem-budget=1K --solver=auto --solver-time=2 --emit=ir
+expect "chen that does not fit is an error" 1 "solver=chen: sqrt(n) checkpointing needs an arena of" \
 	"$ex/transformer.tdsl" --mem-budget=1K --solver=chen --emit=ir
+# The floor does not depend on the budget asked for (nor on the solver).
+floor() { "$MTC" "$ex/$1" --mem-budget="$2" --solver="$3" --solver-time=2 --emit=ir -o /dev/null 2>&1 |
+	sed -n 's/.*the smallest arena the planner reaches is \([0-9]*\) bytes.*/\1/p'; }
+for m in mlp.tdsl skipnet.tdsl; do
+	a=$(floor $m 1K tso) b=$(floor $m 5% auto) c=$(floor $m 20% ilp)
+	if [ -n "$a" ] && [ "$a" = "$b" ] && [ "$a" = "$c" ]; then ok; else no "$m floor: '$a' '$b' '$c'"; fi
+done
 expect "solver none over budget" 1 "solver=none plans nothing" "$ex/mlp.tdsl" -D B=256 \
 	--mem-budget=50% --solver=none --emit=ir
 expect "no budget, no plan" 0 "peak_live_bytes" "$ex/mlp.tdsl" --solver=tso --emit=schedule

@@ -1,9 +1,9 @@
-/* plan-test.c: every solver on every example at 75, 50 and 35% of the working memory: the
+/* plan-test.c: every solver on every example at 75, 50 and 35% of the unconstrained arena: the
  * planned step verifies, prints and parses back to the same text, its arena fits the budget,
  * and three steps in the interpreter give bit-identical losses and params to the unplanned
- * step. The examples run smaller (-D) to keep the interpreter quick; activations, which are
- * what a plan moves, still outweigh params. Where a budget is infeasible the planner must say so; at 75%
- * every solver but chen must fit. */
+ * step. The examples run smaller (-D) to keep the interpreter quick, still activation-heavy
+ * as the examples are (deep, large batch), so every budget must fit for tso, ilp and auto;
+ * chen, the baseline, may not fit, and must then say so. */
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,13 +83,45 @@ same_run(const Module *a, const Module *b, char *why, size_t nw)
 	return ok;
 }
 
+/* The ILP starts from tso's plan: whatever GLPK does in its time (refuse the start, stop at a
+ * worse incumbent), the plan it hands back is never slower than that start. On the deep MLP
+ * under the CPU cost model the bench uses (copies priced out) it once handed back chen's. */
+static void
+ilp_vs_start(const char *top)
+{
+	static const char *const Ls[] = { "L=8", "L=20" };
+	static const int pcts[] = { 75, 60 };
+	Target cpu = tg;
+	char path[4096];
+
+	cpu.flops = 3e9, cpu.bw = 10e9, cpu.copybw = 1e6, cpu.copylat = 1e-3, cpu.launch = 5e-6;
+	snprintf(path, sizeof path, "%s/examples/mlp.tdsl", top ? top : ".");
+	for (size_t l = 0; l < sizeof Ls / sizeof *Ls; l++)
+		for (size_t b = 0; b < sizeof pcts / sizeof *pcts; b++) {
+			double tm[2];
+			int rc[2];
+			for (int s = 0; s < 2; s++) {
+				Module *m = synth_example(path, &Ls[l], 1, &cpu);
+				PlanOpts o = { s ? "ilp" : "tso", 0, pcts[b], 1, &cpu };
+				PlanReport r;
+				rc[s] = m ? plan_step(m, &o, &r) : -1;
+				tm[s] = rc[s] ? 0 : r.time;
+				mod_free(m);
+			}
+			check(rc[0] != 0 || (rc[1] == 0 && tm[1] <= tm[0] * (1 + 1e-9)), "ilp no worse than tso",
+			      Ls[l], "ilp", pcts[b], NULL);
+			printf("mlp %-5s %3d%%  tso %s %.6f s, ilp %s %.6f s\n", Ls[l], pcts[b],
+			       rc[0] ? "infeasible" : "", tm[0], rc[1] ? "infeasible" : "", tm[1]);
+		}
+}
+
 int
 main(void)
 {
 	static const struct { const char *file; const char *defs[4]; int ndefs; } ex[] = {
-		{ "mlp.tdsl", { "B=256", "IN=64", "D=64", "L=6" }, 4 },
-		{ "skipnet.tdsl", { "B=256", "D=64" }, 2 },
-		{ "transformer.tdsl", { "B=4", "D=32" }, 2 },
+		{ "mlp.tdsl", { "B=512", "IN=32", "D=32", "L=16" }, 4 },
+		{ "skipnet.tdsl", { "B=256", "IN=16", "D=32" }, 3 },
+		{ "transformer.tdsl", { "B=8", "D=32" }, 2 },
 	};
 	static const char *const solvers[] = { "chen", "tso", "ilp", "auto" };
 	static const int pcts[] = { 75, 50, 35 };
@@ -99,6 +131,7 @@ main(void)
 	if (target_get(&tg, "mt3000"))
 		die("no mt3000 target");
 	for (size_t e = 0; e < sizeof ex / sizeof *ex; e++) {
+		double tsotime[3] = { -1, -1, -1 };
 		snprintf(path, sizeof path, "%s/examples/%s", top ? top : ".", ex[e].file);
 		for (size_t si = 0; si < sizeof solvers / sizeof *solvers; si++)
 			for (size_t bi = 0; bi < sizeof pcts / sizeof *pcts; bi++) {
@@ -117,7 +150,13 @@ main(void)
 					continue;
 				}
 				rc = plan_step(m, &o, &r);
-				if (rc && (pct < 75 || strcmp(sn, "chen") == 0)) {
+				/* The ILP (whole or in blocks) starts from tso's plan: never slower. */
+				if (strcmp(sn, "tso") == 0)
+					tsotime[bi] = rc ? -1 : r.time;
+				else if (strcmp(sn, "chen") && tsotime[bi] > 0)
+					check(rc == 0 && r.time <= tsotime[bi] * (1 + 1e-9), "no slower than tso", mn, sn,
+					      pct, NULL);
+				if (rc && strcmp(sn, "chen") == 0) {
 					printf("%-17s %-5s %3d%%  infeasible\n", mn, sn, pct);
 					npass++;
 				} else
@@ -138,6 +177,7 @@ main(void)
 				mod_free(ref);
 			}
 	}
+	ilp_vs_start(top);
 	printf("%d passed, %d failed\n", npass, nfail);
 	return nfail != 0;
 }
