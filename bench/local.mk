@@ -5,8 +5,20 @@ bench_plan_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/planner
 bench_plan_bench_LDADD = $(MTC_LIBS) -lm
 CLEANFILES += bench/plan-bench$(EXEEXT)
 .PHONY: bench bench-plan
-# Every benchmark: the planner's table, then the examples' step time against PyTorch.
-bench: bench-plan bench-backend bench-peers
+# Every benchmark, each part's time and the whole: the planner's table (~1 min), the examples'
+# step time against PyTorch at 1 and 2 threads (~3 min), the budget sweep against the peers
+# (~10 min); about 15 minutes on 2 quiet cores. Tables also go to bench/results/.
+bench: all bench/plan-bench$(EXEEXT)
+	@mkdir -p $(top_builddir)/bench/results; t0=`date +%s`; \
+	echo "make bench: `date -u '+%Y-%m-%d %H:%M UTC'`, `nproc` cores, load average `cut -d' ' -f1-3 /proc/loadavg`"; \
+	for p in plan backend peers; do \
+		t=`date +%s`; \
+		$(MAKE) $(AM_MAKEFLAGS) bench-$$p || exit 1; \
+		echo "make bench-$$p: $$((`date +%s` - t)) s"; \
+	done; \
+	echo "make bench: $$((`date +%s` - t0)) s wall in all, load average `cut -d' ' -f1-3 /proc/loadavg` at the end"
 bench-plan: bench/plan-bench$(EXEEXT)
-	top_srcdir=$(top_srcdir) ./bench/plan-bench$(EXEEXT)
+	@mkdir -p $(top_builddir)/bench/results
+	top_srcdir=$(top_srcdir) ./bench/plan-bench$(EXEEXT) >$(top_builddir)/bench/results/plan.md; \
+		rc=$$?; cat $(top_builddir)/bench/results/plan.md; exit $$rc
 include $(top_srcdir)/bench/peers.mk

@@ -3,8 +3,14 @@
 # solvers' compile time against graph size. Writes bench/results/{peers.md,peers.json,*.svg}.
 # usage: /usr/bin/python3 sweep.py [--report]   (--report: outputs from OUT/peers.json only)
 # environment: MTC, MTC_RUN (paths), top_srcdir,
-#   OUT (results folder), MTC_THREADS (default nproc), BENCH_STEPS (timed steps, default 5),
-#   BENCH_ILP_TIME (--solver-time per ILP run, default 2), BENCH_QUICK=1 (one model, a smoke run)
+#   OUT (results folder), MTC_THREADS (mtc's and torch's threads, default 1), BENCH_THREADS2
+#   (a second thread count for the timings, default 2; 0: none), BENCH_STEPS (timed steps,
+#   default 9), BENCH_ILP_TIME (--solver-time per ILP run, default 2), BENCH_QUICK=1 (one
+#   model, a smoke run)
+# Time: every point is planned first with --emit=schedule (no C compiler), and a module is
+# built and measured only for a plan not seen before on that model; each solver's descent
+# stops at its first swap-bound point (below), after which only the smallest feasible budget
+# is tried. About 10 minutes on 2 quiet cores.
 import hashlib, json, os, re, shutil, subprocess, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import svg
@@ -13,8 +19,11 @@ SRC = os.environ.get("top_srcdir", ".")
 MTC = os.environ.get("MTC", "./mtc")
 RUN = os.environ.get("MTC_RUN", os.path.join(os.path.dirname(MTC) or ".", "mtc-run"))
 OUT = os.environ.get("OUT", os.path.join(SRC, "bench", "results"))
-THREADS = int(os.environ.get("MTC_THREADS", os.cpu_count()))
-STEPS = int(os.environ.get("BENCH_STEPS", "5"))
+THREADS = int(os.environ.get("MTC_THREADS", "1"))
+# A second thread count (0: none): the peers and every distinct plan that is not swap-bound
+# timed again, the ratios taken again with the same plans (memory does not depend on it).
+THREADS2 = int(os.environ.get("BENCH_THREADS2", "2"))
+STEPS = int(os.environ.get("BENCH_STEPS", "9"))
 ILPT = os.environ.get("BENCH_ILP_TIME", "2")
 QUICK = os.environ.get("BENCH_QUICK") == "1"
 # The planner's cost model told about this CPU rather than the default accelerator: ~3 GFLOP/s
@@ -28,7 +37,11 @@ MODELS = [("mlp", "mlp.tdsl", []), ("transformer-L2", "transformer.tdsl", ["L=2"
 if QUICK:
     MODELS = MODELS[1:2]
 SOLVERS = ["none", "chen", "tso", "ilp", "auto"]
-PCTS = [100, 90, 75, 60, 50, 40, 30, 25, 20, 15, 10]
+PCTS = [100, 90, 80, 70, 60, 50, 40, 30]
+# Swap-bound: a plan that swaps and whose modeled step is over twice the unplanned one. Under
+# the cost model above such plans come only below the recompute-only floor (the planner then
+# swaps rather than fail); they are listed but kept out of the curves and of the ratios.
+SWAPBOUND = 100.0
 os.environ["MTC_THREADS"] = str(THREADS)
 tmp = tempfile.mkdtemp(prefix="mtc-bench-")
 
@@ -56,6 +69,12 @@ def summary(text):
     s["key"] = hashlib.sha1(body.encode()).hexdigest()
     return s
 
+def step_ms(so, threads):
+    env = dict(os.environ, MTC_THREADS=str(threads))
+    r = subprocess.run([RUN, so, "--steps", str(STEPS)], capture_output=True, text=True, env=env)
+    m = re.search(r"step_ms (\S+)", r.stdout)
+    return float(m.group(1)) if m else None
+
 def measure(so):
     """Measured step (median ms of STEPS) and high-water mark (MTC_CHECK=1) of a module."""
     r = subprocess.run([RUN, so, "--steps", str(STEPS)], capture_output=True, text=True)
@@ -68,99 +87,156 @@ def measure(so):
         return None, None
     return float(m.group(1)), int(p.group(1))
 
-def build(name, f, d, solver, budget):
-    """Compile one plan; None where the budget is infeasible for the solver."""
-    so = os.path.join(tmp, "m.so")
-    dd = os.path.join(tmp, "dump")
-    shutil.rmtree(dd, ignore_errors=True)
+def mtc(f, d, solver, budget, extra):
     cmd = [MTC, os.path.join(SRC, "examples", f)] + defs(d) + COST + \
-        ["--solver=" + solver, "--solver-time=" + ILPT, "--mem-budget=" + budget, "-o", so,
-         "--dump-dir=" + dd]
+        ["--solver=" + solver, "--solver-time=" + ILPT, "--mem-budget=" + budget] + extra
     t0 = time.time()
     r = subprocess.run(cmd, capture_output=True, text=True)
-    wall = time.time() - t0
-    if r.returncode:
-        return None, r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "failed"
-    sched = [x for x in sorted(os.listdir(dd)) if x.endswith("-step-schedule.txt")][0]
-    s = summary(open(os.path.join(dd, sched)).read())
-    s["compile_s"] = round(wall, 3)
-    return s, so
+    return r, round(time.time() - t0, 3)
+
+def why(r):
+    e = r.stderr.strip().splitlines()
+    return e[-1] if e else "failed"
+
+def swapbound(s):
+    return int(s.get("swapped_values", 0)) > 0 and float(s["overhead"].rstrip("%")) > SWAPBOUND
 
 seen = {}
+sos = {}   # id of a point -> its module, for the second thread count
 def point(name, f, d, solver, budget):
-    s, so = build(name, f, d, solver, budget)
-    if s is None:
+    """Plan one point (--emit=schedule), build and measure its module if the plan is new."""
+    r, wall = mtc(f, d, solver, budget, ["--emit=schedule", "-o", "-"])
+    if r.returncode:
         return {"model": name, "solver": solver, "solver_asked": solver, "budget": budget,
-                "feasible": False, "why": so}
+                "feasible": False, "why": why(r)}
+    s = summary(r.stdout)
+    s["plan_s"] = wall
     k = (name, s["key"])
     if k not in seen:
-        seen[k] = measure(so)
-    ms, peak = seen[k]
+        so = os.path.join(tmp, "%s-%d.so" % (name, len(seen)))
+        dd = os.path.join(tmp, "dump")
+        shutil.rmtree(dd, ignore_errors=True)
+        r, wall = mtc(f, d, solver, budget, ["-o", so, "--dump-dir=" + dd])
+        if r.returncode:
+            log("build failed after planning:", why(r))
+            seen[k] = (None, None, None)
+        else:
+            # A time-limited ILP may plan otherwise the second time: the built plan is the one
+            # measured, so it is the one reported.
+            sched = [x for x in sorted(os.listdir(dd)) if x.endswith("-step-schedule.txt")][0]
+            s2 = summary(open(os.path.join(dd, sched)).read())
+            s2["plan_s"], s2["compile_s"] = s["plan_s"], wall
+            s, k = s2, (name, s2["key"])
+            seen[k] = measure(so) + (so,)
+    ms, peak, so = seen[k]
+    sos[id(s)] = so
     s.update(model=name, solver_asked=solver, budget=budget, feasible=ms is not None,
-             step_ms=ms, peak_bytes=peak,
+             step_ms=ms, peak_bytes=peak, swapbound=swapbound(s),
              act_bytes=None if peak is None else peak - s["state"] + s["host"])
     del s["key"]
     return s
 
-def peers(name, d):
+def floor(f, d):
+    """The smallest feasible budget in %, from the planner's error at 1%; None if 1% fits."""
+    r, _ = mtc(f, d, "tso", "1%", ["--emit=schedule", "-o", "-"])
+    m = re.search(r"--mem-budget=(\d+)% or more", r.stderr)
+    return int(m.group(1)) if m else None
+
+def peers(name, d, threads):
     mod = "transformer" if name.startswith("transformer") else name
     r = subprocess.run(["/usr/bin/python3", os.path.join(SRC, "bench", "peers.py"), mod,
-                        str(THREADS), str(STEPS)] + d, capture_output=True, text=True)
+                        str(threads), str(STEPS)] + d, capture_output=True, text=True)
     out = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
     if not out:
         log("peers.py failed:", r.stderr[-500:])
     return out
 
+def compare(pts, q, pe, ms):
+    """The two ratios with step times from key ms: at checkpoint_sequential's memory, the
+    fastest measured plan (not swap-bound) whose measured act is at most the peer's (the
+    budget-matched auto plan q among them where it qualifies); at eager's step time, the least
+    act among plans no slower."""
+    by = dict((p["peer"], p) for p in pe)
+    ok = [p for p in pts + ([q] if q else []) if p["feasible"] and not p["swapbound"] and
+          p.get(ms) is not None]
+    c = {}
+    cs = by.get("ckpt-sqrt")
+    if cs and q:
+        within = [p for p in ok if p["act_bytes"] <= cs["act_bytes"]]
+        best = min(within, key=lambda p: p[ms]) if within else None
+        c["at_mem"] = {"peer_ms": cs["ms"], "peer_act": cs["act_bytes"], "mtc": q, "best": best,
+                       "ratio": cs["ms"] / best[ms] if best else None}
+    ea = by.get("eager")
+    if ea:
+        fast = [p for p in ok if p[ms] <= ea["ms"]]
+        best = min(fast, key=lambda p: p["act_bytes"]) if fast else None
+        c["at_time"] = {"peer_ms": ea["ms"], "peer_act": ea["act_bytes"], "mtc": best,
+                        "ratio": ea["act_bytes"] / best["act_bytes"] if best else None,
+                        "fastest": min(ok, key=lambda p: p[ms], default=None)}
+    return c
+
 def mib(b):
     return b / 1048576.0
 
 def sweep():
-    res = {"threads": THREADS, "steps": STEPS, "ilp_time": ILPT, "cost": COST, "models": {}}
+    res = {"threads": THREADS, "threads2": THREADS2, "steps": STEPS, "ilp_time": ILPT, "cost": COST, "models": {}}
     t_all = time.time()
     for name, f, d in MODELS:
         t0 = time.time()
         pts = []
+        low = floor(f, d)
         for solver in SOLVERS:
-            for pct in PCTS if solver != "none" else [100]:
+            pcts = [100] if solver == "none" else [x for x in PCTS if low is None or x > low]
+            for pct in pcts + ([low] if low and solver != "none" else []):
                 p = point(name, f, d, solver, "%d%%" % pct)
                 pts.append(p)
-                log("%-15s %-5s %4d%% %s" % (name, solver, pct, "%.1f ms %.2f MiB act" %
-                    (p["step_ms"], mib(p["act_bytes"])) if p["feasible"] else "infeasible"))
+                log("%-15s %-5s %4d%% %s" % (name, solver, pct, "%.1f ms %.2f MiB act, modeled %s%s" %
+                    (p["step_ms"], mib(p["act_bytes"]), p["overhead"],
+                     " (swap-bound)" if p["swapbound"] else "") if p["feasible"] else "infeasible"))
                 if not p["feasible"]:
                     break
-        pe = peers(name, d)
-        m = {"points": pts, "peers": pe, "cmp": {}}
+                if p["swapbound"] and pct != low:   # further down only the smallest feasible
+                    p = point(name, f, d, solver, "%d%%" % low) if low else None
+                    if p:
+                        pts.append(p)
+                        log("%-15s %-5s %4d%% (smallest feasible) %s" % (name, solver, low,
+                            "%.1f ms, modeled %s" % (p["step_ms"], p["overhead"]) if p["feasible"]
+                            else "infeasible"))
+                    break
+        pe = peers(name, d, THREADS)
+        m = {"points": pts, "peers": pe}
         base = [p for p in pts if p["solver_asked"] == "none" and p["feasible"]]
         state = base[0]["state"] if base else 0
-        by = dict((p["peer"], p) for p in pe)
+        cs = dict((p["peer"], p) for p in pe).get("ckpt-sqrt")
         # At checkpoint_sequential's activation memory: mtc (auto) with that much beside its state.
-        cs = by.get("ckpt-sqrt")
-        if cs and base:
-            q = point(name, f, d, "auto", str(state + cs["act_bytes"]))
-            m["cmp"]["at_mem"] = {"peer_ms": cs["ms"], "peer_act": cs["act_bytes"], "mtc": q,
-                                  "ratio": cs["ms"] / q["step_ms"] if q["feasible"] else None}
-        # At eager's step time: mtc's least activation memory among plans no slower than eager.
-        ea = by.get("eager")
-        if ea:
-            ok = [p for p in pts if p["feasible"] and p["step_ms"] <= ea["ms"]]
-            best = min(ok, key=lambda p: p["act_bytes"]) if ok else None
-            fast = min((p for p in pts if p["feasible"]), key=lambda p: p["step_ms"], default=None)
-            m["cmp"]["at_time"] = {"peer_ms": ea["ms"], "peer_act": ea["act_bytes"], "mtc": best,
-                                   "ratio": ea["act_bytes"] / best["act_bytes"] if best else None,
-                                   "fastest": fast}
+        q = point(name, f, d, "auto", str(state + cs["act_bytes"])) if cs and base else None
+        m["cmp"] = compare(pts, q, pe, "step_ms")
+        if THREADS2:
+            m["peers2"] = peers(name, d, THREADS2)
+            t2 = {}
+            for p in pts + ([q] if q else []):
+                if p["feasible"] and not p["swapbound"]:
+                    so = sos[id(p)]
+                    if so not in t2:
+                        t2[so] = step_ms(so, THREADS2)
+                    p["step_ms2"] = t2[so]
+            m["cmp2"] = compare(pts, q, m["peers2"], "step_ms2")
+        if q:
+            m["at_mem_point"] = q
+        m["floor_pct"] = low
         m["wall_s"] = round(time.time() - t0, 1)
         res["models"][name] = m
         log("%s done in %.0f s" % (name, m["wall_s"]))
 
     # Compile time against graph size: the deep MLP at growing depth, tso and ilp, 75% budget.
     scal = []
-    for L in ([8, 40] if QUICK else [8, 20, 40, 100, 420]):
+    for L in ([8, 40] if QUICK else [8, 20, 40, 100, 200, 420]):
         for solver in ["tso", "ilp"]:
             cmd = [MTC, os.path.join(SRC, "examples", "mlp.tdsl"), "-D", "L=%d" % L] + COST + \
                 ["--solver=" + solver, "--solver-time=5", "--mem-budget=75%", "--emit=schedule",
                  "-o", "-"]
             try:
-                r = subprocess.run(cmd, capture_output=True, text=True, timeout=90)
+                r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
                 s = summary(r.stdout) if r.returncode == 0 else None
             except subprocess.TimeoutExpired:
                 s = None
@@ -191,81 +267,108 @@ scal = res["scaling"]
 def f1(v, fmt="%.1f"):
     return "-" if v is None else fmt % v
 
+def ratios(c, ms, threads):
+    """The two comparisons of one thread count, as markdown bullets."""
+    o = []
+    if "at_mem" in c:
+        a, q = c["at_mem"], c["at_mem"]["mtc"]
+        b = a.get("best")
+        o.append("- %d thread%s, at checkpoint_sequential's memory (%.2f MiB act, %.1f ms): mtc "
+                 "auto at that budget %s; the fastest mtc plan within that act (not swap-bound): "
+                 "%s; speed ratio (torch ms / mtc ms) **%s** (goal >= 1.3)." %
+                 (threads, "s" if threads > 1 else "", mib(a["peer_act"]), a["peer_ms"],
+                  "%s ms, %.2f MiB act, modeled %s%s" % (f1(q.get(ms)), mib(q["act_bytes"]),
+                  q["overhead"], ", swap-bound" if q["swapbound"] else "")
+                  if q["feasible"] else "infeasible",
+                  "%.1f ms, %.2f MiB (%s at %s)" % (b[ms], mib(b["act_bytes"]),
+                  b["solver_asked"], b["budget"]) if b else "none", f1(a["ratio"], "%.2f")))
+    if "at_time" in c:
+        a = c["at_time"]
+        if a["mtc"]:
+            o.append("- %d thread%s, at eager's step time (%.1f ms, %.2f MiB act): mtc's least "
+                     "memory no slower is %.2f MiB (%s at %s, %.1f ms); memory ratio **%.2f** "
+                     "(goal >= 2)." % (threads, "s" if threads > 1 else "", a["peer_ms"],
+                     mib(a["peer_act"]), mib(a["mtc"]["act_bytes"]), a["mtc"]["solver_asked"],
+                     a["mtc"]["budget"], a["mtc"][ms], a["ratio"]))
+        elif a["fastest"]:
+            o.append("- %d thread%s, at eager's step time (%.1f ms, %.2f MiB act): no mtc plan is "
+                     "that fast; the fastest takes %.1f ms (%.2fx eager's time) with %.2f MiB act "
+                     "(memory ratio %.2f at that slower time; goal >= 2 at equal time: missed)." %
+                     (threads, "s" if threads > 1 else "", a["peer_ms"], mib(a["peer_act"]),
+                      a["fastest"][ms], a["fastest"][ms] / a["peer_ms"],
+                      mib(a["fastest"]["act_bytes"]), a["peer_act"] / a["fastest"]["act_bytes"]))
+    return o
+
 md = ["# mtc against PyTorch: budget sweep and peers", "",
-      "Threads %d (MTC_THREADS = torch.set_num_threads), median of %d steps, ILP --solver-time=%s; "
+      "Threads %d%s (MTC_THREADS = torch.set_num_threads), median of %d steps, ILP --solver-time=%s; "
       "planner cost flags `%s`. act = bytes beyond params, inputs and optimizer state: mtc's "
       "measured high-water mark (MTC_CHECK=1) minus its module tensors plus its host zone; "
       "PyTorch's from profiler memory events (bench/peers.py). Whole run %.0f s." %
-      (res["threads"], res["steps"], res["ilp_time"], " ".join(res["cost"]), res["wall_s"]), ""]
+      (res["threads"], " (the peers and the plans timed again at %d)" % res["threads2"]
+       if res.get("threads2") else "", res["steps"], res["ilp_time"], " ".join(res["cost"]), res["wall_s"]), ""]
 for name, m in res["models"].items():
     md += ["## " + name, "",
            "| who | budget | solver used | arena MiB | act MiB (measured) | modeled overhead | "
            "step ms (measured) | solve s | ILP gap |", "|---|---|---|---|---|---|---|---|---|"]
+    if m.get("floor_pct"):
+        md[-2:-2] = ["Smallest feasible budget %d%%. *swap-bound*: the plan swaps and its modeled "
+                     "step is over %d%% slower (below the recompute-only floor the planner swaps "
+                     "rather than fail; with copies priced at 1 MB/s that is a last resort); such "
+                     "rows are kept out of the plots and the ratios." % (m["floor_pct"], SWAPBOUND), ""]
     for p in m["points"]:
         if not p["feasible"]:
             md.append("| mtc %s | %s | infeasible | | | | | | |" % (p["solver"], p["budget"]))
             continue
         md.append("| mtc %s | %s | %s | %.2f | %.2f | %s | %.1f | %s | %s |" %
                   (p["solver_asked"], p["budget"], p["solver"], mib(int(p["arena_bytes"])),
-                   mib(p["act_bytes"]), p["overhead"], p["step_ms"], p["solve_s"], p["ilp_gap"]))
+                   mib(p["act_bytes"]), p["overhead"] + (" swap-bound" if p.get("swapbound") else ""), p["step_ms"], p["solve_s"], p["ilp_gap"]))
     for q in m["peers"]:
         md.append("| torch %s%s | - | - | - | %.2f | - | %.1f | - | - |" %
                   (q["peer"], " (%d segments)" % q["segments"] if q["segments"] else "",
                    mib(q["act_bytes"]), q["ms"]))
-    c = m["cmp"]
+    if m.get("peers2"):
+        for q in m["peers2"]:
+            md.append("| torch %s, %d threads | - | - | - | %.2f | - | %.1f | - | - |" %
+                      (q["peer"], res["threads2"], mib(q["act_bytes"]), q["ms"]))
     md.append("")
-    if "at_mem" in c:
-        a = c["at_mem"]
-        md.append("- At checkpoint_sequential's memory (%.2f MiB act, %.1f ms): mtc auto %s; "
-                  "speed ratio (torch ms / mtc ms) **%s** (goal >= 1.3)." %
-                  (mib(a["peer_act"]), a["peer_ms"],
-                   "%.1f ms, %.2f MiB act" % (a["mtc"]["step_ms"], mib(a["mtc"]["act_bytes"]))
-                   if a["mtc"]["feasible"] else "infeasible", f1(a["ratio"], "%.2f")))
-    if "at_time" in c:
-        a = c["at_time"]
-        if a["mtc"]:
-            md.append("- At eager's step time (%.1f ms, %.2f MiB act): mtc's least memory no "
-                      "slower is %.2f MiB (%s at %s, %.1f ms); memory ratio **%.2f** (goal >= 2)." %
-                      (a["peer_ms"], mib(a["peer_act"]), mib(a["mtc"]["act_bytes"]),
-                       a["mtc"]["solver_asked"], a["mtc"]["budget"], a["mtc"]["step_ms"], a["ratio"]))
-        elif a["fastest"]:
-            md.append("- At eager's step time (%.1f ms, %.2f MiB act): no mtc plan is that fast; "
-                      "the fastest takes %.1f ms (%.2fx eager's time) with %.2f MiB act "
-                      "(memory ratio %.2f at that slower time; goal >= 2 at equal time: missed)." %
-                      (a["peer_ms"], mib(a["peer_act"]), a["fastest"]["step_ms"],
-                       a["fastest"]["step_ms"] / a["peer_ms"], mib(a["fastest"]["act_bytes"]),
-                       a["peer_act"] / a["fastest"]["act_bytes"]))
+    md += ratios(m["cmp"], "step_ms", res["threads"])
+    if m.get("cmp2"):
+        md += ratios(m["cmp2"], "step_ms2", res["threads2"])
     md.append("")
-md += ["## Solver time against graph size (deep MLP, -D L=..., 75% budget, ILP limit 5 s, 90 s cap)", "",
+md += ["## Solver time against graph size (deep MLP, -D L=..., 75% budget, ILP limit 5 s, 60 s cap)", "",
        "| L | ops | solver | used | solve s | ILP gap | overhead |", "|---|---|---|---|---|---|---|"]
 for e in scal:
     md.append("| %d | %s | %s | %s | %s | %s | %s |" % (e["L"], e.get("ops", "-"), e["solver"],
               e.get("used", "?"),
               e.get("solve_s", "timeout/failed"), e.get("gap", "-"), e.get("overhead", "-")))
 # The short table for the README: one row per model.
-sm = ["| model | torch eager ms / act MiB | torch sqrt-ckpt ms / act MiB | torch per-layer ms / "
-      "act MiB | mtc unplanned ms / act MiB | mtc least act: ms / act MiB (solver, budget) | "
-      "speed at sqrt-ckpt's memory | memory at eager's time |", "|---|---|---|---|---|---|---|---|"]
-for name, m in res["models"].items():
-    by = dict((q["peer"], q) for q in m["peers"])
+sm = ["| model | threads | torch eager ms / act MiB | torch sqrt-ckpt ms / act MiB | torch per-layer ms / "
+      "act MiB | mtc unplanned ms / act MiB | mtc least act (not swap-bound): ms / act MiB (solver, budget) | "
+      "speed at sqrt-ckpt's memory | memory at eager's time |", "|---|---|---|---|---|---|---|---|---|"]
+def row(name, m, threads, peers, c, ms):
+    by = dict((q["peer"], q) for q in peers)
     pk = lambda q: "%.1f / %.2f" % (q["ms"], mib(q["act_bytes"])) if q else "-"
-    ok = [p for p in m["points"] if p["feasible"]]
+    ok = [p for p in m["points"] if p["feasible"] and not p.get("swapbound") and p.get(ms)]
     un = [p for p in ok if p["solver_asked"] == "none"]
-    lo = min(ok, key=lambda p: (p["act_bytes"], p["step_ms"])) if ok else None
-    c = m["cmp"]
+    lo = min(ok, key=lambda p: (p["act_bytes"], p[ms])) if ok else None
     am = c.get("at_mem", {}).get("ratio")
     at = c.get("at_time", {})
     if at.get("ratio") is not None:
         tm = "%.2fx" % at["ratio"]
     elif at.get("fastest"):
-        tm = "none as fast (fastest %.2fx eager's time)" % (at["fastest"]["step_ms"] / at["peer_ms"])
+        tm = "none as fast (fastest %.2fx eager's time)" % (at["fastest"][ms] / at["peer_ms"])
     else:
         tm = "-"
-    sm.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
-        name, pk(by.get("eager")), pk(by.get("ckpt-sqrt")), pk(by.get("ckpt-layer")),
-        "%.1f / %.2f" % (un[0]["step_ms"], mib(un[0]["act_bytes"])) if un else "-",
-        "%.1f / %.2f (%s, %s)" % (lo["step_ms"], mib(lo["act_bytes"]), lo["solver"], lo["budget"])
-        if lo else "-", "%.2fx" % am if am is not None else "infeasible", tm))
+    return "| %s | %d | %s | %s | %s | %s | %s | %s | %s |" % (
+        name, threads, pk(by.get("eager")), pk(by.get("ckpt-sqrt")), pk(by.get("ckpt-layer")),
+        "%.1f / %.2f" % (un[0][ms], mib(un[0]["act_bytes"])) if un else "-",
+        "%.1f / %.2f (%s, %s)" % (lo[ms], mib(lo["act_bytes"]), lo["solver"], lo["budget"])
+        if lo else "-", "%.2fx" % am if am is not None else "none within its memory", tm)
+
+for name, m in res["models"].items():
+    sm.append(row(name, m, res["threads"], m["peers"], m["cmp"], "step_ms"))
+    if m.get("cmp2"):
+        sm.append(row(name, m, res["threads2"], m["peers2"], m["cmp2"], "step_ms2"))
 with open(os.path.join(OUT, "summary.md"), "w") as fp:
     fp.write("\n".join(sm) + "\n")
 md[2:2] = sm + [""]
@@ -276,7 +379,7 @@ for name, m in res["models"].items():
     ser = []
     for solver in SOLVERS:
         ps = [(mib(p["act_bytes"]), p["step_ms"]) for p in m["points"]
-              if p.get("solver_asked") == solver and p["feasible"]]
+              if p.get("solver_asked") == solver and p["feasible"] and not p.get("swapbound")]
         ser.append(("mtc " + solver, ps, {}))
     ser.append(("torch (eager, sqrt, layer)", [(mib(q["act_bytes"]), q["ms"]) for q in m["peers"]],
                 {"dash": True, "square": True}))
@@ -286,7 +389,8 @@ for name, m in res["models"].items():
     ser = []
     for solver in SOLVERS[1:]:
         ps = [(float(p["budget"].rstrip("%")), 1 + float(p["overhead"].rstrip("%")) / 100)
-              for p in m["points"] if p.get("solver_asked") == solver and p["feasible"]]
+              for p in m["points"] if p.get("solver_asked") == solver and p["feasible"] and
+              not p.get("swapbound")]
         ser.append((solver, ps, {}))
     svg.plot(os.path.join(OUT, "modeled-%s.svg" % name),
              "%s: modeled overhead against budget" % name, "--mem-budget, %",

@@ -21,9 +21,14 @@ EXTRA_DIST += tests/backend/examples.sh tests/backend/swap.sh tests/backend/api.
 EXTRA_DIST += tests/backend/bench.sh tests/backend/bench.py
 
 # make bench: also the examples' step time against PyTorch (tests/backend/bench.sh).
+# BENCH_ARGS: bench.py's options; 3 rounds of 10 steps keep `make bench` within 20 minutes.
+BENCH_ARGS = --rounds 3 --steps 10
 bench-backend: all
+	@mkdir -p $(top_builddir)/bench/results
 	top_srcdir=$(top_srcdir) top_builddir=$(top_builddir) MTC=$(abs_top_builddir)/mtc \
-		$(SHELL) $(top_srcdir)/tests/backend/bench.sh
+		BENCH_ARGS='$(BENCH_ARGS)' $(SHELL) $(top_srcdir)/tests/backend/bench.sh \
+		>$(top_builddir)/bench/results/backend.md; \
+		rc=$$?; cat $(top_builddir)/bench/results/backend.md; exit $$rc
 .PHONY: bench-backend
 
 # What the tests and make bench write.
