@@ -195,7 +195,9 @@ def mib(b):
     return b / 1048576.0
 
 def sweep():
-    res = {"threads": THREADS, "threads2": THREADS2, "steps": STEPS, "ilp_time": ILPT, "cost": COST, "models": {}}
+    res = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cores": os.cpu_count(),
+           "load0": open("/proc/loadavg").read().split()[:3],
+           "threads": THREADS, "threads2": THREADS2, "steps": STEPS, "ilp_time": ILPT, "cost": COST, "models": {}}
     t_all = time.time()
     for name, f, d in MODELS:
         t0 = time.time()
@@ -267,6 +269,7 @@ def sweep():
             log("scaling L=%d %s %s" % (L, solver, e))
     res["scaling"] = scal
     res["wall_s"] = round(time.time() - t_all, 1)
+    res["load1"] = open("/proc/loadavg").read().split()[:3]
     shutil.rmtree(tmp, ignore_errors=True)
     return res
 
@@ -321,9 +324,11 @@ md = ["# mtc against PyTorch: budget sweep and peers", "",
       "Threads %d%s (MTC_THREADS = torch.set_num_threads), median of %d steps, ILP --solver-time=%s; "
       "planner cost flags `%s`. act = bytes beyond params, inputs and optimizer state: mtc's "
       "measured high-water mark (MTC_CHECK=1) minus its module tensors plus its host zone; "
-      "PyTorch's from profiler memory events (bench/peers.py). Whole run %.0f s." %
+      "PyTorch's from profiler memory events (bench/peers.py). Whole run %.0f s%s." %
       (res["threads"], " (the peers and the plans timed again at %d)" % res["threads2"]
-       if res.get("threads2") else "", res["steps"], res["ilp_time"], " ".join(res["cost"]), res["wall_s"]), ""]
+       if res.get("threads2") else "", res["steps"], res["ilp_time"], " ".join(res["cost"]), res["wall_s"],
+       ", started %s on %d cores, load average %s before and %s after" % (res["date"], res["cores"],
+       " ".join(res["load0"]), " ".join(res["load1"])) if "date" in res else ""), ""]
 for name, m in res["models"].items():
     md += ["## " + name, "",
            "| who | budget | solver used | arena MiB | act MiB (measured) | modeled overhead | "
