@@ -25,6 +25,6 @@ for t; do
 done
 wait
 for t; do
-	echo "$t: $(grep -E '^[0-9]+ #[0-9]+' "$out/$t/log" | tail -1)"
+	echo "$t: $(grep -a -E '^[0-9]+ #[0-9]+' "$out/$t/log" | tail -1)"
 	ls "$out/$t/crash"
 done
