@@ -49,6 +49,7 @@ plan(CuMod *c)
 		for (int i = 0; i < p->f->nop; i++)
 			if (opinfo[p->f->op[i].kind].flags & F_COPY)
 				c->fn[k].ev[p->f->op[i].res] = c->nev++;
+		cuda_sync(&c->fn[k], p, &c->nrec);
 	}
 }
 
@@ -79,10 +80,13 @@ tensor(FILE *fp, const char *role, const char *name, const Type *t, int64_t off,
 	        in ? in->a : 0, in ? in->b : 0, use);
 }
 
+static const char *ptx_arch(const char *arch, char *buf, size_t n);
+
 /* The description the runtime reads (runtime/mtc/mtc-cuda.h). */
 static void
 manifest(CuMod *c)
 {
+	char vbuf[64];
 	const Module *m = c->m;
 	static const char *const role[] = { "input", "param", "state" };
 	size_t n;
@@ -92,11 +96,12 @@ manifest(CuMod *c)
 	if (!fp)
 		die("out of memory");
 	fprintf(fp, "model %s\nsolver %s\nbudget %lld\nplan %lld\npeak %lld\npersist %lld\n"
-	        "arena %lld\nhost %lld\nevents %d\nloss %lld\n", m->name,
+	        "arena %lld\nhost %lld\nevents %d\nrecords %d\nloss %lld\narch %s\n", m->name,
 	        c->o->solver ? c->o->solver : "none", (long long)c->o->budget,
 	        (long long)(c->persist + c->arena), (long long)c->peak, (long long)c->persist,
-	        (long long)c->arena, (long long)c->host, c->nev,
-	        st && st->loss >= 0 ? (long long)c->fn[1].off[st->loss] : -1LL);
+	        (long long)c->arena, (long long)c->host, c->nev, c->nrec,
+	        st && st->loss >= 0 ? (long long)c->fn[1].off[st->loss] : -1LL,
+	        ptx_arch(c->o->arch, vbuf, sizeof vbuf));
 	for (int k = 0; k < c->prog->nfn; k++)
 		fprintf(fp, "kernel %s\n", c->prog->fname[k]);
 	for (int d = 0; d < m->ndecl; d++)
@@ -120,16 +125,28 @@ header(CuMod *c, FILE *fp)
 
 /* ---------- the pipeline of the target ---------- */
 
+/* The PTX's virtual architecture: compute_XX for --arch=sm_XX (as nvcc -arch=sm_XX does: the
+ * PTX then JIT-compiles for that GPU and newer ones), else the broadly supported default. */
+static const char *
+ptx_arch(const char *arch, char *buf, size_t n)
+{
+	if (!arch)
+		return cuda_default_arch;
+	snprintf(buf, n, "compute_%s", arch + 3);
+	return buf;
+}
+
+/* PTX for --arch (or the default); with want_cubin and --arch also a cubin for it. */
 static int
 compile(CuMod *c, int want_cubin)
 {
-	char *log = NULL;
-	const char *arch = c->o->arch;
+	char *log = NULL, vbuf[64];
+	const char *arch = c->o->arch, *varch = ptx_arch(arch, vbuf, sizeof vbuf);
 
-	c->ptx = cuda_compile(c->prog->src, "model.cu", cuda_default_arch, 0, &c->ptxlen, &log);
+	c->ptx = cuda_compile(c->prog->src, "model.cu", varch, 0, &c->ptxlen, &log);
 	if (!c->ptx) {
 		fprintf(stderr, "mtc: error: NVRTC could not compile the kernels for %s:\n%s\n",
-		        cuda_default_arch, log ? log : "");
+		        varch, log ? log : "");
 		free(log);
 		return 1;
 	}
@@ -163,8 +180,12 @@ prepare(CuMod *c, const Module *m, const Opts *o)
 static void
 release(CuMod *c)
 {
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++) {
 		free(c->fn[i].ev);
+		free(c->fn[i].after);
+		free(c->fn[i].rec);
+		free(c->fn[i].xwait);
+	}
 	gen_free(&c->g);
 	free(c->ptx);
 	free(c->cubin);

@@ -58,6 +58,10 @@ typedef struct CuFn {
 	const int64_t *off;       /* per value: device offset, or pinned host offset (host values) */
 	const int *last;          /* per value: the op after which it is dead; nop: never */
 	int *ev;                  /* per value a copy makes: the event of its completion */
+	/* sync.c: events between the streams (-1: none). after: per copy, the compute event it
+	 * waits for; rec: per op, the compute event recorded once it is issued; xwait: per
+	 * launching op, a copy op whose event the compute stream waits for before it. */
+	int *after, *rec, *xwait;
 } CuFn;
 
 typedef struct CuMod {
@@ -69,7 +73,8 @@ typedef struct CuMod {
 	int64_t *poff, persist;   /* per decl: offset in the persistent zone */
 	int64_t arena, host, peak;
 	CuFn fn[2];               /* forward, step (f NULL without training) */
-	int nev;
+	int nev;                  /* copy events */
+	int nrec;                 /* compute events */
 	char *ptx, *cubin;
 	size_t ptxlen, cubinlen;
 	int cubin_arch;           /* 90 for sm_90; 0: no cubin */
@@ -80,6 +85,10 @@ typedef struct CuMod {
 int cuda_emit(const Module *, const Opts *, const char *kind, const char *out);
 int cuda_build(const Module *, const Opts *, const char *out);
 int cuda_reads(const Func *, int v);     /* does some op of f (may be NULL) read v? */
+
+/* sync.c: needs p->f after layout and its plan (fusion groups); fills p->after, p->rec and
+ * p->xwait from the dependence DAG (passes/deps.c), numbering compute events from *nrec. */
+void cuda_sync(CuFn *p, const FnPlan *pl, int *nrec);
 
 /* host.c: the schedules, the images and the typed API as LLVM IR. Writes the IR text to
  * ir (when not NULL) and an object file to obj (when not NULL). 0, or 1 after a message. */

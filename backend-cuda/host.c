@@ -27,7 +27,7 @@ typedef struct G {
 	LLVMModuleRef mod;
 	LLVMBuilderRef b;
 	LLVMTypeRef i8, i32, i64, ptr, vd;
-	Fn base, launch, gemm, swap, wait, born, dead;
+	Fn base, launch, gemm, swap, wait, record, born, dead;
 	/* inside a schedule */
 	LLVMValueRef rt, vbase, args, dy, failphi;
 	int nargs, ndy;            /* the sizes of args and dy */
@@ -86,15 +86,16 @@ runtime_decls(G *g)
 	LLVMTypeRef tl[] = { p, i32, i32, i32, i32, i32, i32, i32, p, i32 };
 	LLVMTypeRef tg[] = { p, i32, i32, i32, i32, i32, i32, i32, p, i32, i32, i64, i64, i64, i64,
 	                     i64, i64, i64 };
-	LLVMTypeRef ts[] = { p, i32, i64, i64, i64, i32 };
+	LLVMTypeRef ts[] = { p, i32, i64, i64, i64, i32, i32 };
 	LLVMTypeRef tw[] = { p, i32 };
 	LLVMTypeRef tb[] = { p, i64, i64, p, i32 };
 
 	g->base = fn(g, "mtc_cu_base", i64, &p, 1, 1);
 	g->launch = fn(g, "mtc_cu_launch", i32, tl, 10, 1);
 	g->gemm = fn(g, "mtc_cu_gemm", i32, tg, 18, 1);
-	g->swap = fn(g, "mtc_cu_swap", i32, ts, 6, 1);
+	g->swap = fn(g, "mtc_cu_swap", i32, ts, 7, 1);
 	g->wait = fn(g, "mtc_cu_wait", i32, tw, 2, 1);
+	g->record = fn(g, "mtc_cu_record", i32, tw, 2, 1);
 	g->born = fn(g, "mtc_cu_born", i32, tb, 5, 1);
 	g->dead = fn(g, "mtc_cu_dead", i32, tb, 5, 1);
 }
@@ -167,12 +168,18 @@ op_code(G *g, const CuFn *p, const Launch *l, int i)
 	ndy = dying(g, p, i);
 	bd[0] = g->rt, bd[1] = C64(g, roff), bd[2] = C64(g, rb), bd[3] = dyp, bd[4] = C32(g, ndy);
 	check(g, call(g, g->born, bd, 5));
+	if (p->xwait[i] >= 0) {
+		/* a copy the DAG orders before this op's kernel that no IR wait covered */
+		LLVMValueRef a[2] = { g->rt, C32(g, p->ev[f->op[p->xwait[i]].res]) };
+		check(g, call(g, g->wait, a, 2));
+	}
 	if (o->kind == OP_SWAPOUT || o->kind == OP_SWAPIN) {
+		/* on the copy stream, after the compute event p->after[i] (-1: none needed) */
 		int out = o->kind == OP_SWAPOUT;
-		LLVMValueRef a[6] = { g->rt, C32(g, out), C64(g, out ? p->off[o->args[0]] : p->off[r]),
+		LLVMValueRef a[7] = { g->rt, C32(g, out), C64(g, out ? p->off[o->args[0]] : p->off[r]),
 		                      C64(g, out ? p->off[r] : p->off[o->args[0]]), C64(g, rb ? rb : type_bytes(&f->val[r].ty)),
-		                      C32(g, p->ev[r]) };
-		check(g, call(g, g->swap, a, 6));
+		                      C32(g, p->ev[r]), C32(g, p->after[i]) };
+		check(g, call(g, g->swap, a, 7));
 	} else if (o->kind == OP_WAIT) {
 		LLVMValueRef a[2] = { g->rt, C32(g, p->ev[o->args[0]]) };
 		check(g, call(g, g->wait, a, 2));
@@ -202,6 +209,11 @@ op_code(G *g, const CuFn *p, const Launch *l, int i)
 		}
 	}
 	check(g, call(g, g->dead, bd, 5));
+	if (p->rec[i] >= 0) {
+		/* after dead(): a copy into these bytes must also follow check mode's poisoning */
+		LLVMValueRef a[2] = { g->rt, C32(g, p->rec[i]) };
+		check(g, call(g, g->record, a, 2));
+	}
 }
 
 /* int mtc_cu_sched_NAME(mtc_cu *rt): every op in order; the first failure's code returned. */
@@ -337,7 +349,7 @@ build(G *g)
 	sched_fn(g, "mtc_cu_sched_step", c->fn[1].f ? &c->fn[1] : NULL, c->prog->launch[1]);
 
 	thunk(g, "mtc_module", "mtc_cu_module", p, NULL, 0);
-	thunk(g, "mtc_last_error", "mtc_cu_last_error", p, NULL, 0);
+	thunk(g, "mtc_last_error", "mtc_rt_last_error", p, NULL, 0);
 	snprintf(name, sizeof name, "%s_create", c->id);
 	thunk(g, name, "mtc_cu_create", p, NULL, 0);
 	snprintf(name, sizeof name, "%s_destroy", c->id);

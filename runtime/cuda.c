@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "mtc/mtc-cuda.h"
+#include "mtc/mtc-rt.h"
 
 /* ---------- the driver API, as far as we use it ---------- */
 
@@ -72,26 +73,6 @@ static struct {
 	             long long, int);
 } blas;
 
-/* ---------- errors ---------- */
-
-static _Thread_local char lasterr[512];
-
-static int
-set_last(int code, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(lasterr, sizeof lasterr, fmt, ap);
-	va_end(ap);
-	return code;
-}
-
-const char *
-mtc_cu_last_error(void)
-{
-	return lasterr;
-}
-
 /* ---------- the manifest ---------- */
 
 typedef struct Tns {
@@ -103,9 +84,9 @@ typedef struct Tns {
 } Tns;
 
 typedef struct Manifest {
-	char model[128], solver[32];
+	char model[128], solver[32], arch[32];
 	int64_t budget, plan, peak, persist, arena, host, loss;
-	int nevents, nk;
+	int nevents, nrecords, nk;
 	char (*kname)[64];
 	Tns *t[4];                /* input, param, state, output */
 	int nt[4];
@@ -183,7 +164,8 @@ load_manifest(void)
 		size_t n = strcspn(p, "\n");
 		snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line ? n : sizeof line - 1), p);
 		p += n + (p[n] == '\n');
-		if (sscanf(line, "model %127s", man.model) == 1 || sscanf(line, "solver %31s", man.solver) == 1)
+		if (sscanf(line, "model %127s", man.model) == 1 || sscanf(line, "solver %31s", man.solver) == 1 ||
+		    sscanf(line, "arch %31s", man.arch) == 1)
 			continue;
 		if (kv(line, "budget", &man.budget) || kv(line, "plan", &man.plan) ||
 		    kv(line, "peak", &man.peak) || kv(line, "persist", &man.persist) ||
@@ -192,6 +174,8 @@ load_manifest(void)
 			continue;
 		if (kv(line, "events", &v)) {
 			man.nevents = (int)v;
+		} else if (kv(line, "records", &v)) {
+			man.nrecords = (int)v;
 		} else if (strncmp(line, "kernel ", 7) == 0) {
 			man.kname = realloc(man.kname, (man.nk + 1) * sizeof *man.kname);
 			snprintf(man.kname[man.nk++], 64, "%.63s", line + 7);
@@ -223,6 +207,21 @@ load_manifest(void)
 	man.ok = 1;
 }
 
+/* The tables live while the module is loaded: freed when it is unloaded (dlclose or exit),
+ * so a leak checker sees every allocation returned and a reload parses the manifest again. */
+__attribute__((destructor)) static void
+unload_manifest(void)
+{
+	for (int r = 0; r < 4; r++) {
+		for (int i = 0; i < man.nt[r]; i++)
+			free((char *)man.t[r][i].info.name);
+		free(man.t[r]);
+		free(man.info[r]);
+	}
+	free(man.kname);
+	memset(&man, 0, sizeof man);
+}
+
 const struct mtc_module *
 mtc_cu_module(void)
 {
@@ -245,7 +244,7 @@ struct mtc_cu {
 	char *host;               /* pinned: swapped tensors */
 	CUstream s[2];            /* compute, copy */
 	CUevent *ev;              /* per swap: its completion */
-	CUevent issued;           /* the compute stream's position when a swap is queued */
+	CUevent *rec;             /* compute events: a position of the compute stream a copy waits for */
 	cublasHandle_t blas;
 	int check;
 	int64_t live, peak, steps;
@@ -285,7 +284,7 @@ cuerr(CUresult r)
 	     if (r_) return fail((c), r_ == 2 ? MTC_ENOMEM : MTC_ENODEV, "%s: %s (CUDA error %d)", \
 	                         (what), cuerr(r_), r_); } while (0)
 
-/* libcuda.so.1 through dlopen; 0 or a status with lasterr set. */
+/* libcuda.so.1 through dlopen; 0 or a status with the thread's last error set. */
 static int
 open_driver(void)
 {
@@ -293,11 +292,11 @@ open_driver(void)
 		return 0;
 	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!lib)
-		return set_last(MTC_ENODEV, "no CUDA driver (libcuda.so.1) found: %s", dlerror());
+		return mtc_set_last_error(MTC_ENODEV, "no CUDA driver (libcuda.so.1) found: %s", dlerror());
 #define X(name, args) \
 	if (!(*(void **)&cu.name = dlsym(lib, #name))) { \
 		dlclose(lib); \
-		return set_last(MTC_ENODEV, "the CUDA driver lacks %s; it is too old", #name); \
+		return mtc_set_last_error(MTC_ENODEV, "the CUDA driver lacks %s; it is too old", #name); \
 	}
 	DRIVER(X)
 #undef X
@@ -378,11 +377,16 @@ open_instance(mtc_cu *c)
 	cu.cuDeviceGetAttribute(&minor, CU_ATTR_CC_MINOR, c->dev);
 	/* the cubin when it was built for this GPU, else the PTX, which the driver compiles */
 	if (!(mtc_cu_cubin_len > 0 && mtc_cu_cubin_arch == 10 * major + minor &&
-	      cu.cuModuleLoadData(&c->mod, mtc_cu_cubin) == 0))
-		CK(c, cu.cuModuleLoadData(&c->mod, mtc_cu_ptx), "loading the kernels (PTX)");
+	      cu.cuModuleLoadData(&c->mod, mtc_cu_cubin) == 0) &&
+	    (r = cu.cuModuleLoadData(&c->mod, mtc_cu_ptx)))
+		return fail(c, MTC_ENODEV, "loading the kernels (PTX for %s) on a GPU of compute "
+		            "capability %d.%d: %s (CUDA error %d); PTX runs on that architecture and "
+		            "newer ones with a driver as new as the CUDA that built it", man.arch, major,
+		            minor, cuerr(r), r);
 	c->fn = calloc(man.nk + 1, sizeof *c->fn);
 	c->ev = calloc(man.nevents + 1, sizeof *c->ev);
-	if (!c->fn || !c->ev)
+	c->rec = calloc(man.nrecords + 1, sizeof *c->rec);
+	if (!c->fn || !c->ev || !c->rec)
 		return fail(c, MTC_ENOMEM, "out of host memory");
 	for (int i = 0; i < man.nk; i++)
 		CK(c, cu.cuModuleGetFunction(&c->fn[i], c->mod, man.kname[i]), man.kname[i]);
@@ -396,7 +400,8 @@ open_instance(mtc_cu *c)
 		CK(c, cu.cuStreamCreate(&c->s[i], CU_STREAM_NON_BLOCKING), "creating a stream");
 	for (int i = 0; i < man.nevents; i++)
 		CK(c, cu.cuEventCreate(&c->ev[i], CU_EVENT_DISABLE_TIMING), "creating an event");
-	CK(c, cu.cuEventCreate(&c->issued, CU_EVENT_DISABLE_TIMING), "creating an event");
+	for (int i = 0; i < man.nrecords; i++)
+		CK(c, cu.cuEventCreate(&c->rec[i], CU_EVENT_DISABLE_TIMING), "creating an event");
 	open_blas();
 	if (blas.lib && (blas.create(&c->blas) || blas.set_stream(c->blas, c->s[0])))
 		c->blas = NULL;
@@ -424,8 +429,9 @@ mtc_cu_destroy(void *p)
 		for (int i = 0; c->ev && i < man.nevents; i++)
 			if (c->ev[i])
 				cu.cuEventDestroy_v2(c->ev[i]);
-		if (c->issued)
-			cu.cuEventDestroy_v2(c->issued);
+		for (int i = 0; c->rec && i < man.nrecords; i++)
+			if (c->rec[i])
+				cu.cuEventDestroy_v2(c->rec[i]);
 		for (int i = 0; i < 2; i++)
 			if (c->s[i])
 				cu.cuStreamDestroy_v2(c->s[i]);
@@ -439,6 +445,7 @@ mtc_cu_destroy(void *p)
 	}
 	free(c->fn);
 	free(c->ev);
+	free(c->rec);
 	free(c->lv);
 	free(c);
 }
@@ -454,12 +461,12 @@ mtc_cu_create(void)
 	if ((rc = open_driver()))
 		return NULL;
 	if (!(c = calloc(1, sizeof *c))) {
-		set_last(MTC_ENOMEM, "out of host memory");
+		mtc_set_last_error(MTC_ENOMEM, "out of host memory");
 		return NULL;
 	}
 	c->check = chk && *chk && strcmp(chk, "0");
 	if (open_instance(c)) {
-		set_last(c->status, "%s: %s", man.model, c->err);
+		mtc_set_last_error(c->status, "%s: %s", man.model, c->err);
 		mtc_cu_destroy(c);
 		return NULL;
 	}
@@ -470,7 +477,7 @@ const char *
 mtc_cu_error(const void *p)
 {
 	const mtc_cu *c = p;
-	return c ? c->err : lasterr;
+	return c ? c->err : mtc_rt_last_error();
 }
 
 /* ---------- what the schedules call ---------- */
@@ -517,17 +524,27 @@ mtc_cu_gemm(mtc_cu *c, int fn, unsigned gx, unsigned gy, unsigned gz, unsigned b
 }
 
 int
-mtc_cu_swap(mtc_cu *c, int out, int64_t dev, int64_t host, int64_t bytes, int ev)
+mtc_cu_swap(mtc_cu *c, int out, int64_t dev, int64_t host, int64_t bytes, int ev, int after)
 {
-	if (ev < 0 || ev >= man.nevents || host < 0 || host + bytes > man.host)
-		return fail(c, MTC_EINVAL, "bad swap (event %d)", ev);
-	CK(c, cu.cuEventRecord(c->issued, c->s[0]), "ordering a swap");
-	CK(c, cu.cuStreamWaitEvent(c->s[1], c->issued, 0), "ordering a swap");
+	if (ev < 0 || ev >= man.nevents || after < -1 || after >= man.nrecords || host < 0 ||
+	    host + bytes > man.host)
+		return fail(c, MTC_EINVAL, "bad swap (event %d after %d)", ev, after);
+	if (after >= 0)
+		CK(c, cu.cuStreamWaitEvent(c->s[1], c->rec[after], 0), "ordering a swap");
 	if (out)
 		CK(c, cu.cuMemcpyDtoHAsync_v2(c->host + host, c->mem + dev, bytes, c->s[1]), "swap out");
 	else
 		CK(c, cu.cuMemcpyHtoDAsync_v2(c->mem + dev, c->host + host, bytes, c->s[1]), "swap in");
 	CK(c, cu.cuEventRecord(c->ev[ev], c->s[1]), "recording a swap");
+	return 0;
+}
+
+int
+mtc_cu_record(mtc_cu *c, int k)
+{
+	if (k < 0 || k >= man.nrecords)
+		return fail(c, MTC_EINVAL, "bad record (event %d)", k);
+	CK(c, cu.cuEventRecord(c->rec[k], c->s[0]), "recording a kernel's completion");
 	return 0;
 }
 
@@ -613,7 +630,7 @@ static int
 begin(mtc_cu *c, const void *const *in, int fn)
 {
 	if (!c)
-		return set_last(MTC_EINVAL, "NULL instance");
+		return mtc_set_last_error(MTC_EINVAL, "NULL instance");
 	c->status = 0;
 	c->err[0] = 0;
 	c->live = 0;

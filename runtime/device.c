@@ -7,24 +7,6 @@
 
 #include "rt-impl.h"
 
-static _Thread_local char lasterr[512];
-
-int
-mtc_set_last_error(int code, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(lasterr, sizeof lasterr, fmt, ap);
-	va_end(ap);
-	return code;
-}
-
-const char *
-mtc_rt_last_error(void)
-{
-	return lasterr;
-}
-
 int
 mtc_fail_alloc(void)
 {

@@ -2,7 +2,7 @@
 # installed headers <mtc/mtc.h> (users), <mtc/mtc-rt.h> and <mtc/mtc-ops.h> (generated code).
 lib_LIBRARIES += runtime/libmtcrt.a
 runtime_libmtcrt_a_SOURCES = runtime/rt-impl.h runtime/device.c runtime/dma.c runtime/pool.c \
-	runtime/kernels.c runtime/init.c
+	runtime/kernels.c runtime/init.c runtime/error.c
 # -fPIC: linked into shared objects; hidden: each MODEL.so keeps its copy private.
 runtime_libmtcrt_a_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden -ffp-contract=off
 mtcincludedir = $(includedir)/mtc

@@ -22,6 +22,8 @@ typedef struct mtc_cu mtc_cu;
 /* ---- the module provides (generated, hidden) ----
  * mtc_cu_manifest: the module's description as text, one record a line:
  *   model NAME | solver S | budget B | plan P | peak Q | persist N | arena N | host N | events N
+ *   records N                                         (compute events, see mtc_cu_record)
+ *   arch compute_XX                                   (the PTX's virtual architecture)
  *   kernel NAME                                       (in launch-index order)
  *   tensor ROLE NAME DTYPE RANK D... off OFF init KIND A B use U  (ROLE input|param|state|output;
  *     U: bit 0 forward reads it, bit 1 step reads it)
@@ -39,9 +41,9 @@ int mtc_cu_sched_step(mtc_cu *);
 
 /* ---- the runtime provides ---- */
 /* The module's description (built once from the manifest) and the generic entry points the
- * typed API (MODEL_create, MODEL_step, ...) forwards to. */
+ * typed API (MODEL_create, MODEL_step, ...) forwards to; mtc_last_error() forwards to the
+ * common runtime's mtc_rt_last_error() (runtime/error.c), which create() failures set. */
 const struct mtc_module *mtc_cu_module(void);
-const char *mtc_cu_last_error(void);
 void *mtc_cu_create(void);
 int mtc_cu_step(void *, const void *const *inputs, float *loss);
 int mtc_cu_forward(void *, const void *const *inputs, void *const *outputs);
@@ -58,11 +60,15 @@ int mtc_cu_launch(mtc_cu *, int fn, unsigned gx, unsigned gy, unsigned gz, unsig
 int mtc_cu_gemm(mtc_cu *, int fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                 unsigned by, unsigned bz, uint64_t *args, int ta, int tb, int64_t m, int64_t n,
                 int64_t k, int64_t batch, int64_t sa, int64_t sb, int64_t sc);
-/* A swap on the copy stream, after everything issued to the compute stream so far (so it
- * neither reads a value before it is written nor overwrites bytes a queued kernel reads);
- * out: device to pinned host. Its completion is recorded in event ev. */
-int mtc_cu_swap(mtc_cu *, int out, int64_t dev, int64_t host, int64_t bytes, int ev);
-/* The compute stream waits for event ev (a swap's completion). */
+/* A swap on the copy stream, after the compute stream reached compute event `after` (-1:
+ * no wait; the generated code picks the latest kernel the copy depends on in the DAG: the
+ * producer of what it reads, the readers of the bytes it overwrites), and after every earlier
+ * copy (one stream); out: device to pinned host. Its completion is recorded in copy event ev. */
+int mtc_cu_swap(mtc_cu *, int out, int64_t dev, int64_t host, int64_t bytes, int ev, int after);
+/* Record compute event k on the compute stream (after the op just issued). */
+int mtc_cu_record(mtc_cu *, int k);
+/* The compute stream waits for copy event ev (a swap's completion): the IR's `wait`, and
+ * before a kernel the DAG orders after a copy no `wait` covered. */
 int mtc_cu_wait(mtc_cu *, int ev);
 /* Lifetimes, around each op: born() before it with its result's bytes and the (off, bytes)
  * pairs of the values it is the last reader of (the result may reuse their bytes); dead()

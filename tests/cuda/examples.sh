@@ -20,10 +20,22 @@ for e in "$top_srcdir"/examples/*.tdsl; do
 	n=$(basename "$e" .tdsl)
 	t "$n: --emit=cuda" "'$MTC' '$e' --target=cuda --emit=cuda -o '$out/$n.cu' && grep -q __global__ '$out/$n.cu'"
 	t "$n: --emit=ptx" "'$MTC' '$e' --target=cuda --emit=ptx -o '$out/$n.ptx' && grep -q '.target sm_75' '$out/$n.ptx'"
+	# --arch=sm_XX: PTX for compute_XX (the .target line says sm_XX), as nvcc -arch does
+	t "$n: --emit=ptx --arch=sm_90" "'$MTC' '$e' --target=cuda --arch=sm_90 --emit=ptx -o '$out/$n-90.ptx' && grep -q '^.target sm_90\$' '$out/$n-90.ptx'"
+	t "$n: --emit=ptx --arch=sm_80" "'$MTC' '$e' --target=cuda --arch=sm_80 --emit=ptx -o '$out/$n-80.ptx' && grep -q '^.target sm_80\$' '$out/$n-80.ptx'"
+	t "$n: --arch=sm_50 fails with NVRTC's log" "! '$MTC' '$e' --target=cuda --arch=sm_50 --emit=ptx -o '$out/$n-50.ptx' 2>'$out/$n-50.err' && grep -q 'NVRTC could not compile the kernels for compute_50' '$out/$n-50.err' && grep -q 'gpu-architecture' '$out/$n-50.err'"
 	if [ -n "$PTXAS" ] && [ -x "$PTXAS" ]; then
 		t "$n: ptxas accepts the PTX" "'$PTXAS' -arch=sm_75 -o /dev/null '$out/$n.ptx' 2>'$out/$n.ptxas'"
+		t "$n: ptxas accepts the sm_90 PTX" "'$PTXAS' -arch=sm_90 -o /dev/null '$out/$n-90.ptx' 2>'$out/$n.ptxas'"
+		t "$n: ptxas refuses the sm_90 PTX for sm_80" "! '$PTXAS' -arch=sm_80 -o /dev/null '$out/$n-90.ptx' 2>/dev/null"
 	fi
 	t "$n: --emit=llvm" "'$MTC' '$e' --target=cuda --arch=sm_90 --emit=llvm -o '$out/$n.ll' && grep -q 'define hidden i32 @mtc_cu_sched_forward' '$out/$n.ll'"
+	t "$n: sm_90 host IR embeds compute_90 PTX and an sm_90 cubin" "grep -q '.target sm_90' '$out/$n.ll' && grep -q 'arch compute_90' '$out/$n.ll' && grep -q '@mtc_cu_cubin_arch = hidden constant i32 90' '$out/$n.ll'"
+	t "$n: default host IR: compute_75 PTX, no cubin" "'$MTC' '$e' --target=cuda --emit=llvm -o '$out/$n-75.ll' && grep -q '.target sm_75' '$out/$n-75.ll' && grep -q '@mtc_cu_cubin_arch = hidden constant i32 0' '$out/$n-75.ll'"
+	# GEMMs: cuBLAS when it is found at run time, else the generated tiled kernel (ptxas
+	# checked it above with the rest of the PTX); each matmul names it
+	"$MTC" "$e" --target=cuda --emit=ir -o "$out/$n.mir"
+	t "$n: every matmul has its tiled fallback kernel in the PTX" "awk -v want=$(grep -c '= matmul ' "$out/$n.mir") -f '$top_srcdir/tests/cuda/gemms.awk' '$out/$n.ptx' '$out/$n-75.ll'"
 	t "$n: --emit=h" "'$MTC' '$e' --target=cuda --emit=h -o '$out/$n-h.h' && grep -q '${n}_forward' '$out/$n-h.h'"
 	for arch in default sm_90; do
 		a=; [ $arch = default ] || a=--arch=$arch

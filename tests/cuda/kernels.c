@@ -13,18 +13,7 @@
 #define PTXAS ""
 #endif
 
-static int pass, fail, skip;
-
-static void
-check(int ok, const char *what, const char *detail)
-{
-	if (ok) {
-		pass++;
-		return;
-	}
-	fail++;
-	printf("FAIL: %s\n%s%s", what, detail ? detail : "", detail ? "\n" : "");
-}
+#include "tally.h"
 
 static Func *F;
 static int ncase;
@@ -454,6 +443,5 @@ main(void)
 		gen_free(&g);
 	}
 	mod_free(F->mod);
-	printf("%d passed, %d failed, %d skipped\n", pass, fail, skip);
-	return fail != 0;
+	return tally();
 }

@@ -1,19 +1,24 @@
 # tests/cuda/local.mk: the CUDA backend's tests; without NVRTC one script says they are skipped.
 if HAVE_CUDA
 check_PROGRAMS += tests/cuda/kernels
-tests_cuda_kernels_SOURCES = tests/cuda/kernels.c
+tests_cuda_kernels_SOURCES = tests/cuda/kernels.c tests/cuda/tally.h
 tests_cuda_kernels_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS) -DPTXAS='"$(PTXAS)"'
 tests_cuda_kernels_LDADD = $(MTC_LIBS)
 check_PROGRAMS += tests/cuda/module
-tests_cuda_module_SOURCES = tests/cuda/module.c
+tests_cuda_module_SOURCES = tests/cuda/module.c tests/cuda/tally.h
 tests_cuda_module_LDADD = $(MTC_LIBS)
+check_PROGRAMS += tests/cuda/sync
+tests_cuda_sync_SOURCES = tests/cuda/sync.c tests/cuda/tally.h
+tests_cuda_sync_LDADD = $(MTC_LIBS)
 check_PROGRAMS += tests/cuda/drive
 tests_cuda_drive_SOURCES = tests/cuda/drive.c
 tests_cuda_drive_LDADD = $(LIBS)
-TESTS += tests/cuda/kernels tests/cuda/module tests/cuda/examples.sh
-AM_TESTS_ENVIRONMENT += PTXAS='$(PTXAS)'; export PTXAS;
+TESTS += tests/cuda/kernels tests/cuda/module tests/cuda/examples.sh tests/cuda/sync.sh \
+	tests/cuda/gpu.sh
+AM_TESTS_ENVIRONMENT += PTXAS='$(PTXAS)'; export PTXAS; MTC_GPU_BENCH=0; export MTC_GPU_BENCH;
 else
 TESTS += tests/cuda/nocuda.sh
 endif
-EXTRA_DIST += tests/cuda/nocuda.sh tests/cuda/examples.sh
-CLEANFILES += tests/cuda/out/*
+EXTRA_DIST += tests/cuda/nocuda.sh tests/cuda/examples.sh tests/cuda/sync.sh tests/cuda/gemms.awk \
+	tests/cuda/gpu.sh tests/cuda/torch_step.py
+CLEANFILES += tests/cuda/out/* tests/cuda/out-sync/* tests/cuda/gpu/* tests/cuda/gpu-prepare.log

@@ -10,18 +10,7 @@
 #include "cuda.h"
 #include "mtc/mtc.h"
 
-static int pass, fail, skip;
-
-static void
-check(int ok, const char *what, const char *detail)
-{
-	if (ok) {
-		pass++;
-		return;
-	}
-	fail++;
-	printf("FAIL: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
-}
+#include "tally.h"
 
 static Type
 ty2(DType dt, int rank, int64_t a, int64_t b)
@@ -85,6 +74,14 @@ tiny(void)
 	return m;
 }
 
+/* Does the line at p end with suf? */
+static int
+line_ends(const char *p, const char *suf)
+{
+	size_t n = strcspn(p, "\n"), k = strlen(suf);
+	return n >= k && memcmp(p + n - k, suf, k) == 0;
+}
+
 /* Capture what fn writes to a temporary file. */
 static char *
 emit(const Module *m, const Opts *o, const char *kind, int *rc)
@@ -131,7 +128,7 @@ main(void)
 	check(rc == 0 && strstr(t, "__global__") && strstr(t, "k0_"), "--emit=cuda", NULL);
 	free(t);
 	t = emit(m, &o, "ptx", &rc);
-	check(rc == 0 && strstr(t, ".target sm_75") && strstr(t, ".entry k0_"), "--emit=ptx", NULL);
+	check(rc == 0 && strstr(t, ".target sm_90") && strstr(t, ".entry k0_"), "--emit=ptx for --arch=sm_90", NULL);
 	free(t);
 	t = emit(m, &o, "h", &rc);
 	check(rc == 0 && strstr(t, "int tiny_step(tiny *, const float *x, const int32_t *y, float *loss);"),
@@ -143,6 +140,20 @@ main(void)
 	check(rc == 0 && strstr(t, "define hidden i32 @mtc_cu_sched_step") &&
 	      strstr(t, "@mtc_cu_swap") && strstr(t, "@mtc_cu_wait") && strstr(t, "@mtc_cu_gemm") &&
 	      strstr(t, "@mtc_cu_cubin") && strstr(t, "define i32 @tiny_step"), "--emit=llvm", NULL);
+	/* the swap-out waits for relu's compute event 0 (recorded once, after the relu), the
+	 * swap-in for none: it follows the swap-out on the copy stream, and its bytes are new */
+	{
+		const char *rec = strstr(t, "call i32 @mtc_cu_record(");
+		const char *out = strstr(t, "call i32 @mtc_cu_swap(");
+		const char *in = out ? strstr(out + 1, "call i32 @mtc_cu_swap(") : NULL;
+		int nrec = 0;
+		for (const char *q = t; (q = strstr(q, "call i32 @mtc_cu_record(")); q++)
+			nrec++;
+		check(rec && out && in && rec < out && nrec == 1 && line_ends(rec, ", i32 0)"),
+		      "--emit=llvm: one compute event, before the swap-out", NULL);
+		check(out && in && line_ends(out, ", i32 0, i32 0)") && line_ends(in, ", i32 1, i32 -1)"),
+		      "--emit=llvm: the swaps' copy and compute events", NULL);
+	}
 	free(t);
 
 	snprintf(so, sizeof so, "%s/tiny.so", dir);
@@ -224,6 +235,5 @@ out:
 	if (system(cmd))
 		printf("note: could not remove %s\n", dir);
 	mod_free(m);
-	printf("%d passed, %d failed, %d skipped\n", pass, fail, skip);
-	return fail != 0;
+	return tally();
 }

@@ -1,0 +1,77 @@
+/* sync.c: the events between the compute and the copy stream, from the dependence DAG.
+ *
+ * needs: a function in execution order with Value.off from the layout pass (values still at
+ *        -1 get bytes of their own in the plan, so they share nothing), and its plan's fusion
+ *        groups (a group's kernel runs at its first op).
+ * fills: per copy the compute op whose completion it waits for, per compute op whether that
+ *        completion is recorded, per launching op the latest copy it must wait for beyond the
+ *        IR's `wait`s.
+ *
+ * Kernels run in program order on the compute stream, copies in program order on the copy
+ * stream, so only edges of passes/deps.c's DAG that cross streams need events, and of those
+ * only the latest one into an op: an event covers everything its stream did before it, and a
+ * stream that waited on one carries that wait into its later events. A copy after a `wait`
+ * needs nothing for it: the wait only orders compute after an earlier copy, which the copy
+ * stream's order already puts before. */
+#include <stdlib.h>
+
+#include "cuda.h"
+
+static int
+is_copy(const Func *f, int i)
+{
+	return (opinfo[f->op[i].kind].flags & F_COPY) != 0;
+}
+
+void
+cuda_sync(CuFn *p, const FnPlan *pl, int *nrec)
+{
+	const Func *f = p->f;
+	int n = f->nop, s1 = -1, s0 = -1;
+	Live l;
+	Dag d;
+
+	p->after = xmalloc((n + 1) * sizeof *p->after);
+	p->rec = xmalloc((n + 1) * sizeof *p->rec);
+	p->xwait = xmalloc((n + 1) * sizeof *p->xwait);
+	for (int i = 0; i < n; i++)
+		p->after[i] = p->rec[i] = p->xwait[i] = -1;
+	live_fill(&l, f);
+	dag_build(&d, f, &l, NULL);
+	for (int i = 0; i < n; i++) {
+		const Op *o = &f->op[i];
+		int m = -1;
+
+		if (is_copy(f, i)) {
+			/* the latest compute op it depends on, unless the copy stream already waited */
+			for (int e = d.in[i]; e < d.in[i + 1]; e++) {
+				int from = d.e[e].from;
+				if (!is_copy(f, from) && f->op[from].kind != OP_WAIT && from > m)
+					m = from;
+			}
+			if (m > s1) {
+				if (p->rec[m] < 0)
+					p->rec[m] = (*nrec)++;
+				p->after[i] = p->rec[m];
+				s1 = m;
+			}
+		} else if (o->kind == OP_WAIT) {
+			int c = f->val[o->args[0]].def;
+			if (c > s0)
+				s0 = c;
+		} else if (!pl || pl->grp[i] < 0 || pl->grp[i] == i) {
+			/* a launch: the latest copy any op it runs depends on */
+			int end = pl && pl->grp[i] == i ? pl->gend[i] : i + 1;
+			for (int k = i; k < end; k++)
+				for (int e = d.in[k]; e < d.in[k + 1]; e++)
+					if (is_copy(f, d.e[e].from) && d.e[e].from > m)
+						m = d.e[e].from;
+			if (m > s0) {
+				p->xwait[i] = m;
+				s0 = m;
+			}
+		}
+	}
+	dag_free(&d);
+	live_free(&l);
+}

@@ -1,0 +1,155 @@
+#!/bin/sh
+# gpu.sh: every check of the CUDA target that needs a GPU, in one command, results to a file.
+#
+#   tests/cuda/gpu.sh prepare DIR       compile everything into DIR; no GPU needed (the build
+#                                       tree's mtc, C backend reference losses computed here)
+#   tests/cuda/gpu.sh run DIR [FILE]    run DIR on this machine's GPU; needs only DIR, the
+#                                       source tree and, for the timing, python3 with torch;
+#                                       appends the results to FILE (default DIR/results.txt)
+#   tests/cuda/gpu.sh                   both, here ($top_builddir/tests/cuda/gpu); in `make
+#                                       check` (MTC_GPU_BENCH=0: no timing)
+# With the device tool (whose machine has CUDA 13 and PyTorch, but not mtc's build deps):
+#   here, in the checkout the tool sends: sh tests/cuda/gpu.sh prepare .gpu  (.gitignore'd)
+#   run(command="sh tests/cuda/gpu.sh run .gpu $OUT/gpu.txt", carry=[".gpu"], timeout_s=600)
+#
+# run: every op's kernel against the interpreter (tests/cuda/kernels); per example 5 steps
+# within 1e-4 relative of the C backend (default arch, the sm_90 cubin, and the tiled GEMM
+# kernels with MTC_NO_CUBLAS=1), under a 50% budget (or the smallest the planner meets)
+# losses identical to the unbudgeted run with peak_bytes within the budget, in check mode too;
+# then the transformer scaled up: step time against PyTorch eager, with and without budget.
+# Without a GPU it says so and counts one skip. Ends with `N passed, N failed, N skipped`.
+: "${top_srcdir:=.}" "${top_builddir:=.}" "${MTC:=$top_builddir/mtc}"
+# the scaled-up transformer (head width D / H stays 16: the model scales scores by 0.25)
+BIG=${MTC_GPU_BIG:-"-D B=32 -D S=512 -D D=1024 -D H=64 -D L=8 -D V=8192"}
+STEPS=${MTC_GPU_STEPS:-20}
+pass=0 fail=0 skip=0
+
+prepare() {
+	P=$1
+	rm -rf "$P" && mkdir -p "$P/bin" || return 1
+	cp "$top_builddir/mtc-run" "$top_builddir/tests/cuda/drive" "$top_builddir/tests/cuda/kernels" "$P/bin/" || return 1
+	for e in "$top_srcdir"/examples/*.tdsl; do
+		n=$(basename "$e" .tdsl)
+		"$MTC" "$e" --target=cuda -o "$P/$n.so" &&
+		"$MTC" "$e" --target=cuda --arch=sm_90 -o "$P/$n-sm90.so" &&
+		"$MTC" "$e" -o "$P/$n-c.so" && "$P/bin/drive" "$P/$n-c.so" 5 >"$P/$n.ref" || return 1
+		rm -f "$P/$n-c.so" "$P/$n-c.h"
+		budget "$e" "$P/$n-b.so" "" || return 1
+		echo "$n budget $pct" >>"$P/plan.txt"
+	done
+	"$MTC" "$top_srcdir/examples/transformer.tdsl" $BIG --target=cuda --arch=sm_90 -o "$P/big.so" || return 1
+	budget "$top_srcdir/examples/transformer.tdsl" "$P/big-b.so" "$BIG --arch=sm_90" || return 1
+	echo "big $BIG budget $pct" >>"$P/plan.txt"
+	du -sh "$P"
+}
+
+# A 50% budget, or the smallest percentage the planner says it meets; sets pct.
+budget() {
+	pct=50%
+	if ! "$MTC" "$1" $3 --target=cuda --mem-budget=$pct -o "$2" 2>"$2.err"; then
+		pct=$(sed -n 's/.*--mem-budget=\([0-9]*%\) or more.*/\1/p' "$2.err")
+		[ -n "$pct" ] && "$MTC" "$1" $3 --target=cuda --mem-budget=$pct -o "$2" || { cat "$2.err"; return 1; }
+	fi
+	rm -f "$2.err"
+}
+
+say() { echo "$*" | tee -a "$R"; }
+ok() { pass=$((pass + 1)); say "ok: $*"; }
+bad() { fail=$((fail + 1)); say "FAIL: $*"; }
+t() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+
+# Steps within 1e-4 relative of the reference (`step K loss V` lines of drive).
+close() {
+	awk 'NR==FNR && /^step/ { c[$2] = $4; next }
+	     /^step/ { d = $4 - c[$2]; if (d < 0) d = -d; m = c[$2] < 0 ? -c[$2] : c[$2]
+	               if (d > 1e-4 * (m > 1e-30 ? m : 1) || !($2 in c)) bad = 1; n++ }
+	     END { exit bad || n != 5 }' "$1" "$2"
+}
+
+run() {
+	P=$1 R=${2:-$1/results.txt}
+	D=$P/bin/drive
+	export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64:/usr/local/cuda/targets/x86_64-linux/lib
+	if [ ! -x "$D" ]; then
+		echo "FAIL: $P is not prepared (tests/cuda/gpu.sh prepare $P)"
+		fail=1
+		return
+	fi
+	"$D" "$P/mlp.so" 1 >"$P/probe.out" 2>&1
+	if [ $? -eq 2 ]; then
+		echo "skipped: no usable GPU: $(head -1 "$P/probe.out")" | tee -a "$R"
+		skip=1
+		return
+	fi
+	say "== tests/cuda/gpu.sh run, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -n)"
+	say "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null)"
+	say "plan: $(tr '\n' ';' <"$P/plan.txt")"
+	"$P/bin/kernels" >"$P/kernels.out" 2>&1
+	rc=$?
+	say "kernels: $(tail -1 "$P/kernels.out")"
+	grep FAIL "$P/kernels.out" | head -20 | tee -a "$R"
+	t "every op's kernel against the interpreter (tests/cuda/kernels, status $rc)" "[ $rc -eq 0 ] && tail -1 '$P/kernels.out' | grep -q ', 0 skipped'"
+	for so in "$P"/*-sm90.so; do
+		n=$(basename "$so" -sm90.so)
+		"$D" "$P/$n.so" 5 >"$P/$n.cuda" 2>"$P/$n.err"
+		t "$n: 5 steps within 1e-4 of the C backend" "close '$P/$n.ref' '$P/$n.cuda'"
+		"$D" "$so" 5 >"$P/$n.sm90" 2>>"$P/$n.err"
+		t "$n: sm_90 cubin within 1e-4 of the C backend" "close '$P/$n.ref' '$P/$n.sm90'"
+		MTC_NO_CUBLAS=1 "$D" "$P/$n.so" 5 >"$P/$n.noblas" 2>>"$P/$n.err"
+		t "$n: tiled GEMM kernels (MTC_NO_CUBLAS=1) within 1e-4 of the C backend" "close '$P/$n.ref' '$P/$n.noblas'"
+		"$D" "$P/$n-b.so" 5 >"$P/$n.b" 2>>"$P/$n.err"
+		grep ^step "$P/$n.cuda" >"$P/$n.s1"
+		grep ^step "$P/$n.b" >"$P/$n.s2"
+		t "$n: budgeted run gives identical losses" "test -s '$P/$n.s2' && cmp -s '$P/$n.s1' '$P/$n.s2'"
+		t "$n: budgeted run: peak_bytes within budget ($(grep ^peak_bytes "$P/$n.b"))" "awk '/^peak_bytes/ { f = 1; if (\$6 > 0 && \$2 > \$6) b = 1 } END { exit b || !f }' '$P/$n.b'"
+		MTC_CHECK=1 "$D" "$P/$n-b.so" 5 >"$P/$n.chk" 2>>"$P/$n.err"
+		grep ^step "$P/$n.chk" >"$P/$n.s3"
+		t "$n: budgeted run in check mode: no finding, identical losses" "cmp -s '$P/$n.s1' '$P/$n.s3'"
+		sed 's/^/  /' "$P/$n.err" | head -5 | tee -a "$R"
+		say "  $n: $(tr '\n' ' ' <"$P/$n.cuda")"
+	done
+	if [ "${MTC_GPU_BENCH:-1}" = 0 ]; then
+		return
+	fi
+	say "transformer scaled up ($(grep ^big "$P/plan.txt")), $STEPS steps, median:"
+	"$P/bin/mtc-run" "$P/big.so" --steps "$STEPS" >"$P/big.out" 2>&1
+	t "big: mtc runs (no budget)" "tail -1 '$P/big.out' | grep -q step_ms"
+	"$P/bin/mtc-run" "$P/big-b.so" --steps "$STEPS" >"$P/big-b.out" 2>&1
+	t "big: mtc runs (budget)" "tail -1 '$P/big-b.out' | grep -q step_ms"
+	say "  mtc:        $(tail -1 "$P/big.out")"
+	say "  mtc budget: $(tail -1 "$P/big-b.out")"
+	if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+		python3 "$top_srcdir/tests/cuda/torch_step.py" $BIG --steps "$STEPS" >"$P/torch.out" 2>&1
+		say "  torch:      $(tail -1 "$P/torch.out")"
+		awk '/step_ms/ { for (i = 1; i < NF; i++) if ($i == "step_ms") ms[FILENAME] = $(i + 1) }
+		     /torch_step_ms/ { tm = $2 }
+		     END { a = ms[ARGV[1]]; b = ms[ARGV[2]]
+		           if (a > 0 && tm > 0) printf "  ratio mtc/torch %.3f (goal <= 1.2)\n", a / tm
+		           if (a > 0 && b > 0) printf "  budget overhead %.1f%% (goal <= 10%%)\n", 100 * (b / a - 1) }' \
+		    "$P/big.out" "$P/big-b.out" "$P/torch.out" | tee -a "$R"
+	else
+		say "  torch: not measured (no python3 with torch and CUDA here)"
+	fi
+}
+
+case $1 in
+prepare) prepare "$2" || { echo "FAIL: prepare"; fail=1; } ;;
+run) run "$2" "$3" ;;
+*)
+	if ! ls /usr/lib/x86_64-linux-gnu/libcuda.so.1 /usr/lib64/libcuda.so.1 /usr/local/nvidia/lib64/libcuda.so.1 >/dev/null 2>&1 &&
+	   ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
+		echo "skipped: no GPU here (no libcuda.so.1); run tests/cuda/gpu.sh on a machine with one"
+		skip=1
+	else
+		out=$top_builddir/tests/cuda/gpu
+		if prepare "$out" >"$top_builddir/tests/cuda/gpu-prepare.log" 2>&1; then
+			run "$out"
+		else
+			echo "FAIL: prepare (see tests/cuda/gpu-prepare.log)"
+			fail=1
+		fi
+	fi
+	;;
+esac
+echo "$pass passed, $fail failed, $skip skipped"
+[ $fail -eq 0 ]

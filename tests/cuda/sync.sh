@@ -1,0 +1,25 @@
+#!/bin/sh
+# sync.sh: the stream events of CUDA modules with swaps (every example under budgets that make
+# the plan swap), checked by tests/cuda/sync on the generated LLVM IR; no GPU needed.
+: "${top_srcdir:=.}" "${top_builddir:=.}" "${MTC:=$top_builddir/mtc}"
+out=$top_builddir/tests/cuda/out-sync
+rm -rf "$out" && mkdir -p "$out"
+set --
+for e in "$top_srcdir"/examples/*.tdsl; do
+	n=$(basename "$e" .tdsl)
+	for bs in 50%:auto 50%:tso 60%:tso 70%:tso; do
+		b=${bs%:*} s=${bs#*:} f=$out/$n-$b-${bs#*:}
+		o="--target=cuda --mem-budget=$b --solver=$s"
+		# a budget a model cannot meet is not this test's business
+		"$MTC" "$e" $o --emit=ir -o "$f.mir" 2>/dev/null || continue
+		# the host IR from the model as mtc builds it; for the slow ILP, from the planned IR
+		src=$e; [ "$s" = tso ] || { src=$f.mir o=--target=cuda; }
+		if ! "$MTC" "$src" $o --emit=llvm -o "$f.ll"; then
+			echo "FAIL: $n $o: --emit=llvm"
+			echo "0 passed, 1 failed"
+			exit 1
+		fi
+		set -- "$@" "$f.mir" "$f.ll"
+	done
+done
+"$top_builddir/tests/cuda/sync" "$@"

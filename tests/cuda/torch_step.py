@@ -1,0 +1,78 @@
+#!/usr/bin/python3
+# torch_step.py: PyTorch eager's median training-step time for examples/transformer.tdsl on
+# the GPU, at the scale given with -D (the model of bench/torch_check.py, Adam), for gpu.sh.
+#
+# usage: tests/cuda/torch_step.py [-D NAME=INT]... [--steps N] [--warmup N]
+# prints: torch_step_ms T peak_bytes P device NAME
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(TOP, "bench"))
+from torch_check import transformer_loss  # noqa: E402  (the one PyTorch model of the example)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("-D", action="append", default=[], help="NAME=INT, as for mtc")
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--device", default="cuda", help="cpu: try the script without a GPU")
+    a = ap.parse_args()
+    c = {"B": 8, "S": 64, "D": 64, "H": 4, "L": 2, "V": 128}
+    for d in a.D:
+        k, v = d.split("=")
+        c[k] = int(v)
+    gpu = a.device == "cuda"
+    if gpu and not torch.cuda.is_available():
+        print("torch_step: no CUDA device for PyTorch")
+        return 2
+    dev = torch.device(a.device)
+    sync = torch.cuda.synchronize if gpu else (lambda: None)
+    B, S, D, L, V = c["B"], c["S"], c["D"], c["L"], c["V"]
+    F = 4 * D
+    g = torch.Generator(device=dev).manual_seed(0)
+
+    def normal(*shape):
+        return torch.randn(*shape, device=dev, generator=g) * 0.02
+
+    p = {"emb": normal(V, D), "pos": normal(S, D), "gf": torch.ones(D, device=dev),
+         "bf": torch.zeros(D, device=dev), "head": normal(D, V)}
+    for i in range(L):
+        for n in ("g1", "g2"):
+            p["%s.%d" % (n, i)] = torch.ones(D, device=dev)
+        for n in ("b1", "b2", "c2"):
+            p["%s.%d" % (n, i)] = torch.zeros(D, device=dev)
+        for n in ("wq", "wk", "wv", "wo"):
+            p["%s.%d" % (n, i)] = normal(D, D)
+        p["w1.%d" % i], p["c1.%d" % i], p["w2.%d" % i] = normal(D, F), torch.zeros(F, device=dev), normal(F, D)
+    for t in p.values():
+        t.requires_grad_(True)
+    tok = torch.randint(0, V, (B, S), device=dev, generator=g)
+    tgt = torch.randint(0, V, (B, S), device=dev, generator=g)
+    mask = torch.triu(torch.full((S, S), -1e9, device=dev), 1)
+    opt = torch.optim.Adam(list(p.values()), lr=0.001)
+    times = []
+    for s in range(a.warmup + a.steps):
+        sync()
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        loss = transformer_loss(p, tok, tgt, mask, c)
+        loss.backward()
+        opt.step()
+        sync()
+        if s >= a.warmup:
+            times.append((time.perf_counter() - t0) * 1e3)
+    print("torch_step_ms %.3f peak_bytes %d device %s" % (
+        statistics.median(times), torch.cuda.max_memory_allocated() if gpu else 0,
+        torch.cuda.get_device_name().replace(" ", "_") if gpu else "cpu"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
