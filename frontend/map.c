@@ -40,7 +40,9 @@ mput(Map *m, const char *key)
 		for (int k = 0; k < o.cap; k++)
 			if (o.e[k].key)
 				*mput(m, o.e[k].key) = o.e[k];
-		free(o.e);
+		if (!o.lent)
+			free(o.e);
+		m->lent = 0;
 	}
 	for (i = hash(key) & (m->cap - 1); m->e[i].key; i = (i + 1) & (m->cap - 1))
 		;
@@ -52,6 +54,7 @@ mput(Map *m, const char *key)
 void
 mfree(Map *m)
 {
-	free(m->e);
+	if (!m->lent)
+		free(m->e);
 	memset(m, 0, sizeof *m);
 }
