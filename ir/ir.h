@@ -279,6 +279,7 @@ typedef struct Module {
 	char *file;               /* source file name, for locations */
 	Decl *decl;
 	int ndecl, capdecl;
+	int *dtab, dcap;          /* decl names: open addressing, decl index + 1 */
 	Optim opt;
 	Func *fwd;                /* always */
 	Func *step;               /* trained models only */
