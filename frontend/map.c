@@ -4,21 +4,12 @@
 
 #include "expand.h"
 
-static unsigned
-hash(const char *s)
-{
-	unsigned h = 2166136261u;
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return h;
-}
-
 Ent *
 mget(const Map *m, const char *key)
 {
 	if (!m->cap)
 		return NULL;
-	for (unsigned i = hash(key) & (m->cap - 1); m->e[i].key; i = (i + 1) & (m->cap - 1))
+	for (unsigned i = strhash(key) & (m->cap - 1); m->e[i].key; i = (i + 1) & (m->cap - 1))
 		if (strcmp(m->e[i].key, key) == 0)
 			return &m->e[i];
 	return NULL;
@@ -44,7 +35,7 @@ mput(Map *m, const char *key)
 			free(o.e);
 		m->lent = 0;
 	}
-	for (i = hash(key) & (m->cap - 1); m->e[i].key; i = (i + 1) & (m->cap - 1))
+	for (i = strhash(key) & (m->cap - 1); m->e[i].key; i = (i + 1) & (m->cap - 1))
 		;
 	m->n++;
 	m->e[i].key = key;

@@ -38,15 +38,6 @@ mod_free(Module *m)
 	arena_free(m->arena);
 }
 
-static unsigned
-hash(const char *s)
-{
-	unsigned h = 2166136261u;
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return h;
-}
-
 /* The decl table: the first decl of a name wins (the verifier reports later ones). */
 int
 mod_find_decl(const Module *m, const char *name)
@@ -55,7 +46,7 @@ mod_find_decl(const Module *m, const char *name)
 
 	if (!m->dcap)
 		return -1;
-	for (i = hash(name) & (m->dcap - 1); m->dtab[i]; i = (i + 1) & (m->dcap - 1))
+	for (i = strhash(name) & (m->dcap - 1); m->dtab[i]; i = (i + 1) & (m->dcap - 1))
 		if (strcmp(m->decl[m->dtab[i] - 1].name, name) == 0)
 			return m->dtab[i] - 1;
 	return -1;
@@ -73,7 +64,7 @@ dput(Module *m, int d)
 		for (int k = 0; k < d; k++)     /* in decl order, so the first of a name stays first */
 			dput(m, k);
 	}
-	for (i = hash(m->decl[d].name) & (m->dcap - 1); m->dtab[i]; i = (i + 1) & (m->dcap - 1))
+	for (i = strhash(m->decl[d].name) & (m->dcap - 1); m->dtab[i]; i = (i + 1) & (m->dcap - 1))
 		;
 	m->dtab[i] = d + 1;
 }
@@ -108,7 +99,7 @@ func_find(const Func *f, const char *name)
 
 	if (!f->hcap)
 		return -1;
-	for (i = hash(name) & (f->hcap - 1); f->htab[i]; i = (i + 1) & (f->hcap - 1))
+	for (i = strhash(name) & (f->hcap - 1); f->htab[i]; i = (i + 1) & (f->hcap - 1))
 		if (strcmp(f->val[f->htab[i] - 1].name, name) == 0)
 			return f->htab[i] - 1;
 	return -1;
@@ -128,7 +119,7 @@ hput(Func *f, int v)
 				hput(f, ot[k] - 1);
 		free(ot);
 	}
-	for (i = hash(f->val[v].name) & (f->hcap - 1); f->htab[i]; i = (i + 1) & (f->hcap - 1))
+	for (i = strhash(f->val[v].name) & (f->hcap - 1); f->htab[i]; i = (i + 1) & (f->hcap - 1))
 		;
 	f->htab[i] = v + 1;
 }
