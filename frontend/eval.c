@@ -662,7 +662,7 @@ call(Ctx *c, Node *n, const char *hint)
 	if (!c->f)
 		return err(c, n->loc, "a call is not allowed in a constant expression");
 	if (d)
-		return inline_def(c, n, d->p, hint);
+		return inline_def(c, n, d, hint);
 	if ((b = findb(builtins, n->name)))
 		return builtin_call(c, n, b, hint);
 	if (findb(inits, n->name))

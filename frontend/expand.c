@@ -13,26 +13,29 @@
 static void exec(Ctx *, Stmt *, int top);
 
 Val
-inline_def(Ctx *c, Node *n, const Item *d, const char *hint)
+inline_def(Ctx *c, Node *n, Ent *de, const char *hint)
 {
-	Frame nf = { .up = NULL }, *fr;
-	Node **slot, *p;
-	Kw *kw;
-	Val *vals, v = ERR;
-	int bad = 0, i;
+	enum { NSMALL = 8 };    /* params of most defs: no allocation per call (hostile.sh's 2^23 calls) */
+	const Item *d = de->p;
+	Frame nf = { .up = NULL };
+	Node **slot, *p, *slot1[NSMALL + 1];
+	Kw *kw, kw1[NSMALL + 1];
+	Ent names[2 * NSMALL];  /* the frame's map until it outgrows it */
+	Val *vals, vals1[NSMALL + 1], v = ERR;
+	int bad = 0, i, small = d->nparams <= NSMALL, st = de->state;
 
-	for (fr = c->fr; fr; fr = fr->up)
-		if (fr->def == d)
-			return err(c, n->loc, "recursive call of '%s' (defs are inlined; recursion is not allowed)",
-			           d->name);
+	/* B_BUSY marks a def being inlined: a recursion check without walking the frames. */
+	if (de->state == B_BUSY)
+		return err(c, n->loc, "recursive call of '%s' (defs are inlined; recursion is not allowed)",
+		           d->name);
 	if (c->ncall >= MAXCALL) {
 		err(c, n->loc, "def calls nested more than %d deep", MAXCALL);
 		c->stop = 1;
 		return ERR;
 	}
-	kw = xcalloc(d->nparams + 1, sizeof *kw);
-	slot = xcalloc(d->nparams + 1, sizeof *slot);
-	vals = xcalloc(d->nparams + 1, sizeof *vals);
+	kw = small ? memset(kw1, 0, sizeof kw1) : xcalloc(d->nparams + 1, sizeof *kw);
+	slot = small ? memset(slot1, 0, sizeof slot1) : xcalloc(d->nparams + 1, sizeof *slot);
+	vals = small ? memset(vals1, 0, sizeof vals1) : xcalloc(d->nparams + 1, sizeof *vals);
 	for (p = d->params, i = 0; p; p = p->next, i++)
 		kw[i] = (Kw){ p->name, 'v', 1, 0 };
 	if (bind_args(c, n, d->name, 0, kw, d->nparams, NULL, NULL, slot))
@@ -42,6 +45,8 @@ inline_def(Ctx *c, Node *n, const Item *d, const char *hint)
 			bad = 1;
 	if (bad)
 		goto out;
+	memset(names, 0, sizeof names);
+	nf.names = (Map){ names, 2 * NSMALL, 0, 1 };
 	nf.up = c->fr;
 	nf.def = d;
 	nf.call = n->loc;
@@ -53,7 +58,9 @@ inline_def(Ctx *c, Node *n, const Item *d, const char *hint)
 	}
 	c->fr = &nf;
 	c->ncall++;
+	de->state = B_BUSY;
 	exec(c, d->body, 0);
+	de->state = st;
 	c->ncall--;
 	c->fr = nf.up;
 	if (nf.ret)
@@ -62,9 +69,11 @@ inline_def(Ctx *c, Node *n, const Item *d, const char *hint)
 		err(c, n->loc, "'%s' ends without a return statement", d->name);
 	mfree(&nf.names);
 out:
-	free(kw);
-	free(slot);
-	free(vals);
+	if (!small) {
+		free(kw);
+		free(slot);
+		free(vals);
+	}
 	return v;
 }
 

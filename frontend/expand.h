@@ -40,6 +40,7 @@ typedef struct Ent {
 typedef struct Map {
 	Ent *e;
 	int cap, n;
+	int lent;           /* e is the caller's buffer (a def call's frame): never freed here */
 } Map;
 
 /* map.c */
@@ -106,6 +107,6 @@ int bind_args(Ctx *, Node *call, const char *what, int nt, const Kw *, int nkw, 
               int *ntp, Node **kv);
 
 /* expand.c */
-Val inline_def(Ctx *, Node *call, const Item *, const char *hint);
+Val inline_def(Ctx *, Node *call, Ent *def, const char *hint);
 
 #endif

@@ -4,21 +4,12 @@
 
 #include "expand.h"
 
-static unsigned
-hash(const char *s)
-{
-	unsigned h = 2166136261u;
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return h;
-}
-
 Ent *
 mget(const Map *m, const char *key)
 {
 	if (!m->cap)
 		return NULL;
-	for (unsigned i = hash(key) & (m->cap - 1); m->e[i].key; i = (i + 1) & (m->cap - 1))
+	for (unsigned i = strhash(key) & (m->cap - 1); m->e[i].key; i = (i + 1) & (m->cap - 1))
 		if (strcmp(m->e[i].key, key) == 0)
 			return &m->e[i];
 	return NULL;
@@ -40,9 +31,11 @@ mput(Map *m, const char *key)
 		for (int k = 0; k < o.cap; k++)
 			if (o.e[k].key)
 				*mput(m, o.e[k].key) = o.e[k];
-		free(o.e);
+		if (!o.lent)
+			free(o.e);
+		m->lent = 0;
 	}
-	for (i = hash(key) & (m->cap - 1); m->e[i].key; i = (i + 1) & (m->cap - 1))
+	for (i = strhash(key) & (m->cap - 1); m->e[i].key; i = (i + 1) & (m->cap - 1))
 		;
 	m->n++;
 	m->e[i].key = key;
@@ -52,6 +45,7 @@ mput(Map *m, const char *key)
 void
 mfree(Map *m)
 {
-	free(m->e);
+	if (!m->lent)
+		free(m->e);
 	memset(m, 0, sizeof *m);
 }

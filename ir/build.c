@@ -34,16 +34,39 @@ mod_free(Module *m)
 			free(fs[i]->outname);
 		}
 	free(m->decl);
+	free(m->dtab);
 	arena_free(m->arena);
 }
 
+/* The decl table: the first decl of a name wins (the verifier reports later ones). */
 int
 mod_find_decl(const Module *m, const char *name)
 {
-	for (int i = 0; i < m->ndecl; i++)
-		if (strcmp(m->decl[i].name, name) == 0)
-			return i;
+	unsigned i;
+
+	if (!m->dcap)
+		return -1;
+	for (i = strhash(name) & (m->dcap - 1); m->dtab[i]; i = (i + 1) & (m->dcap - 1))
+		if (strcmp(m->decl[m->dtab[i] - 1].name, name) == 0)
+			return m->dtab[i] - 1;
 	return -1;
+}
+
+static void
+dput(Module *m, int d)
+{
+	unsigned i;
+
+	if (2 * (m->ndecl + 1) > m->dcap) {
+		m->dcap = m->dcap ? 2 * m->dcap : 64;
+		free(m->dtab);
+		m->dtab = xcalloc(m->dcap, sizeof *m->dtab);
+		for (int k = 0; k < d; k++)     /* in decl order, so the first of a name stays first */
+			dput(m, k);
+	}
+	for (i = strhash(m->decl[d].name) & (m->dcap - 1); m->dtab[i]; i = (i + 1) & (m->dcap - 1))
+		;
+	m->dtab[i] = d + 1;
 }
 
 int
@@ -65,16 +88,8 @@ mod_decl(Module *m, const char *name, Role role, Type ty, Init init, Loc loc)
 	d->init = init;
 	d->of = -1;
 	d->loc = loc;
+	dput(m, m->ndecl);
 	return m->ndecl++;
-}
-
-static unsigned
-hash(const char *s)
-{
-	unsigned h = 2166136261u;
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return h;
 }
 
 int
@@ -84,7 +99,7 @@ func_find(const Func *f, const char *name)
 
 	if (!f->hcap)
 		return -1;
-	for (i = hash(name) & (f->hcap - 1); f->htab[i]; i = (i + 1) & (f->hcap - 1))
+	for (i = strhash(name) & (f->hcap - 1); f->htab[i]; i = (i + 1) & (f->hcap - 1))
 		if (strcmp(f->val[f->htab[i] - 1].name, name) == 0)
 			return f->htab[i] - 1;
 	return -1;
@@ -104,7 +119,7 @@ hput(Func *f, int v)
 				hput(f, ot[k] - 1);
 		free(ot);
 	}
-	for (i = hash(f->val[v].name) & (f->hcap - 1); f->htab[i]; i = (i + 1) & (f->hcap - 1))
+	for (i = strhash(f->val[v].name) & (f->hcap - 1); f->htab[i]; i = (i + 1) & (f->hcap - 1))
 		;
 	f->htab[i] = v + 1;
 }

@@ -26,6 +26,7 @@ void *xcalloc(size_t, size_t);
 void *xrealloc(void *, size_t);
 char *xstrdup(const char *);
 char *slurp(const char *path, size_t *len);       /* a whole file, or NULL */
+unsigned strhash(const char *);                   /* FNV-1a, for the name tables */
 
 /* An internal bug: message with the location, then abort. Never for bad input. */
 #define die(...) die_at(__FILE__, __LINE__, __VA_ARGS__)
@@ -279,6 +280,7 @@ typedef struct Module {
 	char *file;               /* source file name, for locations */
 	Decl *decl;
 	int ndecl, capdecl;
+	int *dtab, dcap;          /* decl names: open addressing, decl index + 1 */
 	Optim opt;
 	Func *fwd;                /* always */
 	Func *step;               /* trained models only */

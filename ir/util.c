@@ -142,6 +142,15 @@ add64(int64_t a, int64_t b, int64_t *r)
 	return __builtin_add_overflow(a, b, r);
 }
 
+unsigned
+strhash(const char *s)
+{
+	unsigned h = 2166136261u;
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
 /* A whole file ("-": standard input), NUL-terminated; NUL bytes inside are kept (the lexers
  * report them). NULL if it cannot be opened. */
 char *

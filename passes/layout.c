@@ -6,8 +6,9 @@
  * intervals (TFLite, ExecuTorch): biggest first, each in the smallest gap between tensors
  * alive at the same time where it fits, else above them all. The greedy is run for a few
  * orders (by size, birth, interval length, size x length, death, latest birth) and the
- * smallest arena kept; its size is never below Live.peak (rounded to the alignment). Host
- * values (swapped out) get offsets in a host zone the same way. */
+ * smallest arena kept; its size is never below Live.peak (rounded to the alignment). Each
+ * order costs time quadratic in the tensors, so a zone of more than BIGZONE tries the first
+ * two only. Host values (swapped out) get offsets in a host zone the same way. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +20,7 @@ typedef struct {
 	int b, e;        /* live interval [b, e] */
 } T;
 
-enum { BYSIZE, BYBIRTH, BYLEN, BYAREA, BYDEATH, BYLATE, NORDER };
+enum { BYSIZE, BYBIRTH, BYLEN, BYAREA, BYDEATH, BYLATE, NORDER, BIGZONE = 4000 };
 
 static int order;
 
@@ -46,40 +47,44 @@ cmp(const void *x, const void *y)
 	return a->v - b->v;
 }
 
-static int
-byoff(const void *x, const void *y)
-{
-	const T *a = *(T *const *)x, *b = *(T *const *)y;
-	return (a->off > b->off) - (a->off < b->off);
-}
-
-/* Best-fit placement of t[0..n) in their current order; returns the zone's size. */
+/* Best-fit placement of t[0..n) in their current order; returns the zone's size. The tensors
+ * placed so far are kept sorted by offset, so each placement is one linear scan of them
+ * (a deep model keeps thousands of activations alive at once: sorting each one's live
+ * neighbours anew made this n^2 log n). */
 static int64_t
 place(T *t, int n)
 {
-	T **near = xcalloc(n + 1, sizeof *near);
+	T **byoff = xcalloc(n + 1, sizeof *byoff);
 	int64_t top = 0;
 
 	for (int i = 0; i < n; i++) {
-		int nn = 0;
 		int64_t prev = 0, best = -1, bestgap = 0;
+		int lo = 0, hi = i;
 
-		for (int j = 0; j < i; j++)
-			if (t[j].b <= t[i].e && t[i].b <= t[j].e)
-				near[nn++] = &t[j];
-		qsort(near, nn, sizeof *near, byoff);
-		for (int j = 0; j < nn; j++) {
-			int64_t gap = near[j]->off - prev;
+		for (int j = 0; j < i; j++) {
+			const T *u = byoff[j];
+			if (u->b > t[i].e || t[i].b > u->e)
+				continue;
+			int64_t gap = u->off - prev;
 			if (gap >= t[i].sz && (best < 0 || gap < bestgap))
 				best = prev, bestgap = gap;
-			if (near[j]->off + near[j]->sz > prev)
-				prev = near[j]->off + near[j]->sz;
+			if (u->off + u->sz > prev)
+				prev = u->off + u->sz;
 		}
 		t[i].off = best >= 0 ? best : prev;
 		if (t[i].off + t[i].sz > top)
 			top = t[i].off + t[i].sz;
+		while (lo < hi) {       /* insert after every placed tensor at or below its offset */
+			int mid = (lo + hi) / 2;
+			if (byoff[mid]->off <= t[i].off)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		memmove(byoff + lo + 1, byoff + lo, (i - lo) * sizeof *byoff);
+		byoff[lo] = &t[i];
 	}
-	free(near);
+	free(byoff);
 	return top;
 }
 
@@ -107,7 +112,7 @@ zone(Func *f, const Live *l, int host, int64_t base, int64_t align)
 		t[n].e = l->last[v];
 		n++;
 	}
-	for (order = 0; order < NORDER; order++) {
+	for (order = 0; order < (n > BIGZONE ? 2 : NORDER); order++) {
 		int64_t z;
 		qsort(t, n, sizeof *t, cmp);
 		z = place(t, n);

@@ -36,4 +36,12 @@ TESTS += tests/limits/module.sh
 EXTRA_DIST += tests/limits/module.sh
 TESTS += tests/limits/valgrind.sh
 EXTRA_DIST += tests/limits/valgrind.sh
+TESTS += tests/limits/tsan.sh
 EXTRA_DIST += tests/limits/tsan.sh tests/limits/steps.c
+
+# What the limits tests, the replay and the fuzz runs write.
+clean-local: clean-local-limits
+clean-local-limits:
+	-rm -rf tests/out/limits tests/out/tsan tests/fuzz/work
+	-rm -f tests/fuzz/replay-*.log
+.PHONY: clean-local-limits

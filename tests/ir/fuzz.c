@@ -2,7 +2,9 @@
  * whatever parses must verify and print, parse and print again to the same bytes.
  *
  * usage: fuzz [FILE.mir...]; without files, every .mir under $top_srcdir/tests/ir/{good,golden}.
- * FUZZ_ITERS (default 3000) and FUZZ_SEED (default 1) steer it, FUZZ_KEEP=DIR keeps the
+ * FUZZ_ITERS (default 3000) and FUZZ_SEED (default 1) steer it, FUZZ_STDERR=1 keeps the
+ * diagnostics (and so a sanitizer's report: libubsan writes to fd 2 whatever its log_path
+ * says, so an exit status 1 with no report is one hidden in /dev/null), FUZZ_KEEP=DIR keeps the
  * mutants that parse (to feed the whole pipeline); a failing input is saved as
  * fuzz-fail-N.mir in the current directory. Then as many parsed seeds, broken in memory at
  * random, go through the verifier, which must not crash on them. */
@@ -305,8 +307,10 @@ main(int argc, char **argv)
 	/* The seeds themselves must behave. */
 	for (int i = 0; i < ns; i++)
 		CHECK(try(&seed[i]) == 1, "seed %d does not round-trip", i);
-	if (!freopen("/dev/null", "w", stderr))
+	setvbuf(stdout, NULL, _IOLBF, 0);      /* the progress lines survive a sanitizer's exit */
+	if (!getenv("FUZZ_STDERR") && !freopen("/dev/null", "w", stderr))
 		return 1;
+	printf("%d mutants through parse, verify, print, parse, print\n", iters);
 	for (int it = 0; it < iters; it++) {
 		Buf b = seed[rnd(ns)];
 		int r;
@@ -324,7 +328,8 @@ main(int argc, char **argv)
 		}
 		free(b.s);
 	}
-	printf("%d of %d mutated files parsed\n", parsed, iters);
+	printf("%d of %d mutated files parsed; now %d modules broken in memory through the verifier\n",
+	       parsed, iters, iters);
 	/* The verifier on modules broken in memory: it must report, never crash. */
 	for (int it = 0, found = 0; it < iters; it++) {
 		Module *m = parse(&seed[rnd(ns)]);

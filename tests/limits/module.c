@@ -1,5 +1,6 @@
 /* module.c: a generated module's error paths through mtc_module: NULL for every pointer of
- * every entry point, bad indices, labels out of range, each allocation of create failing in
+ * every entry point, bad indices, the descriptor's sizes (get/set move exactly bytes), labels
+ * out of range, each allocation of create failing in
  * turn (MTC_FAIL_ALLOC), and 1000 creates and destroys that must not grow the heap.
  * usage: module MODEL.so (a trained model with an f32 input then an i32 label input)
  * Use after destroy is undefined (docs/runtime.md); it is not tested. */
@@ -70,6 +71,51 @@ null_args(const struct mtc_module *md, void **in, void **out, float *buf)
 	check(md->forward(inst, (const void *const *)in, (void *const *)out) == 0, "forward after errors: %s",
 	      md->error(inst));
 	md->destroy(NULL);
+	md->destroy(inst);
+}
+
+/* The descriptor's sizes: numel is the shape's product and bytes 4 per element, for every
+ * tensor; get and set move exactly bytes (a guard after the buffer stays intact; under ASan
+ * the heap buffers are exact, so one byte more is a report), and set then get round-trips. */
+static void
+sizes(const struct mtc_module *md)
+{
+	const struct mtc_tensor_info *ls[4] = { md->inputs, md->outputs, md->params, md->state };
+	int ns[4] = { md->ninputs, md->noutputs, md->nparams, md->nstate };
+	void *inst = md->create();
+	int bad = 0;
+
+	for (int l = 0; l < 4; l++)
+		for (int i = 0; i < ns[l]; i++) {
+			const struct mtc_tensor_info *t = &ls[l][i];
+			int64_t n = 1;
+			for (int k = 0; k < t->rank; k++)
+				n *= t->shape[k];
+			if (t->numel != n || t->bytes != 4 * n) {
+				check(0, "%s: numel %lld, bytes %lld, its shape's product %lld", t->name,
+				      (long long)t->numel, (long long)t->bytes, (long long)n);
+				bad = 1;
+			}
+		}
+	check(!bad, "every tensor's numel and bytes agree with its shape");
+	if (!inst)
+		return;
+	for (int i = 0; i < md->nparams + md->nstate; i++) {
+		const struct mtc_tensor_info *t = i < md->nparams ? &md->params[i] : &md->state[i - md->nparams];
+		size_t b = (size_t)t->bytes;
+		unsigned char *p = malloc(b + 64), *q = malloc(b), guard[64];
+		int ok;
+		memset(guard, 0xa5, sizeof guard);
+		memset(p + b, 0xa5, sizeof guard);
+		ok = md->get(inst, i, p) == 0 && memcmp(p + b, guard, sizeof guard) == 0;
+		for (size_t k = 0; k < b; k++)
+			q[k] = (unsigned char)(p[k] ^ (k * 7 + 1));
+		ok = ok && md->set(inst, i, q) == 0 && md->get(inst, i, p) == 0 &&
+		     memcmp(p, q, b) == 0 && memcmp(p + b, guard, sizeof guard) == 0;
+		check(ok, "get/set %s (%zu bytes): exactly its bytes, round trip: %s", t->name, b, md->error(inst));
+		free(p);
+		free(q);
+	}
 	md->destroy(inst);
 }
 
@@ -151,6 +197,7 @@ main(int argc, char **argv)
 	buf = calloc(1, 1 << 20);
 
 	null_args(md, in, out, buf);
+	sizes(md);
 	if (md->ninputs >= 2 && md->inputs[1].dtype == MTC_I32)
 		bad_labels(md, in);
 
