@@ -5,30 +5,12 @@
  * usage: api A.so A-copy.so B.so FWDONLY.so (A: mlp-like with inputs x, y; B: another) */
 #include <dlfcn.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mtc/mtc-rt.h"
-
-static int npass, nfail;
-
-static void
-check(int ok, const char *fmt, ...)
-{
-	va_list ap;
-	if (ok) {
-		npass++;
-		return;
-	}
-	nfail++;
-	printf("FAIL: ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
+#include "../check.h"
 
 static const struct mtc_module *
 load(const char *path)
@@ -245,6 +227,5 @@ main(int argc, char **argv)
 	freein(a, in);                   /* so LeakSanitizer reports only the runtime's leaks */
 	freein(b, inb);
 	freein(fo, info);
-	printf("%d passed, %d failed\n", npass, nfail);
-	return nfail != 0;
+	return done();
 }

@@ -8,14 +8,14 @@
  * in another order). Check mode is on (MTC_CHECK=1). */
 #include <dlfcn.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
 #include "mtc/mtc.h"
+#include "../check.h"
 
-static int npass, nfail, exact;
+static int exact;
 static const char *dir;
 
 typedef struct Case {
@@ -82,22 +82,6 @@ attrs(Case *c, int nia, ...)
 	c->nia = nia;
 	va_end(ap);
 	return c;
-}
-
-static void
-check(int ok, const char *fmt, ...)
-{
-	va_list ap;
-	if (ok) {
-		npass++;
-		return;
-	}
-	nfail++;
-	printf("FAIL: ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
 }
 
 static int
@@ -388,6 +372,5 @@ main(void)
 		run("nn");
 	}
 
-	printf("%d passed, %d failed\n", npass, nfail);
-	return nfail != 0;
+	return done();
 }

@@ -7,7 +7,6 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <malloc.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,24 +14,7 @@
 #include <unistd.h>
 
 #include "mtc/mtc.h"
-
-static int npass, nfail;
-
-static void
-check(int ok, const char *fmt, ...)
-{
-	va_list ap;
-	if (ok) {
-		npass++;
-		return;
-	}
-	nfail++;
-	printf("FAIL: ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
+#include "../check.h"
 
 static int
 errmsg(const struct mtc_module *md, const void *inst)
@@ -228,6 +210,5 @@ main(int argc, char **argv)
 	free(in);
 	free(out);
 	free(buf);
-	printf("%d passed, %d failed\n", npass, nfail);
-	return nfail != 0;
+	return done();
 }

@@ -2,30 +2,11 @@
  * random DAGs (<= 12 ops), its plans measured on the IR and checked op by op, and against
  * tso on chains. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "synth.h"
-
-static int npass, nfail;
-
-static void
-check(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ok) {
-		npass++;
-		return;
-	}
-	nfail++;
-	printf("FAIL ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
+#include "../check.h"
 
 static double kib(int64_t b) { return (double)b / 1024; }
 
@@ -223,6 +204,5 @@ main(void)
 		prob_free(p);
 		mod_free(m);
 	}
-	printf("%d passed, %d failed\n", npass, nfail);
-	return nfail != 0;
+	return done();
 }
