@@ -131,12 +131,19 @@ typedef struct Seg {
 	double trec;           /* recompute time of those ops, the boundary out's op excepted */
 	double tsw;            /* unhidden copy time if its candidates are swapped */
 	int late0, late1;      /* the ops where its candidates are used late */
+	int64_t hold;          /* bytes of the values a recomputation of it holds to their late uses */
+	int64_t xin, xlast;    /* the most a re-run of it holds at once, with and without its last op */
 } Seg;
 
 typedef struct Dp {
 	const Prob *p;
 	int ns, nf, *fops;
 	Seg *s;
+	int turn;              /* the first op of the backward proper (the loss's gradient) */
+	uint8_t *cand;         /* a candidate read late after the turn (p->cand less the values
+	                        * read again only later in the forward, such as a backward
+	                        * reshape list scheduling hoisted: recomputing those for that
+	                        * use saves nothing, and the copy is held through the backward) */
 	uint8_t *lng;          /* left out of the cut test */
 	uint8_t *glong;        /* spanning much of the forward: kept or swapped outside the DP */
 	int *endp;             /* the last forward op (index into fops) of each value's early uses */
@@ -144,6 +151,7 @@ typedef struct Dp {
 	int noswap;            /* this run plans recomputation only */
 	int lg;                /* log table for the range maximum */
 	int64_t **rmq;
+	struct Grp *grp;       /* group_costs of every start, MAXG ends each */
 } Dp;
 
 static double
@@ -201,7 +209,8 @@ enum { T_KEEP, T_SWAP, T_REC };
 
 typedef struct Cell {
 	double cost;
-	int from, fm;          /* previous boundary and stored units */
+	int64_t by;            /* bytes stored across the turn */
+	int from, fm;          /* previous boundary and its cell */
 	uint8_t kind, bswap;   /* transition and whether the checkpoint is swapped */
 } Cell;
 
@@ -215,53 +224,156 @@ bbytes(const Dp *d, int s)
 static int64_t
 cbytes(const Dp *d, int s)
 {
-	return s < d->ns && d->s[s].b >= 0 && d->p->cand[d->s[s].b] ? d->p->b[d->s[s].b] : 0;
+	return s < d->ns && d->s[s].b >= 0 && d->cand[d->s[s].b] ? d->p->b[d->s[s].b] : 0;
 }
 
 /* What recomputing segments j..k-1 from the checkpoint at j costs, for each k. */
 typedef struct Grp {
 	double tr;             /* recompute seconds */
-	int64_t inner;         /* bytes it brings back and holds through its backward */
+	int64_t fw;            /* the rest of the step over its forward, plus its checkpoint */
+	int64_t late;          /* a bound of rlate that grows with k: the recomputed values only */
+	int64_t rlate;         /* the peak over its backward: the rest of the step, what it holds,
+	                        * the re-run's own peak at its first late use */
+	int64_t keep;          /* the same for the segment kept (k = j + 1 only) */
 	int64_t esc;           /* bytes of its values read early beyond it: kept */
-	int64_t base;          /* the rest of the step over its forward and backward */
 } Grp;
+
+/* A value a group holds through its backward: from the group's first late use (recomputed
+ * or swapped in on demand, or kept) to its own last use. */
+typedef struct Held {
+	int last;
+	int64_t b;
+} Held;
 
 /* A value defined in segments j..k-1 read early beyond them cannot wait for their
  * recomputation: it is kept. */
 static int
 escapes(const Dp *d, int i, int k)
 {
-	return d->lng[i] && !d->glong[i] && d->p->cand[i] && k < d->ns && d->endp[i] >= d->s[k].lo;
+	return d->lng[i] && !d->glong[i] && d->cand[i] && k < d->ns && d->endp[i] >= d->s[k].lo;
 }
 
+static int
+hold(Held *h, int nh, int last, int64_t b)
+{
+	int q = nh;
+
+	if (b <= 0)
+		return nh;
+	while (q > 0 && h[q - 1].last > last) {
+		h[q] = h[q - 1];
+		q--;
+	}
+	h[q] = (Held){ last, b };
+	return nh + 1;
+}
+
+/* The peak over late ops lo..hi with the held values h[0..nh) (ascending by last use):
+ * at op t the rest of the step plus every value whose last use is t or later. */
+static int64_t
+late_peak(const Dp *d, const Held *h, int nh, int lo, int hi)
+{
+	int64_t pk = rmax(d, lo, hi), suf = 0;
+
+	for (int q = nh - 1; q >= 0; q--) {
+		int a = q > 0 ? h[q - 1].last + 1 : lo;
+		suf += h[q].b;
+		if (a < lo)
+			a = lo;
+		if (a <= h[q].last)
+			pk = max64(pk, rmax(d, a, h[q].last) + suf);
+	}
+	return pk;
+}
+
+/* Costs of the groups starting at j, grp[k - j - 1] for each end k; h, h2: scratch of one
+ * entry per op. The checkpoints at both ends are kept: held from the group's first late op
+ * on; the values recomputed are held from the first late use of any of them (a chain's
+ * recomputation runs at once, on the first demand) to their own last uses. */
 static void
-group_costs(const Dp *d, int j, Grp *grp)
+group_costs(const Dp *d, int j, Grp *grp, Held *h, Held *h2)
 {
 	const Prob *p = d->p;
-	int lo = d->s[j].late0, hi = d->s[j].late1;
+	int lo = d->s[j].late0, hi = d->s[j].late1, rlo = p->n, nh = 0;
 	double tr = 0;
-	int64_t inner = 0, fwk = 0;
+	int64_t fwk = 0, hacc = 0, xi = 0;
+	Held kj = { d->s[j].b >= 0 ? p->lastuse[d->s[j].b] : -1, cbytes(d, j) };
 
 	for (int k = j + 1; k <= d->ns && k - j <= MAXG; k++) {
 		Seg *sk = &d->s[k - 1];
 		Grp *g = &grp[k - j - 1];
+		int bout = k < d->ns ? d->s[k].b : -1, r, n2, nk = 0;
+		Held kk = { bout >= 0 ? p->lastuse[bout] : -1, cbytes(d, k) }, kept[2];
 		tr += sk->trec;
-		inner += sk->kin;
 		if (k - 1 > j) {
 			tr += sk->b >= 0 ? p->t[sk->b] : 0;
-			inner += cbytes(d, k - 1);
+			if (cbytes(d, k - 1)) {
+				nh = hold(h, nh, p->lastuse[sk->b], cbytes(d, k - 1));
+				rlo = rlo < p->split[sk->b] ? rlo : p->split[sk->b];
+			}
+		}
+		for (int q = sk->lo; q < sk->hi; q++) {
+			int i = d->fops[q];
+			if (d->cand[i] && !d->glong[i] && i != bout) {
+				nh = hold(h, nh, p->lastuse[i], p->b[i]);
+				rlo = rlo < p->split[i] ? rlo : p->split[i];
+			}
 		}
 		if (sk->late0 < lo) lo = sk->late0;
 		if (sk->late1 > hi) hi = sk->late1;
 		fwk = max64(fwk, rmax(d, d->fops[sk->lo], d->fops[sk->hi - 1]));
 		g->tr = tr;
-		g->inner = inner;
-		g->base = max64(fwk, rmax(d, lo, hi));
+		g->fw = fwk + cbytes(d, j);
 		g->esc = 0;
 		for (int q = d->s[j].lo; q < sk->hi; q++)
 			if (escapes(d, d->fops[q], k))
 				g->esc += p->b[d->fops[q]];
+		r = rlo < lo ? lo : rlo;
+		memcpy(h2, h, nh * sizeof *h);
+		n2 = hold(h2, nh, kj.last, kj.b);
+		/* grows with k: what the recomputed values and the first checkpoint take */
+		g->late = r <= hi ? late_peak(d, h2, n2, r, hi) : 0;
+		n2 = hold(h2, n2, kk.last, kk.b);
+		if (k == j + 1)        /* the segment kept: everything held from the start */
+			g->keep = late_peak(d, h2, n2, lo, hi);
+		nk = hold(kept, nk, kj.last, kj.b);
+		nk = hold(kept, nk, kk.last, kk.b);
+		g->rlate = max64(late_peak(d, kept, nk, lo, (r <= hi ? r : hi + 1) - 1),
+		                 r <= hi ? late_peak(d, h2, n2, r, hi) : 0);
+		/* At the recomputation: the checkpoint, whatever the re-run holds at its fullest (a
+		 * boundary not read late lives until its next op is re-run), and the next
+		 * checkpoint if it is still needed. */
+		int64_t cross = k - 1 > j && sk->b >= 0 && !d->cand[sk->b] ? p->b[sk->b] : 0;
+		int64_t x = max64(xi, hacc + cross + sk->xlast);
+		if (r <= hi || x > 0)
+			g->rlate = max64(g->rlate, rmax(d, r, r) + bbytes(d, j) + x +
+			                 (kk.b && kk.last >= r ? kk.b : 0));
+		xi = max64(xi, hacc + cross + sk->xin);
+		hacc += sk->hold;
 	}
+}
+
+/* The most bytes a re-run of segment g holds at once, its boundary in aside: the values it
+ * holds to their late uses, the others until their last early use; without its last op (the
+ * boundary out, not re-run when the segment ends a group) if nob. */
+static int64_t
+seg_excess(const Dp *d, const Seg *g, int bout, int nob)
+{
+	const Prob *p = d->p;
+	int64_t pk = 0;
+
+	for (int q = g->lo; q < g->hi; q++) {
+		int64_t live = 0;
+		if (nob && d->fops[q] == bout)
+			continue;
+		for (int r = g->lo; r <= q; r++) {
+			int i = d->fops[r];
+			if (!(nob && i == bout) && ((d->cand[i] && !d->glong[i]) || d->endp[i] >= q))
+				live += p->b[i];
+		}
+		pk = max64(pk, live);
+	}
+	return pk;
 }
 
 /* The DP's memory model is approximate (conservative where copies and recomputations
@@ -270,33 +382,48 @@ group_costs(const Dp *d, int j, Grp *grp)
 enum { NSCALE = 9 };
 static const double scale[NSCALE] = { 1.0, 0.9, 1.1, 0.8, 1.25, 0.7, 1.5, 1.75, 2.0 };
 
-/* Run the DP for one choice of long-lived modes; write the modes, return the cost. */
+/* Put a state into cell row k: the cell of its stored bytes keeps the cheapest. */
+static void
+relax(Cell *row, double unit, int64_t by, Cell c)
+{
+	double u = (double)by / unit;
+	Cell *to;
+
+	if (u > NU)
+		return;
+	to = &row[(int)u];
+	c.by = by;
+	if (c.cost < to->cost || (c.cost == to->cost && by < to->by))
+		*to = c;
+}
+
+/* Run the DP for one choice of long-lived modes (d->grp filled for it); write the modes,
+ * return the cost. */
 static double
 run_dp(Dp *d, int64_t budget, uint8_t *mode)
 {
 	const Prob *p = d->p;
-	int ns = d->ns, bi = -1, turn = 0;
+	int ns = d->ns, bi = -1, turn = d->turn;
 	double unit = (double)budget / NU, best = 1e300;
 	Cell *c = xmalloc((size_t)(ns + 1) * (NU + 1) * sizeof *c);
-	Grp grp[MAXG];
 
 	for (size_t k = 0; k < (size_t)(ns + 1) * (NU + 1); k++)
 		c[k].cost = 1e300;
 	c[0].cost = 0;
-	while (turn + 1 < p->n && p->f->op[turn].phase == PH_FWD)
-		turn++;
+	c[0].by = 0;
 	for (int j = 0; j < ns; j++) {
 		Seg *sj = &d->s[j];
+		Grp *grp = &d->grp[(size_t)j * MAXG];
 		int64_t bj = bbytes(d, j);
-		int bcand = sj->b >= 0 && p->cand[sj->b];
+		int bcand = sj->b >= 0 && d->cand[sj->b];
 		int bswok = bcand && p->bw > 0 && !d->noswap;
 		double bsw = bswok ? swap_cost(p, sj->b) : 0;
-		int64_t fw = rmax(d, d->fops[sj->lo], d->fops[sj->hi - 1]);
-		group_costs(d, j, grp);
+		/* segment j alone, its values held: the group of one with them kept */
+		int64_t need1 = max64(grp[0].fw + sj->kin, grp[0].keep);
 		double front = 1e300;
 		for (int m = 0; m <= NU; m++) {
 			Cell *from = &c[(size_t)j * (NU + 1) + m];
-			double mb = m * unit;
+			int64_t mb = from->by;
 			/* A state storing more bytes at no lower cost than one storing fewer can only
 			 * lead to the same or worse: only the Pareto front of (bytes, cost) goes on. */
 			if (from->cost >= front)
@@ -304,56 +431,41 @@ run_dp(Dp *d, int64_t budget, uint8_t *mode)
 			front = from->cost;
 			/* Segment j alone, kept or swapped; its checkpoint kept or swapped if it is
 			 * needed late anyway. */
-			for (int kind = T_KEEP; kind <= T_SWAP; kind++)
-				for (int bs = 0; bs < 2; bs++) {
-					double cost = from->cost;
-					int64_t stored = 0, need;
-					int m2;
-					if (kind == T_SWAP && (p->bw <= 0 || d->noswap || sj->kin == 0))
-						continue;
-					if (bs && !bswok)
-						continue;
-					cost += kind == T_SWAP ? sj->tsw : 0;
-					cost += bs ? bsw : 0;
-					stored += (bcand && !bs ? bj : 0) + (kind == T_KEEP ? sj->kin : 0);
-					need = max64(fw, rmax(d, sj->late0, sj->late1)) + (int64_t)mb + cbytes(d, j) + sj->kin + cbytes(d, j + 1);
-					if (need > budget)
-						continue;
-					m2 = m + (int)((double)stored / unit + 0.5);
-					if (m2 > NU)
-						continue;
-					Cell *to = &c[(size_t)(j + 1) * (NU + 1) + m2];
-					if (cost < to->cost)
-						*to = (Cell){ cost, j, m, (uint8_t)kind, (uint8_t)bs };
-				}
+			if (mb + need1 <= budget)
+				for (int kind = T_KEEP; kind <= T_SWAP; kind++)
+					for (int bs = 0; bs < 2; bs++) {
+						double cost = from->cost;
+						int64_t stored = 0;
+						if (kind == T_SWAP && (p->bw <= 0 || d->noswap || sj->kin == 0))
+							continue;
+						if (bs && !bswok)
+							continue;
+						cost += kind == T_SWAP ? sj->tsw : 0;
+						cost += bs ? bsw : 0;
+						stored += (bcand && !bs ? bj : 0) + (kind == T_KEEP ? sj->kin : 0);
+						relax(&c[(size_t)(j + 1) * (NU + 1)], unit, mb + stored,
+						      (Cell){ cost, 0, j, m, (uint8_t)kind, (uint8_t)bs });
+					}
 			/* Segments j..k-1 recomputed from the checkpoint at j. */
 			for (int k = j + 1; k <= ns && k - j <= MAXG; k++) {
 				Grp *gr = &grp[k - j - 1];
-				/* base and inner only grow with k: no longer group fits either */
-				if (gr->base + (int64_t)mb + bj + gr->inner > budget)
+				/* the backward's peak only grows with k: no longer group fits either */
+				if (mb + gr->late > budget)
 					break;
+				if (mb + gr->fw + gr->esc > budget || mb + gr->rlate > budget)
+					continue;
 				for (int bs = 0; bs < 2; bs++) {
-					double cost = from->cost + gr->tr + (bs ? bsw : 0);
-					int64_t need;
-					int m2;
 					if (bs && !bswok)
 						continue;
-					need = gr->base + (int64_t)mb + bj + gr->inner + cbytes(d, k);
-					if (need > budget)
-						continue;
-					m2 = m + (int)((double)((bs ? 0 : bj) + gr->esc) / unit + 0.5);
-					if (m2 > NU)
-						continue;
-					Cell *to = &c[(size_t)k * (NU + 1) + m2];
-					if (cost < to->cost)
-						*to = (Cell){ cost, j, m, T_REC, (uint8_t)bs };
+					relax(&c[(size_t)k * (NU + 1)], unit, mb + (bs ? 0 : bj) + gr->esc,
+					      (Cell){ from->cost + gr->tr + (bs ? bsw : 0), 0, j, m, T_REC, (uint8_t)bs });
 				}
 			}
 		}
 	}
 	for (int m = 0; m <= NU; m++) {
 		Cell *e = &c[(size_t)ns * (NU + 1) + m];
-		if (e->cost < best && d->base[turn] + (int64_t)(m * unit) <= budget)
+		if (e->cost < best && d->base[turn] + e->by <= budget)
 			best = e->cost, bi = m;
 	}
 	if (bi >= 0) {
@@ -366,7 +478,7 @@ run_dp(Dp *d, int64_t budget, uint8_t *mode)
 				Seg *ss = &d->s[s];
 				for (int q = ss->lo; q < ss->hi; q++) {
 					int i = d->fops[q];
-					if (!p->cand[i] || d->glong[i] || (s + 1 < ns && i == d->s[s + 1].b))
+					if (!d->cand[i] || d->glong[i] || (s + 1 < ns && i == d->s[s + 1].b))
 						continue;
 					mode[i] = e->kind == T_KEEP ? KEEP : e->kind == T_SWAP ? SWAP : REC;
 					if (e->kind == T_REC && escapes(d, i, k))
@@ -379,7 +491,7 @@ run_dp(Dp *d, int64_t budget, uint8_t *mode)
 				int b = d->s[j].b;
 				if (e->bswap)
 					mode[b] = SWAP;
-				else if (p->cand[b] || e->kind == T_REC)
+				else if (d->cand[b] || e->kind == T_REC)
 					mode[b] = KEEP;
 			}
 			k = j;
@@ -390,6 +502,86 @@ run_dp(Dp *d, int64_t budget, uint8_t *mode)
 	return bi >= 0 ? best : -1;
 }
 
+/* Expand and measure modes; keep the plan in pl if it is the fastest that fits (the arena
+ * after layout, which the budget holds) or, while none fits, the smallest. 1 if kept. */
+static int
+try_modes(const Prob *p, const uint8_t *mode, int64_t budget, Plan *tmp, Plan *pl)
+{
+	plan_expand(p, mode, tmp);
+	plan_eval(p, tmp, budget);
+	if (tmp->feasible && (!pl->feasible || tmp->time < pl->time)) {
+		Func *g = remat(p, tmp);
+		tmp->feasible = plan_arena(g, p->tg, NULL) <= budget;
+		func_free(g);
+	}
+	if ((tmp->feasible && (!pl->feasible || tmp->time < pl->time)) ||
+	    (!pl->feasible && !tmp->feasible && tmp->peak < pl->peak)) {
+		plan_copy(pl, tmp);
+		return 1;
+	}
+	return 0;
+}
+
+/* The copies share one engine, which the DP's cost of a swap leaves out: swaps of
+ * neighbouring values queue behind each other. While the measured plan gets faster, drop a
+ * swap the budget does without, or move it to a value kept far from the other swaps (of no
+ * fewer bytes); at most MAXMOVE tries. */
+enum { MAXMOVE = 48 };
+
+static void
+spread_swaps(const Dp *d, int64_t budget, uint8_t *best, Plan *tmp, Plan *pl)
+{
+	const Prob *p = d->p;
+	int n = p->n, tries = 0, *dist = xmalloc((n + 1) * sizeof *dist), *ord = xmalloc((n + 1) * sizeof *ord);
+	uint8_t *mode = xmalloc(n + 1);
+
+	for (int moved = 1; moved && tries < MAXMOVE; ) {
+		int no = 0;
+		moved = 0;
+		/* distance of each kept candidate to the nearest swapped value, in ops */
+		for (int i = 0, last = -n; i < n; i++) {
+			if (best[i] == SWAP && d->cand[i])
+				last = i;
+			dist[i] = i - last;
+		}
+		for (int i = n - 1, next = 2 * n; i >= 0; i--) {
+			if (best[i] == SWAP && d->cand[i])
+				next = i;
+			if (next - i < dist[i])
+				dist[i] = next - i;
+			if (d->cand[i] && best[i] == KEEP && !d->glong[i])
+				ord[no++] = i;
+		}
+		qsort_r(ord, no, sizeof *ord, cmp_desc, dist);
+		for (int v = 0; v < n && !moved && tries < MAXMOVE; v++) {
+			if (best[v] != SWAP || !d->cand[v] || d->glong[v])
+				continue;
+			/* dropped, if the budget does without it */
+			memcpy(mode, best, n);
+			mode[v] = KEEP;
+			tries++;
+			if (try_modes(p, mode, budget, tmp, pl) && pl->feasible) {
+				memcpy(best, mode, n);
+				moved = 1;
+			}
+			for (int q = 0; q < no && !moved && tries < MAXMOVE; q++) {
+				int u = ord[q];
+				if (p->b[u] < p->b[v] || dist[u] < 2)
+					continue;
+				memcpy(mode, best, n);
+				mode[v] = KEEP;
+				mode[u] = SWAP;
+				tries++;
+				if (try_modes(p, mode, budget, tmp, pl) && pl->feasible) {
+					memcpy(best, mode, n);
+					moved = 1;
+				}
+			}
+		}
+	}
+	free(dist); free(ord); free(mode);
+}
+
 int
 solve_tso(const Prob *p, int64_t budget, Plan *pl)
 {
@@ -398,16 +590,24 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 	d.p = p;
 	int *cuts, *bnd, nlc = 0, lc[6], ok = 0;
 	int64_t *free_;
-	uint8_t *mode = xmalloc(p->n + 1);
+	Held *h, *h2;
+	uint8_t *mode = xmalloc(p->n + 1), *best = xmalloc(p->n + 1);
 	Plan *tmp = plan_new(p);
 	double t0 = plan_clock();
 
 	d.ns = tso_segments(p, &d.fops, &d.nf, &cuts, &bnd, &d.endp, &d.lng);
+	/* (a constant such as the loss's seed gradient may come first) */
+	while (d.turn + 1 < p->n && (p->f->op[d.turn].phase == PH_FWD || p->fwd[d.turn] ||
+	                             p->ndep[d.turn] == 0))
+		d.turn++;
+	d.cand = xcalloc(p->n + 1, 1);
+	for (int i = 0; i < p->n; i++)
+		d.cand[i] = p->cand[i] && p->lastuse[i] >= d.turn;
 	/* Values spanning a third of the forward or more are decided outside the DP. */
 	d.glong = xcalloc(p->n + 1, 1);
 	for (int q = 0; q < d.nf; q++) {
 		int i = d.fops[q], lim = d.nf / 3 > 8 ? d.nf / 3 : 8;
-		d.glong[i] = d.lng[i] && p->cand[i] && d.endp[i] - q >= lim;
+		d.glong[i] = d.lng[i] && d.cand[i] && d.endp[i] - q >= lim;
 	}
 	d.s = xcalloc(d.ns + 1, sizeof *d.s);
 	for (int s = 0; s < d.ns; s++) {
@@ -427,7 +627,7 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 			int i = d.fops[q];
 			if (i != bout)
 				g->trec += p->t[i];
-			if (!p->cand[i] || d.glong[i])
+			if (!d.cand[i] || d.glong[i])
 				continue;
 			if (p->split[i] < g->late0) g->late0 = p->split[i];
 			if (p->lastuse[i] > g->late1) g->late1 = p->lastuse[i];
@@ -436,36 +636,42 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 			g->kin += p->b[i];
 			g->tsw += swap_cost(p, i);
 		}
-		if (g->b >= 0 && p->cand[g->b]) {
+		if (g->b >= 0 && d.cand[g->b]) {
 			if (p->split[g->b] < g->late0) g->late0 = p->split[g->b];
 			if (p->lastuse[g->b] > g->late1) g->late1 = p->lastuse[g->b];
 		}
+		g->hold = g->kin + (bout >= 0 && d.cand[bout] ? p->b[bout] : 0);
+		g->xin = seg_excess(&d, g, bout, 0);
+		g->xlast = seg_excess(&d, g, bout, 1);
 	}
 	/* What no decision moves: live bytes less the late parts of the candidates. */
 	free_ = xcalloc(p->n + 2, sizeof *free_);
 	for (int i = 0; i < p->n; i++)
-		if (p->cand[i]) {
+		if (d.cand[i]) {
 			free_[p->lastearly[i] + 1] += p->b[i];
 			free_[p->lastuse[i] + 1] -= p->b[i];
 		}
 	for (int i = 0; i < p->n; i++)
-		if (p->cand[i] && d.glong[i] && nlc < 6)
+		if (d.cand[i] && d.glong[i] && nlc < 6)
 			lc[nlc++] = i;
 	d.base = xmalloc((p->n + 1) * sizeof *d.base);
+	d.grp = xmalloc(((size_t)d.ns * MAXG + 1) * sizeof *d.grp);
+	h = xmalloc((p->n + 1) * sizeof *h);
+	h2 = xmalloc((p->n + 1) * sizeof *h2);
 	pl->feasible = 0;
 	pl->peak = INT64_MAX;
 	/* Long-lived values: every keep/swap combination of the longest few; the rest kept.
 	 * Each also without any swap: the copy engine the swaps share is modeled only roughly,
 	 * the measured time decides. */
-	for (int run = 0; run < (2 << nlc) * NSCALE; run++) {
-		int64_t acc = 0, dpb = (int64_t)((double)budget * scale[run / (2 << nlc)]);
+	for (int run = 0, last = -1; run < (1 << nlc) * NSCALE * 2; run++) {
+		int combo = run / (NSCALE * 2), si = run / 2 % NSCALE;
+		int64_t acc = 0, dpb = (int64_t)((double)budget * scale[si]);
 		double extra = 0, cost;
-		int combo = (run % (2 << nlc)) >> 1;
 		/* A plan that fits as fast as the unplanned step cannot be beaten. */
 		if (pl->feasible && pl->time <= p->time)
 			break;
 		d.noswap = run & 1;
-		if (dpb > p->peak && scale[run / (2 << nlc)] > 1)
+		if (dpb > p->peak && scale[si] > 1)
 			continue;
 		if ((combo || !d.noswap) && p->bw <= 0)
 			continue;
@@ -479,7 +685,7 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 			mode[i] = p->cand[i] ? KEEP : REC;
 		for (int i = 0; i < p->n; i++) {
 			int sw = 0;
-			if (!p->cand[i] || !d.glong[i])
+			if (!d.cand[i] || !d.glong[i])
 				continue;
 			for (int q = 0; q < nlc; q++)
 				if (lc[q] == i && (combo >> q & 1))
@@ -489,35 +695,52 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 			for (int k = sw ? p->split[i] : p->lastearly[i] + 1; k <= p->lastuse[i]; k++)
 				d.base[k] += p->b[i];
 		}
-		if (!d.rmq)
-			build_rmq(&d);
-		else {
-			memcpy(d.rmq[0], d.base, p->n * sizeof *d.base);
-			for (int k = 1; k <= d.lg; k++)
-				for (int i = 0; i + (1 << k) <= p->n; i++) {
-					int64_t a = d.rmq[k - 1][i], b = d.rmq[k - 1][i + (1 << (k - 1))];
-					d.rmq[k][i] = a > b ? a : b;
-				}
+		/* The groups' costs depend on the long-lived modes only. */
+		if (combo != last) {
+			if (!d.rmq)
+				build_rmq(&d);
+			else {
+				memcpy(d.rmq[0], d.base, p->n * sizeof *d.base);
+				for (int k = 1; k <= d.lg; k++)
+					for (int i = 0; i + (1 << k) <= p->n; i++) {
+						int64_t a = d.rmq[k - 1][i], b = d.rmq[k - 1][i + (1 << (k - 1))];
+						d.rmq[k][i] = a > b ? a : b;
+					}
+			}
+			for (int j = 0; j < d.ns; j++)
+				group_costs(&d, j, &d.grp[(size_t)j * MAXG], h, h2);
+			last = combo;
 		}
 		cost = run_dp(&d, dpb, mode);
 		if (cost < 0)
 			continue;
-		plan_expand(p, mode, tmp);
-		plan_eval(p, tmp, budget);
-		tmp->obj = cost + extra;
-		/* The best measured plan that fits; failing that, the smallest. */
-		if ((tmp->feasible && (!pl->feasible || tmp->time < pl->time)) ||
-		    (!pl->feasible && !tmp->feasible && tmp->peak < pl->peak)) {
-			plan_copy(pl, tmp);
+		if (try_modes(p, mode, budget, tmp, pl)) {
+			pl->obj = cost + extra;
+			memcpy(best, mode, p->n);
 			ok = 1;
 		}
 	}
+	/* Plans of equal peak differ in what the layout makes of them: if none fit, the
+	 * extremes are candidates too, every value swapped or every one recomputed. */
+	for (int m = SWAP; m >= REC && !pl->feasible; m--) {
+		if (m == SWAP && p->bw <= 0)
+			continue;
+		for (int i = 0; i < p->n; i++)
+			mode[i] = d.cand[i] ? m : p->cand[i] ? KEEP : REC;
+		if (try_modes(p, mode, budget, tmp, pl)) {
+			memcpy(best, mode, p->n);
+			ok = 1;
+		}
+	}
+	if (pl->feasible && pl->nsw > 1 && p->n <= 1500)
+		spread_swaps(&d, budget, best, tmp, pl);
 	pl->solver = "tso";
 	pl->stime = plan_clock() - t0;
 	for (int k = 0; d.rmq && k <= d.lg; k++)
 		free(d.rmq[k]);
 	free(d.rmq);
-	free(d.base); free(free_); free(d.s); free(d.fops); free(cuts); free(bnd); free(d.lng); free(d.glong); free(d.endp); free(mode);
+	free(d.grp); free(h); free(h2);
+	free(d.base); free(free_); free(d.s); free(d.fops); free(cuts); free(bnd); free(d.lng); free(d.cand); free(d.glong); free(d.endp); free(mode); free(best);
 	plan_free(tmp);
 	return ok ? 0 : -1;
 }
