@@ -66,7 +66,7 @@ Prob *
 prob_new(const Func *f, const Target *tg)
 {
 	Prob *p = xcalloc(1, sizeof *p);
-	int n = f->nop;
+	int n = f->nop, turn = 0;
 
 	p->f = f;
 	p->n = n;
@@ -122,6 +122,12 @@ prob_new(const Func *f, const Target *tg)
 				push(&p->use[tmp[k]], &p->nuse[tmp[k]], i);
 		}
 	}
+	/* The turn: the first op of the backward proper, the loss's gradient (a constant such as
+	 * its seed may come first, and list scheduling hoists backward reshapes of forward
+	 * values into the forward). */
+	while (turn + 1 < n && (f->op[turn].phase == PH_FWD || p->fwd[turn] || p->ndep[turn] == 0))
+		turn++;
+	p->turn = turn;
 	for (int i = 0; i < n; i++) {
 		const Op *op = &f->op[i];
 		int gap = 0, prev = i;
@@ -148,7 +154,10 @@ prob_new(const Func *f, const Target *tg)
 			}
 			prev = u;
 		}
-		p->cand[i] = p->split[i] < n && gap >= 2;
+		/* Only values read again after the turn are worth planning: one read again only
+		 * later in the forward (a backward reshape list scheduling hoisted) would be
+		 * recomputed for that read and held from there, saving nothing. */
+		p->cand[i] = p->split[i] < n && gap >= 2 && p->lastuse[i] >= turn;
 		if (!p->cand[i]) {
 			p->split[i] = n;
 			p->lastearly[i] = p->lastuse[i];

@@ -26,8 +26,10 @@ typedef struct Prob {
 	int *split;            /* first late use of i, n if none */
 	int *lastearly;        /* last early use of i (i itself if none) */
 	int *lastuse;          /* last use of i, n-1 if a function result */
+	int turn;              /* the first op of the backward proper (the loss's gradient) */
 	int *clob;             /* first op after i that updates a decl i reads: recompute before it */
-	uint8_t *cand;         /* has late uses worth planning (a gap of two ops or more) */
+	uint8_t *cand;         /* has late uses worth planning (a gap of two ops or more, some
+	                        * use after the turn) */
 	uint8_t *isres;        /* a function result (the loss, an output): stays to the end */
 	double bw;             /* host copy bandwidth, bytes/s (tg->copybw); 0: no swaps */
 	double time;           /* modeled seconds of the unplanned step */

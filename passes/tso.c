@@ -4,11 +4,15 @@
  * fills: a Plan. The forward is cut into segments where a single value crosses from one op to
  *        the next (long-lived values such as skip connections and residual streams do not
  *        count: they are kept or swapped as a whole). Between two boundaries j < k the DP
- *        takes one of: segment j kept, segment j swapped, or segments j..k-1 recomputed from
- *        the checkpoint at boundary j (kept or swapped). The state is the bytes stored across
- *        the turn by earlier segments; each transition checks the memory of its own backward
- *        (stored bytes + what it brings back + the rest of the step there). Bytes are counted
- *        in budget/NU units; the plan is then measured exactly, so the caller can tighten. */
+ *        takes one of: segment j kept, segment j swapped, segments j..k-1 recomputed from the
+ *        checkpoint at boundary j (kept or swapped), or the same in two levels (Rotor's
+ *        nesting: the first pass keeps one inner checkpoint, the part before it is recomputed
+ *        again later). The state is the bytes stored across the turn by earlier segments, in
+ *        cells of budget/NU holding exact bytes; each transition checks the memory of its own
+ *        backward op by op: the rest of the step there, the bytes stored, the checkpoints, the
+ *        values recomputed from their first late use to their last, the re-run's transients.
+ *        The plans are then measured exactly (arena after layout), so the caller can tighten;
+ *        swaps are then dropped or spread while the measured plan gets faster. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +21,9 @@
 
 /* NU: budget steps of the state. MAXG: the longest run of segments recomputed from one
  * checkpoint (48 plans as well as 96 did on the examples, deep MLPs and transformers under
- * both cost models, in three quarters of the time). */
-enum { NU = 1024, MAXG = 48 };
+ * both cost models, in three quarters of the time). NESTG: the longest run recomputed in two
+ * levels. */
+enum { NU = 1024, MAXG = 48, NESTG = 16 };
 
 static int
 cmp_desc(const void *a, const void *b, void *span)
@@ -139,11 +144,6 @@ typedef struct Dp {
 	const Prob *p;
 	int ns, nf, *fops;
 	Seg *s;
-	int turn;              /* the first op of the backward proper (the loss's gradient) */
-	uint8_t *cand;         /* a candidate read late after the turn (p->cand less the values
-	                        * read again only later in the forward, such as a backward
-	                        * reshape list scheduling hoisted: recomputing those for that
-	                        * use saves nothing, and the copy is held through the backward) */
 	uint8_t *lng;          /* left out of the cut test */
 	uint8_t *glong;        /* spanning much of the forward: kept or swapped outside the DP */
 	int *endp;             /* the last forward op (index into fops) of each value's early uses */
@@ -152,6 +152,7 @@ typedef struct Dp {
 	int lg;                /* log table for the range maximum */
 	int64_t **rmq;
 	struct Grp *grp;       /* group_costs of every start, MAXG ends each */
+	struct Nest *nest;     /* two-level recomputations of every start, NESTG ends each */
 } Dp;
 
 static double
@@ -205,13 +206,14 @@ build_rmq(Dp *d)
 }
 
 /* Transition kinds. */
-enum { T_KEEP, T_SWAP, T_REC };
+enum { T_KEEP, T_SWAP, T_REC, T_NEST };
 
 typedef struct Cell {
 	double cost;
 	int64_t by;            /* bytes stored across the turn */
 	int from, fm;          /* previous boundary and its cell */
 	uint8_t kind, bswap;   /* transition and whether the checkpoint is swapped */
+	int split;             /* T_NEST: the segment whose checkpoint the first pass keeps */
 } Cell;
 
 static int64_t
@@ -224,7 +226,7 @@ bbytes(const Dp *d, int s)
 static int64_t
 cbytes(const Dp *d, int s)
 {
-	return s < d->ns && d->s[s].b >= 0 && d->cand[d->s[s].b] ? d->p->b[d->s[s].b] : 0;
+	return s < d->ns && d->s[s].b >= 0 && d->p->cand[d->s[s].b] ? d->p->b[d->s[s].b] : 0;
 }
 
 /* What recomputing segments j..k-1 from the checkpoint at j costs, for each k. */
@@ -235,6 +237,8 @@ typedef struct Grp {
 	int64_t rlate;         /* the peak over its backward: the rest of the step, what it holds,
 	                        * the re-run's own peak at its first late use */
 	int64_t keep;          /* the same for the segment kept (k = j + 1 only) */
+	int64_t fpass;         /* the most a re-run of it holds at once, holding nothing after */
+	int r;                 /* the op before which it is recomputed, -1 if nothing is */
 	int64_t esc;           /* bytes of its values read early beyond it: kept */
 } Grp;
 
@@ -250,7 +254,7 @@ typedef struct Held {
 static int
 escapes(const Dp *d, int i, int k)
 {
-	return d->lng[i] && !d->glong[i] && d->cand[i] && k < d->ns && d->endp[i] >= d->s[k].lo;
+	return d->lng[i] && !d->glong[i] && d->p->cand[i] && k < d->ns && d->endp[i] >= d->s[k].lo;
 }
 
 static int
@@ -296,7 +300,7 @@ group_costs(const Dp *d, int j, Grp *grp, Held *h, Held *h2)
 	const Prob *p = d->p;
 	int lo = d->s[j].late0, hi = d->s[j].late1, rlo = p->n, nh = 0;
 	double tr = 0;
-	int64_t fwk = 0, hacc = 0, xi = 0;
+	int64_t fwk = 0, hacc = 0, xi = 0, fp = 0;
 	Held kj = { d->s[j].b >= 0 ? p->lastuse[d->s[j].b] : -1, cbytes(d, j) };
 
 	for (int k = j + 1; k <= d->ns && k - j <= MAXG; k++) {
@@ -314,7 +318,7 @@ group_costs(const Dp *d, int j, Grp *grp, Held *h, Held *h2)
 		}
 		for (int q = sk->lo; q < sk->hi; q++) {
 			int i = d->fops[q];
-			if (d->cand[i] && !d->glong[i] && i != bout) {
+			if (d->p->cand[i] && !d->glong[i] && i != bout) {
 				nh = hold(h, nh, p->lastuse[i], p->b[i]);
 				rlo = rlo < p->split[i] ? rlo : p->split[i];
 			}
@@ -343,11 +347,14 @@ group_costs(const Dp *d, int j, Grp *grp, Held *h, Held *h2)
 		/* At the recomputation: the checkpoint, whatever the re-run holds at its fullest (a
 		 * boundary not read late lives until its next op is re-run), and the next
 		 * checkpoint if it is still needed. */
-		int64_t cross = k - 1 > j && sk->b >= 0 && !d->cand[sk->b] ? p->b[sk->b] : 0;
+		int64_t cross = k - 1 > j && sk->b >= 0 && !d->p->cand[sk->b] ? p->b[sk->b] : 0;
 		int64_t x = max64(xi, hacc + cross + sk->xlast);
 		if (r <= hi || x > 0)
 			g->rlate = max64(g->rlate, rmax(d, r, r) + bbytes(d, j) + x +
 			                 (kk.b && kk.last >= r ? kk.b : 0));
+		g->r = r <= hi ? r : -1;
+		fp = max64(fp, cross + sk->xin);
+		g->fpass = fp;
 		xi = max64(xi, hacc + cross + sk->xin);
 		hacc += sk->hold;
 	}
@@ -368,12 +375,56 @@ seg_excess(const Dp *d, const Seg *g, int bout, int nob)
 			continue;
 		for (int r = g->lo; r <= q; r++) {
 			int i = d->fops[r];
-			if (!(nob && i == bout) && ((d->cand[i] && !d->glong[i]) || d->endp[i] >= q))
+			if (!(nob && i == bout) && ((d->p->cand[i] && !d->glong[i]) || d->endp[i] >= q))
 				live += p->b[i];
 		}
 		pk = max64(pk, live);
 	}
 	return pk;
+}
+
+/* Segments j..k-1 recomputed in two levels, as Rotor's nested DP does: a first pass from
+ * the checkpoint at j runs through them holding only the value entering segment i and what
+ * i..k-1 hold; when the backward reaches segment i, j..i-1 are recomputed again. For each
+ * (j, k) the choices of i that are cheapest for what they need, need ascending. */
+typedef struct Nest {
+	int n;
+	struct { int64_t need; double cost; int i; } e[NESTG];
+} Nest;
+
+static void
+nest_costs(const Dp *d, int j)
+{
+	for (int k = j + 2; k <= d->ns && k - j <= NESTG; k++) {
+		Nest *ne = &d->nest[(size_t)j * NESTG + (k - j - 1)];
+		const Grp *gjk = &d->grp[(size_t)j * MAXG + (k - j - 1)];
+		ne->n = 0;
+		for (int i = j + 1; i < k; i++) {
+			const Grp *gj = &d->grp[(size_t)j * MAXG + (i - j - 1)];
+			const Grp *gi = &d->grp[(size_t)i * MAXG + (k - i - 1)];
+			int64_t need;
+			double cost;
+			int q;
+			/* the second pass must come after the first */
+			if (gi->r < 0 || gj->r <= gi->r)
+				continue;
+			need = max64(max64(gi->rlate + bbytes(d, j), gj->rlate),
+			             rmax(d, gi->r, gi->r) + bbytes(d, j) + gj->fpass);
+			cost = gjk->tr + gj->tr;
+			for (q = ne->n; q > 0 && ne->e[q - 1].need > need; q--)
+				ne->e[q] = ne->e[q - 1];
+			ne->e[q].need = need;
+			ne->e[q].cost = cost;
+			ne->e[q].i = i;
+			ne->n++;
+		}
+		/* keep only what is cheaper than everything needing less */
+		int w = 0;
+		for (int q = 0; q < ne->n; q++)
+			if (w == 0 || ne->e[q].cost < ne->e[w - 1].cost)
+				ne->e[w++] = ne->e[q];
+		ne->n = w;
+	}
 }
 
 /* The DP's memory model is approximate (conservative where copies and recomputations
@@ -397,25 +448,27 @@ relax(Cell *row, double unit, int64_t by, Cell c)
 		*to = c;
 }
 
-/* Run the DP for one choice of long-lived modes (d->grp filled for it); write the modes,
- * return the cost. */
+/* Run the DP for one choice of long-lived modes (d->grp filled for it); write the modes
+ * and, for each group recomputed in two levels from segment j, its split in nsplit[j] (0:
+ * none); return the cost. */
 static double
-run_dp(Dp *d, int64_t budget, uint8_t *mode)
+run_dp(Dp *d, int64_t budget, uint8_t *mode, int *nsplit)
 {
 	const Prob *p = d->p;
-	int ns = d->ns, bi = -1, turn = d->turn;
+	int ns = d->ns, bi = -1, turn = p->turn;
 	double unit = (double)budget / NU, best = 1e300;
 	Cell *c = xmalloc((size_t)(ns + 1) * (NU + 1) * sizeof *c);
 
 	for (size_t k = 0; k < (size_t)(ns + 1) * (NU + 1); k++)
 		c[k].cost = 1e300;
+	memset(nsplit, 0, (ns + 1) * sizeof *nsplit);
 	c[0].cost = 0;
 	c[0].by = 0;
 	for (int j = 0; j < ns; j++) {
 		Seg *sj = &d->s[j];
 		Grp *grp = &d->grp[(size_t)j * MAXG];
 		int64_t bj = bbytes(d, j);
-		int bcand = sj->b >= 0 && d->cand[sj->b];
+		int bcand = sj->b >= 0 && d->p->cand[sj->b];
 		int bswok = bcand && p->bw > 0 && !d->noswap;
 		double bsw = bswok ? swap_cost(p, sj->b) : 0;
 		/* segment j alone, its values held: the group of one with them kept */
@@ -444,21 +497,34 @@ run_dp(Dp *d, int64_t budget, uint8_t *mode)
 						cost += bs ? bsw : 0;
 						stored += (bcand && !bs ? bj : 0) + (kind == T_KEEP ? sj->kin : 0);
 						relax(&c[(size_t)(j + 1) * (NU + 1)], unit, mb + stored,
-						      (Cell){ cost, 0, j, m, (uint8_t)kind, (uint8_t)bs });
+						      (Cell){ cost, 0, j, m, (uint8_t)kind, (uint8_t)bs, 0 });
 					}
-			/* Segments j..k-1 recomputed from the checkpoint at j. */
+			/* Segments j..k-1 recomputed from the checkpoint at j, in one level or two. */
 			for (int k = j + 1; k <= ns && k - j <= MAXG; k++) {
 				Grp *gr = &grp[k - j - 1];
-				/* the backward's peak only grows with k: no longer group fits either */
-				if (mb + gr->late > budget)
+				/* the one level's backward peak only grows with k: no longer group fits
+				 * either, in one level */
+				int one = mb + gr->late <= budget && mb + gr->rlate <= budget;
+				if (mb + gr->late > budget && k - j >= NESTG)
 					break;
-				if (mb + gr->fw + gr->esc > budget || mb + gr->rlate > budget)
+				if (mb + gr->fw + gr->esc > budget)
 					continue;
 				for (int bs = 0; bs < 2; bs++) {
 					if (bs && !bswok)
 						continue;
-					relax(&c[(size_t)k * (NU + 1)], unit, mb + (bs ? 0 : bj) + gr->esc,
-					      (Cell){ from->cost + gr->tr + (bs ? bsw : 0), 0, j, m, T_REC, (uint8_t)bs });
+					if (one)
+						relax(&c[(size_t)k * (NU + 1)], unit, mb + (bs ? 0 : bj) + gr->esc,
+						      (Cell){ from->cost + gr->tr + (bs ? bsw : 0), 0, j, m, T_REC, (uint8_t)bs, 0 });
+					if (k - j >= 2 && k - j <= NESTG) {
+						Nest *ne = &d->nest[(size_t)j * NESTG + (k - j - 1)];
+						int q = ne->n - 1;
+						while (q >= 0 && mb + ne->e[q].need > budget)
+							q--;
+						if (q >= 0)
+							relax(&c[(size_t)k * (NU + 1)], unit, mb + (bs ? 0 : bj) + gr->esc,
+							      (Cell){ from->cost + ne->e[q].cost + (bs ? bsw : 0), 0, j, m, T_NEST,
+							              (uint8_t)bs, ne->e[q].i });
+					}
 				}
 			}
 		}
@@ -478,10 +544,10 @@ run_dp(Dp *d, int64_t budget, uint8_t *mode)
 				Seg *ss = &d->s[s];
 				for (int q = ss->lo; q < ss->hi; q++) {
 					int i = d->fops[q];
-					if (!d->cand[i] || d->glong[i] || (s + 1 < ns && i == d->s[s + 1].b))
+					if (!d->p->cand[i] || d->glong[i] || (s + 1 < ns && i == d->s[s + 1].b))
 						continue;
 					mode[i] = e->kind == T_KEEP ? KEEP : e->kind == T_SWAP ? SWAP : REC;
-					if (e->kind == T_REC && escapes(d, i, k))
+					if (e->kind >= T_REC && escapes(d, i, k))
 						mode[i] = KEEP;
 				}
 				if (s > j && ss->b >= 0)
@@ -491,9 +557,10 @@ run_dp(Dp *d, int64_t budget, uint8_t *mode)
 				int b = d->s[j].b;
 				if (e->bswap)
 					mode[b] = SWAP;
-				else if (d->cand[b] || e->kind == T_REC)
+				else if (d->p->cand[b] || e->kind >= T_REC)
 					mode[b] = KEEP;
 			}
+			nsplit[j] = e->kind == T_NEST ? e->split : 0;
 			k = j;
 			m = e->fm;
 		}
@@ -502,12 +569,43 @@ run_dp(Dp *d, int64_t budget, uint8_t *mode)
 	return bi >= 0 ? best : -1;
 }
 
+/* Modes into a schedule; then the groups recomputed in two levels (nsplit, may be NULL):
+ * what the first pass recomputed of segments j..i-1 is recomputed again where the backward
+ * first needs any of it, so that the first pass's instances die with it. Not past an update
+ * of what the op reads: that instance is then held instead. */
+static void
+expand(const Dp *d, const uint8_t *mode, const int *nsplit, Plan *pl)
+{
+	const Prob *p = d->p;
+	size_t n = p->n;
+
+	plan_expand(p, mode, pl);
+	for (int j = 0; nsplit && j < d->ns; j++) {
+		int i = nsplit[j], r2;
+		if (!i)
+			continue;
+		r2 = d->grp[(size_t)j * MAXG + (i - j - 1)].r;
+		for (int q = d->s[j].lo; q < d->s[i].lo; q++) {
+			int o = d->fops[q], first = 0;
+			if (o == d->s[i].b || r2 >= p->clob[o])
+				continue;
+			for (int t = 0; t < r2 && !first; t++)
+				first = pl->rec[t * n + o];
+			if (first)
+				pl->rec[r2 * n + o] = 1;
+		}
+	}
+}
+
 /* Expand and measure modes; keep the plan in pl if it is the fastest that fits (the arena
  * after layout, which the budget holds) or, while none fits, the smallest. 1 if kept. */
 static int
-try_modes(const Prob *p, const uint8_t *mode, int64_t budget, Plan *tmp, Plan *pl)
+try_modes(const Dp *d, const uint8_t *mode, const int *nsplit, int64_t budget, Plan *tmp,
+          Plan *pl)
 {
-	plan_expand(p, mode, tmp);
+	const Prob *p = d->p;
+
+	expand(d, mode, nsplit, tmp);
 	plan_eval(p, tmp, budget);
 	if (tmp->feasible && (!pl->feasible || tmp->time < pl->time)) {
 		Func *g = remat(p, tmp);
@@ -529,7 +627,7 @@ try_modes(const Prob *p, const uint8_t *mode, int64_t budget, Plan *tmp, Plan *p
 enum { MAXMOVE = 48 };
 
 static void
-spread_swaps(const Dp *d, int64_t budget, uint8_t *best, Plan *tmp, Plan *pl)
+spread_swaps(const Dp *d, int64_t budget, uint8_t *best, const int *nsplit, Plan *tmp, Plan *pl)
 {
 	const Prob *p = d->p;
 	int n = p->n, tries = 0, *dist = xmalloc((n + 1) * sizeof *dist), *ord = xmalloc((n + 1) * sizeof *ord);
@@ -540,27 +638,27 @@ spread_swaps(const Dp *d, int64_t budget, uint8_t *best, Plan *tmp, Plan *pl)
 		moved = 0;
 		/* distance of each kept candidate to the nearest swapped value, in ops */
 		for (int i = 0, last = -n; i < n; i++) {
-			if (best[i] == SWAP && d->cand[i])
+			if (best[i] == SWAP && d->p->cand[i])
 				last = i;
 			dist[i] = i - last;
 		}
 		for (int i = n - 1, next = 2 * n; i >= 0; i--) {
-			if (best[i] == SWAP && d->cand[i])
+			if (best[i] == SWAP && d->p->cand[i])
 				next = i;
 			if (next - i < dist[i])
 				dist[i] = next - i;
-			if (d->cand[i] && best[i] == KEEP && !d->glong[i])
+			if (d->p->cand[i] && best[i] == KEEP && !d->glong[i])
 				ord[no++] = i;
 		}
 		qsort_r(ord, no, sizeof *ord, cmp_desc, dist);
 		for (int v = 0; v < n && !moved && tries < MAXMOVE; v++) {
-			if (best[v] != SWAP || !d->cand[v] || d->glong[v])
+			if (best[v] != SWAP || !d->p->cand[v] || d->glong[v])
 				continue;
 			/* dropped, if the budget does without it */
 			memcpy(mode, best, n);
 			mode[v] = KEEP;
 			tries++;
-			if (try_modes(p, mode, budget, tmp, pl) && pl->feasible) {
+			if (try_modes(d, mode, nsplit, budget, tmp, pl) && pl->feasible) {
 				memcpy(best, mode, n);
 				moved = 1;
 			}
@@ -572,7 +670,7 @@ spread_swaps(const Dp *d, int64_t budget, uint8_t *best, Plan *tmp, Plan *pl)
 				mode[v] = KEEP;
 				mode[u] = SWAP;
 				tries++;
-				if (try_modes(p, mode, budget, tmp, pl) && pl->feasible) {
+				if (try_modes(d, mode, nsplit, budget, tmp, pl) && pl->feasible) {
 					memcpy(best, mode, n);
 					moved = 1;
 				}
@@ -592,22 +690,16 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 	int64_t *free_;
 	Held *h, *h2;
 	uint8_t *mode = xmalloc(p->n + 1), *best = xmalloc(p->n + 1);
+	int *nsplit, *bestsplit;
 	Plan *tmp = plan_new(p);
 	double t0 = plan_clock();
 
 	d.ns = tso_segments(p, &d.fops, &d.nf, &cuts, &bnd, &d.endp, &d.lng);
-	/* (a constant such as the loss's seed gradient may come first) */
-	while (d.turn + 1 < p->n && (p->f->op[d.turn].phase == PH_FWD || p->fwd[d.turn] ||
-	                             p->ndep[d.turn] == 0))
-		d.turn++;
-	d.cand = xcalloc(p->n + 1, 1);
-	for (int i = 0; i < p->n; i++)
-		d.cand[i] = p->cand[i] && p->lastuse[i] >= d.turn;
 	/* Values spanning a third of the forward or more are decided outside the DP. */
 	d.glong = xcalloc(p->n + 1, 1);
 	for (int q = 0; q < d.nf; q++) {
 		int i = d.fops[q], lim = d.nf / 3 > 8 ? d.nf / 3 : 8;
-		d.glong[i] = d.lng[i] && d.cand[i] && d.endp[i] - q >= lim;
+		d.glong[i] = d.lng[i] && p->cand[i] && d.endp[i] - q >= lim;
 	}
 	d.s = xcalloc(d.ns + 1, sizeof *d.s);
 	for (int s = 0; s < d.ns; s++) {
@@ -627,7 +719,7 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 			int i = d.fops[q];
 			if (i != bout)
 				g->trec += p->t[i];
-			if (!d.cand[i] || d.glong[i])
+			if (!p->cand[i] || d.glong[i])
 				continue;
 			if (p->split[i] < g->late0) g->late0 = p->split[i];
 			if (p->lastuse[i] > g->late1) g->late1 = p->lastuse[i];
@@ -636,26 +728,29 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 			g->kin += p->b[i];
 			g->tsw += swap_cost(p, i);
 		}
-		if (g->b >= 0 && d.cand[g->b]) {
+		if (g->b >= 0 && p->cand[g->b]) {
 			if (p->split[g->b] < g->late0) g->late0 = p->split[g->b];
 			if (p->lastuse[g->b] > g->late1) g->late1 = p->lastuse[g->b];
 		}
-		g->hold = g->kin + (bout >= 0 && d.cand[bout] ? p->b[bout] : 0);
+		g->hold = g->kin + (bout >= 0 && p->cand[bout] ? p->b[bout] : 0);
 		g->xin = seg_excess(&d, g, bout, 0);
 		g->xlast = seg_excess(&d, g, bout, 1);
 	}
 	/* What no decision moves: live bytes less the late parts of the candidates. */
 	free_ = xcalloc(p->n + 2, sizeof *free_);
 	for (int i = 0; i < p->n; i++)
-		if (d.cand[i]) {
+		if (p->cand[i]) {
 			free_[p->lastearly[i] + 1] += p->b[i];
 			free_[p->lastuse[i] + 1] -= p->b[i];
 		}
 	for (int i = 0; i < p->n; i++)
-		if (d.cand[i] && d.glong[i] && nlc < 6)
+		if (p->cand[i] && d.glong[i] && nlc < 6)
 			lc[nlc++] = i;
 	d.base = xmalloc((p->n + 1) * sizeof *d.base);
 	d.grp = xmalloc(((size_t)d.ns * MAXG + 1) * sizeof *d.grp);
+	d.nest = xmalloc(((size_t)d.ns * NESTG + 1) * sizeof *d.nest);
+	nsplit = xcalloc(d.ns + 1, sizeof *nsplit);
+	bestsplit = xcalloc(d.ns + 1, sizeof *bestsplit);
 	h = xmalloc((p->n + 1) * sizeof *h);
 	h2 = xmalloc((p->n + 1) * sizeof *h2);
 	pl->feasible = 0;
@@ -685,7 +780,7 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 			mode[i] = p->cand[i] ? KEEP : REC;
 		for (int i = 0; i < p->n; i++) {
 			int sw = 0;
-			if (!d.cand[i] || !d.glong[i])
+			if (!p->cand[i] || !d.glong[i])
 				continue;
 			for (int q = 0; q < nlc; q++)
 				if (lc[q] == i && (combo >> q & 1))
@@ -709,14 +804,17 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 			}
 			for (int j = 0; j < d.ns; j++)
 				group_costs(&d, j, &d.grp[(size_t)j * MAXG], h, h2);
+			for (int j = 0; j < d.ns; j++)
+				nest_costs(&d, j);
 			last = combo;
 		}
-		cost = run_dp(&d, dpb, mode);
+		cost = run_dp(&d, dpb, mode, nsplit);
 		if (cost < 0)
 			continue;
-		if (try_modes(p, mode, budget, tmp, pl)) {
+		if (try_modes(&d, mode, nsplit, budget, tmp, pl)) {
 			pl->obj = cost + extra;
 			memcpy(best, mode, p->n);
+			memcpy(bestsplit, nsplit, (d.ns + 1) * sizeof *nsplit);
 			ok = 1;
 		}
 	}
@@ -726,21 +824,22 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 		if (m == SWAP && p->bw <= 0)
 			continue;
 		for (int i = 0; i < p->n; i++)
-			mode[i] = d.cand[i] ? m : p->cand[i] ? KEEP : REC;
-		if (try_modes(p, mode, budget, tmp, pl)) {
+			mode[i] = p->cand[i] ? m : REC;
+		if (try_modes(&d, mode, NULL, budget, tmp, pl)) {
 			memcpy(best, mode, p->n);
+			memset(bestsplit, 0, (d.ns + 1) * sizeof *bestsplit);
 			ok = 1;
 		}
 	}
 	if (pl->feasible && pl->nsw > 1 && p->n <= 1500)
-		spread_swaps(&d, budget, best, tmp, pl);
+		spread_swaps(&d, budget, best, bestsplit, tmp, pl);
 	pl->solver = "tso";
 	pl->stime = plan_clock() - t0;
 	for (int k = 0; d.rmq && k <= d.lg; k++)
 		free(d.rmq[k]);
 	free(d.rmq);
-	free(d.grp); free(h); free(h2);
-	free(d.base); free(free_); free(d.s); free(d.fops); free(cuts); free(bnd); free(d.lng); free(d.cand); free(d.glong); free(d.endp); free(mode); free(best);
+	free(d.grp); free(d.nest); free(nsplit); free(bestsplit); free(h); free(h2);
+	free(d.base); free(free_); free(d.s); free(d.fops); free(cuts); free(bnd); free(d.lng); free(d.glong); free(d.endp); free(mode); free(best);
 	plan_free(tmp);
 	return ok ? 0 : -1;
 }
