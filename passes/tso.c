@@ -578,23 +578,34 @@ expand(const Dp *d, const uint8_t *mode, const int *nsplit, Plan *pl)
 {
 	const Prob *p = d->p;
 	size_t n = p->n;
+	uint8_t *need = NULL;
 
 	plan_expand(p, mode, pl);
 	for (int j = 0; nsplit && j < d->ns; j++) {
 		int i = nsplit[j], r2;
 		if (!i)
 			continue;
+		if (!need)
+			need = xcalloc(n + 1, 1);
 		r2 = d->grp[(size_t)j * MAXG + (i - j - 1)].r;
-		for (int q = d->s[j].lo; q < d->s[i].lo; q++) {
+		/* what is read from r2 on, and what that needs within the run */
+		for (int q = d->s[i].lo - 1; q >= d->s[j].lo; q--) {
 			int o = d->fops[q], first = 0;
+			need[o] = 0;
 			if (o == d->s[i].b || r2 >= p->clob[o])
 				continue;
 			for (int t = 0; t < r2 && !first; t++)
 				first = pl->rec[t * n + o];
-			if (first)
+			need[o] = first && p->cand[o] && p->lastuse[o] >= r2;
+			for (int u = 0; first && u < p->nuse[o] && !need[o]; u++)
+				need[o] = need[p->use[o][u]];
+			if (need[o])
 				pl->rec[r2 * n + o] = 1;
 		}
+		for (int q = d->s[j].lo; q < d->s[i].lo; q++)
+			need[d->fops[q]] = 0;
 	}
+	free(need);
 }
 
 /* Expand and measure modes; keep the plan in pl if it is the fastest that fits (the arena
