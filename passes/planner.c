@@ -122,7 +122,8 @@ solve(Prob *p, const char *solver, int64_t B, double tlim)
 			b = plan_new(p);
 			if ((p->n > ILP_MAXN ? solve_ilp_blocks(p, B, tlim, ok ? a : NULL, b) :
 			     solve_ilp(p, B, tlim, ok ? a : NULL, b)) == 0 &&
-			    (!ok || (b->feasible && ((b->gap >= 0 && b->gap <= 1e-9) || better(b, a))))) {
+			    (!ok || (b->feasible && ((b->gap >= 0 && b->gap <= 1e-9 && !better(a, b)) ||
+			                             better(b, a))))) {
 				b->stime += a->stime;
 				plan_free(a);
 				return b;
