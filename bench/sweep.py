@@ -250,7 +250,7 @@ def sweep():
 
     # Compile time against graph size: the deep MLP at growing depth, tso and ilp, 75% budget.
     scal = []
-    for L in ([8, 40] if QUICK else [8, 20, 40, 100, 200, 420]):
+    for L in ([8, 40] if QUICK else [8, 20, 40, 100, 200, 420, 510]):
         for solver in ["tso", "ilp"]:
             cmd = [MTC, os.path.join(SRC, "examples", "mlp.tdsl"), "-D", "L=%d" % L] + COST + \
                 ["--solver=" + solver, "--solver-time=5", "--mem-budget=75%", "--emit=schedule",
