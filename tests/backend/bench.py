@@ -29,65 +29,14 @@ def median(a):
 
 def torch_step(name, threads, steps, K):
     import torch
-    import torch.nn.functional as F
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+    from torchmodels import build
     torch.set_num_threads(threads)
     torch.manual_seed(0)
-
-    def P(*shape, std=0.02, fill=None):
-        t = torch.full(shape, fill) if fill is not None else torch.randn(shape) * std
-        return t.requires_grad_()
-
-    if name == "mlp":
-        B, IN, D, L, C = K["B"], K["IN"], K["D"], K["L"], K["C"]
-        w0, b0, wo = P(IN, D, std=0.125), P(D, fill=0.0), P(D, C, std=0.1)
-        ws = [(P(D, D, std=0.125), P(D, fill=0.0)) for _ in range(L)]
-        x, y = torch.randn(B, IN), torch.randint(0, C, (B,))
-        def loss():
-            h = F.relu(x @ w0 + b0)
-            for w, b in ws:
-                h = F.relu(h @ w + b)
-            return F.cross_entropy(h @ wo, y)
-        ps = [w0, b0, wo] + [t for p in ws for t in p]
-        opt = torch.optim.SGD(ps, lr=0.05, momentum=0.9)
-    elif name == "skipnet":
-        B, IN, D, N, O = K["B"], K["IN"], K["D"], K["N"], K["O"]
-        win, bin_ = P(IN, D, std=0.1), P(D, fill=0.0)
-        wmix, wout = P(2 * D, D, std=0.05), P(D, O, std=0.1)
-        ws = [(P(D, D, std=0.05), P(D, fill=0.0)) for _ in range(N)]
-        x, y = torch.randn(B, IN), torch.randn(B, O)
-        def loss():
-            h0 = torch.sigmoid(x @ win + bin_)
-            h = h0
-            for w, b in ws:
-                h = h + torch.tanh(h @ w + b)
-            return F.mse_loss(F.relu(torch.cat([h, h0], 1) @ wmix) @ wout, y)
-        ps = [win, bin_, wmix, wout] + [t for p in ws for t in p]
-        opt = torch.optim.SGD(ps, lr=0.01)
-    else:
-        B, S, D, H, V, L = K["B"], K["S"], K["D"], K["H"], K["V"], K["L"]
-        HD, FF = D // H, 4 * D
-        emb, pos = P(V, D), P(S, D)
-        gf, bf, hw = P(D, fill=1.0), P(D, fill=0.0), P(D, V)
-        blocks = [(P(D, fill=1.0), P(D, fill=0.0), P(D, D), P(D, D), P(D, D), P(D, D),
-                   P(D, fill=1.0), P(D, fill=0.0), P(D, FF), P(FF, fill=0.0), P(FF, D),
-                   P(D, fill=0.0)) for _ in range(L)]
-        tok, tgt = torch.randint(0, V, (B, S)), torch.randint(0, V, (B, S))
-        mask = torch.triu(torch.full((S, S), -1e9), 1)
-        def attn(x, wq, wk, wv, wo):
-            q = (x @ wq).reshape(B, S, H, HD).permute(0, 2, 1, 3)
-            k = (x @ wk).reshape(B, S, H, HD).permute(0, 2, 3, 1)
-            v = (x @ wv).reshape(B, S, H, HD).permute(0, 2, 1, 3)
-            p = torch.softmax(q @ k * 0.25 + mask, dim=-1)
-            return (p @ v).permute(0, 2, 1, 3).reshape(B, S, D) @ wo
-        def loss():
-            x = F.embedding(tok, emb) + pos
-            for g1, b1, wq, wk, wv, wo, g2, b2, w1, c1, w2, c2 in blocks:
-                x = x + attn(F.layer_norm(x, (D,), g1, b1), wq, wk, wv, wo)
-                x = x + F.gelu(F.layer_norm(x, (D,), g2, b2) @ w1 + c1, approximate="tanh") @ w2 + c2
-            lg = F.layer_norm(x, (D,), gf, bf) @ hw
-            return F.cross_entropy(lg.reshape(B * S, V), tgt.reshape(-1))
-        ps = [emb, pos, gf, bf, hw] + [t for p in blocks for t in p]
-        opt = torch.optim.Adam(ps, lr=0.001)
+    m = build(name, lambda n, v: K[n])
+    first, head, opt = m["first"], m["head"], m["opt"]
+    seq = torch.nn.Sequential(*m["layers"])
+    loss = lambda: head(seq(first()))
 
     def step():
         opt.zero_grad(set_to_none=True)
