@@ -223,6 +223,29 @@ smaller(const Rx *x)
 	       (x->tr.arena == x->cur.arena && x->tr.excess < x->cur.excess);
 }
 
+/* Does the current plan hold i's value on the accelerator at op t (or t + 1: the peak may
+ * be at an op the plan inserted) beyond its early uses, so a change to i can lower it? */
+static int
+held(const Rx *x, int i, int t)
+{
+	const Prob *p = x->p;
+	const Plan *pl = x->cur.pl;
+
+	if (t + 1 <= p->lastearly[i] || t > p->lastuse[i])
+		return 0;
+	if (x->mode[i] == REC) {
+		for (int u = 0; u <= t + 1 && u < x->n; u++)
+			if (pl->rec[(size_t)u * x->n + i])
+				return 1;
+		return 0;
+	}
+	if (x->mode[i] == SWAP)
+		for (int k = 0; k < pl->nsw; k++)
+			if (pl->sw[k].op == i)
+				return t <= pl->sw[k].outwait || t + 1 >= pl->sw[k].in;
+	return 1;
+}
+
 /* One step down: of the changes to the values live across the peak (a value swapped, placed
  * for memory, recomputed), the one that buys the most bytes per second it costs (greedy, as
  * a knapsack by ratio); the fastest trial that fits on the way is kept in *fit. 0 if no
@@ -240,7 +263,7 @@ tighten_step(Rx *x, St *fit, uint8_t *fmode, float *flin, float *flout, int all)
 	build(x, &x->cur);
 
 	for (int i = 0; (all || i <= t) && i < x->n && x->nev < MAXEV; i++) {
-		if (!p->cand[i] || (!all && p->lastuse[i] < t))
+		if (!p->cand[i] || (!all && !held(x, i, t)))
 			continue;
 		for (int m = REC; m <= SWAP; m++)
 			for (int k = 0; k < (m == SWAP ? 4 : 1); k++) {
