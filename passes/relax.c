@@ -9,20 +9,22 @@
  *        value at a time around its peak until it fits; a plan that fits is relaxed one value
  *        at a time (a swap dropped, recomputed instead, or placed back toward time, by
  *        bisection), each change kept only when the measured plan (remat, liveness, layout,
- *        the cost model) still fits and is faster. */
+ *        the cost model) still fits and is faster. Layout, the costly part, runs only for
+ *        trials whose live peak fits and that would be kept. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "passes.h"
 
 enum {
-	MAXEV = 4000,       /* evaluations per start: bounds the compile time on large steps */
+	WORK = 1600000,     /* measurements times ops per start: bounds the compile time */
 	NBIS = 3,           /* bisection steps per end of a swap */
 };
 
 typedef struct St {
 	Plan *pl;
-	int64_t arena;
+	Func *g;            /* the planned step, kept for its layout */
+	int64_t arena;      /* -1 until laid out */
 	int64_t excess;     /* live bytes over Rx.thr, summed over the ops: what is left to cut */
 	int peak;           /* the step's op at the planned step's live peak */
 } St;
@@ -30,23 +32,29 @@ typedef struct St {
 typedef struct Rx {
 	Prob *p;
 	int64_t budget;
-	int n, nev;
+	int n, nev, maxev;
 	int64_t thr;        /* the live bytes that would fit, at the current plan's fragmentation */
 	uint8_t *mode;      /* of the current state; changed in place by a trial */
 	float *lin, *lout;
-	St cur, tr;
+	St cur, tr, fit;    /* fit: the fastest trial that fitted while tightening */
 } Rx;
 
-/* Build the plan of x's modes and placements into s and measure it as plan_step will. */
+static void
+drop(St *s)
+{
+	func_free(s->g);          /* its struct and names stay in the module's arena */
+	s->g = NULL;
+}
+
+/* Build the plan of x's modes and placements into s and measure its time and live bytes as
+ * plan_step will; its arena waits for arena(). */
 static void
 build(Rx *x, St *s)
 {
 	const Prob *p = x->p;
 	Plan *pl = s->pl;
-	Func *g;
 	Live l;
 	Cost c;
-	Layout lay;
 	int t = -1;
 
 	plan_expand(p, x->mode, pl);
@@ -54,25 +62,64 @@ build(Rx *x, St *s)
 		Swap *w = &pl->sw[k];
 		plan_place_swap_at(p, w->op, w->inwait, x->lin[w->op], x->lout[w->op], w);
 	}
-	g = remat(p, pl);
-	live_fill(&l, g);
-	cost_fill(&c, g, p->tg);
+	drop(s);
+	s->g = remat(p, pl);
+	live_fill(&l, s->g);
+	cost_fill(&c, s->g, p->tg);
 	pl->peak = l.peak;
 	pl->time = c.total;
+	pl->feasible = 0;
 	/* The peak in the step's numbering: the ops the plan inserted do not count. */
-	for (int k = 0; k <= l.peakop && k < g->nop; k++)
-		t += g->op[k].phase != PH_REC && g->op[k].phase != PH_MEM;
+	for (int k = 0; k <= l.peakop && k < s->g->nop; k++)
+		t += s->g->op[k].phase != PH_REC && s->g->op[k].phase != PH_MEM;
 	s->peak = t < 0 ? 0 : t;
 	s->excess = 0;
-	for (int k = 0; k < g->nop; k++)
+	for (int k = 0; k < s->g->nop; k++)
 		s->excess += l.at[k] > x->thr ? l.at[k] - x->thr : 0;
-	layout(&lay, g, &l, p->tg->align);
-	s->arena = lay.arena;
-	pl->feasible = s->arena <= x->budget;
+	s->arena = -1;
 	live_free(&l);
 	cost_free(&c);
-	func_free(g);
 	x->nev++;
+}
+
+/* Does s fit? Its arena is laid out once, only if its live peak fits. */
+static int
+fits(Rx *x, St *s)
+{
+	Live l;
+	Layout lay;
+
+	if (s->pl->peak > x->budget)
+		return 0;
+	if (s->arena < 0) {
+		live_fill(&l, s->g);
+		layout(&lay, s->g, &l, x->p->tg->align);
+		live_free(&l);
+		s->arena = lay.arena;
+		s->pl->feasible = s->arena <= x->budget;
+		x->nev++;
+	}
+	return s->pl->feasible;
+}
+
+static int64_t
+arena(Rx *x, St *s)
+{
+	int64_t b = x->budget;
+
+	x->budget = INT64_MAX;
+	fits(x, s);
+	x->budget = b;
+	s->pl->feasible = s->arena <= b;
+	return s->arena;
+}
+
+static void
+swap_st(St *a, St *b)
+{
+	St t = *a;
+	*a = *b;
+	*b = t;
 }
 
 /* The state of a solver's plan: its values' modes, its swaps' placements. */
@@ -99,45 +146,50 @@ load(Rx *x, const Plan *src)
 			x->lout[w->op] = (float)(w->outwait - w->out) / (float)(tm.outwait - tm.out);
 	}
 	build(x, &x->cur);
+	arena(x, &x->cur);
 }
 
-/* Try value i in mode m placed at (li, lo): kept if ok() says the trial beats the current
- * state, else undone. */
-static int
-try(Rx *x, int i, int m, float li, float lo, int (*ok)(const Rx *))
+/* Set value i to mode m placed at (li, lo); returns the old setting in *o. */
+static void
+set(Rx *x, int i, int m, float li, float lo, float o[3])
 {
-	uint8_t om = x->mode[i];
-	float oi = x->lin[i], oo = x->lout[i];
-	St t;
-
-	if (om == m && (m != SWAP || (oi == li && oo == lo)))
-		return 0;
+	if (o) {
+		o[0] = x->mode[i];
+		o[1] = x->lin[i];
+		o[2] = x->lout[i];
+	}
 	x->mode[i] = (uint8_t)m;
 	x->lin[i] = li;
 	x->lout[i] = lo;
-	build(x, &x->tr);
-	if (ok(x)) {
-		t = x->cur;
-		x->cur = x->tr;
-		x->tr = t;
-		return 1;
-	}
-	x->mode[i] = om;
-	x->lin[i] = oi;
-	x->lout[i] = oo;
-	return 0;
 }
 
-/* Relaxing: the trial fits and is faster. */
+/* Relaxing: the trial is faster and fits. */
 static int
-faster(const Rx *x)
+faster(Rx *x)
 {
-	return x->tr.pl->feasible && x->tr.pl->time < x->cur.pl->time * (1 - 1e-12);
+	return x->tr.pl->time < x->cur.pl->time * (1 - 1e-12) && fits(x, &x->tr);
+}
+
+/* Try value i in mode m placed at (li, lo): kept if faster, else undone. */
+static int
+try(Rx *x, int i, int m, float li, float lo)
+{
+	float o[3];
+
+	if (x->mode[i] == m && (m != SWAP || (x->lin[i] == li && x->lout[i] == lo)))
+		return 0;
+	set(x, i, m, li, lo, o);
+	build(x, &x->tr);
+	if (faster(x)) {
+		swap_st(&x->cur, &x->tr);
+		return 1;
+	}
+	set(x, i, (int)o[0], o[1], o[2], NULL);
+	return 0;
 }
 
 typedef struct Mv {
 	int i, m;
-	float li, lo;
 	double score;       /* seconds saved per byte it costs */
 } Mv;
 
@@ -149,8 +201,8 @@ by_score(const void *a, const void *b)
 }
 
 /* Each round scores every single change toward time (a swap dropped, recomputed instead or
- * placed for time; a recomputation dropped) by the seconds it saves per byte it adds, then
- * applies them best first, each kept if the plan still fits and is faster (a greedy
+ * placed for time; a recomputation dropped) by the seconds it saves per live byte it adds,
+ * then applies them best first, each kept if the plan still fits and is faster (a greedy
  * knapsack: a cheap early change must not take the room of a better one); then each swap
  * left placed for memory has its ends moved toward time by bisection. */
 static void
@@ -158,51 +210,42 @@ relax(Rx *x)
 {
 	const Prob *p = x->p;
 	Mv *mv = xmalloc((3 * x->n + 1) * sizeof *mv);
-	static const float tm[2] = { 1, 1 };
 
-	for (int round = 0, any = 1; any && round < 4 && x->nev < MAXEV; round++) {
+	for (int round = 0, any = 1; any && round < 4 && x->nev < x->maxev; round++) {
 		int nm = 0;
 		any = 0;
-		for (int i = 0; i < x->n && x->nev < MAXEV; i++) {
-			uint8_t om = x->mode[i];
+		for (int i = 0; i < x->n && x->nev < x->maxev; i++) {
+			int om = x->mode[i];
 			if (!p->cand[i] || om == KEEP)
 				continue;
 			for (int m = KEEP; m <= SWAP; m++) {
-				float oi = x->lin[i], oo = x->lout[i];
+				float o[3];
 				int64_t db;
-				if (m == om && (m != SWAP || (oi == tm[0] && oo == tm[1])))
+				if (m == om && (m != SWAP || (x->lin[i] == 1 && x->lout[i] == 1)))
 					continue;
 				if ((m == REC && om != SWAP) || (m == SWAP && p->bw <= 0))
 					continue;
-				x->mode[i] = (uint8_t)m;
-				x->lin[i] = tm[0];
-				x->lout[i] = tm[1];
+				set(x, i, m, 1, 1, o);
 				build(x, &x->tr);
-				x->mode[i] = om;
-				x->lin[i] = oi;
-				x->lout[i] = oo;
-				if (!faster(x))
+				set(x, i, (int)o[0], o[1], o[2], NULL);
+				if (x->tr.pl->time >= x->cur.pl->time * (1 - 1e-12) || x->tr.pl->peak > x->budget)
 					continue;
-				db = x->tr.arena - x->cur.arena;
-				if (x->tr.pl->peak - x->cur.pl->peak > db)
-					db = x->tr.pl->peak - x->cur.pl->peak;
-				mv[nm++] = (Mv){ i, m, tm[0], tm[1],
-				                 (x->cur.pl->time - x->tr.pl->time) / (double)(db > 1 ? db : 1) };
+				db = x->tr.pl->peak - x->cur.pl->peak;
+				mv[nm++] = (Mv){ i, m, (x->cur.pl->time - x->tr.pl->time) / (double)(db > 1 ? db : 1) };
 			}
 		}
 		qsort(mv, nm, sizeof *mv, by_score);
-		for (int k = 0; k < nm && x->nev < MAXEV; k++)
-			any |= try(x, mv[k].i, mv[k].m, mv[k].li, mv[k].lo, faster);
+		for (int k = 0; k < nm && x->nev < x->maxev; k++)
+			any |= try(x, mv[k].i, mv[k].m, 1, 1);
 		/* Each end by bisection: as close to time as still fits. */
-		for (int i = 0; i < x->n && x->nev < MAXEV; i++) {
+		for (int i = 0; i < x->n && x->nev < x->maxev; i++) {
 			if (x->mode[i] != SWAP)
 				continue;
 			for (int e = 0; e < 2; e++) {
 				float lo = e ? x->lout[i] : x->lin[i], hi = 1;
 				for (int b = 0; b < NBIS && hi - lo > 1e-3; b++) {
 					float mid = (lo + hi) / 2;
-					if (e ? try(x, i, SWAP, x->lin[i], mid, faster) :
-					    try(x, i, SWAP, mid, x->lout[i], faster)) {
+					if (e ? try(x, i, SWAP, x->lin[i], mid) : try(x, i, SWAP, mid, x->lout[i])) {
 						lo = mid;
 						any = 1;
 					} else
@@ -212,15 +255,6 @@ relax(Rx *x)
 		}
 	}
 	free(mv);
-}
-
-/* Tightening: the trial's arena is smaller, or as large with less live memory over what
- * would fit (a peak that several ops reach goes down one op at a time). */
-static int
-smaller(const Rx *x)
-{
-	return x->tr.arena < x->cur.arena ||
-	       (x->tr.arena == x->cur.arena && x->tr.excess < x->cur.excess);
 }
 
 /* Does the current plan hold i's value on the accelerator at op t (or t + 1: the peak may
@@ -246,12 +280,12 @@ held(const Rx *x, int i, int t)
 	return 1;
 }
 
-/* One step down: of the changes to the values live across the peak (a value swapped, placed
- * for memory, recomputed), the one that buys the most bytes per second it costs (greedy, as
- * a knapsack by ratio); the fastest trial that fits on the way is kept in *fit. 0 if no
- * change shrinks the plan. */
+/* One step down: of the changes to the values held at the peak (all values if all) (a value
+ * swapped, placed for memory, recomputed), the one that cuts the most live bytes over what
+ * would fit per second it costs (greedy, as a knapsack by ratio); the fastest trial that
+ * fits on the way is kept in x->fit (fmode: its modes and placements). 0 if no change cuts. */
 static int
-tighten_step(Rx *x, St *fit, uint8_t *fmode, float *flin, float *flout, int all)
+tighten_step(Rx *x, int all, uint8_t *fmode, float *flin, float *flout)
 {
 	const Prob *p = x->p;
 	int t = x->cur.peak, bi = -1, bm = KEEP;
@@ -260,87 +294,84 @@ tighten_step(Rx *x, St *fit, uint8_t *fmode, float *flin, float *flout, int all)
 	static const float pl[][2] = { { 1, 1 }, { 0, 1 }, { 1, 0 }, { 0, 0 } };
 
 	x->thr = x->cur.pl->peak - (x->cur.arena - x->budget);
-	build(x, &x->cur);
-
-	for (int i = 0; (all || i <= t) && i < x->n && x->nev < MAXEV; i++) {
+	build(x, &x->cur);         /* its excess over the new threshold */
+	arena(x, &x->cur);
+	for (int i = 0; (all || i <= t + 1) && i < x->n && x->nev < x->maxev; i++) {
 		if (!p->cand[i] || (!all && !held(x, i, t)))
 			continue;
 		for (int m = REC; m <= SWAP; m++)
 			for (int k = 0; k < (m == SWAP ? 4 : 1); k++) {
-				uint8_t om = x->mode[i];
-				float oi = x->lin[i], oo = x->lout[i], li = pl[k][0], lo = pl[k][1];
+				int om = x->mode[i];
+				float o[3], li = pl[k][0], lo = pl[k][1];
 				double s, dt;
-				int sm;
 				if (m == SWAP && p->bw <= 0)
 					continue;
-				if (om == m && (m != SWAP || (li >= oi && lo >= oo)))
+				if (om == m && (m != SWAP || (li >= x->lin[i] && lo >= x->lout[i])))
 					continue;
-				if (om == SWAP && m == SWAP && (li > oi || lo > oo))
+				if (om == SWAP && m == SWAP && (li > x->lin[i] || lo > x->lout[i]))
 					continue;
-				x->mode[i] = (uint8_t)m;
-				x->lin[i] = li;
-				x->lout[i] = lo;
+				set(x, i, m, li, lo, o);
 				build(x, &x->tr);
+				set(x, i, (int)o[0], o[1], o[2], NULL);
+				if (x->tr.excess >= x->cur.excess)
+					continue;
 				dt = x->tr.pl->time - x->cur.pl->time;
-				s = (double)(8 * (x->cur.arena - x->tr.arena) + x->cur.excess - x->tr.excess) /
-				    (dt > 1e-12 ? dt : 1e-12);
-				sm = smaller(x) && (bi < 0 || s > bs);
-				if (x->tr.pl->feasible && (!fit->pl->feasible || x->tr.pl->time < fit->pl->time)) {
-					St u = *fit;
-					*fit = x->tr;
-					x->tr = u;
+				s = (double)(x->cur.excess - x->tr.excess) / (dt > 1e-12 ? dt : 1e-12);
+				if ((!x->fit.pl->feasible || x->tr.pl->time < x->fit.pl->time) && fits(x, &x->tr)) {
+					swap_st(&x->fit, &x->tr);
 					memcpy(fmode, x->mode, x->n + 1);
+					fmode[i] = (uint8_t)m;
 					memcpy(flin, x->lin, (x->n + 1) * sizeof *flin);
 					memcpy(flout, x->lout, (x->n + 1) * sizeof *flout);
+					flin[i] = li;
+					flout[i] = lo;
 				}
-				x->mode[i] = om;
-				x->lin[i] = oi;
-				x->lout[i] = oo;
-				if (!sm)
+				if (bi >= 0 && s <= bs)
 					continue;
 				bi = i, bm = m, bl = li, bo = lo, bs = s;
 			}
 	}
 	if (bi < 0)
 		return 0;
-	x->mode[bi] = (uint8_t)bm;
-	x->lin[bi] = bl;
-	x->lout[bi] = bo;
+	set(x, bi, bm, bl, bo, NULL);
 	build(x, &x->cur);
+	arena(x, &x->cur);
 	return 1;
 }
 
 Plan *
-plan_relax(Prob *p, int64_t budget, Plan **start, int nstart, int64_t *arena)
+plan_relax(Prob *p, int64_t budget, Plan **start, int nstart, int64_t *ba)
 {
-	Rx x = { p, budget, p->n, 0, 0, NULL, NULL, NULL, { NULL, 0, 0, 0 }, { NULL, 0, 0, 0 } };
-	St fit = { NULL, 0, 0, 0 };
+	Rx x;
 	Plan *best = NULL;
 	int tight = p->tight, n = p->n;
 	uint8_t *fmode = xmalloc(n + 1);
 	float *flin = xmalloc((n + 1) * sizeof *flin), *flout = xmalloc((n + 1) * sizeof *flout);
 
+	memset(&x, 0, sizeof x);
+	x.p = p;
+	x.budget = budget;
+	x.n = n;
+	x.maxev = WORK / (n + 1) > 100 ? WORK / (n + 1) : 100;
 	p->tight = 0;
 	x.mode = xmalloc(n + 1);
 	x.lin = xmalloc((n + 1) * sizeof *x.lin);
 	x.lout = xmalloc((n + 1) * sizeof *x.lout);
 	x.cur.pl = plan_new(p);
 	x.tr.pl = plan_new(p);
-	fit.pl = plan_new(p);
+	x.fit.pl = plan_new(p);
 	for (int k = 0; k < nstart; k++) {
 		if (!start[k])
 			continue;
 		x.nev = 0;
-		fit.pl->feasible = 0;
+		x.thr = INT64_MAX;
+		x.fit.pl->feasible = 0;
 		load(&x, start[k]);
-		while (!x.cur.pl->feasible && x.nev < MAXEV &&
-		       (tighten_step(&x, &fit, fmode, flin, flout, 0) ||
-		        tighten_step(&x, &fit, fmode, flin, flout, 1)))
+		while (!x.cur.pl->feasible && x.nev < x.maxev &&
+		       (tighten_step(&x, 0, fmode, flin, flout) || tighten_step(&x, 1, fmode, flin, flout)))
 			;
-		if (fit.pl->feasible && (!x.cur.pl->feasible || fit.pl->time < x.cur.pl->time)) {
-			St u = x.cur;
-			x.cur = fit;
-			fit = u;
+		if (x.fit.pl->feasible && (!x.cur.pl->feasible || x.fit.pl->time < x.cur.pl->time)) {
+			swap_st(&x.cur, &x.fit);
 			memcpy(x.mode, fmode, n + 1);
 			memcpy(x.lin, flin, (n + 1) * sizeof *flin);
 			memcpy(x.lout, flout, (n + 1) * sizeof *flout);
@@ -354,12 +385,15 @@ plan_relax(Prob *p, int64_t budget, Plan **start, int nstart, int64_t *arena)
 			plan_copy(best, x.cur.pl);
 			best->solver = start[k]->solver;
 			best->gap = start[k]->gap;
-			*arena = x.cur.arena;
+			*ba = x.cur.arena;
 		}
 	}
+	drop(&x.cur);
+	drop(&x.tr);
+	drop(&x.fit);
 	plan_free(x.cur.pl);
 	plan_free(x.tr.pl);
-	plan_free(fit.pl);
+	plan_free(x.fit.pl);
 	free(x.mode);
 	free(x.lin);
 	free(x.lout);
