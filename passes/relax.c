@@ -19,6 +19,7 @@
 enum {
 	WORK = 1600000,     /* measurements times ops per start: bounds the compile time */
 	NBIS = 3,           /* bisection steps per end of a swap */
+	NCAND = 32,         /* values tried per step of tightening */
 };
 
 typedef struct St {
@@ -36,6 +37,7 @@ typedef struct Rx {
 	int64_t thr;        /* the live bytes that would fit, at the current plan's fragmentation */
 	uint8_t *mode;      /* of the current state; changed in place by a trial */
 	float *lin, *lout;
+	int *cv;            /* the values a step of tightening tries */
 	St cur, tr, fit;    /* fit: the fastest trial that fitted while tightening */
 } Rx;
 
@@ -190,7 +192,9 @@ try(Rx *x, int i, int m, float li, float lo)
 
 typedef struct Mv {
 	int i, m;
-	double score;       /* seconds saved per byte it costs */
+	float li, lo;
+	double score;       /* relaxing: seconds saved per byte it costs; tightening: bytes cut
+	                     * per second it costs */
 } Mv;
 
 static int
@@ -231,7 +235,7 @@ relax(Rx *x)
 				if (x->tr.pl->time >= x->cur.pl->time * (1 - 1e-12) || x->tr.pl->peak > x->budget)
 					continue;
 				db = x->tr.pl->peak - x->cur.pl->peak;
-				mv[nm++] = (Mv){ i, m, (x->cur.pl->time - x->tr.pl->time) / (double)(db > 1 ? db : 1) };
+				mv[nm++] = (Mv){ i, m, 1, 1, (x->cur.pl->time - x->tr.pl->time) / (double)(db > 1 ? db : 1) };
 			}
 		}
 		qsort(mv, nm, sizeof *mv, by_score);
@@ -280,30 +284,69 @@ held(const Rx *x, int i, int t)
 	return 1;
 }
 
-/* One step down: of the changes to the values held at the peak (all values if all) (a value
- * swapped, placed for memory, recomputed), the one that cuts the most live bytes over what
- * would fit per second it costs (greedy, as a knapsack by ratio); the fastest trial that
- * fits on the way is kept in x->fit (fmode: its modes and placements). 0 if no change cuts. */
+/* Keep the trial in x->fit if it is the fastest that fitted so far (mode, li, lo: value
+ * i's setting in it; fmode, flin, flout get all of them). */
+static void
+keep_fit(Rx *x, int i, int m, float li, float lo, uint8_t *fmode, float *flin, float *flout)
+{
+	if ((x->fit.pl->feasible && x->tr.pl->time >= x->fit.pl->time) || !fits(x, &x->tr))
+		return;
+	swap_st(&x->fit, &x->tr);
+	memcpy(fmode, x->mode, x->n + 1);
+	memcpy(flin, x->lin, (x->n + 1) * sizeof *flin);
+	memcpy(flout, x->lout, (x->n + 1) * sizeof *flout);
+	fmode[i] = (uint8_t)m;
+	flin[i] = li;
+	flout[i] = lo;
+}
+
+static const Prob *cvp;     /* for by_bytes */
+
+/* Larger values first, then the longer held, then in order. */
 static int
-tighten_step(Rx *x, int all, uint8_t *fmode, float *flin, float *flout)
+by_bytes(const void *a, const void *b)
+{
+	int i = *(const int *)a, j = *(const int *)b;
+	int64_t d = cvp->b[j] - cvp->b[i];
+	int g = (cvp->lastuse[j] - cvp->lastearly[j]) - (cvp->lastuse[i] - cvp->lastearly[i]);
+
+	return d ? (d > 0 ? 1 : -1) : g ? g : i - j;
+}
+
+/* One step down: every change to the values held at the peak (all values if all) (a value
+ * swapped, placed for memory, recomputed) is scored by the live bytes over what would fit
+ * that it cuts per second it costs; they are applied best first (greedy, as a knapsack by
+ * ratio), each kept if it still cuts, until the plan fits. The fastest trial that fits on
+ * the way is kept in x->fit. 0 if no change cuts. */
+static int
+tighten_step(Rx *x, int all, Mv *mv, uint8_t *fmode, float *flin, float *flout)
 {
 	const Prob *p = x->p;
-	int t = x->cur.peak, bi = -1, bm = KEEP;
-	float bl = 0, bo = 0;
-	double bs = -1;
+	int t = x->cur.peak, nm = 0, any = 0, nc = 0, single;
 	static const float pl[][2] = { { 1, 1 }, { 0, 1 }, { 1, 0 }, { 0, 0 } };
 
 	x->thr = x->cur.pl->peak - (x->cur.arena - x->budget);
 	build(x, &x->cur);         /* its excess over the new threshold */
 	arena(x, &x->cur);
-	for (int i = 0; (all || i <= t + 1) && i < x->n && x->nev < x->maxev; i++) {
-		if (!p->cand[i] || (!all && !held(x, i, t)))
-			continue;
+	/* The best change alone (the next step scores again: a change moves the peak); past half
+	 * the measurements allowed, all of them that still cut. */
+	single = 2 * x->nev < x->maxev;
+	for (int i = 0; (all || i <= t + 1) && i < x->n; i++)
+		if (p->cand[i] && (all || held(x, i, t)))
+			x->cv[nc++] = i;
+	/* On a large step, the largest values only: each trial is a measurement. */
+	if (nc > NCAND) {
+		cvp = p;
+		qsort(x->cv, nc, sizeof *x->cv, by_bytes);
+		nc = NCAND;
+	}
+	for (int c = 0; c < nc && x->nev < x->maxev; c++) {
+		int i = x->cv[c];
 		for (int m = REC; m <= SWAP; m++)
 			for (int k = 0; k < (m == SWAP ? 4 : 1); k++) {
 				int om = x->mode[i];
 				float o[3], li = pl[k][0], lo = pl[k][1];
-				double s, dt;
+				double dt;
 				if (m == SWAP && p->bw <= 0)
 					continue;
 				if (om == m && (m != SWAP || (li >= x->lin[i] && lo >= x->lout[i])))
@@ -315,28 +358,26 @@ tighten_step(Rx *x, int all, uint8_t *fmode, float *flin, float *flout)
 				set(x, i, (int)o[0], o[1], o[2], NULL);
 				if (x->tr.excess >= x->cur.excess)
 					continue;
+				keep_fit(x, i, m, li, lo, fmode, flin, flout);
 				dt = x->tr.pl->time - x->cur.pl->time;
-				s = (double)(x->cur.excess - x->tr.excess) / (dt > 1e-12 ? dt : 1e-12);
-				if ((!x->fit.pl->feasible || x->tr.pl->time < x->fit.pl->time) && fits(x, &x->tr)) {
-					swap_st(&x->fit, &x->tr);
-					memcpy(fmode, x->mode, x->n + 1);
-					fmode[i] = (uint8_t)m;
-					memcpy(flin, x->lin, (x->n + 1) * sizeof *flin);
-					memcpy(flout, x->lout, (x->n + 1) * sizeof *flout);
-					flin[i] = li;
-					flout[i] = lo;
-				}
-				if (bi >= 0 && s <= bs)
-					continue;
-				bi = i, bm = m, bl = li, bo = lo, bs = s;
+				mv[nm++] = (Mv){ i, m, li, lo,
+				                 (double)(x->cur.excess - x->tr.excess) / (dt > 1e-12 ? dt : 1e-12) };
 			}
 	}
-	if (bi < 0)
-		return 0;
-	set(x, bi, bm, bl, bo, NULL);
-	build(x, &x->cur);
-	arena(x, &x->cur);
-	return 1;
+	qsort(mv, nm, sizeof *mv, by_score);
+	for (int k = 0; k < nm && x->nev < x->maxev && !x->cur.pl->feasible && !(single && any); k++) {
+		float o[3];
+		set(x, mv[k].i, mv[k].m, mv[k].li, mv[k].lo, o);
+		build(x, &x->tr);
+		if (x->tr.excess < x->cur.excess) {
+			keep_fit(x, mv[k].i, mv[k].m, mv[k].li, mv[k].lo, fmode, flin, flout);
+			swap_st(&x->cur, &x->tr);
+			fits(x, &x->cur);
+			any = 1;
+		} else
+			set(x, mv[k].i, (int)o[0], o[1], o[2], NULL);
+	}
+	return any;
 }
 
 Plan *
@@ -347,6 +388,7 @@ plan_relax(Prob *p, int64_t budget, Plan **start, int nstart, int64_t *ba)
 	int tight = p->tight, n = p->n;
 	uint8_t *fmode = xmalloc(n + 1);
 	float *flin = xmalloc((n + 1) * sizeof *flin), *flout = xmalloc((n + 1) * sizeof *flout);
+	Mv *mv = xmalloc((5 * n + 1) * sizeof *mv);
 
 	memset(&x, 0, sizeof x);
 	x.p = p;
@@ -357,6 +399,7 @@ plan_relax(Prob *p, int64_t budget, Plan **start, int nstart, int64_t *ba)
 	x.mode = xmalloc(n + 1);
 	x.lin = xmalloc((n + 1) * sizeof *x.lin);
 	x.lout = xmalloc((n + 1) * sizeof *x.lout);
+	x.cv = xmalloc((n + 1) * sizeof *x.cv);
 	x.cur.pl = plan_new(p);
 	x.tr.pl = plan_new(p);
 	x.fit.pl = plan_new(p);
@@ -368,7 +411,8 @@ plan_relax(Prob *p, int64_t budget, Plan **start, int nstart, int64_t *ba)
 		x.fit.pl->feasible = 0;
 		load(&x, start[k]);
 		while (!x.cur.pl->feasible && x.nev < x.maxev &&
-		       (tighten_step(&x, 0, fmode, flin, flout) || tighten_step(&x, 1, fmode, flin, flout)))
+		       (tighten_step(&x, 0, mv, fmode, flin, flout) ||
+		        tighten_step(&x, 1, mv, fmode, flin, flout)))
 			;
 		if (x.fit.pl->feasible && (!x.cur.pl->feasible || x.fit.pl->time < x.cur.pl->time)) {
 			swap_st(&x.cur, &x.fit);
@@ -397,9 +441,11 @@ plan_relax(Prob *p, int64_t budget, Plan **start, int nstart, int64_t *ba)
 	free(x.mode);
 	free(x.lin);
 	free(x.lout);
+	free(x.cv);
 	free(fmode);
 	free(flin);
 	free(flout);
+	free(mv);
 	p->tight = tight;
 	return best;
 }
