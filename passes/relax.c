@@ -38,6 +38,7 @@ typedef struct Rx {
 	uint8_t *mode;      /* of the current state; changed in place by a trial */
 	float *lin, *lout;
 	int *cv;            /* the values a step of tightening tries */
+	int batch;          /* tightening applies every change that cuts, not the best alone */
 	St cur, tr, fit;    /* fit: the fastest trial that fitted while tightening */
 } Rx;
 
@@ -330,12 +331,13 @@ tighten_step(Rx *x, int all, Mv *mv, uint8_t *fmode, float *flin, float *flout)
 	arena(x, &x->cur);
 	/* The best change alone (the next step scores again: a change moves the peak); past half
 	 * the measurements allowed, all of them that still cut. */
-	single = 2 * x->nev < x->maxev;
+	single = !x->batch && 2 * x->nev < x->maxev;
 	for (int i = 0; (all || i <= t + 1) && i < x->n; i++)
 		if (p->cand[i] && (all || held(x, i, t)))
 			x->cv[nc++] = i;
-	/* On a large step, the largest values only: each trial is a measurement. */
-	if (nc > NCAND) {
+	/* On a large step, the largest values only when one change is applied per step: each
+	 * trial is a measurement. */
+	if (single && nc > NCAND) {
 		cvp = p;
 		qsort(x->cv, nc, sizeof *x->cv, by_bytes);
 		nc = NCAND;
@@ -403,13 +405,20 @@ plan_relax(Prob *p, int64_t budget, Plan **start, int nstart, int64_t *ba)
 	x.cur.pl = plan_new(p);
 	x.tr.pl = plan_new(p);
 	x.fit.pl = plan_new(p);
-	for (int k = 0; k < nstart; k++) {
+	/* A start that misses is tightened twice: the best change at a time (small steps: close
+	 * to what fits, slow) and every change at a time (large cuts; on the examples now one,
+	 * now the other is faster). */
+	for (int ks = 0; ks < 2 * nstart; ks++) {
+		int k = ks / 2;
+		x.batch = ks % 2;
 		if (!start[k])
 			continue;
 		x.nev = 0;
 		x.thr = INT64_MAX;
 		x.fit.pl->feasible = 0;
 		load(&x, start[k]);
+		if (x.batch && x.cur.pl->feasible)
+			continue;
 		while (!x.cur.pl->feasible && x.nev < x.maxev &&
 		       (tighten_step(&x, 0, mv, fmode, flin, flout) ||
 		        tighten_step(&x, 1, mv, fmode, flin, flout)))
