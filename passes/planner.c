@@ -5,12 +5,14 @@
  *        state included, which no plan moves, so small percentages may be infeasible).
  * fills: m->step replaced by the planned step (rec, swap_out, swap_in, wait ops) whose arena
  *        fits the budget, and a report. The optimizer updates move up to their dependences
- *        first (gradients die early); nothing else is reordered. If the arena after layout exceeds the budget (the
- *        solvers count live bytes, the layout adds fragmentation), the solvers' budget is
- *        tightened by the excess and they run again; if nothing fits, again with swaps placed
- *        for memory. An infeasible budget is an error that states the floor (the smallest
- *        arena of floor_plan, a procedure independent of the budget and solver asked) and
- *        what holds its peak; --solver=chen that does not fit is an error of its own. */
+ *        first (gradients die early); nothing else is reordered. If the arena after layout
+ *        exceeds the budget (the solvers count live bytes, the layout adds fragmentation),
+ *        the solvers' budget is tightened by the excess and they run again; if nothing fits,
+ *        again with swaps placed for memory, then loosened toward time swap by swap where the
+ *        budget leaves room (relax.c, also from the time-placed plan that missed by the
+ *        least). An infeasible budget is an error that states the floor (the smallest arena
+ *        of floor_plan, a procedure independent of the budget and solver asked) and what
+ *        holds its peak; --solver=chen that does not fit is an error of its own. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
