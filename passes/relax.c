@@ -292,7 +292,11 @@ keep_fit(Rx *x, int i, int m, float li, float lo, uint8_t *fmode, float *flin, f
 {
 	if ((x->fit.pl->feasible && x->tr.pl->time >= x->fit.pl->time) || !fits(x, &x->tr))
 		return;
-	swap_st(&x->fit, &x->tr);
+	plan_copy(x->fit.pl, x->tr.pl);      /* a copy: the trial goes on being scored */
+	drop(&x->fit);                       /* laid out already: its step is not needed */
+	x->fit.arena = x->tr.arena;
+	x->fit.excess = x->tr.excess;
+	x->fit.peak = x->tr.peak;
 	memcpy(fmode, x->mode, x->n + 1);
 	memcpy(flin, x->lin, (x->n + 1) * sizeof *flin);
 	memcpy(flout, x->lout, (x->n + 1) * sizeof *flout);
