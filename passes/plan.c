@@ -289,25 +289,33 @@ ensure(Ex *e, int i, int t)
 
 /* The wait of a swap_out goes where the compute since the copy began covers it, the swap_in
  * starts just early enough to hide behind the compute before the first use: no earlier, as
- * the bytes it brings back occupy the accelerator while it waits. */
+ * the bytes it brings back occupy the accelerator while it waits. lin and lout place each end
+ * between memory (0: the swap_in right before the use, the swap_out awaited at once) and time
+ * (1: as above), so one plan can hide some copies and stall on others. */
+void
+plan_place_swap_at(const Prob *p, int i, int fd, double lin, double lout, Swap *s)
+{
+	double ct = copy_time(p, p->b[i]), acc = 0;
+	int ow, in;
+
+	s->op = i;
+	s->out = ow = p->lastearly[i];
+	while (acc < ct && ow + 1 < fd - 1) {
+		ow++;
+		acc += p->t[ow];
+	}
+	in = fd;
+	for (acc = 0; acc < ct && in - 1 > ow; acc += p->t[in])
+		in--;
+	s->outwait = s->out + (int)(lout * (ow - s->out) + 0.5);
+	s->in = fd - (int)(lin * (fd - in) + 0.5);
+	s->inwait = fd;
+}
+
 void
 plan_place_swap(const Prob *p, int i, int fd, Swap *s)
 {
-	double ct = copy_time(p, p->b[i]), acc = 0;
-
-	s->op = i;
-	s->out = s->outwait = p->lastearly[i];
-	if (p->tight) {
-		s->in = s->inwait = fd;
-		return;
-	}
-	while (acc < ct && s->outwait + 1 < fd - 1) {
-		s->outwait++;
-		acc += p->t[s->outwait];
-	}
-	s->in = s->inwait = fd;
-	for (acc = 0; acc < ct && s->in - 1 > s->outwait; acc += p->t[s->in])
-		s->in--;
+	plan_place_swap_at(p, i, fd, !p->tight, !p->tight, s);
 }
 
 void

@@ -77,8 +77,11 @@ void plan_measure(const Func *, const Target *, int64_t *peak, double *time, int
  * the first late use, swaps placed so the copies hide behind compute. Modes that cannot be
  * honoured (a recompute after its inputs were updated) fall back to KEEP. */
 void plan_expand(const Prob *, const uint8_t *mode, Plan *);
-/* Where a swap of i's value goes when its first late use is op fd. */
+/* Where a swap of i's value goes when its first late use is op fd: placed for time, or for
+ * memory if p->tight; _at places the swap_in (lin) and the swap_out's wait (lout) anywhere
+ * from memory (0) to time (1). */
 void plan_place_swap(const Prob *, int i, int fd, Swap *);
+void plan_place_swap_at(const Prob *, int i, int fd, double lin, double lout, Swap *);
 /* Apply, measure, fill p->peak, p->time; feasible = peak <= budget (budget 0: always). */
 void plan_eval(const Prob *, Plan *, int64_t budget);
 
@@ -114,6 +117,11 @@ int solve_ilp_part(const Prob *, int64_t budget, double tlim, const Plan *warm,
  * NULL or does not fit. */
 int solve_ilp_blocks(const Prob *, int64_t budget, double tlim, const Plan *warm, Plan *);
 
+/* relax.c: the fastest plan found from the starts (NULLs skipped; none is changed) whose
+ * arena fits budget, its arena in *arena; a start that misses is first tightened around its
+ * peak. NULL if none fits. Never slower than a start that fits as it is. */
+Plan *plan_relax(Prob *, int64_t budget, Plan **start, int nstart, int64_t *arena);
+
 /* planner.c: the pass. Needs m->step in execution order; replaces it by the planned step.
  * Returns 0, or -1 after an error message (an infeasible budget). */
 typedef struct PlanOpts {
@@ -130,6 +138,9 @@ typedef struct PlanReport {
 	int nrec, nswap;
 } PlanReport;
 int plan_step(Module *, const PlanOpts *, PlanReport *);
+/* The same with the fallback's swaps all placed for memory, not loosened by relax.c: the
+ * plan relax.c starts from, which the tests compare with. */
+int plan_step_tight(Module *, const PlanOpts *, PlanReport *);
 void plan_report_print(FILE *, const PlanReport *);
 /* The accelerator bytes a function needs once laid out (layout.c's arena, module tensors
  * included, *persist of them if not NULL); sets the values' offsets as a side effect. */

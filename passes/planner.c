@@ -5,12 +5,14 @@
  *        state included, which no plan moves, so small percentages may be infeasible).
  * fills: m->step replaced by the planned step (rec, swap_out, swap_in, wait ops) whose arena
  *        fits the budget, and a report. The optimizer updates move up to their dependences
- *        first (gradients die early); nothing else is reordered. If the arena after layout exceeds the budget (the
- *        solvers count live bytes, the layout adds fragmentation), the solvers' budget is
- *        tightened by the excess and they run again; if nothing fits, again with swaps placed
- *        for memory. An infeasible budget is an error that states the floor (the smallest
- *        arena of floor_plan, a procedure independent of the budget and solver asked) and
- *        what holds its peak; --solver=chen that does not fit is an error of its own. */
+ *        first (gradients die early); nothing else is reordered. If the arena after layout
+ *        exceeds the budget (the solvers count live bytes, the layout adds fragmentation),
+ *        the solvers' budget is tightened by the excess and they run again; if nothing fits,
+ *        again with swaps placed for memory, then loosened toward time swap by swap where the
+ *        budget leaves room (relax.c, also from the time-placed plan that missed by the
+ *        least). An infeasible budget is an error that states the floor (the smallest arena
+ *        of floor_plan, a procedure independent of the budget and solver asked) and what
+ *        holds its peak; --solver=chen that does not fit is an error of its own. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,11 +256,13 @@ floor_plan(Prob *p, int64_t hi, int64_t *ba)
 }
 
 /* Solve; tighten by what the layout added; solve again. The plan whose arena fits, or NULL;
- * *stime accumulates the solve time (the ILP's limit holds for all the rounds together). */
+ * *stime accumulates the solve time (the ILP's limit holds for all the rounds together).
+ * miss, if not NULL, gets the round's plan that missed by the least (the caller frees it). */
 static Plan *
-fit(Prob *p, const char *solver, int64_t budget, double tlim, double *stime, int64_t *arena)
+fit(Prob *p, const char *solver, int64_t budget, double tlim, double *stime, int64_t *arena,
+    Plan **miss)
 {
-	int64_t target = budget;
+	int64_t target = budget, ma = INT64_MAX;
 
 	for (int it = 0; it < 8 && target > 0; it++) {
 		Plan *pl = solve(p, solver, target, tlim - *stime > 0.1 ? tlim - *stime : 0.1);
@@ -272,9 +276,36 @@ fit(Prob *p, const char *solver, int64_t budget, double tlim, double *stime, int
 			return pl;
 		}
 		target -= (a - budget) > budget / 64 ? a - budget : budget / 64;
-		plan_free(pl);
+		if (miss && a < ma) {
+			plan_free(*miss);
+			*miss = pl;
+			ma = a;
+		} else
+			plan_free(pl);
 	}
 	return NULL;
+}
+
+/* The tight fallback's plan tb (arena *arena), or a faster one relax.c finds from it and from
+ * the time-placed plan that missed by the least: each swap placed for memory only where the
+ * budget needs it. Frees what it does not return; counts its time in *stime. */
+static Plan *
+loosen(Prob *p, int64_t budget, Plan *tb, Plan *miss, int64_t *arena, double *stime)
+{
+	double t0 = plan_clock();
+	int64_t ra;
+	Plan *st[2] = { tb, miss };
+	Plan *rb = plan_relax(p, budget, st, 2, &ra);
+
+	*stime += plan_clock() - t0;
+	plan_free(miss);
+	if (rb && (!tb || rb->time < tb->time)) {
+		plan_free(tb);
+		*arena = ra;
+		return rb;
+	}
+	plan_free(rb);
+	return tb;
 }
 
 static void
@@ -286,12 +317,12 @@ count(const Prob *p, const Plan *pl, PlanReport *r)
 	r->nswap = pl->nsw;
 }
 
-int
-plan_step(Module *m, const PlanOpts *o, PlanReport *r)
+static int
+plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 {
 	Func *f = m->step;
 	Prob *p;
-	Plan *best = NULL;
+	Plan *best = NULL, *miss = NULL;
 	int64_t budget, arena0, persist;
 	double tlim = o->tlim > 0 ? o->tlim : 60, stime = 0;
 
@@ -334,12 +365,19 @@ plan_step(Module *m, const PlanOpts *o, PlanReport *r)
 		return -1;
 	}
 	/* If nothing fits, again with swaps placed for memory rather than time (their copies
-	 * then stall the compute, which the measured time shows). chen has no swaps. */
-	best = fit(p, o->solver, budget, tlim, &stime, &r->arena);
+	 * then stall the compute), then loosened where the budget leaves room (relax.c), from
+	 * that plan and from the time-placed one that missed by the least. chen has no swaps. */
+	best = fit(p, o->solver, budget, tlim, &stime, &r->arena, &miss);
 	if (!best && p->bw > 0 && strcmp(o->solver, "chen")) {
 		p->tight = 1;
-		best = fit(p, o->solver, budget, tlim, &stime, &r->arena);
+		best = fit(p, o->solver, budget, tlim, &stime, &r->arena, NULL);
+		p->tight = 0;
+		if (!tight_only) {
+			best = loosen(p, budget, best, miss, &r->arena, &stime);
+			miss = NULL;
+		}
 	}
+	plan_free(miss);
 	if (!best && strcmp(o->solver, "chen") == 0) {
 		/* The baseline was asked for: no other solver's plan stands in for it. */
 		Plan *c = plan_new(p);
@@ -362,8 +400,8 @@ plan_step(Module *m, const PlanOpts *o, PlanReport *r)
 		if (fl && fa <= budget) {
 			fprintf(stderr, "mtc: note: %s found no plan within the budget; taking the "
 			        "smallest plan the planner knows (%s's)\n", o->solver, fl->solver);
-			best = fl;
 			r->arena = fa;
+			best = tight_only ? fl : loosen(p, budget, fl, NULL, &r->arena, &stime);
 		} else {
 			fprintf(stderr, "mtc: error: the budget of %lld bytes (%.1f%% of the unconstrained "
 			        "arena of %lld) cannot be met: the smallest arena the planner reaches is "
@@ -393,6 +431,18 @@ plan_step(Module *m, const PlanOpts *o, PlanReport *r)
 	prob_free(p);
 	func_free(f);
 	return 0;
+}
+
+int
+plan_step(Module *m, const PlanOpts *o, PlanReport *r)
+{
+	return plan(m, o, r, 0);
+}
+
+int
+plan_step_tight(Module *m, const PlanOpts *o, PlanReport *r)
+{
+	return plan(m, o, r, 1);
 }
 
 void

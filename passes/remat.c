@@ -7,6 +7,7 @@
  *        that start there and the waits that end there. Every operand reads the latest
  *        instance of its value, so the plan decides which copy a use sees. Waits sit where
  *        the data is needed or the bytes are released, never after every copy. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +44,36 @@ wait(Func *g, int v)
 	func_op(g, OP_WAIT, PH_MEM, &v, 1, NULL, 0, NULL, NULL, NULL, (Loc){0, 0});
 }
 
+/* The swaps by the op one of their ends is at (the int at offset off of a Swap): those at op
+ * t are ix[first[t] .. first[t + 1]), in the plan's order. */
+typedef struct Bk {
+	int *first, *ix;
+} Bk;
+
+static void
+bucket(Bk *b, const Plan *pl, size_t off, int n)
+{
+	int *at = xcalloc(n + 2, sizeof *at);
+
+	b->first = xcalloc(n + 2, sizeof *b->first);
+	b->ix = xmalloc((pl->nsw + 1) * sizeof *b->ix);
+	for (int s = 0; s < pl->nsw; s++) {
+		int t;
+		memcpy(&t, (const char *)&pl->sw[s] + off, sizeof t);
+		if (t < 0 || t >= n)
+			die("remat: a swap at op %d of %d", t, n);
+		b->first[t + 1]++;
+	}
+	for (int t = 0; t <= n; t++)
+		at[t + 1] = b->first[t + 1] += b->first[t];
+	for (int s = 0; s < pl->nsw; s++) {
+		int t;
+		memcpy(&t, (const char *)&pl->sw[s] + off, sizeof t);
+		b->ix[at[t]++] = s;
+	}
+	free(at);
+}
+
 Func *
 remat(const Prob *p, const Plan *pl)
 {
@@ -54,27 +85,36 @@ remat(const Prob *p, const Plan *pl)
 	int *host = xmalloc((pl->nsw + 1) * sizeof *host);
 	int *back = xmalloc((pl->nsw + 1) * sizeof *back);
 	char nm[256];
+	Bk in, inw, out, outw;
 
+	/* Large steps have many swaps and few recomputations per op: find both without a walk
+	 * over all of them at every op (relax.c measures thousands of plans). */
+	bucket(&in, pl, offsetof(Swap, in), n);
+	bucket(&inw, pl, offsetof(Swap, inwait), n);
+	bucket(&out, pl, offsetof(Swap, out), n);
+	bucket(&outw, pl, offsetof(Swap, outwait), n);
 	for (int v = 0; v < f->nval; v++)
 		cur[v] = f->val[v].decl >= 0 ? v : -1;
 	for (int t = 0; t < n; t++) {
 		const Op *op = &f->op[t];
+		const uint8_t *row = &pl->rec[(size_t)t * n];
 		int k;
 
-		for (int s = 0; s < pl->nsw; s++) {
-			const Swap *w = &pl->sw[s];
-			int r = f->op[w->op].res;
-			if (w->in == t) {
-				snprintf(nm, sizeof nm, "%s.in", f->val[r].name);
-				back[s] = cur[r] = mem_op(g, OP_SWAPIN, host[s], nm);
-			}
+		for (int j = in.first[t]; j < in.first[t + 1]; j++) {
+			int s = in.ix[j], r = f->op[pl->sw[s].op].res;
+			snprintf(nm, sizeof nm, "%s.in", f->val[r].name);
+			back[s] = cur[r] = mem_op(g, OP_SWAPIN, host[s], nm);
 		}
-		for (int s = 0; s < pl->nsw; s++)
-			if (pl->sw[s].inwait == t)
-				wait(g, back[s]);
+		for (int j = inw.first[t]; j < inw.first[t + 1]; j++)
+			wait(g, back[inw.ix[j]]);
 		for (int i = 0; i < t; i++) {
 			const Op *o;
-			if (!pl->rec[(size_t)t * n + i])
+			uint64_t w;
+			if (!(i & 7) && i + 8 <= t && (memcpy(&w, row + i, 8), w == 0)) {
+				i += 7;
+				continue;
+			}
+			if (!row[i])
 				continue;
 			o = &f->op[i];
 			snprintf(nm, sizeof nm, "%s.rec", f->val[o->res].name);
@@ -87,17 +127,13 @@ remat(const Prob *p, const Plan *pl)
 		g->op[k].of = op->of >= 0 ? cur[op->of] : -1;
 		if (op->res >= 0)
 			cur[op->res] = g->op[k].res;
-		for (int s = 0; s < pl->nsw; s++) {
-			const Swap *w = &pl->sw[s];
-			int r = f->op[w->op].res;
-			if (w->out == t) {
-				snprintf(nm, sizeof nm, "%s.host", f->val[r].name);
-				host[s] = mem_op(g, OP_SWAPOUT, cur[r], nm);
-			}
+		for (int j = out.first[t]; j < out.first[t + 1]; j++) {
+			int s = out.ix[j], r = f->op[pl->sw[s].op].res;
+			snprintf(nm, sizeof nm, "%s.host", f->val[r].name);
+			host[s] = mem_op(g, OP_SWAPOUT, cur[r], nm);
 		}
-		for (int s = 0; s < pl->nsw; s++)
-			if (pl->sw[s].outwait == t)
-				wait(g, host[s]);
+		for (int j = outw.first[t]; j < outw.first[t + 1]; j++)
+			wait(g, host[outw.ix[j]]);
 	}
 	for (int k = 0; k < f->nout; k++)
 		func_output(g, f->outname[k], cur[f->out[k]]);
@@ -106,6 +142,8 @@ remat(const Prob *p, const Plan *pl)
 	free(orig);
 	free(host);
 	free(back);
+	free(in.first), free(in.ix), free(inw.first), free(inw.ix);
+	free(out.first), free(out.ix), free(outw.first), free(outw.ix);
 	return g;
 }
 
