@@ -5,9 +5,9 @@
  *        the next (long-lived values such as skip connections and residual streams do not
  *        count: they are kept or swapped as a whole). Between two boundaries j < k the DP
  *        takes one of: segment j kept, segment j swapped, segments j..k-1 recomputed from the
- *        checkpoint at boundary j (kept or swapped), or the same in two levels (Rotor's
- *        nesting: the first pass keeps one inner checkpoint, the part before it is recomputed
- *        again later). The state is the bytes stored across the turn by earlier segments, in
+ *        checkpoint at boundary j (kept or swapped), or the same in nested levels (Rotor's:
+ *        the first pass keeps one inner checkpoint, the part before it is recomputed again
+ *        later, each part again in one level or nested). The state is the bytes stored across the turn by earlier segments, in
  *        cells of budget/NU holding exact bytes; each transition checks the memory of its own
  *        backward op by op: the rest of the step there, the bytes stored, the checkpoints, the
  *        values recomputed from their first late use to their last, the re-run's transients.
@@ -21,9 +21,10 @@
 
 /* NU: budget steps of the state. MAXG: the longest run of segments recomputed from one
  * checkpoint (48 plans as well as 96 did on the examples, deep MLPs and transformers under
- * both cost models, in three quarters of the time). NESTG: the longest run recomputed in two
- * levels. */
-enum { NU = 1024, MAXG = 48, NESTG = 16 };
+ * both cost models, in three quarters of the time). NESTG: the longest run recomputed in
+ * nested levels, fewer on large steps, where building the lists (segments x runs^2 x
+ * choices^2) would cost more than NESTWORK; NESTL: the choices kept for each such run. */
+enum { NU = 1024, MAXG = 48, NESTG = 48, NESTL = 6, NESTWORK = 5000000 };
 
 static int
 cmp_desc(const void *a, const void *b, void *span)
@@ -152,7 +153,9 @@ typedef struct Dp {
 	int lg;                /* log table for the range maximum */
 	int64_t **rmq;
 	struct Grp *grp;       /* group_costs of every start, MAXG ends each */
-	struct Nest *nest;     /* two-level recomputations of every start, NESTG ends each */
+	struct Nest *nest;     /* nested recomputations of every start, NESTG ends each */
+	int nestg;             /* the longest nested run on this step (<= NESTG) */
+	struct NestC *cand;    /* scratch of nest_costs */
 } Dp;
 
 static double
@@ -213,7 +216,7 @@ typedef struct Cell {
 	int64_t by;            /* bytes stored across the turn */
 	int from, fm;          /* previous boundary and its cell */
 	uint8_t kind, bswap;   /* transition and whether the checkpoint is swapped */
-	int split;             /* T_NEST: the segment whose checkpoint the first pass keeps */
+	int split;             /* T_NEST: 1 + the choice in its Nest list */
 } Cell;
 
 static int64_t
@@ -383,47 +386,83 @@ seg_excess(const Dp *d, const Seg *g, int bout, int nob)
 	return pk;
 }
 
-/* Segments j..k-1 recomputed in two levels, as Rotor's nested DP does: a first pass from
- * the checkpoint at j runs through them holding only the value entering segment i and what
- * i..k-1 hold; when the backward reaches segment i, j..i-1 are recomputed again. For each
- * (j, k) the choices of i that are cheapest for what they need, need ascending. */
+/* Segments j..k-1 recomputed in nested levels, as Rotor's DP does: a first pass from the
+ * checkpoint at j runs through them holding only the value entering segment i and what
+ * i..k-1 hold (itself in one level or nested); when the backward reaches segment i, j..i-1
+ * are recomputed again (in one level or nested). For each (j, k) the choices that are
+ * cheapest for what they need, need ascending; a and b index the choices of i..k-1 and
+ * j..i-1 in their own lists, -1 for one level. */
 typedef struct Nest {
 	int n;
-	struct { int64_t need; double cost; int i; } e[NESTG];
+	struct { int64_t need; double cost; int i; int8_t a, b; } e[NESTL];
 } Nest;
 
-static void
-nest_costs(const Dp *d, int j)
+typedef struct NestC {
+	int64_t need;
+	double cost;
+	int i, a, b;
+} NestC;
+
+static int
+cmp_nest(const void *x, const void *y)
 {
-	for (int k = j + 2; k <= d->ns && k - j <= NESTG; k++) {
-		Nest *ne = &d->nest[(size_t)j * NESTG + (k - j - 1)];
-		const Grp *gjk = &d->grp[(size_t)j * MAXG + (k - j - 1)];
-		ne->n = 0;
-		for (int i = j + 1; i < k; i++) {
-			const Grp *gj = &d->grp[(size_t)j * MAXG + (i - j - 1)];
-			const Grp *gi = &d->grp[(size_t)i * MAXG + (k - i - 1)];
-			int64_t need;
-			double cost;
-			int q;
-			/* the second pass must come after the first */
-			if (gi->r < 0 || gj->r <= gi->r)
-				continue;
-			need = max64(max64(gi->rlate + bbytes(d, j), gj->rlate),
-			             rmax(d, gi->r, gi->r) + bbytes(d, j) + gj->fpass);
-			cost = gjk->tr + gj->tr;
-			for (q = ne->n; q > 0 && ne->e[q - 1].need > need; q--)
-				ne->e[q] = ne->e[q - 1];
-			ne->e[q].need = need;
-			ne->e[q].cost = cost;
-			ne->e[q].i = i;
-			ne->n++;
-		}
-		/* keep only what is cheaper than everything needing less */
-		int w = 0;
-		for (int q = 0; q < ne->n; q++)
-			if (w == 0 || ne->e[q].cost < ne->e[w - 1].cost)
-				ne->e[w++] = ne->e[q];
-		ne->n = w;
+	const NestC *u = x, *v = y;
+	if (u->need != v->need)
+		return u->need < v->need ? -1 : 1;
+	return (u->cost > v->cost) - (u->cost < v->cost);
+}
+
+static Nest *
+nest_at(const Dp *d, int j, int k)
+{
+	return &d->nest[(size_t)j * NESTG + (k - j - 1)];
+}
+
+/* Nest(j, k) from the lists of the shorter runs (computed before it). */
+static void
+nest_costs(const Dp *d, int j, int k)
+{
+	const Grp *gjk = &d->grp[(size_t)j * MAXG + (k - j - 1)];
+	Nest *ne = nest_at(d, j, k);
+	NestC *c = d->cand;
+	int nc = 0, nf = 0;
+
+	ne->n = 0;
+	for (int i = j + 1; i < k; i++) {
+		const Grp *gj = &d->grp[(size_t)j * MAXG + (i - j - 1)];
+		const Grp *gi = &d->grp[(size_t)i * MAXG + (k - i - 1)];
+		const Nest *na = k - i >= 2 ? nest_at(d, i, k) : NULL, *nb = i - j >= 2 ? nest_at(d, j, i) : NULL;
+		int64_t first;
+		/* the second pass must come after the first */
+		if (gi->r < 0 || gj->r <= gi->r)
+			continue;
+		first = rmax(d, gi->r, gi->r) + bbytes(d, j) + gj->fpass;
+		for (int a = -1; a < (na ? na->n : 0); a++)
+			for (int b = -1; b < (nb ? nb->n : 0); b++) {
+				c[nc].need = max64(max64((a < 0 ? gi->rlate : na->e[a].need) + bbytes(d, j),
+				                         b < 0 ? gj->rlate : nb->e[b].need), first);
+				c[nc].cost = gjk->tr - gi->tr + (a < 0 ? gi->tr : na->e[a].cost) +
+				             (b < 0 ? gj->tr : nb->e[b].cost);
+				c[nc].i = i;
+				c[nc].a = a;
+				c[nc].b = b;
+				nc++;
+			}
+	}
+	/* the Pareto front (cheaper than everything needing less), then at most NESTL of it,
+	 * spread from the least need to the cheapest */
+	qsort(c, nc, sizeof *c, cmp_nest);
+	for (int q = 0; q < nc; q++)
+		if (nf == 0 || c[q].cost < c[nf - 1].cost)
+			c[nf++] = c[q];
+	for (int q = 0; q < nf && q < NESTL; q++) {
+		const NestC *x = &c[nf <= NESTL ? q : (int)((long)q * (nf - 1) / (NESTL - 1))];
+		ne->e[q].need = x->need;
+		ne->e[q].cost = x->cost;
+		ne->e[q].i = x->i;
+		ne->e[q].a = (int8_t)x->a;
+		ne->e[q].b = (int8_t)x->b;
+		ne->n++;
 	}
 }
 
@@ -448,11 +487,11 @@ relax(Cell *row, double unit, int64_t by, Cell c)
 		*to = c;
 }
 
-/* Run the DP for one choice of long-lived modes (d->grp filled for it); write the modes
- * and, for each group recomputed in two levels from segment j, its split in nsplit[j] (0:
- * none); return the cost. */
+/* Run the DP for one choice of long-lived modes (d->grp, d->nest filled for it); write the
+ * modes and, for each run recomputed in nested levels from segment j, 1 + its choice in
+ * nsplit[j] (0: none) and its end in nend[j]; return the cost. */
 static double
-run_dp(Dp *d, int64_t budget, uint8_t *mode, int *nsplit)
+run_dp(Dp *d, int64_t budget, uint8_t *mode, int *nsplit, int *nend)
 {
 	const Prob *p = d->p;
 	int ns = d->ns, bi = -1, turn = p->turn;
@@ -505,7 +544,7 @@ run_dp(Dp *d, int64_t budget, uint8_t *mode, int *nsplit)
 				/* the one level's backward peak only grows with k: no longer group fits
 				 * either, in one level */
 				int one = mb + gr->late <= budget && mb + gr->rlate <= budget;
-				if (mb + gr->late > budget && k - j >= NESTG)
+				if (mb + gr->late > budget && k - j >= d->nestg)
 					break;
 				if (mb + gr->fw + gr->esc > budget)
 					continue;
@@ -515,15 +554,15 @@ run_dp(Dp *d, int64_t budget, uint8_t *mode, int *nsplit)
 					if (one)
 						relax(&c[(size_t)k * (NU + 1)], unit, mb + (bs ? 0 : bj) + gr->esc,
 						      (Cell){ from->cost + gr->tr + (bs ? bsw : 0), 0, j, m, T_REC, (uint8_t)bs, 0 });
-					if (k - j >= 2 && k - j <= NESTG) {
-						Nest *ne = &d->nest[(size_t)j * NESTG + (k - j - 1)];
+					if (k - j >= 2 && k - j <= d->nestg) {
+						Nest *ne = nest_at(d, j, k);
 						int q = ne->n - 1;
 						while (q >= 0 && mb + ne->e[q].need > budget)
 							q--;
 						if (q >= 0)
 							relax(&c[(size_t)k * (NU + 1)], unit, mb + (bs ? 0 : bj) + gr->esc,
 							      (Cell){ from->cost + ne->e[q].cost + (bs ? bsw : 0), 0, j, m, T_NEST,
-							              (uint8_t)bs, ne->e[q].i });
+							              (uint8_t)bs, q + 1 });
 					}
 				}
 			}
@@ -561,6 +600,7 @@ run_dp(Dp *d, int64_t budget, uint8_t *mode, int *nsplit)
 					mode[b] = KEEP;
 			}
 			nsplit[j] = e->kind == T_NEST ? e->split : 0;
+			nend[j] = k;
 			k = j;
 			m = e->fm;
 		}
@@ -569,54 +609,66 @@ run_dp(Dp *d, int64_t budget, uint8_t *mode, int *nsplit)
 	return bi >= 0 ? best : -1;
 }
 
-/* Modes into a schedule; then the groups recomputed in two levels (nsplit, may be NULL):
- * what the first pass recomputed of segments j..i-1 is recomputed again where the backward
- * first needs any of it, so that the first pass's instances die with it. Not past an update
- * of what the op reads: that instance is then held instead. */
+/* A run a..c-1 recomputed in nested levels by its choice q: what the first pass recomputed
+ * of a..i-1 is recomputed again where the backward first needs any of it (only what is read
+ * from there on, and what that needs), so that the first pass's instances die with it; then
+ * the same within each part, the outer pass first. Not past an update of what an op reads:
+ * that instance is then held instead. need: scratch of one byte per op, zero. */
 static void
-expand(const Dp *d, const uint8_t *mode, const int *nsplit, Plan *pl)
+patch(const Dp *d, int a, int c, int q, Plan *pl, uint8_t *need)
 {
 	const Prob *p = d->p;
+	const Nest *ne = nest_at(d, a, c);
 	size_t n = p->n;
+	int i = ne->e[q].i, r2 = d->grp[(size_t)a * MAXG + (i - a - 1)].r;
+
+	for (int x = d->s[i].lo - 1; x >= d->s[a].lo; x--) {
+		int o = d->fops[x], first = 0;
+		need[o] = 0;
+		if (o == d->s[i].b || r2 >= p->clob[o])
+			continue;
+		for (int t = 0; t < r2 && !first; t++)
+			first = pl->rec[t * n + o];
+		need[o] = first && p->cand[o] && p->lastuse[o] >= r2;
+		for (int u = 0; first && u < p->nuse[o] && !need[o]; u++)
+			need[o] = need[p->use[o][u]];
+		if (need[o])
+			pl->rec[r2 * n + o] = 1;
+	}
+	for (int x = d->s[a].lo; x < d->s[i].lo; x++)
+		need[d->fops[x]] = 0;
+	if (ne->e[q].a >= 0)
+		patch(d, i, c, ne->e[q].a, pl, need);
+	if (ne->e[q].b >= 0)
+		patch(d, a, i, ne->e[q].b, pl, need);
+}
+
+/* Modes into a schedule; then the runs recomputed in nested levels (nsplit, nend as run_dp
+ * writes them; nsplit may be NULL). */
+static void
+expand(const Dp *d, const uint8_t *mode, const int *nsplit, const int *nend, Plan *pl)
+{
 	uint8_t *need = NULL;
 
-	plan_expand(p, mode, pl);
-	for (int j = 0; nsplit && j < d->ns; j++) {
-		int i = nsplit[j], r2;
-		if (!i)
-			continue;
-		if (!need)
-			need = xcalloc(n + 1, 1);
-		r2 = d->grp[(size_t)j * MAXG + (i - j - 1)].r;
-		/* what is read from r2 on, and what that needs within the run */
-		for (int q = d->s[i].lo - 1; q >= d->s[j].lo; q--) {
-			int o = d->fops[q], first = 0;
-			need[o] = 0;
-			if (o == d->s[i].b || r2 >= p->clob[o])
-				continue;
-			for (int t = 0; t < r2 && !first; t++)
-				first = pl->rec[t * n + o];
-			need[o] = first && p->cand[o] && p->lastuse[o] >= r2;
-			for (int u = 0; first && u < p->nuse[o] && !need[o]; u++)
-				need[o] = need[p->use[o][u]];
-			if (need[o])
-				pl->rec[r2 * n + o] = 1;
+	plan_expand(d->p, mode, pl);
+	for (int j = 0; nsplit && j < d->ns; j++)
+		if (nsplit[j]) {
+			if (!need)
+				need = xcalloc(d->p->n + 1, 1);
+			patch(d, j, nend[j], nsplit[j] - 1, pl, need);
 		}
-		for (int q = d->s[j].lo; q < d->s[i].lo; q++)
-			need[d->fops[q]] = 0;
-	}
 	free(need);
 }
 
 /* Expand and measure modes; keep the plan in pl if it is the fastest that fits (the arena
  * after layout, which the budget holds) or, while none fits, the smallest. 1 if kept. */
 static int
-try_modes(const Dp *d, const uint8_t *mode, const int *nsplit, int64_t budget, Plan *tmp,
-          Plan *pl)
+try_modes(const Dp *d, const uint8_t *mode, const int *nsplit, const int *nend,
+          int64_t budget, Plan *tmp, Plan *pl)
 {
 	const Prob *p = d->p;
 
-	expand(d, mode, nsplit, tmp);
+	expand(d, mode, nsplit, nend, tmp);
 	plan_eval(p, tmp, budget);
 	if (tmp->feasible && (!pl->feasible || tmp->time < pl->time)) {
 		Func *g = remat(p, tmp);
@@ -638,7 +690,8 @@ try_modes(const Dp *d, const uint8_t *mode, const int *nsplit, int64_t budget, P
 enum { MAXMOVE = 48 };
 
 static void
-spread_swaps(const Dp *d, int64_t budget, uint8_t *best, const int *nsplit, Plan *tmp, Plan *pl)
+spread_swaps(const Dp *d, int64_t budget, uint8_t *best, const int *nsplit, const int *nend,
+             Plan *tmp, Plan *pl)
 {
 	const Prob *p = d->p;
 	int n = p->n, tries = 0, *dist = xmalloc((n + 1) * sizeof *dist), *ord = xmalloc((n + 1) * sizeof *ord);
@@ -669,7 +722,7 @@ spread_swaps(const Dp *d, int64_t budget, uint8_t *best, const int *nsplit, Plan
 			memcpy(mode, best, n);
 			mode[v] = KEEP;
 			tries++;
-			if (try_modes(d, mode, nsplit, budget, tmp, pl) && pl->feasible) {
+			if (try_modes(d, mode, nsplit, nend, budget, tmp, pl) && pl->feasible) {
 				memcpy(best, mode, n);
 				moved = 1;
 			}
@@ -681,7 +734,7 @@ spread_swaps(const Dp *d, int64_t budget, uint8_t *best, const int *nsplit, Plan
 				mode[v] = KEEP;
 				mode[u] = SWAP;
 				tries++;
-				if (try_modes(d, mode, nsplit, budget, tmp, pl) && pl->feasible) {
+				if (try_modes(d, mode, nsplit, nend, budget, tmp, pl) && pl->feasible) {
 					memcpy(best, mode, n);
 					moved = 1;
 				}
@@ -701,7 +754,7 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 	int64_t *free_;
 	Held *h, *h2;
 	uint8_t *mode = xmalloc(p->n + 1), *best = xmalloc(p->n + 1);
-	int *nsplit, *bestsplit;
+	int *nsplit, *bestsplit, *nend, *bestend;
 	Plan *tmp = plan_new(p);
 	double t0 = plan_clock();
 
@@ -760,8 +813,14 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 	d.base = xmalloc((p->n + 1) * sizeof *d.base);
 	d.grp = xmalloc(((size_t)d.ns * MAXG + 1) * sizeof *d.grp);
 	d.nest = xmalloc(((size_t)d.ns * NESTG + 1) * sizeof *d.nest);
+	d.cand = xmalloc((size_t)NESTG * (NESTL + 1) * (NESTL + 1) * sizeof *d.cand);
+	for (d.nestg = NESTG; d.nestg > 2 &&
+	     (double)d.ns * d.nestg * d.nestg * (NESTL + 1) * (NESTL + 1) > NESTWORK; d.nestg--)
+		;
 	nsplit = xcalloc(d.ns + 1, sizeof *nsplit);
 	bestsplit = xcalloc(d.ns + 1, sizeof *bestsplit);
+	nend = xcalloc(d.ns + 1, sizeof *nend);
+	bestend = xcalloc(d.ns + 1, sizeof *bestend);
 	h = xmalloc((p->n + 1) * sizeof *h);
 	h2 = xmalloc((p->n + 1) * sizeof *h2);
 	pl->feasible = 0;
@@ -815,17 +874,19 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 			}
 			for (int j = 0; j < d.ns; j++)
 				group_costs(&d, j, &d.grp[(size_t)j * MAXG], h, h2);
-			for (int j = 0; j < d.ns; j++)
-				nest_costs(&d, j);
+			for (int len = 2; len <= d.nestg; len++)
+				for (int j = 0; j + len <= d.ns; j++)
+					nest_costs(&d, j, j + len);
 			last = combo;
 		}
-		cost = run_dp(&d, dpb, mode, nsplit);
+		cost = run_dp(&d, dpb, mode, nsplit, nend);
 		if (cost < 0)
 			continue;
-		if (try_modes(&d, mode, nsplit, budget, tmp, pl)) {
+		if (try_modes(&d, mode, nsplit, nend, budget, tmp, pl)) {
 			pl->obj = cost + extra;
 			memcpy(best, mode, p->n);
 			memcpy(bestsplit, nsplit, (d.ns + 1) * sizeof *nsplit);
+			memcpy(bestend, nend, (d.ns + 1) * sizeof *nend);
 			ok = 1;
 		}
 	}
@@ -836,20 +897,20 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 			continue;
 		for (int i = 0; i < p->n; i++)
 			mode[i] = p->cand[i] ? m : REC;
-		if (try_modes(&d, mode, NULL, budget, tmp, pl)) {
+		if (try_modes(&d, mode, NULL, NULL, budget, tmp, pl)) {
 			memcpy(best, mode, p->n);
 			memset(bestsplit, 0, (d.ns + 1) * sizeof *bestsplit);
 			ok = 1;
 		}
 	}
 	if (pl->feasible && pl->nsw > 1 && p->n <= 1500)
-		spread_swaps(&d, budget, best, bestsplit, tmp, pl);
+		spread_swaps(&d, budget, best, bestsplit, bestend, tmp, pl);
 	pl->solver = "tso";
 	pl->stime = plan_clock() - t0;
 	for (int k = 0; d.rmq && k <= d.lg; k++)
 		free(d.rmq[k]);
 	free(d.rmq);
-	free(d.grp); free(d.nest); free(nsplit); free(bestsplit); free(h); free(h2);
+	free(d.grp); free(d.nest); free(d.cand); free(nsplit); free(bestsplit); free(nend); free(bestend); free(h); free(h2);
 	free(d.base); free(free_); free(d.s); free(d.fops); free(cuts); free(bnd); free(d.lng); free(d.glong); free(d.endp); free(mode); free(best);
 	plan_free(tmp);
 	return ok ? 0 : -1;
