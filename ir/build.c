@@ -38,35 +38,14 @@ mod_free(Module *m)
 	arena_free(m->arena);
 }
 
+static const char *dname(const void *m, int d) { return ((const Module *)m)->decl[d].name; }
+static const char *vname(const void *f, int v) { return ((const Func *)f)->val[v].name; }
+
 /* The decl table: the first decl of a name wins (the verifier reports later ones). */
 int
 mod_find_decl(const Module *m, const char *name)
 {
-	unsigned i;
-
-	if (!m->dcap)
-		return -1;
-	for (i = strhash(name) & (m->dcap - 1); m->dtab[i]; i = (i + 1) & (m->dcap - 1))
-		if (strcmp(m->decl[m->dtab[i] - 1].name, name) == 0)
-			return m->dtab[i] - 1;
-	return -1;
-}
-
-static void
-dput(Module *m, int d)
-{
-	unsigned i;
-
-	if (2 * (m->ndecl + 1) > m->dcap) {
-		m->dcap = m->dcap ? 2 * m->dcap : 64;
-		free(m->dtab);
-		m->dtab = xcalloc(m->dcap, sizeof *m->dtab);
-		for (int k = 0; k < d; k++)     /* in decl order, so the first of a name stays first */
-			dput(m, k);
-	}
-	for (i = strhash(m->decl[d].name) & (m->dcap - 1); m->dtab[i]; i = (i + 1) & (m->dcap - 1))
-		;
-	m->dtab[i] = d + 1;
+	return ntab_find(m->dtab, m->dcap, name, dname, m);
 }
 
 int
@@ -88,40 +67,14 @@ mod_decl(Module *m, const char *name, Role role, Type ty, Init init, Loc loc)
 	d->init = init;
 	d->of = -1;
 	d->loc = loc;
-	dput(m, m->ndecl);
+	ntab_add(&m->dtab, &m->dcap, m->ndecl, dname, m);
 	return m->ndecl++;
 }
 
 int
 func_find(const Func *f, const char *name)
 {
-	unsigned i;
-
-	if (!f->hcap)
-		return -1;
-	for (i = strhash(name) & (f->hcap - 1); f->htab[i]; i = (i + 1) & (f->hcap - 1))
-		if (strcmp(f->val[f->htab[i] - 1].name, name) == 0)
-			return f->htab[i] - 1;
-	return -1;
-}
-
-static void
-hput(Func *f, int v)
-{
-	unsigned i;
-
-	if (2 * (f->nval + 1) > f->hcap) {
-		int old = f->hcap, *ot = f->htab;
-		f->hcap = old ? 2 * old : 64;
-		f->htab = xcalloc(f->hcap, sizeof *f->htab);
-		for (int k = 0; k < old; k++)
-			if (ot[k])
-				hput(f, ot[k] - 1);
-		free(ot);
-	}
-	for (i = strhash(f->val[v].name) & (f->hcap - 1); f->htab[i]; i = (i + 1) & (f->hcap - 1))
-		;
-	f->htab[i] = v + 1;
+	return ntab_find(f->htab, f->hcap, name, vname, f);
 }
 
 int
@@ -148,7 +101,7 @@ func_value(Func *f, const char *name, Type ty)
 	v->def = -1;
 	v->decl = -1;
 	v->off = -1;
-	hput(f, f->nval);
+	ntab_add(&f->htab, &f->hcap, f->nval, vname, f);
 	return f->nval++;
 }
 

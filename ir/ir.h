@@ -27,6 +27,12 @@ void *xrealloc(void *, size_t);
 char *xstrdup(const char *);
 char *slurp(const char *path, size_t *len);       /* a whole file, or NULL */
 unsigned strhash(const char *);                   /* FNV-1a, for the name tables */
+/* Name tables: ids + 1 by open addressing (0: empty), capacity a power of two, at most half
+ * full; nm(o, id) is an id's name. ntab_find: the first id of a name, or -1. ntab_add: add
+ * id (ids 0..id-1 already in), growing as needed. */
+typedef const char *NameFn(const void *o, int id);
+int ntab_find(const int *tab, int cap, const char *name, NameFn *nm, const void *o);
+void ntab_add(int **tab, int *cap, int id, NameFn *nm, const void *o);
 
 /* An internal bug: message with the location, then abort. Never for bad input. */
 #define die(...) die_at(__FILE__, __LINE__, __VA_ARGS__)

@@ -151,6 +151,36 @@ strhash(const char *s)
 	return h;
 }
 
+int
+ntab_find(const int *tab, int cap, const char *name, NameFn *nm, const void *o)
+{
+	unsigned i;
+
+	if (!cap)
+		return -1;
+	for (i = strhash(name) & (cap - 1); tab[i]; i = (i + 1) & (cap - 1))
+		if (strcmp(nm(o, tab[i] - 1), name) == 0)
+			return tab[i] - 1;
+	return -1;
+}
+
+void
+ntab_add(int **tab, int *cap, int id, NameFn *nm, const void *o)
+{
+	unsigned i;
+
+	if (2 * (id + 1) > *cap) {
+		*cap = *cap ? 2 * *cap : 64;
+		free(*tab);
+		*tab = xcalloc(*cap, sizeof **tab);
+		for (int k = 0; k < id; k++)    /* in id order, so the first of a name stays first */
+			ntab_add(tab, cap, k, nm, o);
+	}
+	for (i = strhash(nm(o, id)) & (*cap - 1); (*tab)[i]; i = (i + 1) & (*cap - 1))
+		;
+	(*tab)[i] = id + 1;
+}
+
 /* A whole file ("-": standard input), NUL-terminated; NUL bytes inside are kept (the lexers
  * report them). NULL if it cannot be opened. */
 char *

@@ -360,6 +360,16 @@ plan_expand(const Prob *p, const uint8_t *mode, Plan *pl)
 	free(e.fd);
 }
 
+int64_t
+plan_arena_of(const Prob *p, const Plan *pl)
+{
+	Func *g = remat(p, pl);
+	int64_t a = plan_arena(g, p->tg, NULL);
+
+	func_free(g);
+	return a;
+}
+
 void
 plan_eval(const Prob *p, Plan *pl, int64_t budget)
 {

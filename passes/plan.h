@@ -84,6 +84,8 @@ void plan_place_swap(const Prob *, int i, int fd, Swap *);
 void plan_place_swap_at(const Prob *, int i, int fd, double lin, double lout, Swap *);
 /* Apply, measure, fill p->peak, p->time; feasible = peak <= budget (budget 0: always). */
 void plan_eval(const Prob *, Plan *, int64_t budget);
+/* The arena of a plan after layout (plan_arena of its IR), which the budget holds. */
+int64_t plan_arena_of(const Prob *, const Plan *);
 
 /* remat.c: needs a Prob and a Plan of m->step; returns a new function (not installed) with
  * rec ops before their uses, swap_out/swap_in/wait ops, and late uses renamed. */

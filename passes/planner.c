@@ -185,21 +185,11 @@ explain(FILE *fp, const Func *g, int64_t arena)
 	live_free(&l);
 }
 
-/* The arena of a plan laid out. */
-static int64_t
-arena_of(const Prob *p, const Plan *pl)
-{
-	Func *g = remat(p, pl);
-	int64_t a = plan_arena(g, p->tg, NULL);
-	func_free(g);
-	return a;
-}
-
 /* Keep c in *best if its arena is smaller; c is freed otherwise. */
 static void
 least(const Prob *p, Plan *c, Plan **best, int64_t *ba)
 {
-	int64_t a = arena_of(p, c);
+	int64_t a = plan_arena_of(p, c);
 
 	if (a < *ba) {
 		plan_free(*best);
@@ -270,7 +260,7 @@ fit(Prob *p, const char *solver, int64_t budget, double tlim, double *stime, int
 		if (!pl)
 			return NULL;
 		*stime += pl->stime;
-		a = arena_of(p, pl);
+		a = plan_arena_of(p, pl);
 		if (a <= budget) {
 			*arena = a;
 			return pl;
@@ -383,7 +373,7 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 		Plan *c = plan_new(p);
 		int64_t ca;
 		solve_chen(p, 1, c);
-		ca = arena_of(p, c);
+		ca = plan_arena_of(p, c);
 		fprintf(stderr, "mtc: error: --solver=chen: sqrt(n) checkpointing needs an arena of %lld "
 		        "bytes at the least (%.1f%% of the unconstrained %lld), over the budget of %lld "
 		        "bytes (%.1f%%); --solver=tso, ilp or auto may fit it\n", (long long)ca,

@@ -155,7 +155,7 @@ typedef struct Dp {
 	struct Grp *grp;       /* group_costs of every start, MAXG ends each */
 	struct Nest *nest;     /* nested recomputations of every start, NESTG ends each */
 	int nestg;             /* the longest nested run on this step (<= NESTG) */
-	struct NestC *cand;    /* scratch of nest_costs */
+	struct NestC *nscr;    /* scratch of nest_costs */
 } Dp;
 
 static double
@@ -321,7 +321,7 @@ group_costs(const Dp *d, int j, Grp *grp, Held *h, Held *h2)
 		}
 		for (int q = sk->lo; q < sk->hi; q++) {
 			int i = d->fops[q];
-			if (d->p->cand[i] && !d->glong[i] && i != bout) {
+			if (p->cand[i] && !d->glong[i] && i != bout) {
 				nh = hold(h, nh, p->lastuse[i], p->b[i]);
 				rlo = rlo < p->split[i] ? rlo : p->split[i];
 			}
@@ -350,7 +350,7 @@ group_costs(const Dp *d, int j, Grp *grp, Held *h, Held *h2)
 		/* At the recomputation: the checkpoint, whatever the re-run holds at its fullest (a
 		 * boundary not read late lives until its next op is re-run), and the next
 		 * checkpoint if it is still needed. */
-		int64_t cross = k - 1 > j && sk->b >= 0 && !d->p->cand[sk->b] ? p->b[sk->b] : 0;
+		int64_t cross = k - 1 > j && sk->b >= 0 && !p->cand[sk->b] ? p->b[sk->b] : 0;
 		int64_t x = max64(xi, hacc + cross + sk->xlast);
 		if (r <= hi || x > 0)
 			g->rlate = max64(g->rlate, rmax(d, r, r) + bbytes(d, j) + x +
@@ -378,7 +378,7 @@ seg_excess(const Dp *d, const Seg *g, int bout, int nob)
 			continue;
 		for (int r = g->lo; r <= q; r++) {
 			int i = d->fops[r];
-			if (!(nob && i == bout) && ((d->p->cand[i] && !d->glong[i]) || d->endp[i] >= q))
+			if (!(nob && i == bout) && ((p->cand[i] && !d->glong[i]) || d->endp[i] >= q))
 				live += p->b[i];
 		}
 		pk = max64(pk, live);
@@ -424,7 +424,7 @@ nest_costs(const Dp *d, int j, int k)
 {
 	const Grp *gjk = &d->grp[(size_t)j * MAXG + (k - j - 1)];
 	Nest *ne = nest_at(d, j, k);
-	NestC *c = d->cand;
+	NestC *c = d->nscr;
 	int nc = 0, nf = 0;
 
 	ne->n = 0;
@@ -507,7 +507,7 @@ run_dp(Dp *d, int64_t budget, uint8_t *mode, int *nsplit, int *nend)
 		Seg *sj = &d->s[j];
 		Grp *grp = &d->grp[(size_t)j * MAXG];
 		int64_t bj = bbytes(d, j);
-		int bcand = sj->b >= 0 && d->p->cand[sj->b];
+		int bcand = sj->b >= 0 && p->cand[sj->b];
 		int bswok = bcand && p->bw > 0 && !d->noswap;
 		double bsw = bswok ? swap_cost(p, sj->b) : 0;
 		/* segment j alone, its values held: the group of one with them kept */
@@ -583,7 +583,7 @@ run_dp(Dp *d, int64_t budget, uint8_t *mode, int *nsplit, int *nend)
 				Seg *ss = &d->s[s];
 				for (int q = ss->lo; q < ss->hi; q++) {
 					int i = d->fops[q];
-					if (!d->p->cand[i] || d->glong[i] || (s + 1 < ns && i == d->s[s + 1].b))
+					if (!p->cand[i] || d->glong[i] || (s + 1 < ns && i == d->s[s + 1].b))
 						continue;
 					mode[i] = e->kind == T_KEEP ? KEEP : e->kind == T_SWAP ? SWAP : REC;
 					if (e->kind >= T_REC && escapes(d, i, k))
@@ -596,7 +596,7 @@ run_dp(Dp *d, int64_t budget, uint8_t *mode, int *nsplit, int *nend)
 				int b = d->s[j].b;
 				if (e->bswap)
 					mode[b] = SWAP;
-				else if (d->p->cand[b] || e->kind >= T_REC)
+				else if (p->cand[b] || e->kind >= T_REC)
 					mode[b] = KEEP;
 			}
 			nsplit[j] = e->kind == T_NEST ? e->split : 0;
@@ -670,11 +670,8 @@ try_modes(const Dp *d, const uint8_t *mode, const int *nsplit, const int *nend,
 
 	expand(d, mode, nsplit, nend, tmp);
 	plan_eval(p, tmp, budget);
-	if (tmp->feasible && (!pl->feasible || tmp->time < pl->time)) {
-		Func *g = remat(p, tmp);
-		tmp->feasible = plan_arena(g, p->tg, NULL) <= budget;
-		func_free(g);
-	}
+	if (tmp->feasible && (!pl->feasible || tmp->time < pl->time))
+		tmp->feasible = plan_arena_of(p, tmp) <= budget;
 	if ((tmp->feasible && (!pl->feasible || tmp->time < pl->time)) ||
 	    (!pl->feasible && !tmp->feasible && tmp->peak < pl->peak)) {
 		plan_copy(pl, tmp);
@@ -702,21 +699,21 @@ spread_swaps(const Dp *d, int64_t budget, uint8_t *best, const int *nsplit, cons
 		moved = 0;
 		/* distance of each kept candidate to the nearest swapped value, in ops */
 		for (int i = 0, last = -n; i < n; i++) {
-			if (best[i] == SWAP && d->p->cand[i])
+			if (best[i] == SWAP && p->cand[i])
 				last = i;
 			dist[i] = i - last;
 		}
 		for (int i = n - 1, next = 2 * n; i >= 0; i--) {
-			if (best[i] == SWAP && d->p->cand[i])
+			if (best[i] == SWAP && p->cand[i])
 				next = i;
 			if (next - i < dist[i])
 				dist[i] = next - i;
-			if (d->p->cand[i] && best[i] == KEEP && !d->glong[i])
+			if (p->cand[i] && best[i] == KEEP && !d->glong[i])
 				ord[no++] = i;
 		}
 		qsort_r(ord, no, sizeof *ord, cmp_desc, dist);
 		for (int v = 0; v < n && !moved && tries < MAXMOVE; v++) {
-			if (best[v] != SWAP || !d->p->cand[v] || d->glong[v])
+			if (best[v] != SWAP || !p->cand[v] || d->glong[v])
 				continue;
 			/* dropped, if the budget does without it */
 			memcpy(mode, best, n);
@@ -813,7 +810,7 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 	d.base = xmalloc((p->n + 1) * sizeof *d.base);
 	d.grp = xmalloc(((size_t)d.ns * MAXG + 1) * sizeof *d.grp);
 	d.nest = xmalloc(((size_t)d.ns * NESTG + 1) * sizeof *d.nest);
-	d.cand = xmalloc((size_t)NESTG * (NESTL + 1) * (NESTL + 1) * sizeof *d.cand);
+	d.nscr = xmalloc((size_t)NESTG * (NESTL + 1) * (NESTL + 1) * sizeof *d.nscr);
 	for (d.nestg = NESTG; d.nestg > 2 &&
 	     (double)d.ns * d.nestg * d.nestg * (NESTL + 1) * (NESTL + 1) > NESTWORK; d.nestg--)
 		;
@@ -910,7 +907,7 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 	for (int k = 0; d.rmq && k <= d.lg; k++)
 		free(d.rmq[k]);
 	free(d.rmq);
-	free(d.grp); free(d.nest); free(d.cand); free(nsplit); free(bestsplit); free(nend); free(bestend); free(h); free(h2);
+	free(d.grp); free(d.nest); free(d.nscr); free(nsplit); free(bestsplit); free(nend); free(bestend); free(h); free(h2);
 	free(d.base); free(free_); free(d.s); free(d.fops); free(cuts); free(bnd); free(d.lng); free(d.glong); free(d.endp); free(mode); free(best);
 	plan_free(tmp);
 	return ok ? 0 : -1;
