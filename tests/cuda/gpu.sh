@@ -34,18 +34,20 @@ prepare() {
 		"$MTC" "$e" --target=cuda --arch=sm_90 -o "$P/$n-sm90.so" &&
 		"$MTC" "$e" -o "$P/$n-c.so" && "$P/bin/drive" "$P/$n-c.so" 5 >"$P/$n.ref" || return 1
 		rm -f "$P/$n-c.so" "$P/$n-c.h"
-		budget "$e" "$P/$n-b.so" "" || return 1
+		budget "$e" "$P/$n-b.so" "" 50% || return 1
 		echo "$n budget $pct" >>"$P/plan.txt"
+		budget "$e" "$P/$n-b35.so" "" 35% || return 1
+		echo "$n budget35 $pct" >>"$P/plan.txt"
 	done
 	"$MTC" "$top_srcdir/examples/transformer.tdsl" $BIG --target=cuda --arch=sm_90 -o "$P/big.so" || return 1
-	budget "$top_srcdir/examples/transformer.tdsl" "$P/big-b.so" "$BIG --arch=sm_90" || return 1
+	budget "$top_srcdir/examples/transformer.tdsl" "$P/big-b.so" "$BIG --arch=sm_90" 50% || return 1
 	echo "big $BIG budget $pct" >>"$P/plan.txt"
 	du -sh "$P"
 }
 
-# A 50% budget, or the smallest percentage the planner says it meets; sets pct.
+# Budget $4 (50% or 35%), or the smallest percentage the planner says it meets; sets pct.
 budget() {
-	pct=50%
+	pct=$4
 	if ! "$MTC" "$1" $3 --target=cuda --mem-budget=$pct -o "$2" 2>"$2.err"; then
 		pct=$(sed -n 's/.*--mem-budget=\([0-9]*%\) or more.*/\1/p' "$2.err")
 		[ -n "$pct" ] && "$MTC" "$1" $3 --target=cuda --mem-budget=$pct -o "$2" || { cat "$2.err"; return 1; }
@@ -84,6 +86,9 @@ run() {
 	say "== tests/cuda/gpu.sh run, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -n)"
 	say "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null)"
 	say "plan: $(tr '\n' ';' <"$P/plan.txt")"
+	SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+	[ "${MTC_GPU_SAN:-1}" = 0 ] && SAN=
+	say "compute-sanitizer: ${SAN:-not found, not run}"
 	"$P/bin/kernels" >"$P/kernels.out" 2>&1
 	rc=$?
 	say "kernels: $(tail -1 "$P/kernels.out")"
@@ -97,14 +102,24 @@ run() {
 		t "$n: sm_90 cubin within 1e-4 of the C backend" "close '$P/$n.ref' '$P/$n.sm90'"
 		MTC_NO_CUBLAS=1 "$D" "$P/$n.so" 5 >"$P/$n.noblas" 2>>"$P/$n.err"
 		t "$n: tiled GEMM kernels (MTC_NO_CUBLAS=1) within 1e-4 of the C backend" "close '$P/$n.ref' '$P/$n.noblas'"
-		"$D" "$P/$n-b.so" 5 >"$P/$n.b" 2>>"$P/$n.err"
 		grep ^step "$P/$n.cuda" >"$P/$n.s1"
-		grep ^step "$P/$n.b" >"$P/$n.s2"
-		t "$n: budgeted run gives identical losses" "test -s '$P/$n.s2' && cmp -s '$P/$n.s1' '$P/$n.s2'"
-		t "$n: budgeted run: peak_bytes within budget ($(grep ^peak_bytes "$P/$n.b"))" "awk '/^peak_bytes/ { f = 1; if (\$6 > 0 && \$2 > \$6) b = 1 } END { exit b || !f }' '$P/$n.b'"
-		MTC_CHECK=1 "$D" "$P/$n-b.so" 5 >"$P/$n.chk" 2>>"$P/$n.err"
-		grep ^step "$P/$n.chk" >"$P/$n.s3"
-		t "$n: budgeted run in check mode: no finding, identical losses" "cmp -s '$P/$n.s1' '$P/$n.s3'"
+		for b in b b35; do
+			"$D" "$P/$n-$b.so" 5 >"$P/$n.$b" 2>>"$P/$n.err"
+			grep ^step "$P/$n.$b" >"$P/$n.s2"
+			t "$n $b: budgeted run gives identical losses" "test -s '$P/$n.s2' && cmp -s '$P/$n.s1' '$P/$n.s2'"
+			t "$n $b: budgeted run: peak_bytes within budget ($(grep ^peak_bytes "$P/$n.$b"))" "awk '/^peak_bytes/ { f = 1; if (\$6 > 0 && \$2 > \$6) b = 1 } END { exit b || !f }' '$P/$n.$b'"
+			MTC_CHECK=1 "$D" "$P/$n-$b.so" 5 >"$P/$n.chk" 2>>"$P/$n.err"
+			grep ^step "$P/$n.chk" >"$P/$n.s3"
+			t "$n $b: budgeted run in check mode: no finding, identical losses" "cmp -s '$P/$n.s1' '$P/$n.s3'"
+			if [ -n "$SAN" ] && [ $b = b35 ]; then
+				for tool in memcheck racecheck; do
+					timeout "${MTC_GPU_SAN_TIMEOUT:-120}" "$SAN" --tool $tool --error-exitcode 9 "$D" "$P/$n-$b.so" 1 >"$P/$n.$tool" 2>&1
+					rc=$?
+					tail -3 "$P/$n.$tool" | sed 's/^/    /' | tee -a "$R"
+					t "$n $b: compute-sanitizer $tool clean on one planned step (status $rc)" "[ $rc -eq 0 ]"
+				done
+			fi
+		done
 		sed 's/^/  /' "$P/$n.err" | head -5 | tee -a "$R"
 		say "  $n: $(tr '\n' ' ' <"$P/$n.cuda")"
 	done
