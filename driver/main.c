@@ -17,7 +17,9 @@ static const char usage[] =
 "scheduled at compile time.\n"
 "\n"
 "options:\n"
-"  -o FILE               output (.so by default; with --emit, the intermediate; '-' is stdout)\n"
+"  -o FILE               output (.so by default; with --emit, the intermediate; '-' is stdout);\n"
+"                        without -o the module is MODEL.so and MODEL.h in the current directory\n"
+"  Every option taking a value takes it in either form: --solver=tso or --solver tso.\n"
 "  --emit=KIND           write an intermediate instead of the .so:\n"
 "                          c         the generated C (mt3000): with -o F.c, host code in F.c and\n"
 "                                    device kernels in F-dev.c; on stdout both, one after the other\n"
@@ -27,23 +29,29 @@ static const char usage[] =
 "                          ir        textual SSA IR after the last pass run (see docs/ir.md)\n"
 "                          schedule  one line per op: kind, result, bytes, live bytes, modeled\n"
 "                                    start and end; last line `peak_live_bytes P arena_bytes A\n"
-"                                    modeled_ms T`\n"
+"                                    modeled_ms T` (P: peak live bytes, A: the arena)\n"
 "                          dot       the dependence DAG (RAW/WAR/WAW) for Graphviz\n"
 "                          trace     Chrome trace-event JSON (compute, copies, live bytes)\n"
-"                          memory    SVG of the arena over time\n"
+"                          memory    SVG of the arena over time: the peak live bytes, the\n"
+"                                    arena, the budget\n"
 "                        (of the training step, or of forward for models without one)\n"
 "  --stop-after=STAGE    end the pipeline after a stage (frontend: just parse a .mir;\n"
 "                          autodiff, simplify); only with --emit=ir\n"
 "  --dump-dir=DIR        write the IR after every stage, numbered in pipeline order, and\n"
-"                        every function's schedule, DAG, trace and memory picture\n"
+"                        every function's schedule, DAG, trace and memory picture; without\n"
+"                        -o or --emit the module goes there too (DIR/NAME.so, DIR/NAME.h,\n"
+"                        NAME the input's file name without .tdsl), not into the current\n"
+"                        directory\n"
 "  --schedule=mem|critical|program   op order (default mem): mem lowers peak live bytes\n"
 "                        (updates run as soon as their gradient exists), critical starts the\n"
 "                        longest latency-weighted path (long copies) first, program keeps the\n"
 "                        order the frontend and autodiff wrote\n"
 "  --target=mt3000|cuda  code generation target (default mt3000)\n"
-"  --mem-budget=SIZE     accelerator bytes the step may use (its whole arena, params and\n"
-"                        optimizer state included): N, NK, NM, NG (powers of 1024); or N%\n"
-"                        of the unconstrained arena (the step's arena without a budget)\n"
+"  --mem-budget=SIZE     the budget: the largest arena the step may have (its accelerator\n"
+"                        bytes as laid out, module tensors included; docs/glossary.md):\n"
+"                        bytes, N with an optional K, M or G (powers of 1024) and an optional\n"
+"                        B, fractions allowed (2097152, 2M, 2MB, 1.5M); or N% of the\n"
+"                        unconstrained arena (the step's arena without a budget)\n"
 "  --solver=auto|ilp|tso|chen|none   how recompute and swap are chosen (default auto:\n"
 "                        the ILP where it proves an optimum in time, else the better of its\n"
 "                        incumbent and the segmented DP); --emit=schedule starts with the\n"
@@ -62,7 +70,10 @@ static const char usage[] =
 "                        then the installed $libdir and $includedir)\n"
 "  MTC_KEEP_C=1          keep the generated C of a build and say where\n"
 "  MTC_MARCH=CPU         the CPU MODEL.so is compiled for (default native: the machine\n"
-"                        that builds it; empty: the compiler's default)\n";
+"                        that builds it; empty: the compiler's default)\n"
+"\n"
+"Memory words (peak live bytes, arena, unconstrained arena, budget, module tensors, host\n"
+"zone) are defined in docs/glossary.md.\n";
 
 static void
 fatal(const char *fmt, const char *arg)
@@ -124,6 +135,65 @@ static const char *const emits[] = { "ir", "schedule", "dot", "trace", "memory",
 	"cuda", "ptx", "llvm", NULL };
 static const char *const stages[] = { "frontend", "autodiff", "simplify", NULL };
 
+static int has_suffix(const char *s, const char *suf);
+
+/* The long options: those taking a value (as --opt=VALUE or --opt VALUE), then the others. */
+static const char *const valopts[] = { "--target", "--schedule", "--emit", "--stop-after",
+	"--dump-dir", "--mem-budget", "--solver", "--solver-time", "--arch", "--seed",
+	"--target-flops", "--target-bw", "--copy-bw", "--copy-latency", "--launch", "--accel-bytes",
+	"--align", NULL };
+static const char *const flagopts[] = { "--help", "--version", NULL };
+
+static int
+listed(const char *const *l, const char *s, size_t n)
+{
+	for (int i = 0; l[i]; i++)
+		if (strlen(l[i]) == n && strncmp(l[i], s, n) == 0)
+			return 1;
+	return 0;
+}
+
+/* An unknown option, with the closest known one. */
+static _Noreturn void
+unknown_option(const char *a)
+{
+	const char *all[sizeof valopts / sizeof *valopts + sizeof flagopts / sizeof *flagopts];
+	char name[128];
+	const char *near;
+	int n = 0;
+
+	for (int i = 0; valopts[i]; i++)
+		all[n++] = valopts[i];
+	for (int i = 0; flagopts[i]; i++)
+		all[n++] = flagopts[i];
+	snprintf(name, sizeof name, "%.*s", (int)strcspn(a, "="), a);
+	if ((near = nearest(name, all, n)))
+		fprintf(stderr, "mtc: error: unknown option '%s'; did you mean '%s'?\n", a, near);
+	else
+		fprintf(stderr, "mtc: error: unknown option '%s' (see mtc --help)\n", a);
+	exit(1);
+}
+
+/* --dump-dir without -o or --emit: the module goes into the dump directory, named after the
+ * input file, never over a module in the current directory. */
+static void
+dump_dir_output(Opts *o)
+{
+	const char *b = strrchr(o->input, '/') ? strrchr(o->input, '/') + 1 : o->input;
+	size_t n = strlen(b);
+	char *out;
+
+	if (has_suffix(b, ".tdsl"))
+		n -= 5;
+	else if (has_suffix(b, ".mir"))
+		n -= 4;
+	if (n == 0 || strcmp(b, "-") == 0)
+		b = "model", n = 5;
+	out = xmalloc(strlen(o->dump_dir) + n + 5);
+	sprintf(out, "%s/%.*s.so", o->dump_dir, (int)n, b);
+	o->output = out;
+}
+
 static void
 parse_args(Opts *o, int argc, char **argv)
 {
@@ -141,6 +211,14 @@ parse_args(Opts *o, int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		char *a = argv[i], *v;
 #define VAL(pfx) (strncmp(a, pfx "=", sizeof pfx) == 0 ? (v = a + sizeof pfx) != NULL : 0)
+		/* --opt VALUE is --opt=VALUE, as getopt_long reads it */
+		if (a[0] == '-' && a[1] == '-' && !strchr(a, '=') && listed(valopts, a, strlen(a))) {
+			if (++i == argc)
+				fatal("%s needs an argument", a);
+			v = xmalloc(strlen(a) + strlen(argv[i]) + 2);
+			sprintf(v, "%s=%s", a, argv[i]);
+			a = argv[i] = v;   /* the cost model's overrides are read again from argv */
+		}
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			fputs(usage, stdout);
 			printf("\ncost model (defaults from --target, public figures; see the README):\n%s", target_help);
@@ -197,7 +275,7 @@ parse_args(Opts *o, int argc, char **argv)
 		} else if (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && !a[3]) {
 			o->opt_level = a[2] - '0';
 		} else if (a[0] == '-' && a[1]) {
-			fatal("unknown option '%s' (see mtc --help)", a);
+			unknown_option(a);
 		} else {
 			if (o->input)
 				fatal("more than one input file ('%s')", a);
@@ -207,6 +285,8 @@ parse_args(Opts *o, int argc, char **argv)
 	}
 	if (!o->input)
 		fatal("%s", "no input file (see mtc --help)");
+	if (o->dump_dir && !o->output && !o->emit)
+		dump_dir_output(o);
 	/* the target's description, then the overrides in the order given */
 	if (target_get(&o->tg, o->target))
 		die("no description of target %s", o->target);
@@ -377,10 +457,14 @@ main(int argc, char **argv)
 	if (o.stop_after && (!o.emit || strcmp(o.emit, "ir")))
 		fatal("%s", "--stop-after goes with --emit=ir");
 	src.name = o.input;
-	if (!(src.text = slurp(o.input, &src.len)))
-		fatal("cannot read '%s'", o.input);
-	if (o.dump_dir && mkdir(o.dump_dir, 0777) && errno != EEXIST)
-		fatal("cannot create directory '%s'", o.dump_dir);
+	if (!(src.text = slurp(o.input, &src.len))) {
+		fprintf(stderr, "mtc: error: cannot read '%s': %s\n", o.input, strerror(errno));
+		exit(1);
+	}
+	if (o.dump_dir && mkdir(o.dump_dir, 0777) && errno != EEXIST) {
+		fprintf(stderr, "mtc: error: cannot create directory '%s': %s\n", o.dump_dir, strerror(errno));
+		exit(1);
+	}
 
 	/* The pipeline. */
 	fe.defines = o.defines;

@@ -31,9 +31,11 @@ static const char usage[] =
 "\n"
 "At the end it prints 'peak_bytes P plan_bytes Q budget_bytes B step_ms T': for the\n"
 "interpreter P is the high-water mark of the bytes it held (params, state, inputs, live\n"
-"values), Q and B are 0; for a module P is the runtime's measured high-water mark of live\n"
-"device bytes, Q the plan's device bytes (persistent zone + arena), B the budget it was\n"
-"built for (0: none); T is the median step time in milliseconds.\n"
+"values), Q and B are 0; for a module P is the measured peak (the runtime's high-water mark\n"
+"of live accelerator bytes), Q the arena the plan lays out (module tensors included), B the\n"
+"budget it was built for (0: none); T is the median step time in milliseconds. The memory\n"
+"words are defined in docs/glossary.md.\n"
+"Options taking a value take it as --opt VALUE or --opt=VALUE.\n"
 "A module's params start from the initial values of the seed it was built with (mtc --seed);\n"
 "--seed changes its inputs only.\n";
 

@@ -98,6 +98,8 @@ typedef struct Parser {
 	int deep;           /* an expression went past MAXDEPTH (reported once) */
 	int stop;           /* give up: nesting limit, or too many errors */
 	Loc end;            /* end of input */
+	Loc tokend[2];      /* just past the last token and the one before it */
+	char tok[2][24];    /* their text (cut short), for "expected ';' after ..." */
 } Parser;
 
 /* ast.c: constructors; list helpers. */

@@ -58,6 +58,7 @@ lookup(Ctx *c, const char *name, Loc loc, Val *out)
 	}
 	if (!(e = mget(&c->consts, name)))
 		return 0;
+	e->used = 1;
 	if (e->state == B_UNFOLDED)
 		fold_const(c, e, loc);
 	else if (e->state == B_BUSY) {
@@ -67,6 +68,35 @@ lookup(Ctx *c, const char *name, Loc loc, Val *out)
 	}
 	*out = e->val;
 	return 1;
+}
+
+/* The keys of m's bound entries, appended to l (grown as needed). */
+static void
+keys(const Map *m, const char ***l, int *n, int *cap)
+{
+	for (int i = 0; i < m->cap; i++)
+		if (m->e[i].key && m->e[i].state != B_NONE) {
+			if (*n == *cap)
+				*l = xrealloc(*l, (*cap = *cap ? 2 * *cap : 64) * sizeof **l);
+			(*l)[(*n)++] = m->e[i].key;
+		}
+}
+
+/* "undefined name": with the closest name in scope (locals, then consts). */
+Val
+undefined_name(Ctx *c, Loc loc, const char *name)
+{
+	const char **l = NULL, *near;
+	int n = 0, cap = 0;
+
+	if (c->fr)
+		keys(&c->fr->names, &l, &n, &cap);
+	keys(&c->consts, &l, &n, &cap);
+	near = nearest(name, l, n);
+	free(l);
+	if (near)
+		return err(c, loc, "undefined name '%s'; did you mean '%s'?", name, near);
+	return err(c, loc, "undefined name '%s'", name);
 }
 
 /* Consts are folded on first use, in the global scope, so they may be written in any order. */
@@ -283,7 +313,7 @@ index_array(Ctx *c, Node *n)
 	int64_t k;
 
 	if (!lookup(c, n->name, n->loc, &a))
-		return err(c, n->loc, "undefined name '%s'", n->name);
+		return undefined_name(c, n->loc, n->name);
 	if (a.k == V_ERR)
 		return ERR;
 	if (a.k != V_ARRAY)
@@ -311,7 +341,7 @@ eval1(Ctx *c, Node *n, const char *hint)
 		return vnum(n->fval);
 	case N_NAME:
 		if (!lookup(c, n->name, n->loc, &a))
-			return err(c, n->loc, "undefined name '%s'", n->name);
+			return undefined_name(c, n->loc, n->name);
 		return a;
 	case N_INDEX:
 		return index_array(c, n);
@@ -652,6 +682,26 @@ out:
 	return v;
 }
 
+/* "undefined function": with the closest built-in or def. */
+static Val
+undefined_function(Ctx *c, Node *n)
+{
+	const char **l = NULL, *near;
+	int k = 0, cap = 0;
+
+	keys(&c->defs, &l, &k, &cap);
+	for (const Builtin *b = builtins; b->name; b++) {
+		if (k == cap)
+			l = xrealloc(l, (cap = cap ? 2 * cap : 64) * sizeof *l);
+		l[k++] = b->name;
+	}
+	near = nearest(n->name, l, k);
+	free(l);
+	if (near)
+		return err(c, n->loc, "undefined function '%s'; did you mean '%s'?", n->name, near);
+	return err(c, n->loc, "undefined function '%s'", n->name);
+}
+
 static Val
 call(Ctx *c, Node *n, const char *hint)
 {
@@ -671,5 +721,5 @@ call(Ctx *c, Node *n, const char *hint)
 		return err(c, n->loc, "'%s' is only allowed in a train statement", n->name);
 	if (lookup(c, n->name, n->loc, &v))
 		return err(c, n->loc, "'%s' is not a function", n->name);
-	return err(c, n->loc, "undefined function '%s'", n->name);
+	return undefined_function(c, n);
 }

@@ -135,7 +135,7 @@ output(Ctx *c, Stmt *s)
 
 	for (Node *n = s->names; n; n = n->next) {
 		if (!lookup(c, n->name, n->loc, &v)) {
-			err(c, n->loc, "undefined name '%s'", n->name);
+			undefined_name(c, n->loc, n->name);
 			continue;
 		}
 		if (v.k == V_ERR)
@@ -172,7 +172,7 @@ train(Ctx *c, Stmt *s)
 	c->trained = 1;
 	c->trainloc = s->loc;
 	if (!lookup(c, s->name, s->nameloc, &v)) {
-		err(c, s->nameloc, "undefined name '%s'", s->name);
+		undefined_name(c, s->nameloc, s->name);
 		return;
 	}
 	if (v.k == V_ERR)
@@ -473,6 +473,25 @@ defines(Ctx *c, const FeOpts *o)
 	}
 }
 
+/* A -D for a const the file does not declare, and that nothing read, is likely misspelt. */
+static void
+unused_defines(Ctx *c, const FeOpts *o)
+{
+	for (int i = 0; o && i < o->ndefines && !c->src->nerr; i++) {
+		const char *d = o->defines[i];
+		char name[MAXIDENT + 1];
+		size_t n = strcspn(d, "=");
+		Ent *e;
+		if (n > MAXIDENT)
+			continue;
+		memcpy(name, d, n);
+		name[n] = 0;
+		if ((e = mget(&c->consts, name)) && !e->p && !e->used)
+			fprintf(stderr, "%s: warning: -D %s: the model has no const %s\n",
+			        program_invocation_short_name, name, name);
+	}
+}
+
 Module *
 fe_expand(Parser *p, const FeOpts *o)
 {
@@ -498,6 +517,7 @@ fe_expand(Parser *p, const FeOpts *o)
 		exec(&c, model->body, 1);
 		c.fr = NULL;
 	}
+	unused_defines(&c, o);
 	mfree(&top.names);
 	mfree(&c.consts);
 	mfree(&c.defs);

@@ -32,6 +32,7 @@ enum { B_NONE, B_VAL, B_LOOP, B_UNFOLDED, B_BUSY };
 typedef struct Ent {
 	const char *key;
 	int state;
+	int used;           /* consts: looked up (a -D const the file lacks must be) */
 	Val val;
 	const void *p;      /* consts and defs: their Item */
 	Loc loc;
@@ -81,6 +82,7 @@ extern const Val ERR;
 Val err(Ctx *, Loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 Val eval(Ctx *, Node *, const char *hint);
 int lookup(Ctx *, const char *name, Loc, Val *);
+Val undefined_name(Ctx *, Loc, const char *name);   /* the error, with "did you mean" */
 int tensor(Ctx *, Val, Loc, const char *hint);          /* value index, or -1 */
 int int_of(Ctx *, Val, Loc, int64_t *);                 /* 0, or -1 after a diagnostic */
 int ieval(Ctx *, Node *, int64_t *);

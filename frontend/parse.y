@@ -1,7 +1,7 @@
 /* parse.y: the tdsl grammar; builds the syntax tree of ast.h, recovers at ';' after errors. */
 %define api.pure full
 %define api.prefix {tdsl}
-%define parse.error detailed
+%define parse.error custom
 %locations
 %parse-param {void *scan} {Parser *p}
 %lex-param {void *scan}
@@ -173,3 +173,31 @@ primary
 	;
 
 %%
+
+/* bison's detailed message ("syntax error, unexpected X, expecting A or B"), except where a
+ * ';' would have done: then, as clang says it, "expected ';' after T" just past the token T
+ * before the unexpected one. */
+static int
+yyreport_syntax_error(const yypcontext_t *ctx, void *scan, Parser *p)
+{
+	yysymbol_kind_t exp[YYNTOKENS], tok = yypcontext_token(ctx);
+	int n = yypcontext_expected_tokens(ctx, exp, YYNTOKENS);
+	char msg[256];
+	size_t k;
+
+	(void)scan;
+	for (int i = 0; i < n; i++)
+		if (strcmp(yysymbol_name(exp[i]), "';'") == 0 && p->tok[1][0] && tok != YYSYMBOL_YYEMPTY) {
+			perr(p, p->tokend[1], "expected ';' after '%s'", p->tok[1]);
+			return 0;
+		}
+	k = (size_t)snprintf(msg, sizeof msg, "syntax error");
+	if (tok != YYSYMBOL_YYEMPTY) {
+		k += (size_t)snprintf(msg + k, sizeof msg - k, ", unexpected %s", yysymbol_name(tok));
+		for (int i = 0; n <= 4 && i < n && k < sizeof msg; i++)
+			k += (size_t)snprintf(msg + k, sizeof msg - k, "%s%s", i ? " or " : ", expecting ",
+			                      yysymbol_name(exp[i]));
+	}
+	perr(p, L(*yypcontext_location(ctx)), "%s", msg);
+	return 0;
+}

@@ -67,3 +67,13 @@ note(Src *src, Loc loc, const char *fmt, ...)
 	diagv(src, loc, "note", fmt, ap);
 	va_end(ap);
 }
+
+void
+warn(Src *src, Loc loc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	diagv(src, loc, "warning", fmt, ap);
+	va_end(ap);
+}

@@ -594,6 +594,30 @@ k_lndgamma(Run *r, const Op *op)
 
 /* ---------- embedding ---------- */
 
+/* An id or label out of range: which tensor (an input by its name), which element. */
+static int
+bad_id(Run *r, const Op *op, int arg, int64_t i, int64_t lim)
+{
+	const Value *v = &r->f->val[op->args[arg]];
+	const int32_t *ids = INI(arg);
+	char at[MAXRANK * 22 + 4];
+	int64_t rem = i;
+	size_t k = 0;
+
+	at[0] = 0;
+	for (int d = v->ty.sh.rank - 1; d >= 0; d--) {      /* the index, last dim first */
+		char t[sizeof at];
+		snprintf(t, sizeof t, "%lld%s%s", (long long)(rem % v->ty.sh.d[d]), k ? ", " : "", at);
+		snprintf(at, sizeof at, "%s", t);
+		rem /= v->ty.sh.d[d];
+		k = 1;
+	}
+	return fail(r, "%s: %s %d at %s '%s'[%s] is out of range [0, %lld)", opinfo[op->kind].name,
+	            op->kind == OP_EMBEDDING || op->kind == OP_EMBED_G ? "id" : "label", ids[i],
+	            v->decl >= 0 && r->f->mod->decl[v->decl].role == R_INPUT ? "input" : "value", v->name,
+	            at, (long long)lim);
+}
+
 static int
 k_embedding(Run *r, const Op *op)
 {
@@ -605,8 +629,7 @@ k_embedding(Run *r, const Op *op)
 
 	for (int64_t i = 0; i < n; i++) {
 		if (ids[i] < 0 || ids[i] >= v)
-			return fail(r, "embedding: id %d at position %lld is out of range [0, %lld)", ids[i],
-			            (long long)i, (long long)v);
+			return bad_id(r, op, 1, i, v);
 		memcpy(o + i * d, t + (int64_t)ids[i] * d, d * sizeof *o);
 	}
 	return 0;
@@ -625,8 +648,7 @@ k_embedgrad(Run *r, const Op *op)
 	for (int64_t i = 0; i < n; i++) {
 		float *row;
 		if (ids[i] < 0 || ids[i] >= v)
-			return fail(r, "embedding_grad: id %d at position %lld is out of range [0, %lld)",
-			            ids[i], (long long)i, (long long)v);
+			return bad_id(r, op, 0, i, v);
 		row = o + (int64_t)ids[i] * d;
 		for (int64_t k = 0; k < d; k++)
 			row[k] += dy[i * d + k];
@@ -637,11 +659,12 @@ k_embedgrad(Run *r, const Op *op)
 /* ---------- losses ---------- */
 
 static int
-label_ok(Run *r, const int32_t *lb, int64_t i, int64_t c)
+label_ok(Run *r, const Op *op, int64_t i, int64_t c)
 {
+	const int32_t *lb = INI(1);
+
 	if (lb[i] < 0 || lb[i] >= c)
-		return fail(r, "cross_entropy: label %d at position %lld is out of range [0, %lld)",
-		            lb[i], (long long)i, (long long)c);
+		return bad_id(r, op, 1, i, c);
 	return 0;
 }
 
@@ -656,7 +679,7 @@ k_xent(Run *r, const Op *op)
 
 	for (int64_t i = 0; i < rows; i++, x += c) {
 		float m = x[0], s = 0;
-		if (label_ok(r, lb, i, c))
+		if (label_ok(r, op, i, c))
 			return -1;
 		for (int64_t k = 1; k < c; k++)
 			if (x[k] > m)
@@ -680,7 +703,7 @@ k_xentgrad(Run *r, const Op *op)
 
 	for (int64_t i = 0; i < rows; i++, x += c, o += c) {
 		float m = x[0], s = 0;
-		if (label_ok(r, lb, i, c))
+		if (label_ok(r, op, i, c))
 			return -1;
 		for (int64_t k = 1; k < c; k++)
 			if (x[k] > m)

@@ -27,6 +27,10 @@ void *xrealloc(void *, size_t);
 char *xstrdup(const char *);
 char *slurp(const char *path, size_t *len);       /* a whole file, or NULL */
 unsigned strhash(const char *);                   /* FNV-1a, for the name tables */
+/* "did you mean": the candidate closest to s by edits (insert, delete, replace, swap of two
+ * neighbours), if within (strlen(s) + 2) / 3 edits and not s itself; else NULL (always for
+ * names of 1 or 2 characters). */
+const char *nearest(const char *s, const char *const *cand, int n);
 /* Name tables: ids + 1 by open addressing (0: empty), capacity a power of two, at most half
  * full; nm(o, id) is an id's name. ntab_find: the first id of a name, or -1. ntab_add: add
  * id (ids 0..id-1 already in), growing as needed. */
@@ -60,6 +64,7 @@ typedef struct Src {
 void diag(Src *, Loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void diagv(Src *, Loc, const char *kind, const char *fmt, __builtin_va_list);
 void note(Src *, Loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void warn(Src *, Loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 enum { MAXERR = 20 };    /* stop after this many errors */
 
 /* ---------- types ---------- */

@@ -1,4 +1,5 @@
 /* util.c: the arena allocator, checked allocation, overflow-checked arithmetic, internal errors. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,8 +182,54 @@ ntab_add(int **tab, int *cap, int id, NameFn *nm, const void *o)
 	(*tab)[i] = id + 1;
 }
 
+/* Edits between a and b (optimal string alignment), at most 64 characters each; 99 beyond. */
+static int
+edits(const char *a, const char *b)
+{
+	int la = (int)strlen(a), lb = (int)strlen(b), d[65][65];
+
+	if (la > 64 || lb > 64)
+		return 99;
+	for (int i = 0; i <= la; i++)
+		for (int j = 0; j <= lb; j++) {
+			int v = i > j ? i : j;
+			if (i && j) {
+				v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+				if (d[i - 1][j] + 1 < v)
+					v = d[i - 1][j] + 1;
+				if (d[i][j - 1] + 1 < v)
+					v = d[i][j - 1] + 1;
+				if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+				    d[i - 2][j - 2] + 1 < v)
+					v = d[i - 2][j - 2] + 1;
+			}
+			d[i][j] = v;
+		}
+	return d[la][lb];
+}
+
+const char *
+nearest(const char *s, const char *const *cand, int n)
+{
+	const char *best = NULL;
+	int lim = ((int)strlen(s) + 2) / 3, bd = lim + 1;
+
+	if (strlen(s) < 3)        /* "y" for "x" would be noise */
+		return NULL;
+	for (int i = 0; i < n; i++) {
+		int e;
+		if (!cand[i] || strcmp(cand[i], s) == 0)
+			continue;
+		if ((e = edits(s, cand[i])) < bd) {
+			bd = e;
+			best = cand[i];
+		}
+	}
+	return best;
+}
+
 /* A whole file ("-": standard input), NUL-terminated; NUL bytes inside are kept (the lexers
- * report them). NULL if it cannot be opened. */
+ * report them). NULL, errno set, if it cannot be opened or read. */
 char *
 slurp(const char *path, size_t *len)
 {
@@ -200,6 +247,14 @@ slurp(const char *path, size_t *len)
 		r = fread(buf + n, 1, cap - n, fp);
 		n += r;
 	} while (r > 0);
+	if (ferror(fp)) {                 /* e.g. a directory: errno says why */
+		int e = errno;
+		if (fp != stdin)
+			fclose(fp);
+		free(buf);
+		errno = e;
+		return NULL;
+	}
 	if (fp != stdin)
 		fclose(fp);
 	buf[n] = 0;

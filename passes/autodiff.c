@@ -223,6 +223,9 @@ states(Module *m, Src *src, int *st, int *tick)
 	for (int p = 0; p < nd; p++) {
 		Type ty = m->decl[p].ty;
 		st[2 * p] = st[2 * p + 1] = -1;
+		if (m->decl[p].role == R_PARAM && !live[p])
+			warn(src, m->decl[p].loc, "param '%s' does not reach the loss '%s': it gets no "
+			     "gradient and is never trained", m->decl[p].name, fw->val[fw->loss].name);
 		if (m->decl[p].role != R_PARAM || !live[p])
 			continue;
 		if (m->opt.kind == OPT_SGD && m->opt.momentum != 0)

@@ -42,7 +42,7 @@ dump_schedule(FILE *fp, const Func *f, const Live *l, const Cost *c, const Layou
 		        (long long)b, (long long)l->at[i], (long long)l->after[i], c->start[i] * 1e3,
 		        c->end[i] * 1e3);
 	}
-	fprintf(fp, "# module tensors %lld bytes (live throughout), peak at op %d, host zone %lld bytes\n",
+	fprintf(fp, "# module tensors %lld bytes (live throughout), peak live bytes at op %d, host zone %lld bytes\n",
 	        (long long)l->base, l->peakop, (long long)lay->host);
 	fprintf(fp, "peak_live_bytes %lld arena_bytes %lld modeled_ms %.6f\n", (long long)l->peak,
 	        (long long)lay->arena, c->total * 1e3);

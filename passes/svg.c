@@ -3,8 +3,8 @@
  * needs: f in execution order with Live and the Layout's offsets (Value.off).
  * fills: nothing; writes SVG: x the op index, y the byte offset (0 at the bottom), one
  * rectangle per accelerator tensor over its live interval with a <title> naming it, the live
- * bytes as a line, the lower bound, the arena top, the budget, and the peak marked with the
- * largest tensors alive there listed. */
+ * bytes as a line, the peak live bytes (lower bound), the arena, the budget, and the peak
+ * marked with the largest values alive there listed (docs/glossary.md's words). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,7 +63,7 @@ dump_memory(FILE *fp, const Func *f, const Live *l, const Layout *lay, int64_t b
 	mb(b2, sizeof b2, lay->arena);
 	fprintf(fp, "<text x=\"%d\" y=\"20\" font-size=\"14\">", LM);
 	esc(fp, f->mod->name);
-	fprintf(fp, ".%s: %d ops, live-bytes peak %s (lower bound), arena %s</text>\n", f->name, f->nop, b1, b2);
+	fprintf(fp, ".%s: %d ops, peak live bytes %s (lower bound of the arena), arena %s</text>\n", f->name, f->nop, b1, b2);
 	/* axes */
 	fprintf(fp, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", LM, TM + H, LM + W, TM + H);
 	fprintf(fp, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", LM, TM, LM, TM + H);
@@ -92,16 +92,16 @@ dump_memory(FILE *fp, const Func *f, const Live *l, const Layout *lay, int64_t b
 		        type_str(&x->ty, tb, sizeof tb), (long long)l->bytes[v], (long long)x->off,
 		        l->birth[v], l->last[v], x->decl >= 0 ? " (module tensor, whole step)" : "");
 	}
-	/* live bytes, lower bound, arena top, budget */
+	/* live bytes, the peak (lower bound), the arena, the budget: docs/glossary.md's words */
 	fprintf(fp, "<polyline fill=\"none\" stroke=\"black\" stroke-width=\"1.2\" points=\"");
 	for (int i = 0; i < f->nop; i++)
 		fprintf(fp, "%.2f,%.2f %.2f,%.2f ", X(i), Y(l->at[i]), X(i + 1), Y(l->at[i]));
 	fprintf(fp, "\"><title>live bytes</title></polyline>\n");
 	fprintf(fp, "<line x1=\"%d\" y1=\"%.2f\" x2=\"%d\" y2=\"%.2f\" stroke=\"black\" stroke-dasharray=\"4 3\"/>"
-	        "<text x=\"%d\" y=\"%.2f\" text-anchor=\"end\">lower bound (peak live bytes)</text>\n", LM,
+	        "<text x=\"%d\" y=\"%.2f\" text-anchor=\"end\">peak live bytes (lower bound)</text>\n", LM,
 	        Y(l->peak), LM + W, Y(l->peak), LM + W - 4, Y(l->peak) + 12);
 	fprintf(fp, "<line x1=\"%d\" y1=\"%.2f\" x2=\"%d\" y2=\"%.2f\" stroke=\"#555\"/>"
-	        "<text x=\"%d\" y=\"%.2f\" text-anchor=\"end\">arena top</text>\n", LM, Y(lay->arena), LM + W,
+	        "<text x=\"%d\" y=\"%.2f\" text-anchor=\"end\">arena</text>\n", LM, Y(lay->arena), LM + W,
 	        Y(lay->arena), LM + W - 4, Y(lay->arena) - 4);
 	if (budget > 0) {
 		mb(b1, sizeof b1, budget);
@@ -131,10 +131,10 @@ dump_memory(FILE *fp, const Func *f, const Live *l, const Layout *lay, int64_t b
 		mb(b1, sizeof b1, l->peak);
 		fprintf(fp, "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" stroke=\"red\" stroke-dasharray=\"2 2\"/>\n",
 		        X(p + 0.5), TM, X(p + 0.5), TM + H);
-		fprintf(fp, "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">peak %s at op %d (%s)</text>\n",
+		fprintf(fp, "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">peak live bytes %s at op %d (%s)</text>\n",
 		        LM + W + 4, TM + 20, b1, p, opinfo[f->op[p].kind].name);
 		mb(b1, sizeof b1, l->base);
-		fprintf(fp, "<text x=\"%d\" y=\"%d\">module tensors %s; the largest others:</text>\n",
+		fprintf(fp, "<text x=\"%d\" y=\"%d\">module tensors %s; the largest values:</text>\n",
 		        LM + W + 4, TM + 36, b1);
 		for (int k = 0; k < ntop; k++) {
 			mb(b1, sizeof b1, l->bytes[top[k]]);

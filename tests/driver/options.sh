@@ -45,5 +45,46 @@ check "mtc refuses a misspelt option" '! $MTC "$ex" --mem-budgt=1G >/dev/null 2>
 check "mtc-run refuses an unknown option" '! $RUN "$ex" --frobnicate >/dev/null 2>"$dir/err" && grep -q "frobnicate" "$dir/err"'
 check "mtc --version" '$MTC --version | grep -q "^mtc [0-9]"'
 check "--help goes to stdout and exits 0" '$MTC --help 2>/dev/null | grep -q "^usage: mtc"'
+# Every option taking a value takes it as --opt=VALUE or --opt VALUE, as getopt_long does.
+for o in $(grep -o -- '--[a-z][a-z-]*=' "$dir/mtc.help" | sort -u); do
+	o=${o%=}
+	case $o in
+	--emit) v=schedule ;; --stop-after) continue ;; --target) v=mt3000 ;;
+	--schedule) v=mem ;; --solver) v=tso ;; --arch) v=sm_90 ;; --dump-dir) v=$dir/dd2 ;;
+	--mem-budget) v=90% ;; --align) v=64 ;; *) v=1 ;;
+	esac
+	check "mtc accepts $o $v" '$MTC "$ex" --emit=schedule "$o" "$v" -o /dev/null 2>"$dir/err" || ! grep -q "unknown option\|invalid\|more than one input" "$dir/err"'
+done
+check "--mem-budget 50% is --mem-budget=50%" '$MTC "$ex" --mem-budget 50% --solver tso --emit schedule -o "$dir/a.txt" &&
+	$MTC "$ex" --mem-budget=50% --solver=tso --emit=schedule -o "$dir/b.txt" &&
+	[ "$(grep -v ^solve_s "$dir/a.txt")" = "$(grep -v ^solve_s "$dir/b.txt")" ]'
+check "an option missing its value" '! $MTC "$ex" --mem-budget 2>"$dir/err" && grep -q "mem-budget needs an argument" "$dir/err"'
+check "sizes: 2MB and 1.5M" '$MTC "$ex" --mem-budget=2MB --solver=tso --emit=schedule -o "$dir/c.txt" &&
+	grep -q "^budget_bytes 2097152$" "$dir/c.txt" && $MTC "$ex" --mem-budget=1.5M --solver=tso --emit=schedule 2>&1 | grep -q "1572864"'
+check "--help documents 2MB and 1.5M" 'grep -q "2MB" "$dir/mtc.help" && grep -q "1.5M" "$dir/mtc.help"'
+# "did you mean" for an option, the reason a file cannot be read
+check "a misspelt option: did you mean" '! $MTC "$ex" --mem-buget=50% 2>"$dir/err" &&
+	grep -q "unknown option .--mem-buget=50%.; did you mean .--mem-budget.?" "$dir/err"'
+check "cannot read: why" '! $MTC "$dir/none.tdsl" 2>"$dir/err" && grep -q "cannot read .*: No such file or directory" "$dir/err"'
+check "cannot read a directory: why" '! $MTC "$dir" 2>"$dir/err" && grep -q "cannot read .*: Is a directory" "$dir/err"'
+# -D for a const the model lacks, and params that do not reach the loss: warnings
+check "-D of a const the model lacks warns" '$MTC "$ex" -D LL=3 --emit=ir -o /dev/null 2>"$dir/err" &&
+	grep -qx "mtc: warning: -D LL: the model has no const LL" "$dir/err"'
+check "-D of a const the model has: no warning" '$MTC "$ex" -D L=3 --emit=ir -o /dev/null 2>"$dir/err" && [ ! -s "$dir/err" ]'
+check "mtc-run warns too" '$RUN "$ex" -D LL=3 --steps 0 >/dev/null 2>"$dir/err" && grep -q "warning: -D LL" "$dir/err"'
+printf 'model m {\n  input x : f32[2, 3];\n  param w : f32[3, 1] = ones();\n  param u : f32[3, 1] = ones();\n  loss = mean(x @ w, 0);\n  l2 = mean(loss, 0);\n  train l2 with sgd(lr = 0.1);\n}\n' >"$dir/unused.tdsl"
+check "a param that does not reach the loss: a warning at the param" '$MTC "$dir/unused.tdsl" --emit=ir -o /dev/null 2>"$dir/err" &&
+	grep -q "unused.tdsl:4:9: warning: param .u. does not reach the loss" "$dir/err" && ! grep -q "param .w." "$dir/err"'
+check "the examples: no warning" 'for e in "$top_srcdir"/examples/*.tdsl; do $MTC "$e" --emit=ir -o /dev/null 2>>"$dir/ex.err" || exit 1; done; [ ! -s "$dir/ex.err" ]'
+# --dump-dir without -o or --emit builds into the dump directory, not over ./MODEL.so
+mkdir -p "$dir/cwd" && : >"$dir/cwd/mlp.so" && : >"$dir/cwd/mlp.h"
+absex=$(cd "$(dirname "$ex")" && pwd)/mlp.tdsl
+check "--dump-dir: the module in the dump directory" '(cd "$dir/cwd" && $MTC "$absex" --dump-dir=dump -D L=1) &&
+	[ -s "$dir/cwd/dump/mlp.so" ] && [ -s "$dir/cwd/dump/mlp.h" ] && [ ! -s "$dir/cwd/mlp.so" ] && [ ! -s "$dir/cwd/mlp.h" ]'
+check "--dump-dir with -o: the module where -o says" '$MTC "$ex" -D L=1 --dump-dir="$dir/d3" -o "$dir/x.so" && [ -s "$dir/x.so" ] && ! ls "$dir/d3"/*.so 2>/dev/null'
+# The man pages say what mtc-run does with a module, and point to installed documents
+check "mtc-run.1 describes running a module" '! grep -q "not supported" "$top_srcdir/mtc-run.1" && grep -q "mtc_module" "$top_srcdir/mtc-run.1"'
+check "the docs cite no file outside the project" '! grep -n "spec/\|\.\./shared" "$top_srcdir"/docs/*.md "$top_srcdir"/README.md "$top_srcdir"/mtc.1 "$top_srcdir"/mtc-run.1'
+check "the documents the man page names are installed" 'for d in tdsl.md ir.md glossary.md planner.md runtime.md; do grep -q "docs/$d" "$top_srcdir/Makefile.am" || exit 1; done'
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -145,7 +145,7 @@ expect_error "bad JSON in a params file" "bad header" -- $MLP --params "$T/junk"
 h='{"y":{"dtype":"I32","shape":[32],"data_offsets":[0,128]}}'
 st "$T/lab" "$h" 128
 printf 'c' | dd of="$T/lab" bs=1 seek=$((8 + ${#h} + 4)) conv=notrunc 2>/dev/null
-expect_error "a label out of range" "label 99 at position 1 is out of range [0, 10)" -- $MLP --inputs "$T/lab"
+expect_error "a label out of range names the input and the element" "cross_entropy: label 99 at input 'y'[1] is out of range [0, 10)" -- $MLP --inputs "$T/lab"
 expect_error "missing params file" "cannot open" -- $MLP --params "$T/nope"
 expect_error "a missing model.so" "model.so" -- "$T/model.so"
 cat >"$T/fwd.tdsl" <<'EOF'
