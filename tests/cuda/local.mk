@@ -19,6 +19,6 @@ AM_TESTS_ENVIRONMENT += PTXAS='$(PTXAS)'; export PTXAS; MTC_GPU_BENCH=0; export 
 else
 TESTS += tests/cuda/nocuda.sh
 endif
-EXTRA_DIST += tests/cuda/nocuda.sh tests/cuda/examples.sh tests/cuda/sync.sh tests/cuda/gemms.awk \
+EXTRA_DIST += tests/cuda/nocuda.sh tests/cuda/examples.sh tests/cuda/sync.sh tests/cuda/race.mir tests/cuda/gemms.awk \
 	tests/cuda/gpu.sh tests/cuda/torch_step.py
 CLEANFILES += tests/cuda/out/* tests/cuda/out-sync/* tests/cuda/gpu/* tests/cuda/gpu-prepare.log
