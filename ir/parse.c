@@ -973,7 +973,7 @@ body(P *p)
 			if (!r && strcmp(kw, "solver"))
 				r = err(p, kl, "expected 'solver=', found '%s'", kw);
 			r = r || expect(p, '=', "'=' after 'solver'") ||
-			    !(sv = name(p, "the solver's name", NULL)) || eol(p);
+			    !(sv = string(p)) || eol(p);
 			if (!r && b <= 0)
 				r = err(p, l, "the budget must be a positive number of bytes");
 			if (!r && strlen(sv) >= sizeof p->m->solver)
