@@ -49,6 +49,10 @@ cuda_sync(CuFn *p, const FnPlan *pl, int *nrec)
 				if (!is_copy(f, from) && f->op[from].kind != OP_WAIT && from > m)
 					m = from;
 			}
+			/* ops of one fused group run as one kernel, launched at the group's first op: an
+			 * event after any of them covers the whole kernel */
+			if (m >= 0 && pl && pl->grp[m] >= 0 && pl->grp[m] <= s1)
+				m = -1;
 			if (m > s1) {
 				if (p->rec[m] < 0)
 					p->rec[m] = (*nrec)++;

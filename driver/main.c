@@ -345,6 +345,23 @@ planned(const Module *m)
 	return 0;
 }
 
+/* Was the IR read with its offsets (a laid-out .mir: at= on every value of every function)? */
+static int
+has_offsets(const Module *m)
+{
+	const Func *fs[2] = { m->fwd, m->step };
+	int yes = 1;
+
+	for (int k = 0; k < 2; k++)
+		if (fs[k]) {
+			Live l;
+			live_fill(&l, fs[k]);
+			yes = yes && layout_given(fs[k], &l);
+			live_free(&l);
+		}
+	return yes;
+}
+
 /* The budget line of the memory picture: --mem-budget in bytes, or its share of the peak. */
 /* The memory planner's summary, when it ran (the schedule dump starts with it). */
 static PlanReport *planrep;
@@ -449,7 +466,7 @@ main(int argc, char **argv)
 	FeOpts fe;
 	Anal an[2];
 	Func *fs[2] = { NULL, NULL };
-	int rc = 0;
+	int rc = 0, given;
 	PlanReport rep;
 
 	memset(an, 0, sizeof an);
@@ -500,9 +517,13 @@ main(int argc, char **argv)
 	 * after the plan: its copies and recomputations sit where the plan put them. */
 	fs[0] = m->step;
 	fs[1] = m->fwd;
+	/* A .mir that was planned or laid out already is taken as it is: reordering it would
+	 * move the plan's copies and waits against the ops they serve, and its offsets (at=)
+	 * describe its own order. */
+	given = o.budget == 0 && o.budget_pct == 0 && has_offsets(m);
 	for (int k = 0; k < 2; k++)
 		if (fs[k])
-			schedule(fs[k], &o.tg, o.schedule);
+			schedule(fs[k], &o.tg, given || planned(m) ? "program" : o.schedule);
 	if (o.budget || o.budget_pct > 0) {
 		PlanOpts po = { o.solver, o.budget, o.budget_pct, o.solver_time, &o.tg };
 		if (plan_step(m, &po, &rep)) {
@@ -511,17 +532,29 @@ main(int argc, char **argv)
 		}
 		planrep = &rep;
 		/* The module states the budget as resolved and the solver actually taken. */
-		o.budget = rep.budget;
+		o.budget = m->budget = rep.budget;
 		o.solver = rep.solver;
+		snprintf(m->solver, sizeof m->solver, "%s", rep.solver);
 		fs[0] = m->step;
 		dump(&o, m, "plan");
+	} else if (m->budget > 0) {
+		o.budget = m->budget;   /* a planned .mir: the budget it was planned for, and by whom */
+		o.solver = m->solver;
 	}
 	for (int k = 0; k < 2; k++) {
 		if (!fs[k])
 			continue;
 		live_fill(&an[k].l, fs[k]);
 		cost_fill(&an[k].c, fs[k], &o.tg);
-		layout(&an[k].lay, fs[k], &an[k].l, o.tg.align);
+		if (given) {
+			char err[512];
+			if (layout_keep(&an[k].lay, fs[k], &an[k].l, o.tg.align, err, sizeof err)) {
+				fprintf(stderr, "%s: error: %s: %s\n", o.input, fs[k]->name, err);
+				rc = 1;
+				goto out;
+			}
+		} else
+			layout(&an[k].lay, fs[k], &an[k].l, o.tg.align);
 		dag_build(&an[k].d, fs[k], &an[k].l, an[k].c.dur);
 		dump_analyses(&o, fs[k], &an[k]);
 		if (an[k].lay.arena > o.tg.capacity)

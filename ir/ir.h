@@ -295,6 +295,8 @@ typedef struct Module {
 	Optim opt;
 	Func *fwd;                /* always */
 	Func *step;               /* trained models only */
+	int64_t budget;           /* the --mem-budget in bytes the step was planned for, 0: none */
+	char solver[32];          /* and the solver whose plan it carries */
 } Module;
 
 /* build.c: constructing the IR */

@@ -952,7 +952,7 @@ body(P *p)
 	while (p->src->nerr < MAXERR && nextline(p)) {
 		Loc l = here(p);
 		int line = p->line;
-		char *w = name(p, "'input', 'param', 'state', 'optimizer' or 'func'", NULL);
+		char *w = name(p, "'input', 'param', 'state', 'optimizer', 'budget' or 'func'", NULL);
 		int r;
 
 		if (!w)
@@ -965,12 +965,30 @@ body(P *p)
 			r = decl(p, R_STATE, l);
 		else if (strcmp(w, "optimizer") == 0)
 			r = optim(p, l);
+		else if (strcmp(w, "budget") == 0) {
+			int64_t b;
+			char *sv = NULL, *kw;
+			Loc kl;
+			r = integer(p, &b, "the budget in bytes") || !(kw = name(p, "'solver='", &kl));
+			if (!r && strcmp(kw, "solver"))
+				r = err(p, kl, "expected 'solver=', found '%s'", kw);
+			r = r || expect(p, '=', "'=' after 'solver'") ||
+			    !(sv = string(p)) || eol(p);
+			if (!r && b <= 0)
+				r = err(p, l, "the budget must be a positive number of bytes");
+			if (!r && strlen(sv) >= sizeof p->m->solver)
+				r = err(p, l, "solver name '%s' is too long", sv);
+			if (!r) {
+				p->m->budget = b;
+				strcpy(p->m->solver, sv);
+			}
+		}
 		else if (strcmp(w, "func") == 0) {
 			if (func(p, l))
 				return;
 			continue;
 		} else
-			r = err(p, l, "expected 'input', 'param', 'state', 'optimizer' or 'func', found '%s'", w);
+			r = err(p, l, "expected 'input', 'param', 'state', 'optimizer', 'budget' or 'func', found '%s'", w);
 		if (r)
 			skipline(p, line);
 	}

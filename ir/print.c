@@ -271,6 +271,11 @@ ir_print(FILE *fp, const Module *m)
 		pdecl(fp, m, &m->decl[i]);
 	if (m->opt.kind != OPT_NONE)
 		poptim(fp, &m->opt);
+	if (m->budget > 0) {
+		fprintf(fp, "budget %lld solver=", (long long)m->budget);
+		pstr(fp, m->solver);
+		fputc('\n', fp);
+	}
 	if (m->fwd) {
 		fputc('\n', fp);
 		ir_print_func(fp, m->fwd);

@@ -8,8 +8,10 @@
  * orders (by size, birth, interval length, size x length, death, latest birth) and the
  * smallest arena kept; its size is never below Live.peak (rounded to the alignment). Each
  * order costs time quadratic in the tensors, so a zone of more than BIGZONE tries the first
- * two only. Host values (swapped out) get offsets in a host zone the same way. */
+ * two only. Host values (swapped out) get offsets in a host zone the same way.
+ * A .mir that was laid out already (every value has at=) keeps its offsets after a check. */
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "passes.h"
@@ -147,4 +149,98 @@ layout(Layout *lay, Func *f, const Live *l, int64_t align)
 	lay->persist = p;
 	lay->arena = zone(f, l, 0, p, align);
 	lay->host = zone(f, l, 1, 0, align);
+}
+
+/* Does value v need bytes of a zone (accelerator or host) in f's current order? */
+static int
+placed(const Func *f, const Live *l, int v)
+{
+	return f->val[v].decl >= 0 || l->birth[v] <= l->last[v];
+}
+
+int
+layout_given(const Func *f, const Live *l)
+{
+	int any = 0;
+
+	for (int v = 0; v < f->nval; v++)
+		if (placed(f, l, v)) {
+			if (f->val[v].off < 0)
+				return 0;
+			any = 1;
+		}
+	return any;
+}
+
+typedef struct {
+	int v;
+	int64_t lo, hi;  /* bytes [lo, hi) */
+} G;
+
+static int
+cmp_lo(const void *x, const void *y)
+{
+	const G *a = x, *b = y;
+	return a->lo < b->lo ? -1 : a->lo > b->lo ? 1 : a->v - b->v;
+}
+
+int
+layout_keep(Layout *lay, const Func *f, const Live *l, int64_t align, char *err, size_t nerr)
+{
+	G *g = xcalloc(f->nval + 1, sizeof *g);
+	int64_t p = 0, top[2] = { 0, 0 };
+	int rc = 0;
+
+	memset(lay, 0, sizeof *lay);
+	for (int v = 0; v < f->nval; v++)
+		if (f->val[v].decl >= 0) {
+			if (f->val[v].off != p) {
+				snprintf(err, nerr, "%%%s is at=%lld, but module tensors sit in decl order "
+				         "(expected at=%lld)", f->val[v].name, (long long)f->val[v].off, (long long)p);
+				free(g);
+				return -1;
+			}
+			p += roundup(type_bytes(&f->val[v].ty), align);
+		}
+	lay->persist = top[0] = p;
+	for (int host = 0; host < 2 && !rc; host++) {
+		int n = 0;
+		for (int v = 0; v < f->nval; v++) {
+			const Value *x = &f->val[v];
+			if (x->decl >= 0 || !!x->host != host || !placed(f, l, v))
+				continue;
+			if (x->off % align || (!host && x->off < p)) {
+				snprintf(err, nerr, "%%%s at=%lld: %s", x->name, (long long)x->off,
+				         x->off % align ? "not a multiple of the target's alignment" :
+				         "inside the module tensors' zone");
+				rc = -1;
+				break;
+			}
+			g[n].v = v;
+			g[n].lo = x->off;
+			g[n].hi = x->off + roundup(type_bytes(&x->ty), align);
+			if (g[n].hi > top[host])
+				top[host] = g[n].hi;
+			n++;
+		}
+		/* sorted by start, each value against those that start before its end */
+		qsort(g, n, sizeof *g, cmp_lo);
+		for (int i = 0; i < n && !rc; i++)
+			for (int j = i + 1; j < n && g[j].lo < g[i].hi && !rc; j++) {
+				int a = g[i].v, b = g[j].v;
+				int from = l->birth[a] > l->birth[b] ? l->birth[a] : l->birth[b];
+				int to = l->last[a] < l->last[b] ? l->last[a] : l->last[b];
+				if (from <= to) {
+					snprintf(err, nerr, "%%%s at=%lld and %%%s at=%lld share bytes while both are "
+					         "live (op %d, %s)", f->val[a].name, (long long)f->val[a].off,
+					         f->val[b].name, (long long)f->val[b].off, from,
+					         from >= 0 && from < f->nop ? opinfo[f->op[from].kind].name : "entry");
+					rc = -1;
+				}
+			}
+	}
+	free(g);
+	lay->arena = top[0];
+	lay->host = top[1];
+	return rc;
 }

@@ -152,6 +152,13 @@ typedef struct Layout {
 	int64_t host;       /* host zone bytes */
 } Layout;
 void layout(Layout *, Func *, const Live *, int64_t align);
+/* A layout read with the IR (a laid-out .mir's at= offsets): is every value that needs
+ * bytes given one? */
+int layout_given(const Func *, const Live *);
+/* Keep the given offsets: check that they are aligned, that module tensors sit where layout
+ * puts them, and that no two values alive at the same op share a byte. Returns 0, or -1
+ * with the first conflict, naming both values and the op, in err. */
+int layout_keep(Layout *, const Func *, const Live *, int64_t align, char *err, size_t nerr);
 
 /* dump.c: what a person reads. The schedule (one line per op, then
  * `peak_live_bytes P arena_bytes A modeled_ms T`), the DAG for Graphviz, a Chrome trace. */

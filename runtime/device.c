@@ -237,6 +237,19 @@ mtc_dead(mtc_dev *d, int id, int64_t off, int64_t bytes)
 }
 
 void
+mtc_use(mtc_dev *d, int op, int id, int64_t off, int64_t bytes)
+{
+	if (!d->check || bytes == 0)
+		return;
+	for (int i = d->nlv - 1; i >= 0; i--)
+		if (d->lv[i].id == id && d->lv[i].off == off && d->lv[i].bytes == bytes)
+			return;
+	mtc_fail(d, MTC_ECHECK, "check: op %d reads %s at [%lld, %lld), which is not live there "
+	         "(dead already, or not yet born)", op, tname(d, id), (long long)off,
+	         (long long)(off + bytes));
+}
+
+void
 mtc_handover(mtc_dev *d, int from, int to, int64_t off, int64_t bytes)
 {
 	if (!d->check)

@@ -75,6 +75,9 @@ void mtc_dma_wait(mtc_dev *, int64_t ch);
  * that no live tensor overlaps; deaths poison the bytes with NaN (check mode only). */
 void mtc_born(mtc_dev *, int id, int64_t off, int64_t bytes);
 void mtc_dead(mtc_dev *, int id, int64_t off, int64_t bytes);
+/* Check mode: op `op` is about to read tensor `id` at [off, off + bytes): it must be live
+ * there (born and not yet dead), else MTC_ECHECK names the op and the tensor. */
+void mtc_use(mtc_dev *, int op, int id, int64_t off, int64_t bytes);
 /* Tensor `from` dies and `to` is born in exactly its bytes, inside one fused loop that reads
  * each element of `from` before it writes that element of `to`: no poison in between. */
 void mtc_handover(mtc_dev *, int from, int to, int64_t off, int64_t bytes);
