@@ -8,6 +8,7 @@
 #include "driver.h"
 #include "frontend.h"
 #include "passes.h"
+#include "lower.h"
 #include "backend.h"
 
 static const char usage[] =
@@ -265,21 +266,12 @@ planned(const Module *m)
 	return 0;
 }
 
-/* The budget line of the memory picture: --mem-budget in bytes, or its share of the peak. */
 /* The memory planner's summary, when it ran (the schedule dump starts with it). */
 static PlanReport *planrep;
 
-static int64_t
-budget_bytes(const Opts *o, const Anal *a)
-{
-	if (planrep)
-		return planrep->budget;
-	return o->budget ? o->budget : (int64_t)(o->budget_pct / 100 * (double)a->l.peak);
-}
-
 /* One analysis dump (schedule, dot, trace, memory) of f. */
 static void
-emit_analysis(const Opts *o, FILE *fp, const char *kind, const Func *f, const Anal *a)
+emit_analysis(FILE *fp, const char *kind, const Func *f, const Anal *a)
 {
 	if (strcmp(kind, "schedule") == 0) {
 		/* the plan's report first: the schedule's last line is its summary */
@@ -291,7 +283,8 @@ emit_analysis(const Opts *o, FILE *fp, const char *kind, const Func *f, const An
 	else if (strcmp(kind, "trace") == 0)
 		dump_trace(fp, f, &a->l, &a->c);
 	else if (strcmp(kind, "memory") == 0)
-		dump_memory(fp, f, &a->l, &a->lay, budget_bytes(o, a));
+		/* the budget line: the budget in bytes as the planner resolved it */
+		dump_memory(fp, f, &a->l, &a->lay, planrep ? planrep->budget : 0);
 	else
 		die("no analysis dump '%s'", kind);
 }
@@ -311,7 +304,7 @@ dump_analyses(const Opts *o, const Func *f, const Anal *a)
 		snprintf(path, sizeof path, "%s/%02d-%s-%s.%s", o->dump_dir, ++ndump, f->name, kinds[k], ext[k]);
 		if (!(fp = fopen(path, "w")))
 			fatal("cannot write '%s'", path);
-		emit_analysis(o, fp, kinds[k], f, a);
+		emit_analysis(fp, kinds[k], f, a);
 		fclose(fp);
 	}
 }
@@ -331,12 +324,20 @@ static const Backend *const backends[] = {
 	NULL
 };
 
-/* The last stage: the target writes an intermediate (--emit) or builds MODEL.so. */
+/* The last stage: lower the module (analyses an[0] of the step, an[1] of forward) and hand
+ * it to the target, which writes an intermediate (--emit) or builds MODEL.so. */
 static int
-codegen(const Opts *o, const Module *m)
+codegen(const Opts *o, const Module *m, const Anal an[2])
 {
 	const Backend *t = NULL;
 	char def[4096];
+	const Live *lv[2] = { &an[1].l, m->step ? &an[0].l : NULL };
+	const Dag *dg[2] = { &an[1].d, m->step ? &an[0].d : NULL };
+	LowPlan pl = { planrep ? planrep->solver : "none", planrep ? planrep->budget : 0,
+	               o->budget_pct, planrep };
+	BuildOpts bo = { o->opt_level, o->arch, o->seed };
+	Lowered lo;
+	int rc;
 
 	for (int i = 0; backends[i]; i++)
 		if (strcmp(backends[i]->name, o->target) == 0)
@@ -347,17 +348,24 @@ codegen(const Opts *o, const Module *m)
 		return 1;
 	}
 	if (o->emit) {
-		for (int i = 0; t->emits[i]; i++)
-			if (strcmp(t->emits[i], o->emit) == 0)
-				return t->emit(m, o, o->emit, o->output);
-		fprintf(stderr, "mtc: error: target '%s' cannot --emit=%s\n", t->name, o->emit);
-		return 1;
+		int k;
+		for (k = 0; t->emits[k] && strcmp(t->emits[k], o->emit); k++)
+			;
+		if (!t->emits[k]) {
+			fprintf(stderr, "mtc: error: target '%s' cannot --emit=%s\n", t->name, o->emit);
+			return 1;
+		}
 	}
-	if (!o->output || strcmp(o->output, "-") == 0) {
+	lower(&lo, m, &o->tg, lv, dg, &pl);
+	if (o->emit)
+		rc = t->emit(&lo, &bo, o->emit, o->output);
+	else if (!o->output || strcmp(o->output, "-") == 0) {
 		snprintf(def, sizeof def, "%s.so", m->name);
-		return t->build(m, o, def);
-	}
-	return t->build(m, o, o->output);
+		rc = t->build(&lo, &bo, def);
+	} else
+		rc = t->build(&lo, &bo, o->output);
+	lower_free(&lo);
+	return rc;
 }
 
 int
@@ -426,9 +434,6 @@ main(int argc, char **argv)
 			goto out;
 		}
 		planrep = &rep;
-		/* The module states the budget as resolved and the solver actually taken. */
-		o.budget = rep.budget;
-		o.solver = rep.solver;
 		fs[0] = m->step;
 		dump(&o, m, "plan");
 	}
@@ -455,11 +460,11 @@ emit:
 		if (strcmp(o.emit, "ir") == 0)
 			ir_print(fp, m);
 		else
-			emit_analysis(&o, fp, o.emit, fs[k], &an[k]);
+			emit_analysis(fp, o.emit, fs[k], &an[k]);
 		if (fp != stdout)
 			fclose(fp);
 	} else {
-		rc = codegen(&o, m);
+		rc = codegen(&o, m, an);
 	}
 	for (int k = 0; k < 2; k++)
 		if (fs[k]) {
