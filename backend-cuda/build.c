@@ -1,7 +1,7 @@
 /* build.c: the CUDA target's driver: plan, kernels, NVRTC, host code, MODEL.h, MODEL.so.
  *
- * needs: a module after the pipeline (ops in execution order; Value.off from the layout pass
- *        where it ran: values still at -1 get a slot of their own, which is always correct).
+ * needs: a lowered module (passes/lower.h: offsets from the layout pass, lifetimes, fusion
+ *        groups, dependences, the plan's report).
  * fills: --emit=cuda|ptx|llvm|h output, or MODEL.so and MODEL.h beside it. */
 #include <errno.h>
 #include <stdlib.h>
@@ -22,22 +22,19 @@ err(const char *fmt, const char *a, const char *b)
 
 /* ---------- the plan ---------- */
 
-/* Addresses and lifetimes come from the MT-3000 backend's plan (backend-mt3000/plan.c), which
- * is target-independent; the CUDA target adds an event per copy. */
+/* Addresses, lifetimes, fusion groups and dependences come from the lowering
+ * (passes/lower.c), which is target-independent; the CUDA target adds an event per copy. */
 static void
 plan(CuMod *c)
 {
-	const FnPlan *ps[2] = { &c->g.fwd, c->m->step ? &c->g.step : NULL };
+	const Lowered *lo = c->lo;
+	const FnPlan *ps[2] = { &lo->fwd, c->m->step ? &lo->step : NULL };
 
-	c->g = (Gen){ .m = c->m, .o = c->o, .id = c->id };
-	gen_plan(&c->g);
-	ps[0] = &c->g.fwd;
-	ps[1] = c->m->step ? &c->g.step : NULL;
-	c->poff = c->g.poff;
-	c->persist = c->g.persist;
-	c->arena = c->g.arena;
-	c->host = c->g.ddr;
-	c->peak = c->g.fwd.peak > c->g.step.peak ? c->g.fwd.peak : c->g.step.peak;
+	c->poff = lo->poff;
+	c->persist = lo->persist;
+	c->arena = lo->arena;
+	c->host = lo->ddr;
+	c->peak = lo->fwd.peak > lo->step.peak ? lo->fwd.peak : lo->step.peak;
 	for (int k = 0; k < 2; k++) {
 		const FnPlan *p = ps[k];
 		if (!p)
@@ -97,7 +94,7 @@ manifest(CuMod *c)
 		die("out of memory");
 	fprintf(fp, "model %s\nsolver %s\nbudget %lld\nplan %lld\npeak %lld\npersist %lld\n"
 	        "arena %lld\nhost %lld\nevents %d\nrecords %d\nloss %lld\narch %s\n", m->name,
-	        c->o->solver ? c->o->solver : "none", (long long)c->o->budget,
+	        c->lo->plan.solver, (long long)c->lo->plan.budget,
 	        (long long)(c->persist + c->arena), (long long)c->peak, (long long)c->persist,
 	        (long long)c->arena, (long long)c->host, c->nev, c->nrec,
 	        st && st->loss >= 0 ? (long long)c->fn[1].off[st->loss] : -1LL,
@@ -116,11 +113,11 @@ manifest(CuMod *c)
 
 /* ---------- MODEL.h ---------- */
 
-/* The same API as the C backend's: its header generator, with the CUDA plan. */
+/* The same API as every target's (backend/header.c), with the CUDA plan. */
 static void
 header(CuMod *c, FILE *fp)
 {
-	header_emit(&c->g, fp);
+	header_emit(c->lo, c->id, "cuda", fp);
 }
 
 /* ---------- the pipeline of the target ---------- */
@@ -166,14 +163,17 @@ compile(CuMod *c, int want_cubin)
 }
 
 static void
-prepare(CuMod *c, const Module *m, const Opts *o)
+prepare(CuMod *c, const Lowered *lo, const BuildOpts *o)
 {
+	const Module *m = lo->m;
+
 	memset(c, 0, sizeof *c);
 	c->m = m;
+	c->lo = lo;
 	c->o = o;
 	c->id = m->name;
 	plan(c);
-	c->prog = cuda_kernels(m, (const FnPlan *const[2]){ &c->g.fwd, m->step ? &c->g.step : NULL });
+	c->prog = cuda_kernels(m, (const FnPlan *const[2]){ &lo->fwd, m->step ? &lo->step : NULL });
 	manifest(c);
 }
 
@@ -186,7 +186,6 @@ release(CuMod *c)
 		free(c->fn[i].rec);
 		free(c->fn[i].xwait);
 	}
-	gen_free(&c->g);
 	free(c->ptx);
 	free(c->cubin);
 	free(c->manifest);
@@ -214,13 +213,13 @@ out_close(FILE *fp, const char *out)
 
 /* --emit=cuda|ptx|llvm|h */
 int
-cuda_emit(const Module *m, const Opts *o, const char *kind, const char *out)
+cuda_emit(const Lowered *lo, const BuildOpts *o, const char *kind, const char *out)
 {
 	CuMod c;
 	FILE *fp;
 	int rc = 0;
 
-	prepare(&c, m, o);
+	prepare(&c, lo, o);
 	if (!(fp = out_open(out))) {
 		release(&c);
 		return err("cannot write '%s'%s", out, "");
@@ -267,7 +266,7 @@ rtdir(void)
 
 /* MODEL.so (out) and MODEL.h beside it. */
 int
-cuda_build(const Module *m, const Opts *o, const char *out)
+cuda_build(const Lowered *lo, const BuildOpts *o, const char *out)
 {
 	CuMod c;
 	char obj[4096], hdr[4096], cmd[4 * 4200 + 1024];
@@ -280,7 +279,7 @@ cuda_build(const Module *m, const Opts *o, const char *out)
 	if (!dir)
 		return err("the mtc runtime (libmtccuda.a) is not in the build tree nor in %s: run 'make "
 		           "install' or set MTC_RUNTIME_DIR%s", MTC_LIBDIR, "");
-	prepare(&c, m, o);
+	prepare(&c, lo, o);
 	if ((rc = compile(&c, 1))) {
 		release(&c);
 		return rc;
@@ -319,4 +318,4 @@ cuda_build(const Module *m, const Opts *o, const char *out)
 }
 
 static const char *const emits[] = { "cuda", "ptx", "llvm", "h", NULL };
-const Backend backend_cuda = { "cuda", emits, cuda_emit, cuda_build };
+const Backend backend_cuda = { "cuda", &target_cuda, emits, cuda_emit, cuda_build, NULL };

@@ -6,8 +6,7 @@
 #ifndef MTC_CUDA_H
 #define MTC_CUDA_H
 
-#include "driver.h"
-#include "mt3000.h"
+#include "backend.h"
 
 /* How the host launches one op. Ops without a kernel (swaps, waits) have fn < 0. */
 typedef struct Launch {
@@ -50,7 +49,7 @@ char *cuda_compile(const char *src, const char *name, const char *arch, int cubi
 /* The default architecture: PTX for it runs on every GPU CUDA 12 and 13 support. */
 extern const char cuda_default_arch[];
 
-/* The memory plan as the host code uses it (views of backend-mt3000's FnPlan). One device
+/* The memory plan as the host code uses it (views of the Lowered's functions). One device
  * allocation: the persistent zone (inputs, params, state at fixed offsets shared by both
  * functions), then the arena. */
 typedef struct CuFn {
@@ -66,9 +65,9 @@ typedef struct CuFn {
 
 typedef struct CuMod {
 	const Module *m;
-	const Opts *o;
+	const Lowered *lo;        /* the plan (passes/lower.c) */
+	const BuildOpts *o;
 	const char *id;           /* the model's C prefix */
-	Gen g;                    /* the shared plan and header generator */
 	CuProg *prog;
 	int64_t *poff, persist;   /* per decl: offset in the persistent zone */
 	int64_t arena, host, peak;
@@ -82,12 +81,13 @@ typedef struct CuMod {
 } CuMod;
 
 /* build.c: the target's entry points (struct target's emit and build), and a helper. */
-int cuda_emit(const Module *, const Opts *, const char *kind, const char *out);
-int cuda_build(const Module *, const Opts *, const char *out);
+int cuda_emit(const Lowered *, const BuildOpts *, const char *kind, const char *out);
+int cuda_build(const Lowered *, const BuildOpts *, const char *out);
 int cuda_reads(const Func *, int v);     /* does some op of f (may be NULL) read v? */
 
-/* sync.c: needs p->f after layout and its plan (fusion groups); fills p->after, p->rec and
- * p->xwait from the dependence DAG (passes/deps.c), numbering compute events from *nrec. */
+/* sync.c: needs p->f after layout and its plan (fusion groups, and the dependence DAG of
+ * passes/deps.c that lowering holds); fills p->after, p->rec and p->xwait, numbering compute
+ * events from *nrec. */
 void cuda_sync(CuFn *p, const FnPlan *pl, int *nrec);
 
 /* host.c: the schedules, the images and the typed API as LLVM IR. Writes the IR text to

@@ -1,8 +1,8 @@
 /* sync.c: the events between the compute and the copy stream, from the dependence DAG.
  *
- * needs: a function in execution order with Value.off from the layout pass (values still at
- *        -1 get bytes of their own in the plan, so they share nothing), and its plan's fusion
- *        groups (a group's kernel runs at its first op).
+ * needs: a lowered function (passes/lower.h): its fusion groups (a group's kernel runs at
+ *        its first op) and its dependence DAG (passes/deps.c after layout: values the layout
+ *        did not place got bytes of their own, so they share nothing).
  * fills: per copy the compute op whose completion it waits for, per compute op whether that
  *        completion is recorded, per launching op the latest copy it must wait for beyond the
  *        IR's `wait`s.
@@ -28,24 +28,21 @@ cuda_sync(CuFn *p, const FnPlan *pl, int *nrec)
 {
 	const Func *f = p->f;
 	int n = f->nop, s1 = -1, s0 = -1;
-	Live l;
-	Dag d;
+	const Dag *d = pl->dag;
 
 	p->after = xmalloc((n + 1) * sizeof *p->after);
 	p->rec = xmalloc((n + 1) * sizeof *p->rec);
 	p->xwait = xmalloc((n + 1) * sizeof *p->xwait);
 	for (int i = 0; i < n; i++)
 		p->after[i] = p->rec[i] = p->xwait[i] = -1;
-	live_fill(&l, f);
-	dag_build(&d, f, &l, NULL);
 	for (int i = 0; i < n; i++) {
 		const Op *o = &f->op[i];
 		int m = -1;
 
 		if (is_copy(f, i)) {
 			/* the latest compute op it depends on, unless the copy stream already waited */
-			for (int e = d.in[i]; e < d.in[i + 1]; e++) {
-				int from = d.e[e].from;
+			for (int e = d->in[i]; e < d->in[i + 1]; e++) {
+				int from = d->e[e].from;
 				if (!is_copy(f, from) && f->op[from].kind != OP_WAIT && from > m)
 					m = from;
 			}
@@ -63,19 +60,17 @@ cuda_sync(CuFn *p, const FnPlan *pl, int *nrec)
 			int c = f->val[o->args[0]].def;
 			if (c > s0)
 				s0 = c;
-		} else if (!pl || pl->grp[i] < 0 || pl->grp[i] == i) {
+		} else if (pl->grp[i] < 0 || pl->grp[i] == i) {
 			/* a launch: the latest copy any op it runs depends on */
-			int end = pl && pl->grp[i] == i ? pl->gend[i] : i + 1;
+			int end = pl->grp[i] == i ? pl->gend[i] : i + 1;
 			for (int k = i; k < end; k++)
-				for (int e = d.in[k]; e < d.in[k + 1]; e++)
-					if (is_copy(f, d.e[e].from) && d.e[e].from > m)
-						m = d.e[e].from;
+				for (int e = d->in[k]; e < d->in[k + 1]; e++)
+					if (is_copy(f, d->e[e].from) && d->e[e].from > m)
+						m = d->e[e].from;
 			if (m > s0) {
 				p->xwait[i] = m;
 				s0 = m;
 			}
 		}
 	}
-	dag_free(&d);
-	live_free(&l);
 }

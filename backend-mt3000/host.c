@@ -22,38 +22,6 @@ H(Gen *g, const char *fmt, ...)
 
 static long long ll(int64_t x) { return (long long)x; }
 
-const char *
-c_type(DType t)
-{
-	return t == F32 ? "float" : "int32_t";
-}
-
-/* name as a C identifier: other characters become '_', a leading digit or a C keyword (or
- * a name the generated code uses itself) gets '_' added. */
-char *
-c_name(const char *name, char *buf, size_t n)
-{
-	static const char *const kw[] = { "auto", "break", "case", "char", "const", "continue",
-		"default", "do", "double", "else", "enum", "extern", "float", "for", "goto", "if",
-		"inline", "int", "long", "register", "restrict", "return", "short", "signed", "sizeof",
-		"static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile",
-		"while", "int32_t", "int64_t", "uint64_t", "NULL", "mtc_self", "mtc_in", "mtc_out", NULL };
-	size_t k = 0;
-
-	if (!(*name >= 'a' && *name <= 'z') && !(*name >= 'A' && *name <= 'Z') && *name != '_')
-		buf[k++] = '_';
-	for (; *name && k + 2 < n; name++)
-		buf[k++] = (*name >= 'a' && *name <= 'z') || (*name >= 'A' && *name <= 'Z') ||
-		           (*name >= '0' && *name <= '9') || *name == '_' ? *name : '_';
-	buf[k] = 0;
-	for (int i = 0; kw[i]; i++)
-		if (strcmp(buf, kw[i]) == 0) {
-			buf[k++] = '_';
-			buf[k] = 0;
-		}
-	return buf;
-}
-
 /* A copy in flight at this point of the host code. */
 typedef struct Flight {
 	int c;               /* its channel variable ch[c] */
@@ -136,7 +104,7 @@ deaths(Seq *s, int i, int j)
 }
 
 /* Births of the results of the fused group [i, end). A result in exactly the bytes of an
- * outside operand that dies in the group (plan.c's same_place) takes them over. */
+ * outside operand that dies in the group (passes/lower.c's same_place) takes them over. */
 static void
 group_births(Seq *s, int i, int end)
 {
@@ -178,24 +146,6 @@ static const char *
 zone(const Func *f, int v)
 {
 	return in_ddr(f, v) ? "H" : "M";
-}
-
-/* The used inputs of f: uses[decl] set. */
-static void
-used_inputs(const Module *m, const Func *f, uint8_t *uses)
-{
-	memset(uses, 0, (size_t)m->ndecl + 1);
-	for (int i = 0; i < f->nop; i++)
-		for (int a = 0; a < f->op[i].nargs; a++) {
-			int d = f->val[f->op[i].args[a]].decl;
-			if (d >= 0 && m->decl[d].role == R_INPUT)
-				uses[d] = 1;
-		}
-	for (int k = 0; k < f->nout; k++) {
-		int d = f->val[f->out[k]].decl;
-		if (d >= 0 && m->decl[d].role == R_INPUT)
-			uses[d] = 1;
-	}
 }
 
 static void
@@ -345,63 +295,6 @@ count(const Module *m, int role)
 	return n;
 }
 
-/* The typed API's parameter list for the inputs f uses, and the array it builds. */
-static void
-typed_inputs(Gen *g, const Func *f, FILE *fp, int array)
-{
-	const Module *m = g->m;
-	uint8_t *uses = malloc((size_t)m->ndecl + 1);
-	char nm[300];
-
-	used_inputs(m, f, uses);
-	if (array)
-		fprintf(fp, "\tconst void *mtc_in[] = {");
-	for (int d = 0; d < m->ndecl; d++) {
-		if (m->decl[d].role != R_INPUT)
-			continue;
-		if (array)
-			fprintf(fp, " %s,", uses[d] ? c_name(m->decl[d].name, nm, sizeof nm) : "NULL");
-		else if (uses[d])
-			fprintf(fp, ", const %s *%s", c_type(m->decl[d].ty.dt), c_name(m->decl[d].name, nm, sizeof nm));
-	}
-	if (array)
-		fprintf(fp, " NULL };\n");
-	free(uses);
-}
-
-/* Output k's parameter name: its own, unless an input or the loss already has it. */
-static const char *
-out_param(Gen *g, int k)
-{
-	static char buf[300];
-	const char *nm = g->m->fwd->outname[k];
-	c_name(nm, buf, sizeof buf - 4);
-	if (mod_find_decl(g->m, nm) >= 0 || strcmp(nm, "loss") == 0)
-		strcat(buf, "_out");
-	return buf;
-}
-
-/* The prototypes of the typed API, shared by MODEL.h and the host file. */
-void
-api_protos(Gen *g, FILE *fp, int exported)
-{
-	const Module *m = g->m;
-	const char *x = exported ? "MTC_EXPORT " : "";
-
-	fprintf(fp, "%s%s *%s_create(void);\n", x, g->id, g->id);
-	if (m->step) {
-		fprintf(fp, "%sint %s_step(%s *", x, g->id, g->id);
-		typed_inputs(g, m->step, fp, 0);
-		fprintf(fp, ", float *loss);\n");
-	}
-	fprintf(fp, "%sint %s_forward(%s *", x, g->id, g->id);
-	typed_inputs(g, m->fwd, fp, 0);
-	for (int k = 0; k < m->fwd->nout; k++)
-		fprintf(fp, ", %s *%s", c_type(m->fwd->val[m->fwd->out[k]].ty.dt), out_param(g, k));
-	fprintf(fp, ");\n%svoid %s_destroy(%s *);\n", x, g->id, g->id);
-	fprintf(fp, "%sconst char *%s_error(const %s *);\n", x, g->id, g->id);
-}
-
 /* Checks of the array API: the instance, then every buffer the function reads or writes. */
 static void
 api_checks(Gen *g, const Func *f, const char *fn)
@@ -436,7 +329,7 @@ host_emit(Gen *g)
 	  " * the API of %s.h and mtc_module(). */\n", id, m->name, PACKAGE_VERSION, id, id);
 	H(g, "#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n\n#include <mtc/mtc-rt.h>\n\n");
 	H(g, "typedef struct %s %s;\n", id, id);
-	api_protos(g, g->h, 1);
+	api_protos(g->m, g->id, g->h, 1);
 	H(g, "\n#define ADDR(off) ((uint64_t)(uintptr_t)(M + (off)))\n#define KERN %s__kernels\n"
 	  "extern const mtc_kernel %s__kernels[];\n\nstruct %s {\n\tmtc_dev *d;\n};\n\n", id, id, id);
 
@@ -479,7 +372,7 @@ host_emit(Gen *g)
 		if (dc->ty.dt == F32)
 			H(g, "\tmtc_init_f32((float *)(M + %lld), %lld, %d, %.17g, %.17g, \"%s\", %lluull);\n",
 			  ll(g->poff[d]), ll(shape_numel(&dc->ty.sh)), (int)dc->init.kind, dc->init.a,
-			  dc->init.b, dc->name, (unsigned long long)g->o->seed);
+			  dc->init.b, dc->name, (unsigned long long)g->bo->seed);
 		else
 			H(g, "\tmemset(M + %lld, 0, %lld);\n", ll(g->poff[d]), ll(type_bytes(&dc->ty)));
 	}
@@ -525,10 +418,10 @@ host_emit(Gen *g)
 	H(g, "\nstatic const struct mtc_module module = {\n\tMTC_ABI, \"%s\", \"mt3000\", \"%s\",\n"
 	  "\t%d, %d, %d, %d, inputs, outputs, params, state,\n\t%d, %lld, %lld, %lld, %lld, %lld, %lld, %lluull,\n"
 	  "\tcreate, step, forward, destroy, error, get, set, stats,\n};\n",
-	  m->name, g->o->solver ? g->o->solver : "none", nin, m->fwd->nout, npar, nst, m->step != NULL,
+	  m->name, g->lo->plan.solver, nin, m->fwd->nout, npar, nst, m->step != NULL,
 	  ll(g->persist + g->arena), ll(m->step ? g->step.arena : g->fwd.arena),
 	  ll(m->step ? g->step.peak : g->fwd.peak), ll(g->param_bytes), ll(g->state_bytes),
-	  ll(g->o->budget), (unsigned long long)g->o->seed);
+	  ll(g->lo->plan.budget), (unsigned long long)g->bo->seed);
 	H(g, "\nMTC_EXPORT const struct mtc_module *\nmtc_module(void)\n{\n\treturn &module;\n}\n");
 	H(g, "\nMTC_EXPORT const char *\nmtc_last_error(void)\n{\n\treturn mtc_rt_last_error();\n}\n");
 
@@ -536,20 +429,20 @@ host_emit(Gen *g)
 	H(g, "\nMTC_EXPORT %s *\n%s_create(void)\n{\n\treturn create();\n}\n", id, id);
 	if (m->step) {
 		H(g, "\nMTC_EXPORT int\n%s_step(%s *mtc_self", id, id);
-		typed_inputs(g, m->step, g->h, 0);
+		typed_inputs(g->m, m->step, g->h, 0);
 		H(g, ", float *loss)\n{\n");
-		typed_inputs(g, m->step, g->h, 1);
+		typed_inputs(g->m, m->step, g->h, 1);
 		H(g, "\treturn step(mtc_self, mtc_in, loss);\n}\n");
 	}
 	H(g, "\nMTC_EXPORT int\n%s_forward(%s *mtc_self", id, id);
-	typed_inputs(g, m->fwd, g->h, 0);
+	typed_inputs(g->m, m->fwd, g->h, 0);
 	for (int k = 0; k < m->fwd->nout; k++)
-		H(g, ", %s *%s", c_type(m->fwd->val[m->fwd->out[k]].ty.dt), out_param(g, k));
+		H(g, ", %s *%s", c_type(m->fwd->val[m->fwd->out[k]].ty.dt), out_param(g->m, k));
 	H(g, ")\n{\n");
-	typed_inputs(g, m->fwd, g->h, 1);
+	typed_inputs(g->m, m->fwd, g->h, 1);
 	H(g, "\tvoid *mtc_out[] = {");
 	for (int k = 0; k < m->fwd->nout; k++)
-		H(g, " %s,", out_param(g, k));
+		H(g, " %s,", out_param(g->m, k));
 	H(g, " NULL };\n\treturn forward(mtc_self, mtc_in, mtc_out);\n}\n");
 	H(g, "\nMTC_EXPORT void\n%s_destroy(%s *inst)\n{\n\tdestroy(inst);\n}\n", id, id);
 	H(g, "\nMTC_EXPORT const char *\n%s_error(const %s *inst)\n{\n\treturn error(inst);\n}\n", id, id);

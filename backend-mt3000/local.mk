@@ -1,6 +1,6 @@
 # backend-mt3000/local.mk: the default target: MT-3000-style host and device C, MODEL.h, MODEL.so.
-libmtc_a_SOURCES += driver/backend.h backend-mt3000/mt3000.h backend-mt3000/plan.c \
-	backend-mt3000/kern.c backend-mt3000/host.c backend-mt3000/header.c backend-mt3000/target.c
+libmtc_a_SOURCES += backend-mt3000/mt3000.h backend-mt3000/kern.c backend-mt3000/host.c \
+	backend-mt3000/target.c
 # Where mtc finds the runtime after make install, and in the build tree (target.c says how).
 # A sanitizer build (--enable-sanitizers) builds MODEL.so with the same -fsanitize flags: its
 # libmtcrt.a is instrumented, and the generated code is checked too.

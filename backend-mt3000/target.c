@@ -1,4 +1,5 @@
-/* target.c: the MT-3000 target: --emit=c and --emit=h, and building MODEL.so with $CC.
+/* target.c: the MT-3000 target: --emit=c and --emit=h, and building MODEL.so with $CC, from
+ * a Lowered (passes/lower.h).
  *
  * The runtime (libmtcrt.a and <mtc/...>) is looked up in this order: $MTC_RUNTIME_DIR (a
  * directory holding libmtcrt.a and mtc/mtc-rt.h, or an install prefix with lib/ and
@@ -30,25 +31,16 @@
 #endif
 
 static void
-run_gen(const Module *m, const Opts *o, const char *id, FILE *host, FILE *dev)
+run_gen(const Lowered *lo, const BuildOpts *bo, const char *id, FILE *host, FILE *dev)
 {
-	Gen g = { .m = m, .o = o, .id = id, .h = host, .k = dev };
+	Gen g = { .m = lo->m, .lo = lo, .bo = bo, .id = id, .h = host, .k = dev,
+	          .poff = lo->poff, .persist = lo->persist, .param_bytes = lo->param_bytes,
+	          .state_bytes = lo->state_bytes, .fwd = lo->fwd, .step = lo->step,
+	          .arena = lo->arena, .ddr = lo->ddr, .nids = lo->nids };
 
-	gen_plan(&g);
 	kern_prologue(&g);
 	host_emit(&g);
 	kern_epilogue(&g);
-	gen_free(&g);
-}
-
-static void
-header(const Module *m, const Opts *o, const char *id, FILE *fp)
-{
-	Gen g = { .m = m, .o = o, .id = id };
-
-	gen_plan(&g);
-	header_emit(&g, fp);
-	gen_free(&g);
 }
 
 /* The model's name as a C identifier (the prefix of everything the module exports). */
@@ -154,9 +146,9 @@ open_w(const char *path)
 }
 
 static int
-emit(const Module *m, const Opts *o, const char *kind, const char *out)
+emit(const Lowered *lo, const BuildOpts *o, const char *kind, const char *out)
 {
-	char *id = c_ident(m->name);
+	char *id = c_ident(lo->m->name);
 	int tostdout = !out || strcmp(out, "-") == 0;
 	FILE *fp = tostdout ? stdout : open_w(out);
 
@@ -165,7 +157,7 @@ emit(const Module *m, const Opts *o, const char *kind, const char *out)
 		return 1;
 	}
 	if (strcmp(kind, "h") == 0) {
-		header(m, o, id, fp);
+		header_emit(lo, id, "mt3000", fp);
 	} else if (tostdout) {
 		/* Both translation units, device first; together they also compile as one. */
 		char *hb = NULL, *db = NULL;
@@ -173,7 +165,7 @@ emit(const Module *m, const Opts *o, const char *kind, const char *out)
 		FILE *h = open_memstream(&hb, &hn), *d = open_memstream(&db, &dn);
 		if (!h || !d)
 			die("out of memory");
-		run_gen(m, o, id, h, d);
+		run_gen(lo, o, id, h, d);
 		fclose(h);
 		fclose(d);
 		fwrite(db, 1, dn, fp);
@@ -191,7 +183,7 @@ emit(const Module *m, const Opts *o, const char *kind, const char *out)
 			free(id);
 			return 1;
 		}
-		run_gen(m, o, id, fp, dp);
+		run_gen(lo, o, id, fp, dp);
 		fclose(dp);
 		free(dpath);
 	}
@@ -202,9 +194,9 @@ emit(const Module *m, const Opts *o, const char *kind, const char *out)
 }
 
 static int
-build(const Module *m, const Opts *o, const char *out)
+build(const Lowered *lo, const BuildOpts *o, const char *out)
 {
-	char *id = c_ident(m->name), *hpath, cmd[16384] = "", inc[4096], lib[4096], tmp[4096];
+	char *id = c_ident(lo->m->name), *hpath, cmd[16384] = "", inc[4096], lib[4096], tmp[4096];
 	char hp[4200], dp[4200];
 	const char *cc = getenv("CC"), *td = getenv("TMPDIR"), *march = getenv("MTC_MARCH");
 	FILE *h, *d, *fh;
@@ -231,8 +223,8 @@ build(const Module *m, const Opts *o, const char *out)
 	hpath = stem_with(out, ".h");
 	if (!(h = open_w(hp)) || !(d = open_w(dp)) || !(fh = open_w(hpath)))
 		exit(1);
-	run_gen(m, o, id, h, d);
-	header(m, o, id, fh);
+	run_gen(lo, o, id, h, d);
+	header_emit(lo, id, "mt3000", fh);
 	fclose(h);
 	fclose(d);
 	fclose(fh);
@@ -280,4 +272,4 @@ build(const Module *m, const Opts *o, const char *out)
 
 static const char *const emits[] = { "c", "h", NULL };
 
-const Backend backend_mt3000 = { "mt3000", emits, emit, build };
+const Backend backend_mt3000 = { "mt3000", &target_mt3000, emits, emit, build, NULL };

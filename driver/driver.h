@@ -1,4 +1,5 @@
-/* driver.h: the compiler's options, shared by the pipeline in main.c and the emitters. */
+/* driver.h: the compiler's options and the analyses main.c keeps for its dumps; no target
+ * sees them (a target gets a Lowered and BuildOpts: backend/backend.h). */
 #ifndef MTC_DRIVER_H
 #define MTC_DRIVER_H
 

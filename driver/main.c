@@ -8,6 +8,7 @@
 #include "driver.h"
 #include "frontend.h"
 #include "passes.h"
+#include "lower.h"
 #include "backend.h"
 
 static const char usage[] =
@@ -362,21 +363,12 @@ has_offsets(const Module *m)
 	return yes;
 }
 
-/* The budget line of the memory picture: --mem-budget in bytes, or its share of the peak. */
 /* The memory planner's summary, when it ran (the schedule dump starts with it). */
 static PlanReport *planrep;
 
-static int64_t
-budget_bytes(const Opts *o, const Anal *a)
-{
-	if (planrep)
-		return planrep->budget;
-	return o->budget ? o->budget : (int64_t)(o->budget_pct / 100 * (double)a->l.peak);
-}
-
 /* One analysis dump (schedule, dot, trace, memory) of f. */
 static void
-emit_analysis(const Opts *o, FILE *fp, const char *kind, const Func *f, const Anal *a)
+emit_analysis(FILE *fp, const char *kind, const Func *f, const Anal *a)
 {
 	if (strcmp(kind, "schedule") == 0) {
 		/* the plan's report first: the schedule's last line is its summary */
@@ -388,7 +380,8 @@ emit_analysis(const Opts *o, FILE *fp, const char *kind, const Func *f, const An
 	else if (strcmp(kind, "trace") == 0)
 		dump_trace(fp, f, &a->l, &a->c);
 	else if (strcmp(kind, "memory") == 0)
-		dump_memory(fp, f, &a->l, &a->lay, budget_bytes(o, a));
+		/* the budget line: the budget in bytes as the planner resolved it (or a .mir records) */
+		dump_memory(fp, f, &a->l, &a->lay, planrep ? planrep->budget : f->mod->budget);
 	else
 		die("no analysis dump '%s'", kind);
 }
@@ -408,7 +401,7 @@ dump_analyses(const Opts *o, const Func *f, const Anal *a)
 		snprintf(path, sizeof path, "%s/%02d-%s-%s.%s", o->dump_dir, ++ndump, f->name, kinds[k], ext[k]);
 		if (!(fp = fopen(path, "w")))
 			fatal("cannot write '%s'", path);
-		emit_analysis(o, fp, kinds[k], f, a);
+		emit_analysis(fp, kinds[k], f, a);
 		fclose(fp);
 	}
 }
@@ -428,12 +421,21 @@ static const Backend *const backends[] = {
 	NULL
 };
 
-/* The last stage: the target writes an intermediate (--emit) or builds MODEL.so. */
+/* The last stage: lower the module (analyses an[0] of the step, an[1] of forward) and hand
+ * it to the target, which writes an intermediate (--emit) or builds MODEL.so. */
 static int
-codegen(const Opts *o, const Module *m)
+codegen(const Opts *o, const Module *m, const Anal an[2])
 {
 	const Backend *t = NULL;
 	char def[4096];
+	const Live *lv[2] = { &an[1].l, m->step ? &an[0].l : NULL };
+	const Dag *dg[2] = { &an[1].d, m->step ? &an[0].d : NULL };
+	/* a planned .mir that was not planned again keeps the budget and solver it records */
+	LowPlan pl = { planrep ? planrep->solver : m->budget ? m->solver : "none",
+	               planrep ? planrep->budget : m->budget, planrep ? o->budget_pct : 0, planrep };
+	BuildOpts bo = { o->opt_level, o->arch, o->seed };
+	Lowered lo;
+	int rc;
 
 	for (int i = 0; backends[i]; i++)
 		if (strcmp(backends[i]->name, o->target) == 0)
@@ -444,17 +446,24 @@ codegen(const Opts *o, const Module *m)
 		return 1;
 	}
 	if (o->emit) {
-		for (int i = 0; t->emits[i]; i++)
-			if (strcmp(t->emits[i], o->emit) == 0)
-				return t->emit(m, o, o->emit, o->output);
-		fprintf(stderr, "mtc: error: target '%s' cannot --emit=%s\n", t->name, o->emit);
-		return 1;
+		int k;
+		for (k = 0; t->emits[k] && strcmp(t->emits[k], o->emit); k++)
+			;
+		if (!t->emits[k]) {
+			fprintf(stderr, "mtc: error: target '%s' cannot --emit=%s\n", t->name, o->emit);
+			return 1;
+		}
 	}
-	if (!o->output || strcmp(o->output, "-") == 0) {
+	lower(&lo, m, &o->tg, lv, dg, &pl);
+	if (o->emit)
+		rc = t->emit(&lo, &bo, o->emit, o->output);
+	else if (!o->output || strcmp(o->output, "-") == 0) {
 		snprintf(def, sizeof def, "%s.so", m->name);
-		return t->build(m, o, def);
-	}
-	return t->build(m, o, o->output);
+		rc = t->build(&lo, &bo, def);
+	} else
+		rc = t->build(&lo, &bo, o->output);
+	lower_free(&lo);
+	return rc;
 }
 
 int
@@ -531,15 +540,11 @@ main(int argc, char **argv)
 			goto out;
 		}
 		planrep = &rep;
-		/* The module states the budget as resolved and the solver actually taken. */
-		o.budget = m->budget = rep.budget;
-		o.solver = rep.solver;
+		/* the IR states the budget as resolved and the solver actually taken */
+		m->budget = rep.budget;
 		snprintf(m->solver, sizeof m->solver, "%s", rep.solver);
 		fs[0] = m->step;
 		dump(&o, m, "plan");
-	} else if (m->budget > 0) {
-		o.budget = m->budget;   /* a planned .mir: the budget it was planned for, and by whom */
-		o.solver = m->solver;
 	}
 	for (int k = 0; k < 2; k++) {
 		if (!fs[k])
@@ -572,11 +577,11 @@ emit:
 		if (strcmp(o.emit, "ir") == 0)
 			ir_print(fp, m);
 		else
-			emit_analysis(&o, fp, o.emit, fs[k], &an[k]);
+			emit_analysis(fp, o.emit, fs[k], &an[k]);
 		if (fp != stdout)
 			fclose(fp);
 	} else {
-		rc = codegen(&o, m);
+		rc = codegen(&o, m, an);
 	}
 	for (int k = 0; k < 2; k++)
 		if (fs[k]) {

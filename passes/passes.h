@@ -60,6 +60,8 @@ typedef struct Target {
 	int64_t capacity;   /* accelerator memory, bytes */
 	int64_t align;      /* arena alignment, bytes (a power of two) */
 } Target;
+/* The built-in descriptions; each target (backend/backend.h) points to its own. */
+extern const Target target_mt3000, target_cuda;
 /* A copy of the built-in description `name` ("mt3000", "cuda"); 0, or -1 if unknown. */
 int target_get(Target *, const char *name);
 /* Override one field from "--target-flops=1e12" style text; 0, 1 if the option is not a

@@ -18,10 +18,9 @@
 
 #include "passes.h"
 
-static const Target builtin[] = {
-	{ "mt3000", 11.6e12, 200e9, 10e9, 20e-6, 20e-6, 8LL << 30, 64 },
-	{ "cuda", 67e12, 3.35e12, 25e9, 10e-6, 5e-6, 80000000000LL, 256 },
-};
+const Target target_mt3000 = { "mt3000", 11.6e12, 200e9, 10e9, 20e-6, 20e-6, 8LL << 30, 64 };
+const Target target_cuda = { "cuda", 67e12, 3.35e12, 25e9, 10e-6, 5e-6, 80000000000LL, 256 };
+static const Target *const builtin[] = { &target_mt3000, &target_cuda };
 
 const char target_help[] =
 "  --target-flops=F      peak FLOP/s of the accelerator (mt3000 11.6e12, cuda 67e12)\n"
@@ -36,8 +35,8 @@ int
 target_get(Target *t, const char *name)
 {
 	for (size_t i = 0; i < sizeof builtin / sizeof *builtin; i++)
-		if (strcmp(builtin[i].name, name) == 0) {
-			*t = builtin[i];
+		if (strcmp(builtin[i]->name, name) == 0) {
+			*t = *builtin[i];
 			return 0;
 		}
 	return -1;

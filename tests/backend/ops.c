@@ -104,8 +104,9 @@ run(const char *name)
 	Interp *in;
 	Live lv;
 	Layout lay;
-	Opts o = { .solver = "none", .opt_level = 2, .target = "mt3000" };
-	int dcl[128][5], res[128], nd = 0;
+	BuildOpts o = { .opt_level = 2 };
+	Lowered lo;
+	int dcl[128][5], res[128], nd = 0, failed;
 	char path[512], err[512];
 	void *dl;
 
@@ -152,7 +153,10 @@ run(const char *name)
 		die("%s: interpreter: %s", name, err);
 
 	snprintf(path, sizeof path, "%s/%s.so", dir, name);
-	if (backend_mt3000.build(m, &o, path)) {
+	lower(&lo, m, &target_mt3000, NULL, NULL, NULL);
+	failed = backend_mt3000.build(&lo, &o, path);
+	lower_free(&lo);
+	if (failed) {
 		check(0, "%s: building %s", name, path);
 		goto out;
 	}

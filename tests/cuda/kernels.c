@@ -409,9 +409,8 @@ main(void)
 	}
 	/* fused: the C backend's groups of elementwise ops, one kernel each */
 	{
-		Opts o = { .target = "cuda" };
-		Gen g = { .m = F->mod, .o = &o, .id = "ops" };
-		const FnPlan *pl[2] = { &g.fwd, NULL };
+		Lowered lo;
+		const FnPlan *pl[2] = { &lo.fwd, NULL };
 		CuProg *p;
 		char *img, *log;
 		size_t len;
@@ -420,7 +419,7 @@ main(void)
 		/* every result an output, so that the GPU run can compare them all */
 		for (int v = F->mod->ndecl; v < F->nval; v++)
 			func_output(F, F->val[v].name, v);
-		gen_plan(&g);
+		lower(&lo, F->mod, &target_cuda, NULL, NULL, NULL);
 		p = cuda_kernels(F->mod, pl);
 		for (int i = 0; i < F->nop; i++)
 			ngroup += p->launch[0][i].argv != NULL;
@@ -440,7 +439,7 @@ main(void)
 		cuprog_free(p);
 		gpu_ops(NULL, "one kernel per op");
 		gpu_ops(pl, "fused");
-		gen_free(&g);
+		lower_free(&lo);
 	}
 	mod_free(F->mod);
 	return tally();

@@ -84,7 +84,7 @@ line_ends(const char *p, const char *suf)
 
 /* Capture what fn writes to a temporary file. */
 static char *
-emit(const Module *m, const Opts *o, const char *kind, int *rc)
+emit(const Lowered *m, const BuildOpts *o, const char *kind, int *rc)
 {
 	char path[] = "/tmp/mtc-emitXXXXXX";
 	int fd = mkstemp(path);
@@ -118,25 +118,27 @@ int
 main(void)
 {
 	Module *m = tiny();
-	Opts o = { .target = "cuda", .solver = "none", .arch = "sm_90", .opt_level = 2 };
+	BuildOpts o = { .arch = "sm_90", .opt_level = 2 };
+	Lowered lo;
 	char dir[] = "/tmp/mtc-cudaXXXXXX", so[256], hdr[256], cmd[512], *t;
 	int rc;
 
 	if (!mkdtemp(dir))
 		die("mkdtemp");
-	t = emit(m, &o, "cuda", &rc);
+	lower(&lo, m, &target_cuda, NULL, NULL, NULL);
+	t = emit(&lo, &o, "cuda", &rc);
 	check(rc == 0 && strstr(t, "__global__") && strstr(t, "k0_"), "--emit=cuda", NULL);
 	free(t);
-	t = emit(m, &o, "ptx", &rc);
+	t = emit(&lo, &o, "ptx", &rc);
 	check(rc == 0 && strstr(t, ".target sm_90") && strstr(t, ".entry k0_"), "--emit=ptx for --arch=sm_90", NULL);
 	free(t);
-	t = emit(m, &o, "h", &rc);
+	t = emit(&lo, &o, "h", &rc);
 	check(rc == 0 && strstr(t, "int tiny_step(tiny *, const float *x, const int32_t *y, float *loss);"),
 	      "--emit=h: step", t);
 	check(strstr(t, "int tiny_forward(tiny *, const float *x, float *logits);") != NULL,
 	      "--emit=h: forward", t);
 	free(t);
-	t = emit(m, &o, "llvm", &rc);
+	t = emit(&lo, &o, "llvm", &rc);
 	check(rc == 0 && strstr(t, "define hidden i32 @mtc_cu_sched_step") &&
 	      strstr(t, "@mtc_cu_swap") && strstr(t, "@mtc_cu_wait") && strstr(t, "@mtc_cu_gemm") &&
 	      strstr(t, "@mtc_cu_cubin") && strstr(t, "define i32 @tiny_step"), "--emit=llvm", NULL);
@@ -158,7 +160,7 @@ main(void)
 
 	snprintf(so, sizeof so, "%s/tiny.so", dir);
 	snprintf(hdr, sizeof hdr, "%s/tiny.h", dir);
-	check(cuda_build(m, &o, so) == 0 && access(so, R_OK) == 0 && access(hdr, R_OK) == 0,
+	check(cuda_build(&lo, &o, so) == 0 && access(so, R_OK) == 0 && access(hdr, R_OK) == 0,
 	      "build tiny.so and tiny.h", NULL);
 	/* the API is exported, the runtime is not */
 	snprintf(cmd, sizeof cmd, "nm -D --defined-only '%s'", so);
@@ -234,6 +236,7 @@ out:
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd))
 		printf("note: could not remove %s\n", dir);
+	lower_free(&lo);
 	mod_free(m);
 	return tally();
 }

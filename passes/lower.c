@@ -1,19 +1,21 @@
-/* plan.c: what code generation needs beyond the IR: addresses, lifetimes, fusion groups.
+/* lower.c: what code generation needs beyond the IR: addresses, lifetimes, fusion groups,
+ * dependences, the persistent zone; the same for every target.
  *
  * needs: a module after the pipeline: ops in execution order, Value.off set by the layout
  *        pass (values still at -1 get their own slot from layout_temporary_slots below).
- * fills: Gen's persistent zone (inputs, params, state at fixed offsets, shared by forward and
- *        step) and one FnPlan per function. */
+ * fills: a Lowered: the persistent zone (inputs, params, state at fixed offsets, shared by
+ *        forward and step) and one LowFunc per function. Lifetimes are liveness.c's (a
+ *        copy's operand lives until the wait on the copy, module tensors to the end) and the
+ *        dependences deps.c's; alignment is the target's. */
 #include <stdlib.h>
+#include <string.h>
 
-#include "mt3000.h"
-
-enum { ALIGN = 64 };
+#include "lower.h"
 
 static int64_t
-align(int64_t x)
+align(int64_t x, int64_t a)
 {
-	return (x + ALIGN - 1) & ~(int64_t)(ALIGN - 1);
+	return (x + a - 1) & ~(a - 1);
 }
 
 int
@@ -38,19 +40,19 @@ in_ddr(const Func *f, int v)
  * still -1): each such value gets its own slot after everything placed, so it never shares
  * bytes and check mode accepts it. *end: the device end so far (persistent zone included). */
 static void
-layout_temporary_slots(const Func *f, int64_t *off, int64_t *end, int64_t *ddr)
+layout_temporary_slots(const Func *f, int64_t a, int64_t *off, int64_t *end, int64_t *ddr)
 {
 	for (int v = 0; v < f->nval; v++) {
 		if (f->val[v].decl >= 0 || f->val[v].off >= 0)
 			continue;
 		int64_t *e = in_ddr(f, v) ? ddr : end;
-		off[v] = *e = align(*e);
+		off[v] = *e = align(*e, a);
 		*e += vbytes(f, v);
 	}
 }
 
 static int
-overlap(const FnPlan *p, int a, int b)
+overlap(const LowFunc *p, int a, int b)
 {
 	const Func *f = p->f;
 	if (in_ddr(f, a) != in_ddr(f, b))
@@ -62,7 +64,7 @@ overlap(const FnPlan *p, int a, int b)
  * read at the result's own index (same shape, not broadcast)? Each element's operands are
  * loaded before its results are stored, so that sharing is safe in one loop. */
 static int
-same_place(const FnPlan *p, int v, int r, int i)
+same_place(const LowFunc *p, int v, int r, int i)
 {
 	const Func *f = p->f;
 	return f->val[v].def < i && in_ddr(f, v) == in_ddr(f, r) && p->off[v] == p->off[r] &&
@@ -75,7 +77,7 @@ same_place(const FnPlan *p, int v, int r, int i)
  * The exception: exactly an outside operand's bytes (same_place; the layout gives a dying
  * operand's bytes to a result, as after a matmul's bias add and relu). */
 static int
-joins(const FnPlan *p, int i, int j)
+joins(const LowFunc *p, int i, int j)
 {
 	const Func *f = p->f;
 	const Op *o = &f->op[j];
@@ -110,62 +112,52 @@ joins(const FnPlan *p, int i, int j)
 }
 
 static void
-plan_func(Gen *g, FnPlan *p, const Func *f, int idbase)
+lower_func(Lowered *lo, LowFunc *p, const Func *f, int idbase, const Live *lv, const Dag *dg)
 {
 	int n = f->nop;
-	int64_t live = 0, peak = 0;
+	int64_t live = 0, peak = 0, a = lo->tg->align;
 	int64_t *dying;
+	int *last;
 
 	p->f = f;
 	p->idbase = idbase;
-	p->off = calloc((size_t)f->nval, sizeof *p->off);
-	p->last = malloc(sizeof *p->last * (size_t)f->nval);
-	p->mat = malloc((size_t)f->nval);
-	p->grp = malloc(sizeof *p->grp * (size_t)(n + 1));
-	p->gend = calloc((size_t)(n + 1), sizeof *p->gend);
-	dying = calloc((size_t)(n + 1), sizeof *dying);
-	if (!p->off || !p->last || !p->mat || !p->grp || !p->gend || !dying)
-		die("out of memory");
+	p->off = xcalloc(f->nval + 1, sizeof *p->off);
+	p->mat = xmalloc(f->nval + 1);
+	p->grp = xmalloc((n + 1) * sizeof *p->grp);
+	p->gend = xcalloc(n + 1, sizeof *p->gend);
+	dying = xcalloc(n + 1, sizeof *dying);
+
+	/* Lifetimes and dependences: the driver's, else computed here by the same passes. */
+	p->owns = !lv || !dg;
+	if (p->owns) {
+		live_fill(&p->own_live, f);
+		dag_build(&p->own_dag, f, &p->own_live, NULL);
+		lv = &p->own_live;
+		dg = &p->own_dag;
+	}
+	p->live = lv;
+	p->dag = dg;
+	p->last = last = lv->last;
 
 	/* Addresses: the layout's offsets are device addresses already (module tensors first, at
 	 * the same offsets in every function); values it did not place get their own slots. */
-	int64_t end = g->persist;
+	int64_t end = lo->persist;
 	p->ddr = 0;
 	for (int v = 0; v < f->nval; v++) {
 		p->off[v] = f->val[v].off;
 		if (f->val[v].decl >= 0)
-			p->off[v] = g->poff[f->val[v].decl];
+			p->off[v] = lo->poff[f->val[v].decl];
 		else if (f->val[v].off >= 0) {
 			int64_t *e = in_ddr(f, v) ? &p->ddr : &end;
 			if (f->val[v].off + vbytes(f, v) > *e)
 				*e = f->val[v].off + vbytes(f, v);
 		}
 	}
-	layout_temporary_slots(f, p->off, &end, &p->ddr);
-	p->arena = align(end) - g->persist;
-	p->ddr = align(p->ddr);
-	for (int v = 0; v < f->nval; v++) {
+	layout_temporary_slots(f, a, p->off, &end, &p->ddr);
+	p->arena = align(end, a) - lo->persist;
+	p->ddr = align(p->ddr, a);
+	for (int v = 0; v < f->nval; v++)
 		p->mat[v] = 1;
-		p->last[v] = -1;
-	}
-
-	/* Lifetimes: a value dies after its last reader; a swap_out's source only after the wait
-	 * on the copy, which reads it until then; outputs live to the end. */
-	for (int i = 0; i < n; i++) {
-		const Op *o = &f->op[i];
-		if (o->res >= 0)
-			p->last[o->res] = i;
-		for (int a = 0; a < o->nargs; a++) {
-			int v = o->args[a];
-			p->last[v] = i;
-			if (o->kind == OP_WAIT && f->val[v].def >= 0 && f->op[f->val[v].def].kind == OP_SWAPOUT)
-				p->last[f->op[f->val[v].def].args[0]] = i;
-		}
-	}
-	for (int k = 0; k < f->nout; k++)
-		p->last[f->out[k]] = n;
-	if (f->loss >= 0)
-		p->last[f->loss] = n;
 
 	/* Fusion: maximal runs of elementwise ops of one shape. */
 	for (int i = 0; i < n; i++)
@@ -181,7 +173,7 @@ plan_func(Gen *g, FnPlan *p, const Func *f, int idbase)
 		for (int k = i; k < j; k++) {
 			int r = f->op[k].res;
 			p->grp[k] = i;
-			if (j - i > 1 && p->last[r] < j)
+			if (j - i > 1 && last[r] < j)
 				p->mat[r] = 0;
 		}
 		p->gend[i] = j;
@@ -189,9 +181,9 @@ plan_func(Gen *g, FnPlan *p, const Func *f, int idbase)
 	}
 
 	/* The planned peak: every arena value live from its op to its last use. */
-	for (int v = g->m->ndecl; v < f->nval; v++)
+	for (int v = lo->m->ndecl; v < f->nval; v++)
 		if (!in_ddr(f, v) && f->val[v].def >= 0)
-			dying[p->last[v] < f->val[v].def ? f->val[v].def : p->last[v]] += vbytes(f, v);
+			dying[last[v] < f->val[v].def ? f->val[v].def : last[v]] += vbytes(f, v);
 	for (int i = 0; i < n; i++) {
 		if (f->op[i].res >= 0 && !in_ddr(f, f->op[i].res))
 			live += vbytes(f, f->op[i].res);
@@ -199,71 +191,82 @@ plan_func(Gen *g, FnPlan *p, const Func *f, int idbase)
 			peak = live;
 		live -= dying[i];
 	}
-	p->peak = g->persist + peak;
+	p->peak = lo->persist + peak;
 	free(dying);
 }
 
 void
-gen_plan(Gen *g)
+lower(Lowered *lo, const Module *m, const Target *tg, const Live *const live[2],
+      const Dag *const dag[2], const LowPlan *plan)
 {
-	const Module *m = g->m;
+	int64_t a = tg->align;
 
-	g->poff = malloc(sizeof *g->poff * (size_t)(m->ndecl + 1));
-	g->persist = g->param_bytes = g->state_bytes = 0;
+	memset(lo, 0, sizeof *lo);
+	lo->m = m;
+	lo->tg = tg;
+	if (plan)
+		lo->plan = *plan;
+	if (!lo->plan.solver)
+		lo->plan.solver = "none";
+	lo->poff = xmalloc((m->ndecl + 1) * sizeof *lo->poff);
 	/* The persistent zone: where the layout put the module tensors, else in decl order. */
 	for (int d = 0; d < m->ndecl; d++) {
 		int64_t b = type_bytes(&m->decl[d].ty), o = m->fwd->val[d].off;
 		if (o < 0 || (m->step && m->step->val[d].off != o))
 			break;
-		g->poff[d] = o;
-		if (o + b > g->persist)
-			g->persist = o + b;
+		lo->poff[d] = o;
+		if (o + b > lo->persist)
+			lo->persist = o + b;
 		if (d == m->ndecl - 1)
 			goto laid;
 	}
-	g->persist = 0;
+	lo->persist = 0;
 	for (int d = 0; d < m->ndecl; d++) {
-		g->poff[d] = g->persist;
-		g->persist = align(g->persist + type_bytes(&m->decl[d].ty));
+		lo->poff[d] = lo->persist;
+		lo->persist = align(lo->persist + type_bytes(&m->decl[d].ty), a);
 	}
 laid:
-	g->persist = align(g->persist);
+	lo->persist = align(lo->persist, a);
 	for (int d = 0; d < m->ndecl; d++) {
 		int64_t b = type_bytes(&m->decl[d].ty);
 		if (m->decl[d].role == R_PARAM)
-			g->param_bytes += b;
+			lo->param_bytes += b;
 		else if (m->decl[d].role == R_STATE)
-			g->state_bytes += b;
+			lo->state_bytes += b;
 	}
-	plan_func(g, &g->fwd, m->fwd, 0);
-	g->nids = m->fwd->nval;
-	g->arena = g->fwd.arena;
-	g->ddr = g->fwd.ddr;
+	lower_func(lo, &lo->fwd, m->fwd, 0, live ? live[0] : NULL, dag ? dag[0] : NULL);
+	lo->nids = m->fwd->nval;
+	lo->arena = lo->fwd.arena;
+	lo->ddr = lo->fwd.ddr;
 	if (m->step) {
-		plan_func(g, &g->step, m->step, g->nids);
-		g->nids += m->step->nval;
-		if (g->step.arena > g->arena)
-			g->arena = g->step.arena;
-		if (g->step.ddr > g->ddr)
-			g->ddr = g->step.ddr;
+		lower_func(lo, &lo->step, m->step, lo->nids, live ? live[1] : NULL, dag ? dag[1] : NULL);
+		lo->nids += m->step->nval;
+		if (lo->step.arena > lo->arena)
+			lo->arena = lo->step.arena;
+		if (lo->step.ddr > lo->ddr)
+			lo->ddr = lo->step.ddr;
 	}
 }
 
 static void
-free_fn(FnPlan *p)
+free_fn(LowFunc *p)
 {
 	free(p->off);
-	free(p->last);
 	free(p->mat);
 	free(p->grp);
 	free(p->gend);
+	if (p->owns) {
+		dag_free(&p->own_dag);
+		live_free(&p->own_live);
+	}
 }
 
 void
-gen_free(Gen *g)
+lower_free(Lowered *lo)
 {
-	free_fn(&g->fwd);
-	if (g->step.f)
-		free_fn(&g->step);
-	free(g->poff);
+	free_fn(&lo->fwd);
+	if (lo->step.f)
+		free_fn(&lo->step);
+	free(lo->poff);
+	memset(lo, 0, sizeof *lo);
 }

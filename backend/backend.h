@@ -1,0 +1,56 @@
+/* backend.h: a code generation target as the driver sees it: its machine and its hooks.
+ *
+ * Targets sit below the driver: the driver runs the passes, lowers the module (passes/lower.h)
+ * and hands the Lowered to a target with the few build options a target needs; a target
+ * never sees the driver's options. What every target shares (MODEL.h, the typed C API's
+ * names) is here too, so that no target includes another's header. Adding a target touches
+ * its own folder and the table in driver/main.c. */
+#ifndef MTC_BACKEND_H
+#define MTC_BACKEND_H
+
+#include "lower.h"
+
+/* The backends' name for a lowered function (fields off, last, grp, gend, mat, ...). */
+typedef LowFunc FnPlan;
+
+/* What a build needs beyond the Lowered: set by the driver from its command line. */
+typedef struct BuildOpts {
+	int opt_level;           /* -O0 .. -O3 of the generated code */
+	const char *arch;        /* --arch=sm_XX (CUDA), NULL: the target's default */
+	uint64_t seed;           /* seed of the params' initial values */
+} BuildOpts;
+
+typedef struct Backend {
+	const char *name;             /* --target=NAME */
+	const Target *mach;           /* its machine as the cost model knows it (passes/target.c) */
+	const char *const *emits;     /* the --emit kinds it writes besides ir, NULL-terminated */
+	/* --emit=KIND: write to out (NULL or "-" is standard output). 0, or 1 after a message. */
+	int (*emit)(const Lowered *, const BuildOpts *, const char *kind, const char *out);
+	/* Build the shared object at out and the header beside it. Returns 0 or 1. */
+	int (*build)(const Lowered *, const BuildOpts *, const char *out);
+	/* Its per-op kernel table (NOP entries), NULL where the target has none yet. */
+	const void *kernels;
+} Backend;
+
+/* backend-mt3000/ */
+extern const Backend backend_mt3000;
+/* backend-cuda/ (only when configure found NVRTC) */
+extern const Backend backend_cuda;
+
+/* capi.c: the typed C API every target exports: the model's name as a C identifier prefix,
+ * C types, the typed functions' parameter lists and prototypes. */
+const char *c_type(DType);
+char *c_name(const char *name, char *buf, size_t n);
+/* uses[d]: does f read input decl d (its array entry may be NULL otherwise)? */
+void used_inputs(const Module *, const Func *, uint8_t *uses);
+/* f's used inputs as ", const float *x" (array 0) or "\tconst void *mtc_in[] = {...};" (1). */
+void typed_inputs(const Module *, const Func *, FILE *, int array);
+/* Output k's parameter name: its own, unless an input or the loss already has it. */
+const char *out_param(const Module *, int k);
+/* The prototypes of the typed API of model id (exported: with MTC_EXPORT). */
+void api_protos(const Module *, const char *id, FILE *, int exported);
+
+/* header.c: MODEL.h for target `target`: the typed API with the memory plan in a comment. */
+void header_emit(const Lowered *, const char *id, const char *target, FILE *);
+
+#endif
