@@ -432,7 +432,7 @@ codegen(const Opts *o, const Module *m, const Anal an[2])
 	const Dag *dg[2] = { &an[1].d, m->step ? &an[0].d : NULL };
 	/* a planned .mir that was not planned again keeps the budget and solver it records */
 	LowPlan pl = { planrep ? planrep->solver : m->budget ? m->solver : "none",
-	               planrep ? planrep->budget : m->budget, planrep ? o->budget_pct : 0, planrep };
+	               planrep ? planrep->budget : m->budget, m->budget_pct, planrep };
 	BuildOpts bo = { o->opt_level, o->arch, o->seed };
 	Lowered lo;
 	int rc;
@@ -542,6 +542,7 @@ main(int argc, char **argv)
 		planrep = &rep;
 		/* the IR states the budget as resolved and the solver actually taken */
 		m->budget = rep.budget;
+		m->budget_pct = o.budget_pct;
 		snprintf(m->solver, sizeof m->solver, "%s", rep.solver);
 		fs[0] = m->step;
 		dump(&o, m, "plan");

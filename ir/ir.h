@@ -297,6 +297,7 @@ typedef struct Module {
 	Func *step;               /* trained models only */
 	int64_t budget;           /* the --mem-budget in bytes the step was planned for, 0: none */
 	char solver[32];          /* and the solver whose plan it carries */
+	double budget_pct;        /* > 0: the budget as given, percent of the unconstrained arena */
 } Module;
 
 /* build.c: constructing the IR */

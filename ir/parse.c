@@ -946,6 +946,45 @@ report(void *ctx, const Func *f, int op, int rel, const char *msg)
 		note(p->src, p->oploc[fi][rel], "op %d, the update in place, is here", rel);
 }
 
+/* 'budget' INT 'solver=' STRING ('percent=' NUM)? */
+static int
+budget(P *p, Loc l)
+{
+	int64_t b;
+	double pct = 0;
+	char *sv = NULL, *kw = NULL;
+	Loc kl;
+
+	if (integer(p, &b, "the budget in bytes"))
+		return -1;
+	if (b <= 0)
+		return err(p, l, "the budget must be a positive number of bytes");
+	if (!(kw = name(p, "'solver='", &kl)))
+		return -1;
+	if (strcmp(kw, "solver"))
+		return err(p, kl, "expected 'solver=', found '%s'", kw);
+	if (expect(p, '=', "'=' after 'solver'") || !(sv = string(p)))
+		return -1;
+	if (strlen(sv) >= sizeof p->m->solver)
+		return err(p, l, "solver name '%s' is too long", sv);
+	if (!tail(p)) {
+		if (!(kw = name(p, "'percent=' or end of line", &kl)))
+			return -1;
+		if (strcmp(kw, "percent"))
+			return err(p, kl, "expected 'percent=' or end of line, found '%s'", kw);
+		if (expect(p, '=', "'=' after 'percent'") || number(p, &pct, "a percentage"))
+			return -1;
+		if (!(pct > 0 && pct <= 100))
+			return err(p, kl, "the percentage must be in (0, 100]");
+	}
+	if (eol(p))
+		return -1;
+	p->m->budget = b;
+	p->m->budget_pct = pct;
+	strcpy(p->m->solver, sv);
+	return 0;
+}
+
 static void
 body(P *p)
 {
@@ -965,24 +1004,8 @@ body(P *p)
 			r = decl(p, R_STATE, l);
 		else if (strcmp(w, "optimizer") == 0)
 			r = optim(p, l);
-		else if (strcmp(w, "budget") == 0) {
-			int64_t b;
-			char *sv = NULL, *kw;
-			Loc kl;
-			r = integer(p, &b, "the budget in bytes") || !(kw = name(p, "'solver='", &kl));
-			if (!r && strcmp(kw, "solver"))
-				r = err(p, kl, "expected 'solver=', found '%s'", kw);
-			r = r || expect(p, '=', "'=' after 'solver'") ||
-			    !(sv = string(p)) || eol(p);
-			if (!r && b <= 0)
-				r = err(p, l, "the budget must be a positive number of bytes");
-			if (!r && strlen(sv) >= sizeof p->m->solver)
-				r = err(p, l, "solver name '%s' is too long", sv);
-			if (!r) {
-				p->m->budget = b;
-				strcpy(p->m->solver, sv);
-			}
-		}
+		else if (strcmp(w, "budget") == 0)
+			r = budget(p, l);
 		else if (strcmp(w, "func") == 0) {
 			if (func(p, l))
 				return;

@@ -274,6 +274,8 @@ ir_print(FILE *fp, const Module *m)
 	if (m->budget > 0) {
 		fprintf(fp, "budget %lld solver=", (long long)m->budget);
 		pstr(fp, m->solver);
+		if (m->budget_pct > 0)
+			fprintf(fp, " percent=%.17g", m->budget_pct);
 		fputc('\n', fp);
 	}
 	if (m->fwd) {
