@@ -40,6 +40,11 @@ CuProg *cuda_kernels(const Module *, const FnPlan *const plans[2]);
 int cuda_kernel_op(FILE *fp, const Func *f, const Op *op, const char *name, Launch *l);
 void cuda_prelude(FILE *fp);
 void cuprog_free(CuProg *);
+/* One kernel rule per op kind (checked against NOP): writes the kernel's body after its
+ * signature and fills the launch. cuda_hostop marks the ops the host does alone (copies, waits). */
+typedef void CuKern(FILE *, const Func *, const Op *, Launch *);
+extern CuKern *const cuda_kern[];
+CuKern cuda_hostop;
 
 /* nvrtc.c: compile CUDA C to PTX for a virtual architecture ("compute_75") or to a cubin
  * for a real one ("sm_90"). Returns a malloc'ed image (*len bytes, PTX NUL-terminated) or

@@ -131,36 +131,6 @@ collapse(const Shape *R, const Shape **sh, int n, Bc *cd, int64_t st[][MAXRANK])
 	}
 }
 
-/* The function of an elementwise op, or NULL for the special ones. */
-static const char *
-ew_fn(Opk k)
-{
-	switch (k) {
-	case OP_ADD: return "mtc_add";
-	case OP_SUB: return "mtc_sub";
-	case OP_MUL: return "mtc_mul";
-	case OP_DIV: return "mtc_div";
-	case OP_RELU: return "mtc_relu";
-	case OP_GELU: return "mtc_gelu";
-	case OP_TANH: return "mtc_tanh";
-	case OP_SIGMOID: return "mtc_sigmoid";
-	case OP_EXP: return "mtc_exp";
-	case OP_LOG: return "mtc_log";
-	case OP_SQRT: return "mtc_sqrt";
-	case OP_RSQRT: return "mtc_rsqrt";
-	case OP_NEG: return "mtc_neg";
-	case OP_POW: return "mtc_pow";
-	case OP_RELU_G: return "mtc_relu_grad";
-	case OP_GELU_G: return "mtc_gelu_grad";
-	case OP_TANH_G: return "mtc_tanh_grad";
-	case OP_SIGMOID_G: return "mtc_sigmoid_grad";
-	case OP_SQRT_G: return "mtc_sqrt_grad";
-	case OP_RSQRT_G: return "mtc_rsqrt_grad";
-	case OP_POW_G: return "mtc_pow_grad";
-	default: return NULL;
-	}
-}
-
 /* The body of the loop for one element: loads of the external operands at their indices
  * (ix[q] is the C expression), each op into a register, stores of the materialized ones. */
 static void
@@ -173,8 +143,10 @@ ew_body(Gen *g, const FnPlan *p, int first, int end, const int *ext, int next, c
 		K(g, "%sfloat x%d = i%d[%s];\n", ind, q, q, ix[q]);
 	for (int i = first; i < end; i++) {
 		const Op *o = &f->op[i];
-		char an[4][16];
-		for (int a = 0; a < o->nargs && a < 4; a++) {
+		char an[3][16] = { "", "", "" }, c[16], n[32], e[256];
+		const char *x[3] = { an[0], an[1], an[2] };
+
+		for (int a = 0; a < o->nargs && a < 3; a++) {
 			int v = o->args[a], q;
 			int d = VAL(v)->def;
 			if (d >= first && d < end) {
@@ -185,21 +157,9 @@ ew_body(Gen *g, const FnPlan *p, int first, int end, const int *ext, int next, c
 				;
 			snprintf(an[a], sizeof an[a], "x%d", q);
 		}
-		K(g, "%sfloat t%d = ", ind, i - first);
-		if (o->kind == OP_BCAST)
-			K(g, "%s;\n", an[0]);
-		else if (o->kind == OP_MSE_G) {
-			volatile float c = 2.0f / (float)shape_numel(SH(o->res));
-			K(g, "%s * (%s - %s) * %s;\n", FL(c), an[0], an[1], an[2]);
-		}
-		else if (o->kind == OP_POW)
-			K(g, "mtc_pow(%s, c%d);\n", an[0], i - first);
-		else if (o->kind == OP_POW_G)
-			K(g, "mtc_pow_grad(%s, %s, c%d);\n", an[0], an[1], i - first);
-		else if (o->nargs == 1)
-			K(g, "%s(%s);\n", ew_fn(o->kind), an[0]);
-		else
-			K(g, "%s(%s, %s);\n", ew_fn(o->kind), an[0], an[1]);
+		snprintf(c, sizeof c, "c%d", i - first);
+		snprintf(n, sizeof n, "%lld.0f", ll(shape_numel(SH(o->res))));
+		K(g, "%sfloat t%d = %s;\n", ind, i - first, op_ew_expr(o->kind, x, c, n, e, sizeof e));
 	}
 	for (int q = 0; q < nout; q++)
 		K(g, "%so%d[%s] = t%d;\n", ind, q, oix, VAL(outv[q])->def - first);
@@ -254,10 +214,11 @@ kern_ew(Gen *g, const FnPlan *p, int first, int end)
 		args[na++] = ext[q];
 		sh[q] = SH(ext[q]);
 	}
-	/* pow's exponent through a volatile: the compiler would turn powf(x, 2) into x * x, which
-	 * the C library's powf (the interpreter's) does not always round the same way. */
+	/* A float attribute (pow's exponent) through a volatile: the compiler would turn powf(x, 2)
+	 * into x * x, which the C library's powf (the interpreter's) does not always round the same
+	 * way. */
 	for (int i = first; i < end; i++)
-		if (f->op[i].kind == OP_POW || f->op[i].kind == OP_POW_G)
+		if (op_nfattr(f->op[i].kind) > 0)
 			K(g, "\tstatic volatile float vc%d = %s;\n\tfloat c%d = vc%d;\n", i - first,
 			  FL(f->op[i].fa[0]), i - first, i - first);
 	collapse(R, sh, next, &cd, st);
@@ -834,36 +795,47 @@ k_update(Gen *g, const FnPlan *p, const Op *o)
 	launch(g, p, k, v, o->nargs, o->kind == OP_ADAM, 4.0 * (double)n);
 }
 
+/* An F_EW op alone: a group of one. */
+static void
+k_ew(Gen *g, const FnPlan *p, const Op *o)
+{
+	int i = (int)(o - p->f->op);
+	kern_ew(g, p, i, i + 1);
+}
+
+/* Copies and waits: the host code sequences them (host.c); no kernel. */
+void
+mt3000_hostop(Gen *g, const FnPlan *p, const Op *o)
+{
+	(void)g, (void)p;
+	die("%s has no kernel: the host does it", opinfo[o->kind].name);
+}
+
+/* One rule per op kind; every F_EW op is k_ew over its OPTAB formula. */
+KernRule *const mt3000_kern[] = {
+	[OP_CONST] = k_const, [OP_ADD] = k_ew, [OP_SUB] = k_ew, [OP_MUL] = k_ew, [OP_DIV] = k_ew,
+	[OP_MATMUL] = k_matmul, [OP_RELU] = k_ew, [OP_GELU] = k_ew, [OP_TANH] = k_ew,
+	[OP_SIGMOID] = k_ew, [OP_EXP] = k_ew, [OP_LOG] = k_ew, [OP_SQRT] = k_ew, [OP_RSQRT] = k_ew,
+	[OP_NEG] = k_ew, [OP_POW] = k_ew, [OP_TRANSPOSE] = k_transpose, [OP_RESHAPE] = k_copy,
+	[OP_CONCAT] = k_concat, [OP_SUM] = k_reduce, [OP_MEAN] = k_reduce, [OP_MAX] = k_reduce,
+	[OP_SOFTMAX] = k_softmax, [OP_LOGSOFTMAX] = k_softmax, [OP_LAYERNORM] = k_layernorm,
+	[OP_EMBEDDING] = k_embedding, [OP_XENT] = k_xent, [OP_MSE] = k_mse, [OP_SUMTO] = k_sumto,
+	[OP_BCAST] = k_ew, [OP_RELU_G] = k_ew, [OP_GELU_G] = k_ew, [OP_TANH_G] = k_ew,
+	[OP_SIGMOID_G] = k_ew, [OP_SQRT_G] = k_ew, [OP_RSQRT_G] = k_ew, [OP_POW_G] = k_ew,
+	[OP_MAX_G] = k_maxgrad, [OP_SOFTMAX_G] = k_softmax, [OP_LOGSOFTMAX_G] = k_softmax,
+	[OP_LN_DX] = k_layernorm, [OP_LN_DGAMMA] = k_layernorm, [OP_EMBED_G] = k_embedding,
+	[OP_XENT_G] = k_xent, [OP_MSE_G] = k_ew, [OP_SLICE] = k_slice, [OP_SGD] = k_update,
+	[OP_SGDM] = k_update, [OP_ADAM] = k_update, [OP_TICK] = k_update,
+	[OP_SWAPOUT] = mt3000_hostop, [OP_SWAPIN] = mt3000_hostop, [OP_WAIT] = mt3000_hostop,
+};
+_Static_assert(sizeof mt3000_kern / sizeof mt3000_kern[0] == NOP,
+               "mt3000_kern[] needs one entry per OPTAB op");
+
 void
 kern_op(Gen *g, const FnPlan *p, int i)
 {
 	const Op *o = &p->f->op[i];
-
-	switch (o->kind) {
-	case OP_CONST: k_const(g, p, o); break;
-	case OP_MATMUL: k_matmul(g, p, o); break;
-	case OP_TRANSPOSE: k_transpose(g, p, o); break;
-	case OP_RESHAPE: k_copy(g, p, o); break;
-	case OP_SLICE: k_slice(g, p, o); break;
-	case OP_CONCAT: k_concat(g, p, o); break;
-	case OP_SUM: case OP_MEAN: case OP_MAX: k_reduce(g, p, o); break;
-	case OP_SOFTMAX: case OP_LOGSOFTMAX: case OP_SOFTMAX_G: case OP_LOGSOFTMAX_G:
-		k_softmax(g, p, o);
-		break;
-	case OP_LAYERNORM: case OP_LN_DX: case OP_LN_DGAMMA: k_layernorm(g, p, o); break;
-	case OP_EMBEDDING: case OP_EMBED_G: k_embedding(g, p, o); break;
-	case OP_XENT: case OP_XENT_G: k_xent(g, p, o); break;
-	case OP_MSE: k_mse(g, p, o); break;
-	case OP_SUMTO: k_sumto(g, p, o); break;
-	case OP_MAX_G: k_maxgrad(g, p, o); break;
-	case OP_SGD: case OP_SGDM: case OP_ADAM: case OP_TICK: k_update(g, p, o); break;
-	default:
-		if (is_fusable(o)) {
-			kern_ew(g, p, i, i + 1);
-			break;
-		}
-		die("no kernel for %s", opinfo[o->kind].name);
-	}
+	mt3000_kern[o->kind](g, p, o);
 }
 
 void

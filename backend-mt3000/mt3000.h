@@ -25,6 +25,11 @@ typedef struct Gen {
 /* kern.c: one device kernel per op or fused group, and its launch in the host code. */
 void kern_ew(Gen *, const FnPlan *, int first, int end);
 void kern_op(Gen *, const FnPlan *, int op);
+/* One kernel rule per op kind (checked against NOP): the kernel and its launch.
+ * mt3000_hostop marks the ops the host code does alone (copies, waits). */
+typedef void KernRule(Gen *, const FnPlan *, const Op *);
+extern KernRule *const mt3000_kern[];
+KernRule mt3000_hostop;
 void kern_prologue(Gen *);
 void kern_epilogue(Gen *);
 

@@ -130,89 +130,59 @@ around(const Shape *s, int64_t a, int64_t *outer, int64_t *n, int64_t *inner)
 
 /* ---------- elementwise ---------- */
 
-typedef float Un(float x, float c);
-typedef float Bin(float a, float b, float c);
-
-/* The scalar meaning of each op is <mtc/mtc-ops.h>'s, which generated kernels call too. */
-static float u_relu(float x, float c) { (void)c; return mtc_relu(x); }
-static float u_tanh(float x, float c) { (void)c; return mtc_tanh(x); }
-static float u_sigmoid(float x, float c) { (void)c; return mtc_sigmoid(x); }
-static float u_exp(float x, float c) { (void)c; return mtc_exp(x); }
-static float u_log(float x, float c) { (void)c; return mtc_log(x); }
-static float u_sqrt(float x, float c) { (void)c; return mtc_sqrt(x); }
-static float u_rsqrt(float x, float c) { (void)c; return mtc_rsqrt(x); }
-static float u_neg(float x, float c) { (void)c; return mtc_neg(x); }
-static float u_pow(float x, float c) { return mtc_pow(x, c); }
-static float u_gelu(float x, float c) { (void)c; return mtc_gelu(x); }
-
-static float b_add(float a, float b, float c) { (void)c; return a + b; }
-static float b_sub(float a, float b, float c) { (void)c; return a - b; }
-static float b_mul(float a, float b, float c) { (void)c; return a * b; }
-static float b_div(float a, float b, float c) { (void)c; return a / b; }
-static float b_sqdiff(float a, float b, float c) { (void)c; return (a - b) * (a - b); }
-
-/* Gradient helpers: (saved forward value, dy). Which forward value each takes is in docs/ir.md. */
-static float g_relu(float x, float dy, float c) { (void)c; return mtc_relu_grad(x, dy); }
-static float g_tanh(float y, float dy, float c) { (void)c; return mtc_tanh_grad(y, dy); }
-static float g_sigmoid(float y, float dy, float c) { (void)c; return mtc_sigmoid_grad(y, dy); }
-static float g_sqrt(float y, float dy, float c) { (void)c; return mtc_sqrt_grad(y, dy); }
-static float g_rsqrt(float y, float dy, float c) { (void)c; return mtc_rsqrt_grad(y, dy); }
-static float g_pow(float x, float dy, float c) { return mtc_pow_grad(x, dy, c); }
-static float g_gelu(float x, float dy, float c) { (void)c; return mtc_gelu_grad(x, dy); }
-
-static Un *const unfn[NOP] = {
-	[OP_RELU] = u_relu, [OP_GELU] = u_gelu, [OP_TANH] = u_tanh, [OP_SIGMOID] = u_sigmoid,
-	[OP_EXP] = u_exp, [OP_LOG] = u_log, [OP_SQRT] = u_sqrt, [OP_RSQRT] = u_rsqrt,
-	[OP_NEG] = u_neg, [OP_POW] = u_pow,
+/* The scalar meaning of each elementwise op: OPTAB's formula compiled here, calling
+ * <mtc/mtc-ops.h> as the generated kernels do, so the targets and the interpreter agree to
+ * the bit. x0..x2 are the operands, c the first float attribute, n the result's elements. */
+typedef float Ew(float x0, float x1, float x2, float c, float n);
+#define X(id, nm, na, fl, ia, fa, sh, gr, co, nw, ew) \
+	static float ew_##id(float x0, float x1, float x2, float c, float n) \
+	{ \
+		(void)x0; (void)x1; (void)x2; (void)c; (void)n; \
+		return ew; \
+	}
+OPTAB(X)
+#undef X
+static Ew *const ewfn[] = {
+#define X(id, nm, na, fl, ia, fa, sh, gr, co, nw, ew) [OP_##id] = (fl) & F_EW ? ew_##id : NULL,
+	OPTAB(X)
+#undef X
 };
 
-static Bin *const binfn[NOP] = {
-	[OP_ADD] = b_add, [OP_SUB] = b_sub, [OP_MUL] = b_mul, [OP_DIV] = b_div,
-	[OP_RELU_G] = g_relu, [OP_GELU_G] = g_gelu, [OP_TANH_G] = g_tanh,
-	[OP_SIGMOID_G] = g_sigmoid, [OP_SQRT_G] = g_sqrt, [OP_RSQRT_G] = g_rsqrt, [OP_POW_G] = g_pow,
-};
-
-/* o[rs] = fn(a[as], b[bs], c) with NumPy broadcasting. */
+/* o[rs] = fn(x0, x1, x2) over up to three operands broadcast into rs. */
 static void
-binary(Bin *fn, float c, const float *a, const Shape *as, const float *b, const Shape *bs,
-       const Shape *rs, float *o)
+ewise(Ew *fn, float c, int nx, const float *const *x, const Shape *const *xs, const Shape *rs,
+      float *o)
 {
-	int64_t st[2][MAXRANK], off[2] = {0, 0}, idx[MAXRANK] = {0};
-	int64_t n = rowlen(rs), rows = shape_numel(rs) / n, sa, sb;
+	int64_t st[3][MAXRANK], off[3] = {0, 0, 0}, idx[MAXRANK] = {0}, s[3] = {0, 0, 0};
+	int64_t n = rowlen(rs), rows = shape_numel(rs) / n;
+	float fn_n = (float)shape_numel(rs), v[3] = {0, 0, 0};
 
-	bstrides(as, rs, st[0]);
-	bstrides(bs, rs, st[1]);
-	sa = rs->rank ? st[0][rs->rank - 1] : 0;
-	sb = rs->rank ? st[1][rs->rank - 1] : 0;
+	for (int k = 0; k < nx; k++) {
+		bstrides(xs[k], rs, st[k]);
+		s[k] = rs->rank ? st[k][rs->rank - 1] : 0;
+	}
 	for (int64_t i = 0; i < rows; i++, o += n) {
-		const float *pa = a + off[0], *pb = b + off[1];
-		if (sa == 1 && sb == 1)
-			for (int64_t j = 0; j < n; j++)
-				o[j] = fn(pa[j], pb[j], c);
-		else
-			for (int64_t j = 0; j < n; j++)
-				o[j] = fn(pa[j * sa], pb[j * sb], c);
-		advance(rs->rank - 1, rs->d, idx, 2, st, off);
+		for (int64_t j = 0; j < n; j++) {
+			for (int k = 0; k < nx; k++)
+				v[k] = x[k][off[k] + j * s[k]];
+			o[j] = fn(v[0], v[1], v[2], c, fn_n);
+		}
+		advance(rs->rank - 1, rs->d, idx, nx, st, off);
 	}
 }
 
+/* Every F_EW op but broadcast. */
 static int
-k_unary(Run *r, const Op *op)
+k_ew(Run *r, const Op *op)
 {
-	Un *fn = unfn[op->kind];
-	const float *x = IN(0);
-	float *o = OUT, c = (float)op->fa[0];
-	int64_t n = shape_numel(&RTY->sh);
+	const float *x[3];
+	const Shape *xs[3];
 
-	for (int64_t i = 0; i < n; i++)
-		o[i] = fn(x[i], c);
-	return 0;
-}
-
-static int
-k_binary(Run *r, const Op *op)
-{
-	binary(binfn[op->kind], (float)op->fa[0], IN(0), &TY(0)->sh, IN(1), &TY(1)->sh, &RTY->sh, OUT);
+	for (int k = 0; k < op->nargs; k++) {
+		x[k] = IN(k);
+		xs[k] = &TY(k)->sh;
+	}
+	ewise(ewfn[op->kind], (float)op->fa[0], op->nargs, x, xs, &RTY->sh, OUT);
 	return 0;
 }
 
@@ -717,6 +687,13 @@ k_xentgrad(Run *r, const Op *op)
 }
 
 /* mse(a, b) = mean of (a - b)^2 over the broadcast shape */
+static float
+sqdiff(float a, float b, float x2, float c, float n)
+{
+	(void)x2, (void)c, (void)n;
+	return (a - b) * (a - b);
+}
+
 static int
 k_mse(Run *r, const Op *op)
 {
@@ -728,24 +705,12 @@ k_mse(Run *r, const Op *op)
 		die("mse operands do not broadcast");
 	n = shape_numel(&bs);
 	t = xmalloc(n * sizeof *t);
-	binary(b_sqdiff, 0, IN(0), &TY(0)->sh, IN(1), &TY(1)->sh, &bs, t);
+	ewise(sqdiff, 0, 2, (const float *[]){ IN(0), IN(1) },
+	      (const Shape *[]){ &TY(0)->sh, &TY(1)->sh }, &bs, t);
 	for (int64_t i = 0; i < n; i++)
 		s += t[i];
 	free(t);
 	OUT[0] = s / (float)n;
-	return 0;
-}
-
-/* mse_grad(a, b, dl) = (2/n) (a - b) dl: the gradient for a, over the broadcast shape */
-static int
-k_msegrad(Run *r, const Op *op)
-{
-	int64_t n = shape_numel(&RTY->sh);
-	float *o = OUT, c = 2.0f / (float)n, dl = IN(2)[0];
-
-	binary(b_sub, 0, IN(0), &TY(0)->sh, IN(1), &TY(1)->sh, &RTY->sh, o);
-	for (int64_t i = 0; i < n; i++)
-		o[i] = c * o[i] * dl;
 	return 0;
 }
 
@@ -823,20 +788,20 @@ k_nothing(Run *r, const Op *op)
 /* One kernel per op kind. swap_out/swap_in copy into a buffer of their own (the host and
  * the accelerator copy); wait has nothing to wait for in a synchronous interpreter. */
 static Kern *const kern[] = {
-	[OP_CONST] = k_const, [OP_ADD] = k_binary, [OP_SUB] = k_binary, [OP_MUL] = k_binary,
-	[OP_DIV] = k_binary, [OP_MATMUL] = k_matmul, [OP_RELU] = k_unary, [OP_GELU] = k_unary,
-	[OP_TANH] = k_unary, [OP_SIGMOID] = k_unary, [OP_EXP] = k_unary, [OP_LOG] = k_unary,
-	[OP_SQRT] = k_unary, [OP_RSQRT] = k_unary, [OP_NEG] = k_unary, [OP_POW] = k_unary,
+	[OP_CONST] = k_const, [OP_ADD] = k_ew, [OP_SUB] = k_ew, [OP_MUL] = k_ew,
+	[OP_DIV] = k_ew, [OP_MATMUL] = k_matmul, [OP_RELU] = k_ew, [OP_GELU] = k_ew,
+	[OP_TANH] = k_ew, [OP_SIGMOID] = k_ew, [OP_EXP] = k_ew, [OP_LOG] = k_ew,
+	[OP_SQRT] = k_ew, [OP_RSQRT] = k_ew, [OP_NEG] = k_ew, [OP_POW] = k_ew,
 	[OP_TRANSPOSE] = k_transpose, [OP_RESHAPE] = k_copy, [OP_CONCAT] = k_concat,
 	[OP_SUM] = k_reduce, [OP_MEAN] = k_reduce, [OP_MAX] = k_reduce,
 	[OP_SOFTMAX] = k_softmax, [OP_LOGSOFTMAX] = k_softmax, [OP_LAYERNORM] = k_layernorm,
 	[OP_EMBEDDING] = k_embedding, [OP_XENT] = k_xent, [OP_MSE] = k_mse,
-	[OP_SUMTO] = k_sumto, [OP_BCAST] = k_bcast, [OP_RELU_G] = k_binary,
-	[OP_GELU_G] = k_binary, [OP_TANH_G] = k_binary, [OP_SIGMOID_G] = k_binary,
-	[OP_SQRT_G] = k_binary, [OP_RSQRT_G] = k_binary, [OP_POW_G] = k_binary,
+	[OP_SUMTO] = k_sumto, [OP_BCAST] = k_bcast, [OP_RELU_G] = k_ew,
+	[OP_GELU_G] = k_ew, [OP_TANH_G] = k_ew, [OP_SIGMOID_G] = k_ew,
+	[OP_SQRT_G] = k_ew, [OP_RSQRT_G] = k_ew, [OP_POW_G] = k_ew,
 	[OP_MAX_G] = k_maxgrad, [OP_SOFTMAX_G] = k_softmaxgrad, [OP_LOGSOFTMAX_G] = k_softmaxgrad,
 	[OP_LN_DX] = k_lndx, [OP_LN_DGAMMA] = k_lndgamma, [OP_EMBED_G] = k_embedgrad,
-	[OP_XENT_G] = k_xentgrad, [OP_MSE_G] = k_msegrad, [OP_SLICE] = k_slice,
+	[OP_XENT_G] = k_xentgrad, [OP_MSE_G] = k_ew, [OP_SLICE] = k_slice,
 	[OP_SGD] = k_sgd, [OP_SGDM] = k_sgdm, [OP_ADAM] = k_adam, [OP_TICK] = k_tick,
 	[OP_SWAPOUT] = k_copy, [OP_SWAPIN] = k_copy, [OP_WAIT] = k_nothing,
 };

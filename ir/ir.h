@@ -98,7 +98,7 @@ const char *dtype_name(DType);
 /* Op flags. */
 enum {
 	F_LANG = 1 << 0,     /* spelled in tdsl */
-	F_EW = 1 << 1,       /* elementwise over its result (fusable), operands broadcast */
+	F_EW = 1 << 1,       /* elementwise over its result, operands broadcast: has a formula, fuses */
 	F_MUT = 1 << 2,      /* mutates its operands in place (optimizer), has no result */
 	F_COPY = 1 << 3,     /* a host<->accelerator copy (swap_out, swap_in) */
 	F_NORES = 1 << 4,    /* has no result value */
@@ -122,66 +122,71 @@ typedef double CostRule(const struct Func *, const struct Op *);
 /* The table. Columns:
  *   id, name, operands (minimum if F_VARIADIC), flags,
  *   integer attributes (space-separated names; "name*" is a list of up to MAXRANK),
- *   float attributes, shape rule, gradient rule (gr_none: not differentiable), cost rule.
+ *   float attributes, shape rule, gradient rule (gr_none: not differentiable), cost rule,
+ *   operands written: how many leading operands an F_MUT op updates in place (the rest it reads),
+ *   elementwise formula: for F_EW ops, the scalar meaning as a C expression over the operands
+ *   x0 x1 x2, the first float attribute c and the result's element count n (a float), calling
+ *   <mtc/mtc-ops.h>; 0 for the others. The interpreter compiles it, the C and CUDA targets
+ *   print it (op_ew_expr), so every target computes the same bits.
  * Attribute defaults for the frontend live in frontend/, the IR always prints every attribute. */
 #define OPTAB(X) \
 	/* language ops */ \
-	X(CONST,     "const",       0, F_LANG | F_GIVEN,    "",              "value",           sh_const,    gr_none,      co_zero) \
-	X(ADD,       "add",         2, F_LANG | F_EW,       "",              "",                sh_binary,   gr_add,       co_ew1) \
-	X(SUB,       "sub",         2, F_LANG | F_EW,       "",              "",                sh_binary,   gr_sub,       co_ew1) \
-	X(MUL,       "mul",         2, F_LANG | F_EW,       "",              "",                sh_binary,   gr_mul,       co_ew1) \
-	X(DIV,       "div",         2, F_LANG | F_EW,       "",              "",                sh_binary,   gr_div,       co_ew1) \
-	X(MATMUL,    "matmul",      2, F_LANG,              "ta tb",         "",                sh_matmul,   gr_matmul,    co_matmul) \
-	X(RELU,      "relu",        1, F_LANG | F_EW,       "",              "",                sh_unary,    gr_relu,      co_ew1) \
-	X(GELU,      "gelu",        1, F_LANG | F_EW,       "",              "",                sh_unary,    gr_gelu,      co_ew8) \
-	X(TANH,      "tanh",        1, F_LANG | F_EW,       "",              "",                sh_unary,    gr_tanh,      co_ew8) \
-	X(SIGMOID,   "sigmoid",     1, F_LANG | F_EW,       "",              "",                sh_unary,    gr_sigmoid,   co_ew8) \
-	X(EXP,       "exp",         1, F_LANG | F_EW,       "",              "",                sh_unary,    gr_exp,       co_ew8) \
-	X(LOG,       "log",         1, F_LANG | F_EW,       "",              "",                sh_unary,    gr_log,       co_ew8) \
-	X(SQRT,      "sqrt",        1, F_LANG | F_EW,       "",              "",                sh_unary,    gr_sqrt,      co_ew8) \
-	X(RSQRT,     "rsqrt",       1, F_LANG | F_EW,       "",              "",                sh_unary,    gr_rsqrt,     co_ew8) \
-	X(NEG,       "neg",         1, F_LANG | F_EW,       "",              "",                sh_unary,    gr_neg,       co_ew1) \
-	X(POW,       "pow",         1, F_LANG | F_EW,       "",              "c",               sh_unary,    gr_pow,       co_ew8) \
-	X(TRANSPOSE, "transpose",   1, F_LANG,              "perm*",         "",                sh_transpose,gr_transpose, co_zero) \
-	X(RESHAPE,   "reshape",     1, F_LANG | F_GIVEN,    "",              "",                sh_reshape,  gr_reshape,   co_zero) \
-	X(CONCAT,    "concat",      1, F_LANG | F_VARIADIC, "axis",          "",                sh_concat,   gr_concat,    co_zero) \
-	X(SUM,       "sum",         1, F_LANG,              "axis keepdims", "",                sh_reduce,   gr_sum,       co_red) \
-	X(MEAN,      "mean",        1, F_LANG,              "axis keepdims", "",                sh_reduce,   gr_mean,      co_red) \
-	X(MAX,       "max",         1, F_LANG,              "axis keepdims", "",                sh_reduce,   gr_max,       co_red) \
-	X(SOFTMAX,   "softmax",     1, F_LANG,              "axis",          "",                sh_unary,    gr_softmax,   co_softmax) \
-	X(LOGSOFTMAX,"log_softmax", 1, F_LANG,              "axis",          "",                sh_unary,    gr_logsoftmax,co_softmax) \
-	X(LAYERNORM, "layernorm",   3, F_LANG,              "",              "eps",             sh_layernorm,gr_layernorm, co_layernorm) \
-	X(EMBEDDING, "embedding",   2, F_LANG,              "",              "",                sh_embedding,gr_embedding, co_zero) \
-	X(XENT,      "cross_entropy",2,F_LANG,              "",              "",                sh_xent,     gr_xent,      co_softmax) \
-	X(MSE,       "mse",         2, F_LANG,              "",              "",                sh_mse,      gr_mse,       co_ew8) \
+	X(CONST,     "const",       0, F_LANG | F_GIVEN,    "",              "value",           sh_const,    gr_none,      co_zero,       0, 0) \
+	X(ADD,       "add",         2, F_LANG | F_EW,       "",              "",                sh_binary,   gr_add,       co_ew1,        0, mtc_add(x0, x1)) \
+	X(SUB,       "sub",         2, F_LANG | F_EW,       "",              "",                sh_binary,   gr_sub,       co_ew1,        0, mtc_sub(x0, x1)) \
+	X(MUL,       "mul",         2, F_LANG | F_EW,       "",              "",                sh_binary,   gr_mul,       co_ew1,        0, mtc_mul(x0, x1)) \
+	X(DIV,       "div",         2, F_LANG | F_EW,       "",              "",                sh_binary,   gr_div,       co_ew1,        0, mtc_div(x0, x1)) \
+	X(MATMUL,    "matmul",      2, F_LANG,              "ta tb",         "",                sh_matmul,   gr_matmul,    co_matmul,     0, 0) \
+	X(RELU,      "relu",        1, F_LANG | F_EW,       "",              "",                sh_unary,    gr_relu,      co_ew1,        0, mtc_relu(x0)) \
+	X(GELU,      "gelu",        1, F_LANG | F_EW,       "",              "",                sh_unary,    gr_gelu,      co_ew8,        0, mtc_gelu(x0)) \
+	X(TANH,      "tanh",        1, F_LANG | F_EW,       "",              "",                sh_unary,    gr_tanh,      co_ew8,        0, mtc_tanh(x0)) \
+	X(SIGMOID,   "sigmoid",     1, F_LANG | F_EW,       "",              "",                sh_unary,    gr_sigmoid,   co_ew8,        0, mtc_sigmoid(x0)) \
+	X(EXP,       "exp",         1, F_LANG | F_EW,       "",              "",                sh_unary,    gr_exp,       co_ew8,        0, mtc_exp(x0)) \
+	X(LOG,       "log",         1, F_LANG | F_EW,       "",              "",                sh_unary,    gr_log,       co_ew8,        0, mtc_log(x0)) \
+	X(SQRT,      "sqrt",        1, F_LANG | F_EW,       "",              "",                sh_unary,    gr_sqrt,      co_ew8,        0, mtc_sqrt(x0)) \
+	X(RSQRT,     "rsqrt",       1, F_LANG | F_EW,       "",              "",                sh_unary,    gr_rsqrt,     co_ew8,        0, mtc_rsqrt(x0)) \
+	X(NEG,       "neg",         1, F_LANG | F_EW,       "",              "",                sh_unary,    gr_neg,       co_ew1,        0, mtc_neg(x0)) \
+	X(POW,       "pow",         1, F_LANG | F_EW,       "",              "c",               sh_unary,    gr_pow,       co_ew8,        0, mtc_pow(x0, c)) \
+	X(TRANSPOSE, "transpose",   1, F_LANG,              "perm*",         "",                sh_transpose,gr_transpose, co_zero,       0, 0) \
+	X(RESHAPE,   "reshape",     1, F_LANG | F_GIVEN,    "",              "",                sh_reshape,  gr_reshape,   co_zero,       0, 0) \
+	X(CONCAT,    "concat",      1, F_LANG | F_VARIADIC, "axis",          "",                sh_concat,   gr_concat,    co_zero,       0, 0) \
+	X(SUM,       "sum",         1, F_LANG,              "axis keepdims", "",                sh_reduce,   gr_sum,       co_red,        0, 0) \
+	X(MEAN,      "mean",        1, F_LANG,              "axis keepdims", "",                sh_reduce,   gr_mean,      co_red,        0, 0) \
+	X(MAX,       "max",         1, F_LANG,              "axis keepdims", "",                sh_reduce,   gr_max,       co_red,        0, 0) \
+	X(SOFTMAX,   "softmax",     1, F_LANG,              "axis",          "",                sh_unary,    gr_softmax,   co_softmax,    0, 0) \
+	X(LOGSOFTMAX,"log_softmax", 1, F_LANG,              "axis",          "",                sh_unary,    gr_logsoftmax,co_softmax,    0, 0) \
+	X(LAYERNORM, "layernorm",   3, F_LANG,              "",              "eps",             sh_layernorm,gr_layernorm, co_layernorm,  0, 0) \
+	X(EMBEDDING, "embedding",   2, F_LANG,              "",              "",                sh_embedding,gr_embedding, co_zero,       0, 0) \
+	X(XENT,      "cross_entropy",2,F_LANG,              "",              "",                sh_xent,     gr_xent,      co_softmax,    0, 0) \
+	X(MSE,       "mse",         2, F_LANG,              "",              "",                sh_mse,      gr_mse,       co_ew8,        0, 0) \
 	/* gradient helpers (made by autodiff) */ \
-	X(SUMTO,     "sum_to",      1, F_GIVEN,             "",              "",                sh_sumto,    gr_none,      co_red) \
-	X(BCAST,     "broadcast",   1, F_GIVEN,             "",              "",                sh_bcast,    gr_none,      co_zero) \
-	X(RELU_G,    "relu_grad",   2, F_EW,                "",              "",                sh_binary,   gr_none,      co_ew1) \
-	X(GELU_G,    "gelu_grad",   2, F_EW,                "",              "",                sh_binary,   gr_none,      co_ew8) \
-	X(TANH_G,    "tanh_grad",   2, F_EW,                "",              "",                sh_binary,   gr_none,      co_ew1) \
-	X(SIGMOID_G, "sigmoid_grad",2, F_EW,                "",              "",                sh_binary,   gr_none,      co_ew1) \
-	X(SQRT_G,    "sqrt_grad",   2, F_EW,                "",              "",                sh_binary,   gr_none,      co_ew1) \
-	X(RSQRT_G,   "rsqrt_grad",  2, F_EW,                "",              "",                sh_binary,   gr_none,      co_ew1) \
-	X(POW_G,     "pow_grad",    2, F_EW,                "",              "c",               sh_binary,   gr_none,      co_ew8) \
-	X(MAX_G,     "max_grad",    3, 0,                   "axis keepdims", "",                sh_maxgrad,  gr_none,      co_red) \
-	X(SOFTMAX_G, "softmax_grad",2, 0,                   "axis",          "",                sh_binary,   gr_none,      co_softmax) \
-	X(LOGSOFTMAX_G,"log_softmax_grad",2,0,              "axis",          "",                sh_binary,   gr_none,      co_softmax) \
-	X(LN_DX,     "layernorm_dx",3, 0,                   "",              "eps",             sh_lndx,     gr_none,      co_layernorm) \
-	X(LN_DGAMMA, "layernorm_dgamma",2,0,                "",              "eps",             sh_lndgamma, gr_none,      co_layernorm) \
-	X(EMBED_G,   "embedding_grad",2,F_GIVEN,            "",              "",                sh_embedgrad,gr_none,      co_zero) \
-	X(XENT_G,    "cross_entropy_grad",3,0,              "",              "",                sh_xentgrad, gr_none,      co_softmax) \
-	X(MSE_G,     "mse_grad",    3, 0,                   "",              "",                sh_msegrad,  gr_none,      co_ew1) \
-	X(SLICE,     "slice",       1, F_GIVEN,             "axis start",    "",                sh_slice,    gr_none,      co_zero) \
+	X(SUMTO,     "sum_to",      1, F_GIVEN,             "",              "",                sh_sumto,    gr_none,      co_red,        0, 0) \
+	X(BCAST,     "broadcast",   1, F_GIVEN | F_EW,      "",              "",                sh_bcast,    gr_none,      co_zero,       0, x0) \
+	X(RELU_G,    "relu_grad",   2, F_EW,                "",              "",                sh_binary,   gr_none,      co_ew1,        0, mtc_relu_grad(x0, x1)) \
+	X(GELU_G,    "gelu_grad",   2, F_EW,                "",              "",                sh_binary,   gr_none,      co_ew8,        0, mtc_gelu_grad(x0, x1)) \
+	X(TANH_G,    "tanh_grad",   2, F_EW,                "",              "",                sh_binary,   gr_none,      co_ew1,        0, mtc_tanh_grad(x0, x1)) \
+	X(SIGMOID_G, "sigmoid_grad",2, F_EW,                "",              "",                sh_binary,   gr_none,      co_ew1,        0, mtc_sigmoid_grad(x0, x1)) \
+	X(SQRT_G,    "sqrt_grad",   2, F_EW,                "",              "",                sh_binary,   gr_none,      co_ew1,        0, mtc_sqrt_grad(x0, x1)) \
+	X(RSQRT_G,   "rsqrt_grad",  2, F_EW,                "",              "",                sh_binary,   gr_none,      co_ew1,        0, mtc_rsqrt_grad(x0, x1)) \
+	X(POW_G,     "pow_grad",    2, F_EW,                "",              "c",               sh_binary,   gr_none,      co_ew8,        0, mtc_pow_grad(x0, x1, c)) \
+	X(MAX_G,     "max_grad",    3, 0,                   "axis keepdims", "",                sh_maxgrad,  gr_none,      co_red,        0, 0) \
+	X(SOFTMAX_G, "softmax_grad",2, 0,                   "axis",          "",                sh_binary,   gr_none,      co_softmax,    0, 0) \
+	X(LOGSOFTMAX_G,"log_softmax_grad",2,0,              "axis",          "",                sh_binary,   gr_none,      co_softmax,    0, 0) \
+	X(LN_DX,     "layernorm_dx",3, 0,                   "",              "eps",             sh_lndx,     gr_none,      co_layernorm,  0, 0) \
+	X(LN_DGAMMA, "layernorm_dgamma",2,0,                "",              "eps",             sh_lndgamma, gr_none,      co_layernorm,  0, 0) \
+	X(EMBED_G,   "embedding_grad",2,F_GIVEN,            "",              "",                sh_embedgrad,gr_none,      co_zero,       0, 0) \
+	X(XENT_G,    "cross_entropy_grad",3,0,              "",              "",                sh_xentgrad, gr_none,      co_softmax,    0, 0) \
+	X(MSE_G,     "mse_grad",    3, F_EW,                "",              "",                sh_msegrad,  gr_none,      co_ew1,        0, 2.0f / n * (x0 - x1) * x2) \
+	X(SLICE,     "slice",       1, F_GIVEN,             "axis start",    "",                sh_slice,    gr_none,      co_zero,       0, 0) \
 	/* optimizer updates: in place on params and optimizer state */ \
-	X(SGD,       "sgd_update",  2, F_MUT | F_NORES,     "",              "lr",              sh_sgd,      gr_none,      co_ew1) \
-	X(SGDM,      "sgd_momentum_update",3,F_MUT|F_NORES, "",              "lr momentum",     sh_sgdm,     gr_none,      co_ew1) \
-	X(ADAM,      "adam_update", 5, F_MUT | F_NORES,     "",              "lr beta1 beta2 eps", sh_adam,  gr_none,      co_ew8) \
-	X(TICK,      "tick",        1, F_MUT | F_NORES,     "",              "",                sh_tick,     gr_none,      co_zero) \
+	X(SGD,       "sgd_update",  2, F_MUT | F_NORES,     "",              "lr",              sh_sgd,      gr_none,      co_ew1,        1, 0) \
+	X(SGDM,      "sgd_momentum_update",3,F_MUT|F_NORES, "",              "lr momentum",     sh_sgdm,     gr_none,      co_ew1,        2, 0) \
+	X(ADAM,      "adam_update", 5, F_MUT | F_NORES,     "",              "lr beta1 beta2 eps", sh_adam,  gr_none,      co_ew8,        3, 0) \
+	X(TICK,      "tick",        1, F_MUT | F_NORES,     "",              "",                sh_tick,     gr_none,      co_zero,       1, 0) \
 	/* memory plan: asynchronous copies between accelerator and host memory */ \
-	X(SWAPOUT,   "swap_out",    1, F_COPY,              "",              "",                sh_unary,    gr_none,      co_zero) \
-	X(SWAPIN,    "swap_in",     1, F_COPY,              "",              "",                sh_unary,    gr_none,      co_zero) \
-	X(WAIT,      "wait",        1, F_NORES,             "",              "",                sh_wait,     gr_none,      co_zero)
+	X(SWAPOUT,   "swap_out",    1, F_COPY,              "",              "",                sh_unary,    gr_none,      co_zero,       0, 0) \
+	X(SWAPIN,    "swap_in",     1, F_COPY,              "",              "",                sh_unary,    gr_none,      co_zero,       0, 0) \
+	X(WAIT,      "wait",        1, F_NORES,             "",              "",                sh_wait,     gr_none,      co_zero,       0, 0)
 
 typedef enum {
 #define X(id, ...) OP_##id,
@@ -199,11 +204,13 @@ typedef struct OpInfo {
 	ShapeRule *shape;
 	GradRule *grad;
 	CostRule *cost;
+	int nwritten;        /* leading operands updated in place (F_MUT ops) */
+	const char *ew;      /* the elementwise formula (F_EW ops), or NULL */
 } OpInfo;
 
 extern const OpInfo opinfo[NOP];
 
-#define X(id, nm, na, fl, ia, fa, sh, gr, co) ShapeRule sh; GradRule gr; CostRule co;
+#define X(id, nm, na, fl, ia, fa, sh, gr, co, nw, ew) ShapeRule sh; GradRule gr; CostRule co;
 OPTAB(X)
 #undef X
 
@@ -214,6 +221,10 @@ int op_nfattr(Opk);
 int op_iattr_index(Opk, const char *name);
 int op_fattr_index(Opk, const char *name);
 int op_iattr_is_list(Opk);                       /* the op's only int attribute is a list */
+/* An F_EW op's formula with its names replaced: x0 x1 x2 by x[0..2], c by c, n by n (each a
+ * C expression the caller prints). Writes into buf (n bytes) and returns it; dies if it does
+ * not fit or the op has no formula. */
+char *op_ew_expr(Opk, const char *const x[3], const char *c, const char *n, char *buf, size_t nbuf);
 
 /* ---------- values, ops, functions, modules ---------- */
 

@@ -1,11 +1,13 @@
 /* ops.c: the op table instantiated, attribute lookup, and every op's shape rule. */
+#include <ctype.h>
 #include <stdarg.h>
 #include <string.h>
 
 #include "ir.h"
 
 const OpInfo opinfo[NOP] = {
-#define X(id, nm, na, fl, ia, fa, sh, gr, co) [OP_##id] = { nm, na, fl, ia, fa, sh, gr, co },
+#define X(id, nm, na, fl, ia, fa, sh, gr, co, nw, ew) \
+	[OP_##id] = { nm, na, fl, ia, fa, sh, gr, co, nw, (fl) & F_EW ? #ew : NULL },
 	OPTAB(X)
 #undef X
 };
@@ -49,6 +51,43 @@ int op_nfattr(Opk k) { return word_index(opinfo[k].fattr, NULL); }
 int op_iattr_index(Opk k, const char *name) { return word_index(opinfo[k].iattr, name); }
 int op_fattr_index(Opk k, const char *name) { return word_index(opinfo[k].fattr, name); }
 int op_iattr_is_list(Opk k) { return strchr(opinfo[k].iattr, '*') != NULL; }
+
+static int isword(char c) { return isalnum((unsigned char)c) || c == '_' || c == '.'; }
+
+char *
+op_ew_expr(Opk k, const char *const x[3], const char *c, const char *n, char *buf, size_t nbuf)
+{
+	const char *s = opinfo[k].ew;
+	size_t o = 0;
+
+	if (!s)
+		die("%s has no elementwise formula", opinfo[k].name);
+	while (*s) {
+		size_t len = 0, rl;
+		const char *rep;
+		while (isword(s[len]))          /* a name or a number */
+			len++;
+		if (len == 0)
+			len = 1;
+		rep = s;
+		rl = len;
+		if (len == 2 && s[0] == 'x' && s[1] >= '0' && s[1] <= '2')
+			rep = x[s[1] - '0'];
+		else if (len == 1 && *s == 'c')
+			rep = c;
+		else if (len == 1 && *s == 'n')
+			rep = n;
+		if (rep != s)
+			rl = strlen(rep);
+		if (o + rl >= nbuf)
+			die("elementwise formula of %s too long", opinfo[k].name);
+		memcpy(buf + o, rep, rl);
+		o += rl;
+		s += len;
+	}
+	buf[o] = 0;
+	return buf;
+}
 
 /* ---------- shapes ---------- */
 

@@ -180,25 +180,12 @@ check_values(C *c)
 
 /* ---------- ops ---------- */
 
-/* How many leading operands an update op writes in place (the rest it only reads). */
-static int
-nwritten(Opk k)
-{
-	switch (k) {
-	case OP_SGD: return 1;            /* param */
-	case OP_SGDM: return 2;           /* param, momentum */
-	case OP_ADAM: return 3;           /* param, m, v */
-	case OP_TICK: return 1;           /* the step counter */
-	default: return 0;
-	}
-}
-
 static void
 check_update(C *c, int i, const Op *op)
 {
 	const Func *f = c->f;
 	const Module *m = c->m;
-	int nw = nwritten(op->kind);
+	int nw = opinfo[op->kind].nwritten;
 
 	if (strcmp(f->name, "step") != 0)
 		bad(c, i, "%s updates state outside the step function", opinfo[op->kind].name);

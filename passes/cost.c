@@ -49,7 +49,7 @@ op_bytes(const Func *f, const Op *op)
 		return type_bytes(&f->val[op->res].ty);
 	for (int i = 0; i < op->nargs; i++)
 		b += type_bytes(&f->val[op->args[i]].ty);
-	for (int i = 0; i < op_nmut(op->kind); i++)
+	for (int i = 0; i < opinfo[op->kind].nwritten; i++)
 		b += type_bytes(&f->val[op->args[i]].ty);    /* written back */
 	if (op->res >= 0)
 		b += type_bytes(&f->val[op->res].ty);

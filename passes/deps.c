@@ -15,18 +15,6 @@
 
 const char *const dep_name[] = { "RAW", "WAR", "WAW" };
 
-int
-op_nmut(Opk k)
-{
-	switch (k) {
-	case OP_SGD: return 1;          /* param */
-	case OP_SGDM: return 2;         /* param, momentum */
-	case OP_ADAM: return 3;         /* param, m, v (not the step counter it reads) */
-	case OP_TICK: return 1;         /* the step counter */
-	default: return 0;
-	}
-}
-
 typedef struct {
 	Dag *d;
 	int cap;
@@ -59,7 +47,7 @@ static int
 writes(const Func *f, int i, int v)
 {
 	const Op *op = &f->op[i];
-	for (int k = 0; k < op_nmut(op->kind) && k < op->nargs; k++)
+	for (int k = 0; k < opinfo[op->kind].nwritten && k < op->nargs; k++)
 		if (op->args[k] == v)
 			return 1;
 	return 0;

@@ -21,7 +21,7 @@ align(int64_t x, int64_t a)
 int
 is_fusable(const Op *op)
 {
-	return (opinfo[op->kind].flags & F_EW) || op->kind == OP_BCAST || op->kind == OP_MSE_G;
+	return (opinfo[op->kind].flags & F_EW) != 0;
 }
 
 int64_t

@@ -127,8 +127,9 @@ typedef struct Dag {
 	Edge *e;            /* sorted by (to, from) */
 	int *in;            /* edges into op i: e[in[i] .. in[i+1]) */
 } Dag;
-/* The operands op mutates in place are its first op_nmut() operands. */
-int op_nmut(Opk);
+/* The operands op mutates in place: its first opinfo[].nwritten (an OPTAB column). This name
+ * stays for passes/planner.c until it reads the column itself. */
+static inline int op_nmut(Opk k) { return opinfo[k].nwritten; }
 /* lv NULL: no arena edges. dur NULL: zero latencies. */
 void dag_build(Dag *, const Func *, const Live *lv, const double *dur);
 void dag_free(Dag *);

@@ -1,5 +1,6 @@
 /* mtc-math.h: exp, log and tanh in float, in plain branch-free C, shared by the interpreter,
- * the runtime and generated kernels.
+ * the runtime and generated kernels of both targets (the CUDA target puts this text into
+ * every NVRTC program, where __CUDACC_RTC__ replaces the C library headers).
  *
  * The C library's expf/logf/tanhf are opaque scalar calls: a loop that calls them does not
  * vectorize, and their bits depend on the libm at hand. These are straight-line float code
@@ -8,16 +9,26 @@
  * as long as nothing contracts a * b + c into an fma (-ffp-contract=off, as mtc compiles
  * everything that evaluates ops). Errors against the exact value are at most 2 ulp for normal
  * results; tests/backend/math.c measures them over every float in the tested ranges.
- * The polynomials are Cephes' (S. Moshier), with Cody-Waite splits of ln 2. */
+ * The polynomials are Cephes' (S. Moshier), with Cody-Waite splits of ln 2. Constants are
+ * decimal, not hex floats: NVRTC reads this as C++14, which has none. */
 #ifndef MTC_MTC_MATH_H
 #define MTC_MTC_MATH_H
 
+#ifdef __CUDACC_RTC__
+typedef unsigned int uint32_t;
+typedef int int32_t;
+#define INFINITY __int_as_float(0x7f800000)
+#define NAN __int_as_float(0x7fffffff)
+static inline float mtc_bits_f(uint32_t u) { return __uint_as_float(u); }
+static inline uint32_t mtc_f_bits(float f) { return __float_as_uint(f); }
+#else
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
 static inline float mtc_bits_f(uint32_t u) { float f; memcpy(&f, &u, sizeof f); return f; }
 static inline uint32_t mtc_f_bits(float f) { uint32_t u; memcpy(&u, &f, sizeof u); return u; }
+#endif
 
 /* e^x: x = k ln2 + r with |r| <= ln2/2, e^r by a polynomial, then two exact scalings by 2^(k/2)
  * so that k from -150 to 128 needs no special case (overflow gives inf, underflow rounds into
@@ -27,8 +38,8 @@ mtc_expf(float x)
 {
 	float xc = x > -104.0f ? x : -104.0f;        /* NaN goes to -104 here, back at the end */
 	xc = xc < 89.0f ? xc : 89.0f;
-	float k = xc * 1.44269504088896341f + 0x1.8p23f;
-	k = k - 0x1.8p23f;                           /* round to nearest without rintf */
+	float k = xc * 1.44269504088896341f + 12582912.0f;   /* 1.5 * 2^23 */
+	k = k - 12582912.0f;                         /* round to nearest without rintf */
 	int32_t n = (int32_t)k, n1 = n / 2, n2 = n - n1;
 	float r = xc - k * 0.693359375f;             /* exact: 9-bit constant, |k| < 2^8 */
 	r = r - k * -2.12194440e-4f;
@@ -48,8 +59,8 @@ mtc_expf(float x)
 static inline float
 mtc_logf(float x)
 {
-	int sub = x < 0x1p-126f;
-	float xs = sub ? x * 0x1p23f : x;
+	int sub = x < 1.17549435082228750797e-38f;   /* 2^-126, the smallest normal */
+	float xs = sub ? x * 8388608.0f : x;          /* 2^23 */
 	uint32_t u = mtc_f_bits(xs) - 0x3f3504f3u;   /* the bits of sqrt(1/2) */
 	int32_t e = ((int32_t)u >> 23) - (sub ? 23 : 0);
 	float m = mtc_bits_f((u & 0x7fffffu) + 0x3f3504f3u);

@@ -1,16 +1,21 @@
 /* mtc-ops.h: the scalar meaning of every elementwise op, one inline function each.
  *
- * Generated kernels call these, so fused and unfused code round the same way; the reference
- * interpreter may include this header too, which makes "same semantics" hold by construction.
- * Every function works in float and follows ir/interp.c expression for expression, so the
- * module and the interpreter agree to the bit (compiled with -ffp-contract=off). exp, log and
- * tanh are mtc-math.h's, not the C library's: the same bits everywhere, and loops vectorize. */
+ * OPTAB's formula column (ir/ir.h) is written in these functions: the interpreter compiles it,
+ * the C target prints it into kernels that include this header, and the CUDA target prints it
+ * into programs that carry this header's text (compiled by NVRTC, __CUDACC_RTC__ defined), so
+ * fused and unfused code, every target and the interpreter compute the same bits.
+ * Every function works in float and nothing is contracted into an fma (-ffp-contract=off for C,
+ * --fmad=false for NVRTC). exp, log and tanh are mtc-math.h's, not a math library's: the same
+ * bits everywhere, and loops vectorize. The one exception is powf (pow, pow_grad): the C
+ * library's on the host, CUDA's on the GPU, which may differ in the last bits. */
 #ifndef MTC_MTC_OPS_H
 #define MTC_MTC_OPS_H
 
+#ifndef __CUDACC_RTC__
 #include <math.h>
 
 #include "mtc-math.h"
+#endif
 
 static inline float mtc_add(float a, float b) { return a + b; }
 static inline float mtc_sub(float a, float b) { return a - b; }

@@ -150,7 +150,8 @@ mutation(void)
 	tb_op(f, OP_SGD, PH_UPD, args, 2, NULL, lr, NULL, NULL);
 	c = tb_op2(f, OP_ADD, PH_FWD, a, b, "c");
 	func_output(f, "c", c);
-	CHECK(op_nmut(OP_SGD) == 1 && op_nmut(OP_ADAM) == 3 && op_nmut(OP_RELU) == 0, "op_nmut");
+	CHECK(opinfo[OP_SGD].nwritten == 1 && opinfo[OP_ADAM].nwritten == 3 && opinfo[OP_RELU].nwritten == 0,
+	      "nwritten");
 	dag_build(&d, f, NULL, NULL);
 	CHECK(has_edge(&d, 0, 2, D_WAR), "mut: relu p -> sgd p is WAR");
 	CHECK(has_edge(&d, 2, 3, D_RAW), "mut: sgd p -> relu p is RAW");

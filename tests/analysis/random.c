@@ -19,7 +19,7 @@ touches(const Func *f, const Op *op, int v, int *w)
 	for (int k = 0; k < op->nargs; k++)
 		if (op->args[k] == v) {
 			r = 1;
-			*w |= k < op_nmut(op->kind);
+			*w |= k < opinfo[op->kind].nwritten;
 		}
 	return r;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "mt3000.h"
 #include "mtc/mtc.h"
 #include "../check.h"
 
@@ -33,6 +34,7 @@ typedef struct Case {
 
 static Case cs[128];
 static int ncs;
+static int covered[NOP];     /* op kinds some case has run */
 
 static Type
 T(int rank, ...)
@@ -129,6 +131,7 @@ run(const char *name)
 			          k->arg[a] < 0 ? dcl[c][a] : res[k->arg[a]];
 		if (op_infer(f, k->k, args, k->nargs, k->ia, k->nia, k->fa, &r, err, sizeof err))
 			die("%s case %d: %s", name, c, err);
+		covered[k->k] = 1;
 		snprintf(nm, sizeof nm, "r%d", c);
 		op = func_op(f, k->k, PH_FWD, args, k->nargs, k->ia, k->nia, k->fa, &r, nm, (Loc){0});
 		res[c] = f->op[op].res;
@@ -376,5 +379,20 @@ main(void)
 		run("nn");
 	}
 
+	/* Updates need a step function and copies a plan: examples.sh trains every optimizer
+	 * against the interpreter, swap.sh runs planned copies. */
+	{
+		static const struct { Opk k; const char *where; } elsewhere[] = {
+			{ OP_SGD, "examples.sh" }, { OP_SGDM, "examples.sh" }, { OP_ADAM, "examples.sh" },
+			{ OP_TICK, "examples.sh" }, { OP_SWAPOUT, "swap.sh" }, { OP_SWAPIN, "swap.sh" },
+			{ OP_WAIT, "swap.sh" },
+		};
+		for (size_t i = 0; i < sizeof elsewhere / sizeof *elsewhere; i++)
+			covered[elsewhere[i].k] = 1;
+	}
+	for (int k = 0; k < NOP; k++) {
+		check(covered[k], "every op kind has a test case: %s", opinfo[k].name);
+		check(mt3000_kern[k] != NULL, "mt3000_kern[] has a rule for %s", opinfo[k].name);
+	}
 	return done();
 }

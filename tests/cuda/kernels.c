@@ -345,8 +345,10 @@ main(void)
 	int have_ptxas = PTXAS[0] && access(PTXAS, X_OK) == 0;
 
 	build();
-	for (int k = 0; k < NOP; k++)
+	for (int k = 0; k < NOP; k++) {
 		check(covered[k], "every op kind has a test case", opinfo[k].name);
+		check(cuda_kern[k] != NULL, "cuda_kern[] has a rule", opinfo[k].name);
+	}
 	if (!have_ptxas)
 		printf("note: ptxas not found; PTX is not validated\n");
 	for (int c = 0; c < ncase; c++) {

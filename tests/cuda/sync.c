@@ -134,7 +134,7 @@ access(const Func *f, const OpT *t, int i, int w, Rng *r)
 			r[n++] = (Rng){ 0, t[i].dev, t[i].dev + t[i].cb };
 		else if (o->res >= 0)
 			r[n++] = where(f, t, o->res);
-		for (int a = 0; a < op_nmut(o->kind) && a < o->nargs; a++)
+		for (int a = 0; a < opinfo[o->kind].nwritten && a < o->nargs; a++)
 			r[n++] = where(f, t, o->args[a]);
 		return n;
 	}

@@ -249,11 +249,32 @@ broadcast(void)
 	}
 }
 
+/* OPTAB's columns agree with its flags: F_EW ops have a formula and only they, F_MUT ops
+ * write their leading operands and only they; the formula's names are replaced as words. */
+static void
+columns(void)
+{
+	static const char *const x[3] = { "a", "t1", "x0" };
+	char buf[128];
+
+	for (int k = 0; k < NOP; k++) {
+		const OpInfo *o = &opinfo[k];
+		CHECK(!(o->flags & F_EW) == !o->ew, "%s: formula iff F_EW", o->name);
+		CHECK(!(o->flags & F_MUT) == !o->nwritten, "%s: operands written iff F_MUT", o->name);
+		CHECK(o->nwritten <= o->nargs, "%s: writes at most its operands", o->name);
+	}
+	CHECK(strcmp(op_ew_expr(OP_POW_G, x, "c3", "8.0f", buf, sizeof buf),
+	             "mtc_pow_grad(a, t1, c3)") == 0, "pow_grad formula: %s", buf);
+	CHECK(strcmp(op_ew_expr(OP_MSE_G, x, "c", "32.0f", buf, sizeof buf),
+	             "2.0f / 32.0f * (a - t1) * x0") == 0, "mse_grad formula: %s", buf);
+}
+
 int
 main(void)
 {
 	Module *m = mod_new("shape", "shape.c");
 
+	columns();
 	m->fwd = func_new(m, "forward");
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
 		run(m, &cases[i]);

@@ -192,7 +192,7 @@ keys(const Func *f, Tab *t, int *key, int *mk, char *err, size_t ne)
 		mk[i] = intern(t, &k);
 		if (op->res >= 0)
 			key[op->res] = mk[i];
-		for (int a = 0; a < op_nmut(op->kind) && a < op->nargs; a++)
+		for (int a = 0; a < opinfo[op->kind].nwritten && a < op->nargs; a++)
 			if (f->val[op->args[a]].decl >= 0)
 				ver[f->val[op->args[a]].decl]++;
 	}
