@@ -148,6 +148,82 @@ zone(const Func *f, int v)
 	return in_ddr(f, v) ? "H" : "M";
 }
 
+/* Check mode: op i is about to read v; a tensor the code stores must be live there. */
+static void
+use(Seq *s, int i, int v)
+{
+	if (tracked(s->p, v))
+		H(s->g, "\tmtc_use(d, %d, %d, %lld, %lld);\n", i, s->p->idbase + v, ll(s->p->off[v]),
+		  ll(vbytes(s->p->f, v)));
+}
+
+/* One op that is not part of a fused group: a copy, a wait or a kernel. */
+static void
+one_op(Seq *s, int i)
+{
+	Gen *g = s->g;
+	const FnPlan *p = s->p;
+	const Func *f = p->f;
+	const Op *o = &f->op[i];
+	int rd[64], nrd = 0, wr[64], nwr = 0;
+
+	switch (o->kind) {
+	case OP_SWAPOUT:
+	case OP_SWAPIN:
+		/* Copies are FIFO among themselves; they only wait for nothing here. */
+		use(s, i, o->args[0]);
+		born(s, o->res);
+		if (s->nfl == 256)
+			wait_upto(s, s->fl[0].c);
+		H(g, "\tch[%d] = mtc_dma(d, %s + %lld, %s + %lld, %lld);\n", s->ncopy, zone(f, o->res),
+		  ll(p->off[o->res]), zone(f, o->args[0]), ll(p->off[o->args[0]]), ll(vbytes(f, o->res)));
+		s->fl[s->nfl++] = (Flight){ s->ncopy, o->args[0], o->res };
+		s->chan[o->res] = s->ncopy++;
+		break;
+	case OP_WAIT: {
+		int c = s->chan[o->args[0]];
+		for (int k = 0; k < s->nfl; k++)
+			if (s->fl[k].c == c) {
+				wait_upto(s, c);
+				break;
+			}
+		break;
+	}
+	default:
+		for (int a = 0; a < o->nargs && a < 64; a++) {
+			rd[nrd++] = o->args[a];
+			if (opinfo[o->kind].flags & F_MUT)
+				wr[nwr++] = o->args[a];
+		}
+		if (o->res >= 0)
+			wr[nwr++] = o->res;
+		hazards(s, rd, nrd, wr, nwr);
+		for (int a = 0; a < o->nargs; a++)
+			use(s, i, o->args[a]);
+		born(s, o->res);
+		kern_op(g, p, i);
+	}
+}
+
+static void emit_deferred(Seq *, int);
+
+/* The ops MTC_FAULT deferred to after ops [i, j). */
+static void
+deferred(Seq *s, int i, int j)
+{
+	for (int k = 0; k < s->p->f->nop; k++)
+		if (s->p->defer[k] >= i && s->p->defer[k] < j)
+			emit_deferred(s, k);
+}
+
+static void
+emit_deferred(Seq *s, int k)
+{
+	H(s->g, "\t/* deferred here: MTC_FAULT */\n");
+	comment(s->g, s->p->f, &s->p->f->op[k]);
+	one_op(s, k);
+}
+
 static void
 emit_func(Gen *g, const FnPlan *p)
 {
@@ -198,46 +274,24 @@ emit_func(Gen *g, const FnPlan *p)
 					comment(g, f, &f->op[k]);
 			}
 			hazards(&s, rd, nrd, wr, nwr);
+			for (int k = i; k < end; k++)
+				for (int a = 0; a < f->op[k].nargs; a++)
+					if (f->val[f->op[k].args[a]].def < i)
+						use(&s, k, f->op[k].args[a]);
 			group_births(&s, i, end);
 			kern_ew(g, p, i, end);
 			deaths(&s, i, end);
+			deferred(&s, i, end);
 			i = end;
 			continue;
 		}
-		switch (o->kind) {
-		case OP_SWAPOUT:
-		case OP_SWAPIN:
-			/* Copies are FIFO among themselves; they only wait for nothing here. */
-			born(&s, o->res);
-			if (s.nfl == 256)
-				wait_upto(&s, s.fl[0].c);
-			H(g, "\tch[%d] = mtc_dma(d, %s + %lld, %s + %lld, %lld);\n", s.ncopy, zone(f, o->res),
-			  ll(p->off[o->res]), zone(f, o->args[0]), ll(p->off[o->args[0]]), ll(vbytes(f, o->res)));
-			s.fl[s.nfl++] = (Flight){ s.ncopy, o->args[0], o->res };
-			s.chan[o->res] = s.ncopy++;
-			break;
-		case OP_WAIT: {
-			int c = s.chan[o->args[0]];
-			for (int k = 0; k < s.nfl; k++)
-				if (s.fl[k].c == c) {
-					wait_upto(&s, c);
-					break;
-				}
-			break;
-		}
-		default:
-			for (int a = 0; a < o->nargs && a < 64; a++) {
-				rd[nrd++] = o->args[a];
-				if (opinfo[o->kind].flags & F_MUT)
-					wr[nwr++] = o->args[a];
-			}
-			if (o->res >= 0)
-				wr[nwr++] = o->res;
-			hazards(&s, rd, nrd, wr, nwr);
-			born(&s, o->res);
-			kern_op(g, p, i);
+		if (p->skip[i]) {
+			H(g, "\t/* left out: MTC_FAULT */\n");
+		} else if (p->defer[i] < 0) {
+			one_op(&s, i);
 		}
 		deaths(&s, i, i + 1);
+		deferred(&s, i, i + 1);
 		i++;
 	}
 

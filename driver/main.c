@@ -455,6 +455,16 @@ codegen(const Opts *o, const Module *m, const Anal an[2])
 		}
 	}
 	lower(&lo, m, &o->tg, lv, dg, &pl);
+	if (getenv("MTC_FAULT") && *getenv("MTC_FAULT")) {
+		/* a test aid (docs/reliability.md): a fault in the lowered plan */
+		char what[512];
+		if (lower_fault(&lo, getenv("MTC_FAULT"), what, sizeof what)) {
+			fprintf(stderr, "mtc: error: %s\n", what);
+			lower_free(&lo);
+			return 1;
+		}
+		fprintf(stderr, "mtc: MTC_FAULT: %s\n", what);
+	}
 	if (o->emit)
 		rc = t->emit(&lo, &bo, o->emit, o->output);
 	else if (!o->output || strcmp(o->output, "-") == 0) {

@@ -137,7 +137,12 @@ lower_func(Lowered *lo, LowFunc *p, const Func *f, int idbase, const Live *lv, c
 	}
 	p->live = lv;
 	p->dag = dg;
-	p->last = last = lv->last;
+	p->last = last = xmalloc((f->nval + 1) * sizeof *last);
+	memcpy(last, lv->last, f->nval * sizeof *last);
+	p->skip = xcalloc(n + 1, 1);
+	p->defer = xmalloc((n + 1) * sizeof *p->defer);
+	for (int i = 0; i < n; i++)
+		p->defer[i] = -1;
 
 	/* Addresses: the layout's offsets are device addresses already (module tensors first, at
 	 * the same offsets in every function); values it did not place get their own slots. */
@@ -255,6 +260,9 @@ free_fn(LowFunc *p)
 	free(p->mat);
 	free(p->grp);
 	free(p->gend);
+	free(p->last);
+	free(p->skip);
+	free(p->defer);
 	if (p->owns) {
 		dag_free(&p->own_dag);
 		live_free(&p->own_live);

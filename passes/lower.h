@@ -19,7 +19,9 @@ typedef struct LowFunc {
 	int64_t arena;       /* arena bytes (end of the last arena value, aligned) */
 	int64_t ddr;         /* DDR (host) zone bytes */
 	int64_t peak;        /* planned peak of live bytes, persistent zone included */
-	const int *last;     /* per value: op after which it dies (nop: lives to the end); Live.last */
+	int *last;           /* per value: op after which it dies (nop: lives to the end); Live.last's */
+	uint8_t *skip;       /* per op: not run (only passes/fault.c sets it: a test aid) */
+	int *defer;          /* per op: -1, or run right after that later op instead (fault.c) */
 	int *grp;            /* per op: first op of its fused group, or -1 */
 	int *gend;           /* per op that starts a group: one past its last op */
 	uint8_t *mat;        /* per value: stored in memory (not kept in a register of a fused loop) */
@@ -62,6 +64,14 @@ typedef struct Lowered {
 void lower(Lowered *, const Module *, const Target *, const Live *const live[2],
            const Dag *const dag[2], const LowPlan *plan);
 void lower_free(Lowered *);
+
+/* fault.c, a test aid (MTC_FAULT=KIND:N, docs/reliability.md): damage the lowered step the
+ * way a wrong plan would, so that the tests measure whether check mode reports it. KIND is
+ * wait (drop a wait), overlap (a value onto bytes another live value holds), early (free a
+ * value before its last reader), late (a swap_in run after its first reader), norec (drop a
+ * recomputation); N picks the candidate (modulo their number). Returns 0 with what it did in
+ * what, or -1 (no candidate, bad spec) with why. */
+int lower_fault(Lowered *, const char *spec, char *what, size_t nwhat);
 
 /* The fusion rule: may op join a fused elementwise loop? The one entry point for it. */
 int is_fusable(const Op *);
