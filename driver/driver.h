@@ -18,7 +18,8 @@ typedef struct Opts {
 	const char *arch;         /* CUDA arch */
 	int64_t budget;           /* bytes; 0: none */
 	double budget_pct;        /* > 0: percent of the unconstrained arena */
-	double solver_time;       /* seconds */
+	double solver_time;       /* seconds; 0: no wall-clock limit (the default) */
+	long solver_nodes;        /* ILP nodes per program; 0: the planner's default */
 	int opt_level;
 	uint64_t seed;
 	const char **defines;

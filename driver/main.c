@@ -57,7 +57,11 @@ static const char usage[] =
 "                        the ILP where it proves an optimum in time, else the better of its\n"
 "                        incumbent and the segmented DP); --emit=schedule starts with the\n"
 "                        plan's summary (solver, solve time, overhead, ILP gap)\n"
-"  --solver-time=S       time limit for the ILP solver in seconds (default 60)\n"
+"  --solver-nodes=N      the ILP's limit in branch-and-bound nodes per program (default\n"
+"                        50; with --solver-time, none unless given): plans are the same\n"
+"                        on every machine at any load\n"
+"  --solver-time=S       also a wall-clock limit for the ILP, in seconds (default none);\n"
+"                        it makes the plan depend on the machine and its load\n"
 "  --arch=sm_XX          CUDA architecture for NVRTC\n"
 "  -D NAME=INT           override (or define) an integer const of the model\n"
 "  -O0 .. -O3            optimization level of generated code (default -O2)\n"
@@ -140,7 +144,7 @@ static int has_suffix(const char *s, const char *suf);
 
 /* The long options: those taking a value (as --opt=VALUE or --opt VALUE), then the others. */
 static const char *const valopts[] = { "--target", "--schedule", "--emit", "--stop-after",
-	"--dump-dir", "--mem-budget", "--solver", "--solver-time", "--arch", "--seed",
+	"--dump-dir", "--mem-budget", "--solver", "--solver-time", "--solver-nodes", "--arch", "--seed",
 	"--target-flops", "--target-bw", "--copy-bw", "--copy-latency", "--launch", "--accel-bytes",
 	"--align", NULL };
 static const char *const flagopts[] = { "--help", "--version", NULL };
@@ -206,7 +210,7 @@ parse_args(Opts *o, int argc, char **argv)
 	o->target = "mt3000";
 	o->schedule = "mem";
 	o->solver = "auto";
-	o->solver_time = 60;
+	o->solver_time = 0;     /* no wall clock unless asked: the same plan on any machine */
 	o->opt_level = 2;
 	o->defines = defs;
 	for (int i = 1; i < argc; i++) {
@@ -264,6 +268,11 @@ parse_args(Opts *o, int argc, char **argv)
 			o->solver_time = strtod(v, &e);
 			if (*e || !(o->solver_time > 0))
 				fatal("invalid --solver-time '%s': expected positive seconds", v);
+		} else if (VAL("--solver-nodes")) {
+			char *e;
+			o->solver_nodes = strtol(v, &e, 10);
+			if (*e || !*v || o->solver_nodes < 1)
+				fatal("invalid --solver-nodes '%s': expected a positive number of nodes", v);
 		} else if (VAL("--arch")) {
 			if (strncmp(v, "sm_", 3) || !v[3] || strspn(v + 3, "0123456789a") != strlen(v + 3))
 				fatal("invalid --arch '%s': expected sm_XX, e.g. sm_90", v);
@@ -544,7 +553,7 @@ main(int argc, char **argv)
 		if (fs[k])
 			schedule(fs[k], &o.tg, given || planned(m) ? "program" : o.schedule);
 	if (o.budget || o.budget_pct > 0) {
-		PlanOpts po = { o.solver, o.budget, o.budget_pct, o.solver_time, &o.tg };
+		PlanOpts po = { o.solver, o.budget, o.budget_pct, o.solver_time, &o.tg, o.solver_nodes };
 		if (plan_step(m, &po, &rep)) {
 			rc = 1;             /* freed below, so leak checkers see a clean exit */
 			goto out;

@@ -16,10 +16,13 @@
  * is the copy time not hidden behind compute. Bytes are counted in KiB, seconds in us.
  * MTC_ILP_TRACE=1 in the environment shows GLPK's log. */
 #include <glpk.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "passes.h"
+
+enum { ILP_ITERS = 1000000 };  /* simplex iterations of the relaxation, without --solver-time */
 
 typedef struct Ilp {
 	const Prob *p;
@@ -41,6 +44,8 @@ typedef struct Ilp {
 	double *ar;
 	double *warm;          /* a start solution, one value per column (index 1..nc) */
 	double lastgap;
+	long nodes, seen;      /* node limit (0: none), nodes selected so far */
+	int hit;               /* the node limit ended the search */
 	int havewarm;          /* still to offer to GLPK */
 	int warmok;            /* a start solution that satisfies the program */
 	int trace;             /* MTC_ILP_TRACE is set: GLPK's log and ours on stderr */
@@ -214,8 +219,14 @@ callback(glp_tree *tree, void *info)
 				fprintf(stderr, "ilp: start solution %s\n", r ? "rejected" : "taken");
 		}
 		break;
-	case GLP_IBINGO:
 	case GLP_ISELECT:
+		if (m->nodes && ++m->seen > m->nodes) {
+			m->hit = 1;
+			glp_ios_terminate(tree);
+			break;
+		}
+		/* fall through */
+	case GLP_IBINGO:
 		m->lastgap = glp_ios_mip_gap(tree);
 		break;
 	default:
@@ -476,6 +487,7 @@ solve_ilp_part(const Prob *p, int64_t budget, double tlim, const Plan *warm, con
 	if (m.trace)
 		fprintf(stderr, "ilp: start solution %s\n", !warm ? "none" : m.warmok ? "feasible" : "infeasible");
 	m.lastgap = -1;
+	m.nodes = p->nodes;
 	glp_term_out(m.trace ? GLP_ON : GLP_OFF);
 	lp = glp_create_prob();
 	glp_set_obj_dir(lp, GLP_MIN);
@@ -502,11 +514,14 @@ solve_ilp_part(const Prob *p, int64_t budget, double tlim, const Plan *warm, con
 	glp_scale_prob(lp, GLP_SF_AUTO);
 	glp_init_smcp(&sp);
 	sp.msg_lev = m.trace ? GLP_MSG_ON : GLP_MSG_OFF;
-	sp.tm_lim = (int)(tlim * 1000);
+	/* Without --solver-time no limit reads a clock: the relaxation by simplex iterations,
+	 * branch and cut by nodes (the callback), so the plan is the same on any machine. */
+	sp.tm_lim = tlim > 0 ? (int)(tlim * 1000) : INT_MAX;
+	sp.it_lim = tlim > 0 ? INT_MAX : ILP_ITERS;
 	sp.meth = GLP_DUALP;     /* much faster than the primal on these programs */
 	glp_init_iocp(&ip);
 	ip.msg_lev = m.trace ? GLP_MSG_ON : GLP_MSG_OFF;
-	ip.tm_lim = (int)(tlim * 1000);
+	ip.tm_lim = tlim > 0 ? (int)(tlim * 1000) : INT_MAX;
 	ip.cb_func = callback;
 	ip.cb_info = &m;
 	ip.mip_gap = 1e-9;
@@ -515,18 +530,25 @@ solve_ilp_part(const Prob *p, int64_t budget, double tlim, const Plan *warm, con
 	/* Proximity search from the start: where the start leaves copies unhidden in this
 	 * model and the relaxation's bound is far below it, branch and cut alone may not find
 	 * the better plans next to it in the time (skipnet at 35%: none in 60 s; with it, the
-	 * optimum and its proof in 2 s). A quarter of the time, at most 5 s. */
-	ip.ps_heur = GLP_ON;
+	 * optimum and its proof in 2 s). A quarter of the time, at most 5 s. GLPK bounds it by
+	 * time alone, so it runs only when the user gave a time (--solver-time). */
+	ip.ps_heur = tlim > 0 ? GLP_ON : GLP_OFF;
+	ip.fp_heur = tlim > 0 ? GLP_OFF : GLP_ON;
 	ip.ps_tm_lim = (int)(tlim * 250) < 5000 ? (int)(tlim * 250) : 5000;
 	ret = glp_simplex(lp, &sp);
 	if (m.trace)
 		fprintf(stderr, "ilp: %d columns, %d rows, %d nonzeros; relaxation %.3f s, simplex %d, "
 		        "status %d\n", m.nc, m.nr, m.nz, plan_clock() - t0, ret, glp_get_status(lp));
+	pl->stop = ret == GLP_EITLIM ? "iteration limit" : ret == GLP_ETMLIM ? "time limit" :
+	           "no relaxation";
 	if (ret == 0 && glp_get_status(lp) == GLP_OPT) {
 		double left = tlim - (plan_clock() - t0);
-		ip.tm_lim = left > 0.05 ? (int)(left * 1000) : 50;
+		if (tlim > 0)
+			ip.tm_lim = left > 0.05 ? (int)(left * 1000) : 50;
 		glp_intopt(lp, &ip);
 		st = glp_mip_status(lp);
+		pl->stop = st == GLP_OPT ? "optimal" : m.hit ? "node limit" :
+		           st == GLP_FEAS ? "time limit" : "no incumbent";
 		if (st == GLP_OPT || st == GLP_FEAS) {
 			memset(pl->rec, 0, (size_t)p->n * p->n + 1);
 			pl->nsw = 0;

@@ -108,6 +108,7 @@ solve_ilp_blocks(const Prob *p, int64_t budget, double tlim, const Plan *warm, P
 	int64_t *fix = xmalloc((n + 1) * sizeof *fix);
 	Plan *part, *try;
 	double t0 = plan_clock();
+	const char *stop = "optimal";
 
 	if (!warm || !warm->feasible) {
 		free(dv); free(mask); free(fix);
@@ -121,15 +122,20 @@ solve_ilp_blocks(const Prob *p, int64_t budget, double tlim, const Plan *warm, P
 	part = plan_new(p);
 	try = plan_new(p);
 	for (int b = 0; b < nb; b++) {
+		/* a share of the time left when there is a clock; else each block's node limit */
 		double left = tlim - (plan_clock() - t0);
 		memset(mask, 0, n + 1);
 		for (int q = b * BLK; q < nd && q < (b + 1) * BLK; q++)
 			mask[dv[q]] = 1;
-		if (left <= 0.05)
+		if (tlim > 0 && left <= 0.05) {
+			stop = "time limit";
 			break;
+		}
 		fixed_profile(p, pl, mask, fix);
-		if (solve_ilp_part(p, budget, left / (nb - b), pl, mask, fix, part))
+		if (solve_ilp_part(p, budget, tlim > 0 ? left / (nb - b) : 0, pl, mask, fix, part))
 			continue;
+		if (part->stop && strcmp(part->stop, "optimal"))
+			stop = part->stop;      /* the last block that was not solved to the end */
 		merge(p, pl, part, mask, try);
 		plan_eval(p, try, budget);
 		if (try->feasible && try->time < pl->time)
@@ -138,6 +144,7 @@ solve_ilp_blocks(const Prob *p, int64_t budget, double tlim, const Plan *warm, P
 	/* Each block's program is solved to optimality or to its share of the time; nothing
 	 * bounds the whole: no gap is claimed. */
 	pl->solver = "ilp-blocks";
+	pl->stop = stop;
 	pl->gap = -1;
 	pl->obj = -1;
 	pl->stime = plan_clock() - t0;

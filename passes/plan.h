@@ -35,6 +35,9 @@ typedef struct Prob {
 	double time;           /* modeled seconds of the unplanned step */
 	int64_t peak;          /* peak accelerator bytes of the unplanned step */
 	int64_t *prof;         /* live bytes at each op of the unplanned step */
+	long nodes;            /* the ILP's limit: branch-and-bound nodes per program (0: none);
+	                        * with no --solver-time the only limit, so plans are the same on
+	                        * every machine at any load */
 	int tight;             /* swaps placed for memory, not time: the swap_out awaited at
 	                        * once, the swap_in right before its first use */
 } Prob;
@@ -58,6 +61,8 @@ typedef struct Plan {
 	double stime;          /* solve seconds */
 	double gap;            /* ILP relative gap, -1 if none */
 	double obj;            /* the solver's own objective (seconds), -1 if none */
+	const char *stop;      /* what ended the ILP: "optimal", "node limit", "time limit",
+	                        * "no incumbent"; NULL: no ILP ran */
 } Plan;
 
 /* plan.c: the planning problem, measuring planned IR, modes into schedules.
@@ -104,8 +109,9 @@ int solve_tso(const Prob *, int64_t budget, Plan *);
 int tso_segments(const Prob *, int **fops, int *nf, int **seg, int **bnd, int **endp,
                  uint8_t **long_);
 
-/* ilp.c: the Checkmate-style integer program solved by GLPK within tlim seconds, started
- * from warm (may be NULL). 0 with p filled (p->gap), or -1 if no solution was found. */
+/* ilp.c: the Checkmate-style integer program solved by GLPK within p->nodes nodes and, if
+ * tlim > 0, tlim seconds (tlim 0: no clock), started from warm (may be NULL). 0 with pl filled
+ * (pl->gap, pl->stop), or -1 if no solution was found. */
 int solve_ilp(const Prob *, int64_t budget, double tlim, const Plan *warm, Plan *);
 /* The same deciding only the values in mask; everything else takes fix[t] bytes at stage t.
  * p's rec and swaps then hold the masked values' decisions only. */
@@ -130,11 +136,17 @@ typedef struct PlanOpts {
 	const char *solver;    /* auto ilp tso chen none */
 	int64_t budget;        /* bytes, 0: none */
 	double budget_pct;     /* > 0: percent of the whole unconstrained arena */
-	double tlim;           /* ILP seconds */
+	double tlim;           /* ILP seconds (--solver-time); 0: no wall clock, the plan does not
+	                        * depend on the machine */
 	const Target *tg;      /* the cost model's machine (copybw 0: no swaps) */
+	long nodes;            /* ILP branch-and-bound nodes per program; 0: PLAN_NODES without
+	                        * tlim, none with it */
 } PlanOpts;
+enum { PLAN_NODES = 50 };      /* the ILP's default limit (nodes per program) */
 typedef struct PlanReport {
 	char solver[32];       /* the solver whose plan was taken */
+	char stop[48];         /* what ended the ILP's search, "-" if none ran */
+	double tlim;           /* the wall-clock cap asked for (0: none; solve_s is printed then) */
 	int64_t budget, base_peak, peak, arena;
 	double base_time, time, stime, gap;
 	int nrec, nswap;

@@ -109,8 +109,10 @@ solve(Prob *p, const char *solver, int64_t B, double tlim)
 		 * not fit yet lets the caller tighten the budget, as tso's own does. */
 		if (ok && (r || better(w, a))) {
 			double st = a->stime + w->stime;
+			const char *stop = a->stop;
 			plan_copy(a, w);
 			a->solver = "ilp";
+			a->stop = stop;
 			a->stime = st;
 			a->gap = 1;
 			r = 0;
@@ -131,6 +133,7 @@ solve(Prob *p, const char *solver, int64_t B, double tlim)
 				return b;
 			}
 			a->stime += b->stime;       /* the time auto spent, the ILP's included */
+			a->stop = b->stop;          /* what ended the ILP, whose plan was not taken */
 			plan_free(b);
 		}
 		if (ok)
@@ -255,7 +258,7 @@ fit(Prob *p, const char *solver, int64_t budget, double tlim, double *stime, int
 	int64_t target = budget, ma = INT64_MAX;
 
 	for (int it = 0; it < 8 && target > 0; it++) {
-		Plan *pl = solve(p, solver, target, tlim - *stime > 0.1 ? tlim - *stime : 0.1);
+		Plan *pl = solve(p, solver, target, tlim <= 0 ? 0 : tlim - *stime > 0.1 ? tlim - *stime : 0.1);
 		int64_t a;
 		if (!pl)
 			return NULL;
@@ -314,10 +317,12 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 	Prob *p;
 	Plan *best = NULL, *miss = NULL;
 	int64_t budget, arena0, persist;
-	double tlim = o->tlim > 0 ? o->tlim : 60, stime = 0;
+	double tlim = o->tlim > 0 ? o->tlim : 0, stime = 0;
 
 	memset(r, 0, sizeof *r);
 	snprintf(r->solver, sizeof r->solver, "none");
+	snprintf(r->stop, sizeof r->stop, "-");
+	r->tlim = tlim;
 	r->gap = -1;
 	if (!f) {
 		/* A model without training: nothing to recompute or swap around a backward. */
@@ -336,6 +341,7 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 	if (o->budget || o->budget_pct > 0)
 		hoist_updates(f);
 	p = prob_new(f, o->tg);
+	p->nodes = o->nodes > 0 ? o->nodes : tlim > 0 ? 0 : PLAN_NODES;
 	/* A percentage is of the whole unconstrained arena, module tensors included. */
 	budget = o->budget ? o->budget : o->budget_pct > 0 ?
 	         (int64_t)((double)arena0 * o->budget_pct / 100) : 0;
@@ -411,6 +417,8 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 		}
 	}
 	snprintf(r->solver, sizeof r->solver, "%s", best->solver);
+	if (best->stop)
+		snprintf(r->stop, sizeof r->stop, "%s", best->stop);
 	r->peak = best->peak;
 	r->time = best->time;
 	r->stime = stime;
@@ -446,7 +454,11 @@ plan_report_print(FILE *fp, const PlanReport *r)
 	fprintf(fp, "recomputed_ops %d\nswapped_values %d\n", r->nrec, r->nswap);
 	fprintf(fp, "modeled_step_s %.9g\nunplanned_step_s %.9g\n", r->time, r->base_time);
 	fprintf(fp, "overhead %.2f%%\n", r->base_time > 0 ? 100 * (r->time / r->base_time - 1) : 0);
-	fprintf(fp, "solve_s %.3f\n", r->stime);
+	/* what ended the ILP (optimal, node limit, time limit, ...; "-": none ran); the time
+	 * it took only when a time limit was asked for: the rest is the same on any machine */
+	fprintf(fp, "ilp_stop %s\n", r->stop);
+	if (r->tlim > 0)
+		fprintf(fp, "solve_s %.3f\n", r->stime);
 	if (r->gap >= 0)
 		fprintf(fp, "ilp_gap %.4f%%\n", 100 * r->gap);
 	else

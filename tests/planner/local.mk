@@ -8,5 +8,5 @@ check_PROGRAMS += tests/planner/ilp-test
 TESTS += tests/planner/ilp-test
 tests_planner_ilp_test_SOURCES = tests/planner/ilp-test.c tests/planner/synth.c tests/planner/synth.h
 tests_planner_ilp_test_LDADD = $(MTC_LIBS) -lm
-TESTS += tests/planner/cli.sh
-EXTRA_DIST += tests/planner/cli.sh
+TESTS += tests/planner/cli.sh tests/planner/determinism.sh
+EXTRA_DIST += tests/planner/cli.sh tests/planner/determinism.sh
