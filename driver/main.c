@@ -31,7 +31,10 @@ static const char usage[] =
 "                          schedule  one line per op: kind, result, bytes, live bytes, modeled\n"
 "                                    start and end; last line `peak_live_bytes P arena_bytes A\n"
 "                                    modeled_ms T` (P: peak live bytes, A: the arena)\n"
-"                          dot       the dependence DAG (RAW/WAR/WAW) for Graphviz\n"
+"                          dot       the dependence DAG for Graphviz: every op and edge up\n"
+"                                    to 60 ops, else one node per layer or call (a block of\n"
+"                                    ops that runs through the source once), RAW edges only\n"
+"                          dot-full  every op and every RAW/WAR/WAW edge, however large\n"
 "                          trace     Chrome trace-event JSON (compute, copies, live bytes)\n"
 "                          memory    SVG of the arena over time: the peak live bytes, the\n"
 "                                    arena, the budget\n"
@@ -136,7 +139,7 @@ oneof(const char *opt, const char *val, const char *const *choices)
 
 static const char *const targets[] = { "mt3000", "cuda", NULL };
 static const char *const solvers[] = { "auto", "ilp", "tso", "chen", "none", NULL };
-static const char *const emits[] = { "ir", "schedule", "dot", "trace", "memory", "c", "h",
+static const char *const emits[] = { "ir", "schedule", "dot", "dot-full", "trace", "memory", "c", "h",
 	"cuda", "ptx", "llvm", NULL };
 static const char *const stages[] = { "frontend", "autodiff", "simplify", NULL };
 
@@ -386,6 +389,8 @@ emit_analysis(FILE *fp, const char *kind, const Func *f, const Anal *a)
 		dump_schedule(fp, f, &a->l, &a->c, &a->lay);
 	} else if (strcmp(kind, "dot") == 0)
 		dump_dot(fp, f, &a->d);
+	else if (strcmp(kind, "dot-full") == 0)
+		dump_dot_full(fp, f, &a->d);
 	else if (strcmp(kind, "trace") == 0)
 		dump_trace(fp, f, &a->l, &a->c);
 	else if (strcmp(kind, "memory") == 0)
@@ -591,7 +596,7 @@ main(int argc, char **argv)
 
 emit:
 	if (o.emit && (strcmp(o.emit, "ir") == 0 || strcmp(o.emit, "schedule") == 0 ||
-	    strcmp(o.emit, "dot") == 0 || strcmp(o.emit, "trace") == 0 || strcmp(o.emit, "memory") == 0)) {
+	    strcmp(o.emit, "dot") == 0 || strcmp(o.emit, "dot-full") == 0 || strcmp(o.emit, "trace") == 0 || strcmp(o.emit, "memory") == 0)) {
 		FILE *fp = open_out(&o);
 		int k = fs[0] ? 0 : 1;
 		if (strcmp(o.emit, "ir") == 0)

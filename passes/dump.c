@@ -2,6 +2,7 @@
  *
  * needs: f in execution order with Live, Cost and Layout (or Dag) filled for that order.
  * fills: nothing; writes text. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "passes.h"
@@ -71,8 +72,105 @@ qstr(FILE *fp, const char *s)
  * limits lowered: unlimited, dot needs minutes on a few hundred ops. */
 enum { CLUSTER = 25, BIG = 60 };
 
+/* The compact graph of a large function: one node per block of consecutive ops
+ * that runs through the source once (a layer, a call of a def: a new block starts where the
+ * source comes back to the block's first line), whatever the ops' phases (the schedule
+ * interleaves them); one RAW edge per pair of blocks, labelled with
+ * the number of values that cross it. WAR and WAW edges only in the full graph. */
+enum { MINBLOCK = 6, MAXBLOCK = 80 };
+
+static void
+dot_compact(FILE *fp, const Func *f, const Dag *d)
+{
+	int *blk = xcalloc(f->nop + 1, sizeof *blk), nb = 0, start = 0, first = 0;
+	int *cnt = NULL, ne = 0, cap = 0;
+	int (*pair)[2] = NULL;
+
+	for (int i = 0, left = 0; i < f->nop; i++) {
+		/* updates sit on the optimizer's line wherever the schedule puts them */
+		int line = f->op[i].phase == PH_UPD ? 0 : f->op[i].loc.line;
+		left |= line && first && line != first;
+		/* the source comes back to the block's first line: the next layer or call */
+		if ((line && line == first && left && i - start >= MINBLOCK) || i - start >= MAXBLOCK ||
+		    (i > 0 && (f->op[i].phase == PH_BWD) != (f->op[i - 1].phase == PH_BWD) &&
+		     i - start >= MAXBLOCK / 2)) {
+			nb++;
+			start = i;
+			first = left = 0;
+		}
+		if (line && !first)
+			first = line;
+		blk[i] = nb;
+	}
+	nb++;
+	fprintf(fp, "digraph ");
+	qstr(fp, f->name);
+	fprintf(fp, " {\n  rankdir=TB;\n  node [shape=box,style=filled,fontname=\"Helvetica\",fontsize=10];\n"
+	        "  edge [fontsize=8];\n  label=\"%s: %d ops in %d blocks (a block runs through the source "
+	        "once); --emit=dot-full draws every op and the WAR/WAW edges\";\n", f->name, f->nop, nb);
+	for (int b = 0, i = 0; b < nb; b++) {
+		int lo = i, n[PH_MEM + 1] = { 0 }, l0 = 0, l1 = 0, main = PH_FWD, best = -1;
+		char lab[512];
+		size_t k;
+		for (; i < f->nop && blk[i] == b; i++) {
+			int ln = f->op[i].loc.line;
+			n[f->op[i].phase]++;
+			if (ln && (!l0 || ln < l0))
+				l0 = ln;
+			if (ln > l1)
+				l1 = ln;
+		}
+		for (int p = 0; p <= PH_MEM; p++)
+			if (n[p] > best)
+				best = n[p], main = p;
+		k = (size_t)snprintf(lab, sizeof lab, "ops %d-%d", lo, i - 1);
+		for (int p = 0; p <= PH_MEM && k < sizeof lab; p++)
+			if (n[p])
+				k += (size_t)snprintf(lab + k, sizeof lab - k, "%s%s %d", p == main && 0 ? "" : "\n",
+				                      phase_name[p], n[p]);
+		if (l0 && k < sizeof lab)
+			snprintf(lab + k, sizeof lab - k, "\nsource lines %d-%d", l0, l1);
+		fprintf(fp, "  b%d [label=", b);
+		qstr(fp, lab);
+		fprintf(fp, ",fillcolor=\"%s\"];\n", phase_color[main]);
+	}
+	for (int e = 0; e < d->ne; e++) {
+		int a = blk[d->e[e].from], b = blk[d->e[e].to], j;
+		if (d->e[e].kind != D_RAW || a == b)
+			continue;
+		for (j = ne - 1; j >= 0 && !(pair[j][0] == a && pair[j][1] == b); j--)
+			;
+		if (j < 0) {
+			if (ne == cap) {
+				cap = cap ? 2 * cap : 64;
+				pair = xrealloc(pair, cap * sizeof *pair);
+				cnt = xrealloc(cnt, cap * sizeof *cnt);
+			}
+			pair[ne][0] = a, pair[ne][1] = b, cnt[ne] = 0;
+			j = ne++;
+		}
+		cnt[j]++;
+	}
+	for (int j = 0; j < ne; j++)
+		fprintf(fp, "  b%d -> b%d [label=\"%d\"];\n", pair[j][0], pair[j][1], cnt[j]);
+	fprintf(fp, "}\n");
+	free(pair);
+	free(cnt);
+	free(blk);
+}
+
 void
 dump_dot(FILE *fp, const Func *f, const Dag *d)
+{
+	if (f->nop > BIG) {
+		dot_compact(fp, f, d);
+		return;
+	}
+	dump_dot_full(fp, f, d);
+}
+
+void
+dump_dot_full(FILE *fp, const Func *f, const Dag *d)
 {
 	static const char *const style[] = {
 		"color=black", "color=\"#d62728\",style=dashed", "color=\"#1f77b4\",style=dotted",

@@ -166,7 +166,10 @@ int layout_keep(Layout *, const Func *, const Live *, int64_t align, char *err, 
 /* dump.c: what a person reads. The schedule (one line per op, then
  * `peak_live_bytes P arena_bytes A modeled_ms T`), the DAG for Graphviz, a Chrome trace. */
 void dump_schedule(FILE *, const Func *, const Live *, const Cost *, const Layout *);
+/* dump_dot: the whole DAG up to 60 ops, else one node per block of ops (a layer, a call)
+ * with RAW edges between blocks; dump_dot_full: every op, every RAW/WAR/WAW edge. */
 void dump_dot(FILE *, const Func *, const Dag *);
+void dump_dot_full(FILE *, const Func *, const Dag *);
 void dump_trace(FILE *, const Func *, const Live *, const Cost *);
 
 /* svg.c: the arena over time as SVG: x the op index, y the byte offset, a rectangle per

@@ -30,6 +30,8 @@ dumps(const char *dir, const char *name, Module *m, Func *f, const char *how)
 	fclose(fp);
 	dump_dot(fp = out(dir, name, "dot"), f, &a.d);
 	fclose(fp);
+	dump_dot_full(fp = out(dir, name, "full.dot"), f, &a.d);
+	fclose(fp);
 	dump_trace(fp = out(dir, name, "json"), f, &a.l, &a.c);
 	fclose(fp);
 	dump_memory(fp = out(dir, name, "svg"), f, &a.l, &a.lay, a.l.peak * 9 / 10);

@@ -31,6 +31,13 @@ else
 fi
 # the random function with swaps has copies on the copy track
 if grep -q '"tid":2' "$dir/random.json"; then ok; else bad "no copy track in random.json"; fi
-if grep -q 'WAR' "$dir/mlp-program.dot"; then ok; else bad "no WAR edge in mlp-program.dot"; fi
+if grep -q 'WAR' "$dir/mlp-program.full.dot"; then ok; else bad "no WAR edge in mlp-program.full.dot"; fi
+# large functions: one node per block (a layer or call), RAW edges only; dot-full has them all
+MTC=${MTC:-${top_builddir:-.}/mtc}
+"$MTC" "${top_srcdir:-.}/examples/transformer.tdsl" --emit=dot -o "$dir/tf.dot" &&
+"$MTC" "${top_srcdir:-.}/examples/transformer.tdsl" --emit=dot-full -o "$dir/tf-full.dot" || bad "transformer: --emit=dot"
+nb=$(grep -c '^  b[0-9]* \[' "$dir/tf.dot"); nf=$(grep -c '^ *n[0-9]* \[' "$dir/tf-full.dot")
+if [ "$nb" -ge 4 ] && [ "$nb" -le 40 ] && ! grep -q 'dashed' "$dir/tf.dot"; then ok; else bad "transformer --emit=dot: $nb blocks"; fi
+if [ "$nf" -gt 300 ] && grep -q 'dashed' "$dir/tf-full.dot"; then ok; else bad "transformer --emit=dot-full: $nf ops"; fi
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]
