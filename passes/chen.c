@@ -30,7 +30,7 @@ solve_chen(const Prob *p, int64_t budget, Plan *pl)
 	Plan *tmp = plan_new(p);
 	double t0 = plan_clock();
 
-	ns = tso_segments(p, &fops, &nf, &cuts, &bnd, &endp, &lng);
+	ns = plan_segments(p, &fops, &nf, &cuts, &bnd, &endp, &lng);
 	for (int q = 0; q < nf; q++)
 		lng[fops[q]] = lng[fops[q]] && endp[fops[q]] - q >= (nf / 3 > 8 ? nf / 3 : 8);
 	g0 = (int)ceil(sqrt((double)ns));
@@ -47,8 +47,7 @@ solve_chen(const Prob *p, int64_t budget, Plan *pl)
 		chen_modes(p, g, ns, bnd, lng, mode);
 		plan_expand(p, mode, tmp);
 		plan_eval(p, tmp, budget);
-		if ((tmp->feasible && (!pl->feasible || tmp->time < pl->time)) ||
-		    (!pl->feasible && !tmp->feasible && tmp->peak < pl->peak))
+		if (plan_better(tmp, pl))
 			plan_copy(pl, tmp);
 	}
 	pl->solver = "chen";

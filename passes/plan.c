@@ -361,6 +361,33 @@ plan_expand(const Prob *p, const uint8_t *mode, Plan *pl)
 }
 
 int64_t
+plan_arena(Func *f, const Target *tg, int64_t *persist)
+{
+	Live l;
+	Layout lay;
+
+	live_fill(&l, f);
+	layout(&lay, f, &l, tg->align);
+	live_free(&l);
+	if (persist)
+		*persist = lay.persist;
+	return lay.arena;
+}
+
+/* One order of plans for every solver: one that fits the budget before one that does not;
+ * of two that fit, the faster; of two that do not, the one with fewer live bytes at its
+ * peak. NULL is the worst. */
+int
+plan_better(const Plan *a, const Plan *b)
+{
+	if (!b)
+		return 1;
+	if (a->feasible != b->feasible)
+		return a->feasible;
+	return a->feasible ? a->time < b->time : a->peak < b->peak;
+}
+
+int64_t
 plan_arena_of(const Prob *p, const Plan *pl)
 {
 	Func *g = remat(p, pl);

@@ -89,6 +89,12 @@ void plan_place_swap(const Prob *, int i, int fd, Swap *);
 void plan_place_swap_at(const Prob *, int i, int fd, double lin, double lout, Swap *);
 /* Apply, measure, fill p->peak, p->time; feasible = peak <= budget (budget 0: always). */
 void plan_eval(const Prob *, Plan *, int64_t budget);
+/* Is plan a better than b: fits where b does not, else faster (both fit) or with fewer
+ * live bytes at its peak (neither fits)? b NULL: yes. The one comparator of the solvers. */
+int plan_better(const Plan *a, const Plan *b);
+/* The accelerator bytes a function needs once laid out (layout.c's arena, module tensors
+ * included, *persist of them if not NULL); sets the values' offsets as a side effect. */
+int64_t plan_arena(Func *, const Target *, int64_t *persist);
 /* The arena of a plan after layout (plan_arena of its IR), which the budget holds. */
 int64_t plan_arena_of(const Prob *, const Plan *);
 
@@ -97,16 +103,17 @@ int64_t plan_arena_of(const Prob *, const Plan *);
 Func *remat(const Prob *, const Plan *);
 void func_free(Func *);
 
-/* chen.c: sqrt(n) checkpointing over the segments of tso.c's cuts. 0, or -1 if it cannot fit. */
+/* chen.c: sqrt(n) checkpointing over the segments of segments.c's cuts. Always 0: the plan's
+ * feasible says whether it fits. */
 int solve_chen(const Prob *, int64_t budget, Plan *);
 
 /* tso.c: the segmented dynamic program. 0, or -1 if it cannot fit. */
 int solve_tso(const Prob *, int64_t budget, Plan *);
-/* The forward cut into segments at single-value boundaries: seg[k] is the index into the
+/* segments.c: the forward cut into segments at single-value boundaries: seg[k] is the index into the
  * forward ops where segment k starts, bnd[k] the op whose value crosses into it (-1: none);
  * endp[i] the last forward op (index into fops) of i's early uses; returns the number of
  * segments. long_[i] marks long-lived values left out of the cut test. Arrays are xmalloc'ed. */
-int tso_segments(const Prob *, int **fops, int *nf, int **seg, int **bnd, int **endp,
+int plan_segments(const Prob *, int **fops, int *nf, int **seg, int **bnd, int **endp,
                  uint8_t **long_);
 
 /* ilp.c: the Checkmate-style integer program solved by GLPK within p->nodes nodes and, if
@@ -156,8 +163,4 @@ int plan_step(Module *, const PlanOpts *, PlanReport *);
  * plan relax.c starts from, which the tests compare with. */
 int plan_step_tight(Module *, const PlanOpts *, PlanReport *);
 void plan_report_print(FILE *, const PlanReport *);
-/* The accelerator bytes a function needs once laid out (layout.c's arena, module tensors
- * included, *persist of them if not NULL); sets the values' offsets as a side effect. */
-int64_t plan_arena(Func *, const Target *, int64_t *persist);
-
 #endif

@@ -20,20 +20,6 @@
 #include "passes.h"
 
 enum { ILP_MAXN = 250 };      /* larger steps: the ILP in blocks (ilpblk.c) */
-int64_t
-plan_arena(Func *f, const Target *tg, int64_t *persist)
-{
-	Live l;
-	Layout lay;
-
-	live_fill(&l, f);
-	layout(&lay, f, &l, tg->align);
-	live_free(&l);
-	if (persist)
-		*persist = lay.persist;
-	return lay.arena;
-}
-
 /* Does op k have to stay before update u: it makes one of u's operands, or reads or updates
  * a decl u updates, or updates a decl u reads? */
 static int
@@ -76,72 +62,99 @@ hoist_updates(Func *f)
 	func_relink(f);
 }
 
+/* The solvers, each a run at budget B: 0 with *a filled, or -1 if it found nothing. */
+typedef int SolveFn(Prob *, int64_t B, double tlim, Plan *a);
+
 static int
-better(const Plan *a, const Plan *b)
+run_chen(Prob *p, int64_t B, double tlim, Plan *a)
 {
-	if (!b)
-		return 1;
-	if (a->feasible != b->feasible)
-		return a->feasible;
-	return a->feasible ? a->time < b->time : a->peak < b->peak;
+	(void)tlim;
+	return solve_chen(p, B, a);
 }
+
+static int
+run_tso(Prob *p, int64_t B, double tlim, Plan *a)
+{
+	(void)tlim;
+	return solve_tso(p, B, a);
+}
+
+/* The ILP started from warm (NULL: none): one program, or in blocks on large steps. */
+static int
+ilp(Prob *p, int64_t B, double tlim, const Plan *warm, Plan *a)
+{
+	return p->n > ILP_MAXN ? solve_ilp_blocks(p, B, tlim, warm, a) : solve_ilp(p, B, tlim, warm, a);
+}
+
+static int
+run_ilp(Prob *p, int64_t B, double tlim, Plan *a)
+{
+	Plan *w = plan_new(p);
+	int ok = solve_tso(p, B, w) == 0;
+	int r = ilp(p, B, tlim, ok ? w : NULL, a);
+
+	/* Never worse than its start: GLPK may refuse the start (its memory model is not the
+	 * measured one) and find nothing in time, or stop at a worse incumbent. The start is
+	 * then the ILP's incumbent, with nothing proved (gap 100%); one that does not fit yet
+	 * lets the caller tighten the budget, as tso's own does. */
+	if (ok && (r || plan_better(w, a))) {
+		double st = a->stime + w->stime;
+		const char *stop = a->stop;
+		plan_copy(a, w);
+		a->solver = "ilp";
+		a->stop = stop;
+		a->stime = st;
+		a->gap = 1;
+		r = 0;
+	}
+	plan_free(w);
+	return r;
+}
+
+/* The auto policy, the only place it is written: tso, then the ILP started from tso's plan;
+ * the ILP's plan when tso found none, when it is better measured, or when it is proved
+ * optimal and tso's is not better (optimal in the ILP's model, which prices each copy
+ * alone, is not always faster measured: the copies share one engine); else tso's. */
+static int
+run_auto(Prob *p, int64_t B, double tlim, Plan *a)
+{
+	Plan *b = plan_new(p);
+	int ok = solve_tso(p, B, a) == 0;
+
+	if (ilp(p, B, tlim, ok ? a : NULL, b) == 0 &&
+	    (!ok || (b->feasible && ((b->gap >= 0 && b->gap <= 1e-9 && !plan_better(a, b)) ||
+	                             plan_better(b, a))))) {
+		b->stime += a->stime;
+		plan_copy(a, b);
+		plan_free(b);
+		return 0;
+	}
+	a->stime += b->stime;       /* the time auto spent, the ILP's included */
+	a->stop = b->stop;          /* what ended the ILP, whose plan was not taken */
+	plan_free(b);
+	return ok ? 0 : -1;
+}
+
+static const struct {
+	const char *name;
+	SolveFn *run;
+} solvers[] = {
+	{ "auto", run_auto }, { "ilp", run_ilp }, { "tso", run_tso }, { "chen", run_chen },
+};
 
 /* One solver run at budget B; NULL if the solver found nothing. */
 static Plan *
 solve(Prob *p, const char *solver, int64_t B, double tlim)
 {
-	Plan *a = plan_new(p), *b = NULL;
-
-	if (strcmp(solver, "chen") == 0) {
-		if (solve_chen(p, B, a) == 0)
-			return a;
-	} else if (strcmp(solver, "tso") == 0) {
-		if (solve_tso(p, B, a) == 0)
-			return a;
-	} else if (strcmp(solver, "ilp") == 0) {
-		Plan *w = plan_new(p);
-		int ok = solve_tso(p, B, w) == 0;
-		int r = p->n > ILP_MAXN ? solve_ilp_blocks(p, B, tlim, ok ? w : NULL, a) :
-		        solve_ilp(p, B, tlim, ok ? w : NULL, a);
-		/* Never worse than its start: GLPK may refuse the start (its memory model is not
-		 * the measured one) and find nothing in time, or stop at a worse incumbent. The
-		 * start is then the ILP's incumbent, with nothing proved (gap 100%); one that does
-		 * not fit yet lets the caller tighten the budget, as tso's own does. */
-		if (ok && (r || better(w, a))) {
-			double st = a->stime + w->stime;
-			const char *stop = a->stop;
-			plan_copy(a, w);
-			a->solver = "ilp";
-			a->stop = stop;
-			a->stime = st;
-			a->gap = 1;
-			r = 0;
+	for (size_t k = 0; k < sizeof solvers / sizeof *solvers; k++)
+		if (strcmp(solver, solvers[k].name) == 0) {
+			Plan *a = plan_new(p);
+			if (solvers[k].run(p, B, tlim, a) == 0)
+				return a;
+			plan_free(a);
+			return NULL;
 		}
-		plan_free(w);
-		if (r == 0)
-			return a;
-	} else if (strcmp(solver, "auto") == 0) {
-		int ok = solve_tso(p, B, a) == 0;
-		{
-			b = plan_new(p);
-			if ((p->n > ILP_MAXN ? solve_ilp_blocks(p, B, tlim, ok ? a : NULL, b) :
-			     solve_ilp(p, B, tlim, ok ? a : NULL, b)) == 0 &&
-			    (!ok || (b->feasible && ((b->gap >= 0 && b->gap <= 1e-9 && !better(a, b)) ||
-			                             better(b, a))))) {
-				b->stime += a->stime;
-				plan_free(a);
-				return b;
-			}
-			a->stime += b->stime;       /* the time auto spent, the ILP's included */
-			a->stop = b->stop;          /* what ended the ILP, whose plan was not taken */
-			plan_free(b);
-		}
-		if (ok)
-			return a;
-	} else
-		die("unknown solver %s", solver);
-	plan_free(a);
-	return NULL;
+	die("unknown solver %s", solver);
 }
 
 /* What holds the bytes at the peak of a function laid out in arena bytes: the line an
