@@ -189,7 +189,7 @@ dump_dir_output(Opts *o)
 {
 	const char *b = strrchr(o->input, '/') ? strrchr(o->input, '/') + 1 : o->input;
 	size_t n = strlen(b);
-	char *out;
+	static char out[4096];   /* the output path lives as long as the options */
 
 	if (has_suffix(b, ".tdsl"))
 		n -= 5;
@@ -197,8 +197,8 @@ dump_dir_output(Opts *o)
 		n -= 4;
 	if (n == 0 || strcmp(b, "-") == 0)
 		b = "model", n = 5;
-	out = xmalloc(strlen(o->dump_dir) + n + 5);
-	sprintf(out, "%s/%.*s.so", o->dump_dir, (int)n, b);
+	if ((size_t)snprintf(out, sizeof out, "%s/%.*s.so", o->dump_dir, (int)n, b) >= sizeof out)
+		fatal("--dump-dir '%s': the path is too long", o->dump_dir);
 	o->output = out;
 }
 
