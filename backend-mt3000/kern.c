@@ -574,6 +574,24 @@ k_layernorm(Gen *g, const FnPlan *p, const Op *o)
 	launch(g, p, k, v, 4, 0, 8.0 * (double)(rows * D));
 }
 
+/* The call a kernel makes on an id out of range (mtc_range_error): the op, its kind, the
+ * input that holds the ids (operand a), the element (variable ix) and the value (variable v),
+ * the bound. In a static buffer: used at once by the K() that prints it. */
+static const char *
+range_error(Gen *g, const FnPlan *p, const Op *o, int a, const char *ix, const char *v,
+            int64_t bound)
+{
+	static char b[512];
+	const char *in = p->f->val[o->args[a]].name;
+
+	(void)g;
+	if (strspn(in, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") != strlen(in))
+		in = "?";
+	snprintf(b, sizeof b, "mtc_range_error(flag, %d, \"%s\", \"%s\", %s, %s, %lld);",
+	         (int)(o - p->f->op), opinfo[o->kind].name, in, ix, v, ll(bound));
+	return b;
+}
+
 static void
 k_embedding(Gen *g, const FnPlan *p, const Op *o)
 {
@@ -592,19 +610,19 @@ k_embedding(Gen *g, const FnPlan *p, const Op *o)
 		K(g, "\tfor (int64_t v = 0; v < %lld; v++)\n\t\tfor (int64_t j = lo; j < hi; j++)\n"
 		  "\t\t\tr[v * %lld + j] = 0;\n", ll(V), ll(D));
 		K(g, "\tfor (int64_t q = 0; q < %lld; q++) {\n\t\tint32_t id = ids[q];\n"
-		  "\t\tif (id < 0 || id >= %lld) {\n\t\t\t*flag = MTC_ERANGE;\n\t\t\tcontinue;\n\t\t}\n"
+		  "\t\tif (id < 0 || id >= %lld) {\n\t\t\t%s\n\t\t\tcontinue;\n\t\t}\n"
 		  "\t\tfor (int64_t j = lo; j < hi; j++)\n\t\t\tr[id * %lld + j] = r[id * %lld + j] + dy[q * %lld + j];\n\t}\n}\n",
-		  ll(P), ll(V), ll(D), ll(D), ll(D));
+		  ll(P), ll(V), range_error(g, p, o, 1, "q", "id", V), ll(D), ll(D), ll(D));
 	} else {
 		kptr(g, "tab", 1, 0, 0);
 		kptr(g, "ids", 2, 0, 1);
 		K(g, "\tint *flag = (int *)(uintptr_t)a[3];\n");
 		ksplit(g, P);
 		K(g, "\tfor (int64_t q = lo; q < hi; q++) {\n\t\tint32_t id = ids[q];\n"
-		  "\t\tif (id < 0 || id >= %lld) {\n\t\t\t*flag = MTC_ERANGE;\n"
+		  "\t\tif (id < 0 || id >= %lld) {\n\t\t\t%s\n"
 		  "\t\t\tmemset(r + q * %lld, 0, %lld);\n\t\t\tcontinue;\n\t\t}\n"
 		  "\t\tmemcpy(r + q * %lld, tab + id * %lld, %lld);\n\t}\n}\n",
-		  ll(V), ll(D), ll(D * 4), ll(D), ll(D), ll(D * 4));
+		  ll(V), range_error(g, p, o, 2, "q", "id", V), ll(D), ll(D * 4), ll(D), ll(D), ll(D * 4));
 	}
 	launch(g, p, k, v, 3, 1, (double)(P * D));
 }
@@ -644,7 +662,8 @@ k_xent(Gen *g, const FnPlan *p, const Op *o)
 		  "\t\t\tfor (int64_t c = 0; c < nc; c++)\n\t\t\t\te[c] = mtc_expf(xr[c0 + c] - m);\n"
 		  "\t\t\tfor (int64_t c = 0; c < nc; c++)\n\t\t\t\ts = s + e[c];\n\t\t}\n",
 		  ll(C), ll(C), ll(C));
-	K(g, "\t\tif (y < 0 || y >= %lld) {\n\t\t\t*flag = MTC_ERANGE;\n\t\t\ty = 0;\n\t\t}\n", ll(C));
+	K(g, "\t\tif (y < 0 || y >= %lld) {\n\t\t\t%s\n\t\t\ty = 0;\n\t\t}\n", ll(C),
+	  range_error(g, p, o, 1, "i", "y", C));
 	if (grad)
 		K(g, "\t\tfloat sc = gl[0] / %s;\n\t\tfor (int64_t c = 0; c < %lld; c++)\n"
 		  "\t\t\te[c] = (e[c] / s - (c == y ? 1.0f : 0.0f)) * sc;\n\t}\n}\n",

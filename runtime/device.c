@@ -1,5 +1,6 @@
 /* device.c: the emulated MT-3000 device: zones, capacity, errors, check mode and the peak. */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,7 @@ mtc_dev_clear(mtc_dev *d)
 {
 	d->status = 0;
 	d->flag = 0;
+	d->range.kind = NULL;
 	d->err[0] = 0;
 }
 
@@ -263,10 +265,33 @@ mtc_handover(mtc_dev *d, int from, int to, int64_t off, int64_t bytes)
 	         tname(d, from), (long long)off, (long long)(off + bytes), tname(d, to));
 }
 
+void
+mtc_range_error(int *flag, int op, const char *kind, const char *in, int64_t elem, int32_t val,
+                int64_t bound)
+{
+	mtc_dev *d = (mtc_dev *)(void *)((char *)flag - offsetof(mtc_dev, flag));
+	int zero = 0;
+
+	/* threads of one kernel may meet several: the first to claim the flag reports */
+	if (__atomic_compare_exchange_n(flag, &zero, MTC_ERANGE, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		d->range.op = op;
+		d->range.kind = kind;
+		d->range.in = in;
+		d->range.elem = elem;
+		d->range.val = val;
+		d->range.bound = bound;
+	}
+}
+
 int
 mtc_dev_finish(mtc_dev *d)
 {
 	mtc_dma_drain(d);
+	if (d->flag == MTC_ERANGE && d->range.kind && !d->status)
+		mtc_fail(d, MTC_ERANGE, "%s: op %d (%s): %s %d at input '%s'[%lld] is out of range [0, %lld)",
+		         d->desc.model, d->range.op, d->range.kind,
+		         strcmp(d->range.kind, "cross_entropy") ? "id" : "label", (int)d->range.val,
+		         d->range.in, (long long)d->range.elem, (long long)d->range.bound);
 	if (d->flag && !d->status)
 		mtc_fail(d, d->flag, d->flag == MTC_ERANGE ? "%s: a label or embedding id is out of range"
 		         : "%s: adam's step counter is below 1 (the state was set wrongly)", d->desc.model);

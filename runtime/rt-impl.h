@@ -64,6 +64,12 @@ struct mtc_dev {
 	mtc_live *lv;                 /* check mode: the live set */
 	int nlv, caplv;
 	int flag;                     /* kernels' data errors (enum mtc_status) */
+	struct {                      /* the first id out of range (mtc_range_error) */
+		int op;
+		const char *kind, *in;
+		int64_t elem, bound;
+		int32_t val;
+	} range;
 	int status;                   /* first error of this call */
 	char err[512];
 	mtc_dma_engine dma;

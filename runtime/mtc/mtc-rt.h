@@ -45,6 +45,10 @@ void mtc_dev_close(mtc_dev *);
 char *mtc_dev_mem(mtc_dev *);         /* device address 0 */
 char *mtc_dev_ddr(mtc_dev *);
 int *mtc_dev_flag(mtc_dev *);         /* kernels set it to an enum mtc_status on bad data */
+/* A kernel met an id out of range: element elem of input `in` holds val, outside [0, bound),
+ * read by op `op` (kind `kind`). The first report of a call wins; MTC_ERANGE then names them. */
+void mtc_range_error(int *flag, int op, const char *kind, const char *in, int64_t elem,
+                     int32_t val, int64_t bound);
 int mtc_dev_nthreads(const mtc_dev *);
 void mtc_dev_stats(const mtc_dev *, struct mtc_stats *);
 void mtc_dev_count_step(mtc_dev *);

@@ -146,6 +146,9 @@ h='{"y":{"dtype":"I32","shape":[32],"data_offsets":[0,128]}}'
 st "$T/lab" "$h" 128
 printf 'c' | dd of="$T/lab" bs=1 seek=$((8 + ${#h} + 4)) conv=notrunc 2>/dev/null
 expect_error "a label out of range names the input and the element" "cross_entropy: label 99 at input 'y'[1] is out of range [0, 10)" -- $MLP --inputs "$T/lab"
+# the same in a compiled module: the op, the input and the element
+"$(dirname "$RUN")/mtc" $MLP -O0 -o "$T/labm.so" 2>"$T/err" &&
+expect_error "a compiled module names them too" "(cross_entropy): label 99 at input 'y'[1] is out of range [0, 10)" -- "$T/labm.so" --inputs "$T/lab"
 expect_error "missing params file" "cannot open" -- $MLP --params "$T/nope"
 expect_error "a missing model.so" "model.so" -- "$T/model.so"
 cat >"$T/fwd.tdsl" <<'EOF'
