@@ -46,18 +46,19 @@ push(int **l, int *n, int x)
 }
 
 void
-plan_measure(const Func *f, const Target *tg, int64_t *peak, double *time, int64_t *prof)
+plan_measure(const Func *f, const Target *tg, Meas *m)
 {
 	Live l;
 	Cost c;
 
 	live_fill(&l, f);
 	cost_fill(&c, f, tg);
-	*peak = l.peak;
-	*time = c.total;
-	if (prof)
+	m->peak = l.peak;
+	m->peakop = l.peakop;
+	m->time = c.total;
+	if (m->prof)
 		for (int i = 0; i < f->nop; i++)
-			prof[i] = l.at[i];
+			m->prof[i] = l.at[i];
 	live_free(&l);
 	cost_free(&c);
 }
@@ -173,7 +174,12 @@ prob_new(const Func *f, const Target *tg)
 						p->clob[i] = k;
 		}
 	}
-	plan_measure(f, tg, &p->peak, &p->time, p->prof);
+	{
+		Meas me = { .prof = p->prof };
+		plan_measure(f, tg, &me);
+		p->peak = me.peak;
+		p->time = me.time;
+	}
 	return p;
 }
 
@@ -401,8 +407,19 @@ void
 plan_eval(const Prob *p, Plan *pl, int64_t budget)
 {
 	Func *g = remat(p, pl);
+	Meas me = {0};
 
-	plan_measure(g, p->tg, &pl->peak, &pl->time, NULL);
+	plan_measure(g, p->tg, &me);
+	pl->peak = me.peak;
+	pl->time = me.time;
 	pl->feasible = budget <= 0 || pl->peak <= budget;
 	func_free(g);
+}
+
+int
+plan_fits(const Prob *p, Plan *pl, int64_t budget)
+{
+	if (pl->feasible)
+		pl->feasible = plan_arena_of(p, pl) <= budget;
+	return pl->feasible;
 }

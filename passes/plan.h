@@ -74,10 +74,15 @@ void prob_free(Prob *);
 Plan *plan_new(const Prob *);
 void plan_free(Plan *);
 void plan_copy(Plan *dst, const Plan *src);
-/* Peak live accelerator bytes (liveness.c) and modeled seconds (cost.c: copies on their own
- * stream, a wait blocks until its copy is done) of a function. prof, if not NULL, gets the
- * live bytes at each op. */
-void plan_measure(const Func *, const Target *, int64_t *peak, double *time, int64_t *prof);
+/* A measurement of a function as the pass installs it: the planner's one way to measure. */
+typedef struct Meas {
+	int64_t peak;          /* peak live accelerator bytes (liveness.c) */
+	int peakop;            /* the op at that peak (of the function measured) */
+	double time;           /* modeled seconds (cost.c: copies on their own stream, a wait
+	                        * blocks until its copy is done) */
+	int64_t *prof;         /* in: NULL or nop entries, out: the live bytes at each op */
+} Meas;
+void plan_measure(const Func *, const Target *, Meas *);
 /* Turn one mode per forward op (KEEP, REC, SWAP) into a schedule: recompute on demand before
  * the first late use, swaps placed so the copies hide behind compute. Modes that cannot be
  * honoured (a recompute after its inputs were updated) fall back to KEEP. */
@@ -89,11 +94,15 @@ void plan_place_swap(const Prob *, int i, int fd, Swap *);
 void plan_place_swap_at(const Prob *, int i, int fd, double lin, double lout, Swap *);
 /* Apply, measure, fill p->peak, p->time; feasible = peak <= budget (budget 0: always). */
 void plan_eval(const Prob *, Plan *, int64_t budget);
+/* After plan_eval: does the plan's arena after layout fit (laid out only if its live peak
+ * does)? Sets and returns pl->feasible. */
+int plan_fits(const Prob *, Plan *, int64_t budget);
 /* Is plan a better than b: fits where b does not, else faster (both fit) or with fewer
  * live bytes at its peak (neither fits)? b NULL: yes. The one comparator of the solvers. */
 int plan_better(const Plan *a, const Plan *b);
 /* The accelerator bytes a function needs once laid out (layout.c's arena, module tensors
- * included, *persist of them if not NULL); sets the values' offsets as a side effect. */
+ * included, *persist of them if not NULL); sets the values' offsets as a side effect. With
+ * plan_measure, the only measurement of the planner's files. */
 int64_t plan_arena(Func *, const Target *, int64_t *persist);
 /* The arena of a plan after layout (plan_arena of its IR), which the budget holds. */
 int64_t plan_arena_of(const Prob *, const Plan *);

@@ -50,14 +50,13 @@ drop(St *s)
 }
 
 /* Build the plan of x's modes and placements into s and measure its time and live bytes as
- * plan_step will; its arena waits for arena(). */
+ * plan_step will (plan_measure); its arena waits for arena(). */
 static void
 build(Rx *x, St *s)
 {
 	const Prob *p = x->p;
 	Plan *pl = s->pl;
-	Live l;
-	Cost c;
+	Meas me;
 	int t = -1;
 
 	plan_expand(p, x->mode, pl);
@@ -67,38 +66,31 @@ build(Rx *x, St *s)
 	}
 	drop(s);
 	s->g = remat(p, pl);
-	live_fill(&l, s->g);
-	cost_fill(&c, s->g, p->tg);
-	pl->peak = l.peak;
-	pl->time = c.total;
+	me.prof = xmalloc((s->g->nop + 1) * sizeof *me.prof);
+	plan_measure(s->g, p->tg, &me);
+	pl->peak = me.peak;
+	pl->time = me.time;
 	pl->feasible = 0;
 	/* The peak in the step's numbering: the ops the plan inserted do not count. */
-	for (int k = 0; k <= l.peakop && k < s->g->nop; k++)
+	for (int k = 0; k <= me.peakop && k < s->g->nop; k++)
 		t += s->g->op[k].phase != PH_REC && s->g->op[k].phase != PH_MEM;
 	s->peak = t < 0 ? 0 : t;
 	s->excess = 0;
 	for (int k = 0; k < s->g->nop; k++)
-		s->excess += l.at[k] > x->thr ? l.at[k] - x->thr : 0;
+		s->excess += me.prof[k] > x->thr ? me.prof[k] - x->thr : 0;
 	s->arena = -1;
-	live_free(&l);
-	cost_free(&c);
+	free(me.prof);
 	x->nev++;
 }
 
-/* Does s fit? Its arena is laid out once, only if its live peak fits. */
+/* Does s fit? Its arena is laid out once (plan_arena), only if its live peak fits. */
 static int
 fits(Rx *x, St *s)
 {
-	Live l;
-	Layout lay;
-
 	if (s->pl->peak > x->budget)
 		return 0;
 	if (s->arena < 0) {
-		live_fill(&l, s->g);
-		layout(&lay, s->g, &l, x->p->tg->align);
-		live_free(&l);
-		s->arena = lay.arena;
+		s->arena = plan_arena(s->g, x->p->tg, NULL);
 		s->pl->feasible = s->arena <= x->budget;
 		x->nev++;
 	}

@@ -577,7 +577,7 @@ try_modes(const Dp *d, const uint8_t *mode, const int *nsplit, const int *nend,
 	expand(d, mode, nsplit, nend, tmp);
 	plan_eval(p, tmp, budget);
 	if (tmp->feasible && plan_better(tmp, pl))
-		tmp->feasible = plan_arena_of(p, tmp) <= budget;
+		plan_fits(p, tmp, budget);
 	if (plan_better(tmp, pl)) {
 		plan_copy(pl, tmp);
 		return 1;
