@@ -28,7 +28,7 @@ static void
 plan(CuMod *c)
 {
 	const Lowered *lo = c->lo;
-	const FnPlan *ps[2] = { &lo->fwd, c->m->step ? &lo->step : NULL };
+	const LowFunc *ps[2] = { &lo->fwd, c->m->step ? &lo->step : NULL };
 
 	c->poff = lo->poff;
 	c->persist = lo->persist;
@@ -36,7 +36,7 @@ plan(CuMod *c)
 	c->host = lo->ddr;
 	c->peak = lo->fwd.peak > lo->step.peak ? lo->fwd.peak : lo->step.peak;
 	for (int k = 0; k < 2; k++) {
-		const FnPlan *p = ps[k];
+		const LowFunc *p = ps[k];
 		if (!p)
 			continue;
 		c->fn[k].f = p->f;
@@ -173,7 +173,7 @@ prepare(CuMod *c, const Lowered *lo, const BuildOpts *o)
 	c->o = o;
 	c->id = m->name;
 	plan(c);
-	c->prog = cuda_kernels(m, (const FnPlan *const[2]){ &lo->fwd, m->step ? &lo->step : NULL });
+	c->prog = cuda_kernels(m, (const LowFunc *const[2]){ &lo->fwd, m->step ? &lo->step : NULL });
 	manifest(c);
 }
 

@@ -35,7 +35,7 @@ typedef struct CuProg {
 /* kern.c: needs a module whose functions are complete (shapes known), and optionally the
  * plans of its functions (plans[0] forward, plans[1] step) whose fusion groups become one
  * kernel each; fills a CuProg with one kernel per distinct op instance or group. */
-CuProg *cuda_kernels(const Module *, const FnPlan *const plans[2]);
+CuProg *cuda_kernels(const Module *, const LowFunc *const plans[2]);
 /* The kernel (source text appended to fp) and its launch for one op of f; for tests. */
 int cuda_kernel_op(FILE *fp, const Func *f, const Op *op, const char *name, Launch *l);
 void cuda_prelude(FILE *fp);
@@ -93,7 +93,7 @@ int cuda_reads(const Func *, int v);     /* does some op of f (may be NULL) read
 /* sync.c: needs p->f after layout and its plan (fusion groups, and the dependence DAG of
  * passes/deps.c that lowering holds); fills p->after, p->rec and p->xwait, numbering compute
  * events from *nrec. */
-void cuda_sync(CuFn *p, const FnPlan *pl, int *nrec);
+void cuda_sync(CuFn *p, const LowFunc *pl, int *nrec);
 
 /* host.c: the schedules, the images and the typed API as LLVM IR. Writes the IR text to
  * ir (when not NULL) and an object file to obj (when not NULL). 0, or 1 after a message. */

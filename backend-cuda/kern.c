@@ -785,7 +785,7 @@ cuda_kernel_op(FILE *fp, const Func *f, const Op *op, const char *name, Launch *
  * result's elements; every value lives in a register, results that outlive the group are
  * stored. Operands from outside are loaded with their broadcast. */
 static void
-k_group(FILE *fp, const Func *f, const FnPlan *p, int first, int end, const char *name, Launch *l)
+k_group(FILE *fp, const Func *f, const LowFunc *p, int first, int end, const char *name, Launch *l)
 {
 	const Shape *r = SH(f, f->op[first].res);
 	int64_t n = shape_numel(r);
@@ -846,7 +846,7 @@ k_group(FILE *fp, const Func *f, const FnPlan *p, int first, int end, const char
 
 /* Kernels are deduplicated by their text with the name blanked out. */
 CuProg *
-cuda_kernels(const Module *m, const FnPlan *const plans[2])
+cuda_kernels(const Module *m, const LowFunc *const plans[2])
 {
 	CuProg *p = xcalloc(1, sizeof *p);
 	const Func *fs[2] = { m->fwd, m->step };
@@ -867,7 +867,7 @@ cuda_kernels(const Module *m, const FnPlan *const plans[2])
 			size_t n = 0;
 			FILE *bp = open_memstream(&txt, &n);
 			Launch *l = &p->launch[fi][i];
-			const FnPlan *pl;
+			const LowFunc *pl;
 			int fn;
 
 			if (!bp)

@@ -24,7 +24,7 @@ is_copy(const Func *f, int i)
 }
 
 void
-cuda_sync(CuFn *p, const FnPlan *pl, int *nrec)
+cuda_sync(CuFn *p, const LowFunc *pl, int *nrec)
 {
 	const Func *f = p->f;
 	int n = f->nop, s1 = -1, s0 = -1;

@@ -30,7 +30,7 @@ typedef struct Flight {
 
 typedef struct Seq {
 	Gen *g;
-	const FnPlan *p;
+	const LowFunc *p;
 	Flight fl[256];
 	int nfl;
 	int *chan;           /* per value: the copy channel that produced it, -1 */
@@ -39,7 +39,7 @@ typedef struct Seq {
 } Seq;
 
 static int
-overlaps(const FnPlan *p, int a, int b)
+overlaps(const LowFunc *p, int a, int b)
 {
 	const Func *f = p->f;
 	if (in_ddr(f, a) != in_ddr(f, b))
@@ -79,7 +79,7 @@ hazards(Seq *s, const int *rd, int nrd, const int *wr, int nwr)
 
 /* Is v a tensor of the arena that the code stores (so check mode tracks it)? */
 static int
-tracked(const FnPlan *p, int v)
+tracked(const LowFunc *p, int v)
 {
 	return p->f->val[v].decl < 0 && !in_ddr(p->f, v) && p->mat[v];
 }
@@ -96,7 +96,7 @@ born(Seq *s, int v)
 static void
 deaths(Seq *s, int i, int j)
 {
-	const FnPlan *p = s->p;
+	const LowFunc *p = s->p;
 	for (int v = 0; v < p->f->nval; v++)
 		if (p->last[v] >= i && p->last[v] < j && tracked(p, v) && !s->gone[v])
 			H(s->g, "\tmtc_dead(d, %d, %lld, %lld);\n", p->idbase + v, ll(p->off[v]),
@@ -108,7 +108,7 @@ deaths(Seq *s, int i, int j)
 static void
 group_births(Seq *s, int i, int end)
 {
-	const FnPlan *p = s->p;
+	const LowFunc *p = s->p;
 	const Func *f = p->f;
 
 	for (int k = i; k < end; k++) {
@@ -162,7 +162,7 @@ static void
 one_op(Seq *s, int i)
 {
 	Gen *g = s->g;
-	const FnPlan *p = s->p;
+	const LowFunc *p = s->p;
 	const Func *f = p->f;
 	const Op *o = &f->op[i];
 	int rd[64], nrd = 0, wr[64], nwr = 0;
@@ -225,7 +225,7 @@ emit_deferred(Seq *s, int k)
 }
 
 static void
-emit_func(Gen *g, const FnPlan *p)
+emit_func(Gen *g, const LowFunc *p)
 {
 	const Func *f = p->f;
 	const Module *m = g->m;

@@ -59,7 +59,7 @@ kopen(Gen *g, const char *what)
 
 /* The launch on the host: values' addresses in order, then the flag pointer if asked. */
 static void
-launch(Gen *g, const FnPlan *p, int k, const int *v, int nv, int flag, double work)
+launch(Gen *g, const LowFunc *p, int k, const int *v, int nv, int flag, double work)
 {
 	H(g, "\tmtc_run(d, KERN[%d], (const uint64_t[]){ ", k);
 	for (int i = 0; i < nv; i++)
@@ -134,7 +134,7 @@ collapse(const Shape *R, const Shape **sh, int n, Bc *cd, int64_t st[][MAXRANK])
 /* The body of the loop for one element: loads of the external operands at their indices
  * (ix[q] is the C expression), each op into a register, stores of the materialized ones. */
 static void
-ew_body(Gen *g, const FnPlan *p, int first, int end, const int *ext, int next, char ix[][96],
+ew_body(Gen *g, const LowFunc *p, int first, int end, const int *ext, int next, char ix[][96],
         const int *outv, int nout, const char *oix, const char *ind)
 {
 	const Func *f = p->f;
@@ -168,7 +168,7 @@ ew_body(Gen *g, const FnPlan *p, int first, int end, const int *ext, int next, c
 /* One kernel for the elementwise ops [first, end): every operand from outside the group is
  * read once per element, every result used after the group is stored. */
 void
-kern_ew(Gen *g, const FnPlan *p, int first, int end)
+kern_ew(Gen *g, const LowFunc *p, int first, int end)
 {
 	const Func *f = p->f;
 	const Shape *R = SH(f->op[first].res), *sh[MAXFUSE];
@@ -305,7 +305,7 @@ gemm_tile(int64_t nb, int64_t M, int64_t N, int64_t *tr, int64_t *tc)
 }
 
 static void
-k_matmul(Gen *g, const FnPlan *p, const Op *o)
+k_matmul(Gen *g, const LowFunc *p, const Op *o)
 {
 	const Shape *a = SH(o->args[0]), *b = SH(o->args[1]), *c = SH(o->res);
 	int ta = (int)o->ia[0], tb = (int)o->ia[1], rc = c->rank, nbd = rc - 2;
@@ -354,7 +354,7 @@ k_matmul(Gen *g, const FnPlan *p, const Op *o)
 }
 
 static void
-k_const(Gen *g, const FnPlan *p, const Op *o)
+k_const(Gen *g, const LowFunc *p, const Op *o)
 {
 	int v = o->res, k = kopen(g, "const");
 	kptr(g, "r", 0, 1, 0);
@@ -365,7 +365,7 @@ k_const(Gen *g, const FnPlan *p, const Op *o)
 
 /* reshape: a copy of the bytes (f32 or i32). */
 static void
-k_copy(Gen *g, const FnPlan *p, const Op *o)
+k_copy(Gen *g, const LowFunc *p, const Op *o)
 {
 	int v[2] = { o->res, o->args[0] }, k = kopen(g, "reshape");
 	int64_t n = shape_numel(SH(o->res));
@@ -378,7 +378,7 @@ k_copy(Gen *g, const FnPlan *p, const Op *o)
 
 /* slice(x) axis start: x narrowed along axis to [start, start + n), n from the result. */
 static void
-k_slice(Gen *g, const FnPlan *p, const Op *o)
+k_slice(Gen *g, const LowFunc *p, const Op *o)
 {
 	int64_t outer, n, inner, m = SH(o->res)->d[o->ia[0]];
 	int v[2] = { o->res, o->args[0] }, k = kopen(g, "slice");
@@ -393,7 +393,7 @@ k_slice(Gen *g, const FnPlan *p, const Op *o)
 }
 
 static void
-k_transpose(Gen *g, const FnPlan *p, const Op *o)
+k_transpose(Gen *g, const LowFunc *p, const Op *o)
 {
 	const Shape *x = SH(o->args[0]), *r = SH(o->res);
 	int64_t sst[MAXRANK], n = shape_numel(r);
@@ -417,7 +417,7 @@ k_transpose(Gen *g, const FnPlan *p, const Op *o)
 }
 
 static void
-k_concat(Gen *g, const FnPlan *p, const Op *o)
+k_concat(Gen *g, const LowFunc *p, const Op *o)
 {
 	int64_t outer, tot, inner, col = 0;
 	int v[MAXIA + 32], k = kopen(g, "concat");
@@ -442,7 +442,7 @@ k_concat(Gen *g, const FnPlan *p, const Op *o)
 
 /* sum, mean, max over one axis: each output element on one thread, k ascending. */
 static void
-k_reduce(Gen *g, const FnPlan *p, const Op *o)
+k_reduce(Gen *g, const LowFunc *p, const Op *o)
 {
 	int64_t outer, n, inner;
 	int v[2] = { o->res, o->args[0] }, k = kopen(g, opinfo[o->kind].name);
@@ -468,7 +468,7 @@ k_reduce(Gen *g, const FnPlan *p, const Op *o)
 
 /* softmax, log_softmax and their gradients along an axis: one vector per (outer, inner). */
 static void
-k_softmax(Gen *g, const FnPlan *p, const Op *o)
+k_softmax(Gen *g, const LowFunc *p, const Op *o)
 {
 	int64_t outer, n, inner;
 	int grad = o->kind == OP_SOFTMAX_G || o->kind == OP_LOGSOFTMAX_G;
@@ -527,7 +527,7 @@ ln_stats(Gen *g, int64_t D, const char *eps)
 }
 
 static void
-k_layernorm(Gen *g, const FnPlan *p, const Op *o)
+k_layernorm(Gen *g, const LowFunc *p, const Op *o)
 {
 	const Shape *x = SH(o->args[0]);
 	int64_t D = x->d[x->rank - 1], rows = shape_numel(x) / D;
@@ -578,7 +578,7 @@ k_layernorm(Gen *g, const FnPlan *p, const Op *o)
  * input that holds the ids (operand a), the element (variable ix) and the value (variable v),
  * the bound. In a static buffer: used at once by the K() that prints it. */
 static const char *
-range_error(Gen *g, const FnPlan *p, const Op *o, int a, const char *ix, const char *v,
+range_error(Gen *g, const LowFunc *p, const Op *o, int a, const char *ix, const char *v,
             int64_t bound)
 {
 	static char b[512];
@@ -593,7 +593,7 @@ range_error(Gen *g, const FnPlan *p, const Op *o, int a, const char *ix, const c
 }
 
 static void
-k_embedding(Gen *g, const FnPlan *p, const Op *o)
+k_embedding(Gen *g, const LowFunc *p, const Op *o)
 {
 	int grad = o->kind == OP_EMBED_G;
 	const Shape *t = grad ? SH(o->res) : SH(o->args[0]);
@@ -630,7 +630,7 @@ k_embedding(Gen *g, const FnPlan *p, const Op *o)
 /* cross_entropy: the mean over rows of logsumexp(row) - row[label], summed in row order on
  * one thread; its gradient (softmax - onehot) * g / rows, split by rows. */
 static void
-k_xent(Gen *g, const FnPlan *p, const Op *o)
+k_xent(Gen *g, const LowFunc *p, const Op *o)
 {
 	const Shape *lg = SH(o->args[0]);
 	int64_t C = lg->d[lg->rank - 1], rows = shape_numel(lg) / C;
@@ -675,7 +675,7 @@ k_xent(Gen *g, const FnPlan *p, const Op *o)
 
 /* mse: the mean of squared differences over the broadcast shape, summed in order, one thread. */
 static void
-k_mse(Gen *g, const FnPlan *p, const Op *o)
+k_mse(Gen *g, const LowFunc *p, const Op *o)
 {
 	Shape R;
 	char ia[256], ib[256];
@@ -702,7 +702,7 @@ rdim(const Shape *x, const Shape *r, int d)
 }
 
 static void
-k_sumto(Gen *g, const FnPlan *p, const Op *o)
+k_sumto(Gen *g, const LowFunc *p, const Op *o)
 {
 	const Shape *x = SH(o->args[0]), *r = SH(o->res);
 	int64_t n = shape_numel(r);
@@ -745,7 +745,7 @@ k_sumto(Gen *g, const FnPlan *p, const Op *o)
 /* max_grad(x, y, dy): dy flows to the first arg-max of x along the axis (recomputed from x,
  * as the interpreter does; with y = max(x) that is the first index where x == y). */
 static void
-k_maxgrad(Gen *g, const FnPlan *p, const Op *o)
+k_maxgrad(Gen *g, const LowFunc *p, const Op *o)
 {
 	int64_t outer, n, inner;
 	int v[4] = { o->res, o->args[0], o->args[1], o->args[2] }, k = kopen(g, "max_grad");
@@ -767,7 +767,7 @@ k_maxgrad(Gen *g, const FnPlan *p, const Op *o)
 
 /* Optimizer updates, in place, PyTorch's rules. */
 static void
-k_update(Gen *g, const FnPlan *p, const Op *o)
+k_update(Gen *g, const LowFunc *p, const Op *o)
 {
 	int64_t n = shape_numel(SH(o->args[0]));
 	int v[5], k = kopen(g, opinfo[o->kind].name);
@@ -816,7 +816,7 @@ k_update(Gen *g, const FnPlan *p, const Op *o)
 
 /* An F_EW op alone: a group of one. */
 static void
-k_ew(Gen *g, const FnPlan *p, const Op *o)
+k_ew(Gen *g, const LowFunc *p, const Op *o)
 {
 	int i = (int)(o - p->f->op);
 	kern_ew(g, p, i, i + 1);
@@ -824,7 +824,7 @@ k_ew(Gen *g, const FnPlan *p, const Op *o)
 
 /* Copies and waits: the host code sequences them (host.c); no kernel. */
 void
-mt3000_hostop(Gen *g, const FnPlan *p, const Op *o)
+mt3000_hostop(Gen *g, const LowFunc *p, const Op *o)
 {
 	(void)g, (void)p;
 	die("%s has no kernel: the host does it", opinfo[o->kind].name);
@@ -851,7 +851,7 @@ _Static_assert(sizeof mt3000_kern / sizeof mt3000_kern[0] == NOP,
                "mt3000_kern[] needs one entry per OPTAB op");
 
 void
-kern_op(Gen *g, const FnPlan *p, int i)
+kern_op(Gen *g, const LowFunc *p, int i)
 {
 	const Op *o = &p->f->op[i];
 	mt3000_kern[o->kind](g, p, o);

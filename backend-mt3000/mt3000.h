@@ -17,17 +17,17 @@ typedef struct Gen {
 	int64_t *poff;       /* per decl: offset in the persistent zone */
 	int64_t persist;     /* persistent zone bytes */
 	int64_t param_bytes, state_bytes;
-	FnPlan fwd, step;    /* step.f NULL without training */
+	LowFunc fwd, step;    /* step.f NULL without training */
 	int64_t arena, ddr;  /* the device's: the larger of the two functions' */
 	int nids;            /* check-mode names */
 } Gen;
 
 /* kern.c: one device kernel per op or fused group, and its launch in the host code. */
-void kern_ew(Gen *, const FnPlan *, int first, int end);
-void kern_op(Gen *, const FnPlan *, int op);
+void kern_ew(Gen *, const LowFunc *, int first, int end);
+void kern_op(Gen *, const LowFunc *, int op);
 /* One kernel rule per op kind (checked against NOP): the kernel and its launch.
  * mt3000_hostop marks the ops the host code does alone (copies, waits). */
-typedef void KernRule(Gen *, const FnPlan *, const Op *);
+typedef void KernRule(Gen *, const LowFunc *, const Op *);
 extern KernRule *const mt3000_kern[];
 KernRule mt3000_hostop;
 void kern_prologue(Gen *);

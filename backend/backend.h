@@ -10,7 +10,7 @@
 
 #include "lower.h"
 
-/* The backends' name for a lowered function (fields off, last, grp, gend, mat, ...). */
+/* The old name of a lowered function, until the last test stops using it. */
 typedef LowFunc FnPlan;
 
 /* What a build needs beyond the Lowered: set by the driver from its command line. */

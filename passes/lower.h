@@ -12,7 +12,7 @@
 /* A fused elementwise group has at most this many ops and this many outside operands. */
 enum { MAXFUSE = 16 };
 
-/* One function, lowered. (The backends call it FnPlan.) */
+/* One function, lowered. */
 typedef struct LowFunc {
 	const Func *f;
 	int64_t *off;        /* per value: device address (persistent zone + arena), or DDR offset */
