@@ -747,7 +747,7 @@ CuKern *const cuda_kern[] = {
 	[OP_LN_DX] = k_lndx, [OP_LN_DGAMMA] = k_lndgamma, [OP_EMBED_G] = k_embedgrad,
 	[OP_XENT_G] = k_xentgrad, [OP_MSE_G] = k_ew, [OP_SLICE] = k_slice, [OP_SGD] = k_update,
 	[OP_SGDM] = k_update, [OP_ADAM] = k_update, [OP_TICK] = k_tick, [OP_SWAPOUT] = cuda_hostop,
-	[OP_SWAPIN] = cuda_hostop, [OP_WAIT] = cuda_hostop,
+	[OP_SWAPIN] = cuda_hostop, [OP_SWAPHOME] = cuda_hostop, [OP_WAIT] = cuda_hostop,
 };
 _Static_assert(sizeof cuda_kern / sizeof cuda_kern[0] == NOP, "cuda_kern[] needs one entry per OPTAB op");
 

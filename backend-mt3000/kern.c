@@ -845,7 +845,8 @@ KernRule *const mt3000_kern[] = {
 	[OP_LN_DX] = k_layernorm, [OP_LN_DGAMMA] = k_layernorm, [OP_EMBED_G] = k_embedding,
 	[OP_XENT_G] = k_xent, [OP_MSE_G] = k_ew, [OP_SLICE] = k_slice, [OP_SGD] = k_update,
 	[OP_SGDM] = k_update, [OP_ADAM] = k_update, [OP_TICK] = k_update,
-	[OP_SWAPOUT] = mt3000_hostop, [OP_SWAPIN] = mt3000_hostop, [OP_WAIT] = mt3000_hostop,
+	[OP_SWAPOUT] = mt3000_hostop, [OP_SWAPIN] = mt3000_hostop, [OP_SWAPHOME] = mt3000_hostop,
+	[OP_WAIT] = mt3000_hostop,
 };
 _Static_assert(sizeof mt3000_kern / sizeof mt3000_kern[0] == NOP,
                "mt3000_kern[] needs one entry per OPTAB op");

@@ -105,6 +105,16 @@ func_value(Func *f, const char *name, Type ty)
 	return f->nval++;
 }
 
+void
+mod_set_host(Module *m, int d)
+{
+	m->decl[d].host = 1;
+	if (m->fwd && d < m->fwd->nval)
+		m->fwd->val[d].host = 1;
+	if (m->step && d < m->step->nval)
+		m->step->val[d].host = 1;
+}
+
 Func *
 func_new(Module *m, const char *name)
 {
@@ -118,6 +128,7 @@ func_new(Module *m, const char *name)
 		if (v != i)
 			die("decl %s is not unique", m->decl[i].name);
 		f->val[v].decl = i;
+		f->val[v].host = m->decl[i].host;
 		f->val[v].loc = m->decl[i].loc;
 	}
 	return f;
@@ -192,7 +203,7 @@ func_op(Func *f, Opk k, Phase ph, const int *args, int nargs, const int64_t *ia,
 		op->res = func_value(f, name, *r);
 		f->val[op->res].def = f->nop;
 		f->val[op->res].loc = loc;
-		f->val[op->res].host = k == OP_SWAPOUT;
+		f->val[op->res].host = k == OP_SWAPOUT || k == OP_SWAPHOME;
 	}
 	return f->nop++;
 }

@@ -206,6 +206,15 @@ k_copy(Run *r, const Op *op)
 	return 0;
 }
 
+/* swap_home: the decl's home gets the value (the result is that home, as host memory). */
+static int
+k_home(Run *r, const Op *op)
+{
+	memcpy(r->buf[op->args[0]], r->buf[op->args[1]], type_bytes(RTY));
+	memcpy(r->buf[op->res], r->buf[op->args[1]], type_bytes(RTY));
+	return 0;
+}
+
 static int
 k_transpose(Run *r, const Op *op)
 {
@@ -803,7 +812,7 @@ static Kern *const kern[] = {
 	[OP_LN_DX] = k_lndx, [OP_LN_DGAMMA] = k_lndgamma, [OP_EMBED_G] = k_embedgrad,
 	[OP_XENT_G] = k_xentgrad, [OP_MSE_G] = k_ew, [OP_SLICE] = k_slice,
 	[OP_SGD] = k_sgd, [OP_SGDM] = k_sgdm, [OP_ADAM] = k_adam, [OP_TICK] = k_tick,
-	[OP_SWAPOUT] = k_copy, [OP_SWAPIN] = k_copy, [OP_WAIT] = k_nothing,
+	[OP_SWAPOUT] = k_copy, [OP_SWAPIN] = k_copy, [OP_SWAPHOME] = k_home, [OP_WAIT] = k_nothing,
 };
 _Static_assert(sizeof kern / sizeof kern[0] == NOP, "kern[] must have one entry per OPTAB op");
 

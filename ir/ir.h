@@ -186,6 +186,7 @@ typedef double CostRule(const struct Func *, const struct Op *);
 	/* memory plan: asynchronous copies between accelerator and host memory */ \
 	X(SWAPOUT,   "swap_out",    1, F_COPY,              "",              "",                sh_unary,    gr_none,      co_zero,       0, 0) \
 	X(SWAPIN,    "swap_in",     1, F_COPY,              "",              "",                sh_unary,    gr_none,      co_zero,       0, 0) \
+	X(SWAPHOME,  "swap_home",   2, F_COPY,              "",              "",                sh_home,     gr_none,      co_zero,       1, 0) \
 	X(WAIT,      "wait",        1, F_NORES,             "",              "",                sh_wait,     gr_none,      co_zero,       0, 0)
 
 typedef enum {
@@ -244,6 +245,9 @@ typedef struct Decl {
 	Type ty;
 	Init init;        /* params and state */
 	int of;           /* state: the decl index of its param (-1: none, e.g. adam's step) */
+	uint8_t host;     /* state that lives in host memory between steps (the planner's choice,
+	                   * ' host' in the IR): the step copies it in for its update (swap_in)
+	                   * and back home after it (swap_home) */
 	Loc loc;
 } Decl;
 
@@ -256,7 +260,8 @@ typedef struct Value {
 	Type ty;
 	int def;          /* index of the defining op, -1 for module tensors */
 	int decl;         /* module decl index, -1 for op results */
-	uint8_t host;     /* lives in host (DDR) memory: a swap_out result */
+	uint8_t host;     /* lives in host (DDR) memory: a swap_out or swap_home result, or the
+	                   * value of a decl that lives there */
 	int64_t off;      /* byte offset in its zone (accelerator arena or host), -1 until layout */
 	Loc loc;
 } Value;
@@ -316,6 +321,7 @@ Module *mod_new(const char *name, const char *file);
 void mod_free(Module *);
 int mod_decl(Module *, const char *name, Role, Type, Init, Loc);   /* decl index */
 int mod_find_decl(const Module *, const char *name);               /* or -1 */
+void mod_set_host(Module *, int decl);   /* decl lives in host memory, in every function */
 Func *func_new(Module *, const char *name);    /* values for all decls already present */
 /* Add a value named `name` (made unique: name, name.1, ...; NULL: a number) */
 int func_value(Func *, const char *name, Type);

@@ -173,6 +173,7 @@ type_str(const Type *t, char *buf, size_t n)
 
 #define ARG(i) (&f->val[op->args[i]].ty)
 #define TS(t) type_str((t), (char[MAXRANK * 24 + 8]){0}, MAXRANK * 24 + 8)
+#define ARGV(i) (&f->val[op->args[i]])
 
 static int
 fail(char *err, size_t n, const char *fmt, ...)
@@ -573,6 +574,23 @@ sh_tick(const Func *f, const Op *op, Type *r, char *err, size_t n)
 	(void)r;
 	if (ARG(0)->dt != I32 || ARG(0)->sh.rank != 0)
 		return fail(err, n, "tick: the counter must be i32[], got %s", TS(ARG(0)));
+	return 0;
+}
+
+/* swap_home %d, %x: the device value x copied back into decl d's home in host memory. */
+int
+sh_home(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	const Value *d = ARGV(0), *x = ARGV(1);
+
+	if (d->decl < 0 || !d->host)
+		return fail(err, n, "swap_home into %%%s, which is not a declaration in host memory",
+		            d->name);
+	if (x->host)
+		return fail(err, n, "swap_home of %%%s, which is in host memory already", x->name);
+	if (d->ty.dt != x->ty.dt || !shape_eq(&d->ty.sh, &x->ty.sh))
+		return fail(err, n, "swap_home of %s into %s", TS(&x->ty), TS(&d->ty));
+	*r = d->ty;
 	return 0;
 }
 

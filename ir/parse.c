@@ -430,7 +430,7 @@ decl(P *p, Role role, Loc kl)
 	Type t = {0};
 	Init in = {0};
 	Loc nl, l;
-	int of = -1, d;
+	int of = -1, d, home = 0;
 	char *nm, *w;
 
 	if (p->m->fwd || p->m->step)
@@ -454,20 +454,38 @@ decl(P *p, Role role, Loc kl)
 		Loc ol = here(p);
 		if (!(w = name(p, "'of'", NULL)))
 			return -1;
-		if (strcmp(w, "of"))
-			return err(p, ol, "expected 'of', '@' or end of line, found '%s'", w);
-		if (role != R_STATE)
-			return err(p, ol, "only optimizer state names a param with 'of'");
-		if (!(w = name(p, "a param name", &ol)))
-			return -1;
-		of = mod_find_decl(p->m, w);
-		if (of < 0 || p->m->decl[of].role != R_PARAM)
-			return err(p, ol, "'%s' is not a param declared before", w);
+		if (strcmp(w, "of") && strcmp(w, "host"))
+			return err(p, ol, "expected 'of', 'host', '@' or end of line, found '%s'", w);
+		if (!strcmp(w, "of")) {
+			if (role != R_STATE)
+				return err(p, ol, "only optimizer state names a param with 'of'");
+			if (!(w = name(p, "a param name", &ol)))
+				return -1;
+			of = mod_find_decl(p->m, w);
+			if (of < 0 || p->m->decl[of].role != R_PARAM)
+				return err(p, ol, "'%s' is not a param declared before", w);
+			blank(p);
+			w = NULL;
+			if (isname(peek(p))) {
+				ol = here(p);
+				if (!(w = name(p, "'host'", NULL)))
+					return -1;
+				if (strcmp(w, "host"))
+					return err(p, ol, "expected 'host', '@' or end of line, found '%s'", w);
+			}
+		}
+		if (w) {
+			if (role != R_STATE)
+				return err(p, ol, "only optimizer state lives in host memory ('host')");
+			home = 1;
+		}
 	}
 	if (optloc(p, &l) || eol(p))
 		return -1;
 	d = mod_decl(p->m, nm, role, t, in, l);
 	p->m->decl[d].of = of;
+	if (home)
+		mod_set_host(p->m, d);
 	return 0;
 }
 

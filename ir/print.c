@@ -116,6 +116,8 @@ pdecl(FILE *fp, const Module *m, const Decl *d)
 	pinit(fp, &d->init);
 	if (d->of >= 0 && d->of < m->ndecl)
 		fprintf(fp, " of %s", m->decl[d->of].name);
+	if (d->host)
+		fputs(" host", fp);
 	ploc(fp, d->loc);
 	fputs("  # ", fp);
 	pbytes(fp, type_bytes(&d->ty));

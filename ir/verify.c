@@ -163,7 +163,7 @@ check_values(C *c)
 			bad(c, -1, "%%%s has an invalid type %s", x->name, TS(&x->ty, b));
 		if (v < m->ndecl) {
 			const Decl *d = &m->decl[v];
-			if (x->decl != v || x->def != -1 || x->host || !d->name || strcmp(d->name, x->name) ||
+			if (x->decl != v || x->def != -1 || x->host != d->host || !d->name || strcmp(d->name, x->name) ||
 			    (type_ok(&x->ty) && !type_eq(&x->ty, &d->ty)))
 				bad(c, -1, "value %d (%%%s) does not mirror declaration %s", v, x->name,
 				    d->name ? d->name : "?");
@@ -173,8 +173,9 @@ check_values(C *c)
 			bad(c, -1, "%%%s is an op result but names declaration %d", x->name, x->decl);
 		if (!defined(f, v))
 			bad(c, -1, "%%%s has no defining op (def %d)", x->name, x->def);
-		else if (x->host != (f->op[x->def].kind == OP_SWAPOUT))
-			bad(c, x->def, "%%%s: 'host' must be set exactly on swap_out results", x->name);
+		else if (x->host != (f->op[x->def].kind == OP_SWAPOUT || f->op[x->def].kind == OP_SWAPHOME))
+			bad(c, x->def, "%%%s: 'host' must be set exactly on swap_out and swap_home results",
+			    x->name);
 	}
 }
 
@@ -190,10 +191,17 @@ check_update(C *c, int i, const Op *op)
 	if (strcmp(f->name, "step") != 0)
 		bad(c, i, "%s updates state outside the step function", opinfo[op->kind].name);
 	for (int k = 0; k < nw && k < op->nargs; k++) {
-		int v = op->args[k];
+		int v = op->args[k], home = 0;
 		Role want = op->kind != OP_TICK && k == 0 ? R_PARAM : R_STATE;
 		if (!valid(f, v))
 			continue;
+		/* state that lives in host memory is updated in its copy on the accelerator */
+		if (v >= m->ndecl && f->val[v].def >= 0 && f->val[v].def < i &&
+		    f->op[f->val[v].def].kind == OP_SWAPIN) {
+			int d = f->op[f->val[v].def].args[0];
+			if (valid(f, d) && d < m->ndecl && m->decl[d].host)
+				v = d, home = 1;
+		}
 		if (v >= m->ndecl || m->decl[v].role != want) {
 			bad(c, i, "updates %%%s in place, which is not %s", vname(f, v),
 			    want == R_PARAM ? "a param" : "optimizer state");
@@ -202,7 +210,8 @@ check_update(C *c, int i, const Op *op)
 		for (int j = 0; j < op->nargs; j++)
 			if (j != k && op->args[j] == v)
 				bad(c, i, "%%%s is both updated and operand %d", vname(f, v), j + 1);
-		c->mut[v] = i;
+		if (!home)
+			c->mut[v] = i;
 	}
 }
 
@@ -242,7 +251,8 @@ check_args(C *c, int i, const Op *op)
 		}
 		if (!type_ok(&x->ty))
 			ok = 0;
-		if (x->host && op->kind != OP_SWAPIN && op->kind != OP_WAIT)
+		if (x->host && op->kind != OP_SWAPIN && op->kind != OP_WAIT &&
+		    !(op->kind == OP_SWAPHOME && k == 0))
 			bad(c, i, "reads %%%s, which lives in host memory", vname(f, v));
 		/* adam_update reads the step counter its tick advanced: that is the design */
 		if (v < c->m->ndecl && c->mut[v] >= 0 &&
@@ -283,6 +293,11 @@ check_op(C *c, int i)
 	check_attrs(c, i, op);
 	if (oi->flags & F_MUT)
 		check_update(c, i, op);
+	if (op->kind == OP_SWAPHOME && ok && op->args[0] < c->m->ndecl) {
+		if (c->m->decl[op->args[0]].role != R_STATE)
+			bad(c, i, "swap_home into %%%s, which is not optimizer state", vname(f, op->args[0]));
+		c->mut[op->args[0]] = i;
+	}
 
 	r_ok = valid(f, op->res) && op->res >= c->m->ndecl;
 	if (oi->flags & F_NORES) {

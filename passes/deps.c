@@ -253,10 +253,9 @@ dag_build(Dag *d, const Func *f, const Live *l, const double *dur)
 				if (use[s][u] > i)
 					edge(&b, i, use[s][u], D_RAW, 0);
 		}
+	/* module tensors, and the copies of host-homed state an update writes in place */
 	for (int v = 0; v < f->nval; v++) {
 		int w = 0;
-		if (f->val[v].decl < 0)
-			continue;
 		for (int u = 0; u < nuse[v] && !w; u++)
 			w = writes(f, use[v][u], v);
 		if (w)

@@ -96,6 +96,13 @@ roundup(int64_t x, int64_t a)
 	return (x + a - 1) / a * a;
 }
 
+/* Is v a swap_home result, which is its decl's home and takes no bytes of its own? */
+static int
+is_home(const Func *f, int v)
+{
+	return f->val[v].def >= 0 && f->op[f->val[v].def].kind == OP_SWAPHOME;
+}
+
 /* Lay out the values of one zone (host or not) above base; returns the zone's top. */
 static int64_t
 zone(Func *f, const Live *l, int host, int64_t base, int64_t align)
@@ -106,7 +113,7 @@ zone(Func *f, const Live *l, int host, int64_t base, int64_t align)
 
 	for (int v = 0; v < f->nval; v++) {
 		const Value *x = &f->val[v];
-		if (x->decl >= 0 || !!x->host != host || l->birth[v] > l->last[v])
+		if (x->decl >= 0 || !!x->host != host || l->birth[v] > l->last[v] || is_home(f, v))
 			continue;
 		t[n].v = v;
 		t[n].sz = roundup(type_bytes(&x->ty), align);
@@ -135,20 +142,27 @@ zone(Func *f, const Live *l, int host, int64_t base, int64_t align)
 void
 layout(Layout *lay, Func *f, const Live *l, int64_t align)
 {
-	int64_t p = 0;
+	int64_t p = 0, h = 0;
 
 	if (align < 1 || (align & (align - 1)))
 		die("alignment %lld is not a power of two", (long long)align);
 	for (int v = 0; v < f->nval; v++)
 		f->val[v].off = -1;
+	/* module tensors: on the accelerator from 0, those living in host memory from 0 there */
 	for (int v = 0; v < f->nval; v++)
 		if (f->val[v].decl >= 0) {
-			f->val[v].off = p;
-			p += roundup(type_bytes(&f->val[v].ty), align);
+			int64_t *z = f->val[v].host ? &h : &p;
+			f->val[v].off = *z;
+			*z += roundup(type_bytes(&f->val[v].ty), align);
 		}
+	/* swap_home's result is its decl's home */
+	for (int i = 0; i < f->nop; i++)
+		if (f->op[i].kind == OP_SWAPHOME)
+			f->val[f->op[i].res].off = f->val[f->op[i].args[0]].off;
 	lay->persist = p;
+	lay->hpersist = h;
 	lay->arena = zone(f, l, 0, p, align);
-	lay->host = zone(f, l, 1, 0, align);
+	lay->host = zone(f, l, 1, h, align);
 }
 
 /* Does value v need bytes of a zone (accelerator or host) in f's current order? */
@@ -188,28 +202,38 @@ int
 layout_keep(Layout *lay, const Func *f, const Live *l, int64_t align, char *err, size_t nerr)
 {
 	G *g = xcalloc(f->nval + 1, sizeof *g);
-	int64_t p = 0, top[2] = { 0, 0 };
+	int64_t pz[2] = { 0, 0 }, top[2] = { 0, 0 }, p;
 	int rc = 0;
 
 	memset(lay, 0, sizeof *lay);
 	for (int v = 0; v < f->nval; v++)
 		if (f->val[v].decl >= 0) {
-			if (f->val[v].off != p) {
+			int64_t *z = &pz[!!f->val[v].host];
+			if (f->val[v].off != *z) {
 				snprintf(err, nerr, "%%%s is at=%lld, but module tensors sit in decl order "
-				         "(expected at=%lld)", f->val[v].name, (long long)f->val[v].off, (long long)p);
+				         "(expected at=%lld)", f->val[v].name, (long long)f->val[v].off, (long long)*z);
 				free(g);
 				return -1;
 			}
-			p += roundup(type_bytes(&f->val[v].ty), align);
+			*z += roundup(type_bytes(&f->val[v].ty), align);
 		}
+	p = pz[0];
 	lay->persist = top[0] = p;
+	lay->hpersist = top[1] = pz[1];
+	for (int v = 0; v < f->nval; v++)
+		if (is_home(f, v) && f->val[v].off != f->val[f->op[f->val[v].def].args[0]].off) {
+			snprintf(err, nerr, "%%%s is at=%lld, but a swap_home result sits at its decl's home",
+			         f->val[v].name, (long long)f->val[v].off);
+			free(g);
+			return -1;
+		}
 	for (int host = 0; host < 2 && !rc; host++) {
 		int n = 0;
 		for (int v = 0; v < f->nval; v++) {
 			const Value *x = &f->val[v];
-			if (x->decl >= 0 || !!x->host != host || !placed(f, l, v))
+			if (x->decl >= 0 || !!x->host != host || !placed(f, l, v) || is_home(f, v))
 				continue;
-			if (x->off % align || (!host && x->off < p)) {
+			if (x->off % align || x->off < pz[host]) {
 				snprintf(err, nerr, "%%%s at=%lld: %s", x->name, (long long)x->off,
 				         x->off % align ? "not a multiple of the target's alignment" :
 				         "inside the module tensors' zone");

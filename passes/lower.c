@@ -147,11 +147,13 @@ lower_func(Lowered *lo, LowFunc *p, const Func *f, int idbase, const Live *lv, c
 	/* Addresses: the layout's offsets are device addresses already (module tensors first, at
 	 * the same offsets in every function); values it did not place get their own slots. */
 	int64_t end = lo->persist;
-	p->ddr = 0;
+	p->ddr = lo->hpersist;
 	for (int v = 0; v < f->nval; v++) {
 		p->off[v] = f->val[v].off;
 		if (f->val[v].decl >= 0)
 			p->off[v] = lo->poff[f->val[v].decl];
+		else if (f->val[v].def >= 0 && f->op[f->val[v].def].kind == OP_SWAPHOME)
+			p->off[v] = lo->poff[f->val[f->op[f->val[v].def].args[0]].decl];
 		else if (f->val[v].off >= 0) {
 			int64_t *e = in_ddr(f, v) ? &p->ddr : &end;
 			if (f->val[v].off + vbytes(f, v) > *e)
@@ -214,28 +216,34 @@ lower(Lowered *lo, const Module *m, const Target *tg, const Live *const live[2],
 	if (!lo->plan.solver)
 		lo->plan.solver = "none";
 	lo->poff = xmalloc((m->ndecl + 1) * sizeof *lo->poff);
-	/* The persistent zone: where the layout put the module tensors, else in decl order. */
+	/* The persistent zones (on the accelerator; in host memory for Decl.host): where the
+	 * layout put the module tensors, else in decl order. */
 	for (int d = 0; d < m->ndecl; d++) {
 		int64_t b = type_bytes(&m->decl[d].ty), o = m->fwd->val[d].off;
+		int64_t *z = m->decl[d].host ? &lo->hpersist : &lo->persist;
 		if (o < 0 || (m->step && m->step->val[d].off != o))
 			break;
 		lo->poff[d] = o;
-		if (o + b > lo->persist)
-			lo->persist = o + b;
+		if (o + b > *z)
+			*z = o + b;
 		if (d == m->ndecl - 1)
 			goto laid;
 	}
-	lo->persist = 0;
+	lo->persist = lo->hpersist = 0;
 	for (int d = 0; d < m->ndecl; d++) {
-		lo->poff[d] = lo->persist;
-		lo->persist = align(lo->persist + type_bytes(&m->decl[d].ty), a);
+		int64_t *z = m->decl[d].host ? &lo->hpersist : &lo->persist;
+		lo->poff[d] = *z;
+		*z = align(*z + type_bytes(&m->decl[d].ty), a);
 	}
 laid:
 	lo->persist = align(lo->persist, a);
+	lo->hpersist = align(lo->hpersist, a);
 	for (int d = 0; d < m->ndecl; d++) {
 		int64_t b = type_bytes(&m->decl[d].ty);
 		if (m->decl[d].role == R_PARAM)
 			lo->param_bytes += b;
+		else if (m->decl[d].role == R_STATE && m->decl[d].host)
+			lo->hstate_bytes += b;
 		else if (m->decl[d].role == R_STATE)
 			lo->state_bytes += b;
 	}

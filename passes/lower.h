@@ -17,7 +17,7 @@ typedef struct LowFunc {
 	const Func *f;
 	int64_t *off;        /* per value: device address (persistent zone + arena), or DDR offset */
 	int64_t arena;       /* arena bytes (end of the last arena value, aligned) */
-	int64_t ddr;         /* DDR (host) zone bytes */
+	int64_t ddr;         /* DDR (host) zone bytes, the host persistent zone included */
 	int64_t peak;        /* planned peak of live bytes, persistent zone included */
 	int *last;           /* per value: op after which it dies (nop: lives to the end); Live.last's */
 	uint8_t *skip;       /* per op: not run (only passes/fault.c sets it: a test aid) */
@@ -46,9 +46,12 @@ typedef struct LowPlan {
 typedef struct Lowered {
 	const Module *m;
 	const Target *tg;        /* the machine (after command-line overrides): align */
-	int64_t *poff;           /* per decl: offset in the persistent zone */
+	int64_t *poff;           /* per decl: offset in the persistent zone (in the host one for
+	                          * a Decl.host) */
 	int64_t persist;         /* persistent zone bytes (inputs, params, optimizer state) */
-	int64_t param_bytes, state_bytes;
+	int64_t hpersist;        /* the host's: optimizer state living in host memory, at the
+	                          * start of the DDR zone */
+	int64_t param_bytes, state_bytes, hstate_bytes;   /* state_bytes: on the accelerator */
 	LowFunc fwd, step;       /* step.f NULL without training */
 	int64_t arena, ddr;      /* the device's: the larger of the two functions' */
 	int nids;                /* check-mode names: the values of both functions */

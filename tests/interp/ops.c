@@ -765,6 +765,28 @@ planner_ops(void)
 			ok &= o[k] == 2 * (x[k] > 0 ? x[k] : 0);
 		check("swap_out, wait, swap_in, rec", ok);
 	}
+	/* swap_home: the copy of a state living in host memory goes back to its home */
+	begin();
+	a = decl("a", ty(F32, 1, 1024), NULL);
+	s = mod_decl(m, "m", R_STATE, ty(F32, 1, 1024), (Init){INIT_ZEROS, 0, 0}, (Loc){0, 0});
+	mod_set_host(m, s);
+	start();
+	i = op(OP_SWAPIN, A(s), 1, NULL, 0, NULL, NULL);
+	b = op(OP_RELU, A(a), 1, NULL, 0, NULL, NULL);
+	{
+		int h = op(OP_SWAPHOME, A(s, b), 2, NULL, 0, NULL, NULL);
+		func_op(f, OP_WAIT, PH_MEM, A(h), 1, NULL, 0, NULL, NULL, NULL, (Loc){0, 0});
+		func_output(f, "y", op(OP_ADD, A(i, b), 2, NULL, 0, NULL, NULL));
+	}
+	run();
+	{
+		const float *x = interp_decl(in, a)->data, *home = interp_decl(in, s)->data;
+		const float *o = interp_out(in, 0)->data;
+		int ok = 1;
+		for (int k = 0; k < 1024; k++)
+			ok &= home[k] == (x[k] > 0 ? x[k] : 0) && o[k] == home[k];
+		check("swap_in of a state in host memory, swap_home", ok);
+	}
 	/* a chain of 16 relus holds at most two 4 KiB values at a time */
 	begin();
 	a = decl("a", ty(F32, 1, 1024), NULL);
