@@ -59,6 +59,7 @@ typedef struct Target {
 	double launch;      /* overhead of launching one op, s */
 	int64_t capacity;   /* accelerator memory, bytes */
 	int64_t align;      /* arena alignment, bytes (a power of two) */
+	int hoststate;      /* its code can keep optimizer state in host memory (swap_home) */
 } Target;
 /* The built-in descriptions; each target (backend/backend.h) points to its own. */
 extern const Target target_mt3000, target_cuda;
@@ -153,6 +154,7 @@ typedef struct Layout {
 	int64_t arena;      /* accelerator bytes the layout needs */
 	int64_t persist;    /* of which module tensors */
 	int64_t host;       /* host zone bytes */
+	int64_t hpersist;   /* of which module tensors living in host memory (Decl.host) */
 } Layout;
 void layout(Layout *, Func *, const Live *, int64_t align);
 /* A layout read with the IR (a laid-out .mir's at= offsets): is every value that needs

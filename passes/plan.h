@@ -110,6 +110,12 @@ int64_t plan_arena_of(const Prob *, const Plan *);
 /* remat.c: needs a Prob and a Plan of m->step; returns a new function (not installed) with
  * rec ops before their uses, swap_out/swap_in/wait ops, and late uses renamed. */
 Func *remat(const Prob *, const Plan *);
+
+/* home.c: optimizer state living in host memory. home_candidate: may decl d live there (state
+ * that one update writes and nothing else reads)? home_state: a new function (not installed)
+ * with the copies around the updates of every state whose Decl.host the caller set. */
+int home_candidate(const Func *, int d);
+Func *home_state(const Func *, const Target *);
 void func_free(Func *);
 
 /* chen.c: sqrt(n) checkpointing over the segments of segments.c's cuts. Always 0: the plan's
@@ -166,6 +172,7 @@ typedef struct PlanReport {
 	int64_t budget, base_peak, peak, arena;
 	double base_time, time, stime, gap;
 	int nrec, nswap;
+	int64_t hstate;        /* bytes of optimizer state the plan keeps in host memory */
 } PlanReport;
 int plan_step(Module *, const PlanOpts *, PlanReport *);
 /* The same with the fallback's swaps all placed for memory, not loosened by relax.c: the

@@ -197,7 +197,16 @@ explain(FILE *fp, const Func *g, int64_t arena)
 			fprintf(fp, "%s %lld bytes of %s", first ? "" : ",", (long long)by[k], what[k]);
 			first = 0;
 		}
-	fprintf(fp, ", and %lld bytes of layout fragmentation\n", (long long)(arena - l.peak));
+	fprintf(fp, ", and %lld bytes of layout fragmentation", (long long)(arena - l.peak));
+	{
+		int64_t h = 0;
+		for (int d = 0; d < g->mod->ndecl; d++)
+			if (g->mod->decl[d].host)
+				h += type_bytes(&g->mod->decl[d].ty);
+		if (h)
+			fprintf(fp, "; %lld bytes of optimizer state live in host memory", (long long)h);
+	}
+	fputc('\n', fp);
 	live_free(&l);
 }
 
@@ -314,6 +323,53 @@ loosen(Prob *p, int64_t budget, Plan *tb, Plan *miss, int64_t *arena, double *st
 	return tb;
 }
 
+/* The plan that fits the budget on p: the solvers', tightened by what the layout added; if
+ * none fits, with swaps placed for memory, loosened where the budget leaves room (relax.c).
+ * NULL if nothing fits; prints nothing. */
+static Plan *
+solve_fit(Prob *p, const PlanOpts *o, int64_t budget, double tlim, int tight_only, double *stime,
+          int64_t *arena)
+{
+	Plan *miss = NULL, *best;
+
+	best = fit(p, o->solver, budget, tlim, stime, arena, &miss);
+	if (!best && p->bw > 0 && strcmp(o->solver, "chen")) {
+		p->tight = 1;
+		best = fit(p, o->solver, budget, tlim, stime, arena, NULL);
+		p->tight = 0;
+		if (!tight_only) {
+			best = loosen(p, budget, best, miss, arena, stime);
+			miss = NULL;
+		}
+	}
+	plan_free(miss);
+	return best;
+}
+
+/* Set Decl.host of the state that may live in host memory (on: 1, or back to 0); how many. */
+static int
+homes(Module *m, const Func *f, int on)
+{
+	int n = 0;
+
+	for (int d = 0; d < m->ndecl; d++)
+		if (home_candidate(f, d)) {
+			m->decl[d].host = on;
+			n++;
+		}
+	return n;
+}
+
+/* A plan with state at home not taken after all (an error): the decls back, its step freed. */
+static void
+unhome(Module *m, const Func *f, Func *hf)
+{
+	if (hf) {
+		homes(m, f, 0);
+		func_free(hf);
+	}
+}
+
 static void
 count(const Prob *p, const Plan *pl, PlanReport *r)
 {
@@ -328,7 +384,8 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 {
 	Func *f = m->step;
 	Prob *p;
-	Plan *best = NULL, *miss = NULL;
+	Plan *best = NULL;
+	Func *hf = NULL;         /* the step with state in host memory, if its plan is taken */
 	int64_t budget, arena0, persist;
 	double tlim = o->tlim > 0 ? o->tlim : 0, stime = 0;
 
@@ -376,17 +433,45 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 	/* If nothing fits, again with swaps placed for memory rather than time (their copies
 	 * then stall the compute), then loosened where the budget leaves room (relax.c), from
 	 * that plan and from the time-placed one that missed by the least. chen has no swaps. */
-	best = fit(p, o->solver, budget, tlim, &stime, &r->arena, &miss);
-	if (!best && p->bw > 0 && strcmp(o->solver, "chen")) {
-		p->tight = 1;
-		best = fit(p, o->solver, budget, tlim, &stime, &r->arena, NULL);
-		p->tight = 0;
-		if (!tight_only) {
-			best = loosen(p, budget, best, miss, &r->arena, &stime);
-			miss = NULL;
+	best = solve_fit(p, o, budget, tlim, tight_only, &stime, &r->arena);
+	/* Optimizer state in host memory (home.c), where the target can and the plan without
+	 * it does not fit or costs time: the step with every such state copied in before its
+	 * update and home after it, planned the same way; the faster plan that fits is taken
+	 * (the one without, on a tie). chen stays the activation-only baseline. */
+	if (o->tg->hoststate && p->bw > 0 && strcmp(o->solver, "chen") &&
+	    (!best || best->time > p->time) && homes(m, f, 1)) {
+		Func *g = home_state(f, o->tg);
+		Prob *q = prob_new(g, o->tg);
+		int64_t qa = plan_arena(g, o->tg, NULL);
+		Plan *qb;
+		PlanOpts qo = *o;
+		/* auto plans this step with tso alone: the ILP does not model the state's copies
+		 * yet, and GLPK spent minutes on such steps (allops at 50%: 4 min against 0.4 s) */
+		if (strcmp(o->solver, "auto") == 0)
+			qo.solver = "tso";
+		q->nodes = p->nodes;
+		if (qa <= budget) {
+			/* it fits unplanned with the state at home */
+			qb = plan_new(q);
+			plan_eval(q, qb, budget);
+			qb->solver = qo.solver;
+		} else
+			qb = solve_fit(q, &qo, budget, tlim, tight_only, &stime, &qa);
+		if (qb ? !best || qb->time < best->time : !best) {
+			/* taken, or (nothing fits either way) the floor is sought with it */
+			plan_free(best);
+			best = qb;
+			r->arena = qa;
+			prob_free(p);
+			p = q;
+			hf = g;
+		} else {
+			plan_free(qb);
+			prob_free(q);
+			func_free(g);
+			homes(m, f, 0);
 		}
 	}
-	plan_free(miss);
 	if (!best && strcmp(o->solver, "chen") == 0) {
 		/* The baseline was asked for: no other solver's plan stands in for it. */
 		Plan *c = plan_new(p);
@@ -400,6 +485,7 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 		        100.0 * (double)budget / (double)arena0);
 		plan_free(c);
 		prob_free(p);
+		unhome(m, f, hf);
 		return -1;
 	}
 	if (!best) {
@@ -426,6 +512,7 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 			}
 			plan_free(fl);
 			prob_free(p);
+			unhome(m, f, hf);
 			return -1;
 		}
 	}
@@ -441,6 +528,14 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 	plan_free(best);
 	prob_free(p);
 	func_free(f);
+	if (hf) {
+		for (int d = 0; d < m->ndecl; d++)
+			if (m->decl[d].host) {
+				mod_set_host(m, d);
+				r->hstate += type_bytes(&m->decl[d].ty);
+			}
+		func_free(hf);
+	}
 	return 0;
 }
 
@@ -465,6 +560,8 @@ plan_report_print(FILE *fp, const PlanReport *r)
 	fprintf(fp, "planned_peak_bytes %lld\n", (long long)r->peak);
 	fprintf(fp, "arena_bytes %lld\n", (long long)r->arena);
 	fprintf(fp, "recomputed_ops %d\nswapped_values %d\n", r->nrec, r->nswap);
+	if (r->hstate)
+		fprintf(fp, "state_in_host_bytes %lld\n", (long long)r->hstate);
 	fprintf(fp, "modeled_step_s %.9g\nunplanned_step_s %.9g\n", r->time, r->base_time);
 	fprintf(fp, "overhead %.2f%%\n", r->base_time > 0 ? 100 * (r->time / r->base_time - 1) : 0);
 	/* what ended the ILP (optimal, node limit, time limit, ...; "-": none ran); the time

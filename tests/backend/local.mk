@@ -15,9 +15,9 @@ EXTRA_DIST += tests/backend/ops.sh
 check_PROGRAMS += tests/backend/api
 tests_backend_api_SOURCES = tests/backend/api.c
 tests_backend_api_LDADD = runtime/libmtcrt.a $(BLAS_LIBS) $(LIBS)
-TESTS += tests/backend/examples.sh tests/backend/swap.sh tests/backend/api.sh tests/backend/train.sh \
+TESTS += tests/backend/examples.sh tests/backend/swap.sh tests/backend/state.sh tests/backend/api.sh tests/backend/train.sh \
 	tests/backend/faults.sh
-EXTRA_DIST += tests/backend/examples.sh tests/backend/swap.sh tests/backend/api.sh tests/backend/train.sh \
+EXTRA_DIST += tests/backend/examples.sh tests/backend/swap.sh tests/backend/state.sh tests/backend/api.sh tests/backend/train.sh \
 	tests/backend/faults.sh \
 	tests/backend/allops.tdsl tests/backend/fwdonly.tdsl tests/backend/swap.mir tests/backend/nowait.mir
 EXTRA_DIST += tests/backend/bench.sh tests/backend/bench.py

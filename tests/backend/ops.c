@@ -380,12 +380,13 @@ main(void)
 	}
 
 	/* Updates need a step function and copies a plan: examples.sh trains every optimizer
-	 * against the interpreter, swap.sh runs planned copies. */
+	 * against the interpreter, swap.sh runs planned copies, state.sh state kept in host
+	 * memory. */
 	{
 		static const struct { Opk k; const char *where; } elsewhere[] = {
 			{ OP_SGD, "examples.sh" }, { OP_SGDM, "examples.sh" }, { OP_ADAM, "examples.sh" },
 			{ OP_TICK, "examples.sh" }, { OP_SWAPOUT, "swap.sh" }, { OP_SWAPIN, "swap.sh" },
-			{ OP_WAIT, "swap.sh" },
+			{ OP_WAIT, "swap.sh" }, { OP_SWAPHOME, "state.sh" },
 		};
 		for (size_t i = 0; i < sizeof elsewhere / sizeof *elsewhere; i++)
 			covered[elsewhere[i].k] = 1;
