@@ -10,9 +10,6 @@
 
 #include "lower.h"
 
-/* The old name of a lowered function, until the last test stops using it. */
-typedef LowFunc FnPlan;
-
 /* What a build needs beyond the Lowered: set by the driver from its command line. */
 typedef struct BuildOpts {
 	int opt_level;           /* -O0 .. -O3 of the generated code */

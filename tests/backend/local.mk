@@ -1,9 +1,5 @@
-# tests/backend/local.mk: the MT-3000 backend and the runtime: every op against the
-# interpreter, the examples end to end, the module API, swaps, the C example program.
-check_PROGRAMS += tests/backend/ops
-tests_backend_ops_SOURCES = tests/backend/ops.c
-tests_backend_ops_LDADD = $(MTC_LIBS)
-TESTS += tests/backend/ops.sh
+# tests/backend/local.mk: the MT-3000 backend and the runtime (every op against the interpreter
+# is tests/ops/): the examples end to end, the module API, swaps, the C example program.
 # mtc-math.h against the C library, vectorized as modules are (see backend-mt3000/target.c).
 check_PROGRAMS += tests/backend/math
 tests_backend_math_SOURCES = tests/backend/math.c
@@ -11,7 +7,6 @@ tests_backend_math_CFLAGS = $(AM_CFLAGS) -fno-math-errno -fno-trapping-math -ffp
 	-ftree-vectorize -fvect-cost-model=dynamic
 tests_backend_math_LDADD = -lm
 TESTS += tests/backend/math
-EXTRA_DIST += tests/backend/ops.sh
 check_PROGRAMS += tests/backend/api
 tests_backend_api_SOURCES = tests/backend/api.c
 tests_backend_api_LDADD = runtime/libmtcrt.a $(BLAS_LIBS) $(LIBS)

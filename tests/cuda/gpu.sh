@@ -12,7 +12,7 @@
 #   here, in the checkout the tool sends: sh tests/cuda/gpu.sh prepare .gpu  (.gitignore'd)
 #   run(command="sh tests/cuda/gpu.sh run .gpu $OUT/gpu.txt", carry=[".gpu"], timeout_s=600)
 #
-# run: every op's kernel against the interpreter (tests/cuda/kernels); per example 5 steps
+# run: every op case's CUDA module against the interpreter (tests/ops/ops --replay); per example 5 steps
 # within 1e-4 relative of the C backend (default arch, the sm_90 cubin, and the tiled GEMM
 # kernels with MTC_NO_CUBLAS=1), under a 50% budget (or the smallest the planner meets)
 # losses identical to the unbudgeted run with peak_bytes within the budget, in check mode too;
@@ -27,7 +27,12 @@ pass=0 fail=0 skip=0
 prepare() {
 	P=$1
 	rm -rf "$P" && mkdir -p "$P/bin" || return 1
-	cp "$top_builddir/mtc-run" "$top_builddir/tests/cuda/drive" "$top_builddir/tests/cuda/kernels" "$P/bin/" || return 1
+	cp "$top_builddir/mtc-run" "$top_builddir/tests/cuda/drive" "$top_builddir/tests/ops/ops" "$P/bin/" || return 1
+	# every op case's CUDA module and the interpreter's results (tests/ops/ops.c)
+	mkdir -p "$P/ops" "$P/ops-c" &&
+	OUTDIR="$P/ops-c" "$top_builddir/tests/ops/ops" --prepare "$P/ops" >"$P/ops-prepare.out" 2>&1 ||
+		{ tail -20 "$P/ops-prepare.out"; return 1; }
+	rm -rf "$P/ops-c"
 	for e in "$top_srcdir"/examples/*.tdsl; do
 		n=$(basename "$e" .tdsl)
 		"$MTC" "$e" --target=cuda -o "$P/$n.so" &&
@@ -89,11 +94,11 @@ run() {
 	SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
 	[ "${MTC_GPU_SAN:-1}" = 0 ] && SAN=
 	say "compute-sanitizer: ${SAN:-not found, not run}"
-	"$P/bin/kernels" >"$P/kernels.out" 2>&1
+	"$P/bin/ops" --replay "$P/ops" >"$P/ops.out" 2>&1
 	rc=$?
-	say "kernels: $(tail -1 "$P/kernels.out")"
-	grep FAIL "$P/kernels.out" | head -20 | tee -a "$R"
-	t "every op's kernel against the interpreter (tests/cuda/kernels, status $rc)" "[ $rc -eq 0 ] && tail -1 '$P/kernels.out' | grep -q ', 0 skipped'"
+	say "ops: $(tail -1 "$P/ops.out")"
+	grep FAIL "$P/ops.out" | head -20 | tee -a "$R"
+	t "every op case's CUDA module against the interpreter (tests/ops/ops --replay, status $rc)" "[ $rc -eq 0 ] && tail -1 '$P/ops.out' | grep -q ', 0 skipped'"
 	for so in "$P"/*-sm90.so; do
 		n=$(basename "$so" -sm90.so)
 		"$D" "$P/$n.so" 5 >"$P/$n.cuda" 2>"$P/$n.err"

@@ -1,9 +1,5 @@
 # tests/cuda/local.mk: the CUDA backend's tests; without NVRTC one script says they are skipped.
 if HAVE_CUDA
-check_PROGRAMS += tests/cuda/kernels
-tests_cuda_kernels_SOURCES = tests/cuda/kernels.c tests/cuda/tally.h
-tests_cuda_kernels_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS) -DPTXAS='"$(PTXAS)"'
-tests_cuda_kernels_LDADD = $(MTC_LIBS)
 check_PROGRAMS += tests/cuda/module
 tests_cuda_module_SOURCES = tests/cuda/module.c tests/cuda/tally.h
 tests_cuda_module_LDADD = $(MTC_LIBS)
@@ -16,7 +12,7 @@ tests_cuda_randplan_LDADD = $(MTC_LIBS) -lm
 check_PROGRAMS += tests/cuda/drive
 tests_cuda_drive_SOURCES = tests/cuda/drive.c
 tests_cuda_drive_LDADD = $(LIBS)
-TESTS += tests/cuda/kernels tests/cuda/module tests/cuda/examples.sh tests/cuda/sync.sh \
+TESTS += tests/cuda/module tests/cuda/examples.sh tests/cuda/sync.sh \
 	tests/cuda/gpu.sh
 AM_TESTS_ENVIRONMENT += PTXAS='$(PTXAS)'; export PTXAS; MTC_GPU_BENCH=0; export MTC_GPU_BENCH;
 else

@@ -1,0 +1,303 @@
+/* cases.c: the one table of op test cases (cases.h): every op kind of OPTAB, several shapes
+ * each (broadcasting, empty and scalar shapes, sizes that split across threads), gradient
+ * helpers and optimizer updates included. tests/ops/ops.c runs it on every target. */
+#include <stdarg.h>
+#include <string.h>
+
+#include "cases.h"
+
+static Group gs[16];
+static int ng;
+static Group *g;              /* the group being filled */
+
+static void
+group(const char *name, int step)
+{
+	g = &gs[ng++];
+	memset(g, 0, sizeof *g);
+	g->name = name;
+	g->step = step;
+}
+
+static Type
+T(int rank, ...)
+{
+	Type t = { F32, { rank, {0} } };
+	va_list ap;
+	va_start(ap, rank);
+	for (int i = 0; i < rank; i++)
+		t.sh.d[i] = va_arg(ap, int);
+	va_end(ap);
+	return t;
+}
+
+static Type
+I(Type t)
+{
+	t.dt = I32;
+	return t;
+}
+
+/* Add a case to the group: op k on operand types (fresh inputs). */
+static Case *
+add(Opk k, int nargs, ...)
+{
+	Case *c;
+	va_list ap;
+
+	if (g->ncase == MAXCASE)
+		die("cases.c: group %s has more than %d cases", g->name, MAXCASE);
+	c = &g->c[g->ncase++];
+	memset(c, 0, sizeof *c);
+	c->k = k;
+	c->nargs = nargs;
+	va_start(ap, nargs);
+	for (int i = 0; i < nargs; i++) {
+		c->at[i] = va_arg(ap, Type);
+		c->role[i] = R_INPUT;
+		c->arg[i] = -1;
+	}
+	va_end(ap);
+	return c;
+}
+
+static Case *
+attrs(Case *c, int nia, ...)
+{
+	va_list ap;
+	va_start(ap, nia);
+	for (int i = 0; i < nia; i++)
+		c->ia[i] = va_arg(ap, int);
+	c->nia = nia;
+	va_end(ap);
+	return c;
+}
+
+static const Opk unary[] = { OP_RELU, OP_GELU, OP_TANH, OP_SIGMOID, OP_EXP, OP_NEG };
+static const Opk upos[] = { OP_LOG, OP_SQRT, OP_RSQRT };
+static const Opk binary[] = { OP_ADD, OP_SUB, OP_MUL, OP_DIV };
+static const Opk gbin[] = { OP_RELU_G, OP_GELU_G, OP_TANH_G, OP_SIGMOID_G, OP_SQRT_G, OP_RSQRT_G };
+
+static void
+elementwise(void)
+{
+	Type shapes[] = { T(1, 7), T(3, 3, 4, 5), T(0), T(2, 130, 150) };
+	Type pa[][2] = { { T(2, 4, 5), T(2, 4, 5) }, { T(2, 4, 5), T(1, 5) }, { T(3, 3, 1, 5), T(2, 4, 1) },
+	                 { T(0), T(2, 2, 3) }, { T(2, 6, 1), T(2, 1, 7) }, { T(2, 200, 120), T(1, 120) } };
+	Case *c;
+
+	group("unary", 0);
+	for (int s = 0; s < 4; s++) {
+		for (size_t i = 0; i < sizeof unary / sizeof *unary; i++)
+			add(unary[i], 1, shapes[s]);
+		for (size_t i = 0; i < sizeof upos / sizeof *upos; i++)
+			add(upos[i], 1, shapes[s])->pos = 1;
+		add(OP_POW, 1, shapes[s])->fa[0] = 2;
+		add(OP_POW, 1, shapes[s])->fa[0] = 3;
+		c = add(OP_POW, 1, shapes[s]);
+		c->fa[0] = 0.5;
+		c->pos = 1;
+	}
+
+	group("binary", 0);
+	for (int s = 0; s < 6; s++) {
+		for (size_t i = 0; i < sizeof binary / sizeof *binary; i++)
+			add(binary[i], 2, pa[s][0], pa[s][1])->pos = binary[i] == OP_DIV;
+		for (size_t i = 0; i < sizeof gbin / sizeof *gbin; i++)
+			add(gbin[i], 2, pa[s][0], pa[s][1])->pos = gbin[i] == OP_SQRT_G || gbin[i] == OP_RSQRT_G;
+		add(OP_POW_G, 2, pa[s][0], pa[s][1])->fa[0] = 3;
+		add(OP_POW_G, 2, pa[s][0], pa[s][1])->fa[0] = 0;
+	}
+
+	/* A fused chain with broadcast operands, a result stored mid-chain, one kept in registers. */
+	group("chain", 0);
+	add(OP_ADD, 2, T(2, 50, 40), T(1, 40));
+	c = add(OP_RELU, 1, T(2, 50, 40));
+	c->arg[0] = 0;
+	c = add(OP_MUL, 2, T(2, 50, 40), T(2, 50, 1));
+	c->arg[0] = 1;
+	c = add(OP_TANH, 1, T(2, 50, 40));
+	c->arg[0] = 2;
+	c = add(OP_SUB, 2, T(2, 50, 40), T(0));
+	c->arg[0] = 3;
+	c = add(OP_GELU_G, 2, T(2, 50, 40), T(2, 50, 40));
+	c->arg[0] = 4;
+	c->arg[1] = 1;
+}
+
+static void
+matmul(void)
+{
+	int mm[][6] = { { 5, 7, 7, 3, 0, 0 }, { 7, 5, 7, 3, 1, 0 }, { 5, 7, 3, 7, 0, 1 },
+	                { 7, 5, 3, 7, 1, 1 }, { 70, 130, 130, 90, 0, 0 }, { 130, 70, 90, 130, 1, 1 },
+	                { 100, 33, 33, 200, 0, 0 } };
+
+	group("matmul", 0);
+	for (int i = 0; i < 7; i++)
+		attrs(add(OP_MATMUL, 2, T(2, mm[i][0], mm[i][1]), T(2, mm[i][2], mm[i][3])), 2, mm[i][4], mm[i][5]);
+	attrs(add(OP_MATMUL, 2, T(4, 2, 3, 4, 5), T(4, 2, 3, 5, 6)), 2, 0, 0);
+	attrs(add(OP_MATMUL, 2, T(4, 2, 1, 4, 5), T(3, 3, 5, 6)), 2, 0, 0);     /* batch broadcast */
+	attrs(add(OP_MATMUL, 2, T(3, 4, 16, 8), T(3, 4, 16, 8)), 2, 0, 1);
+	attrs(add(OP_MATMUL, 2, T(3, 4, 8, 16), T(2, 8, 24)), 2, 1, 0);
+}
+
+static void
+movement(void)
+{
+	Case *c;
+
+	group("layout", 0);
+	attrs(add(OP_TRANSPOSE, 1, T(3, 2, 3, 4)), 3, 2, 0, 1);
+	attrs(add(OP_TRANSPOSE, 1, T(2, 5, 6)), 2, 1, 0);
+	attrs(add(OP_TRANSPOSE, 1, T(4, 2, 3, 4, 5)), 4, 0, 2, 1, 3);
+	attrs(add(OP_TRANSPOSE, 1, T(2, 300, 200)), 2, 1, 0);
+	attrs(add(OP_TRANSPOSE, 1, I(T(2, 4, 3))), 2, 1, 0);                  /* i32 data */
+	add(OP_RESHAPE, 1, T(2, 4, 6))->given = T(3, 2, 3, 4);
+	add(OP_RESHAPE, 1, T(2, 300, 100))->given = T(1, 30000);
+	attrs(add(OP_CONCAT, 2, T(2, 2, 3), T(2, 4, 3)), 1, 0);
+	attrs(add(OP_CONCAT, 3, T(2, 2, 3), T(2, 2, 5), T(2, 2, 1)), 1, 1);
+	attrs(add(OP_CONCAT, 2, T(3, 2, 3, 4), T(3, 2, 3, 2)), 1, 2);
+	c = attrs(add(OP_SLICE, 1, T(2, 5, 8)), 2, 1, 2);
+	c->given = T(2, 5, 3);
+	c = attrs(add(OP_SLICE, 1, T(2, 6, 4)), 2, 0, 1);
+	c->given = T(2, 4, 4);
+	c = add(OP_CONST, 0);
+	c->fa[0] = 0.3;
+	c->given = T(2, 3, 4);
+	add(OP_BCAST, 1, T(1, 5))->given = T(2, 4, 5);
+	add(OP_BCAST, 1, T(2, 4, 1))->given = T(3, 3, 4, 6);
+	add(OP_BCAST, 1, T(0))->given = T(2, 2, 2);
+	add(OP_SUMTO, 1, T(2, 4, 5))->given = T(1, 5);
+	add(OP_SUMTO, 1, T(3, 3, 4, 5))->given = T(2, 4, 1);
+	add(OP_SUMTO, 1, T(2, 2, 3))->given = T(0);
+	add(OP_SUMTO, 1, T(2, 6, 7))->given = T(2, 6, 1);
+	add(OP_SUMTO, 1, T(2, 300, 100))->given = T(1, 100);
+}
+
+static void
+reductions(void)
+{
+	Opk red[] = { OP_SUM, OP_MEAN, OP_MAX };
+	Opk sm[] = { OP_SOFTMAX, OP_LOGSOFTMAX };
+	Opk sg[] = { OP_SOFTMAX_G, OP_LOGSOFTMAX_G };
+	int kd[3][2] = { { 1, 0 }, { 1, 1 }, { 2, 0 } };
+
+	group("reduce", 0);
+	for (int r = 0; r < 3; r++) {
+		for (int ax = 0; ax < 3; ax++)
+			for (int k = 0; k < 2; k++)
+				attrs(add(red[r], 1, T(3, 3, 4, 5)), 2, ax, k);
+		attrs(add(red[r], 1, T(2, 200, 300)), 2, 1, 0);
+	}
+	/* max_grad(x, max(x), dy): y really is the max, so dy lands somewhere */
+	for (int i = 0; i < 3; i++) {
+		Shape s = { 3, { 3, 4, 5 } }, rs = s;
+		int mx = g->ncase;
+		Case *c;
+		attrs(add(OP_MAX, 1, (Type){ F32, s }), 2, kd[i][0], kd[i][1]);
+		if (kd[i][1])
+			rs.d[kd[i][0]] = 1;
+		else {
+			for (int d = kd[i][0]; d < 2; d++)
+				rs.d[d] = rs.d[d + 1];
+			rs.rank = 2;
+		}
+		c = attrs(add(OP_MAX_G, 3, (Type){ F32, s }, (Type){ F32, rs }, (Type){ F32, rs }), 2,
+		          kd[i][0], kd[i][1]);
+		c->arg[0] = -100 - mx;
+		c->arg[1] = mx;
+	}
+
+	group("softmax", 0);
+	for (int i = 0; i < 2; i++) {
+		attrs(add(sm[i], 1, T(2, 4, 10)), 1, 1);
+		attrs(add(sm[i], 1, T(3, 3, 4, 5)), 1, 0);            /* not the last axis */
+		attrs(add(sm[i], 1, T(3, 3, 4, 5)), 1, 1);
+		attrs(add(sm[i], 1, T(2, 256, 128)), 1, 1);
+		attrs(add(sg[i], 2, T(2, 4, 10), T(2, 4, 10)), 1, 1);
+		attrs(add(sg[i], 2, T(3, 3, 4, 5), T(3, 3, 4, 5)), 1, 0);
+		attrs(add(sg[i], 2, T(2, 256, 128), T(2, 256, 128)), 1, 1);
+	}
+}
+
+static void
+nn(void)
+{
+	group("nn", 0);
+	add(OP_LAYERNORM, 3, T(2, 6, 16), T(1, 16), T(1, 16))->fa[0] = 1e-5;
+	add(OP_LAYERNORM, 3, T(3, 2, 3, 8), T(1, 8), T(1, 8))->fa[0] = 1e-3;
+	add(OP_LAYERNORM, 3, T(2, 512, 64), T(1, 64), T(1, 64))->fa[0] = 1e-5;
+	add(OP_LN_DX, 3, T(2, 6, 16), T(1, 16), T(2, 6, 16))->fa[0] = 1e-5;
+	add(OP_LN_DX, 3, T(2, 512, 64), T(1, 64), T(2, 512, 64))->fa[0] = 1e-5;
+	add(OP_LN_DGAMMA, 2, T(2, 6, 16), T(2, 6, 16))->fa[0] = 1e-5;
+	add(OP_LN_DGAMMA, 2, T(3, 2, 3, 8), T(3, 2, 3, 8))->fa[0] = 1e-3;
+	add(OP_EMBEDDING, 2, T(2, 10, 4), I(T(1, 6)));
+	add(OP_EMBEDDING, 2, T(2, 50, 8), I(T(2, 2, 3)));
+	add(OP_EMBED_G, 2, I(T(1, 6)), T(2, 6, 4))->given = T(2, 10, 4);
+	add(OP_EMBED_G, 2, I(T(2, 64, 16)), T(3, 64, 16, 32))->given = T(2, 20, 32);
+	add(OP_XENT, 2, T(2, 8, 10), I(T(1, 8)));
+	add(OP_XENT, 2, T(3, 2, 3, 5), I(T(2, 2, 3)));
+	add(OP_XENT_G, 3, T(2, 8, 10), I(T(1, 8)), T(0));
+	add(OP_XENT_G, 3, T(2, 300, 50), I(T(1, 300)), T(0));
+	add(OP_MSE, 2, T(2, 4, 5), T(2, 4, 5));
+	add(OP_MSE, 2, T(2, 4, 5), T(1, 5));
+	add(OP_MSE_G, 3, T(2, 4, 5), T(1, 5), T(0));
+	add(OP_MSE_G, 3, T(2, 300, 70), T(2, 300, 70), T(0));
+}
+
+/* The updates, in a step function: its loss first, then each update on fresh params and
+ * state; adam reads the counter the tick advanced. */
+static void
+updates(void)
+{
+	Type sh[] = { T(2, 4, 8), T(2, 130, 150) };
+	Case *c;
+
+	group("update", 1);
+	add(OP_MSE, 2, T(2, 4, 8), T(2, 4, 8));
+	c = add(OP_TICK, 1, I(T(0)));
+	c->role[0] = R_STATE;
+	for (int s = 0; s < 2; s++) {
+		c = add(OP_SGD, 2, sh[s], sh[s]);
+		c->role[0] = R_PARAM;
+		c->fa[0] = 0.1;
+		c = add(OP_SGDM, 3, sh[s], sh[s], sh[s]);
+		c->role[0] = R_PARAM;
+		c->role[1] = R_STATE;
+		c->fa[0] = 0.1;
+		c->fa[1] = 0.9;
+		/* v >= 0 as adam keeps it */
+		c = add(OP_ADAM, 5, sh[s], sh[s], sh[s], sh[s], I(T(0)));
+		c->role[0] = R_PARAM;
+		c->role[1] = c->role[2] = R_STATE;
+		c->arg[4] = -100 - 1;
+		c->fa[0] = 1e-3;
+		c->fa[1] = 0.9;
+		c->fa[2] = 0.999;
+		c->fa[3] = 1e-8;
+		c->pos = 1;
+	}
+}
+
+const Elsewhere op_elsewhere[] = {
+	{ OP_SWAPOUT, "tests/backend/swap.sh, tests/cuda/module.c" },
+	{ OP_SWAPIN, "tests/backend/swap.sh, tests/cuda/module.c" },
+	{ OP_WAIT, "tests/backend/swap.sh, tests/cuda/module.c" },
+	{ OP_SWAPHOME, "tests/backend/state.sh (never on CUDA: its Target.hoststate is 0)" },
+};
+const int nop_elsewhere = sizeof op_elsewhere / sizeof *op_elsewhere;
+
+const Group *
+op_cases(int *n)
+{
+	if (!ng) {
+		elementwise();
+		matmul();
+		movement();
+		reductions();
+		nn();
+		updates();
+	}
+	*n = ng;
+	return gs;
+}
