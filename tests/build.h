@@ -14,7 +14,8 @@ Type ty_of(const char *);
  * type comes from the kind's rule (op_infer); given is the type an F_GIVEN op's rule is
  * handed (else NULL). ia: nia entries for a list attribute, else the kind's count; fa: the
  * kind's count; either may be NULL (zeros). Dies on a shape error, a bug in the test.
- * Returns the op's index (its value: f->op[i].res, -1 for an op without a result). */
+ * Returns the op's index; its value is f->op[i].res (-1 for an op without a result), read
+ * after the call: build_op may move f->op, so f->op[build_op(...)] is wrong. */
 int build_op(Func *, Opk, Phase, const int *args, int nargs, const int64_t *ia, int nia,
              const double *fa, const Type *given, const char *name, Loc);
 
