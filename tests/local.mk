@@ -1,2 +1,3 @@
-# tests/local.mk: unit tests of the shared IR core.
+# tests/local.mk: what every C test shares: check.h (counters, checks, skips, the closing line);
+# build.h and build.c (types and ops built in C) are in the SOURCES of the tests that use them.
 EXTRA_DIST += tests/check.h

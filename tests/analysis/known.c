@@ -1,6 +1,7 @@
 /* known.c: the analyses on small hand-written functions whose answers are worked out by hand. */
 #include <string.h>
 
+#include "../check.h"
 #include "tb.h"
 
 /* x, w: f32[4,4] (64 bytes each).
@@ -10,7 +11,7 @@ static void
 chain(void)
 {
 	Module *m = mod_new("chain", "chain.c");
-	int x = tb_decl(m, "x", R_INPUT, tb_ty(F32, 2, 4, 4)), w = tb_decl(m, "w", R_PARAM, tb_ty(F32, 2, 4, 4));
+	int x = tb_decl(m, "x", R_INPUT, ty(F32, 2, 4, 4)), w = tb_decl(m, "w", R_PARAM, ty(F32, 2, 4, 4));
 	Func *f = m->fwd = func_new(m, "forward");
 	int a = tb_op1(f, OP_RELU, PH_FWD, x, "a"), b = tb_mm(f, PH_FWD, a, w, 0, 0, "b");
 	int c = tb_op1(f, OP_TANH, PH_FWD, b, "c"), d = tb_op2(f, OP_ADD, PH_FWD, c, a, "d");
@@ -64,7 +65,7 @@ static void
 swap(void)
 {
 	Module *m = mod_new("swap", "swap.c");
-	int x = tb_decl(m, "x", R_INPUT, tb_ty(F32, 2, 4, 4));
+	int x = tb_decl(m, "x", R_INPUT, ty(F32, 2, 4, 4));
 	Func *f = m->fwd = func_new(m, "forward");
 	int a = tb_op1(f, OP_RELU, PH_FWD, x, "a"), s = tb_op1(f, OP_SWAPOUT, PH_MEM, a, "s");
 	int b = tb_op1(f, OP_TANH, PH_FWD, x, "b");
@@ -136,7 +137,7 @@ static void
 mutation(void)
 {
 	Module *m = mod_new("mut", "mut.c");
-	int p = tb_decl(m, "p", R_PARAM, tb_ty(F32, 2, 4, 4));
+	int p = tb_decl(m, "p", R_PARAM, ty(F32, 2, 4, 4));
 	Func *f = m->fwd = func_new(m, "forward");
 	int a = tb_op1(f, OP_RELU, PH_FWD, p, "a"), g = tb_op1(f, OP_TANH, PH_BWD, a, "g"), b, c;
 	double lr[MAXFA] = { 0.1 };
@@ -226,7 +227,7 @@ static void
 roofline(void)
 {
 	Module *m = mod_new("r", "r.c");
-	int x = tb_decl(m, "x", R_INPUT, tb_ty(F32, 2, 1024, 1024));
+	int x = tb_decl(m, "x", R_INPUT, ty(F32, 2, 1024, 1024));
 	Func *f = m->fwd = func_new(m, "forward");
 	int mm = tb_mm(f, PH_FWD, x, x, 0, 0, "mm"), ad = tb_op2(f, OP_ADD, PH_FWD, x, x, "ad");
 	Target t;
@@ -252,5 +253,5 @@ main(void)
 	mlp();
 	targets();
 	roofline();
-	return tb_done();
+	return done();
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../check.h"
 #include "tb.h"
 
 enum { NSEED = 150 };
@@ -178,5 +179,5 @@ main(void)
 	printf("worst arena / lower bound over %d random functions: %.4f\n", NSEED * 3, worst);
 	printf("sum of peaks: mem %lld critical %lld program %lld\n", (long long)sum[0], (long long)sum[1],
 	       (long long)sum[2]);
-	return tb_done();
+	return done();
 }

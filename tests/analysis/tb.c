@@ -1,31 +1,8 @@
 /* tb.c: building IR for the analysis tests (hand-made training steps, random functions). */
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tb.h"
-
-int npass, nfail;
-
-int
-tb_done(void)
-{
-	printf("%d passed, %d failed\n", npass, nfail);
-	return nfail != 0;
-}
-
-Type
-tb_ty(DType dt, int rank, ...)
-{
-	Type t = { dt, { rank, { 0 } } };
-	va_list ap;
-
-	va_start(ap, rank);
-	for (int i = 0; i < rank; i++)
-		t.sh.d[i] = va_arg(ap, int);
-	va_end(ap);
-	return t;
-}
 
 int
 tb_decl(Module *m, const char *name, Role r, Type t)
@@ -39,18 +16,8 @@ int
 tb_op(Func *f, Opk k, Phase ph, const int *args, int nargs, const int64_t *ia, const double *fa,
       const Type *given, const char *name)
 {
-	int64_t zi[MAXIA] = { 0 };
-	double zf[MAXFA] = { 0 };
-	Type r = { F32, { 0, { 0 } } };
-	char err[256];
-	Loc loc = { 1, f->nop + 1 };
-	int i;
+	int i = build_op(f, k, ph, args, nargs, ia, 0, fa, given, name, (Loc){ 1, f->nop + 1 });
 
-	if (given)
-		r = *given;
-	if (op_infer(f, k, args, nargs, ia ? ia : zi, 0, fa ? fa : zf, &r, err, sizeof err))
-		die("tb_op %s: %s", opinfo[k].name, err);
-	i = func_op(f, k, ph, args, nargs, ia ? ia : zi, 0, fa ? fa : zf, &r, name, loc);
 	return f->op[i].res;
 }
 
@@ -81,18 +48,18 @@ tb_mlp(int B, int IN, int D, int L, int C)
 	int *gw = xcalloc(L + 2, sizeof *gw), *gb = xcalloc(L + 2, sizeof *gb);
 	Func *f;
 	int logits, loss, one, gl, gh;
-	Type t1 = tb_ty(F32, 0);
+	Type t1 = ty(F32, 0);
 	double fone[MAXFA] = { 1 };
 
 	/* layers 0..L: layer 0 maps IN -> D, layers 1..L D -> D; then wo: D -> C */
-	x = tb_decl(m, "x", R_INPUT, tb_ty(F32, 2, B, IN));
-	y = tb_decl(m, "y", R_INPUT, tb_ty(I32, 1, B));
+	x = tb_decl(m, "x", R_INPUT, ty(F32, 2, B, IN));
+	y = tb_decl(m, "y", R_INPUT, ty(I32, 1, B));
 	for (int i = 0; i <= L + 1; i++) {
 		int in = i == 0 ? IN : D, out = i == L + 1 ? C : D;
 		snprintf(nm, sizeof nm, "w.%d", i);
-		w[i] = tb_decl(m, nm, R_PARAM, tb_ty(F32, 2, in, out));
+		w[i] = tb_decl(m, nm, R_PARAM, ty(F32, 2, in, out));
 		snprintf(nm, sizeof nm, "b.%d", i);
-		b[i] = tb_decl(m, nm, R_PARAM, tb_ty(F32, 1, out));
+		b[i] = tb_decl(m, nm, R_PARAM, ty(F32, 1, out));
 	}
 	for (int i = 0; i <= L + 1; i++) {
 		snprintf(nm, sizeof nm, "mom.w.%d", i);
@@ -156,12 +123,12 @@ tb_random(unsigned seed, int nops)
 	Func *f;
 	static const Opk un[] = { OP_RELU, OP_TANH, OP_EXP, OP_NEG };
 
-	val[nv] = tb_decl(m, "x", R_INPUT, tb_ty(F32, 2, 4, widths[0]));
+	val[nv] = tb_decl(m, "x", R_INPUT, ty(F32, 2, 4, widths[0]));
 	wid[nv++] = 0;
 	for (int a = 0; a < NW; a++)
 		for (int b = 0; b < NW; b++) {
 			snprintf(nm, sizeof nm, "p%d%d", a, b);
-			p[a][b] = tb_decl(m, nm, R_PARAM, tb_ty(F32, 2, widths[a], widths[b]));
+			p[a][b] = tb_decl(m, nm, R_PARAM, ty(F32, 2, widths[a], widths[b]));
 		}
 	f = m->fwd = func_new(m, "forward");
 	while (f->nop < nops) {

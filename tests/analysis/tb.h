@@ -1,15 +1,11 @@
-/* tb.h: helpers the analysis tests share: building IR in C, checks, the analysis pipeline. */
+/* tb.h: helpers the analysis tests share: their models built in C, the analysis pipeline. */
 #ifndef TB_H
 #define TB_H
 
 #include "passes.h"
 
-extern int npass, nfail;
-#define CHECK(c, ...) do { if (c) npass++; else { nfail++; printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-	printf(__VA_ARGS__); putchar('\n'); } } while (0)
-int tb_done(void);                           /* prints "N passed, N failed"; exit status */
+#include "../build.h"
 
-Type tb_ty(DType, int rank, ...);            /* tb_ty(F32, 2, 4, 4) */
 int tb_decl(Module *, const char *name, Role, Type);
 /* Append an op (shape inferred; F_GIVEN ops take *given), die on a shape error; returns the
  * result value (or -1). Every op gets loc (1, its creation index) to identify it later. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "frontend.h"
+#include "../check.h"
 #include "tb.h"
 
 static char *
@@ -32,20 +33,20 @@ example(const char *dir, const char *file)
 	snprintf(path, sizeof path, "%s/%s", dir, file);
 	src.name = path;
 	if (!(text = slurp(path, &src.len))) {
-		tb_check(0, "%s: readable", file);
+		check(0, "%s: readable", file);
 		return;
 	}
 	src.text = text;
 	m = fe_compile(&src, &fo);
 	if (!m || m->fwd->loss < 0) {
-		tb_check(0, "%s: compiles to a trained model", file);
+		check(0, "%s: compiles to a trained model", file);
 		free(text);
 		return;
 	}
-	tb_check(autodiff(m, &src) == 0 && ir_verify(m, "autodiff") == 0, "%s: autodiff verifies", file);
+	check(autodiff(m, &src) == 0 && ir_verify(m, "autodiff") == 0, "%s: autodiff verifies", file);
 	simplify(m->fwd);
 	simplify(m->step);
-	tb_check(ir_verify(m, "simplify") == 0, "%s: simplify verifies", file);
+	check(ir_verify(m, "simplify") == 0, "%s: simplify verifies", file);
 	for (int i = 0; i < m->ndecl; i++)
 		nparam += m->decl[i].role == R_PARAM;
 	for (int i = 0; i < m->step->nop; i++) {
@@ -55,9 +56,9 @@ example(const char *dir, const char *file)
 	}
 	for (int i = 0; i < m->fwd->nop; i++)
 		nolossop &= m->fwd->op[i].kind != OP_XENT && m->fwd->op[i].kind != OP_MSE;
-	tb_check(nupd == nparam, "%s: %d updates for %d params", file, nupd, nparam);
-	tb_check(order, "%s: step phases in order fwd, bwd, upd", file);
-	tb_check(m->fwd->loss < 0 && nolossop, "%s: the forward computes no loss", file);
+	check(nupd == nparam, "%s: %d updates for %d params", file, nupd, nparam);
+	check(order, "%s: step phases in order fwd, bwd, upd", file);
+	check(m->fwd->loss < 0 && nolossop, "%s: the forward computes no loss", file);
 
 	txt2 = print(m, &n2);
 	src2.name = "printed";
@@ -66,7 +67,7 @@ example(const char *dir, const char *file)
 	m2 = ir_parse(&src2);
 	if (m2)
 		txt3 = print(m2, &n3);
-	tb_check(m2 && ir_verify(m2, "parse") == 0 && n2 == n3 && memcmp(txt2, txt3, n2) == 0,
+	check(m2 && ir_verify(m2, "parse") == 0 && n2 == n3 && memcmp(txt2, txt3, n2) == 0,
 	         "%s: the step prints and parses back to the same text", file);
 
 	{
@@ -77,7 +78,7 @@ example(const char *dir, const char *file)
 			ok = interp_run(in, m->step, err, sizeof err) == 0;
 			l[k] = ok ? ((float *)interp_out(in, 0)->data)[0] : NAN;
 		}
-		tb_check(ok && isfinite(l[0]) && l[1] < l[0] && l[2] < l[1],
+		check(ok && isfinite(l[0]) && l[1] < l[0] && l[2] < l[1],
 		         "%s: 3 steps lower the loss (%.6g %.6g %.6g)", file, l[0], l[1], l[2]);
 		interp_free(in);
 	}
@@ -97,10 +98,11 @@ main(void)
 	DIR *d;
 	int n = 0;
 
+	check_echo = 1;         /* the log shows every check's numbers */
 	snprintf(dir, sizeof dir, "%s/examples", top ? top : ".");
 	if (!(d = opendir(dir))) {
-		tb_check(0, "examples directory %s", dir);
-		return tb_done();
+		check(0, "examples directory %s", dir);
+		return done();
 	}
 	while ((e = readdir(d))) {
 		size_t k = strlen(e->d_name);
@@ -110,6 +112,6 @@ main(void)
 		}
 	}
 	closedir(d);
-	tb_check(n >= 3, "%d examples found", n);
-	return tb_done();
+	check(n >= 3, "%d examples found", n);
+	return done();
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../check.h"
 #include "tb.h"
 
 enum { MAXP = 8 };
@@ -189,7 +190,7 @@ run_loss(Interp *in, Func *fw)
 }
 
 static void
-check(const char *name, Build *fn)
+grad_case(const char *name, Build *fn)
 {
 	Tb tb, *t = &tb;
 	Src src = { name, "", 0, 0 };
@@ -213,17 +214,17 @@ check(const char *name, Build *fn)
 	func_output(fw, "loss", l);
 	t->m->opt = (Optim){ .kind = OPT_SGD, .lr = 1 };
 	if (autodiff(t->m, &src)) {
-		tb_check(0, "%s: autodiff failed", name);
+		check(0, "%s: autodiff failed", name);
 		tb_free(t);
 		return;
 	}
 	simplify(fw);
 	simplify(t->m->step);
-	tb_check(ir_verify(t->m, "gradcheck") == 0, "%s: the IR verifies", name);
+	check(ir_verify(t->m, "gradcheck") == 0, "%s: the IR verifies", name);
 	for (int i = 0; i < t->m->ndecl; i++)
 		nparam += t->m->decl[i].role == R_PARAM;
 	gf = tb_gradfunc(t->m, pars, &np);
-	tb_check(np == nparam, "%s: %d of %d params updated", name, np, nparam);
+	check(np == nparam, "%s: %d of %d params updated", name, np, nparam);
 	in = tb_interp(t);
 	if (interp_run(in, gf, err, sizeof err))
 		die("%s: gradients: %s", name, err);
@@ -251,7 +252,7 @@ check(const char *name, Build *fn)
 			maxerr = fmax(maxerr, fabs(fd - g[i][j]));
 		}
 		maxerr /= fmax(maxfd, 1e-3);
-		tb_check(maxerr <= TOL && maxfd > 1e-3, "%s: d%s rel err %.2e (max |fd| %.3g)", name,
+		check(maxerr <= TOL && maxfd > 1e-3, "%s: d%s rel err %.2e (max |fd| %.3g)", name,
 		         t->m->decl[pars[i]].name, maxerr, maxfd);
 		free(g[i]);
 	}
@@ -263,10 +264,11 @@ check(const char *name, Build *fn)
 int
 main(void)
 {
+	check_echo = 1;         /* the log shows every check's numbers */
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-		check(cases[i].name, cases[i].fn);
+		grad_case(cases[i].name, cases[i].fn);
 	for (int k = 0; k < NOP; k++)
 		if (opinfo[k].grad != gr_none)
-			tb_check(covered[k], "%s has a gradient check", opinfo[k].name);
-	return tb_done();
+			check(covered[k], "%s has a gradient check", opinfo[k].name);
+	return done();
 }

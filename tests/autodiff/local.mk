@@ -1,5 +1,5 @@
 # tests/autodiff/local.mk: gradient checks, optimizer updates, autodiff on the examples.
-AD_TB = tests/autodiff/tb.c tests/autodiff/tb.h
+AD_TB = tests/autodiff/tb.c tests/autodiff/tb.h tests/build.c tests/build.h
 check_PROGRAMS += tests/autodiff/gradcheck tests/autodiff/step tests/autodiff/examples
 tests_autodiff_gradcheck_SOURCES = tests/autodiff/gradcheck.c $(AD_TB)
 tests_autodiff_gradcheck_LDADD = $(MTC_LIBS) -lm

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../check.h"
 #include "tb.h"
 
 #define IA(...) (int64_t[]){ __VA_ARGS__ }
@@ -51,11 +52,11 @@ optim(const char *name, Optim o)
 	func_output(t->m->fwd, "y", tb_op1(t, OP_TANH, u));
 	t->m->fwd->loss = l;
 	t->m->opt = o;
-	tb_check(autodiff(t->m, &src) == 0, "%s: autodiff", name);
+	check(autodiff(t->m, &src) == 0, "%s: autodiff", name);
 	simplify(t->m->fwd);
 	simplify(t->m->step);
-	tb_check(ir_verify(t->m, name) == 0, "%s: the IR verifies", name);
-	tb_check(mod_find_decl(t->m, "mom.u") < 0 && mod_find_decl(t->m, "m.u") < 0,
+	check(ir_verify(t->m, name) == 0, "%s: the IR verifies", name);
+	check(mod_find_decl(t->m, "mom.u") < 0 && mod_find_decl(t->m, "m.u") < 0,
 	         "%s: no state for a param that misses the loss", name);
 	if (o.kind == OPT_SGD && o.momentum)
 		sm = mod_find_decl(t->m, "mom.w");
@@ -63,21 +64,21 @@ optim(const char *name, Optim o)
 		sm = mod_find_decl(t->m, "m.w");
 		sv = mod_find_decl(t->m, "v.w");
 		st = mod_find_decl(t->m, "adam.t");
-		tb_check(sm >= 0 && sv >= 0 && st >= 0 && t->m->decl[st].ty.dt == I32 &&
+		check(sm >= 0 && sv >= 0 && st >= 0 && t->m->decl[st].ty.dt == I32 &&
 		         t->m->decl[st].of == -1 && t->m->decl[sv].of == w && t->m->decl[sv].role == R_STATE,
 		         "%s: state decls m.w, v.w of w, adam.t i32[]", name);
-		tb_check(t->m->step->op[t->m->step->nop - 2].kind == OP_TICK, "%s: tick before the update", name);
+		check(t->m->step->op[t->m->step->nop - 2].kind == OP_TICK, "%s: tick before the update", name);
 	} else if (o.momentum) {
-		tb_check(sm >= 0 && t->m->decl[sm].of == w && t->m->decl[sm].role == R_STATE &&
+		check(sm >= 0 && t->m->decl[sm].of == w && t->m->decl[sm].role == R_STATE &&
 		         t->m->decl[sm].init.kind == INIT_ZEROS, "%s: state decl mom.w of w, zeros", name);
 	} else
-		tb_check(t->m->ndecl == 3, "%s: plain sgd has no state", name);
-	tb_check(count(t->m->step, OP_SGD) + count(t->m->step, OP_SGDM) + count(t->m->step, OP_ADAM) == 1,
+		check(t->m->ndecl == 3, "%s: plain sgd has no state", name);
+	check(count(t->m->step, OP_SGD) + count(t->m->step, OP_SGDM) + count(t->m->step, OP_ADAM) == 1,
 	         "%s: one update (w only)", name);
-	tb_check(phases_ordered(t->m->step), "%s: phases fwd, bwd, upd in order", name);
-	tb_check(t->m->fwd->nop == 1 && t->m->fwd->op[0].kind == OP_TANH && t->m->fwd->loss < 0,
+	check(phases_ordered(t->m->step), "%s: phases fwd, bwd, upd in order", name);
+	check(t->m->fwd->nop == 1 && t->m->fwd->op[0].kind == OP_TANH && t->m->fwd->loss < 0,
 	         "%s: the forward keeps its output's op only, not the loss", name);
-	tb_check(count(t->m->step, OP_TANH) == 0, "%s: the step computes no output the loss misses", name);
+	check(count(t->m->step, OP_TANH) == 0, "%s: the step computes no output the loss misses", name);
 
 	{
 		Interp *in = tb_interp(t);
@@ -115,9 +116,9 @@ optim(const char *name, Optim o)
 			if (st >= 0)
 				ok &= ((int32_t *)interp_decl(in, st)->data)[0] == k;
 		}
-		tb_check(lossok, "%s: the step's loss is the loss before the update", name);
-		tb_check(ok, "%s: 3 steps match the hand computation (params and state, 1e-5)", name);
-		tb_check(memcmp(u0, interp_decl(in, u)->data, sizeof u0) == 0, "%s: u is not updated", name);
+		check(lossok, "%s: the step's loss is the loss before the update", name);
+		check(ok, "%s: 3 steps match the hand computation (params and state, 1e-5)", name);
+		check(memcmp(u0, interp_decl(in, u)->data, sizeof u0) == 0, "%s: u is not updated", name);
 		interp_free(in);
 	}
 	tb_free(t);
@@ -139,14 +140,14 @@ accumulate(void)
 	l = tb_op(t, OP_SUM, &l, 1, IA(0, 0), 0, NULL, NULL);
 	t->m->fwd->loss = l;
 	t->m->opt = (Optim){ .kind = OPT_SGD, .lr = 0.1 };
-	tb_check(autodiff(t->m, &src) == 0, "acc: autodiff");
+	check(autodiff(t->m, &src) == 0, "acc: autodiff");
 	s = t->m->step;
 	for (int i = 0; i < s->nop; i++)
 		if (s->op[i].kind == OP_SGD)
 			g = s->op[i].args[1];
 	for (int i = 0; i < s->nop; i++)
 		adds += s->op[i].kind == OP_ADD && s->op[i].phase == PH_BWD;
-	tb_check(g >= 0 && s->op[s->val[g].def].kind == OP_ADD && adds == 2,
+	check(g >= 0 && s->op[s->val[g].def].kind == OP_ADD && adds == 2,
 	         "acc: w's gradient is the sum of its 3 uses (%d bwd adds)", adds);
 	tb_free(t);
 }
@@ -168,10 +169,10 @@ cse(void)
 	(void)c;
 	func_output(t->m->fwd, "y", y);
 	simplify(t->m->fwd);
-	tb_check(count(t->m->fwd, OP_TANH) == 1 && count(t->m->fwd, OP_EXP) == 0 &&
+	check(count(t->m->fwd, OP_TANH) == 1 && count(t->m->fwd, OP_EXP) == 0 &&
 	         count(t->m->fwd, OP_ADD) == 1 && t->m->fwd->nop == 3,
 	         "cse: one tanh, one add, no dead exp (%d ops)", t->m->fwd->nop);
-	tb_check(t->m->fwd->nout == 1 && t->m->fwd->out[0] == t->m->fwd->op[2].res &&
+	check(t->m->fwd->nout == 1 && t->m->fwd->out[0] == t->m->fwd->op[2].res &&
 	         t->m->fwd->op[2].kind == OP_MUL, "cse: the output follows its op");
 	tb_free(t);
 }
@@ -191,14 +192,14 @@ diags(void)
 	l = tb_op(t, OP_SUM, &l, 1, IA(0, 0), 0, NULL, NULL);
 	t->m->fwd->loss = l;
 	src.nerr = 0;
-	tb_check(autodiff(t->m, &src) < 0 && src.nerr == 1, "diag: no optimizer");
+	check(autodiff(t->m, &src) < 0 && src.nerr == 1, "diag: no optimizer");
 	t->m->opt = (Optim){ .kind = OPT_SGD, .lr = 0.1 };
 	src.nerr = 0;
-	tb_check(autodiff(t->m, &src) < 0 && src.nerr == 1 && !t->m->step,
+	check(autodiff(t->m, &src) < 0 && src.nerr == 1 && !t->m->step,
 	         "diag: a helper op in the forward cannot be differentiated");
 	t->m->fwd->op[0].phase = PH_MEM;
 	src.nerr = 0;
-	tb_check(autodiff(t->m, &src) < 0 && src.nerr == 1 && !t->m->step,
+	check(autodiff(t->m, &src) < 0 && src.nerr == 1 && !t->m->step,
 	         "diag: a planned forward is refused");
 	tb_free(t);
 }
@@ -206,11 +207,12 @@ diags(void)
 int
 main(void)
 {
+	check_echo = 1;         /* the log shows every check's numbers */
 	optim("sgd", (Optim){ .kind = OPT_SGD, .lr = 0.1 });
 	optim("sgd-momentum", (Optim){ .kind = OPT_SGD, .lr = 0.1, .momentum = 0.9 });
 	optim("adam", (Optim){ .kind = OPT_ADAM, .lr = 0.05, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8 });
 	accumulate();
 	cse();
 	diags();
-	return tb_done();
+	return done();
 }

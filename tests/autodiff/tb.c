@@ -1,13 +1,11 @@
 /* tb.c: the autodiff test bench: decls with chosen test values, ops, gradient functions. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tb.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static int npass, nfail;
 
 double
 tb_rand(void)
@@ -16,29 +14,6 @@ tb_rand(void)
 	rng ^= rng >> 7;
 	rng ^= rng << 17;
 	return (double)(rng >> 11) * 0x1p-53;
-}
-
-void
-tb_check(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s ", ok ? "ok" : "FAIL");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	if (ok)
-		npass++;
-	else
-		nfail++;
-}
-
-int
-tb_done(void)
-{
-	printf("%d passed, %d failed\n", npass, nfail);
-	return nfail ? 1 : 0;
 }
 
 void
@@ -78,24 +53,12 @@ int
 tb_op(Tb *t, Opk k, const int *args, int n, const int64_t *ia, int nia, const double *fa,
       const Shape *given)
 {
-	int64_t a[MAXIA] = {0};
-	double f[MAXFA] = {0};
-	Type r = { F32, { 0, {0} } };
-	char err[256];
+	Type g = { F32, given ? *given : (Shape){0} };
 	int i;
 
 	if (!t->m->fwd)
 		t->m->fwd = func_new(t->m, "forward");
-	if (ia)
-		memcpy(a, ia, (opinfo[k].iattr[0] && op_iattr_is_list(k) ? (size_t)nia :
-		               (size_t)op_niattr(k)) * sizeof *a);
-	if (fa)
-		memcpy(f, fa, op_nfattr(k) * sizeof *f);
-	if (given)
-		r.sh = *given;
-	if (op_infer(t->m->fwd, k, args, n, a, nia, f, &r, err, sizeof err))
-		die("test op %s: %s", opinfo[k].name, err);
-	i = func_op(t->m->fwd, k, PH_FWD, args, n, a, nia, f, &r, NULL, (Loc){ 2, 1 });
+	i = build_op(t->m->fwd, k, PH_FWD, args, n, ia, nia, fa, given ? &g : NULL, NULL, (Loc){ 2, 1 });
 	return t->m->fwd->op[i].res;
 }
 

@@ -4,6 +4,8 @@
 
 #include "passes.h"
 
+#include "../build.h"
+
 /* How a decl's test values are drawn. */
 typedef enum { V_UNIF, V_SIGNED, V_GRID, V_INT } Vkind;
 
@@ -37,8 +39,5 @@ Func *tb_gradfunc(Module *, int *pars, int *npar);
 void tb_funcfree(Func *);        /* frees a function made by tb_gradfunc */
 /* Uniform in [0, 1), one fixed sequence per program. */
 double tb_rand(void);
-/* Count a check, printing "ok ..." or "FAIL ..."; tb_done prints the closing line. */
-void tb_check(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int tb_done(void);
 
 #endif

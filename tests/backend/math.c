@@ -11,20 +11,9 @@
 
 #include "mtc/mtc-math.h"
 
+#include "../check.h"
+
 enum { STRIDE = 251, N = 4096 };
-
-static int npass, nfail;
-
-static void
-check(int ok, const char *what)
-{
-	if (ok)
-		npass++;
-	else {
-		nfail++;
-		printf("FAIL: %s\n", what);
-	}
-}
 
 /* |got - exact| in units of the last place of exact as a float (huge when a special value
  * differs). */
@@ -78,7 +67,6 @@ main(void)
 		{ "tanh", one_tanh, tanhf, tanh },
 	};
 	static float x[N], e[N], l[N], t[N];
-	char what[160];
 
 	for (int f = 0; f < 3; f++) {
 		double worst = 0, lworst = 0;
@@ -93,8 +81,7 @@ main(void)
 		}
 		printf("%-5s max error %.3f ulp (at %a); the C library's %sf: %.3f ulp\n", fn[f].name,
 		       worst, (double)at, fn[f].name, lworst);
-		snprintf(what, sizeof what, "%s within 2 ulp (%.3f at %a)", fn[f].name, worst, (double)at);
-		check(worst <= 2, what);
+		check(worst <= 2, "%s within 2 ulp (%.3f at %a)", fn[f].name, worst, (double)at);
 	}
 
 	check(mtc_expf(0) == 1 && mtc_expf(-INFINITY) == 0 && mtc_expf(INFINITY) == INFINITY &&
@@ -124,6 +111,5 @@ main(void)
 		}
 		check(same, "loops give the bits of scalar calls");
 	}
-	printf("%d passed, %d failed\n", npass, nfail);
-	return nfail != 0;
+	return done();
 }

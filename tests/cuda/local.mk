@@ -1,13 +1,13 @@
 # tests/cuda/local.mk: the CUDA backend's tests; without NVRTC one script says they are skipped.
 if HAVE_CUDA
 check_PROGRAMS += tests/cuda/module
-tests_cuda_module_SOURCES = tests/cuda/module.c tests/cuda/tally.h
+tests_cuda_module_SOURCES = tests/cuda/module.c tests/build.c tests/build.h
 tests_cuda_module_LDADD = $(MTC_LIBS)
 check_PROGRAMS += tests/cuda/sync
-tests_cuda_sync_SOURCES = tests/cuda/sync.c tests/cuda/tally.h
+tests_cuda_sync_SOURCES = tests/cuda/sync.c
 tests_cuda_sync_LDADD = $(MTC_LIBS)
 check_PROGRAMS += tests/cuda/randplan
-tests_cuda_randplan_SOURCES = tests/cuda/randplan.c tests/planner/synth.c tests/planner/synth.h
+tests_cuda_randplan_SOURCES = tests/cuda/randplan.c tests/planner/synth.c tests/planner/synth.h tests/build.c tests/build.h
 tests_cuda_randplan_LDADD = $(MTC_LIBS) -lm
 check_PROGRAMS += tests/cuda/drive
 tests_cuda_drive_SOURCES = tests/cuda/drive.c

@@ -10,28 +10,18 @@
 #include "cuda.h"
 #include "mtc/mtc.h"
 
-#include "tally.h"
+#include "../build.h"
+#include "../check.h"
 
-static Type
-ty2(DType dt, int rank, int64_t a, int64_t b)
-{
-	Type t = { dt, { rank, { a, b } } };
-	return t;
-}
-
+/* Append an op of the forward phase; its result value. */
 static int
 add(Func *f, Opk k, const int *args, int n, int64_t ia0, int64_t ia1, double fa0, double fa1,
     const Type *given)
 {
-	Type r = given ? *given : (Type){0};
 	int64_t ia[MAXIA] = { ia0, ia1 };
 	double fa[MAXFA] = { fa0, fa1 };
-	char err[256];
-	int i;
+	int i = build_op(f, k, PH_FWD, args, n, ia, op_niattr(k), fa, given, NULL, (Loc){0, 0});
 
-	if (op_infer(f, k, args, n, ia, op_niattr(k), fa, &r, err, sizeof err))
-		die("%s: %s", opinfo[k].name, err);
-	i = func_op(f, k, PH_FWD, args, n, ia, op_niattr(k), fa, &r, NULL, (Loc){0, 0});
 	return f->op[i].res;
 }
 
@@ -47,10 +37,10 @@ tiny(void)
 	Func *f;
 	Type sc = { F32, { 0, {0} } };
 
-	x = mod_decl(m, "x", R_INPUT, ty2(F32, 2, 8, 16), z, (Loc){0, 0});
-	y = mod_decl(m, "y", R_INPUT, ty2(I32, 1, 8, 0), z, (Loc){0, 0});
-	w = mod_decl(m, "w", R_PARAM, ty2(F32, 2, 16, 10), nrm, (Loc){0, 0});
-	mo = mod_decl(m, "mom.w", R_STATE, ty2(F32, 2, 16, 10), z, (Loc){0, 0});
+	x = mod_decl(m, "x", R_INPUT, ty(F32, 2, 8, 16), z, (Loc){0, 0});
+	y = mod_decl(m, "y", R_INPUT, ty(I32, 1, 8), z, (Loc){0, 0});
+	w = mod_decl(m, "w", R_PARAM, ty(F32, 2, 16, 10), nrm, (Loc){0, 0});
+	mo = mod_decl(m, "mom.w", R_STATE, ty(F32, 2, 16, 10), z, (Loc){0, 0});
 	m->decl[mo].of = w;
 	m->opt = (Optim){ OPT_SGD, 0.1, 0.9, 0, 0, 0, {0, 0} };
 
@@ -72,6 +62,13 @@ tiny(void)
 	add(f, OP_SGDM, A(w, mo, gw), 3, 0, 0, 0.1, 0.9, NULL);
 	f->loss = l;
 	return m;
+}
+
+/* s, or "(nothing)" for NULL: a message to print. */
+static const char *
+or_none(const char *s)
+{
+	return s ? s : "(nothing)";
 }
 
 /* Does the line at p end with suf? */
@@ -127,21 +124,21 @@ main(void)
 		die("mkdtemp");
 	lower(&lo, m, &target_cuda, NULL, NULL, NULL);
 	t = emit(&lo, &o, "cuda", &rc);
-	check(rc == 0 && strstr(t, "__global__") && strstr(t, "k0_"), "--emit=cuda", NULL);
+	check(rc == 0 && strstr(t, "__global__") && strstr(t, "k0_"), "--emit=cuda");
 	free(t);
 	t = emit(&lo, &o, "ptx", &rc);
-	check(rc == 0 && strstr(t, ".target sm_90") && strstr(t, ".entry k0_"), "--emit=ptx for --arch=sm_90", NULL);
+	check(rc == 0 && strstr(t, ".target sm_90") && strstr(t, ".entry k0_"), "--emit=ptx for --arch=sm_90");
 	free(t);
 	t = emit(&lo, &o, "h", &rc);
 	check(rc == 0 && strstr(t, "int tiny_step(tiny *, const float *x, const int32_t *y, float *loss);"),
-	      "--emit=h: step", t);
+	      "--emit=h: step: %s", or_none(t));
 	check(strstr(t, "int tiny_forward(tiny *, const float *x, float *logits);") != NULL,
-	      "--emit=h: forward", t);
+	      "--emit=h: forward: %s", or_none(t));
 	free(t);
 	t = emit(&lo, &o, "llvm", &rc);
 	check(rc == 0 && strstr(t, "define hidden i32 @mtc_cu_sched_step") &&
 	      strstr(t, "@mtc_cu_swap") && strstr(t, "@mtc_cu_wait") && strstr(t, "@mtc_cu_gemm") &&
-	      strstr(t, "@mtc_cu_cubin") && strstr(t, "define i32 @tiny_step"), "--emit=llvm", NULL);
+	      strstr(t, "@mtc_cu_cubin") && strstr(t, "define i32 @tiny_step"), "--emit=llvm");
 	/* the swap-out waits for relu's compute event 0 (recorded once, after the relu), the
 	 * swap-in for none: it follows the swap-out on the copy stream, and its bytes are new */
 	{
@@ -152,16 +149,16 @@ main(void)
 		for (const char *q = t; (q = strstr(q, "call i32 @mtc_cu_record(")); q++)
 			nrec++;
 		check(rec && out && in && rec < out && nrec == 1 && line_ends(rec, ", i32 0)"),
-		      "--emit=llvm: one compute event, before the swap-out", NULL);
+		      "--emit=llvm: one compute event, before the swap-out");
 		check(out && in && line_ends(out, ", i32 0, i32 0)") && line_ends(in, ", i32 1, i32 -1)"),
-		      "--emit=llvm: the swaps' copy and compute events", NULL);
+		      "--emit=llvm: the swaps' copy and compute events");
 	}
 	free(t);
 
 	snprintf(so, sizeof so, "%s/tiny.so", dir);
 	snprintf(hdr, sizeof hdr, "%s/tiny.h", dir);
 	check(cuda_build(&lo, &o, so) == 0 && access(so, R_OK) == 0 && access(hdr, R_OK) == 0,
-	      "build tiny.so and tiny.h", NULL);
+	      "build tiny.so and tiny.h");
 	/* the API is exported, the runtime is not */
 	snprintf(cmd, sizeof cmd, "nm -D --defined-only '%s'", so);
 	{
@@ -174,14 +171,14 @@ main(void)
 		for (const char *const *s = (const char *const[]){ " tiny_create\n", " tiny_step\n",
 		     " tiny_forward\n", " tiny_destroy\n", " tiny_error\n", " mtc_module\n",
 		     " mtc_last_error\n", NULL }; *s; s++)
-			check(strstr(buf, *s) != NULL, "exported", *s);
-		check(strstr(buf, "mtc_cu_") == NULL, "runtime symbols are hidden", NULL);
+			check(strstr(buf, *s) != NULL, "exported: %s", *s);
+		check(strstr(buf, "mtc_cu_") == NULL, "runtime symbols are hidden");
 	}
 	/* the header compiles against the .so */
 	snprintf(cmd, sizeof cmd, "cd '%s' && printf '#include \"tiny.h\"\\nint main(void){tiny *t = "
 	         "tiny_create(); if (t) tiny_destroy(t); return 0;}\\n' > use.c && cc -std=c11 -Wall "
 	         "-Werror -o use use.c ./tiny.so", dir);
-	check(system(cmd) == 0, "tiny.h compiles and links against tiny.so", cmd);
+	check(system(cmd) == 0, "tiny.h compiles and links against tiny.so: %s", cmd);
 
 	{
 		void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
@@ -189,7 +186,7 @@ main(void)
 		const struct mtc_module *md;
 		void *inst;
 
-		check(h != NULL, "dlopen tiny.so without a GPU", h ? NULL : dlerror());
+		check(h != NULL, "dlopen tiny.so without a GPU: %s", or_none(h ? "" : dlerror()));
 		if (!h)
 			goto out;
 		*(void **)&modf = dlsym(h, "mtc_module");
@@ -197,22 +194,21 @@ main(void)
 		check(md && md->abi == MTC_ABI && strcmp(md->name, "tiny") == 0 &&
 		      strcmp(md->target, "cuda") == 0 && md->ninputs == 2 && md->nparams == 1 &&
 		      md->nstate == 1 && md->noutputs == 1 && md->trains &&
-		      md->inputs[0].shape[1] == 16 && md->params[0].bytes == 640, "mtc_module() describes it", NULL);
+		      md->inputs[0].shape[1] == 16 && md->params[0].bytes == 640, "mtc_module() describes it");
 		if (!md)
 			goto out;
 		inst = md->create();
 		if (!has_driver()) {
 			const char *e = md->error(NULL);
-			check(inst == NULL, "create() fails without libcuda", NULL);
-			check(e && strstr(e, "no CUDA driver (libcuda.so.1) found"), "create() says why", e);
+			check(inst == NULL, "create() fails without libcuda");
+			check(e && strstr(e, "no CUDA driver (libcuda.so.1) found"), "create() says why: %s",
+			      or_none(e));
 			printf("note: %s\n", e ? e : "");
-			printf("skipped: running tiny.so needs a GPU (no libcuda.so.1 here)\n");
-			skip++;
+			skip("running tiny.so needs a GPU (no libcuda.so.1 here)");
 		} else if (!inst) {
 			const char *e = md->error(NULL);
-			check(e && *e, "create() without a usable GPU says why", e);
-			printf("skipped: running tiny.so needs a GPU: %s\n", e ? e : "");
-			skip++;
+			check(e && *e, "create() without a usable GPU says why: %s", or_none(e));
+			skip("running tiny.so needs a GPU: %s", e ? e : "");
 		} else {
 			float x[8 * 16], loss[5], logits[80];
 			int32_t y[8];
@@ -223,11 +219,11 @@ main(void)
 			for (int i = 0; i < 8; i++)
 				y[i] = i % 10;
 			for (int s = 0; s < 5; s++)
-				check(md->step(inst, in, &loss[s]) == 0 && isfinite(loss[s]), "step on the GPU",
-				      md->error(inst));
-			check(loss[4] < loss[0], "the loss falls", NULL);
-			check(md->forward(inst, in, out) == 0 && isfinite(logits[0]), "forward on the GPU",
-			      md->error(inst));
+				check(md->step(inst, in, &loss[s]) == 0 && isfinite(loss[s]), "step on the GPU: %s",
+				      or_none(md->error(inst)));
+			check(loss[4] < loss[0], "the loss falls");
+			check(md->forward(inst, in, out) == 0 && isfinite(logits[0]), "forward on the GPU: %s",
+			      or_none(md->error(inst)));
 			md->destroy(inst);
 		}
 		dlclose(h);
@@ -238,5 +234,5 @@ out:
 		printf("note: could not remove %s\n", dir);
 	lower_free(&lo);
 	mod_free(m);
-	return tally();
+	return done_skips();
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../check.h"
 #include "../planner/synth.h"
 
 static uint64_t rs;
@@ -24,7 +25,7 @@ rnd(void)
 int
 main(int argc, char **argv)
 {
-	int npass = 0, nfail = 0, n;
+	int n;
 	Target tg;
 
 	if (argc < 5) {
@@ -49,8 +50,7 @@ main(int argc, char **argv)
 			FILE *fp;
 
 			if (!m || !m->step) {
-				printf("FAIL: %s: cannot compile\n", argv[a]);
-				nfail++;
+				check(0, "%s: cannot compile", argv[a]);
 				break;
 			}
 			orig = m->step;
@@ -66,12 +66,8 @@ main(int argc, char **argv)
 				plan_place_swap_at(p, pl->sw[s].op, p->split[pl->sw[s].op],
 				                   (rnd() % 5) / 4.0, (rnd() % 5) / 4.0, &pl->sw[s]);
 			g = remat(p, pl);
-			if (synth_equiv(orig, g, err, sizeof err)) {
-				printf("FAIL: %s plan %d: not the unplanned step: %s\n", name, k, err);
-				nfail++;
-			} else {
-				npass++;
-			}
+			check(synth_equiv(orig, g, err, sizeof err) == 0, "%s plan %d: not the unplanned step: %s",
+			      name, k, err);
 			m->step = g;
 			func_free(orig);
 			m->budget = 0;
@@ -86,6 +82,5 @@ main(int argc, char **argv)
 			mod_free(m);
 		}
 	}
-	printf("%d passed, %d failed\n", npass, nfail);
-	return nfail != 0;
+	return done();
 }

@@ -21,7 +21,7 @@
 #include "ir.h"
 #include "passes.h"
 
-#include "tally.h"
+#include "../check.h"
 
 typedef struct OpT {
 	int64_t off, bytes;        /* born(): the result's device bytes */
@@ -224,16 +224,15 @@ races(const Func *f, const OpT *t, int n, const char *what, int quiet)
 static void
 one(const Func *f, const char *ll, const char *sched, const char *file, int *ncopy, int *early)
 {
-	char what[512], msg[512];
+	char what[512];
 	int n = 0, launch = -1, bad, *seen;
 	OpT *t = trace(ll, sched, &n);
 
 	snprintf(what, sizeof what, "%s %s", file, f->name);
-	check(t != NULL, what, "no schedule function in the IR");
+	check(t != NULL, "%s: no schedule function in the IR", what);
 	if (!t)
 		return;
-	snprintf(msg, sizeof msg, "%d ops in the IR, %d in the .mir", n, f->nop);
-	check(n == f->nop, what, msg);
+	check(n == f->nop, "%s: %d ops in the IR, %d in the .mir", what, n, f->nop);
 	if (n != f->nop) {
 		free(t);
 		return;
@@ -245,8 +244,8 @@ one(const Func *f, const char *ll, const char *sched, const char *file, int *nco
 		if (t[i].launch)
 			launch = i;
 		t[i].pos = launch >= 0 ? launch : i;
-		snprintf(msg, sizeof msg, "op %d (%s)", i, opinfo[o->kind].name);
-		check(copy == t[i].swap && (!copy || t[i].out == (o->kind == OP_SWAPOUT)), what, msg);
+		check(copy == t[i].swap && (!copy || t[i].out == (o->kind == OP_SWAPOUT)), "%s: op %d (%s)",
+		      what, i, opinfo[o->kind].name);
 		if (t[i].rec >= 0 && t[i].rec < n)
 			seen[t[i].rec] = 1;
 		/* an event waited for must have been recorded earlier in this schedule, else the
@@ -256,21 +255,18 @@ one(const Func *f, const char *ll, const char *sched, const char *file, int *nco
 			for (int j = 0; j < i; j++)
 				if (t[j].rec == t[i].after)
 					r = j;
-			snprintf(msg, sizeof msg, "copy %d waits for compute event %d, recorded at op %d", i,
-			         t[i].after, r);
-			check(r >= 0, what, msg);
+			check(r >= 0, "%s: copy %d waits for compute event %d, recorded at op %d", what, i,
+			      t[i].after, r);
 			/* minimal: that op is one the copy conflicts with, not just the latest kernel */
-			snprintf(msg, sizeof msg, "copy %d (%s) waits on op %d (%s), which it does not "
-			         "depend on", i, opinfo[o->kind].name, r, r >= 0 ? opinfo[f->op[r].kind].name : "-");
-			check(r >= 0 && conflict(f, t, i, r), what, msg);
+			check(r >= 0 && conflict(f, t, i, r), "%s: copy %d (%s) waits on op %d (%s), which it "
+			      "does not depend on", what, i, opinfo[o->kind].name, r,
+			      r >= 0 ? opinfo[f->op[r].kind].name : "-");
 		}
 		for (int w = 0; w < t[i].nwait; w++) {
 			int ok = 0;
 			for (int j = 0; j < i; j++)
 				ok |= t[j].swap && t[j].ev == t[i].wait[w];
-			snprintf(msg, sizeof msg, "op %d waits for copy event %d, not issued before", i,
-			         t[i].wait[w]);
-			check(ok, what, msg);
+			check(ok, "%s: op %d waits for copy event %d, not issued before", what, i, t[i].wait[w]);
 		}
 		if (t[i].swap) {
 			int prev = -1;
@@ -287,16 +283,15 @@ one(const Func *f, const char *ll, const char *sched, const char *file, int *nco
 		}
 	}
 	bad = races(f, t, n, what, 0);
-	snprintf(msg, sizeof msg, "%d conflicting copy/kernel pairs run unordered", bad);
-	check(bad == 0, what, msg);
+	check(bad == 0, "%s: %d conflicting copy/kernel pairs run unordered", what, bad);
 	/* the simulation must notice a missing event */
 	for (int i = 0; i < n; i++) {
 		int a = t[i].after;
 		if (!t[i].swap || a < 0)
 			continue;
 		t[i].after = -1;
-		snprintf(msg, sizeof msg, "dropping copy %d's compute event %d goes unnoticed", i, a);
-		check(races(f, t, n, what, 1) > 0, what, msg);
+		check(races(f, t, n, what, 1) > 0, "%s: dropping copy %d's compute event %d goes unnoticed",
+		      what, i, a);
 		t[i].after = a;
 	}
 	free(seen);
@@ -321,11 +316,11 @@ main(int argc, char **argv)
 		src.name = argv[a];
 		src.text = slurp(argv[a], &src.len);
 		ll = slurp(argv[a + 1], &n);
-		check(src.text && ll, argv[a], "cannot read it or its .ll");
+		check(src.text && ll, "%s: cannot read it or its .ll", argv[a]);
 		if (!src.text || !ll)
 			continue;
 		m = ir_parse(&src);
-		check(m != NULL, argv[a], "does not parse");
+		check(m != NULL, "%s: does not parse", argv[a]);
 		if (m) {
 			one(m->fwd, ll, "mtc_cu_sched_forward", argv[a], &ncopy, &early);
 			if (m->step)
@@ -337,7 +332,7 @@ main(int argc, char **argv)
 	}
 	printf("%d copies; %d of them wait for less than every kernel issued before them\n", ncopy,
 	       early);
-	check(ncopy > 0, "the inputs have copies", NULL);
-	check(early > 0, "some copy overlaps a kernel issued before it (no barrier)", NULL);
-	return tally();
+	check(ncopy > 0, "the inputs have copies");
+	check(early > 0, "some copy overlaps a kernel issued before it (no barrier)");
+	return done_skips();
 }

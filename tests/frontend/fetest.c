@@ -5,21 +5,10 @@
 
 #include "frontend.h"
 
-static int npass, nfail;
+#include "../check.h"
 
-#define CHECK(c) check((c), #c, __LINE__)
-
-static int
-check(int ok, const char *what, int line)
-{
-	if (ok)
-		npass++;
-	else {
-		nfail++;
-		printf("FAIL: fetest.c:%d: %s\n", line, what);
-	}
-	return ok;
-}
+/* A check that prints its own expression when it fails. */
+#define EXPECT(c) CHECK((c), "%s", #c)
 
 static Module *
 compile_d(const char *text, const char **defs, int ndefs)
@@ -72,19 +61,19 @@ consts(void)
 		"}\n");
 	Op *op;
 
-	if (!CHECK(m != NULL))
+	if (!EXPECT(m != NULL))
 		return;
-	CHECK(m->ndecl == 1 && strcmp(m->decl[0].name, "x") == 0);
-	CHECK(has_type(m, "x", "f32[14,1,6]"));
-	CHECK(m->decl[0].role == R_INPUT && m->decl[0].loc.line == 6 && m->decl[0].loc.col == 9);
+	EXPECT(m->ndecl == 1 && strcmp(m->decl[0].name, "x") == 0);
+	EXPECT(has_type(m, "x", "f32[14,1,6]"));
+	EXPECT(m->decl[0].role == R_INPUT && m->decl[0].loc.line == 6 && m->decl[0].loc.col == 9);
 	/* x * E: the const becomes an f32[] const op with its value */
 	op = &m->fwd->op[0];
-	CHECK(op->kind == OP_CONST && op->fa[0] == 3 && op->nargs == 0);
-	CHECK(m->fwd->val[op->res].ty.sh.rank == 0 && m->fwd->val[op->res].ty.dt == F32);
-	CHECK(m->fwd->op[1].kind == OP_MUL && m->fwd->op[2].kind == OP_CONST && m->fwd->op[2].fa[0] == 0.5);
-	CHECK((op = def(m, "h")) && op->kind == OP_ADD && op->loc.line == 7 && op->loc.col == 13);
-	CHECK(m->fwd->nout == 1 && strcmp(m->fwd->outname[0], "h") == 0 && m->fwd->loss == -1);
-	CHECK(m->opt.kind == OPT_NONE && m->step == NULL);
+	EXPECT(op->kind == OP_CONST && op->fa[0] == 3 && op->nargs == 0);
+	EXPECT(m->fwd->val[op->res].ty.sh.rank == 0 && m->fwd->val[op->res].ty.dt == F32);
+	EXPECT(m->fwd->op[1].kind == OP_MUL && m->fwd->op[2].kind == OP_CONST && m->fwd->op[2].fa[0] == 0.5);
+	EXPECT((op = def(m, "h")) && op->kind == OP_ADD && op->loc.line == 7 && op->loc.col == 13);
+	EXPECT(m->fwd->nout == 1 && strcmp(m->fwd->outname[0], "h") == 0 && m->fwd->loss == -1);
+	EXPECT(m->opt.kind == OPT_NONE && m->step == NULL);
 	mod_free(m);
 }
 
@@ -97,8 +86,8 @@ defines(void)
 		"const B = A + 1;\n"
 		"model m { input x : f32[A, B, Z]; output x; }\n", d, 2);
 
-	if (CHECK(m != NULL))
-		CHECK(has_type(m, "x", "f32[5,6,3]"));
+	if (EXPECT(m != NULL))
+		EXPECT(has_type(m, "x", "f32[5,6,3]"));
 	mod_free(m);
 }
 
@@ -117,14 +106,14 @@ ssa_names(void)
 		"}\n");
 	Op *op;
 
-	if (!CHECK(m != NULL))
+	if (!EXPECT(m != NULL))
 		return;
-	CHECK((op = def(m, "h")) && op->kind == OP_RELU && strcmp(argname(m, op, 0), "x") == 0);
-	CHECK((op = def(m, "h.1")) && op->kind == OP_RELU && strcmp(argname(m, op, 0), "h") == 0);
-	CHECK(func_find(m->fwd, "g") < 0);      /* an alias makes no value */
-	CHECK(m->fwd->nout == 4 && m->fwd->out[0] == func_find(m->fwd, "h.1") && m->fwd->out[1] == m->fwd->out[0]);
-	CHECK((op = def(m, "x.1")) && op->kind == OP_NEG && m->fwd->out[2] == op->res);
-	CHECK((op = def(m, "c")) && op->kind == OP_CONST && op->fa[0] == 2);
+	EXPECT((op = def(m, "h")) && op->kind == OP_RELU && strcmp(argname(m, op, 0), "x") == 0);
+	EXPECT((op = def(m, "h.1")) && op->kind == OP_RELU && strcmp(argname(m, op, 0), "h") == 0);
+	EXPECT(func_find(m->fwd, "g") < 0);      /* an alias makes no value */
+	EXPECT(m->fwd->nout == 4 && m->fwd->out[0] == func_find(m->fwd, "h.1") && m->fwd->out[1] == m->fwd->out[0]);
+	EXPECT((op = def(m, "x.1")) && op->kind == OP_NEG && m->fwd->out[2] == op->res);
+	EXPECT((op = def(m, "c")) && op->kind == OP_CONST && op->fa[0] == 2);
 	mod_free(m);
 }
 
@@ -161,27 +150,27 @@ ops_and_defaults(void)
 		"}\n");
 	Op *op;
 
-	if (!CHECK(m != NULL))
+	if (!EXPECT(m != NULL))
 		return;
-	CHECK((op = def(m, "s1")) && op->ia[0] == 2 && op->ia[1] == 0 && has_type(m, "s1", "f32[2,3]"));
-	CHECK((op = def(m, "s2")) && op->kind == OP_MEAN && op->ia[0] == 1 && op->ia[1] == 1 && has_type(m, "s2", "f32[2,1,4]"));
-	CHECK((op = def(m, "s3")) && op->kind == OP_MAX && op->ia[0] == 0 && op->ia[1] == 1 && has_type(m, "s3", "f32[1,3,4]"));
-	CHECK((op = def(m, "sm")) && op->kind == OP_SOFTMAX && op->ia[0] == 2);
-	CHECK((op = def(m, "ls")) && op->kind == OP_LOGSOFTMAX && op->ia[0] == 0);
-	CHECK((op = def(m, "ln")) && op->kind == OP_LAYERNORM && op->fa[0] == 1e-5 && op->nargs == 3);
-	CHECK((op = def(m, "ln2")) && op->fa[0] == 1e-6);
-	CHECK((op = def(m, "r")) && op->kind == OP_RESHAPE && has_type(m, "r", "f32[2,12]"));
-	CHECK(has_type(m, "r0", "f32[]"));
-	CHECK((op = def(m, "tr")) && op->nia == 3 && op->ia[0] == 2 && op->ia[1] == 0 && has_type(m, "tr", "f32[4,2,3]"));
-	CHECK((op = def(m, "cc")) && op->nargs == 3 && op->ia[0] == 1 && has_type(m, "cc", "f32[2,9,4]"));
-	CHECK(has_type(m, "bc", "f32[4,3]"));
-	CHECK((op = def(m, "p1")) && op->kind == OP_POW && op->fa[0] == 2);
-	CHECK((op = def(m, "p2")) && op->fa[0] == 0.5);
-	CHECK(has_type(m, "em", "f32[2,3,4]"));
-	CHECK((op = def(m, "mm")) && op->kind == OP_MATMUL && op->ia[0] == 0 && op->ia[1] == 0 && has_type(m, "mm", "f32[2,3,3]"));
-	CHECK((op = def(m, "u")) && op->kind == OP_GELU);
-	CHECK(m->decl[4].init.kind == INIT_ONES && m->decl[5].init.kind == INIT_FULL && m->decl[5].init.a == 0.5);
-	CHECK(m->decl[6].init.kind == INIT_UNIFORM && m->decl[6].init.a == -1 && m->decl[6].init.b == 1);
+	EXPECT((op = def(m, "s1")) && op->ia[0] == 2 && op->ia[1] == 0 && has_type(m, "s1", "f32[2,3]"));
+	EXPECT((op = def(m, "s2")) && op->kind == OP_MEAN && op->ia[0] == 1 && op->ia[1] == 1 && has_type(m, "s2", "f32[2,1,4]"));
+	EXPECT((op = def(m, "s3")) && op->kind == OP_MAX && op->ia[0] == 0 && op->ia[1] == 1 && has_type(m, "s3", "f32[1,3,4]"));
+	EXPECT((op = def(m, "sm")) && op->kind == OP_SOFTMAX && op->ia[0] == 2);
+	EXPECT((op = def(m, "ls")) && op->kind == OP_LOGSOFTMAX && op->ia[0] == 0);
+	EXPECT((op = def(m, "ln")) && op->kind == OP_LAYERNORM && op->fa[0] == 1e-5 && op->nargs == 3);
+	EXPECT((op = def(m, "ln2")) && op->fa[0] == 1e-6);
+	EXPECT((op = def(m, "r")) && op->kind == OP_RESHAPE && has_type(m, "r", "f32[2,12]"));
+	EXPECT(has_type(m, "r0", "f32[]"));
+	EXPECT((op = def(m, "tr")) && op->nia == 3 && op->ia[0] == 2 && op->ia[1] == 0 && has_type(m, "tr", "f32[4,2,3]"));
+	EXPECT((op = def(m, "cc")) && op->nargs == 3 && op->ia[0] == 1 && has_type(m, "cc", "f32[2,9,4]"));
+	EXPECT(has_type(m, "bc", "f32[4,3]"));
+	EXPECT((op = def(m, "p1")) && op->kind == OP_POW && op->fa[0] == 2);
+	EXPECT((op = def(m, "p2")) && op->fa[0] == 0.5);
+	EXPECT(has_type(m, "em", "f32[2,3,4]"));
+	EXPECT((op = def(m, "mm")) && op->kind == OP_MATMUL && op->ia[0] == 0 && op->ia[1] == 0 && has_type(m, "mm", "f32[2,3,3]"));
+	EXPECT((op = def(m, "u")) && op->kind == OP_GELU);
+	EXPECT(m->decl[4].init.kind == INIT_ONES && m->decl[5].init.kind == INIT_FULL && m->decl[5].init.a == 0.5);
+	EXPECT(m->decl[6].init.kind == INIT_UNIFORM && m->decl[6].init.a == -1 && m->decl[6].init.b == 1);
 	mod_free(m);
 }
 
@@ -215,30 +204,30 @@ defs_loops_arrays(void)
 	Op *op;
 	int n = 0;
 
-	if (!CHECK(m != NULL))
+	if (!EXPECT(m != NULL))
 		return;
-	CHECK(m->ndecl == 8 && strcmp(m->decl[2].name, "w.0") == 0 && strcmp(m->decl[4].name, "w.2") == 0);
-	CHECK(strcmp(m->decl[7].name, "b.2") == 0 && m->decl[2].init.kind == INIT_NORMAL && m->decl[2].init.b == 0.02);
+	EXPECT(m->ndecl == 8 && strcmp(m->decl[2].name, "w.0") == 0 && strcmp(m->decl[4].name, "w.2") == 0);
+	EXPECT(strcmp(m->decl[7].name, "b.2") == 0 && m->decl[2].init.kind == INIT_NORMAL && m->decl[2].init.b == 0.02);
 	/* three inlined calls: h (a local of lin) is renamed, the return takes the caller's name */
-	CHECK((op = def(m, "h")) && op->kind == OP_MATMUL && strcmp(argname(m, op, 0), "x") == 0);
-	CHECK((op = def(m, "h.1")) && op->kind == OP_ADD && strcmp(argname(m, op, 1), "b.0") == 0);
-	CHECK((op = def(m, "h.2")) && op->kind == OP_MATMUL && strcmp(argname(m, op, 1), "w.1") == 0);
-	CHECK((op = def(m, "h.5")) && op->kind == OP_ADD && strcmp(argname(m, op, 1), "b.2") == 0);
-	CHECK(op && op->loc.line == 2 && op->loc.col == 40);
+	EXPECT((op = def(m, "h")) && op->kind == OP_MATMUL && strcmp(argname(m, op, 0), "x") == 0);
+	EXPECT((op = def(m, "h.1")) && op->kind == OP_ADD && strcmp(argname(m, op, 1), "b.0") == 0);
+	EXPECT((op = def(m, "h.2")) && op->kind == OP_MATMUL && strcmp(argname(m, op, 1), "w.1") == 0);
+	EXPECT((op = def(m, "h.5")) && op->kind == OP_ADD && strcmp(argname(m, op, 1), "b.2") == 0);
+	EXPECT(op && op->loc.line == 2 && op->loc.col == 40);
 	/* the nested loop: i = 1: j = 0; i = 2: j = 0, 1 -- three multiplications by consts 0, 0, 1 */
 	for (int k = 0; k < m->fwd->nop; k++)
 		if (m->fwd->op[k].kind == OP_CONST)
 			n++;
-	CHECK(n == 4);
-	CHECK((op = def(m, "last")) && strcmp(argname(m, op, 1), "w.2") == 0);
-	CHECK((op = def(m, "q")) && strcmp(argname(m, op, 1), "w.1") == 0);
-	CHECK(has_type(m, "s", "f32[4,2]"));
-	CHECK((op = def(m, "z")) && m->fwd->op[op - m->fwd->op - 1].kind == OP_CONST && m->fwd->op[op - m->fwd->op - 1].fa[0] == 0.5);
-	CHECK(m->fwd->loss == func_find(m->fwd, "loss") && m->fwd->loss >= 0);
-	CHECK(m->opt.kind == OPT_ADAM && m->opt.lr == 0.01 && m->opt.beta1 == 0.9 && m->opt.beta2 == 0.999 && m->opt.eps == 1e-8);
-	CHECK(m->opt.loc.line == 22 && m->opt.loc.col == 19);
+	EXPECT(n == 4);
+	EXPECT((op = def(m, "last")) && strcmp(argname(m, op, 1), "w.2") == 0);
+	EXPECT((op = def(m, "q")) && strcmp(argname(m, op, 1), "w.1") == 0);
+	EXPECT(has_type(m, "s", "f32[4,2]"));
+	EXPECT((op = def(m, "z")) && m->fwd->op[op - m->fwd->op - 1].kind == OP_CONST && m->fwd->op[op - m->fwd->op - 1].fa[0] == 0.5);
+	EXPECT(m->fwd->loss == func_find(m->fwd, "loss") && m->fwd->loss >= 0);
+	EXPECT(m->opt.kind == OPT_ADAM && m->opt.lr == 0.01 && m->opt.beta1 == 0.9 && m->opt.beta2 == 0.999 && m->opt.eps == 1e-8);
+	EXPECT(m->opt.loc.line == 22 && m->opt.loc.col == 19);
 	for (int k = 0; k < m->fwd->nop; k++)
-		CHECK(m->fwd->op[k].kind != OP_RELU);
+		EXPECT(m->fwd->op[k].kind != OP_RELU);
 	mod_free(m);
 }
 
@@ -249,8 +238,8 @@ sgd_default(void)
 		"model m { input x : f32[3]; input y : f32[3]; param w : f32[3] = zeros();\n"
 		"  l = mse(x * w, y); train l with sgd(lr = 0.1); }\n");
 
-	if (CHECK(m != NULL))
-		CHECK(m->opt.kind == OPT_SGD && m->opt.lr == 0.1 && m->opt.momentum == 0 && m->fwd->nout == 0);
+	if (EXPECT(m != NULL))
+		EXPECT(m->opt.kind == OPT_SGD && m->opt.lr == 0.1 && m->opt.momentum == 0 && m->fwd->nout == 0);
 	mod_free(m);
 }
 
@@ -268,7 +257,7 @@ rejects(void)
 
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		Module *m = compile(bad[i]);
-		CHECK(m == NULL);
+		EXPECT(m == NULL);
 		mod_free(m);
 	}
 }
@@ -283,6 +272,5 @@ main(void)
 	defs_loops_arrays();
 	sgd_default();
 	rejects();
-	printf("%d passed, %d failed\n", npass, nfail);
-	return nfail != 0;
+	return done();
 }

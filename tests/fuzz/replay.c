@@ -4,29 +4,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../check.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n);
 
 int
 main(int argc, char **argv)
 {
-	int nok = 0, nbad = 0;
-
 	for (int i = 1; i < argc; i++) {
 		FILE *fp = fopen(argv[i], "rb");
 		uint8_t *buf = NULL;
 		long n;
 		if (!fp || fseek(fp, 0, SEEK_END) || (n = ftell(fp)) < 0 || fseek(fp, 0, SEEK_SET) ||
 		    !(buf = malloc((size_t)n + 1)) || fread(buf, 1, (size_t)n, fp) != (size_t)n) {
-			printf("FAIL: cannot read %s\n", argv[i]);
-			nbad++;
+			check(0, "cannot read %s", argv[i]);
 		} else {
 			LLVMFuzzerTestOneInput(buf, (size_t)n);   /* a crash ends the test */
-			nok++;
+			npass++;
 		}
 		free(buf);
 		if (fp)
 			fclose(fp);
 	}
-	printf("%d passed, %d failed\n", nok, nbad);
-	return nbad != 0;
+	return done();
 }

@@ -6,18 +6,9 @@
 
 #include "safetensors.h"
 
-static int npass, nfail;
-static char path[256];
+#include "../check.h"
 
-static void
-check(const char *what, int ok)
-{
-	if (ok)
-		npass++;
-	else
-		nfail++;
-	printf("%s %s\n", ok ? "ok  " : "FAIL", what);
-}
+static char path[256];
 
 /* A file of an 8-byte length, the header text as given, and ndata bytes of data. */
 static void
@@ -45,7 +36,7 @@ bad(const char *what, const char *needle)
 	if (!ok)
 		printf("  %s: %s, message '%s'\n", what, f ? "accepted" : "rejected", err);
 	mtc_st_free(f);
-	check(what, ok);
+	check(ok, "%s", what);
 }
 
 static void
@@ -72,7 +63,7 @@ roundtrip(void)
 	FILE *fp;
 
 	ok = mtc_st_write(path, t, 3, err, sizeof err) == 0;
-	check("write three tensors", ok);
+	check(ok, "write three tensors");
 	f = mtc_st_read(path, err, sizeof err);
 	if (!f)
 		printf("  %s\n", err);
@@ -83,9 +74,10 @@ roundtrip(void)
 		     memcmp(r->shape, t[i].shape, t[i].rank * sizeof *r->shape) == 0 &&
 		     r->nbytes == (i == 0 ? 24 : i == 1 ? 16 : 4) && memcmp(r->data, t[i].data, r->nbytes) == 0;
 	}
-	check("read back: names (with escapes, UTF-8), dtypes, shapes, bytes", ok);
-	check("tensors come in data order", f && strcmp(f->t[0].name, "w.0") == 0 && strcmp(f->t[2].name, "s") == 0);
-	check("find of a missing name is NULL", f && !mtc_st_find(f, "nope"));
+	check(ok, "read back: names (with escapes, UTF-8), dtypes, shapes, bytes");
+	check(f && strcmp(f->t[0].name, "w.0") == 0 && strcmp(f->t[2].name, "s") == 0,
+	      "tensors come in data order");
+	check(f && !mtc_st_find(f, "nope"), "find of a missing name is NULL");
 	mtc_st_free(f);
 	fp = fopen(path, "rb");
 	fseek(fp, 0, SEEK_END);
@@ -99,7 +91,8 @@ roundtrip(void)
 		fclose(fp);
 		for (int i = 7; i >= 0; i--)
 			n = n << 8 | h[i];
-		check("header padded so the data starts 8-byte aligned", (8 + n) % 8 == 0 && sz == (long)(8 + n + 44));
+		check((8 + n) % 8 == 0 && sz == (long)(8 + n + 44),
+		      "header padded so the data starts 8-byte aligned");
 	}
 
 	/* every truncation of a valid file is an error */
@@ -120,7 +113,7 @@ roundtrip(void)
 			}
 			mtc_st_free(f);
 		}
-		check("every truncation is an error", all);
+		check(all, "every truncation is an error");
 
 		/* random byte flips: errors or valid files, never a crash */
 		srand(1);
@@ -135,20 +128,21 @@ roundtrip(void)
 			mtc_st_free(mtc_st_read(path, err, sizeof err));
 			free(m);
 		}
-		check("3000 randomly corrupted files read without a crash", 1);
+		check(1, "3000 randomly corrupted files read without a crash");
 		free(buf);
 	}
 
 	raw("{}", 2, -1, 0);
 	f = mtc_st_read(path, err, sizeof err);
-	check("an empty file of tensors is fine", f && f->n == 0);
+	check(f && f->n == 0, "an empty file of tensors is fine");
 	mtc_st_free(f);
 	raw("{\"__metadata__\":{\"format\":\"pt\"},\"x\":{\"dtype\":\"I32\",\"shape\":[2],\"data_offsets\":[0,8]}}   ",
 	    strlen("{\"__metadata__\":{\"format\":\"pt\"},\"x\":{\"dtype\":\"I32\",\"shape\":[2],\"data_offsets\":[0,8]}}   "), -1, 8);
 	f = mtc_st_read(path, err, sizeof err);
 	if (!f)
 		printf("  %s\n", err);
-	check("__metadata__ and trailing spaces are accepted", f && f->n == 1 && f->t[0].shape[0] == 2);
+	check(f && f->n == 1 && f->t[0].shape[0] == 2,
+	      "__metadata__ and trailing spaces are accepted");
 	mtc_st_free(f);
 }
 
@@ -219,19 +213,18 @@ malformed(void)
 	{
 		char err[512];
 		mtc_st_tensor t = { "x", MTC_ST_F32, 1, {1}, 0, (float[]){1} };
-		check("writing into a missing directory is an error",
-		      mtc_st_write("/nonexistent-dir/x.safetensors", &t, 1, err, sizeof err) == -1 &&
-		      strstr(err, "cannot write"));
+		check(mtc_st_write("/nonexistent-dir/x.safetensors", &t, 1, err, sizeof err) == -1 &&
+		      strstr(err, "cannot write"), "writing into a missing directory is an error");
 	}
 }
 
 int
 main(void)
 {
+	check_echo = 1;         /* the log lists every check */
 	snprintf(path, sizeof path, "st-test-%d.safetensors", (int)getpid());
 	roundtrip();
 	malformed();
 	unlink(path);
-	printf("%d passed, %d failed\n", npass, nfail);
-	return nfail != 0;
+	return done();
 }

@@ -11,8 +11,11 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-#include "t.h"
+#include "ir.h"
+#include "../check.h"
 
 typedef struct Buf {
 	char *s;

@@ -4,11 +4,11 @@ IR_TESTS = tests/ir/shape tests/ir/verify tests/ir/fuzz
 check_PROGRAMS += $(IR_TESTS)
 TESTS += $(IR_TESTS) tests/ir/roundtrip.sh tests/ir/bad.sh tests/ir/golden.sh tests/ir/planned.sh
 
-tests_ir_shape_SOURCES = tests/ir/shape.c tests/ir/t.h
+tests_ir_shape_SOURCES = tests/ir/shape.c tests/build.c tests/build.h
 tests_ir_shape_LDADD = $(MTC_LIBS)
-tests_ir_verify_SOURCES = tests/ir/verify.c tests/ir/t.h
+tests_ir_verify_SOURCES = tests/ir/verify.c tests/build.c tests/build.h
 tests_ir_verify_LDADD = $(MTC_LIBS)
-tests_ir_fuzz_SOURCES = tests/ir/fuzz.c tests/ir/t.h
+tests_ir_fuzz_SOURCES = tests/ir/fuzz.c
 tests_ir_fuzz_LDADD = $(MTC_LIBS)
 
 EXTRA_DIST += tests/ir/roundtrip.sh tests/ir/bad.sh tests/ir/golden.sh tests/ir/planned.sh tests/ir/good \

@@ -3,8 +3,11 @@
  * Each case runs op_infer on operands of the given types and expects either the result type
  * or an error whose message holds every '|'-separated piece of `want` after the '!'. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-#include "t.h"
+#include "../build.h"
+#include "../check.h"
 
 typedef struct Case {
 	int line;
@@ -194,9 +197,9 @@ run(Module *m, const Case *c)
 	char err[400] = "", got[200];
 
 	while (n < 6 && c->a[n])
-		args[n] = func_value(f, NULL, T(c->a[n])), n++;
+		args[n] = func_value(f, NULL, ty_of(c->a[n])), n++;
 	if (c->given)
-		r = T(c->given);
+		r = ty_of(c->given);
 	rc = op_infer(f, c->k, args, n, c->ia, c->nia, c->fa, &r, err, sizeof err);
 	if (c->want[0] == '!') {
 		CHECK(rc != 0 && has_all(err, c->want + 1), "line %d: %s: expected an error with '%s', got %s",
@@ -230,7 +233,7 @@ broadcast(void)
 	};
 
 	for (size_t i = 0; i < sizeof bc / sizeof bc[0]; i++) {
-		Type a = T(bc[i].a), b = T(bc[i].b), r = { F32, { 0, { 0 } } };
+		Type a = ty_of(bc[i].a), b = ty_of(bc[i].b), r = { F32, { 0, { 0 } } };
 		char s[100];
 		int rc = shape_broadcast(&a.sh, &b.sh, &r.sh), rc2;
 		Type r2 = r;
@@ -243,7 +246,7 @@ broadcast(void)
 			      "broadcast %s %s: want %s got %s", bc[i].a, bc[i].b, bc[i].r, s);
 	}
 	for (size_t i = 0; i < sizeof to / sizeof to[0]; i++) {
-		Type a = T(to[i].a), r = T(to[i].r);
+		Type a = ty_of(to[i].a), r = ty_of(to[i].r);
 		CHECK(shape_broadcasts_to(&a.sh, &r.sh) == to[i].yes, "%s broadcasts to %s: want %d",
 		      to[i].a, to[i].r, to[i].yes);
 	}

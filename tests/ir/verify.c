@@ -1,9 +1,12 @@
 /* verify.c: the verifier catches each kind of broken IR (built in C, then broken by hand),
  * and accepts the unbroken module. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
-#include "t.h"
+#include "../build.h"
+#include "../check.h"
 
 /* Append op k; its result type from the rule (given: for F_GIVEN ops). Returns the op index. */
 static int
@@ -12,17 +15,14 @@ op(Func *f, Opk k, Phase ph, const char *name, const char *a0, const char *a1, c
 {
 	const char *an[5] = { a0, a1, a2, a3, a4 };
 	int args[5], n = 0;
-	Type r = given ? T(given) : (Type){0};
-	char err[300];
+	Type g = given ? ty_of(given) : (Type){0};
+	static int line = 10;
 
 	for (; n < 5 && an[n]; n++)
 		if ((args[n] = func_find(f, an[n])) < 0)
 			die("test: no value %s", an[n]);
-	if (op_infer(f, k, args, n, ia, nia, fa, &r, err, sizeof err))
-		die("test: %s: %s", opinfo[k].name, err);
-	static int line = 10;
 	line++;
-	return func_op(f, k, ph, args, n, ia, nia, fa, &r, name, (Loc){ line, line % 7 });
+	return build_op(f, k, ph, args, n, ia, nia, fa, given ? &g : NULL, name, (Loc){ line, line % 7 });
 }
 
 #define OP1(f, k, ph, nm, a) op(f, k, ph, nm, a, 0, 0, 0, 0, NULL, 0, NULL, NULL)
@@ -51,12 +51,12 @@ build(void)
 	Func *f, *s;
 	Init nrm = { INIT_NORMAL, 0, 0.1 }, z = { INIT_ZEROS, 0, 0 };
 
-	mod_decl(m, "x", R_INPUT, T("f32[4,8]"), (Init){0}, (Loc){ 1, 1 });
-	mod_decl(m, "y", R_INPUT, T("i32[4]"), (Init){0}, (Loc){ 2, 1 });
-	mod_decl(m, "w", R_PARAM, T("f32[8,8]"), nrm, (Loc){ 3, 1 });
-	mod_decl(m, "b", R_PARAM, T("f32[8]"), z, (Loc){ 4, 1 });
-	m->decl[mod_decl(m, "mom.w", R_STATE, T("f32[8,8]"), z, (Loc){0})].of = 2;
-	mod_decl(m, "t", R_STATE, T("i32[]"), z, (Loc){0});
+	mod_decl(m, "x", R_INPUT, ty_of("f32[4,8]"), (Init){0}, (Loc){ 1, 1 });
+	mod_decl(m, "y", R_INPUT, ty_of("i32[4]"), (Init){0}, (Loc){ 2, 1 });
+	mod_decl(m, "w", R_PARAM, ty_of("f32[8,8]"), nrm, (Loc){ 3, 1 });
+	mod_decl(m, "b", R_PARAM, ty_of("f32[8]"), z, (Loc){ 4, 1 });
+	m->decl[mod_decl(m, "mom.w", R_STATE, ty_of("f32[8,8]"), z, (Loc){0})].of = 2;
+	mod_decl(m, "t", R_STATE, ty_of("i32[]"), z, (Loc){0});
 	m->opt = (Optim){ .kind = OPT_SGD, .lr = 0.1, .momentum = 0.9 };
 
 	f = m->fwd = func_new(m, "forward");
@@ -121,7 +121,7 @@ static int
 raw(Func *f, Opk k, Phase ph, const char *name, const char *type, const char *a0, const char *a1)
 {
 	int args[2] = { V(f, a0), a1 ? V(f, a1) : -1 };
-	Type r = type ? T(type) : (Type){0};
+	Type r = type ? ty_of(type) : (Type){0};
 	return func_op(f, k, ph, args, a1 ? 2 : 1, NULL, 0, lr, &r, name, (Loc){0});
 }
 
@@ -130,8 +130,8 @@ static void b_use_before_def(Module *m) { m->fwd->op[0].args[0] = V(m->fwd, "r")
 static void b_two_defs(Module *m) { m->fwd->op[2].res = m->fwd->op[1].res; }
 static void b_bad_def(Module *m) { m->fwd->val[V(m->fwd, "h")].def = 3; }
 static void b_def_range(Module *m) { m->fwd->val[V(m->fwd, "h")].def = 99; }
-static void b_result_type(Module *m) { m->fwd->val[V(m->fwd, "r")].ty = T("f32[4,9]"); }
-static void b_operand_type(Module *m) { m->fwd->val[V(m->fwd, "h0")].ty = T("f32[4,7]"); }
+static void b_result_type(Module *m) { m->fwd->val[V(m->fwd, "r")].ty = ty_of("f32[4,9]"); }
+static void b_operand_type(Module *m) { m->fwd->val[V(m->fwd, "h0")].ty = ty_of("f32[4,7]"); }
 static void b_arity(Module *m) { m->fwd->op[1].nargs = 1; }
 static void b_arg_range(Module *m) { m->fwd->op[1].args[1] = 999; }
 static void b_kind(Module *m) { m->fwd->op[1].kind = NOP; }
@@ -165,12 +165,12 @@ static void b_input_init(Module *m) { m->decl[0].init.kind = INIT_ONES; }
 static void b_dup_decl(Module *m) { m->decl[1].name = m->decl[0].name; }
 static void b_dup_name(Module *m) { m->fwd->val[V(m->fwd, "r")].name = m->fwd->val[V(m->fwd, "h")].name; }
 static void b_bad_name(Module *m) { m->fwd->val[V(m->fwd, "r")].name = "a b"; }
-static void b_bad_type(Module *m) { m->decl[3].ty = T("f32[0]"); m->fwd->val[3].ty = T("f32[0]"); }
-static void b_mirror(Module *m) { m->step->val[2].ty = T("f32[8,9]"); }
+static void b_bad_type(Module *m) { m->decl[3].ty = ty_of("f32[0]"); m->fwd->val[3].ty = ty_of("f32[0]"); }
+static void b_mirror(Module *m) { m->step->val[2].ty = ty_of("f32[8,9]"); }
 static void b_no_opt(Module *m) { m->opt.kind = OPT_NONE; }
 static void b_no_fwd(Module *m) { m->fwd = NULL; }
 static void b_nores_res(Module *m) { m->step->op[nth_op(m->step, OP_TICK, 0)].res = V(m->step, "g.b"); }
-static void b_given(Module *m) { m->step->val[V(m->step, "g.b")].ty = T("f32[3]"); }
+static void b_given(Module *m) { m->step->val[V(m->step, "g.b")].ty = ty_of("f32[3]"); }
 
 static const struct {
 	void (*brk)(Module *);

@@ -166,8 +166,8 @@ main(int argc, char **argv)
 
 	if (argc != 2 || !(dl = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL)) ||
 	    !(get = (const struct mtc_module *(*)(void))dlsym(dl, "mtc_module"))) {
-		printf("usage: module MODEL.so (%s)\n0 passed, 1 failed\n", dlerror());
-		return 1;
+		check(0, "usage: module MODEL.so (%s)", argc == 2 ? dlerror() : "no MODEL.so given");
+		return done();
 	}
 	md = get();
 	in = calloc((size_t)md->ninputs + 1, sizeof *in);

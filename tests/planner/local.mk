@@ -2,11 +2,11 @@
 # exhaustive search, the command line.
 check_PROGRAMS += tests/planner/plan-test
 TESTS += tests/planner/plan-test
-tests_planner_plan_test_SOURCES = tests/planner/plan-test.c tests/planner/synth.c tests/planner/synth.h
+tests_planner_plan_test_SOURCES = tests/planner/plan-test.c tests/planner/synth.c tests/planner/synth.h tests/build.c tests/build.h
 tests_planner_plan_test_LDADD = $(MTC_LIBS) -lm
 check_PROGRAMS += tests/planner/ilp-test
 TESTS += tests/planner/ilp-test
-tests_planner_ilp_test_SOURCES = tests/planner/ilp-test.c tests/planner/synth.c tests/planner/synth.h
+tests_planner_ilp_test_SOURCES = tests/planner/ilp-test.c tests/planner/synth.c tests/planner/synth.h tests/build.c tests/build.h
 tests_planner_ilp_test_LDADD = $(MTC_LIBS) -lm
 TESTS += tests/planner/cli.sh tests/planner/determinism.sh
 EXTRA_DIST += tests/planner/cli.sh tests/planner/determinism.sh

@@ -9,20 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../check.h"
 #include "synth.h"
 
-static int npass, nfail;
 static Target tg;
 
+/* One check of a plan: a failure names the model, the solver, the budget and why if known. */
 static void
-check(int ok, const char *what, const char *model, const char *solver, int pct, const char *why)
+pcheck(int ok, const char *what, const char *model, const char *solver, int pct, const char *why)
 {
-	if (ok) {
-		npass++;
-		return;
-	}
-	nfail++;
-	printf("FAIL %s: %s %s %d%%%s%s\n", what, model, solver, pct, why ? ": " : "", why ? why : "");
+	check(ok, "%s: %s %s %d%%%s%s", what, model, solver, pct, why ? ": " : "", why ? why : "");
 }
 
 static char *
@@ -109,7 +105,7 @@ ilp_vs_start(const char *top)
 				tm[s] = rc[s] ? 0 : r.time;
 				mod_free(m);
 			}
-			check(rc[0] != 0 || (rc[1] == 0 && tm[1] <= tm[0] * (1 + 1e-9)), "ilp no worse than tso",
+			pcheck(rc[0] != 0 || (rc[1] == 0 && tm[1] <= tm[0] * (1 + 1e-9)), "ilp no worse than tso",
 			      Ls[l], "ilp", pcts[b], NULL);
 			printf("mlp %-5s %3d%%  tso %s %.6f s, ilp %s %.6f s\n", Ls[l], pcts[b],
 			       rc[0] ? "infeasible" : "", tm[0], rc[1] ? "infeasible" : "", tm[1]);
@@ -156,16 +152,16 @@ tight_vs_loose(const char *top)
 			ov[s] = rc[s] ? -1 : 100 * (r[s].time / r[s].base_time - 1);
 		}
 		ref = synth_example(path, NULL, 0, t);
-		check(rc[0] == 0 && rc[1] == 0 && ref, "tight and mixed plans", mn, sn, pct, NULL);
+		pcheck(rc[0] == 0 && rc[1] == 0 && ref, "tight and mixed plans", mn, sn, pct, NULL);
 		if (rc[0] == 0 && rc[1] == 0 && ref) {
-			check(r[1].time <= r[0].time * (1 + 1e-9), "mixed no slower than tight", mn, sn, pct, NULL);
-			check(ov[1] < c[k].bound, "mixed overhead bound", mn, sn, pct, NULL);
-			check(ir_verify(m[1], "plan") == 0, "verify", mn, sn, pct, NULL);
-			check(roundtrip(m[1]), "print/parse", mn, sn, pct, NULL);
-			check(r[1].arena <= r[1].budget, "fits", mn, sn, pct, NULL);
-			check(plan_arena(m[1]->step, t, NULL) == r[1].arena, "arena", mn, sn, pct, NULL);
-			check(synth_equiv(ref->step, m[1]->step, why, sizeof why) == 0, "same ops", mn, sn, pct, why);
-			check(same_run(ref, m[1], why, sizeof why), "bit-identical", mn, sn, pct, why);
+			pcheck(r[1].time <= r[0].time * (1 + 1e-9), "mixed no slower than tight", mn, sn, pct, NULL);
+			pcheck(ov[1] < c[k].bound, "mixed overhead bound", mn, sn, pct, NULL);
+			pcheck(ir_verify(m[1], "plan") == 0, "verify", mn, sn, pct, NULL);
+			pcheck(roundtrip(m[1]), "print/parse", mn, sn, pct, NULL);
+			pcheck(r[1].arena <= r[1].budget, "fits", mn, sn, pct, NULL);
+			pcheck(plan_arena(m[1]->step, t, NULL) == r[1].arena, "arena", mn, sn, pct, NULL);
+			pcheck(synth_equiv(ref->step, m[1]->step, why, sizeof why) == 0, "same ops", mn, sn, pct, why);
+			pcheck(same_run(ref, m[1], why, sizeof why), "bit-identical", mn, sn, pct, why);
 			printf("%-17s %-5s %3d%% %s  all-tight %9.2f%%  mixed %7.2f%%  arena %lld / %lld  "
 			       "rec %d swap %d  %.2fs\n", mn, sn, pct, c[k].cpu ? "cpu" : "mt3000", ov[0], ov[1],
 			       (long long)r[1].arena, (long long)r[1].budget, r[1].nrec, r[1].nswap, r[1].stime);
@@ -205,7 +201,7 @@ main(void)
 				int pct = pcts[bi], rc;
 
 				if (!m || !ref) {
-					check(0, "compile", mn, sn, pct, path);
+					pcheck(0, "compile", mn, sn, pct, path);
 					mod_free(m);
 					mod_free(ref);
 					continue;
@@ -215,21 +211,21 @@ main(void)
 				if (strcmp(sn, "tso") == 0)
 					tsotime[bi] = rc ? -1 : r.time;
 				else if (strcmp(sn, "chen") && tsotime[bi] > 0)
-					check(rc == 0 && r.time <= tsotime[bi] * (1 + 1e-9), "no slower than tso", mn, sn,
+					pcheck(rc == 0 && r.time <= tsotime[bi] * (1 + 1e-9), "no slower than tso", mn, sn,
 					      pct, NULL);
 				if (rc && strcmp(sn, "chen") == 0) {
 					printf("%-17s %-5s %3d%%  infeasible\n", mn, sn, pct);
 					npass++;
 				} else
-					check(rc == 0, "plan", mn, sn, pct, NULL);
+					pcheck(rc == 0, "plan", mn, sn, pct, NULL);
 				if (rc == 0) {
 					Func *f = ref->step;
-					check(ir_verify(m, "plan") == 0, "verify", mn, sn, pct, NULL);
-					check(roundtrip(m), "print/parse", mn, sn, pct, NULL);
-					check(r.arena <= r.budget, "fits", mn, sn, pct, NULL);
-					check(plan_arena(m->step, &tg, NULL) == r.arena, "arena", mn, sn, pct, NULL);
-					check(synth_equiv(f, m->step, why, sizeof why) == 0, "same ops", mn, sn, pct, why);
-					check(same_run(ref, m, why, sizeof why), "bit-identical", mn, sn, pct, why);
+					pcheck(ir_verify(m, "plan") == 0, "verify", mn, sn, pct, NULL);
+					pcheck(roundtrip(m), "print/parse", mn, sn, pct, NULL);
+					pcheck(r.arena <= r.budget, "fits", mn, sn, pct, NULL);
+					pcheck(plan_arena(m->step, &tg, NULL) == r.arena, "arena", mn, sn, pct, NULL);
+					pcheck(synth_equiv(f, m->step, why, sizeof why) == 0, "same ops", mn, sn, pct, why);
+					pcheck(same_run(ref, m, why, sizeof why), "bit-identical", mn, sn, pct, why);
 					printf("%-17s %-5s %3d%%  %-5s arena %8lld / %8lld  overhead %6.2f%%  rec %3d swap %2d  %.3fs\n",
 					       mn, sn, pct, r.solver, (long long)r.arena, (long long)plan_arena(f, &tg, NULL),
 					       100 * (r.time / r.base_time - 1), r.nrec, r.nswap, r.stime);
@@ -240,6 +236,5 @@ main(void)
 	}
 	ilp_vs_start(top);
 	tight_vs_loose(top);
-	printf("%d passed, %d failed\n", npass, nfail);
-	return nfail != 0;
+	return done();
 }

@@ -4,6 +4,7 @@
 
 #include "frontend.h"
 #include "synth.h"
+#include "../build.h"
 
 typedef struct B {
 	Module *m;
@@ -11,40 +12,23 @@ typedef struct B {
 	Phase ph;
 } B;
 
-static Type
-ty2(int64_t a, int64_t b)
-{
-	Type t = { F32, { 2, { a, b } } };
-	return t;
-}
-
 static int
-op(B *b, Opk k, const int *a, int na, const int64_t *ia, int nia, const double *fa, Type *given)
+op(B *b, Opk k, const int *a, int na)
 {
-	char err[256];
-	Type r = given ? *given : (Type){0};
-	int i;
-
-	if (op_infer(b->f, k, a, na, ia, nia, fa, &r, err, sizeof err))
-		die("synth: %s", err);
-	i = func_op(b->f, k, b->ph, a, na, ia, nia, fa, &r, NULL, (Loc){0, 0});
+	int i = build_op(b->f, k, b->ph, a, na, NULL, 0, NULL, NULL, NULL, (Loc){0, 0});
 	return b->f->op[i].res;
 }
 
-static int op1(B *b, Opk k, int x) { return op(b, k, &x, 1, NULL, 0, NULL, NULL); }
-static int op2(B *b, Opk k, int x, int y) { int a[2] = { x, y }; return op(b, k, a, 2, NULL, 0, NULL, NULL); }
+static int op1(B *b, Opk k, int x) { return op(b, k, &x, 1); }
+static int op2(B *b, Opk k, int x, int y) { int a[2] = { x, y }; return op(b, k, a, 2); }
 
 static void
 sgd(B *b, int w, int g)
 {
 	double fa[MAXFA] = { 0.01 };
 	int a[2] = { w, g };
-	char err[256];
-	Type r;
 
-	if (op_infer(b->f, OP_SGD, a, 2, NULL, 0, fa, &r, err, sizeof err))
-		die("synth: %s", err);
-	func_op(b->f, OP_SGD, PH_UPD, a, 2, NULL, 0, fa, &r, NULL, (Loc){0, 0});
+	build_op(b->f, OP_SGD, PH_UPD, a, 2, NULL, 0, fa, NULL, NULL, (Loc){0, 0});
 }
 
 static const Init normal = { INIT_NORMAL, 0, 0.05 };
@@ -73,8 +57,8 @@ synth_rand(int n, int width, uint64_t seed, int window)
 {
 	Module *m = mod_new(window == 1 ? "chain" : "dag", "synth");
 	B b = { m, NULL, PH_FWD };
-	int x = mod_decl(m, "x", R_INPUT, ty2(8, width), (Init){0}, (Loc){0, 0});
-	int w = param(m, "w", 0, ty2(8, width));
+	int x = mod_decl(m, "x", R_INPUT, ty(F32, 2, 8, width), (Init){0}, (Loc){0, 0});
+	int w = param(m, "w", 0, ty(F32, 2, 8, width));
 	int *v = xmalloc((n + 1) * sizeof *v), g, loss;
 	static const Opk un[] = { OP_TANH, OP_RELU, OP_EXP, OP_SIGMOID };
 	static const Opk bin[] = { OP_ADD, OP_MUL, OP_SUB };
