@@ -38,6 +38,8 @@ typedef struct Rx {
 	uint8_t *mode;      /* of the current state; changed in place by a trial */
 	float *lin, *lout;
 	int *cv;            /* the values a step of tightening tries */
+	int64_t *prof;      /* live bytes per op of the last plan measured (nprof entries) */
+	int nprof;
 	int batch;          /* tightening applies every change that cuts, not the best alone */
 	St cur, tr, fit;    /* fit: the fastest trial that fitted while tightening */
 } Rx;
@@ -66,7 +68,11 @@ build(Rx *x, St *s)
 	}
 	drop(s);
 	s->g = remat(p, pl);
-	me.prof = xmalloc((s->g->nop + 1) * sizeof *me.prof);
+	if (s->g->nop + 1 > x->nprof) {
+		x->nprof = 2 * (s->g->nop + 1);
+		x->prof = xrealloc(x->prof, x->nprof * sizeof *x->prof);
+	}
+	me.prof = x->prof;
 	plan_measure(s->g, p->tg, &me);
 	pl->peak = me.peak;
 	pl->time = me.time;
@@ -79,7 +85,6 @@ build(Rx *x, St *s)
 	for (int k = 0; k < s->g->nop; k++)
 		s->excess += me.prof[k] > x->thr ? me.prof[k] - x->thr : 0;
 	s->arena = -1;
-	free(me.prof);
 	x->nev++;
 }
 
@@ -447,6 +452,7 @@ plan_relax(Prob *p, int64_t budget, Plan **start, int nstart, int64_t *ba)
 	free(x.lin);
 	free(x.lout);
 	free(x.cv);
+	free(x.prof);
 	free(fmode);
 	free(flin);
 	free(flout);

@@ -22,14 +22,23 @@
 
 static int npass, nfail, nskip, check_echo;
 
-static inline void
-check_vsay(const char *file, int line, int ok, const char *fmt, va_list ap)
+/* Count one check and, if it failed (or passes echo), say what it checked. Returns ok. */
+static inline int
+check_count(const char *file, int line, int ok, const char *fmt, va_list ap)
 {
-	if (file)
-		printf("%s:%d: ", file, line);
-	printf("%s", ok ? "ok " : "FAIL: ");
-	vprintf(fmt, ap);
-	putchar('\n');
+	ok = ok != 0;
+	if (ok)
+		npass++;
+	else
+		nfail++;
+	if (!ok || check_echo) {
+		if (file)
+			printf("%s:%d: ", file, line);
+		printf("%s", ok ? "ok " : "FAIL: ");
+		vprintf(fmt, ap);
+		putchar('\n');
+	}
+	return ok;
 }
 
 /* Count one check; a failure (and with check_echo, a pass) prints what it checked.
@@ -39,16 +48,9 @@ check(int ok, const char *fmt, ...)
 {
 	va_list ap;
 
-	ok = ok != 0;
-	if (ok)
-		npass++;
-	else
-		nfail++;
-	if (!ok || check_echo) {
-		va_start(ap, fmt);
-		check_vsay(NULL, 0, ok, fmt, ap);
-		va_end(ap);
-	}
+	va_start(ap, fmt);
+	ok = check_count(NULL, 0, ok, fmt, ap);
+	va_end(ap);
 	return ok;
 }
 
@@ -58,16 +60,9 @@ check_at(const char *file, int line, int ok, const char *fmt, ...)
 {
 	va_list ap;
 
-	ok = ok != 0;
-	if (ok)
-		npass++;
-	else
-		nfail++;
-	if (!ok || check_echo) {
-		va_start(ap, fmt);
-		check_vsay(file, line, ok, fmt, ap);
-		va_end(ap);
-	}
+	va_start(ap, fmt);
+	ok = check_count(file, line, ok, fmt, ap);
+	va_end(ap);
 	return ok;
 }
 #define CHECK(ok, ...) check_at(__FILE__, __LINE__, (ok), __VA_ARGS__)

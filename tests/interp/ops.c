@@ -5,11 +5,11 @@
  * here; gradient helpers against central finite differences of the interpreter's own
  * forward op (so the operand conventions of docs/ir.md are checked end to end). */
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ir.h"
+#include "../build.h"
 
 static int npass, nfail;
 static Module *m;
@@ -17,19 +17,6 @@ static Func *f;
 static Interp *in;
 static void *data[32];        /* initial contents per decl, or NULL (then pseudo-random) */
 static int covered[NOP];      /* op kinds some case has run */
-
-static Type
-ty(DType dt, int rank, ...)
-{
-	Type t = { dt, { rank, {0} } };
-	va_list ap;
-
-	va_start(ap, rank);
-	for (int i = 0; i < rank; i++)
-		t.sh.d[i] = va_arg(ap, int);
-	va_end(ap);
-	return t;
-}
 
 static void
 begin(void)

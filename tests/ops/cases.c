@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cases.h"
+#include "../build.h"
 
 static Group gs[16];
 static int ng;
@@ -17,18 +18,6 @@ group(const char *name, int step)
 	memset(g, 0, sizeof *g);
 	g->name = name;
 	g->step = step;
-}
-
-static Type
-T(int rank, ...)
-{
-	Type t = { F32, { rank, {0} } };
-	va_list ap;
-	va_start(ap, rank);
-	for (int i = 0; i < rank; i++)
-		t.sh.d[i] = va_arg(ap, int);
-	va_end(ap);
-	return t;
 }
 
 static Type
@@ -81,9 +70,9 @@ static const Opk gbin[] = { OP_RELU_G, OP_GELU_G, OP_TANH_G, OP_SIGMOID_G, OP_SQ
 static void
 elementwise(void)
 {
-	Type shapes[] = { T(1, 7), T(3, 3, 4, 5), T(0), T(2, 130, 150) };
-	Type pa[][2] = { { T(2, 4, 5), T(2, 4, 5) }, { T(2, 4, 5), T(1, 5) }, { T(3, 3, 1, 5), T(2, 4, 1) },
-	                 { T(0), T(2, 2, 3) }, { T(2, 6, 1), T(2, 1, 7) }, { T(2, 200, 120), T(1, 120) } };
+	Type shapes[] = { ty(F32, 1, 7), ty(F32, 3, 3, 4, 5), ty(F32, 0), ty(F32, 2, 130, 150) };
+	Type pa[][2] = { { ty(F32, 2, 4, 5), ty(F32, 2, 4, 5) }, { ty(F32, 2, 4, 5), ty(F32, 1, 5) }, { ty(F32, 3, 3, 1, 5), ty(F32, 2, 4, 1) },
+	                 { ty(F32, 0), ty(F32, 2, 2, 3) }, { ty(F32, 2, 6, 1), ty(F32, 2, 1, 7) }, { ty(F32, 2, 200, 120), ty(F32, 1, 120) } };
 	Case *c;
 
 	group("unary", 0);
@@ -111,16 +100,16 @@ elementwise(void)
 
 	/* A fused chain with broadcast operands, a result stored mid-chain, one kept in registers. */
 	group("chain", 0);
-	add(OP_ADD, 2, T(2, 50, 40), T(1, 40));
-	c = add(OP_RELU, 1, T(2, 50, 40));
+	add(OP_ADD, 2, ty(F32, 2, 50, 40), ty(F32, 1, 40));
+	c = add(OP_RELU, 1, ty(F32, 2, 50, 40));
 	c->arg[0] = 0;
-	c = add(OP_MUL, 2, T(2, 50, 40), T(2, 50, 1));
+	c = add(OP_MUL, 2, ty(F32, 2, 50, 40), ty(F32, 2, 50, 1));
 	c->arg[0] = 1;
-	c = add(OP_TANH, 1, T(2, 50, 40));
+	c = add(OP_TANH, 1, ty(F32, 2, 50, 40));
 	c->arg[0] = 2;
-	c = add(OP_SUB, 2, T(2, 50, 40), T(0));
+	c = add(OP_SUB, 2, ty(F32, 2, 50, 40), ty(F32, 0));
 	c->arg[0] = 3;
-	c = add(OP_GELU_G, 2, T(2, 50, 40), T(2, 50, 40));
+	c = add(OP_GELU_G, 2, ty(F32, 2, 50, 40), ty(F32, 2, 50, 40));
 	c->arg[0] = 4;
 	c->arg[1] = 1;
 }
@@ -134,11 +123,11 @@ matmul(void)
 
 	group("matmul", 0);
 	for (int i = 0; i < 7; i++)
-		attrs(add(OP_MATMUL, 2, T(2, mm[i][0], mm[i][1]), T(2, mm[i][2], mm[i][3])), 2, mm[i][4], mm[i][5]);
-	attrs(add(OP_MATMUL, 2, T(4, 2, 3, 4, 5), T(4, 2, 3, 5, 6)), 2, 0, 0);
-	attrs(add(OP_MATMUL, 2, T(4, 2, 1, 4, 5), T(3, 3, 5, 6)), 2, 0, 0);     /* batch broadcast */
-	attrs(add(OP_MATMUL, 2, T(3, 4, 16, 8), T(3, 4, 16, 8)), 2, 0, 1);
-	attrs(add(OP_MATMUL, 2, T(3, 4, 8, 16), T(2, 8, 24)), 2, 1, 0);
+		attrs(add(OP_MATMUL, 2, ty(F32, 2, mm[i][0], mm[i][1]), ty(F32, 2, mm[i][2], mm[i][3])), 2, mm[i][4], mm[i][5]);
+	attrs(add(OP_MATMUL, 2, ty(F32, 4, 2, 3, 4, 5), ty(F32, 4, 2, 3, 5, 6)), 2, 0, 0);
+	attrs(add(OP_MATMUL, 2, ty(F32, 4, 2, 1, 4, 5), ty(F32, 3, 3, 5, 6)), 2, 0, 0);     /* batch broadcast */
+	attrs(add(OP_MATMUL, 2, ty(F32, 3, 4, 16, 8), ty(F32, 3, 4, 16, 8)), 2, 0, 1);
+	attrs(add(OP_MATMUL, 2, ty(F32, 3, 4, 8, 16), ty(F32, 2, 8, 24)), 2, 1, 0);
 }
 
 static void
@@ -147,31 +136,31 @@ movement(void)
 	Case *c;
 
 	group("layout", 0);
-	attrs(add(OP_TRANSPOSE, 1, T(3, 2, 3, 4)), 3, 2, 0, 1);
-	attrs(add(OP_TRANSPOSE, 1, T(2, 5, 6)), 2, 1, 0);
-	attrs(add(OP_TRANSPOSE, 1, T(4, 2, 3, 4, 5)), 4, 0, 2, 1, 3);
-	attrs(add(OP_TRANSPOSE, 1, T(2, 300, 200)), 2, 1, 0);
-	attrs(add(OP_TRANSPOSE, 1, I(T(2, 4, 3))), 2, 1, 0);                  /* i32 data */
-	add(OP_RESHAPE, 1, T(2, 4, 6))->given = T(3, 2, 3, 4);
-	add(OP_RESHAPE, 1, T(2, 300, 100))->given = T(1, 30000);
-	attrs(add(OP_CONCAT, 2, T(2, 2, 3), T(2, 4, 3)), 1, 0);
-	attrs(add(OP_CONCAT, 3, T(2, 2, 3), T(2, 2, 5), T(2, 2, 1)), 1, 1);
-	attrs(add(OP_CONCAT, 2, T(3, 2, 3, 4), T(3, 2, 3, 2)), 1, 2);
-	c = attrs(add(OP_SLICE, 1, T(2, 5, 8)), 2, 1, 2);
-	c->given = T(2, 5, 3);
-	c = attrs(add(OP_SLICE, 1, T(2, 6, 4)), 2, 0, 1);
-	c->given = T(2, 4, 4);
+	attrs(add(OP_TRANSPOSE, 1, ty(F32, 3, 2, 3, 4)), 3, 2, 0, 1);
+	attrs(add(OP_TRANSPOSE, 1, ty(F32, 2, 5, 6)), 2, 1, 0);
+	attrs(add(OP_TRANSPOSE, 1, ty(F32, 4, 2, 3, 4, 5)), 4, 0, 2, 1, 3);
+	attrs(add(OP_TRANSPOSE, 1, ty(F32, 2, 300, 200)), 2, 1, 0);
+	attrs(add(OP_TRANSPOSE, 1, I(ty(F32, 2, 4, 3))), 2, 1, 0);                  /* i32 data */
+	add(OP_RESHAPE, 1, ty(F32, 2, 4, 6))->given = ty(F32, 3, 2, 3, 4);
+	add(OP_RESHAPE, 1, ty(F32, 2, 300, 100))->given = ty(F32, 1, 30000);
+	attrs(add(OP_CONCAT, 2, ty(F32, 2, 2, 3), ty(F32, 2, 4, 3)), 1, 0);
+	attrs(add(OP_CONCAT, 3, ty(F32, 2, 2, 3), ty(F32, 2, 2, 5), ty(F32, 2, 2, 1)), 1, 1);
+	attrs(add(OP_CONCAT, 2, ty(F32, 3, 2, 3, 4), ty(F32, 3, 2, 3, 2)), 1, 2);
+	c = attrs(add(OP_SLICE, 1, ty(F32, 2, 5, 8)), 2, 1, 2);
+	c->given = ty(F32, 2, 5, 3);
+	c = attrs(add(OP_SLICE, 1, ty(F32, 2, 6, 4)), 2, 0, 1);
+	c->given = ty(F32, 2, 4, 4);
 	c = add(OP_CONST, 0);
 	c->fa[0] = 0.3;
-	c->given = T(2, 3, 4);
-	add(OP_BCAST, 1, T(1, 5))->given = T(2, 4, 5);
-	add(OP_BCAST, 1, T(2, 4, 1))->given = T(3, 3, 4, 6);
-	add(OP_BCAST, 1, T(0))->given = T(2, 2, 2);
-	add(OP_SUMTO, 1, T(2, 4, 5))->given = T(1, 5);
-	add(OP_SUMTO, 1, T(3, 3, 4, 5))->given = T(2, 4, 1);
-	add(OP_SUMTO, 1, T(2, 2, 3))->given = T(0);
-	add(OP_SUMTO, 1, T(2, 6, 7))->given = T(2, 6, 1);
-	add(OP_SUMTO, 1, T(2, 300, 100))->given = T(1, 100);
+	c->given = ty(F32, 2, 3, 4);
+	add(OP_BCAST, 1, ty(F32, 1, 5))->given = ty(F32, 2, 4, 5);
+	add(OP_BCAST, 1, ty(F32, 2, 4, 1))->given = ty(F32, 3, 3, 4, 6);
+	add(OP_BCAST, 1, ty(F32, 0))->given = ty(F32, 2, 2, 2);
+	add(OP_SUMTO, 1, ty(F32, 2, 4, 5))->given = ty(F32, 1, 5);
+	add(OP_SUMTO, 1, ty(F32, 3, 3, 4, 5))->given = ty(F32, 2, 4, 1);
+	add(OP_SUMTO, 1, ty(F32, 2, 2, 3))->given = ty(F32, 0);
+	add(OP_SUMTO, 1, ty(F32, 2, 6, 7))->given = ty(F32, 2, 6, 1);
+	add(OP_SUMTO, 1, ty(F32, 2, 300, 100))->given = ty(F32, 1, 100);
 }
 
 static void
@@ -186,8 +175,8 @@ reductions(void)
 	for (int r = 0; r < 3; r++) {
 		for (int ax = 0; ax < 3; ax++)
 			for (int k = 0; k < 2; k++)
-				attrs(add(red[r], 1, T(3, 3, 4, 5)), 2, ax, k);
-		attrs(add(red[r], 1, T(2, 200, 300)), 2, 1, 0);
+				attrs(add(red[r], 1, ty(F32, 3, 3, 4, 5)), 2, ax, k);
+		attrs(add(red[r], 1, ty(F32, 2, 200, 300)), 2, 1, 0);
 	}
 	/* max_grad(x, max(x), dy): y really is the max, so dy lands somewhere */
 	for (int i = 0; i < 3; i++) {
@@ -210,13 +199,13 @@ reductions(void)
 
 	group("softmax", 0);
 	for (int i = 0; i < 2; i++) {
-		attrs(add(sm[i], 1, T(2, 4, 10)), 1, 1);
-		attrs(add(sm[i], 1, T(3, 3, 4, 5)), 1, 0);            /* not the last axis */
-		attrs(add(sm[i], 1, T(3, 3, 4, 5)), 1, 1);
-		attrs(add(sm[i], 1, T(2, 256, 128)), 1, 1);
-		attrs(add(sg[i], 2, T(2, 4, 10), T(2, 4, 10)), 1, 1);
-		attrs(add(sg[i], 2, T(3, 3, 4, 5), T(3, 3, 4, 5)), 1, 0);
-		attrs(add(sg[i], 2, T(2, 256, 128), T(2, 256, 128)), 1, 1);
+		attrs(add(sm[i], 1, ty(F32, 2, 4, 10)), 1, 1);
+		attrs(add(sm[i], 1, ty(F32, 3, 3, 4, 5)), 1, 0);            /* not the last axis */
+		attrs(add(sm[i], 1, ty(F32, 3, 3, 4, 5)), 1, 1);
+		attrs(add(sm[i], 1, ty(F32, 2, 256, 128)), 1, 1);
+		attrs(add(sg[i], 2, ty(F32, 2, 4, 10), ty(F32, 2, 4, 10)), 1, 1);
+		attrs(add(sg[i], 2, ty(F32, 3, 3, 4, 5), ty(F32, 3, 3, 4, 5)), 1, 0);
+		attrs(add(sg[i], 2, ty(F32, 2, 256, 128), ty(F32, 2, 256, 128)), 1, 1);
 	}
 }
 
@@ -224,25 +213,25 @@ static void
 nn(void)
 {
 	group("nn", 0);
-	add(OP_LAYERNORM, 3, T(2, 6, 16), T(1, 16), T(1, 16))->fa[0] = 1e-5;
-	add(OP_LAYERNORM, 3, T(3, 2, 3, 8), T(1, 8), T(1, 8))->fa[0] = 1e-3;
-	add(OP_LAYERNORM, 3, T(2, 512, 64), T(1, 64), T(1, 64))->fa[0] = 1e-5;
-	add(OP_LN_DX, 3, T(2, 6, 16), T(1, 16), T(2, 6, 16))->fa[0] = 1e-5;
-	add(OP_LN_DX, 3, T(2, 512, 64), T(1, 64), T(2, 512, 64))->fa[0] = 1e-5;
-	add(OP_LN_DGAMMA, 2, T(2, 6, 16), T(2, 6, 16))->fa[0] = 1e-5;
-	add(OP_LN_DGAMMA, 2, T(3, 2, 3, 8), T(3, 2, 3, 8))->fa[0] = 1e-3;
-	add(OP_EMBEDDING, 2, T(2, 10, 4), I(T(1, 6)));
-	add(OP_EMBEDDING, 2, T(2, 50, 8), I(T(2, 2, 3)));
-	add(OP_EMBED_G, 2, I(T(1, 6)), T(2, 6, 4))->given = T(2, 10, 4);
-	add(OP_EMBED_G, 2, I(T(2, 64, 16)), T(3, 64, 16, 32))->given = T(2, 20, 32);
-	add(OP_XENT, 2, T(2, 8, 10), I(T(1, 8)));
-	add(OP_XENT, 2, T(3, 2, 3, 5), I(T(2, 2, 3)));
-	add(OP_XENT_G, 3, T(2, 8, 10), I(T(1, 8)), T(0));
-	add(OP_XENT_G, 3, T(2, 300, 50), I(T(1, 300)), T(0));
-	add(OP_MSE, 2, T(2, 4, 5), T(2, 4, 5));
-	add(OP_MSE, 2, T(2, 4, 5), T(1, 5));
-	add(OP_MSE_G, 3, T(2, 4, 5), T(1, 5), T(0));
-	add(OP_MSE_G, 3, T(2, 300, 70), T(2, 300, 70), T(0));
+	add(OP_LAYERNORM, 3, ty(F32, 2, 6, 16), ty(F32, 1, 16), ty(F32, 1, 16))->fa[0] = 1e-5;
+	add(OP_LAYERNORM, 3, ty(F32, 3, 2, 3, 8), ty(F32, 1, 8), ty(F32, 1, 8))->fa[0] = 1e-3;
+	add(OP_LAYERNORM, 3, ty(F32, 2, 512, 64), ty(F32, 1, 64), ty(F32, 1, 64))->fa[0] = 1e-5;
+	add(OP_LN_DX, 3, ty(F32, 2, 6, 16), ty(F32, 1, 16), ty(F32, 2, 6, 16))->fa[0] = 1e-5;
+	add(OP_LN_DX, 3, ty(F32, 2, 512, 64), ty(F32, 1, 64), ty(F32, 2, 512, 64))->fa[0] = 1e-5;
+	add(OP_LN_DGAMMA, 2, ty(F32, 2, 6, 16), ty(F32, 2, 6, 16))->fa[0] = 1e-5;
+	add(OP_LN_DGAMMA, 2, ty(F32, 3, 2, 3, 8), ty(F32, 3, 2, 3, 8))->fa[0] = 1e-3;
+	add(OP_EMBEDDING, 2, ty(F32, 2, 10, 4), I(ty(F32, 1, 6)));
+	add(OP_EMBEDDING, 2, ty(F32, 2, 50, 8), I(ty(F32, 2, 2, 3)));
+	add(OP_EMBED_G, 2, I(ty(F32, 1, 6)), ty(F32, 2, 6, 4))->given = ty(F32, 2, 10, 4);
+	add(OP_EMBED_G, 2, I(ty(F32, 2, 64, 16)), ty(F32, 3, 64, 16, 32))->given = ty(F32, 2, 20, 32);
+	add(OP_XENT, 2, ty(F32, 2, 8, 10), I(ty(F32, 1, 8)));
+	add(OP_XENT, 2, ty(F32, 3, 2, 3, 5), I(ty(F32, 2, 2, 3)));
+	add(OP_XENT_G, 3, ty(F32, 2, 8, 10), I(ty(F32, 1, 8)), ty(F32, 0));
+	add(OP_XENT_G, 3, ty(F32, 2, 300, 50), I(ty(F32, 1, 300)), ty(F32, 0));
+	add(OP_MSE, 2, ty(F32, 2, 4, 5), ty(F32, 2, 4, 5));
+	add(OP_MSE, 2, ty(F32, 2, 4, 5), ty(F32, 1, 5));
+	add(OP_MSE_G, 3, ty(F32, 2, 4, 5), ty(F32, 1, 5), ty(F32, 0));
+	add(OP_MSE_G, 3, ty(F32, 2, 300, 70), ty(F32, 2, 300, 70), ty(F32, 0));
 }
 
 /* The updates, in a step function: its loss first, then each update on fresh params and
@@ -250,12 +239,12 @@ nn(void)
 static void
 updates(void)
 {
-	Type sh[] = { T(2, 4, 8), T(2, 130, 150) };
+	Type sh[] = { ty(F32, 2, 4, 8), ty(F32, 2, 130, 150) };
 	Case *c;
 
 	group("update", 1);
-	add(OP_MSE, 2, T(2, 4, 8), T(2, 4, 8));
-	c = add(OP_TICK, 1, I(T(0)));
+	add(OP_MSE, 2, ty(F32, 2, 4, 8), ty(F32, 2, 4, 8));
+	c = add(OP_TICK, 1, I(ty(F32, 0)));
 	c->role[0] = R_STATE;
 	for (int s = 0; s < 2; s++) {
 		c = add(OP_SGD, 2, sh[s], sh[s]);
@@ -267,7 +256,7 @@ updates(void)
 		c->fa[0] = 0.1;
 		c->fa[1] = 0.9;
 		/* v >= 0 as adam keeps it */
-		c = add(OP_ADAM, 5, sh[s], sh[s], sh[s], sh[s], I(T(0)));
+		c = add(OP_ADAM, 5, sh[s], sh[s], sh[s], sh[s], I(ty(F32, 0)));
 		c->role[0] = R_PARAM;
 		c->role[1] = c->role[2] = R_STATE;
 		c->arg[4] = -100 - 1;
