@@ -732,24 +732,25 @@ cuda_hostop(FILE *fp, const Func *f, const Op *op, Launch *l)
 	die("%s has no CUDA kernel: the host does it", opinfo[op->kind].name);
 }
 
-/* One rule per op kind; every F_EW op is k_ew over its OPTAB formula. */
-CuKern *const cuda_kern[] = {
-	[OP_CONST] = k_const, [OP_ADD] = k_ew, [OP_SUB] = k_ew, [OP_MUL] = k_ew, [OP_DIV] = k_ew,
-	[OP_MATMUL] = k_matmul, [OP_RELU] = k_ew, [OP_GELU] = k_ew, [OP_TANH] = k_ew,
-	[OP_SIGMOID] = k_ew, [OP_EXP] = k_ew, [OP_LOG] = k_ew, [OP_SQRT] = k_ew, [OP_RSQRT] = k_ew,
-	[OP_NEG] = k_ew, [OP_POW] = k_ew, [OP_TRANSPOSE] = k_transpose, [OP_RESHAPE] = k_reshape,
-	[OP_CONCAT] = k_concat, [OP_SUM] = k_red, [OP_MEAN] = k_red, [OP_MAX] = k_red,
-	[OP_SOFTMAX] = k_softmax, [OP_LOGSOFTMAX] = k_softmax, [OP_LAYERNORM] = k_layernorm,
-	[OP_EMBEDDING] = k_embedding, [OP_XENT] = k_xent, [OP_MSE] = k_mse, [OP_SUMTO] = k_red,
-	[OP_BCAST] = k_ew, [OP_RELU_G] = k_ew, [OP_GELU_G] = k_ew, [OP_TANH_G] = k_ew,
-	[OP_SIGMOID_G] = k_ew, [OP_SQRT_G] = k_ew, [OP_RSQRT_G] = k_ew, [OP_POW_G] = k_ew,
-	[OP_MAX_G] = k_maxgrad, [OP_SOFTMAX_G] = k_softmaxgrad, [OP_LOGSOFTMAX_G] = k_softmaxgrad,
-	[OP_LN_DX] = k_lndx, [OP_LN_DGAMMA] = k_lndgamma, [OP_EMBED_G] = k_embedgrad,
-	[OP_XENT_G] = k_xentgrad, [OP_MSE_G] = k_ew, [OP_SLICE] = k_slice, [OP_SGD] = k_update,
-	[OP_SGDM] = k_update, [OP_ADAM] = k_update, [OP_TICK] = k_tick, [OP_SWAPOUT] = cuda_hostop,
-	[OP_SWAPIN] = cuda_hostop, [OP_SWAPHOME] = cuda_hostop, [OP_WAIT] = cuda_hostop,
-};
-_Static_assert(sizeof cuda_kern / sizeof cuda_kern[0] == NOP, "cuda_kern[] needs one entry per OPTAB op");
+/* One rule per op kind; every F_EW op is k_ew over its OPTAB formula. An OPTAB op missing
+ * here fails the build (OP_HAS, OP_NEEDS: ir.h). */
+#define KERNELS(K) \
+	K(CONST, k_const) K(ADD, k_ew) K(SUB, k_ew) K(MUL, k_ew) K(DIV, k_ew) \
+	K(MATMUL, k_matmul) K(RELU, k_ew) K(GELU, k_ew) K(TANH, k_ew) K(SIGMOID, k_ew) \
+	K(EXP, k_ew) K(LOG, k_ew) K(SQRT, k_ew) K(RSQRT, k_ew) K(NEG, k_ew) K(POW, k_ew) \
+	K(TRANSPOSE, k_transpose) K(RESHAPE, k_reshape) K(CONCAT, k_concat) K(SUM, k_red) \
+	K(MEAN, k_red) K(MAX, k_red) K(SOFTMAX, k_softmax) K(LOGSOFTMAX, k_softmax) \
+	K(LAYERNORM, k_layernorm) K(EMBEDDING, k_embedding) K(XENT, k_xent) K(MSE, k_mse) \
+	K(SUMTO, k_red) K(BCAST, k_ew) K(RELU_G, k_ew) K(GELU_G, k_ew) K(TANH_G, k_ew) \
+	K(SIGMOID_G, k_ew) K(SQRT_G, k_ew) K(RSQRT_G, k_ew) K(POW_G, k_ew) K(MAX_G, k_maxgrad) \
+	K(SOFTMAX_G, k_softmaxgrad) K(LOGSOFTMAX_G, k_softmaxgrad) K(LN_DX, k_lndx) \
+	K(LN_DGAMMA, k_lndgamma) K(EMBED_G, k_embedgrad) K(XENT_G, k_xentgrad) K(MSE_G, k_ew) \
+	K(SLICE, k_slice) K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_tick) \
+	K(SWAPOUT, cuda_hostop) K(SWAPIN, cuda_hostop) K(SWAPHOME, cuda_hostop) \
+	K(WAIT, cuda_hostop)
+KERNELS(OP_HAS)
+OPTAB(OP_NEEDS)
+CuKern *const cuda_kern[NOP] = { KERNELS(OP_ENTRY) };
 
 int
 cuda_kernel_op(FILE *fp, const Func *f, const Op *op, const char *name, Launch *l)

@@ -830,26 +830,25 @@ mt3000_hostop(Gen *g, const LowFunc *p, const Op *o)
 	die("%s has no kernel: the host does it", opinfo[o->kind].name);
 }
 
-/* One rule per op kind; every F_EW op is k_ew over its OPTAB formula. */
-KernRule *const mt3000_kern[] = {
-	[OP_CONST] = k_const, [OP_ADD] = k_ew, [OP_SUB] = k_ew, [OP_MUL] = k_ew, [OP_DIV] = k_ew,
-	[OP_MATMUL] = k_matmul, [OP_RELU] = k_ew, [OP_GELU] = k_ew, [OP_TANH] = k_ew,
-	[OP_SIGMOID] = k_ew, [OP_EXP] = k_ew, [OP_LOG] = k_ew, [OP_SQRT] = k_ew, [OP_RSQRT] = k_ew,
-	[OP_NEG] = k_ew, [OP_POW] = k_ew, [OP_TRANSPOSE] = k_transpose, [OP_RESHAPE] = k_copy,
-	[OP_CONCAT] = k_concat, [OP_SUM] = k_reduce, [OP_MEAN] = k_reduce, [OP_MAX] = k_reduce,
-	[OP_SOFTMAX] = k_softmax, [OP_LOGSOFTMAX] = k_softmax, [OP_LAYERNORM] = k_layernorm,
-	[OP_EMBEDDING] = k_embedding, [OP_XENT] = k_xent, [OP_MSE] = k_mse, [OP_SUMTO] = k_sumto,
-	[OP_BCAST] = k_ew, [OP_RELU_G] = k_ew, [OP_GELU_G] = k_ew, [OP_TANH_G] = k_ew,
-	[OP_SIGMOID_G] = k_ew, [OP_SQRT_G] = k_ew, [OP_RSQRT_G] = k_ew, [OP_POW_G] = k_ew,
-	[OP_MAX_G] = k_maxgrad, [OP_SOFTMAX_G] = k_softmax, [OP_LOGSOFTMAX_G] = k_softmax,
-	[OP_LN_DX] = k_layernorm, [OP_LN_DGAMMA] = k_layernorm, [OP_EMBED_G] = k_embedding,
-	[OP_XENT_G] = k_xent, [OP_MSE_G] = k_ew, [OP_SLICE] = k_slice, [OP_SGD] = k_update,
-	[OP_SGDM] = k_update, [OP_ADAM] = k_update, [OP_TICK] = k_update,
-	[OP_SWAPOUT] = mt3000_hostop, [OP_SWAPIN] = mt3000_hostop, [OP_SWAPHOME] = mt3000_hostop,
-	[OP_WAIT] = mt3000_hostop,
-};
-_Static_assert(sizeof mt3000_kern / sizeof mt3000_kern[0] == NOP,
-               "mt3000_kern[] needs one entry per OPTAB op");
+/* One rule per op kind; every F_EW op is k_ew over its OPTAB formula. An OPTAB op missing
+ * here fails the build (OP_HAS, OP_NEEDS: ir.h). */
+#define KERNELS(K) \
+	K(CONST, k_const) K(ADD, k_ew) K(SUB, k_ew) K(MUL, k_ew) K(DIV, k_ew) \
+	K(MATMUL, k_matmul) K(RELU, k_ew) K(GELU, k_ew) K(TANH, k_ew) K(SIGMOID, k_ew) \
+	K(EXP, k_ew) K(LOG, k_ew) K(SQRT, k_ew) K(RSQRT, k_ew) K(NEG, k_ew) K(POW, k_ew) \
+	K(TRANSPOSE, k_transpose) K(RESHAPE, k_copy) K(CONCAT, k_concat) K(SUM, k_reduce) \
+	K(MEAN, k_reduce) K(MAX, k_reduce) K(SOFTMAX, k_softmax) K(LOGSOFTMAX, k_softmax) \
+	K(LAYERNORM, k_layernorm) K(EMBEDDING, k_embedding) K(XENT, k_xent) K(MSE, k_mse) \
+	K(SUMTO, k_sumto) K(BCAST, k_ew) K(RELU_G, k_ew) K(GELU_G, k_ew) K(TANH_G, k_ew) \
+	K(SIGMOID_G, k_ew) K(SQRT_G, k_ew) K(RSQRT_G, k_ew) K(POW_G, k_ew) K(MAX_G, k_maxgrad) \
+	K(SOFTMAX_G, k_softmax) K(LOGSOFTMAX_G, k_softmax) K(LN_DX, k_layernorm) \
+	K(LN_DGAMMA, k_layernorm) K(EMBED_G, k_embedding) K(XENT_G, k_xent) K(MSE_G, k_ew) \
+	K(SLICE, k_slice) K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_update) \
+	K(SWAPOUT, mt3000_hostop) K(SWAPIN, mt3000_hostop) K(SWAPHOME, mt3000_hostop) \
+	K(WAIT, mt3000_hostop)
+KERNELS(OP_HAS)
+OPTAB(OP_NEEDS)
+KernRule *const mt3000_kern[NOP] = { KERNELS(OP_ENTRY) };
 
 void
 kern_op(Gen *g, const LowFunc *p, int i)

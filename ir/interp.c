@@ -795,26 +795,24 @@ k_nothing(Run *r, const Op *op)
 }
 
 /* One kernel per op kind. swap_out/swap_in copy into a buffer of their own (the host and
- * the accelerator copy); wait has nothing to wait for in a synchronous interpreter. */
-static Kern *const kern[] = {
-	[OP_CONST] = k_const, [OP_ADD] = k_ew, [OP_SUB] = k_ew, [OP_MUL] = k_ew,
-	[OP_DIV] = k_ew, [OP_MATMUL] = k_matmul, [OP_RELU] = k_ew, [OP_GELU] = k_ew,
-	[OP_TANH] = k_ew, [OP_SIGMOID] = k_ew, [OP_EXP] = k_ew, [OP_LOG] = k_ew,
-	[OP_SQRT] = k_ew, [OP_RSQRT] = k_ew, [OP_NEG] = k_ew, [OP_POW] = k_ew,
-	[OP_TRANSPOSE] = k_transpose, [OP_RESHAPE] = k_copy, [OP_CONCAT] = k_concat,
-	[OP_SUM] = k_reduce, [OP_MEAN] = k_reduce, [OP_MAX] = k_reduce,
-	[OP_SOFTMAX] = k_softmax, [OP_LOGSOFTMAX] = k_softmax, [OP_LAYERNORM] = k_layernorm,
-	[OP_EMBEDDING] = k_embedding, [OP_XENT] = k_xent, [OP_MSE] = k_mse,
-	[OP_SUMTO] = k_sumto, [OP_BCAST] = k_bcast, [OP_RELU_G] = k_ew,
-	[OP_GELU_G] = k_ew, [OP_TANH_G] = k_ew, [OP_SIGMOID_G] = k_ew,
-	[OP_SQRT_G] = k_ew, [OP_RSQRT_G] = k_ew, [OP_POW_G] = k_ew,
-	[OP_MAX_G] = k_maxgrad, [OP_SOFTMAX_G] = k_softmaxgrad, [OP_LOGSOFTMAX_G] = k_softmaxgrad,
-	[OP_LN_DX] = k_lndx, [OP_LN_DGAMMA] = k_lndgamma, [OP_EMBED_G] = k_embedgrad,
-	[OP_XENT_G] = k_xentgrad, [OP_MSE_G] = k_ew, [OP_SLICE] = k_slice,
-	[OP_SGD] = k_sgd, [OP_SGDM] = k_sgdm, [OP_ADAM] = k_adam, [OP_TICK] = k_tick,
-	[OP_SWAPOUT] = k_copy, [OP_SWAPIN] = k_copy, [OP_SWAPHOME] = k_home, [OP_WAIT] = k_nothing,
-};
-_Static_assert(sizeof kern / sizeof kern[0] == NOP, "kern[] must have one entry per OPTAB op");
+ * the accelerator copy); wait has nothing to wait for in a synchronous interpreter. An OPTAB op
+ * missing here fails the build (OP_HAS, OP_NEEDS: ir.h). */
+#define KERNELS(K) \
+	K(CONST, k_const) K(ADD, k_ew) K(SUB, k_ew) K(MUL, k_ew) K(DIV, k_ew) \
+	K(MATMUL, k_matmul) K(RELU, k_ew) K(GELU, k_ew) K(TANH, k_ew) K(SIGMOID, k_ew) \
+	K(EXP, k_ew) K(LOG, k_ew) K(SQRT, k_ew) K(RSQRT, k_ew) K(NEG, k_ew) K(POW, k_ew) \
+	K(TRANSPOSE, k_transpose) K(RESHAPE, k_copy) K(CONCAT, k_concat) K(SUM, k_reduce) \
+	K(MEAN, k_reduce) K(MAX, k_reduce) K(SOFTMAX, k_softmax) K(LOGSOFTMAX, k_softmax) \
+	K(LAYERNORM, k_layernorm) K(EMBEDDING, k_embedding) K(XENT, k_xent) K(MSE, k_mse) \
+	K(SUMTO, k_sumto) K(BCAST, k_bcast) K(RELU_G, k_ew) K(GELU_G, k_ew) K(TANH_G, k_ew) \
+	K(SIGMOID_G, k_ew) K(SQRT_G, k_ew) K(RSQRT_G, k_ew) K(POW_G, k_ew) K(MAX_G, k_maxgrad) \
+	K(SOFTMAX_G, k_softmaxgrad) K(LOGSOFTMAX_G, k_softmaxgrad) K(LN_DX, k_lndx) \
+	K(LN_DGAMMA, k_lndgamma) K(EMBED_G, k_embedgrad) K(XENT_G, k_xentgrad) K(MSE_G, k_ew) \
+	K(SLICE, k_slice) K(SGD, k_sgd) K(SGDM, k_sgdm) K(ADAM, k_adam) K(TICK, k_tick) \
+	K(SWAPOUT, k_copy) K(SWAPIN, k_copy) K(SWAPHOME, k_home) K(WAIT, k_nothing)
+KERNELS(OP_HAS)
+OPTAB(OP_NEEDS)
+static Kern *const kern[NOP] = { KERNELS(OP_ENTRY) };
 
 /* ---------- deterministic initial values ---------- */
 
@@ -959,9 +957,6 @@ interp_new(const Module *m, uint64_t seed)
 {
 	Interp *in = xcalloc(1, sizeof *in);
 
-	for (int k = 0; k < NOP; k++)
-		if (!kern[k])
-			die("no interpreter kernel for %s", opinfo[k].name);
 	in->m = m;
 	in->seed = seed;
 	in->limit = phys_bytes();

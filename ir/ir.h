@@ -3,7 +3,8 @@
  * Read this file as the table of contents of the IR layer. Values are indices into a
  * function's value table; ops have one fixed shape; everything lives in one arena per module,
  * freed in one go. The op table (OPTAB) is the single source of per-op facts: every other
- * per-op table in the project is indexed by Opk and checked against NOP. */
+ * per-op table in the project is indexed by Opk, and the kernel tables are checked at compile
+ * time to name every op (OP_HAS, OP_NEEDS). */
 #ifndef MTC_IR_H
 #define MTC_IR_H
 
@@ -210,6 +211,15 @@ typedef struct OpInfo {
 } OpInfo;
 
 extern const OpInfo opinfo[NOP];
+
+/* A per-op table checked at compile time (the kernels of the interpreter and of each
+ * target): written once as a list macro, LIST(K) expanding K(ID, entry) for every op, then
+ *     LIST(OP_HAS)  OPTAB(OP_NEEDS)  T table[NOP] = { LIST(OP_ENTRY) };
+ * An OPTAB op the list lacks is an undeclared has_ID, one it names twice a redeclared one:
+ * adding an op without a kernel on every target fails the build. */
+#define OP_HAS(id, e) enum { has_##id = 1 };
+#define OP_NEEDS(id, ...) _Static_assert(has_##id, #id);
+#define OP_ENTRY(id, e) [OP_##id] = e,
 
 #define X(id, nm, na, fl, ia, fa, sh, gr, co, nw, ew) ShapeRule sh; GradRule gr; CostRule co;
 OPTAB(X)

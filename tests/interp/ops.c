@@ -10,8 +10,8 @@
 
 #include "ir.h"
 #include "../build.h"
+#include "../check.h"
 
-static int npass, nfail;
 static Module *m;
 static Func *f;
 static Interp *in;
@@ -46,17 +46,12 @@ start(void)
 	m->fwd = f;
 }
 
-/* Append an op; for F_GIVEN ops *given is the result type. */
+/* Append a forward op; for F_GIVEN ops *given is the result type. Returns its value. */
 static int
 op(Opk k, const int *args, int nargs, const int64_t *ia, int nia, const double *fa, const Type *given)
 {
-	char err[256];
-	Type r = given ? *given : (Type){0};
-	int i;
+	int i = build_op(f, k, PH_FWD, args, nargs, ia, nia, fa, given, NULL, (Loc){0, 0});
 
-	if (op_infer(f, k, args, nargs, ia, nia, fa, &r, err, sizeof err))
-		die("test builds a bad %s: %s", opinfo[k].name, err);
-	i = func_op(f, k, PH_FWD, args, nargs, ia, nia, fa, &r, NULL, (Loc){0, 0});
 	return f->op[i].res;
 }
 
@@ -93,16 +88,6 @@ run(void)
 	return 0;
 }
 
-static void
-check(const char *what, int ok)
-{
-	if (ok)
-		npass++;
-	else
-		nfail++;
-	printf("%s %s\n", ok ? "ok  " : "FAIL", what);
-}
-
 /* Output o equals want[0..n) within rel/abs tolerance tol. */
 static void
 expect(const char *what, int o, const float *want, int64_t n, double tol)
@@ -111,7 +96,7 @@ expect(const char *what, int o, const float *want, int64_t n, double tol)
 	int ok = 1;
 
 	if (run()) {
-		check(what, 0);
+		check(0, "%s", what);
 		return;
 	}
 	got = interp_out(in, o)->data;
@@ -125,7 +110,7 @@ expect(const char *what, int o, const float *want, int64_t n, double tol)
 			printf("  %s[%lld] = %.9g, want %.9g\n", what, (long long)i, got[i], want[i]);
 			ok = 0;
 		}
-	check(what, ok);
+	check(ok, "%s", what);
 }
 
 static void
@@ -140,7 +125,7 @@ expect_i(const char *what, int o, const int32_t *want, int64_t n)
 			printf("  %s[%lld] = %d, want %d\n", what, (long long)i, got[i], want[i]);
 			ok = 0;
 		}
-	check(what, ok);
+	check(ok, "%s", what);
 }
 
 /* An op that must fail at run time with a message containing needle. */
@@ -157,7 +142,7 @@ expect_error(const char *what, const char *needle)
 	rc = interp_run(in, f, err, sizeof err);
 	if (rc == 0 || !strstr(err, needle))
 		printf("  %s: rc %d, message '%s'\n", what, rc, err);
-	check(what, rc != 0 && strstr(err, needle) != NULL);
+	check(rc != 0 && strstr(err, needle) != NULL, "%s", what);
 }
 
 static void
@@ -575,7 +560,7 @@ fd_check(const char *what, const float *grad, int64_t n, double h, double tol)
 			ok = 0;
 		}
 	}
-	check(what, ok);
+	check(ok, "%s", what);
 }
 
 /* Build L = sum(y * w) for y = the last op's result; returns nothing, sets fd_loss. */
@@ -750,7 +735,7 @@ planner_ops(void)
 		int ok = 1;
 		for (int k = 0; k < 1024; k++)
 			ok &= o[k] == 2 * (x[k] > 0 ? x[k] : 0);
-		check("swap_out, wait, swap_in, rec", ok);
+		check(ok, "swap_out, wait, swap_in, rec");
 	}
 	/* swap_home: the copy of a state living in host memory goes back to its home */
 	begin();
@@ -772,7 +757,7 @@ planner_ops(void)
 		int ok = 1;
 		for (int k = 0; k < 1024; k++)
 			ok &= home[k] == (x[k] > 0 ? x[k] : 0) && o[k] == home[k];
-		check("swap_in of a state in host memory, swap_home", ok);
+		check(ok, "swap_in of a state in host memory, swap_home");
 	}
 	/* a chain of 16 relus holds at most two 4 KiB values at a time */
 	begin();
@@ -784,10 +769,10 @@ planner_ops(void)
 	func_output(f, "y", b);
 	run();
 	peak1 = interp_peak(in);
-	check("values die after their last use (peak = input + 2 values)", peak1 == 3 * 4096);
+	check(peak1 == 3 * 4096, "values die after their last use (peak = input + 2 values)");
 	run();
 	peak2 = interp_peak(in);
-	check("a second run does not grow the peak", peak2 == peak1);
+	check(peak2 == peak1, "a second run does not grow the peak");
 }
 
 static void
@@ -806,27 +791,27 @@ init_values(void)
 	t2.data = b2;
 	init_tensor(&m->decl[d], 7, &t1);
 	init_tensor(&m->decl[d], 7, &t2);
-	check("init is deterministic", memcmp(b1, b2, sizeof b1) == 0);
+	check(memcmp(b1, b2, sizeof b1) == 0, "init is deterministic");
 	for (int i = 0; i < 1000; i++) {
 		s += b1[i];
 		s2 += (b1[i] - 1.0) * (b1[i] - 1.0);
 	}
-	check("normal(1, 0.5): sample mean and std", fabs(s / 1000 - 1) < 0.05 && fabs(sqrt(s2 / 1000) - 0.5) < 0.05);
+	check(fabs(s / 1000 - 1) < 0.05 && fabs(sqrt(s2 / 1000) - 0.5) < 0.05, "normal(1, 0.5): sample mean and std");
 	init_tensor(&m->decl[d], 8, &t2);
-	check("another seed gives other values", memcmp(b1, b2, sizeof b1) != 0);
+	check(memcmp(b1, b2, sizeof b1) != 0, "another seed gives other values");
 	/* the value depends on the name and the seed only, not on the module around it */
 	m2 = mod_new("other", "o.tdsl");
 	mod_decl(m2, "pad", R_PARAM, ty(F32, 1, 3), (Init){INIT_ZEROS, 0, 0}, (Loc){0, 0});
 	d = mod_decl(m2, "w", R_PARAM, ty(F32, 1, 1000), (Init){INIT_NORMAL, 1.0, 0.5}, (Loc){0, 0});
 	init_tensor(&m2->decl[d], 7, &t2);
-	check("init depends on (name, seed) only", memcmp(b1, b2, sizeof b1) == 0);
+	check(memcmp(b1, b2, sizeof b1) == 0, "init depends on (name, seed) only");
 	mod_free(m2);
 	d = mod_decl(m, "u", R_PARAM, ty(F32, 1, 1000), (Init){INIT_UNIFORM, -2, 3}, (Loc){0, 0});
 	init_tensor(&m->decl[d], 0, &t1);
 	ok = 1;
 	for (int i = 0; i < 1000; i++)
 		ok &= b1[i] >= -2 && b1[i] < 3;
-	check("uniform(-2, 3) in range", ok);
+	check(ok, "uniform(-2, 3) in range");
 
 	/* i32 inputs: labels in range of the classes, ids in range of the table */
 	begin();
@@ -841,9 +826,9 @@ init_values(void)
 		func_output(f, "e", op(OP_EMBEDDING, A(1, r), 2, NULL, 0, NULL, NULL));
 		func_output(f, "l", op(OP_XENT, A(3, 2), 2, NULL, 0, NULL, NULL));
 	}
-	check("input_range: embedding rows through a reshape", input_range(m, 0) == 7);
-	check("input_range: cross_entropy classes", input_range(m, 2) == 5);
-	check("input_range: f32 input is unbounded", input_range(m, 1) == 0);
+	check(input_range(m, 0) == 7, "input_range: embedding rows through a reshape");
+	check(input_range(m, 2) == 5, "input_range: cross_entropy classes");
+	check(input_range(m, 1) == 0, "input_range: f32 input is unbounded");
 	setup();
 	memcpy(lab, interp_decl(in, 0)->data, sizeof lab);
 	ok = 1;
@@ -852,20 +837,21 @@ init_values(void)
 	memcpy(lab, interp_decl(in, 2)->data, sizeof lab);
 	for (int i = 0; i < 64; i++)
 		ok &= lab[i] >= 0 && lab[i] < 5;
-	check("pseudo-random i32 inputs are in range", ok);
+	check(ok, "pseudo-random i32 inputs are in range");
 	{
 		const float *x = interp_decl(in, 1)->data;
 		ok = 1;
 		for (int i = 0; i < 14; i++)
 			ok &= x[i] >= -1 && x[i] < 1;
-		check("pseudo-random f32 inputs in [-1, 1)", ok);
+		check(ok, "pseudo-random f32 inputs in [-1, 1)");
 	}
-	check("the model runs on them", run() == 0);
+	check(run() == 0, "the model runs on them");
 }
 
 int
 main(void)
 {
+	check_echo = 1;     /* the log lists every case */
 	elementwise();
 	broadcasting();
 	matmul();
@@ -884,10 +870,9 @@ main(void)
 				printf("  no case runs %s\n", opinfo[k].name);
 				all = 0;
 			}
-		check("every op kind of OPTAB has a case", all);
+		check(all, "every op kind of OPTAB has a case");
 	}
 	begin();
 	mod_free(m);
-	printf("%d passed, %d failed\n", npass, nfail);
-	return nfail != 0;
+	return done();
 }
