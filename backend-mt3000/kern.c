@@ -765,7 +765,7 @@ k_maxgrad(Gen *g, const LowFunc *p, const Op *o)
 	launch(g, p, k, v, 4, 0, (double)(outer * n * inner));
 }
 
-/* Optimizer updates, in place, PyTorch's rules. */
+/* Optimizer updates, in place: <mtc/mtc-ops.h>'s formulas (PyTorch's rules). */
 static void
 k_update(Gen *g, const LowFunc *p, const Op *o)
 {
@@ -785,29 +785,23 @@ k_update(Gen *g, const LowFunc *p, const Op *o)
 	switch (o->kind) {
 	case OP_SGD:
 		kptr(g, "gr", 1, 0, 0);
-		K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tw[i] = w[i] + -%s * gr[i];\n", FL(o->fa[0]));
+		K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tmtc_sgd_update(w + i, gr[i], %s);\n", FL(o->fa[0]));
 		break;
 	case OP_SGDM:
 		kptr(g, "m", 1, 1, 0);
 		kptr(g, "gr", 2, 0, 0);
-		K(g, "\tfor (int64_t i = lo; i < hi; i++) {\n\t\tm[i] = m[i] * %s + gr[i];\n"
-		  "\t\tw[i] = w[i] + -%s * m[i];\n\t}\n", FL(o->fa[1]), FL(o->fa[0]));
+		K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tmtc_sgdm_update(w + i, m + i, gr[i], %s, %s);\n",
+		  FL(o->fa[0]), FL(o->fa[1]));
 		break;
 	default: /* adam: bias corrections from the step counter, which tick advanced */
 		kptr(g, "m", 1, 1, 0);
 		kptr(g, "s", 2, 1, 0);
 		kptr(g, "gr", 3, 0, 0);
 		kptr(g, "tc", 4, 0, 1);
-		/* torch.optim.Adam (1.13): bias corrections in double, as Python computes them. */
 		K(g, "\tint *flag = (int *)(uintptr_t)a[5];\n\tint32_t t = tc[0];\n"
-		  "\tdouble lr = %.17g, b1 = %.17g, b2 = %.17g;\n"
-		  "\tfloat eps = %s, fb1 = (float)b1, fb2 = (float)b2, a1 = (float)(1 - b1), a2 = (float)(1 - b2);\n"
 		  "\tif (t < 1) {\n\t\t*flag = MTC_EINVAL;\n\t\treturn;\n\t}\n"
-		  "\tfloat step = (float)(lr / (1 - pow(b1, t))), bc2s = (float)sqrt(1 - pow(b2, t));\n"
-		  "\tfor (int64_t i = lo; i < hi; i++) {\n"
-		  "\t\tm[i] = m[i] * fb1 + a1 * gr[i];\n"
-		  "\t\ts[i] = s[i] * fb2 + a2 * gr[i] * gr[i];\n"
-		  "\t\tw[i] = w[i] + -step * (m[i] / (sqrtf(s[i]) / bc2s + eps));\n\t}\n",
+		  "\tstruct mtc_adam c = mtc_adam_coef(t, %.17g, %.17g, %.17g, %s);\n"
+		  "\tfor (int64_t i = lo; i < hi; i++)\n\t\tmtc_adam_update(w + i, m + i, s + i, gr[i], &c);\n",
 		  o->fa[0], o->fa[1], o->fa[2], FL(o->fa[3]));
 	}
 	K(g, "}\n");

@@ -725,7 +725,7 @@ k_mse(Run *r, const Op *op)
 
 /* ---------- optimizer updates, in place ---------- */
 
-/* sgd_update(p, g): p -= lr g */
+/* The updates: <mtc/mtc-ops.h>'s formulas, as every target runs them. */
 static int
 k_sgd(Run *r, const Op *op)
 {
@@ -734,11 +734,10 @@ k_sgd(Run *r, const Op *op)
 	int64_t n = shape_numel(&TY(0)->sh);
 
 	for (int64_t i = 0; i < n; i++)
-		p[i] = p[i] + -lr * g[i];
+		mtc_sgd_update(p + i, g[i], lr);
 	return 0;
 }
 
-/* sgd_momentum_update(p, v, g): v = mu v + g; p -= lr v */
 static int
 k_sgdm(Run *r, const Op *op)
 {
@@ -747,35 +746,26 @@ k_sgdm(Run *r, const Op *op)
 	const float *g = IN(2);
 	int64_t n = shape_numel(&TY(0)->sh);
 
-	for (int64_t i = 0; i < n; i++) {
-		v[i] = v[i] * mu + g[i];
-		p[i] = p[i] + -lr * v[i];
-	}
+	for (int64_t i = 0; i < n; i++)
+		mtc_sgdm_update(p + i, v + i, g[i], lr, mu);
 	return 0;
 }
 
-/* adam_update(p, m, v, g, t), torch.optim.Adam (1.13, single tensor):
- * m = b1 m + (1-b1) g; v = b2 v + (1-b2) g g; p -= (lr/bc1) m / (sqrt(v)/sqrt(bc2) + eps) */
+/* adam_update(p, m, v, g, t): the step counter t was advanced by tick. */
 static int
 k_adam(Run *r, const Op *op)
 {
 	float *p = r->buf[op->args[0]], *m = r->buf[op->args[1]], *v = r->buf[op->args[2]];
 	const float *g = IN(3);
 	int32_t t = INI(4)[0];
-	double lr = op->fa[0], b1 = op->fa[1], b2 = op->fa[2];
-	float eps = (float)op->fa[3], fb1 = (float)b1, fb2 = (float)b2;
-	float a1 = (float)(1 - b1), a2 = (float)(1 - b2), step, bc2s;
+	struct mtc_adam c;
 	int64_t n = shape_numel(&TY(0)->sh);
 
 	if (t < 1)
 		return fail(r, "adam_update: step counter is %d; tick must precede the update", t);
-	step = (float)(lr / (1 - pow(b1, t)));
-	bc2s = (float)sqrt(1 - pow(b2, t));
-	for (int64_t i = 0; i < n; i++) {
-		m[i] = m[i] * fb1 + a1 * g[i];
-		v[i] = v[i] * fb2 + a2 * g[i] * g[i];
-		p[i] = p[i] + -step * (m[i] / (sqrtf(v[i]) / bc2s + eps));
-	}
+	c = mtc_adam_coef(t, op->fa[0], op->fa[1], op->fa[2], (float)op->fa[3]);
+	for (int64_t i = 0; i < n; i++)
+		mtc_adam_update(p + i, m + i, v + i, g[i], &c);
 	return 0;
 }
 
