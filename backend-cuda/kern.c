@@ -212,10 +212,11 @@ static const char *
 ew_expr(const Func *f, const Op *op, char *buf, size_t n)
 {
 	static const char *const x[3] = { "x0", "x1", "x2" };
-	char c[40], nel[32];
+	char c[2][40], nel[32];
+	const char *cs[2] = { flit(op->fa[0], c[0]), flit(op->fa[1], c[1]) };
 
 	snprintf(nel, sizeof nel, "%lld.0f", (long long)shape_numel(SH(f, op->res)));
-	return op_ew_expr(op->kind, x, flit(op->fa[0], c), nel, buf, n);
+	return op_ew_expr(op->kind, x, cs, nel, buf, n);
 }
 
 static void
@@ -352,6 +353,21 @@ k_slice(FILE *fp, const Func *f, const Op *op, Launch *l)
 	        "\t\tr[i] = a0[(o * %lldLL + c + %lldLL) * %lldLL + in];\n\t}\n}\n", (long long)n,
 	        (long long)(len * inner), (long long)inner, (long long)len, (long long)inner,
 	        (long long)xn, (long long)op->ia[1], (long long)inner);
+	set1(l, blocks(n, BLK), BLK);
+}
+
+/* slice_grad(dy) along axis from start: a thread per result element, zero outside dy. */
+static void
+k_slicegrad(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	const Shape *x = SH(f, op->args[0]), *r = SH(f, op->res);
+	int64_t outer, len, inner, n = shape_numel(r), xn = x->d[op->ia[0]], st = op->ia[1];
+
+	split(r, (int)op->ia[0], &outer, &len, &inner);
+	fprintf(fp, LOOP("%lldLL") "\t\tll o = i / %lldLL, c = i / %lldLL %% %lldLL - %lldLL, in = i %% %lldLL;\n"
+	        "\t\tr[i] = c >= 0 && c < %lldLL ? a0[(o * %lldLL + c) * %lldLL + in] : 0.f;\n\t}\n}\n",
+	        (long long)n, (long long)(len * inner), (long long)inner, (long long)len, (long long)st,
+	        (long long)inner, (long long)xn, (long long)xn, (long long)inner);
 	set1(l, blocks(n, BLK), BLK);
 }
 
@@ -745,7 +761,7 @@ cuda_hostop(FILE *fp, const Func *f, const Op *op, Launch *l)
 	K(SIGMOID_G, k_ew) K(SQRT_G, k_ew) K(RSQRT_G, k_ew) K(POW_G, k_ew) K(MAX_G, k_maxgrad) \
 	K(SOFTMAX_G, k_softmaxgrad) K(LOGSOFTMAX_G, k_softmaxgrad) K(LN_DX, k_lndx) \
 	K(LN_DGAMMA, k_lndgamma) K(EMBED_G, k_embedgrad) K(XENT_G, k_xentgrad) K(MSE_G, k_ew) \
-	K(SLICE, k_slice) K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_tick) \
+	K(CLIP, k_ew) K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_tick) \
 	K(SWAPOUT, cuda_hostop) K(SWAPIN, cuda_hostop) K(SWAPHOME, cuda_hostop) \
 	K(WAIT, cuda_hostop)
 KERNELS(OP_HAS)

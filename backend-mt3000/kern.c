@@ -143,8 +143,8 @@ ew_body(Gen *g, const LowFunc *p, int first, int end, const int *ext, int next, 
 		K(g, "%sfloat x%d = i%d[%s];\n", ind, q, q, ix[q]);
 	for (int i = first; i < end; i++) {
 		const Op *o = &f->op[i];
-		char an[3][16] = { "", "", "" }, c[16], n[32], e[256];
-		const char *x[3] = { an[0], an[1], an[2] };
+		char an[3][16] = { "", "", "" }, c[2][16], n[32], e[256];
+		const char *x[3] = { an[0], an[1], an[2] }, *cs[2] = { c[0], c[1] };
 
 		for (int a = 0; a < o->nargs && a < 3; a++) {
 			int v = o->args[a], q;
@@ -157,9 +157,10 @@ ew_body(Gen *g, const LowFunc *p, int first, int end, const int *ext, int next, 
 				;
 			snprintf(an[a], sizeof an[a], "x%d", q);
 		}
-		snprintf(c, sizeof c, "c%d", i - first);
+		snprintf(c[0], sizeof c[0], "c%d", i - first);
+		snprintf(c[1], sizeof c[1], "d%d", i - first);
 		snprintf(n, sizeof n, "%lld.0f", ll(shape_numel(SH(o->res))));
-		K(g, "%sfloat t%d = %s;\n", ind, i - first, op_ew_expr(o->kind, x, c, n, e, sizeof e));
+		K(g, "%sfloat t%d = %s;\n", ind, i - first, op_ew_expr(o->kind, x, cs, n, e, sizeof e));
 	}
 	for (int q = 0; q < nout; q++)
 		K(g, "%so%d[%s] = t%d;\n", ind, q, oix, VAL(outv[q])->def - first);
@@ -217,10 +218,14 @@ kern_ew(Gen *g, const LowFunc *p, int first, int end)
 	/* A float attribute (pow's exponent) through a volatile: the compiler would turn powf(x, 2)
 	 * into x * x, which the C library's powf (the interpreter's) does not always round the same
 	 * way. */
-	for (int i = first; i < end; i++)
+	for (int i = first; i < end; i++) {
 		if (op_nfattr(f->op[i].kind) > 0)
 			K(g, "\tstatic volatile float vc%d = %s;\n\tfloat c%d = vc%d;\n", i - first,
 			  FL(f->op[i].fa[0]), i - first, i - first);
+		if (op_nfattr(f->op[i].kind) > 1)
+			K(g, "\tstatic volatile float vd%d = %s;\n\tfloat d%d = vd%d;\n", i - first,
+			  FL(f->op[i].fa[1]), i - first, i - first);
+	}
 	collapse(R, sh, next, &cd, st);
 	if (cd.r <= 1) {
 		int64_t n = cd.r ? cd.d[0] : 1;
@@ -389,6 +394,27 @@ k_slice(Gen *g, const LowFunc *p, const Op *o)
 	ksplit(g, outer);
 	K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tmemcpy(r + i * %lld, x + i * %lld + %lld, %lld);\n}\n",
 	  ll(m * inner), ll(n * inner), ll(o->ia[1] * inner), ll(m * inner * 4));
+	launch(g, p, k, v, 2, 0, (double)shape_numel(SH(o->res)));
+}
+
+/* slice_grad(dy) axis start: zeros with dy at [start, start + n) along axis. */
+static void
+k_slicegrad(Gen *g, const LowFunc *p, const Op *o)
+{
+	int64_t outer, n, inner, m = SH(o->res)->d[o->ia[0]], st = o->ia[1];
+	int v[2] = { o->res, o->args[0] }, k = kopen(g, "slice_grad");
+
+	around(SH(o->args[0]), (int)o->ia[0], &outer, &n, &inner);
+	kptr(g, "r", 0, 1, 0);
+	kptr(g, "x", 1, 0, 0);
+	ksplit(g, outer);
+	K(g, "\tfor (int64_t i = lo; i < hi; i++) {\n\t\tfloat *ri = r + i * %lld;\n", ll(m * inner));
+	if (st > 0)
+		K(g, "\t\tmemset(ri, 0, %lld);\n", ll(st * inner * 4));
+	K(g, "\t\tmemcpy(ri + %lld, x + i * %lld, %lld);\n", ll(st * inner), ll(n * inner), ll(n * inner * 4));
+	if (m - st - n > 0)
+		K(g, "\t\tmemset(ri + %lld, 0, %lld);\n", ll((st + n) * inner), ll((m - st - n) * inner * 4));
+	K(g, "\t}\n}\n");
 	launch(g, p, k, v, 2, 0, (double)shape_numel(SH(o->res)));
 }
 
@@ -843,7 +869,7 @@ mt3000_hostop(Gen *g, const LowFunc *p, const Op *o)
 	K(SIGMOID_G, k_ew) K(SQRT_G, k_ew) K(RSQRT_G, k_ew) K(POW_G, k_ew) K(MAX_G, k_maxgrad) \
 	K(SOFTMAX_G, k_softmax) K(LOGSOFTMAX_G, k_softmax) K(LN_DX, k_layernorm) \
 	K(LN_DGAMMA, k_layernorm) K(EMBED_G, k_embedding) K(XENT_G, k_xent) K(MSE_G, k_ew) \
-	K(SLICE, k_slice) K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_update) \
+	K(CLIP, k_ew) K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_update) \
 	K(SWAPOUT, mt3000_hostop) K(SWAPIN, mt3000_hostop) K(SWAPHOME, mt3000_hostop) \
 	K(WAIT, mt3000_hostop)
 KERNELS(OP_HAS)

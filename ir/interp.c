@@ -132,12 +132,13 @@ around(const Shape *s, int64_t a, int64_t *outer, int64_t *n, int64_t *inner)
 
 /* The scalar meaning of each elementwise op: OPTAB's formula compiled here, calling
  * <mtc/mtc-ops.h> as the generated kernels do, so the targets and the interpreter agree to
- * the bit. x0..x2 are the operands, c the first float attribute, n the result's elements. */
-typedef float Ew(float x0, float x1, float x2, float c, float n);
+ * the bit. x0..x2 are the operands, c and d the first two float attributes, n the result's
+ * elements. */
+typedef float Ew(float x0, float x1, float x2, float c, float d, float n);
 #define X(id, nm, na, fl, ia, fa, sh, gr, co, nw, ew) \
-	static float ew_##id(float x0, float x1, float x2, float c, float n) \
+	static float ew_##id(float x0, float x1, float x2, float c, float d, float n) \
 	{ \
-		(void)x0; (void)x1; (void)x2; (void)c; (void)n; \
+		(void)x0; (void)x1; (void)x2; (void)c; (void)d; (void)n; \
 		return ew; \
 	}
 OPTAB(X)
@@ -150,8 +151,8 @@ static Ew *const ewfn[] = {
 
 /* o[rs] = fn(x0, x1, x2) over up to three operands broadcast into rs. */
 static void
-ewise(Ew *fn, float c, int nx, const float *const *x, const Shape *const *xs, const Shape *rs,
-      float *o)
+ewise(Ew *fn, float c, float d, int nx, const float *const *x, const Shape *const *xs,
+      const Shape *rs, float *o)
 {
 	int64_t st[3][MAXRANK], off[3] = {0, 0, 0}, idx[MAXRANK] = {0}, s[3] = {0, 0, 0};
 	int64_t n = rowlen(rs), rows = shape_numel(rs) / n;
@@ -165,7 +166,7 @@ ewise(Ew *fn, float c, int nx, const float *const *x, const Shape *const *xs, co
 		for (int64_t j = 0; j < n; j++) {
 			for (int k = 0; k < nx; k++)
 				v[k] = x[k][off[k] + j * s[k]];
-			o[j] = fn(v[0], v[1], v[2], c, fn_n);
+			o[j] = fn(v[0], v[1], v[2], c, d, fn_n);
 		}
 		advance(rs->rank - 1, rs->d, idx, nx, st, off);
 	}
@@ -182,7 +183,7 @@ k_ew(Run *r, const Op *op)
 		x[k] = IN(k);
 		xs[k] = &TY(k)->sh;
 	}
-	ewise(ewfn[op->kind], (float)op->fa[0], op->nargs, x, xs, &RTY->sh, OUT);
+	ewise(ewfn[op->kind], (float)op->fa[0], (float)op->fa[1], op->nargs, x, xs, &RTY->sh, OUT);
 	return 0;
 }
 
@@ -252,6 +253,21 @@ k_slice(Run *r, const Op *op)
 	around(&RTY->sh, ax, &outer, &n, &inner);
 	for (int64_t i = 0; i < outer; i++)
 		memcpy(o + i * n * inner, x + (i * xn + st) * inner, n * inner * 4);
+	return 0;
+}
+
+/* slice_grad(dy) axis start: zeros, dy at [start, start + dy.d[axis]) along axis */
+static int
+k_slicegrad(Run *r, const Op *op)
+{
+	int64_t outer, n, inner, ax = op->ia[0], st = op->ia[1], rn = RTY->sh.d[ax];
+	const float *x = IN(0);
+	float *o = OUT;
+
+	memset(o, 0, type_bytes(RTY));
+	around(&TY(0)->sh, ax, &outer, &n, &inner);
+	for (int64_t i = 0; i < outer; i++)
+		memcpy(o + (i * rn + st) * inner, x + i * n * inner, n * inner * 4);
 	return 0;
 }
 
@@ -697,9 +713,9 @@ k_xentgrad(Run *r, const Op *op)
 
 /* mse(a, b) = mean of (a - b)^2 over the broadcast shape */
 static float
-sqdiff(float a, float b, float x2, float c, float n)
+sqdiff(float a, float b, float x2, float c, float d, float n)
 {
-	(void)x2, (void)c, (void)n;
+	(void)x2, (void)c, (void)d, (void)n;
 	return (a - b) * (a - b);
 }
 
@@ -714,7 +730,7 @@ k_mse(Run *r, const Op *op)
 		die("mse operands do not broadcast");
 	n = shape_numel(&bs);
 	t = xmalloc(n * sizeof *t);
-	ewise(sqdiff, 0, 2, (const float *[]){ IN(0), IN(1) },
+	ewise(sqdiff, 0, 0, 2, (const float *[]){ IN(0), IN(1) },
 	      (const Shape *[]){ &TY(0)->sh, &TY(1)->sh }, &bs, t);
 	for (int64_t i = 0; i < n; i++)
 		s += t[i];
@@ -808,7 +824,7 @@ k_nothing(Run *r, const Op *op)
 	K(SIGMOID_G, k_ew) K(SQRT_G, k_ew) K(RSQRT_G, k_ew) K(POW_G, k_ew) K(MAX_G, k_maxgrad) \
 	K(SOFTMAX_G, k_softmaxgrad) K(LOGSOFTMAX_G, k_softmaxgrad) K(LN_DX, k_lndx) \
 	K(LN_DGAMMA, k_lndgamma) K(EMBED_G, k_embedgrad) K(XENT_G, k_xentgrad) K(MSE_G, k_ew) \
-	K(SLICE, k_slice) K(SGD, k_sgd) K(SGDM, k_sgdm) K(ADAM, k_adam) K(TICK, k_tick) \
+	K(CLIP, k_ew) K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) K(SGD, k_sgd) K(SGDM, k_sgdm) K(ADAM, k_adam) K(TICK, k_tick) \
 	K(SWAPOUT, k_copy) K(SWAPIN, k_copy) K(SWAPHOME, k_home) K(WAIT, k_nothing)
 KERNELS(OP_HAS)
 OPTAB(OP_NEEDS)

@@ -55,7 +55,8 @@ int op_iattr_is_list(Opk k) { return strchr(opinfo[k].iattr, '*') != NULL; }
 static int isword(char c) { return isalnum((unsigned char)c) || c == '_' || c == '.'; }
 
 char *
-op_ew_expr(Opk k, const char *const x[3], const char *c, const char *n, char *buf, size_t nbuf)
+op_ew_expr(Opk k, const char *const x[3], const char *const c[2], const char *n, char *buf,
+           size_t nbuf)
 {
 	const char *s = opinfo[k].ew;
 	size_t o = 0;
@@ -73,8 +74,8 @@ op_ew_expr(Opk k, const char *const x[3], const char *c, const char *n, char *bu
 		rl = len;
 		if (len == 2 && s[0] == 'x' && s[1] >= '0' && s[1] <= '2')
 			rep = x[s[1] - '0'];
-		else if (len == 1 && *s == 'c')
-			rep = c;
+		else if (len == 1 && (*s == 'c' || *s == 'd'))
+			rep = c[*s == 'd'];
 		else if (len == 1 && *s == 'n')
 			rep = n;
 		if (rep != s)
@@ -540,6 +541,38 @@ sh_slice(const Func *f, const Op *op, Type *r, char *err, size_t n)
 	if (st < 0 || r->sh.d[ax] > x->sh.d[ax] - st)
 		return fail(err, n, "slice [%lld, +%lld) out of range for %s", (long long)st,
 		            (long long)r->sh.d[ax], TS(x));
+	return 0;
+}
+
+/* slice_grad(dy) axis start -> T (given): dy placed at [start, start + dy.d[axis]) along axis
+ * of zeros of T, the shape slice(T) axis start took dy's shape from. */
+int
+sh_slicegrad(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	const Type *dy = ARG(0);
+	int64_t ax = op->ia[0], st = op->ia[1];
+
+	if (want_f32(f, op, 0, err, n) || want_axis(op, ax, dy->sh.rank, err, n))
+		return -1;
+	if (r->dt != F32 || r->sh.rank != dy->sh.rank)
+		return fail(err, n, "slice_grad of %s cannot give %s", TS(dy), TS(r));
+	for (int k = 0; k < dy->sh.rank; k++)
+		if (k != ax && r->sh.d[k] != dy->sh.d[k])
+			return fail(err, n, "slice_grad of %s cannot give %s", TS(dy), TS(r));
+	if (st < 0 || dy->sh.d[ax] > r->sh.d[ax] - st)
+		return fail(err, n, "slice_grad [%lld, +%lld) out of range for %s", (long long)st,
+		            (long long)dy->sh.d[ax], TS(r));
+	return 0;
+}
+
+/* clip(x) lo hi: x's type; lo <= hi. */
+int
+sh_clip(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	if (sh_unary(f, op, r, err, n))
+		return -1;
+	if (!(op->fa[0] <= op->fa[1]))
+		return fail(err, n, "clip: lo (%g) must not exceed hi (%g)", op->fa[0], op->fa[1]);
 	return 0;
 }
 

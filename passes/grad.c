@@ -13,7 +13,11 @@
  *   broadcast(x) -> T       T is given; r[i] = x[the index broadcasting maps i to].
  *   slice(x) axis start -> T  T is given: x's shape but d[axis] = n; r[.., j, ..] =
  *                           x[.., start + j, ..] along axis, 0 <= start, start + n <= x.d[axis].
+ *   slice_grad(dy) axis start -> T (given)   zeros of T, then r[.., start + j, ..] =
+ *                           dy[.., j, ..] along axis (the transpose of slice).
  *   relu_grad(x, dy)        dy where x > 0, else 0 (x: relu's input or result). (bcast)
+ *   clip_grad(y, dy) lo hi  dy where lo < y < hi, else 0 (y: clip's result; strict at the
+ *                           bounds, as PyTorch's hardtanh, so ReLU6's gradient). (bcast)
  *   gelu_grad(x, dy)        dy * d/dx gelu_tanh(x): with u = k*(x + 0.044715 x^3),
  *                           k = sqrt(2/pi), t = tanh(u):
  *                           dy * (0.5*(1 + t) + 0.5*x*(1 - t^2)*k*(1 + 3*0.044715 x^2)). (bcast)
@@ -110,6 +114,13 @@ void gr_log(Diff *d, const Op *op) { d_acc(d, A(0), d_op2(d, OP_DIV, d_grad(d, o
 void gr_neg(Diff *d, const Op *op) { d_acc(d, A(0), d_op1(d, OP_NEG, d_grad(d, op->res))); }
 
 void
+gr_clip(Diff *d, const Op *op)
+{
+	int a[2] = { op->res, d_grad(d, op->res) };
+	d_acc(d, A(0), d_emit(d, OP_CLIP_G, a, 2, NULL, 0, op->fa, NULL));
+}
+
+void
 gr_pow(Diff *d, const Op *op)
 {
 	int a[2] = { A(0), d_grad(d, op->res) };
@@ -194,6 +205,13 @@ gr_concat(Diff *d, const Op *op)
 			d_acc(d, A(i), d_emit(d, OP_SLICE, &dy, 1, ia, 0, NULL, TY(A(i))));
 		ia[1] += TY(A(i))->sh.d[op->ia[0]];
 	}
+}
+
+void
+gr_slice(Diff *d, const Op *op)
+{
+	int a = d_grad(d, op->res);
+	d_acc(d, A(0), d_emit(d, OP_SLICE_G, &a, 1, op->ia, 0, NULL, TY(A(0))));
 }
 
 /* ---------- reductions ---------- */

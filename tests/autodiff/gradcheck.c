@@ -137,6 +137,10 @@ c_xent3(Tb *t)
 static int c_mse(Tb *t) { int a = U("a", SH(3, 4)), b = U("b", SH(3, 4)); return tb_op2(t, OP_MSE, a, b); }
 static int c_mse_bc(Tb *t) { int a = U("a", SH(3, 4)), b = U("b", SH(4)); return tb_op2(t, OP_MSE, a, b); }
 
+/* clip: inputs 0.1 or more from its bounds (-3 and 0.5), half of them clipped. */
+static int c_clip(Tb *t) { int x = P("x", SH(3, 4), V_SIGNED, 0.6, 1); return tb_op(t, OP_CLIP, &x, 1, NULL, 0, FA(-3, 0.5), NULL); }
+static int c_slice(Tb *t) { int x = U("x", SH(3, 4, 5)); return tb_op(t, OP_SLICE, &x, 1, IA(1, 1), 0, NULL, &SH(3, 2, 5)); }
+
 /* Compositions: a param used several times (its gradients accumulate), an input operand
  * (no gradient wanted), an attention-like chain. */
 static int
@@ -177,6 +181,7 @@ static const struct { const char *name; Build *fn; } cases[] = {
 	{ "layernorm", c_layernorm }, { "layernorm-rank3", c_layernorm3 },
 	{ "embedding", c_embedding }, { "cross_entropy", c_xent }, { "cross_entropy-rank3", c_xent3 },
 	{ "mse", c_mse }, { "mse-bcast", c_mse_bc },
+	{ "clip", c_clip }, { "slice", c_slice },
 	{ "param-used-twice", c_twice }, { "attention", c_attn },
 };
 

@@ -708,6 +708,58 @@ grads(void)
 	fd_check("mse_grad(a, b, dl)", gbuf, 6, 1e-2, 2e-3);
 }
 
+/* ---------- convolutional networks ---------- */
+
+/* clip, and the gradients of clip and slice against finite differences. */
+static void
+cnn_basic(void)
+{
+	float gbuf[24];
+	int x, y, gr;
+
+	begin();
+	x = decl("x", ty(F32, 1, 6), FL(-1.5f, 0.0f, 0.3f, 6.0f, 7.25f, NAN));
+	start();
+	func_output(f, "y", op(OP_CLIP, A(x), 1, NULL, 0, F(0, 6), NULL));
+	run();
+	{
+		const float *o = interp_out(in, 0)->data;
+		check(o[0] == 0 && o[1] == 0 && o[2] == 0.3f && o[3] == 6 && o[4] == 6 && isnan(o[5]),
+		      "clip(x, 0, 6): ReLU6, NaN stays NaN");
+	}
+
+	begin();
+	fd_x = decl("x", ty(F32, 2, 2, 3), xs);
+	fd_w = decl("w", ty(F32, 2, 2, 3), ws);
+	start();
+	y = op(OP_CLIP, A(fd_x), 1, NULL, 0, F(-1, 1), NULL);
+	finish_loss(y);
+	func_output(f, "loss", fd_loss);
+	gr = op(OP_CLIP_G, A(y, fd_w), 2, NULL, 0, F(-1, 1), NULL);
+	func_output(f, "grad", gr);
+	run();
+	memcpy(gbuf, interp_out(in, 1)->data, 6 * sizeof *gbuf);
+	fd_check("clip_grad(y, dy) lo=-1 hi=1", gbuf, 6, 1e-2, 2e-3);
+
+	/* slice_grad: L = sum(slice(x) * w) along each axis of x [4, 6] */
+	for (int ax = 0; ax < 2; ax++) {
+		Type ts = ty(F32, 2, ax ? 4 : 2, ax ? 3 : 6), tx = ty(F32, 2, 4, 6);
+		char what[64];
+		begin();
+		fd_x = decl("x", tx, xs);
+		fd_w = decl("w", ts, ws);
+		start();
+		y = op(OP_SLICE, A(fd_x), 1, I(ax, ax ? 2 : 1), 2, NULL, &ts);
+		finish_loss(y);
+		func_output(f, "loss", fd_loss);
+		func_output(f, "grad", op(OP_SLICE_G, A(fd_w), 1, I(ax, ax ? 2 : 1), 2, NULL, &tx));
+		run();
+		memcpy(gbuf, interp_out(in, 1)->data, 24 * sizeof *gbuf);
+		snprintf(what, sizeof what, "slice_grad(dy) axis %d", ax);
+		fd_check(what, gbuf, 24, 1e-2, 2e-3);
+	}
+}
+
 /* swap_out/swap_in/wait and rec ops give the same values; buffers die after their last use. */
 static void
 planner_ops(void)
@@ -861,6 +913,7 @@ main(void)
 	embedding_losses();
 	optimizers();
 	grads();
+	cnn_basic();
 	planner_ops();
 	init_values();
 	{

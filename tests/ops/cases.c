@@ -7,7 +7,7 @@
 #include "cases.h"
 #include "../build.h"
 
-static Group gs[16];
+static Group gs[24];
 static int ng;
 static Group *g;              /* the group being filled */
 
@@ -234,6 +234,35 @@ nn(void)
 	add(OP_MSE_G, 3, ty(F32, 2, 300, 70), ty(F32, 2, 300, 70), ty(F32, 0));
 }
 
+/* Convolutional networks' ops (docs/tdsl.md): clip and its gradient, slices' gradient. */
+static void
+cnn(void)
+{
+	Type sh[] = { ty(F32, 1, 7), ty(F32, 4, 2, 3, 4, 5), ty(F32, 2, 130, 150) };
+	Case *c;
+
+	group("cnn", 0);
+	for (int s = 0; s < 3; s++) {
+		c = add(OP_CLIP, 1, sh[s]);
+		c->fa[0] = 0, c->fa[1] = 0.5;
+		c = add(OP_CLIP, 1, sh[s]);
+		c->fa[0] = -0.25, c->fa[1] = 0.25;
+		/* from clip's result, which sits on the bounds where it clipped */
+		c = add(OP_CLIP_G, 2, sh[s], sh[s]);
+		c->arg[0] = g->ncase - 3;
+		c->fa[0] = 0, c->fa[1] = 0.5;
+	}
+	add(OP_CLIP_G, 2, ty(F32, 2, 4, 5), ty(F32, 1, 5))->fa[1] = 6;     /* broadcast dy */
+	c = attrs(add(OP_SLICE_G, 1, ty(F32, 2, 5, 3)), 2, 1, 2);
+	c->given = ty(F32, 2, 5, 8);
+	c = attrs(add(OP_SLICE_G, 1, ty(F32, 2, 4, 4)), 2, 0, 0);
+	c->given = ty(F32, 2, 6, 4);
+	c = attrs(add(OP_SLICE_G, 1, ty(F32, 3, 3, 2, 5)), 2, 1, 1);
+	c->given = ty(F32, 3, 3, 4, 5);
+	c = attrs(add(OP_SLICE_G, 1, ty(F32, 2, 100, 200)), 2, 0, 200);
+	c->given = ty(F32, 2, 300, 200);
+}
+
 /* The updates, in a step function: its loss first, then each update on fresh params and
  * state; adam reads the counter the tick advanced. */
 static void
@@ -285,6 +314,7 @@ op_cases(int *n)
 		movement();
 		reductions();
 		nn();
+		cnn();
 		updates();
 	}
 	*n = ng;
