@@ -702,6 +702,118 @@ k_matmul(FILE *fp, const Func *f, const Op *op, Launch *l)
 	l->gemm = l->sa >= 0 && l->sb >= 0 && m < 1LL << 31 && n < 1LL << 31 && k < 1LL << 31;
 }
 
+/* ---------- convolution ---------- */
+
+/* im2col: a thread per column entry [(c*kh + i)*kw + j, n, oh, ow]. */
+static void
+k_im2col(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	const Shape *x = SH(f, op->args[0]), *c = SH(f, op->res);
+	const int64_t *a = op->ia;
+	int64_t n = shape_numel(c), P = c->d[2] * c->d[3];
+
+	fprintf(fp, LOOP("%lldLL") "\t\tll ow = i %% %lldLL, oh = i / %lldLL %% %lldLL, im = i / %lldLL %% %lldLL;\n"
+	        "\t\tll row = i / %lldLL, j = row %% %lldLL, ki = row / %lldLL %% %lldLL, ch = row / %lldLL;\n"
+	        "\t\tll h = oh * %lldLL - %lldLL + ki * %lldLL, w = ow * %lldLL - %lldLL + j * %lldLL;\n"
+	        "\t\tr[i] = h >= 0 && h < %lldLL && w >= 0 && w < %lldLL ? a0[((im * %lldLL + ch) * %lldLL + h) * %lldLL + w] : 0.f;\n"
+	        "\t}\n}\n", (long long)n, (long long)c->d[3], (long long)c->d[3], (long long)c->d[2],
+	        (long long)P, (long long)c->d[1], (long long)(P * c->d[1]), (long long)a[1],
+	        (long long)a[1], (long long)a[0], (long long)(a[0] * a[1]), (long long)a[2],
+	        (long long)a[4], (long long)a[6], (long long)a[3], (long long)a[5], (long long)a[7],
+	        (long long)x->d[2], (long long)x->d[3], (long long)x->d[1], (long long)x->d[2],
+	        (long long)x->d[3]);
+	set1(l, blocks(n, BLK), BLK);
+}
+
+/* col2im: a thread per x entry, its kernel offsets gathered i then j (the interpreter's order). */
+static void
+k_col2im(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	const Shape *x = SH(f, op->res), *c = SH(f, op->args[0]);
+	const int64_t *a = op->ia;
+	int64_t n = shape_numel(x), ho = c->d[2], wo = c->d[3];
+
+	fprintf(fp, LOOP("%lldLL") "\t\tll w = i %% %lldLL, h = i / %lldLL %% %lldLL, ch = i / %lldLL %% %lldLL, im = i / %lldLL;\n"
+	        "\t\tfloat s = 0.f;\n\t\tfor (ll ki = 0; ki < %lldLL; ki++)\n"
+	        "\t\t\tfor (ll j = 0; j < %lldLL; j++) {\n"
+	        "\t\t\t\tll th = h + %lldLL - ki * %lldLL, tw = w + %lldLL - j * %lldLL;\n"
+	        "\t\t\t\tif (th < 0 || tw < 0 || th %% %lldLL || tw %% %lldLL || th / %lldLL >= %lldLL || tw / %lldLL >= %lldLL)\n"
+	        "\t\t\t\t\tcontinue;\n"
+	        "\t\t\t\ts += a0[((((ch * %lldLL + ki) * %lldLL + j) * %lldLL + im) * %lldLL + th / %lldLL) * %lldLL + tw / %lldLL];\n"
+	        "\t\t\t}\n\t\tr[i] = s;\n\t}\n}\n",
+	        (long long)n, (long long)x->d[3], (long long)x->d[3], (long long)x->d[2],
+	        (long long)(x->d[2] * x->d[3]), (long long)x->d[1], (long long)(x->d[1] * x->d[2] * x->d[3]),
+	        (long long)a[0], (long long)a[1], (long long)a[4], (long long)a[6], (long long)a[5],
+	        (long long)a[7], (long long)a[2], (long long)a[3], (long long)a[2], (long long)ho,
+	        (long long)a[3], (long long)wo, (long long)a[0], (long long)a[1], (long long)x->d[0],
+	        (long long)ho, (long long)a[2], (long long)wo, (long long)a[3]);
+	set1(l, blocks(n, BLK), BLK);
+}
+
+/* One GEMM per group z as TILE x TILE tiles: C_z = op(A_z) op(B_z), M x N over K, operands at
+ * z times their strides; each output on one thread, its sum in a fixed order (no atomics). */
+typedef struct Gemm {
+	int64_t nb, m, n, k, lda, ldb, ldc;
+	int ta, tb;
+	int64_t astr, bstr, cstr;
+	const char *a, *b;        /* the operands' parameter names */
+} Gemm;
+
+static void
+tiled_gemm(FILE *fp, const Gemm *g, Launch *l)
+{
+	int64_t mb = (g->m + TILE - 1) / TILE, nbk = (g->n + TILE - 1) / TILE;
+
+	fprintf(fp, "\t__shared__ float sa[%d][%d], sb[%d][%d];\n\tint tx = threadIdx.x, ty = threadIdx.y;\n",
+	        TILE, TILE + 1, TILE, TILE + 1);
+	fprintf(fp, "\tfor (ll z = blockIdx.z; z < %lldLL; z += gridDim.z)\n"
+	        "\tfor (ll by = blockIdx.y; by < %lldLL; by += gridDim.y)\n"
+	        "\tfor (ll bx = blockIdx.x; bx < %lldLL; bx += gridDim.x) {\n"
+	        "\t\tll i = by * %d + ty, j = bx * %d + tx;\n\t\tfloat s = 0.f;\n"
+	        "\t\tconst float *A = %s + z * %lldLL, *B = %s + z * %lldLL;\n"
+	        "\t\tfor (ll k0 = 0; k0 < %lldLL; k0 += %d) {\n"
+	        "\t\t\tll ka = k0 + tx, kb = k0 + ty;\n",
+	        (long long)g->nb, (long long)mb, (long long)nbk, TILE, TILE, g->a, (long long)g->astr,
+	        g->b, (long long)g->bstr, (long long)g->k, TILE);
+	fprintf(fp, "\t\t\tsa[ty][tx] = i < %lldLL && ka < %lldLL ? A[%s * %lldLL + %s] : 0.f;\n",
+	        (long long)g->m, (long long)g->k, g->ta ? "ka" : "i", (long long)g->lda, g->ta ? "i" : "ka");
+	fprintf(fp, "\t\t\tsb[ty][tx] = j < %lldLL && kb < %lldLL ? B[%s * %lldLL + %s] : 0.f;\n",
+	        (long long)g->n, (long long)g->k, g->tb ? "j" : "kb", (long long)g->ldb, g->tb ? "kb" : "j");
+	fprintf(fp, "\t\t\t__syncthreads();\n\t\t\tfor (int t = 0; t < %d; t++)\n"
+	        "\t\t\t\ts += sa[ty][t] * sb[t][tx];\n\t\t\t__syncthreads();\n\t\t}\n"
+	        "\t\tif (i < %lldLL && j < %lldLL)\n\t\t\tr[z * %lldLL + i * %lldLL + j] = s;\n\t}\n}\n",
+	        TILE, (long long)g->m, (long long)g->n, (long long)g->cstr, (long long)g->ldc);
+	l->grid[0] = blocks(nbk, 1);
+	l->grid[1] = blocks(mb, 1);
+	l->grid[2] = blocks(g->nb, 1);
+	l->block[0] = l->block[1] = TILE;
+	l->block[2] = 1;
+}
+
+/* conv2d, conv2d_dx, conv2d_dw (grad.c): G groups, Cog = Cout/G, Kg = Cin/G*kh*kw,
+ * M = N*Ho*Wo. */
+static void
+k_conv(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	const Shape *w = SH(f, op->kind == OP_CONV2D_DX ? op->args[0] : op->kind == OP_CONV2D ? op->args[1] : op->res);
+	const Shape *c = SH(f, op->kind == OP_CONV2D_DX ? op->res : op->args[0]);
+	int64_t G = op->ia[0], M = c->d[1] * c->d[2] * c->d[3], Cog = w->d[0] / G;
+	int64_t Kg = w->d[1] * w->d[2] * w->d[3];
+	Gemm g;
+
+	switch (op->kind) {
+	case OP_CONV2D:        /* y_g = w_g [Cog, Kg] @ cols_g [Kg, M] */
+		g = (Gemm){ G, Cog, M, Kg, Kg, M, M, 0, 0, Cog * Kg, Kg * M, Cog * M, "a1", "a0" };
+		break;
+	case OP_CONV2D_DX:     /* dcols_g = w_g^T [Kg, Cog] @ dy_g [Cog, M] */
+		g = (Gemm){ G, Kg, M, Cog, Kg, M, M, 1, 0, Cog * Kg, Cog * M, Kg * M, "a0", "a1" };
+		break;
+	default:               /* dw_g = dy_g [Cog, M] @ cols_g^T [M, Kg] */
+		g = (Gemm){ G, Cog, Kg, M, M, M, Kg, 0, 1, Cog * M, Kg * M, Cog * Kg, "a1", "a0" };
+	}
+	tiled_gemm(fp, &g, l);
+}
+
 /* ---------- per op ---------- */
 
 /* Replace %M% %K% %N% markers (matmul's leading dimensions) in text just written. */
@@ -761,7 +873,8 @@ cuda_hostop(FILE *fp, const Func *f, const Op *op, Launch *l)
 	K(SIGMOID_G, k_ew) K(SQRT_G, k_ew) K(RSQRT_G, k_ew) K(POW_G, k_ew) K(MAX_G, k_maxgrad) \
 	K(SOFTMAX_G, k_softmaxgrad) K(LOGSOFTMAX_G, k_softmaxgrad) K(LN_DX, k_lndx) \
 	K(LN_DGAMMA, k_lndgamma) K(EMBED_G, k_embedgrad) K(XENT_G, k_xentgrad) K(MSE_G, k_ew) \
-	K(CLIP, k_ew) K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_tick) \
+	K(CLIP, k_ew) K(IM2COL, k_im2col) K(CONV2D, k_conv) K(SLICE, k_slice) K(SLICE_G, k_slicegrad) \
+	K(CLIP_G, k_ew) K(COL2IM, k_col2im) K(CONV2D_DX, k_conv) K(CONV2D_DW, k_conv) K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_tick) \
 	K(SWAPOUT, cuda_hostop) K(SWAPIN, cuda_hostop) K(SWAPHOME, cuda_hostop) \
 	K(WAIT, cuda_hostop)
 KERNELS(OP_HAS)

@@ -358,6 +358,88 @@ k_matmul(Gen *g, const LowFunc *p, const Op *o)
 	launch(g, p, k, v, 3, 0, 2.0 * (double)(nb * M) * (double)N * (double)Kd);
 }
 
+/* ---------- convolution ---------- */
+
+/* The GEMM of each conv op (grad.c), one per group g in k_matmul's fixed tile grid: C_g =
+ * op(A_g) op(B_g), M x N over K, the operands of group g at g times their strides. */
+typedef struct Gemm {
+	int64_t nb, M, N, K, lda, ldb, ldc;
+	int ta, tb;
+	int64_t astr, bstr, cstr;
+} Gemm;
+
+static void
+gemm_groups(Gen *g, const LowFunc *p, const char *what, int ares, int aa, int ab, const Gemm *m)
+{
+	int64_t tr, tc, mbl, nbl;
+	int v[3] = { ares, aa, ab };
+	int k = kopen(g, what);
+	char bcol[32] = "";
+
+	if (m->tb)       /* a column tile of op(B) starts at a row of the stored B */
+		snprintf(bcol, sizeof bcol, " * %lld", ll(m->ldb));
+	gemm_tile(m->nb, m->M, m->N, &tr, &tc);
+	mbl = (m->M + tr - 1) / tr;
+	nbl = (m->N + tc - 1) / tc;
+	kptr(g, "C", 0, 1, 0);
+	kptr(g, "A", 1, 0, 0);
+	kptr(g, "B", 2, 0, 0);
+	ksplit(g, m->nb * mbl * nbl);
+	K(g, "\tfor (int64_t w = lo; w < hi; w++) {\n");
+	K(g, "\t\tint64_t gr = w / %lld, r0 = w / %lld %% %lld * %lld, c0 = w %% %lld * %lld;\n",
+	  ll(mbl * nbl), ll(nbl), ll(mbl), ll(tr), ll(nbl), ll(tc));
+	K(g, "\t\tint64_t r1 = r0 + %lld < %lld ? r0 + %lld : %lld, c1 = c0 + %lld < %lld ? c0 + %lld : %lld;\n",
+	  ll(tr), ll(m->M), ll(tr), ll(m->M), ll(tc), ll(m->N), ll(tc), ll(m->N));
+	K(g, "\t\tmtc_sgemm_rows(%d, %d, r0, r1, c1 - c0, %lld, A + gr * %lld, %lld, B + gr * %lld + c0%s, "
+	  "%lld, C + gr * %lld + c0, %lld);\n\t}\n}\n", m->ta, m->tb, ll(m->K), ll(m->astr), ll(m->lda),
+	  ll(m->bstr), bcol, ll(m->ldb), ll(m->cstr), ll(m->ldc));
+	launch(g, p, k, v, 3, 0, 2.0 * (double)(m->nb * m->M) * (double)m->N * (double)m->K);
+}
+
+/* conv2d, conv2d_dx, conv2d_dw: G groups, Cog = Cout/G, Kg = Cin/G*kh*kw, M = N*Ho*Wo. */
+static void
+k_conv(Gen *g, const LowFunc *p, const Op *o)
+{
+	const Shape *w = SH(o->kind == OP_CONV2D_DX ? o->args[0] : o->kind == OP_CONV2D ? o->args[1] : o->res);
+	const Shape *c = SH(o->kind == OP_CONV2D_DX ? o->res : o->args[0]);
+	int64_t G = o->ia[0], M = c->d[1] * c->d[2] * c->d[3], Cog = w->d[0] / G;
+	int64_t Kg = w->d[1] * w->d[2] * w->d[3];
+	Gemm m;
+
+	switch (o->kind) {
+	case OP_CONV2D:        /* y_g = w_g [Cog, Kg] @ cols_g [Kg, M] */
+		m = (Gemm){ G, Cog, M, Kg, Kg, M, M, 0, 0, Cog * Kg, Kg * M, Cog * M };
+		gemm_groups(g, p, "conv2d", o->res, o->args[1], o->args[0], &m);
+		break;
+	case OP_CONV2D_DX:     /* dcols_g = w_g^T [Kg, Cog] @ dy_g [Cog, M] */
+		m = (Gemm){ G, Kg, M, Cog, Kg, M, M, 1, 0, Cog * Kg, Cog * M, Kg * M };
+		gemm_groups(g, p, "conv2d_dx", o->res, o->args[0], o->args[1], &m);
+		break;
+	default:               /* dw_g = dy_g [Cog, M] @ cols_g^T [M, Kg] */
+		m = (Gemm){ G, Cog, Kg, M, M, M, Kg, 0, 1, Cog * M, Kg * M, Cog * Kg };
+		gemm_groups(g, p, "conv2d_dw", o->res, o->args[1], o->args[0], &m);
+	}
+}
+
+/* im2col and col2im: the runtime's loops over the planes (n, c), split over threads. */
+static void
+k_window(Gen *g, const LowFunc *p, const Op *o)
+{
+	int col2im = o->kind == OP_COL2IM;
+	const Shape *x = SH(col2im ? o->res : o->args[0]), *c = SH(col2im ? o->args[0] : o->res);
+	const int64_t *a = o->ia;
+	int v[2] = { o->res, o->args[0] }, k = kopen(g, opinfo[o->kind].name);
+
+	kptr(g, "r", 0, 1, 0);
+	kptr(g, "x", 1, 0, 0);
+	ksplit(g, x->d[0] * x->d[1]);
+	K(g, "\tmtc_%s(r, x, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, "
+	  "%lld, %lld, lo, hi);\n}\n", opinfo[o->kind].name, ll(x->d[0]), ll(x->d[1]), ll(x->d[2]),
+	  ll(x->d[3]), ll(a[0]), ll(a[1]), ll(a[2]), ll(a[3]), ll(a[4]), ll(a[5]), ll(a[6]), ll(a[7]),
+	  ll(c->d[2]), ll(c->d[3]));
+	launch(g, p, k, v, 2, 0, (double)shape_numel(c));
+}
+
 static void
 k_const(Gen *g, const LowFunc *p, const Op *o)
 {
@@ -869,7 +951,8 @@ mt3000_hostop(Gen *g, const LowFunc *p, const Op *o)
 	K(SIGMOID_G, k_ew) K(SQRT_G, k_ew) K(RSQRT_G, k_ew) K(POW_G, k_ew) K(MAX_G, k_maxgrad) \
 	K(SOFTMAX_G, k_softmax) K(LOGSOFTMAX_G, k_softmax) K(LN_DX, k_layernorm) \
 	K(LN_DGAMMA, k_layernorm) K(EMBED_G, k_embedding) K(XENT_G, k_xent) K(MSE_G, k_ew) \
-	K(CLIP, k_ew) K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_update) \
+	K(CLIP, k_ew) K(IM2COL, k_window) K(CONV2D, k_conv) K(SLICE, k_slice) K(SLICE_G, k_slicegrad) \
+	K(CLIP_G, k_ew) K(COL2IM, k_window) K(CONV2D_DX, k_conv) K(CONV2D_DW, k_conv) K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_update) \
 	K(SWAPOUT, mt3000_hostop) K(SWAPIN, mt3000_hostop) K(SWAPHOME, mt3000_hostop) \
 	K(WAIT, mt3000_hostop)
 KERNELS(OP_HAS)

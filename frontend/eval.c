@@ -161,8 +161,7 @@ fresh(Ctx *c, const char *base)
 	return nm;
 }
 
-/* Append op k after its shape rule accepted it; its result gets the name hint (or a number). */
-static Val
+Val
 emit(Ctx *c, Opk k, const int *args, int na, const int64_t *ia, int nia, const double *fa,
      Type *r, const char *hint, Loc loc)
 {
@@ -492,7 +491,7 @@ eval(Ctx *c, Node *n, const char *hint)
 /* ---------- built-in calls ---------- */
 
 /* Built-ins that expand to more than one op (or none): their Builtin.k, past the op kinds. */
-enum { B_FLATTEN = NOP };
+enum { B_FLATTEN = NOP, B_CONV2D };
 
 static const Builtin builtins[] = {
 	{ "relu", OP_RELU, 1, { { 0 } } },
@@ -519,6 +518,8 @@ static const Builtin builtins[] = {
 	{ "mse", OP_MSE, 2, { { 0 } } },
 	{ "clip", OP_CLIP, 1, { { "lo", 'f', 1, 0 }, { "hi", 'f', 1, 0 } } },
 	{ "flatten", B_FLATTEN, 1, { { "axis", 'a', 0, 1 } } },
+	{ "conv2d", B_CONV2D, 2, { { "b", 'v', 0, 0 }, { "stride", 'p', 0, 1 }, { "padding", 'p', 0, 0 },
+	                           { "dilation", 'p', 0, 1 }, { "groups", 'i', 0, 1 } } },
 	{ NULL, 0, 0, { { 0 } } },
 };
 
@@ -557,7 +558,7 @@ static int
 nkws(const Builtin *b)
 {
 	int n = 0;
-	while (n < 4 && b->kw[n].name)
+	while (n < MAXKW && b->kw[n].name)
 		n++;
 	return n;
 }
@@ -788,7 +789,7 @@ flatten(Ctx *c, Node *n, int x, Node *axis, const char *hint)
 static Val
 builtin_call(Ctx *c, Node *n, const Builtin *b, const char *hint)
 {
-	Node *kv[4] = { 0 }, **t = xcalloc(n->nkid + 1, sizeof *t);
+	Node *kv[MAXKW] = { 0 }, **t = xcalloc(n->nkid + 1, sizeof *t);
 	int nt = 0, *args = NULL, bad = 0, nia;
 	int64_t ia[MAXIA] = { 0 };
 	double fa[MAXFA] = { 0 };
@@ -849,6 +850,9 @@ builtin_call(Ctx *c, Node *n, const Builtin *b, const char *hint)
 		break;
 	case B_FLATTEN:
 		v = flatten(c, n, args[0], kv[0], hint);
+		goto out;
+	case B_CONV2D:
+		v = nn_conv2d(c, n, args, kv, hint);
 		goto out;
 	default:
 		break;

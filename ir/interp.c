@@ -377,6 +377,152 @@ k_matmul(Run *r, const Op *op)
 	return 0;
 }
 
+/* ---------- convolution ---------- */
+
+/* C[M,N] (ldc) = op(A) op(B), A [M,K] (lda; stored [K,M] when ta), B [K,N] (ldb; stored
+ * [N,K] when tb): every element summed over k ascending in one float from 0, as k_matmul
+ * does. */
+static void
+gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+     const float *B, int64_t ldb, float *C, int64_t ldc)
+{
+	float *bt = NULL;
+
+	if (tb) {
+		bt = xmalloc((K * N > 0 ? K * N : 1) * sizeof *bt);
+		for (int64_t k = 0; k < K; k++)
+			for (int64_t j = 0; j < N; j++)
+				bt[k * N + j] = B[j * ldb + k];
+		B = bt;
+		ldb = N;
+	}
+	for (int64_t i = 0; i < M; i++) {
+		float *c = C + i * ldc;
+		int64_t k = 0;
+		for (int64_t j = 0; j < N; j++)
+			c[j] = 0;
+		for (; k + 4 <= K; k += 4) {
+			float av[4];
+			for (int u = 0; u < 4; u++)
+				av[u] = ta ? A[(k + u) * lda + i] : A[i * lda + k + u];
+			axpy4(c, av, B + k * ldb, ldb, N);
+		}
+		for (; k < K; k++)
+			axpy1(c, ta ? A[k * lda + i] : A[i * lda + k], B + k * ldb, N);
+	}
+	free(bt);
+}
+
+/* A window's geometry from kh kw sh sw ph pw dh dw over x [N, C, H, W], and the columns'
+ * Ho, Wo. */
+typedef struct Win {
+	int64_t n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo;
+} Win;
+
+static Win
+win(const Op *op, const Shape *x, const Shape *cols)
+{
+	const int64_t *a = op->ia;
+	return (Win){ x->d[0], x->d[1], x->d[2], x->d[3], a[0], a[1], a[2], a[3], a[4], a[5], a[6],
+	              a[7], cols->d[2], cols->d[3] };
+}
+
+/* im2col: cols[(c*kh + i)*kw + j, n, oh, ow] = x[n, c, oh*sh - ph + i*dh, ow*sw - pw + j*dw],
+ * 0 in the padding. */
+static int
+k_im2col(Run *r, const Op *op)
+{
+	Win g = win(op, &TY(0)->sh, &RTY->sh);
+	const float *x = IN(0);
+	float *o = OUT;
+
+	for (int64_t c = 0; c < g.c; c++)
+		for (int64_t i = 0; i < g.kh; i++)
+			for (int64_t j = 0; j < g.kw; j++)
+				for (int64_t n = 0; n < g.n; n++)
+					for (int64_t oh = 0; oh < g.ho; oh++)
+						for (int64_t ow = 0; ow < g.wo; ow++) {
+							int64_t h = oh * g.sh - g.ph + i * g.dh, w = ow * g.sw - g.pw + j * g.dw;
+							*o++ = h >= 0 && h < g.h && w >= 0 && w < g.w ?
+							       x[((n * g.c + c) * g.h + h) * g.w + w] : 0;
+						}
+	return 0;
+}
+
+/* col2im, its transpose (grad.c): each x element sums its kernel offsets, i then j. */
+static int
+k_col2im(Run *r, const Op *op)
+{
+	Win g = win(op, &RTY->sh, &TY(0)->sh);
+	const float *dc = IN(0);
+	float *o = OUT;
+
+	for (int64_t n = 0; n < g.n; n++)
+		for (int64_t c = 0; c < g.c; c++)
+			for (int64_t h = 0; h < g.h; h++)
+				for (int64_t w = 0; w < g.w; w++) {
+					float s = 0;
+					for (int64_t i = 0; i < g.kh; i++)
+						for (int64_t j = 0; j < g.kw; j++) {
+							int64_t th = h + g.ph - i * g.dh, tw = w + g.pw - j * g.dw;
+							if (th < 0 || tw < 0 || th % g.sh || tw % g.sw || th / g.sh >= g.ho ||
+							    tw / g.sw >= g.wo)
+								continue;
+							s += dc[((((c * g.kh + i) * g.kw + j) * g.n + n) * g.ho + th / g.sh) * g.wo +
+							        tw / g.sw];
+						}
+					*o++ = s;
+				}
+	return 0;
+}
+
+/* The GEMM sizes of a conv op: G groups, Cog = Cout/G, Kg = Cin/G*kh*kw, M = N*Ho*Wo. */
+static void
+convdims(const Op *op, const Shape *w, const Shape *cols, int64_t *G, int64_t *Cog, int64_t *Kg,
+         int64_t *M)
+{
+	*G = op->ia[0];
+	*Cog = w->d[0] / *G;
+	*Kg = w->d[1] * w->d[2] * w->d[3];
+	*M = cols->d[1] * cols->d[2] * cols->d[3];
+}
+
+/* conv2d(cols, w) groups: per group, w_g [Cog, Kg] @ cols_g [Kg, M]. */
+static int
+k_conv2d(Run *r, const Op *op)
+{
+	int64_t G, Cog, Kg, M;
+
+	convdims(op, &TY(1)->sh, &TY(0)->sh, &G, &Cog, &Kg, &M);
+	for (int64_t g = 0; g < G; g++)
+		gemm(0, 0, Cog, M, Kg, IN(1) + g * Cog * Kg, Kg, IN(0) + g * Kg * M, M, OUT + g * Cog * M, M);
+	return 0;
+}
+
+/* conv2d_dx(w, dy) groups: per group, w_g^T [Kg, Cog] @ dy_g [Cog, M]. */
+static int
+k_conv2d_dx(Run *r, const Op *op)
+{
+	int64_t G, Cog, Kg, M;
+
+	convdims(op, &TY(0)->sh, &RTY->sh, &G, &Cog, &Kg, &M);
+	for (int64_t g = 0; g < G; g++)
+		gemm(1, 0, Kg, M, Cog, IN(0) + g * Cog * Kg, Kg, IN(1) + g * Cog * M, M, OUT + g * Kg * M, M);
+	return 0;
+}
+
+/* conv2d_dw(cols, dy) groups: per group, dy_g [Cog, M] @ cols_g^T [M, Kg]. */
+static int
+k_conv2d_dw(Run *r, const Op *op)
+{
+	int64_t G, Cog, Kg, M;
+
+	convdims(op, &RTY->sh, &TY(0)->sh, &G, &Cog, &Kg, &M);
+	for (int64_t g = 0; g < G; g++)
+		gemm(0, 1, Cog, Kg, M, IN(1) + g * Cog * M, M, IN(0) + g * Kg * M, M, OUT + g * Cog * Kg, Kg);
+	return 0;
+}
+
 /* ---------- reductions ---------- */
 
 static int
@@ -824,7 +970,8 @@ k_nothing(Run *r, const Op *op)
 	K(SIGMOID_G, k_ew) K(SQRT_G, k_ew) K(RSQRT_G, k_ew) K(POW_G, k_ew) K(MAX_G, k_maxgrad) \
 	K(SOFTMAX_G, k_softmaxgrad) K(LOGSOFTMAX_G, k_softmaxgrad) K(LN_DX, k_lndx) \
 	K(LN_DGAMMA, k_lndgamma) K(EMBED_G, k_embedgrad) K(XENT_G, k_xentgrad) K(MSE_G, k_ew) \
-	K(CLIP, k_ew) K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) K(SGD, k_sgd) K(SGDM, k_sgdm) K(ADAM, k_adam) K(TICK, k_tick) \
+	K(CLIP, k_ew) K(IM2COL, k_im2col) K(CONV2D, k_conv2d) K(SLICE, k_slice) K(SLICE_G, k_slicegrad) \
+	K(CLIP_G, k_ew) K(COL2IM, k_col2im) K(CONV2D_DX, k_conv2d_dx) K(CONV2D_DW, k_conv2d_dw) K(SGD, k_sgd) K(SGDM, k_sgdm) K(ADAM, k_adam) K(TICK, k_tick) \
 	K(SWAPOUT, k_copy) K(SWAPIN, k_copy) K(SWAPHOME, k_home) K(WAIT, k_nothing)
 KERNELS(OP_HAS)
 OPTAB(OP_NEEDS)

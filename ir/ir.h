@@ -83,6 +83,9 @@ typedef struct Type {
 } Type;
 
 int64_t shape_numel(const Shape *);             /* product of dims (checked when built) */
+/* Output extent of a window (kernel k, stride s, padding p each side, dilation d) sliding
+ * over an input extent n, PyTorch's; 0 when it does not fit. */
+int64_t window_out(int64_t n, int64_t k, int64_t s, int64_t p, int64_t d);
 int64_t type_bytes(const Type *);               /* numel * 4 */
 int shape_eq(const Shape *, const Shape *);
 /* NumPy broadcasting of a and b into *r; 0 on success, -1 if incompatible. */
@@ -105,6 +108,9 @@ enum {
 	F_NORES = 1 << 4,    /* has no result value */
 	F_GIVEN = 1 << 5,    /* result type is given (parsed or set by the builder), the rule checks it */
 	F_VARIADIC = 1 << 6, /* nargs is a minimum */
+	F_EXPAND = 1 << 7,   /* a result far larger than its operand, cheap to make again (im2col's
+	                      * columns): CSE never merges a backward occurrence into a forward one,
+	                      * so the step saves the operand, not the expansion */
 };
 
 struct Func;
@@ -162,6 +168,8 @@ typedef double CostRule(const struct Func *, const struct Op *);
 	X(MSE,       "mse",         2, F_LANG,              "",              "",                sh_mse,      gr_mse,       co_ew8,        0, 0) \
 	/* convolutional networks (docs/ir.md: their definitions are in passes/grad.c) */ \
 	X(CLIP,      "clip",        1, F_LANG | F_EW,       "",              "lo hi",           sh_clip,     gr_clip,      co_ew1,        0, mtc_clip(x0, c, d)) \
+	X(IM2COL,    "im2col",      1, F_EXPAND,            "kh kw sh sw ph pw dh dw", "",      sh_im2col,   gr_im2col,    co_zero,       0, 0) \
+	X(CONV2D,    "conv2d",      2, F_LANG,              "groups",        "",                sh_conv2d,   gr_conv2d,    co_conv2d,     0, 0) \
 	/* gradient helpers (made by autodiff) */ \
 	X(SUMTO,     "sum_to",      1, F_GIVEN,             "",              "",                sh_sumto,    gr_none,      co_red,        0, 0) \
 	X(BCAST,     "broadcast",   1, F_GIVEN | F_EW,      "",              "",                sh_bcast,    gr_none,      co_zero,       0, x0) \
@@ -183,6 +191,9 @@ typedef double CostRule(const struct Func *, const struct Op *);
 	X(SLICE,     "slice",       1, F_GIVEN,             "axis start",    "",                sh_slice,    gr_slice,     co_zero,       0, 0) \
 	X(SLICE_G,   "slice_grad",  1, F_GIVEN,             "axis start",    "",                sh_slicegrad,gr_none,      co_zero,       0, 0) \
 	X(CLIP_G,    "clip_grad",   2, F_EW,                "",              "lo hi",           sh_binary,   gr_none,      co_ew1,        0, mtc_clip_grad(x0, x1, c, d)) \
+	X(COL2IM,    "col2im",      1, F_GIVEN,             "kh kw sh sw ph pw dh dw", "",      sh_col2im,   gr_none,      co_zero,       0, 0) \
+	X(CONV2D_DX, "conv2d_dx",   2, 0,                   "groups",        "",                sh_conv2d_dx,gr_none,      co_conv2d_dx,  0, 0) \
+	X(CONV2D_DW, "conv2d_dw",   2, F_GIVEN,             "groups",        "",                sh_conv2d_dw,gr_none,      co_conv2d_dw,  0, 0) \
 	/* optimizer updates: in place on params and optimizer state */ \
 	X(SGD,       "sgd_update",  2, F_MUT | F_NORES,     "",              "lr",              sh_sgd,      gr_none,      co_ew1,        1, 0) \
 	X(SGDM,      "sgd_momentum_update",3,F_MUT|F_NORES, "",              "lr momentum",     sh_sgdm,     gr_none,      co_ew1,        2, 0) \

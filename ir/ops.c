@@ -576,6 +576,147 @@ sh_clip(const Func *f, const Op *op, Type *r, char *err, size_t n)
 	return 0;
 }
 
+/* ---------- convolution ---------- */
+
+/* An output extent of a window (kernel k, stride s, padding p each side, dilation d) over an
+ * input extent n: PyTorch's floor((n + 2p - d (k - 1) - 1) / s) + 1; 0 or less when the
+ * window does not fit. */
+int64_t
+window_out(int64_t n, int64_t k, int64_t s, int64_t p, int64_t d)
+{
+	int64_t span = d * (k - 1) + 1, room = n + 2 * p - span;
+	return room < 0 ? 0 : room / s + 1;
+}
+
+/* A window's attributes kh kw sh sw ph pw dh dw (ia[0..8)) over an f32[N, C, H, W]: checks them
+ * and sets ho, wo. */
+static int
+window(const Func *f, const Op *op, const Type *x, int64_t *ho, int64_t *wo, char *err, size_t n)
+{
+	const int64_t *a = op->ia;
+
+	if (x->dt != F32 || x->sh.rank != 4)
+		return fail(err, n, "%s needs an f32[N, C, H, W], got %s", opinfo[op->kind].name, TS(x));
+	if (a[0] < 1 || a[1] < 1 || a[2] < 1 || a[3] < 1 || a[4] < 0 || a[5] < 0 || a[6] < 1 || a[7] < 1)
+		return fail(err, n, "%s: kernel, stride and dilation must be positive, padding not negative",
+		            opinfo[op->kind].name);
+	if (a[4] > INT32_MAX || a[5] > INT32_MAX || a[0] * a[6] > INT32_MAX || a[1] * a[7] > INT32_MAX ||
+	    a[2] > INT32_MAX || a[3] > INT32_MAX)
+		return fail(err, n, "%s: window attributes out of range", opinfo[op->kind].name);
+	*ho = window_out(x->sh.d[2], a[0], a[2], a[4], a[6]);
+	*wo = window_out(x->sh.d[3], a[1], a[3], a[5], a[7]);
+	(void)f;
+	if (*ho < 1 || *wo < 1)
+		return fail(err, n, "%s: a %lldx%lld window (dilation %lldx%lld) does not fit %s padded by "
+		            "%lldx%lld", opinfo[op->kind].name, (long long)a[0], (long long)a[1],
+		            (long long)a[6], (long long)a[7], TS(x), (long long)a[4], (long long)a[5]);
+	return 0;
+}
+
+/* im2col(x) kh kw sh sw ph pw dh dw: the columns f32[C*kh*kw, N, Ho, Wo]. */
+int
+sh_im2col(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	const Type *x = ARG(0);
+	int64_t ho, wo, k, t;
+
+	if (window(f, op, x, &ho, &wo, err, n))
+		return -1;
+	if (mul64(x->sh.d[1], op->ia[0] * op->ia[1], &k) || mul64(k, x->sh.d[0], &t) ||
+	    mul64(t, ho, &t) || mul64(t, wo, &t) || mul64(t, 4, &t))
+		return fail(err, n, "im2col of %s: the columns' size overflows", TS(x));
+	*r = (Type){ F32, { 4, { k, x->sh.d[0], ho, wo } } };
+	return 0;
+}
+
+/* col2im(cols) kh kw sh sw ph pw dh dw -> T (given: f32[N, C, H, W]): cols has the shape of
+ * im2col(T). */
+int
+sh_col2im(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	const Type *c = ARG(0);
+	int64_t ho, wo;
+
+	if (want_f32(f, op, 0, err, n) || window(f, op, r, &ho, &wo, err, n))
+		return -1;
+	if (c->sh.rank != 4 || c->sh.d[0] != r->sh.d[1] * op->ia[0] * op->ia[1] || c->sh.d[1] != r->sh.d[0] ||
+	    c->sh.d[2] != ho || c->sh.d[3] != wo)
+		return fail(err, n, "col2im: %s are not the columns of %s", TS(c), TS(r));
+	return 0;
+}
+
+/* The weight of conv2d and its gradients: f32[Cout, Cin/groups, kh, kw], groups dividing Cout. */
+static int
+conv_weight(const Op *op, const Type *w, char *err, size_t n)
+{
+	if (w->dt != F32 || w->sh.rank != 4)
+		return fail(err, n, "%s: the weight must be f32[Cout, Cin/groups, kh, kw], got %s",
+		            opinfo[op->kind].name, TS(w));
+	if (op->ia[0] < 1 || w->sh.d[0] % op->ia[0])
+		return fail(err, n, "%s: groups=%lld must divide the %lld output channels of %s",
+		            opinfo[op->kind].name, (long long)op->ia[0], (long long)w->sh.d[0], TS(w));
+	return 0;
+}
+
+/* Columns [groups * Cin/groups * kh * kw, N, Ho, Wo] that go with weight w. */
+static int
+conv_cols(const Op *op, const Type *c, const Type *w, char *err, size_t n)
+{
+	int64_t k = op->ia[0] * w->sh.d[1] * w->sh.d[2] * w->sh.d[3];
+
+	if (c->dt != F32 || c->sh.rank != 4 || c->sh.d[0] != k)
+		return fail(err, n, "%s: columns %s do not go with weight %s and groups=%lld (want "
+		            "f32[%lld, N, Ho, Wo])", opinfo[op->kind].name, TS(c), TS(w),
+		            (long long)op->ia[0], (long long)k);
+	return 0;
+}
+
+/* conv2d(cols, w) groups: f32[Cout, N, Ho, Wo], channels first (one GEMM per group). */
+int
+sh_conv2d(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	const Type *c = ARG(0), *w = ARG(1);
+
+	if (conv_weight(op, w, err, n) || conv_cols(op, c, w, err, n))
+		return -1;
+	(void)f;
+	*r = (Type){ F32, { 4, { w->sh.d[0], c->sh.d[1], c->sh.d[2], c->sh.d[3] } } };
+	return 0;
+}
+
+/* conv2d_dx(w, dy) groups, dy f32[Cout, N, Ho, Wo]: the columns' gradient,
+ * f32[Cin*kh*kw, N, Ho, Wo]. */
+int
+sh_conv2d_dx(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	const Type *w = ARG(0), *dy = ARG(1);
+
+	if (conv_weight(op, w, err, n))
+		return -1;
+	if (dy->dt != F32 || dy->sh.rank != 4 || dy->sh.d[0] != w->sh.d[0])
+		return fail(err, n, "conv2d_dx: gradient %s does not go with weight %s", TS(dy), TS(w));
+	(void)f;
+	*r = (Type){ F32, { 4, { op->ia[0] * w->sh.d[1] * w->sh.d[2] * w->sh.d[3], dy->sh.d[1],
+	                         dy->sh.d[2], dy->sh.d[3] } } };
+	return 0;
+}
+
+/* conv2d_dw(cols, dy) groups -> T (given: the weight's type). */
+int
+sh_conv2d_dw(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	const Type *c = ARG(0), *dy = ARG(1);
+
+	if (conv_weight(op, r, err, n) || conv_cols(op, c, r, err, n))
+		return -1;
+	if (dy->dt != F32 || dy->sh.rank != 4 || dy->sh.d[0] != r->sh.d[0] || dy->sh.d[1] != c->sh.d[1] ||
+	    dy->sh.d[2] != c->sh.d[2] || dy->sh.d[3] != c->sh.d[3])
+		return fail(err, n, "conv2d_dw: gradient %s does not go with columns %s and weight %s",
+		            TS(dy), TS(c), TS(r));
+	(void)f;
+	return 0;
+}
+
 /* Optimizer updates: every operand but the step counter has the param's type. */
 static int
 same_as_param(const Func *f, const Op *op, int nsame, char *err, size_t n)

@@ -15,6 +15,24 @@
  *                           x[.., start + j, ..] along axis, 0 <= start, start + n <= x.d[axis].
  *   slice_grad(dy) axis start -> T (given)   zeros of T, then r[.., start + j, ..] =
  *                           dy[.., j, ..] along axis (the transpose of slice).
+ *   im2col(x) kh kw sh sw ph pw dh dw (a forward op, here for its layout): the columns
+ *                           f32[C*kh*kw, N, Ho, Wo] of x [N, C, H, W]: c[(ch*kh + i)*kw + j, n,
+ *                           oh, ow] = x[n, ch, oh*sh - ph + i*dh, ow*sw - pw + j*dw], 0 in the
+ *                           padding (Ho, Wo: ir.h's window_out).
+ *   conv2d(cols, w) groups (forward): f32[Cout, N, Ho, Wo], channels first: for each group g
+ *                           (G groups, Cog = Cout/G, Kg = Cin/G*kh*kw, M = N*Ho*Wo), rows g*Cog..
+ *                           of the result are w_g [Cog, Kg] @ cols rows g*Kg.. [Kg, M], each
+ *                           entry summed over k ascending in one float from 0.
+ *   col2im(dc) kh kw sh sw ph pw dh dw -> T (given f32[N, C, H, W]): the transpose of im2col:
+ *                           r[n, ch, h, w] = sum over the kernel offsets (i, j), i then j
+ *                           ascending, for which h = oh*sh - ph + i*dh and w = ow*sw - pw + j*dw
+ *                           for some output position (oh, ow), of dc[(ch*kh + i)*kw + j, n, oh,
+ *                           ow] (summed in float from 0).
+ *   conv2d_dx(w, dy) groups  dy f32[Cout, N, Ho, Wo]: the columns' gradient, per group
+ *                           w_g^T [Kg, Cog] @ dy_g [Cog, M], summed over o ascending.
+ *   conv2d_dw(cols, dy) groups -> T (given: w's type)   per group dy_g [Cog, M] @ cols_g^T
+ *                           [M, Kg], summed over the columns m ascending (images, then
+ *                           positions) in one float.
  *   relu_grad(x, dy)        dy where x > 0, else 0 (x: relu's input or result). (bcast)
  *   clip_grad(y, dy) lo hi  dy where lo < y < hi, else 0 (y: clip's result; strict at the
  *                           bounds, as PyTorch's hardtanh, so ReLU6's gradient). (bcast)
@@ -212,6 +230,41 @@ gr_slice(Diff *d, const Op *op)
 {
 	int a = d_grad(d, op->res);
 	d_acc(d, A(0), d_emit(d, OP_SLICE_G, &a, 1, op->ia, 0, NULL, TY(A(0))));
+}
+
+/* ---------- convolution ---------- */
+
+void
+gr_im2col(Diff *d, const Op *op)
+{
+	int a = d_grad(d, op->res);
+	d_acc(d, A(0), d_emit(d, OP_COL2IM, &a, 1, op->ia, 0, NULL, TY(A(0))));
+}
+
+/* y = conv2d(cols, w): dcols = conv2d_dx(w, dy), dw = conv2d_dw(cols, dy). cols is an im2col
+ * of x: dw takes a fresh im2col of x in the backward (F_EXPAND keeps CSE from merging it with
+ * the forward's), so the step saves x, as PyTorch does, not columns kh*kw times its size;
+ * the planner can still keep or recompute x as it likes. */
+void
+gr_conv2d(Diff *d, const Op *op)
+{
+	int dy = d_grad(d, op->res), cols = A(0), def = d->f->val[cols].def;
+
+	if (d_need(d, A(0))) {
+		int a[2] = { A(1), dy };
+		d_acc(d, A(0), d_emit(d, OP_CONV2D_DX, a, 2, op->ia, 0, NULL, NULL));
+	}
+	if (!d_need(d, A(1)))
+		return;
+	if (def >= 0 && d->f->op[def].kind == OP_IM2COL) {
+		Op im = d->f->op[def];     /* a copy: emitting moves d->f->op */
+		int x = im.args[0];
+		cols = d_emit(d, OP_IM2COL, &x, 1, im.ia, 0, NULL, NULL);
+	}
+	{
+		int a[2] = { cols, dy };
+		d_acc(d, A(1), d_emit(d, OP_CONV2D_DW, a, 2, op->ia, 0, NULL, TY(A(1))));
+	}
 }
 
 /* ---------- reductions ---------- */

@@ -263,6 +263,41 @@ cnn(void)
 	c->given = ty(F32, 2, 300, 200);
 }
 
+/* Convolutions: im2col and col2im with strides, padding and dilation; the GEMMs with groups
+ * (depthwise included) and sizes that split across threads. */
+static void
+conv(void)
+{
+	/* N C H W, kh kw sh sw ph pw dh dw, groups, Cout */
+	static const int cv[][14] = {
+		{ 2, 3, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 6 },
+		{ 1, 4, 7, 9, 3, 2, 2, 1, 1, 0, 1, 2, 2, 6 },
+		{ 2, 6, 6, 6, 3, 3, 2, 2, 2, 2, 2, 2, 6, 6 },      /* depthwise, dilated */
+		{ 2, 8, 5, 5, 1, 1, 2, 2, 0, 0, 1, 1, 1, 4 },      /* strided 1x1 shortcut */
+		{ 3, 16, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 40 },  /* split across threads */
+	};
+	Case *c;
+
+	group("conv", 0);
+	for (size_t i = 0; i < sizeof cv / sizeof *cv; i++) {
+		const int *v = cv[i];
+		int ho = (int)window_out(v[2], v[4], v[6], v[8], v[10]);
+		int wo = (int)window_out(v[3], v[5], v[7], v[9], v[11]), k = v[1] * v[4] * v[5];
+		Type x = ty(F32, 4, v[0], v[1], v[2], v[3]), w = ty(F32, 4, v[13], v[1] / v[12], v[4], v[5]);
+		Type cols = ty(F32, 4, k, v[0], ho, wo), y = ty(F32, 4, v[13], v[0], ho, wo);
+		attrs(add(OP_IM2COL, 1, x), 8, v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11]);
+		c = attrs(add(OP_COL2IM, 1, cols), 8, v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11]);
+		c->given = x;
+		c = attrs(add(OP_CONV2D, 2, cols, w), 1, v[12]);
+		c->arg[0] = g->ncase - 3;      /* the columns of x */
+		attrs(add(OP_CONV2D_DX, 2, w, y), 1, v[12]);
+		c = attrs(add(OP_CONV2D_DW, 2, cols, y), 1, v[12]);
+		c->given = w;
+	}
+	/* columns made elsewhere (any f32[Cin*kh*kw, N, Ho, Wo]) */
+	attrs(add(OP_CONV2D, 2, ty(F32, 4, 8, 2, 4, 3), ty(F32, 4, 5, 8, 1, 1)), 1, 1);
+}
+
 /* The updates, in a step function: its loss first, then each update on fresh params and
  * state; adam reads the counter the tick advanced. */
 static void
@@ -315,6 +350,7 @@ op_cases(int *n)
 		reductions();
 		nn();
 		cnn();
+		conv();
 		updates();
 	}
 	*n = ng;
