@@ -750,6 +750,100 @@ k_col2im(FILE *fp, const Func *f, const Op *op, Launch *l)
 	set1(l, blocks(n, BLK), BLK);
 }
 
+/* Device code of a pool window: the arg-max (PyTorch's, as the interpreter's) of output
+ * (oh, ow) in plane p as `best`, or the divisor of avg_pool2d as `dv`; H W kh kw sh sw ph pw dh
+ * dw are the op's. */
+static void
+pool_win(FILE *fp, const char *ind, int avg, int cip, const Shape *x, const int64_t *a)
+{
+	long long H = x->d[2], W = x->d[3], dh = avg ? 1 : a[6], dw = avg ? 1 : a[7];
+
+	if (avg) {
+		if (cip)
+			fprintf(fp, "%sfloat dv = %lld.f;\n", ind, (long long)(a[0] * a[1]));
+		else
+			fprintf(fp, "%sll h0 = oh * %lldLL - %lldLL, w0 = ow * %lldLL - %lldLL;\n"
+			        "%sfloat dv = (float)((min(h0 + %lldLL, %lldLL) - max(h0, 0LL)) * (min(w0 + %lldLL, %lldLL) - max(w0, 0LL)));\n",
+			        ind, (long long)a[2], (long long)a[4], (long long)a[3], (long long)a[5], ind,
+			        (long long)a[0], H, (long long)a[1], W);
+		return;
+	}
+	fprintf(fp, "%sll best = -1;\n%sfloat m = -INF;\n%sfor (ll i = 0; i < %lldLL; i++)\n"
+	        "%s\tfor (ll j = 0; j < %lldLL; j++) {\n"
+	        "%s\t\tll h = oh * %lldLL - %lldLL + i * %lldLL, w = ow * %lldLL - %lldLL + j * %lldLL;\n"
+	        "%s\t\tif (h < 0 || h >= %lldLL || w < 0 || w >= %lldLL)\n%s\t\t\tcontinue;\n"
+	        "%s\t\tif (best < 0)\n%s\t\t\tbest = h * %lldLL + w;\n"
+	        "%s\t\tif (p[h * %lldLL + w] > m || isnan(p[h * %lldLL + w])) {\n"
+	        "%s\t\t\tm = p[h * %lldLL + w];\n%s\t\t\tbest = h * %lldLL + w;\n%s\t\t}\n%s\t}\n",
+	        ind, ind, ind, (long long)a[0], ind, (long long)a[1], ind, (long long)a[2],
+	        (long long)a[4], dh, (long long)a[3], (long long)a[5], dw, ind, H, W, ind, ind, ind, W,
+	        ind, W, W, ind, W, ind, W, ind, ind);
+}
+
+/* max_pool2d, avg_pool2d: a thread per output. */
+static void
+k_pool(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	const Shape *x = SH(f, op->args[0]), *y = SH(f, op->res);
+	const int64_t *a = op->ia;
+	int avg = op->kind == OP_AVGPOOL;
+	int64_t n = shape_numel(y);
+
+	fprintf(fp, LOOP("%lldLL") "\t\tll ow = i %% %lldLL, oh = i / %lldLL %% %lldLL, q = i / %lldLL;\n"
+	        "\t\tconst float *p = a0 + q * %lldLL;\n", (long long)n, (long long)y->d[3],
+	        (long long)y->d[3], (long long)y->d[2], (long long)(y->d[2] * y->d[3]),
+	        (long long)(x->d[2] * x->d[3]));
+	pool_win(fp, "\t\t", avg, avg && a[6], x, a);
+	if (avg)
+		fprintf(fp, "\t\tfloat s = 0.f;\n\t\tfor (ll i = 0; i < %lldLL; i++)\n"
+		        "\t\t\tfor (ll j = 0; j < %lldLL; j++) {\n"
+		        "\t\t\t\tll h = oh * %lldLL - %lldLL + i, w = ow * %lldLL - %lldLL + j;\n"
+		        "\t\t\t\tif (h >= 0 && h < %lldLL && w >= 0 && w < %lldLL)\n"
+		        "\t\t\t\t\ts += p[h * %lldLL + w];\n\t\t\t}\n\t\tr[i] = s / dv;\n",
+		        (long long)a[0], (long long)a[1], (long long)a[2], (long long)a[4], (long long)a[3],
+		        (long long)a[5], (long long)x->d[2], (long long)x->d[3], (long long)x->d[3]);
+	else
+		fprintf(fp, "\t\tr[i] = p[best];\n");
+	fprintf(fp, "\t}\n}\n");
+	set1(l, blocks(n, BLK), BLK);
+}
+
+/* max_pool2d_grad(x, dy), avg_pool2d_grad(dy): a thread per x entry, gathering the windows
+ * that hold it in the interpreter's order (oh, then ow ascending: kernel offsets descending). */
+static void
+k_poolgrad(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	int mx = op->kind == OP_MAXPOOL_G;
+	const Shape *x = SH(f, op->res), *y = SH(f, op->args[mx]);
+	const int64_t *a = op->ia;
+	long long dh = mx ? a[6] : 1, dw = mx ? a[7] : 1;
+	int64_t n = shape_numel(x);
+
+	fprintf(fp, LOOP("%lldLL") "\t\tll xw = i %% %lldLL, xh = i / %lldLL %% %lldLL, q = i / %lldLL;\n"
+	        "\t\tfloat s = 0.f;\n", (long long)n, (long long)x->d[3], (long long)x->d[3],
+	        (long long)x->d[2], (long long)(x->d[2] * x->d[3]));
+	if (mx)
+		fprintf(fp, "\t\tconst float *p = a0 + q * %lldLL;\n", (long long)(x->d[2] * x->d[3]));
+	fprintf(fp, "\t\tfor (ll ki = %lldLL; ki >= 0; ki--) {\n"
+	        "\t\t\tll th = xh + %lldLL - ki * %lldLL, oh = th / %lldLL;\n"
+	        "\t\t\tif (th < 0 || th %% %lldLL || oh >= %lldLL)\n\t\t\t\tcontinue;\n"
+	        "\t\t\tfor (ll kj = %lldLL; kj >= 0; kj--) {\n"
+	        "\t\t\t\tll tw = xw + %lldLL - kj * %lldLL, ow = tw / %lldLL;\n"
+	        "\t\t\t\tif (tw < 0 || tw %% %lldLL || ow >= %lldLL)\n\t\t\t\t\tcontinue;\n",
+	        (long long)(a[0] - 1), (long long)a[4], dh, (long long)a[2], (long long)a[2],
+	        (long long)y->d[2], (long long)(a[1] - 1), (long long)a[5], dw, (long long)a[3],
+	        (long long)a[3], (long long)y->d[3]);
+	pool_win(fp, "\t\t\t\t", !mx, !mx && a[6], x, a);
+	fprintf(fp, "\t\t\t\tfloat g = a%d[(q * %lldLL + oh) * %lldLL + ow];\n", mx, (long long)y->d[2],
+	        (long long)y->d[3]);
+	if (mx)
+		fprintf(fp, "\t\t\t\tif (best == xh * %lldLL + xw)\n\t\t\t\t\ts += g;\n", (long long)x->d[3]);
+	else
+		fprintf(fp, "\t\t\t\ts += g / dv;\n");
+	fprintf(fp, "\t\t\t}\n\t\t}\n\t\tr[i] = s;\n\t}\n}\n");
+	set1(l, blocks(n, BLK), BLK);
+}
+
 /* One GEMM per group z as TILE x TILE tiles: C_z = op(A_z) op(B_z), M x N over K, operands at
  * z times their strides; each output on one thread, its sum in a fixed order (no atomics). */
 typedef struct Gemm {
@@ -873,8 +967,10 @@ cuda_hostop(FILE *fp, const Func *f, const Op *op, Launch *l)
 	K(SIGMOID_G, k_ew) K(SQRT_G, k_ew) K(RSQRT_G, k_ew) K(POW_G, k_ew) K(MAX_G, k_maxgrad) \
 	K(SOFTMAX_G, k_softmaxgrad) K(LOGSOFTMAX_G, k_softmaxgrad) K(LN_DX, k_lndx) \
 	K(LN_DGAMMA, k_lndgamma) K(EMBED_G, k_embedgrad) K(XENT_G, k_xentgrad) K(MSE_G, k_ew) \
-	K(CLIP, k_ew) K(IM2COL, k_im2col) K(CONV2D, k_conv) K(SLICE, k_slice) K(SLICE_G, k_slicegrad) \
-	K(CLIP_G, k_ew) K(COL2IM, k_col2im) K(CONV2D_DX, k_conv) K(CONV2D_DW, k_conv) K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_tick) \
+	K(CLIP, k_ew) K(IM2COL, k_im2col) K(CONV2D, k_conv) K(MAXPOOL, k_pool) K(AVGPOOL, k_pool) \
+	K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) K(COL2IM, k_col2im) \
+	K(CONV2D_DX, k_conv) K(CONV2D_DW, k_conv) K(MAXPOOL_G, k_poolgrad) K(AVGPOOL_G, k_poolgrad) \
+	K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_tick) \
 	K(SWAPOUT, cuda_hostop) K(SWAPIN, cuda_hostop) K(SWAPHOME, cuda_hostop) \
 	K(WAIT, cuda_hostop)
 KERNELS(OP_HAS)

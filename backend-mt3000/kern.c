@@ -440,6 +440,31 @@ k_window(Gen *g, const LowFunc *p, const Op *o)
 	launch(g, p, k, v, 2, 0, (double)shape_numel(c));
 }
 
+/* max_pool2d, avg_pool2d and their gradients: the runtime's loops over planes (n, c). */
+static void
+k_pool(Gen *g, const LowFunc *p, const Op *o)
+{
+	int grad = o->kind == OP_MAXPOOL_G || o->kind == OP_AVGPOOL_G;
+	int avg = o->kind == OP_AVGPOOL || o->kind == OP_AVGPOOL_G, mx = o->kind == OP_MAXPOOL_G;
+	const Shape *x = SH(grad ? o->res : o->args[0]), *y = SH(grad ? o->args[mx] : o->res);
+	const int64_t *a = o->ia;
+	int v[3] = { o->res, o->args[0], mx ? o->args[1] : 0 }, k = kopen(g, opinfo[o->kind].name);
+
+	kptr(g, "r", 0, 1, 0);
+	kptr(g, "x", 1, 0, 0);
+	if (mx)
+		kptr(g, "dy", 2, 0, 0);
+	ksplit(g, x->d[0] * x->d[1]);
+	if (grad)
+		K(g, "\tmtc_pool2d_grad(r, %s, %s, ", mx ? "x" : "0", mx ? "dy" : "x");
+	else
+		K(g, "\tmtc_pool2d(r, x, ");
+	K(g, "%d, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, lo, hi);\n}\n",
+	  avg ? 2 - (int)a[6] : 0, ll(x->d[2]), ll(x->d[3]), ll(a[0]), ll(a[1]), ll(a[2]), ll(a[3]),
+	  ll(a[4]), ll(a[5]), avg ? 1LL : ll(a[6]), avg ? 1LL : ll(a[7]), ll(y->d[2]), ll(y->d[3]));
+	launch(g, p, k, v, mx ? 3 : 2, 0, (double)shape_numel(y) * (double)(a[0] * a[1]));
+}
+
 static void
 k_const(Gen *g, const LowFunc *p, const Op *o)
 {
@@ -951,8 +976,10 @@ mt3000_hostop(Gen *g, const LowFunc *p, const Op *o)
 	K(SIGMOID_G, k_ew) K(SQRT_G, k_ew) K(RSQRT_G, k_ew) K(POW_G, k_ew) K(MAX_G, k_maxgrad) \
 	K(SOFTMAX_G, k_softmax) K(LOGSOFTMAX_G, k_softmax) K(LN_DX, k_layernorm) \
 	K(LN_DGAMMA, k_layernorm) K(EMBED_G, k_embedding) K(XENT_G, k_xent) K(MSE_G, k_ew) \
-	K(CLIP, k_ew) K(IM2COL, k_window) K(CONV2D, k_conv) K(SLICE, k_slice) K(SLICE_G, k_slicegrad) \
-	K(CLIP_G, k_ew) K(COL2IM, k_window) K(CONV2D_DX, k_conv) K(CONV2D_DW, k_conv) K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_update) \
+	K(CLIP, k_ew) K(IM2COL, k_window) K(CONV2D, k_conv) K(MAXPOOL, k_pool) K(AVGPOOL, k_pool) \
+	K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) K(COL2IM, k_window) \
+	K(CONV2D_DX, k_conv) K(CONV2D_DW, k_conv) K(MAXPOOL_G, k_pool) K(AVGPOOL_G, k_pool) \
+	K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_update) \
 	K(SWAPOUT, mt3000_hostop) K(SWAPIN, mt3000_hostop) K(SWAPHOME, mt3000_hostop) \
 	K(WAIT, mt3000_hostop)
 KERNELS(OP_HAS)

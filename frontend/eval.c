@@ -491,7 +491,7 @@ eval(Ctx *c, Node *n, const char *hint)
 /* ---------- built-in calls ---------- */
 
 /* Built-ins that expand to more than one op (or none): their Builtin.k, past the op kinds. */
-enum { B_FLATTEN = NOP, B_CONV2D };
+enum { B_FLATTEN = NOP, B_CONV2D, B_POOL };
 
 static const Builtin builtins[] = {
 	{ "relu", OP_RELU, 1, { { 0 } } },
@@ -520,6 +520,10 @@ static const Builtin builtins[] = {
 	{ "flatten", B_FLATTEN, 1, { { "axis", 'a', 0, 1 } } },
 	{ "conv2d", B_CONV2D, 2, { { "b", 'v', 0, 0 }, { "stride", 'p', 0, 1 }, { "padding", 'p', 0, 0 },
 	                           { "dilation", 'p', 0, 1 }, { "groups", 'i', 0, 1 } } },
+	{ "max_pool2d", B_POOL, 1, { { "kernel", 'p', 1, 0 }, { "stride", 'p', 0, 0 }, { "padding", 'p', 0, 0 },
+	                             { "dilation", 'p', 0, 1 } } },
+	{ "avg_pool2d", B_POOL, 1, { { "kernel", 'p', 1, 0 }, { "stride", 'p', 0, 0 }, { "padding", 'p', 0, 0 },
+	                             { "count_include_pad", 'b', 0, 1 } } },
 	{ NULL, 0, 0, { { 0 } } },
 };
 
@@ -853,6 +857,9 @@ builtin_call(Ctx *c, Node *n, const Builtin *b, const char *hint)
 		goto out;
 	case B_CONV2D:
 		v = nn_conv2d(c, n, args, kv, hint);
+		goto out;
+	case B_POOL:
+		v = nn_pool2d(c, n, b->name[0] == 'm' ? OP_MAXPOOL : OP_AVGPOOL, args[0], kv, hint);
 		goto out;
 	default:
 		break;

@@ -118,6 +118,7 @@ Val emit(Ctx *, Opk, const int *args, int na, const int64_t *ia, int nia, const 
 /* nn.c: the convolutional built-ins, each expanded into ops (docs/ir.md says how). kv: the
  * named arguments in the order of their Builtin entry (eval.c), NULL where not given. */
 Val nn_conv2d(Ctx *, Node *call, const int *args, Node **kv, const char *hint);
+Val nn_pool2d(Ctx *, Node *call, Opk, int x, Node **kv, const char *hint);
 
 /* expand.c */
 Val inline_def(Ctx *, Node *call, Ent *def, const char *hint);

@@ -123,3 +123,39 @@ nn_conv2d(Ctx *c, Node *n, const int *args, Node **kv, const char *hint)
 	r = (Type){ F32, { 0, { 0 } } };
 	return emit(c, OP_ADD, ops, 2, NULL, 0, NULL, &r, hint, n->loc);
 }
+
+/* max_pool2d(x, kernel, stride = kernel, padding = 0, dilation = 1) and avg_pool2d(x, kernel,
+ * stride = kernel, padding = 0, count_include_pad = 1), PyTorch's (ceil_mode off). */
+Val
+nn_pool2d(Ctx *c, Node *n, Opk k, int x, Node **kv, const char *hint)
+{
+	const Type *t = &c->f->val[x].ty;
+	const char *fn = opinfo[k].name;
+	int64_t kn[2], st[2], pd[2], dl[2] = { 1, 1 }, cip = 1;
+	Type r = { F32, { 0, { 0 } } };
+
+	if (nchw(c, n->loc, fn, t))
+		return ERR;
+	if (pair_arg(c, kv[0], fn, "kernel", 1, 1, kn) || pair_arg(c, kv[1], fn, "stride", 0, 1, st) ||
+	    pair_arg(c, kv[2], fn, "padding", 0, 0, pd))
+		return ERR;
+	if (!kv[1])
+		st[0] = kn[0], st[1] = kn[1];
+	if (k == OP_MAXPOOL && pair_arg(c, kv[3], fn, "dilation", 1, 1, dl))
+		return ERR;
+	if (k == OP_AVGPOOL && kv[3] && ieval(c, kv[3], &cip))
+		return ERR;
+	if (cip != 0 && cip != 1)
+		return err(c, kv[3]->loc, "count_include_pad must be 0 or 1, got %lld", (long long)cip);
+	for (int i = 0; i < 2; i++)
+		if (2 * pd[i] > dl[i] * (kn[i] - 1) + 1)
+			return err(c, kv[2]->loc, "%s: padding %lld is more than half of the kernel's %lld", fn,
+			           (long long)pd[i], (long long)(dl[i] * (kn[i] - 1) + 1));
+	if (fits(c, n->loc, fn, t, kn, st, pd, dl))
+		return ERR;
+	{
+		int64_t ia[MAXIA] = { kn[0], kn[1], st[0], st[1], pd[0], pd[1],
+		                      k == OP_MAXPOOL ? dl[0] : cip, dl[1] };
+		return emit(c, k, &x, 1, ia, k == OP_MAXPOOL ? 8 : 7, NULL, &r, hint, n->loc);
+	}
+}

@@ -476,6 +476,116 @@ k_col2im(Run *r, const Op *op)
 	return 0;
 }
 
+/* ---------- pooling ---------- */
+
+/* A pool's window over x [N, C, H, W] with result or gradient shape y (avg pools: dilation 1). */
+static Win
+pwin(const Op *op, const Shape *x, const Shape *y)
+{
+	Win g = win(op, x, y);
+	if (op->kind == OP_AVGPOOL || op->kind == OP_AVGPOOL_G)
+		g.dh = g.dw = 1;
+	return g;
+}
+
+/* The arg-max of output (oh, ow)'s window in plane xp, PyTorch's: the first offset greater
+ * than every one before it, or a NaN (the last NaN: each one replaces the max). */
+static int64_t
+pool_argmax(const float *xp, const Win *g, int64_t oh, int64_t ow)
+{
+	int64_t best = -1;
+	float m = -INFINITY;
+
+	for (int64_t i = 0; i < g->kh; i++)
+		for (int64_t j = 0; j < g->kw; j++) {
+			int64_t h = oh * g->sh - g->ph + i * g->dh, w = ow * g->sw - g->pw + j * g->dw;
+			if (h < 0 || h >= g->h || w < 0 || w >= g->w)
+				continue;
+			if (best < 0)
+				best = h * g->w + w;
+			if (xp[h * g->w + w] > m || isnan(xp[h * g->w + w])) {
+				m = xp[h * g->w + w];
+				best = h * g->w + w;
+			}
+		}
+	return best;
+}
+
+/* The number avg_pool2d divides a window's sum by. */
+static float
+pool_div(const Op *op, const Win *g, int64_t oh, int64_t ow)
+{
+	int64_t h0 = oh * g->sh - g->ph, w0 = ow * g->sw - g->pw, h1 = h0 + g->kh, w1 = w0 + g->kw;
+
+	if (op->ia[6])
+		return (float)(g->kh * g->kw);
+	h0 = h0 < 0 ? 0 : h0;
+	w0 = w0 < 0 ? 0 : w0;
+	h1 = h1 > g->h ? g->h : h1;
+	w1 = w1 > g->w ? g->w : w1;
+	return (float)((h1 - h0) * (w1 - w0));
+}
+
+/* max_pool2d and avg_pool2d, each plane in turn. */
+static int
+k_pool(Run *r, const Op *op)
+{
+	Win g = pwin(op, &TY(0)->sh, &RTY->sh);
+	const float *x = IN(0);
+	float *o = OUT;
+
+	for (int64_t q = 0; q < g.n * g.c; q++) {
+		const float *xp = x + q * g.h * g.w;
+		for (int64_t oh = 0; oh < g.ho; oh++)
+			for (int64_t ow = 0; ow < g.wo; ow++) {
+				float s = 0;
+				if (op->kind == OP_MAXPOOL) {
+					*o++ = xp[pool_argmax(xp, &g, oh, ow)];
+					continue;
+				}
+				for (int64_t i = 0; i < g.kh; i++)
+					for (int64_t j = 0; j < g.kw; j++) {
+						int64_t h = oh * g.sh - g.ph + i, w = ow * g.sw - g.pw + j;
+						if (h >= 0 && h < g.h && w >= 0 && w < g.w)
+							s += xp[h * g.w + w];
+					}
+				*o++ = s / pool_div(op, &g, oh, ow);
+			}
+	}
+	return 0;
+}
+
+/* max_pool2d_grad(x, dy), avg_pool2d_grad(dy): the outputs' gradients spread back in order. */
+static int
+k_poolgrad(Run *r, const Op *op)
+{
+	int mx = op->kind == OP_MAXPOOL_G;
+	Win g = pwin(op, &RTY->sh, &TY(mx)->sh);
+	const float *dy = IN(mx);
+	float *o = OUT;
+
+	memset(o, 0, type_bytes(RTY));
+	for (int64_t q = 0; q < g.n * g.c; q++) {
+		float *op_ = o + q * g.h * g.w;
+		for (int64_t oh = 0; oh < g.ho; oh++)
+			for (int64_t ow = 0; ow < g.wo; ow++, dy++) {
+				float v;
+				if (mx) {
+					op_[pool_argmax(IN(0) + q * g.h * g.w, &g, oh, ow)] += *dy;
+					continue;
+				}
+				v = *dy / pool_div(op, &g, oh, ow);
+				for (int64_t i = 0; i < g.kh; i++)
+					for (int64_t j = 0; j < g.kw; j++) {
+						int64_t h = oh * g.sh - g.ph + i, w = ow * g.sw - g.pw + j;
+						if (h >= 0 && h < g.h && w >= 0 && w < g.w)
+							op_[h * g.w + w] += v;
+					}
+			}
+	}
+	return 0;
+}
+
 /* The GEMM sizes of a conv op: G groups, Cog = Cout/G, Kg = Cin/G*kh*kw, M = N*Ho*Wo. */
 static void
 convdims(const Op *op, const Shape *w, const Shape *cols, int64_t *G, int64_t *Cog, int64_t *Kg,
@@ -970,8 +1080,10 @@ k_nothing(Run *r, const Op *op)
 	K(SIGMOID_G, k_ew) K(SQRT_G, k_ew) K(RSQRT_G, k_ew) K(POW_G, k_ew) K(MAX_G, k_maxgrad) \
 	K(SOFTMAX_G, k_softmaxgrad) K(LOGSOFTMAX_G, k_softmaxgrad) K(LN_DX, k_lndx) \
 	K(LN_DGAMMA, k_lndgamma) K(EMBED_G, k_embedgrad) K(XENT_G, k_xentgrad) K(MSE_G, k_ew) \
-	K(CLIP, k_ew) K(IM2COL, k_im2col) K(CONV2D, k_conv2d) K(SLICE, k_slice) K(SLICE_G, k_slicegrad) \
-	K(CLIP_G, k_ew) K(COL2IM, k_col2im) K(CONV2D_DX, k_conv2d_dx) K(CONV2D_DW, k_conv2d_dw) K(SGD, k_sgd) K(SGDM, k_sgdm) K(ADAM, k_adam) K(TICK, k_tick) \
+	K(CLIP, k_ew) K(IM2COL, k_im2col) K(CONV2D, k_conv2d) K(MAXPOOL, k_pool) K(AVGPOOL, k_pool) \
+	K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) K(COL2IM, k_col2im) \
+	K(CONV2D_DX, k_conv2d_dx) K(CONV2D_DW, k_conv2d_dw) K(MAXPOOL_G, k_poolgrad) \
+	K(AVGPOOL_G, k_poolgrad) K(SGD, k_sgd) K(SGDM, k_sgdm) K(ADAM, k_adam) K(TICK, k_tick) \
 	K(SWAPOUT, k_copy) K(SWAPIN, k_copy) K(SWAPHOME, k_home) K(WAIT, k_nothing)
 KERNELS(OP_HAS)
 OPTAB(OP_NEEDS)

@@ -170,6 +170,8 @@ typedef double CostRule(const struct Func *, const struct Op *);
 	X(CLIP,      "clip",        1, F_LANG | F_EW,       "",              "lo hi",           sh_clip,     gr_clip,      co_ew1,        0, mtc_clip(x0, c, d)) \
 	X(IM2COL,    "im2col",      1, F_EXPAND,            "kh kw sh sw ph pw dh dw", "",      sh_im2col,   gr_im2col,    co_zero,       0, 0) \
 	X(CONV2D,    "conv2d",      2, F_LANG,              "groups",        "",                sh_conv2d,   gr_conv2d,    co_conv2d,     0, 0) \
+	X(MAXPOOL,   "max_pool2d",  1, F_LANG,              "kh kw sh sw ph pw dh dw", "",      sh_pool,     gr_maxpool,   co_pool,       0, 0) \
+	X(AVGPOOL,   "avg_pool2d",  1, F_LANG,              "kh kw sh sw ph pw count_include_pad", "", sh_pool, gr_avgpool, co_pool,       0, 0) \
 	/* gradient helpers (made by autodiff) */ \
 	X(SUMTO,     "sum_to",      1, F_GIVEN,             "",              "",                sh_sumto,    gr_none,      co_red,        0, 0) \
 	X(BCAST,     "broadcast",   1, F_GIVEN | F_EW,      "",              "",                sh_bcast,    gr_none,      co_zero,       0, x0) \
@@ -194,6 +196,8 @@ typedef double CostRule(const struct Func *, const struct Op *);
 	X(COL2IM,    "col2im",      1, F_GIVEN,             "kh kw sh sw ph pw dh dw", "",      sh_col2im,   gr_none,      co_zero,       0, 0) \
 	X(CONV2D_DX, "conv2d_dx",   2, 0,                   "groups",        "",                sh_conv2d_dx,gr_none,      co_conv2d_dx,  0, 0) \
 	X(CONV2D_DW, "conv2d_dw",   2, F_GIVEN,             "groups",        "",                sh_conv2d_dw,gr_none,      co_conv2d_dw,  0, 0) \
+	X(MAXPOOL_G, "max_pool2d_grad",2,0,                 "kh kw sh sw ph pw dh dw", "",      sh_poolgrad, gr_none,      co_pool,       0, 0) \
+	X(AVGPOOL_G, "avg_pool2d_grad",1,F_GIVEN,           "kh kw sh sw ph pw count_include_pad", "", sh_poolgrad, gr_none, co_pool,     0, 0) \
 	/* optimizer updates: in place on params and optimizer state */ \
 	X(SGD,       "sgd_update",  2, F_MUT | F_NORES,     "",              "lr",              sh_sgd,      gr_none,      co_ew1,        1, 0) \
 	X(SGDM,      "sgd_momentum_update",3,F_MUT|F_NORES, "",              "lr momentum",     sh_sgdm,     gr_none,      co_ew1,        2, 0) \

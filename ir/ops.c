@@ -588,12 +588,14 @@ window_out(int64_t n, int64_t k, int64_t s, int64_t p, int64_t d)
 	return room < 0 ? 0 : room / s + 1;
 }
 
-/* A window's attributes kh kw sh sw ph pw dh dw (ia[0..8)) over an f32[N, C, H, W]: checks them
- * and sets ho, wo. */
+/* A window's attributes kh kw sh sw ph pw (ia[0..6)) and dilations dh dw (ia[6..8), or 1 for
+ * avg_pool2d) over an f32[N, C, H, W]: checks them and sets ho, wo. */
 static int
 window(const Func *f, const Op *op, const Type *x, int64_t *ho, int64_t *wo, char *err, size_t n)
 {
-	const int64_t *a = op->ia;
+	int avg = op->kind == OP_AVGPOOL || op->kind == OP_AVGPOOL_G;
+	const int64_t a[8] = { op->ia[0], op->ia[1], op->ia[2], op->ia[3], op->ia[4], op->ia[5],
+	                       avg ? 1 : op->ia[6], avg ? 1 : op->ia[7] };
 
 	if (x->dt != F32 || x->sh.rank != 4)
 		return fail(err, n, "%s needs an f32[N, C, H, W], got %s", opinfo[op->kind].name, TS(x));
@@ -610,6 +612,52 @@ window(const Func *f, const Op *op, const Type *x, int64_t *ho, int64_t *wo, cha
 		return fail(err, n, "%s: a %lldx%lld window (dilation %lldx%lld) does not fit %s padded by "
 		            "%lldx%lld", opinfo[op->kind].name, (long long)a[0], (long long)a[1],
 		            (long long)a[6], (long long)a[7], TS(x), (long long)a[4], (long long)a[5]);
+	return 0;
+}
+
+/* max_pool2d(x) kh kw sh sw ph pw dh dw, avg_pool2d(x) kh kw sh sw ph pw count_include_pad:
+ * f32[N, C, Ho, Wo]; as PyTorch, padding at most half the (dilated) kernel, so that every
+ * window holds an element of x. */
+static int
+pool_window(const Func *f, const Op *op, const Type *x, Type *r, char *err, size_t n)
+{
+	int avg = op->kind == OP_AVGPOOL || op->kind == OP_AVGPOOL_G;
+	int64_t ho, wo;
+
+	if (window(f, op, x, &ho, &wo, err, n))
+		return -1;
+	for (int k = 0; k < 2; k++) {
+		int64_t span = (avg ? 1 : op->ia[6 + k]) * (op->ia[k] - 1) + 1;
+		if (2 * op->ia[4 + k] > span)
+			return fail(err, n, "%s: padding %lld is more than half of the kernel's %lld",
+			            opinfo[op->kind].name, (long long)op->ia[4 + k], (long long)span);
+	}
+	if (avg && op->ia[6] != 0 && op->ia[6] != 1)
+		return fail(err, n, "count_include_pad must be 0 or 1");
+	*r = (Type){ F32, { 4, { x->sh.d[0], x->sh.d[1], ho, wo } } };
+	return 0;
+}
+
+int
+sh_pool(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	return pool_window(f, op, ARG(0), r, err, n);
+}
+
+/* max_pool2d_grad(x, dy) -> x's type; avg_pool2d_grad(dy) -> T (given: x's type); dy has the
+ * pool's result shape. */
+int
+sh_poolgrad(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	const Type *x = op->kind == OP_MAXPOOL_G ? ARG(0) : r, *dy = ARG(op->kind == OP_MAXPOOL_G);
+	Type y;
+
+	if (pool_window(f, op, x, &y, err, n))
+		return -1;
+	if (dy->dt != F32 || !shape_eq(&dy->sh, &y.sh))
+		return fail(err, n, "%s: gradient %s, the pool of %s is %s", opinfo[op->kind].name, TS(dy),
+		            TS(x), TS(&y));
+	*r = *x;
 	return 0;
 }
 

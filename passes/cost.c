@@ -58,6 +58,8 @@ co_conv2d_dw(const Func *f, const Op *op)       /* per weight: N*Ho*Wo products 
 	return 2.0 * numel_res(f, op) * (double)(dy->d[0] * dy->d[2] * dy->d[3]);
 }
 
+double co_pool(const Func *f, const Op *op) { return numel_res(f, op) * (double)(op->ia[0] * op->ia[1]); }
+
 /* ---------- the cost model ---------- */
 
 int64_t

@@ -33,6 +33,17 @@
  *   conv2d_dw(cols, dy) groups -> T (given: w's type)   per group dy_g [Cog, M] @ cols_g^T
  *                           [M, Kg], summed over the columns m ascending (images, then
  *                           positions) in one float.
+ *   max_pool2d(x) kh kw sh sw ph pw dh dw (forward), PyTorch's: each output the max over its
+ *                           window (kernel offsets (i, j) row-major, at oh*sh - ph + i*dh,
+ *                           ow*sw - pw + j*dw, the padding left out); its arg-max the first
+ *                           offset whose value is greater than every one before it, or NaN.
+ *   max_pool2d_grad(x, dy) same attributes: zeros of x's shape, then for every output in order
+ *                           (n, c, oh, ow ascending) dy added at its window's arg-max in x.
+ *   avg_pool2d(x) kh kw sh sw ph pw count_include_pad (forward): the sum of the window's
+ *                           elements in x (offsets row-major, from 0), divided by kh*kw
+ *                           (count_include_pad 1) or by the number of them inside x (0).
+ *   avg_pool2d_grad(dy) same attributes -> T (given: x's type): zeros, then for every output in
+ *                           order dy / its divisor added to each element of its window in x.
  *   relu_grad(x, dy)        dy where x > 0, else 0 (x: relu's input or result). (bcast)
  *   clip_grad(y, dy) lo hi  dy where lo < y < hi, else 0 (y: clip's result; strict at the
  *                           bounds, as PyTorch's hardtanh, so ReLU6's gradient). (bcast)
@@ -265,6 +276,20 @@ gr_conv2d(Diff *d, const Op *op)
 		int a[2] = { cols, dy };
 		d_acc(d, A(1), d_emit(d, OP_CONV2D_DW, a, 2, op->ia, 0, NULL, TY(A(1))));
 	}
+}
+
+void
+gr_maxpool(Diff *d, const Op *op)
+{
+	int a[2] = { A(0), d_grad(d, op->res) };
+	d_acc(d, A(0), d_emit(d, OP_MAXPOOL_G, a, 2, op->ia, 0, NULL, NULL));
+}
+
+void
+gr_avgpool(Diff *d, const Op *op)
+{
+	int a = d_grad(d, op->res);
+	d_acc(d, A(0), d_emit(d, OP_AVGPOOL_G, &a, 1, op->ia, 0, NULL, TY(A(0))));
 }
 
 /* ---------- reductions ---------- */

@@ -157,6 +157,12 @@ static int c_conv_dw(Tb *t) { return cv(t, SH(2, 3, 4, 4), SH(3, 1, 3, 3), IA(3,
 static int c_conv_1x1(Tb *t) { return cv(t, SH(2, 4, 3, 3), SH(5, 4, 1, 1), IA(1, 1, 2, 2, 0, 0, 1, 1), 1); }
 static int c_conv_cols(Tb *t) { return cv(t, SH(8, 2, 3, 3), SH(5, 4, 1, 2), NULL, 1); }
 
+/* pools; max_pool2d's inputs distinct multiples of 0.1 so that its arg-maxes stay put */
+static int c_maxpool(Tb *t) { int x = P("x", SH(2, 2, 5, 5), V_GRID, -2.5, 0.1); return tb_op(t, OP_MAXPOOL, &x, 1, IA(3, 3, 2, 2, 1, 1, 1, 1), 0, NULL, NULL); }
+static int c_maxpool_dil(Tb *t) { int x = P("x", SH(1, 2, 5, 6), V_GRID, -3, 0.1); return tb_op(t, OP_MAXPOOL, &x, 1, IA(2, 2, 1, 2, 0, 1, 2, 1), 0, NULL, NULL); }
+static int c_avgpool(Tb *t) { int x = U("x", SH(2, 2, 5, 4)); return tb_op(t, OP_AVGPOOL, &x, 1, IA(3, 2, 2, 1, 1, 1, 1), 0, NULL, NULL); }
+static int c_avgpool_ex(Tb *t) { int x = U("x", SH(2, 2, 5, 4)); return tb_op(t, OP_AVGPOOL, &x, 1, IA(3, 3, 1, 2, 1, 1, 0), 0, NULL, NULL); }
+
 /* Compositions: a param used several times (its gradients accumulate), an input operand
  * (no gradient wanted), an attention-like chain. */
 static int
@@ -200,6 +206,8 @@ static const struct { const char *name; Build *fn; } cases[] = {
 	{ "clip", c_clip }, { "slice", c_slice },
 	{ "conv2d", c_conv }, { "conv2d-dilated-groups", c_conv_dil }, { "conv2d-depthwise", c_conv_dw },
 	{ "conv2d-1x1-stride2", c_conv_1x1 }, { "conv2d-over-columns", c_conv_cols },
+	{ "max_pool2d", c_maxpool }, { "max_pool2d-dilated", c_maxpool_dil }, { "avg_pool2d", c_avgpool },
+	{ "avg_pool2d-without-padding", c_avgpool_ex },
 	{ "param-used-twice", c_twice }, { "attention", c_attn },
 };
 

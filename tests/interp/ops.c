@@ -880,6 +880,58 @@ cnn_conv(void)
 	}
 }
 
+/* max_pool2d and avg_pool2d by hand; their gradients against finite differences. */
+static void
+cnn_pool(void)
+{
+	static float xv[32], cw[64], gbuf[64];
+	static const int64_t mx[MAXIA] = { 3, 3, 2, 2, 1, 1, 1, 1 }, av[2][MAXIA] = {
+		{ 3, 2, 2, 1, 1, 0, 1 }, { 3, 2, 2, 1, 1, 0, 0 } };
+	Type tx = ty(F32, 4, 1, 2, 4, 4);
+	int x, y;
+
+	/* distinct values 0.1 apart: the arg-maxes stay put under the differences' steps */
+	for (int i = 0; i < 32; i++)
+		xv[i] = (float)((i * 7) % 32) * 0.1f - 1.6f;
+	for (int i = 0; i < 64; i++)
+		cw[i] = ws[(i * 5) % 24];
+
+	begin();
+	x = decl("x", ty(F32, 4, 1, 1, 3, 3), FL(1, 5, 2, 7, 3, 9, 4, 8, 6));
+	start();
+	func_output(f, "m", op(OP_MAXPOOL, A(x), 1, I(2, 2, 1, 1, 0, 0, 1, 1), 8, NULL, NULL));
+	func_output(f, "p", op(OP_MAXPOOL, A(x), 1, I(3, 3, 2, 2, 1, 1, 1, 1), 8, NULL, NULL));
+	func_output(f, "a", op(OP_AVGPOOL, A(x), 1, I(2, 2, 2, 2, 1, 1, 1), 7, NULL, NULL));
+	func_output(f, "e", op(OP_AVGPOOL, A(x), 1, I(2, 2, 2, 2, 1, 1, 0), 7, NULL, NULL));
+	expect("max_pool2d 2x2 stride 1", 0, FL(7, 9, 8, 9), 4, 0);
+	expect("max_pool2d 3x3 stride 2 padding 1 (padding never wins)", 1, FL(7, 9, 8, 9), 4, 0);
+	expect("avg_pool2d 2x2 stride 2 padding 1, count_include_pad", 2, FL(0.25f, 1.75f, 2.75f, 6.5f), 4, 1e-7);
+	expect("avg_pool2d 2x2 stride 2 padding 1, without the padding", 3, FL(1, 3.5f, 5.5f, 6.5f), 4, 1e-7);
+
+	for (int k = 0; k < 3; k++) {
+		const int64_t *a = k ? av[k - 1] : mx;
+		Opk fk = k ? OP_AVGPOOL : OP_MAXPOOL, gk = k ? OP_AVGPOOL_G : OP_MAXPOOL_G;
+		char what[64];
+		begin();
+		fd_x = decl("x", tx, xv);
+		fd_w = decl("w", ty(F32, 4, 1, 2, 2, k ? 3 : 2), cw);     /* the pool's result shape */
+		start();
+		y = op(fk, A(fd_x), 1, a, k ? 7 : 8, NULL, NULL);
+		finish_loss(y);
+		func_output(f, "loss", fd_loss);
+		if (k)
+			func_output(f, "grad", op(gk, A(fd_w), 1, a, 7, NULL, &tx));
+		else
+			func_output(f, "grad", op(gk, A(fd_x, fd_w), 2, a, 8, NULL, NULL));
+		run();
+		memcpy(gbuf, interp_out(in, 1)->data, 32 * sizeof *gbuf);
+		snprintf(what, sizeof what, "%s", opinfo[gk].name);
+		if (k)
+			snprintf(what, sizeof what, "%s count_include_pad=%d", opinfo[gk].name, k == 1);
+		fd_check(what, gbuf, 32, 1e-2, 2e-3);
+	}
+}
+
 /* swap_out/swap_in/wait and rec ops give the same values; buffers die after their last use. */
 static void
 planner_ops(void)
@@ -1035,6 +1087,7 @@ main(void)
 	grads();
 	cnn_basic();
 	cnn_conv();
+	cnn_pool();
 	planner_ops();
 	init_values();
 	{

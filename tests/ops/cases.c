@@ -294,6 +294,28 @@ conv(void)
 		c = attrs(add(OP_CONV2D_DW, 2, cols, y), 1, v[12]);
 		c->given = w;
 	}
+	/* pools: N C H W, kh kw sh sw ph pw, dh dw (max) or count_include_pad (avg) */
+	static const int pl[][12] = {
+		{ 2, 3, 9, 8, 3, 3, 2, 2, 1, 1, 1, 1 },
+		{ 1, 4, 7, 9, 2, 3, 1, 2, 0, 1, 2, 1 },
+		{ 2, 2, 6, 6, 2, 2, 2, 2, 0, 0, 1, 1 },
+		{ 3, 16, 16, 16, 3, 3, 2, 2, 1, 1, 1, 1 },
+	};
+	for (size_t i = 0; i < sizeof pl / sizeof *pl; i++) {
+		const int *v = pl[i];
+		Type x = ty(F32, 4, v[0], v[1], v[2], v[3]);
+		int ho = (int)window_out(v[2], v[4], v[6], v[8], v[10]), wo = (int)window_out(v[3], v[5], v[7], v[9], v[11]);
+		int ah = (int)window_out(v[2], v[4], v[6], v[8], 1), aw = (int)window_out(v[3], v[5], v[7], v[9], 1);
+		Type y = ty(F32, 4, v[0], v[1], ho, wo), ya = ty(F32, 4, v[0], v[1], ah, aw);
+		attrs(add(OP_MAXPOOL, 1, x), 8, v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11]);
+		c = attrs(add(OP_MAXPOOL_G, 2, x, y), 8, v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11]);
+		c->arg[0] = -100 - (g->ncase - 2);          /* the pool's own input */
+		for (int cip = 0; cip < 2; cip++) {
+			attrs(add(OP_AVGPOOL, 1, x), 7, v[4], v[5], v[6], v[7], v[8], v[9], cip);
+			c = attrs(add(OP_AVGPOOL_G, 1, ya), 7, v[4], v[5], v[6], v[7], v[8], v[9], cip);
+			c->given = x;
+		}
+	}
 	/* columns made elsewhere (any f32[Cin*kh*kw, N, Ho, Wo]) */
 	attrs(add(OP_CONV2D, 2, ty(F32, 4, 8, 2, 4, 3), ty(F32, 4, 5, 8, 1, 1)), 1, 1);
 }
