@@ -898,21 +898,11 @@ k_maxgrad(Gen *g, const LowFunc *p, const Op *o)
 	launch(g, p, k, v, 4, 0, (double)(outer * n * inner));
 }
 
-/* Optimizer updates, in place: <mtc/mtc-ops.h>'s formulas (PyTorch's rules). */
+/* The code of an update after its first pointer w, over the elements [lo, hi) of its split:
+ * <mtc/mtc-ops.h>'s formulas (PyTorch's rules). */
 static void
-k_update(Gen *g, const LowFunc *p, const Op *o)
+update_code(Gen *g, const Op *o, int64_t n)
 {
-	int64_t n = shape_numel(SH(o->args[0]));
-	int v[5], k = kopen(g, opinfo[o->kind].name);
-
-	for (int i = 0; i < o->nargs; i++)
-		v[i] = o->args[i];
-	if (o->kind == OP_TICK) {
-		kptr(g, "t", 0, 1, 1);
-		K(g, "\tif (tid == 0)\n\t\tt[0] = t[0] + 1;\n}\n");
-		launch(g, p, k, v, 1, 0, 0);
-		return;
-	}
 	kptr(g, "w", 0, 1, 0);
 	ksplit(g, n);
 	switch (o->kind) {
@@ -938,7 +928,38 @@ k_update(Gen *g, const LowFunc *p, const Op *o)
 		  o->fa[0], o->fa[1], o->fa[2], FL(o->fa[3]));
 	}
 	K(g, "}\n");
+}
+
+/* Optimizer updates, in place. */
+static void
+k_update(Gen *g, const LowFunc *p, const Op *o)
+{
+	int64_t n = shape_numel(SH(o->args[0]));
+	int v[5], k = kopen(g, opinfo[o->kind].name);
+
+	for (int i = 0; i < o->nargs; i++)
+		v[i] = o->args[i];
+	if (o->kind == OP_TICK) {
+		kptr(g, "t", 0, 1, 1);
+		K(g, "\tif (tid == 0)\n\t\tt[0] = t[0] + 1;\n}\n");
+		launch(g, p, k, v, 1, 0, 0);
+		return;
+	}
+	update_code(g, o, n);
 	launch(g, p, k, v, o->nargs, o->kind == OP_ADAM, 4.0 * (double)n);
+}
+
+void
+kern_host_update(Gen *g, const LowFunc *p, int i, int id)
+{
+	const Op *o = &p->f->op[i];
+	FILE *k = g->k;
+
+	g->k = g->h;
+	K(g, "\n/* %s on the host, run by the DMA queue's thread */\nstatic void\n"
+	  "hu%d(const uint64_t *a, int tid, int nt)\n{\n", opinfo[o->kind].name, id);
+	update_code(g, o, shape_numel(SH(o->args[0])));
+	g->k = k;
 }
 
 /* An F_EW op alone: a group of one. */

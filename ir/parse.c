@@ -475,8 +475,8 @@ decl(P *p, Role role, Loc kl)
 			}
 		}
 		if (w) {
-			if (role != R_STATE)
-				return err(p, ol, "only optimizer state lives in host memory ('host')");
+			if (role == R_INPUT)
+				return err(p, ol, "only params and optimizer state live in host memory ('host')");
 			home = 1;
 		}
 	}

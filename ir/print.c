@@ -231,6 +231,9 @@ pop(FILE *fp, const Func *f, const Op *op, const char *saved)
 	if (ok && f->val[r].off >= 0)
 		fprintf(fp, " at=%lld", (long long)f->val[r].off);
 	ploc(fp, op->loc);
+	if ((opinfo[op->kind].flags & F_MUT) && op->nargs > 0 && op->args[0] >= 0 &&
+	    op->args[0] < f->nval && f->val[op->args[0]].host)
+		fputs("  # on the host", fp);
 	if (ok) {
 		fputs("  # ", fp);
 		pbytes(fp, type_bytes(&f->val[r].ty));

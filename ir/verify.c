@@ -181,21 +181,37 @@ check_values(C *c)
 
 /* ---------- ops ---------- */
 
+/* An update on the host (its param in host memory): every operand lives there, the ones it
+ * writes are declarations. */
+static int
+on_host(const Func *f, const Op *op)
+{
+	return (opinfo[op->kind].flags & F_MUT) && op->nargs > 0 && valid(f, op->args[0]) &&
+	       f->val[op->args[0]].host;
+}
+
 static void
 check_update(C *c, int i, const Op *op)
 {
 	const Func *f = c->f;
 	const Module *m = c->m;
-	int nw = opinfo[op->kind].nwritten;
+	int nw = opinfo[op->kind].nwritten, host = on_host(f, op);
 
 	if (strcmp(f->name, "step") != 0)
 		bad(c, i, "%s updates state outside the step function", opinfo[op->kind].name);
+	if (host && op->kind == OP_TICK)
+		bad(c, i, "tick runs on the accelerator, not on %%%s in host memory", vname(f, op->args[0]));
+	for (int k = 0; host && k < op->nargs; k++)
+		if (valid(f, op->args[k]) && !f->val[op->args[k]].host)
+			bad(c, i, "an update on the host reads %%%s, which is on the accelerator",
+			    vname(f, op->args[k]));
 	for (int k = 0; k < nw && k < op->nargs; k++) {
 		int v = op->args[k], home = 0;
 		Role want = op->kind != OP_TICK && k == 0 ? R_PARAM : R_STATE;
 		if (!valid(f, v))
 			continue;
-		/* state that lives in host memory is updated in its copy on the accelerator */
+		/* a param or state that lives in host memory is updated in its copy on the
+		 * accelerator, or on the host in its home */
 		if (v >= m->ndecl && f->val[v].def >= 0 && f->val[v].def < i &&
 		    f->op[f->val[v].def].kind == OP_SWAPIN) {
 			int d = f->op[f->val[v].def].args[0];
@@ -252,11 +268,12 @@ check_args(C *c, int i, const Op *op)
 		if (!type_ok(&x->ty))
 			ok = 0;
 		if (x->host && op->kind != OP_SWAPIN && op->kind != OP_WAIT &&
-		    !(op->kind == OP_SWAPHOME && k == 0))
+		    !(op->kind == OP_SWAPHOME && k == 0) && !on_host(f, op))
 			bad(c, i, "reads %%%s, which lives in host memory", vname(f, v));
-		/* adam_update reads the step counter its tick advanced: that is the design */
+		/* adam_update reads the step counter its tick advanced: that is the design (and a
+		 * copy of it goes to the host for the updates there) */
 		if (v < c->m->ndecl && c->mut[v] >= 0 &&
-		    !(op->kind == OP_ADAM && f->op[c->mut[v]].kind == OP_TICK) &&
+		    !((op->kind == OP_ADAM || op->kind == OP_SWAPOUT) && f->op[c->mut[v]].kind == OP_TICK) &&
 		    (c->rel = c->mut[v]) >= 0)
 			bad(c, i, "reads %%%s after op %d updated it in place", vname(f, v), c->mut[v]);
 	}
@@ -294,8 +311,8 @@ check_op(C *c, int i)
 	if (oi->flags & F_MUT)
 		check_update(c, i, op);
 	if (op->kind == OP_SWAPHOME && ok && op->args[0] < c->m->ndecl) {
-		if (c->m->decl[op->args[0]].role != R_STATE)
-			bad(c, i, "swap_home into %%%s, which is not optimizer state", vname(f, op->args[0]));
+		if (c->m->decl[op->args[0]].role == R_INPUT)
+			bad(c, i, "swap_home into %%%s, which is an input", vname(f, op->args[0]));
 		c->mut[op->args[0]] = i;
 	}
 

@@ -80,6 +80,12 @@ op_bytes(const Func *f, const Op *op)
 	return b;
 }
 
+int
+op_on_host(const Func *f, const Op *op)
+{
+	return (opinfo[op->kind].flags & F_MUT) && op->nargs > 0 && f->val[op->args[0]].host;
+}
+
 double
 op_time(const Target *t, const Func *f, const Op *op)
 {
@@ -89,6 +95,11 @@ op_time(const Target *t, const Func *f, const Op *op)
 		return 0;
 	if (opinfo[op->kind].flags & F_COPY)
 		return t->copylat + (double)op_bytes(f, op) / t->copybw;
+	if (op_on_host(f, op)) {
+		fl = t->hostflops > 0 ? opinfo[op->kind].cost(f, op) / t->hostflops : 0;
+		mem = t->hostbw > 0 ? (double)op_bytes(f, op) / t->hostbw : 0;
+		return fl > mem ? fl : mem;
+	}
 	fl = opinfo[op->kind].cost(f, op) / t->flops;
 	mem = (double)op_bytes(f, op) / t->bw;
 	return t->launch + (fl > mem ? fl : mem);
@@ -96,7 +107,8 @@ op_time(const Target *t, const Func *f, const Op *op)
 
 /* A copy is issued where it stands in the order: it starts once the compute op before it has
  * ended (so arena bytes it overwrites are free), its operand exists and the copy engine is
- * idle; compute continues meanwhile. A wait blocks the compute stream until its copy ends. */
+ * idle; compute continues meanwhile. An update on the host is queued the same way, behind
+ * the copies. A wait blocks the compute stream until its copy ends. */
 void
 cost_fill(Cost *c, const Func *f, const Target *t)
 {
@@ -116,7 +128,7 @@ cost_fill(Cost *c, const Func *f, const Target *t)
 				ready = c->end[d];
 		}
 		c->dur[i] = op_time(t, f, op);
-		if (opinfo[op->kind].flags & F_COPY) {
+		if ((opinfo[op->kind].flags & F_COPY) || op_on_host(f, op)) {
 			c->start[i] = ready > copy ? ready : copy;
 			if (comp > c->start[i])
 				c->start[i] = comp;

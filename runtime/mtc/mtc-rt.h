@@ -73,6 +73,10 @@ void mtc_run(mtc_dev *, mtc_kernel, const uint64_t *args, int64_t work);
 
 /* DMA: queue a copy, get a channel; wait until that copy (and every earlier one) is done. */
 int64_t mtc_dma(mtc_dev *, void *dst, const void *src, int64_t bytes);
+/* Queue an update on the host: fn(args, 0, 1) runs in the DMA queue's order, after every copy
+ * queued before it (the gradient it reads), on the host's thread; args (at most 8) are
+ * copied. A channel, as for a copy. */
+int64_t mtc_dma_call(mtc_dev *, mtc_kernel fn, const uint64_t *args, int nargs);
 void mtc_dma_wait(mtc_dev *, int64_t ch);
 
 /* Check mode (MTC_CHECK=1) and the measured peak. Offsets are device addresses. Births verify
