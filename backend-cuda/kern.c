@@ -844,6 +844,97 @@ k_poolgrad(FILE *fp, const Func *f, const Op *op, Launch *l)
 	set1(l, blocks(n, BLK), BLK);
 }
 
+/* ---------- batch norm (passes/grad.c) ---------- */
+
+/* x [N, C, Q]. */
+static void
+ncq(const Shape *x, int64_t *n, int64_t *c, int64_t *q)
+{
+	*n = x->d[0];
+	*c = x->d[1];
+	*q = shape_numel(x) / (*n * *c);
+}
+
+/* `float is = invstd of channel c` from the variance `var`. */
+static void
+invstd(FILE *fp, const char *ind, const char *var, double eps)
+{
+	fprintf(fp, "%sfloat is = (float)(1.0 / sqrt((double)%s[c] + %.17g));\n", ind, var, eps);
+}
+
+/* batch_norm and batch_norm_dx: a thread per element. */
+static void
+k_bnew(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	int64_t N, C, Q, n = shape_numel(SH(f, op->args[0]));
+
+	ncq(SH(f, op->args[0]), &N, &C, &Q);
+	fprintf(fp, LOOP("%lldLL") "\t\tll c = i / %lldLL %% %lldLL;\n", (long long)n, (long long)Q, (long long)C);
+	if (op->kind == OP_BATCHNORM) {
+		invstd(fp, "\t\t", "a4", op->fa[0]);
+		fprintf(fp, "\t\tfloat a = a1[c] * is, sh = a2[c] - a3[c] * a;\n\t\tr[i] = a0[i] * a + sh;\n");
+	} else {
+		invstd(fp, "\t\t", "a3", op->fa[0]);
+		fprintf(fp, "\t\tfloat w = is * a1[c];\n");
+		if (op->ia[0])
+			fprintf(fp, "\t\tfloat gm = (float)((double)a5[%lldLL + c] / %lld.0), pj = (float)((double)a5[c] * is / %lld.0);\n"
+			        "\t\tr[i] = (a4[i] - gm - (a0[i] - a2[c]) * pj) * w;\n", (long long)C,
+			        (long long)(N * Q), (long long)(N * Q));
+		else
+			fprintf(fp, "\t\tr[i] = a4[i] * w;\n");
+	}
+	fprintf(fp, "\t}\n}\n");
+	set1(l, blocks(n, BLK), BLK);
+}
+
+/* batch_norm_mean, batch_norm_var, batch_norm_dstats: a block per channel, its threads'
+ * double sums added by a fixed tree in shared memory (deterministic, no atomics). */
+static void
+k_bnstat(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	int64_t N, C, Q;
+	int two = op->kind == OP_BN_DSTATS;
+
+	ncq(SH(f, op->args[0]), &N, &C, &Q);
+	fprintf(fp, "\t__shared__ double s0[%d], s1[%d];\n\tint t = threadIdx.x;\n"
+	        "\tfor (ll c = blockIdx.x; c < %lldLL; c += gridDim.x) {\n"
+	        "\t\tdouble u = 0, v = 0;\n\t\tfor (ll j = t; j < %lldLL; j += %d) {\n"
+	        "\t\t\tll e = (j / %lldLL * %lldLL + c) * %lldLL + j %% %lldLL;\n",
+	        BLK, BLK, (long long)C, (long long)(N * Q), BLK, (long long)Q, (long long)C,
+	        (long long)Q, (long long)Q);
+	if (op->kind == OP_BN_MEAN)
+		fprintf(fp, "\t\t\tu += a0[e];\n");
+	else if (op->kind == OP_BN_VAR)
+		fprintf(fp, "\t\t\tdouble d = (double)a0[e] - a1[c];\n\t\t\tu += d * d;\n");
+	else
+		fprintf(fp, "\t\t\tu += (double)a3[e] * ((double)a0[e] - a1[c]);\n\t\t\tv += a3[e];\n");
+	fprintf(fp, "\t\t}\n\t\ts0[t] = u;\n\t\ts1[t] = v;\n\t\t__syncthreads();\n"
+	        "\t\tfor (int o = %d; o > 0; o >>= 1) {\n\t\t\tif (t < o) {\n"
+	        "\t\t\t\ts0[t] += s0[t + o];\n\t\t\t\ts1[t] += s1[t + o];\n\t\t\t}\n"
+	        "\t\t\t__syncthreads();\n\t\t}\n\t\tif (t == 0) {\n", BLK / 2);
+	if (two) {
+		invstd(fp, "\t\t\t", "a2", op->fa[0]);
+		fprintf(fp, "\t\t\tr[c] = (float)(s0[0] * is);\n\t\t\tr[%lldLL + c] = (float)s1[0];\n", (long long)C);
+	} else {
+		fprintf(fp, "\t\t\tr[c] = (float)(s0[0] / %lld.0);\n", (long long)(N * Q));
+	}
+	fprintf(fp, "\t\t}\n\t\t__syncthreads();\n\t}\n}\n");
+	set1(l, blocks(C, 1), BLK);
+}
+
+/* batch_norm_update(rm, rv, mean, var): a thread per channel, in double. */
+static void
+k_bnupdate(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	int64_t C = SH(f, op->args[0])->d[0];
+	double m = op->fa[0], cnt = (double)op->ia[0];
+
+	fprintf(fp, LOOP("%lldLL") "\t\tll c = i;\n\t\ta0[c] = (float)(%.17g * a2[c] + %.17g * a0[c]);\n"
+	        "\t\ta1[c] = (float)(%.17g * ((double)a3[c] * %.17g / %.17g) + %.17g * a1[c]);\n\t}\n}\n",
+	        (long long)C, m, 1 - m, m, cnt, cnt - 1, 1 - m);
+	set1(l, blocks(C, BLK), BLK);
+}
+
 /* One GEMM per group z as TILE x TILE tiles: C_z = op(A_z) op(B_z), M x N over K, operands at
  * z times their strides; each output on one thread, its sum in a fixed order (no atomics). */
 typedef struct Gemm {
@@ -968,6 +1059,8 @@ cuda_hostop(FILE *fp, const Func *f, const Op *op, Launch *l)
 	K(SOFTMAX_G, k_softmaxgrad) K(LOGSOFTMAX_G, k_softmaxgrad) K(LN_DX, k_lndx) \
 	K(LN_DGAMMA, k_lndgamma) K(EMBED_G, k_embedgrad) K(XENT_G, k_xentgrad) K(MSE_G, k_ew) \
 	K(CLIP, k_ew) K(IM2COL, k_im2col) K(CONV2D, k_conv) K(MAXPOOL, k_pool) K(AVGPOOL, k_pool) \
+	K(BATCHNORM, k_bnew) K(BN_MEAN, k_bnstat) K(BN_VAR, k_bnstat) K(BN_DSTATS, k_bnstat) \
+	K(BN_DX, k_bnew) K(BN_UPDATE, k_bnupdate) \
 	K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) K(COL2IM, k_col2im) \
 	K(CONV2D_DX, k_conv) K(CONV2D_DW, k_conv) K(MAXPOOL_G, k_poolgrad) K(AVGPOOL_G, k_poolgrad) \
 	K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_tick) \

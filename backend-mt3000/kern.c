@@ -465,6 +465,55 @@ k_pool(Gen *g, const LowFunc *p, const Op *o)
 	launch(g, p, k, v, mx ? 3 : 2, 0, (double)shape_numel(y) * (double)(a[0] * a[1]));
 }
 
+/* batch norm's ops: the runtime's loops, over planes (n, c) for the elementwise parts and
+ * channels for the statistics (a channel's sum on one thread, in order). */
+static void
+k_bn(Gen *g, const LowFunc *p, const Op *o)
+{
+	const Shape *x = SH(o->args[0]);      /* the input; batch_norm_update's running mean */
+	int upd = o->kind == OP_BN_UPDATE;
+	int64_t N = upd ? 1 : x->d[0], C = upd ? x->d[0] : x->d[1], Q = shape_numel(x) / (N * C);
+	int v[7], k = kopen(g, opinfo[o->kind].name), nv = 0;
+	char fa[64];       /* eps, or batch_norm_update's momentum */
+
+	if (o->res >= 0)
+		v[nv++] = o->res;
+	for (int i = 0; i < o->nargs; i++)
+		v[nv++] = o->args[i];
+	for (int i = 0; i < nv; i++) {
+		char nm[8];
+		snprintf(nm, sizeof nm, "p%d", i);
+		kptr(g, nm, i, i == 0 || (o->kind == OP_BN_UPDATE && i == 1), 0);
+	}
+	snprintf(fa, sizeof fa, "%.17g", o->fa[0]);
+	switch (o->kind) {
+	case OP_BATCHNORM:
+		ksplit(g, N * C);
+		K(g, "\tmtc_bn_apply(p0, p1, p2, p3, p4, p5, %s, %lld, %lld, lo, hi);\n", fa, ll(C), ll(Q));
+		break;
+	case OP_BN_MEAN:
+	case OP_BN_VAR:
+		ksplit(g, C);
+		K(g, "\tmtc_bn_stat(p0, p1, %s, %lld, %lld, %lld, lo, hi);\n", o->kind == OP_BN_VAR ? "p2" : "0",
+		  ll(N), ll(C), ll(Q));
+		break;
+	case OP_BN_DSTATS:
+		ksplit(g, C);
+		K(g, "\tmtc_bn_dstats(p0, p1, p2, p3, p4, %s, %lld, %lld, %lld, lo, hi);\n", fa, ll(N), ll(C), ll(Q));
+		break;
+	case OP_BN_DX:
+		ksplit(g, N * C);
+		K(g, "\tmtc_bn_dx(p0, p1, p2, p3, p4, p5, p6, %d, %s, %lld, %lld, %lld, lo, hi);\n",
+		  (int)o->ia[0], fa, ll(N), ll(C), ll(Q));
+		break;
+	default:      /* batch_norm_update: operands only, the first two written */
+		ksplit(g, C);
+		K(g, "\tmtc_bn_update(p0, p1, p2, p3, %s, %lld.0, lo, hi);\n", fa, ll(o->ia[0]));
+	}
+	K(g, "}\n");
+	launch(g, p, k, v, nv, 0, (double)shape_numel(x) * 2);
+}
+
 static void
 k_const(Gen *g, const LowFunc *p, const Op *o)
 {
@@ -977,6 +1026,8 @@ mt3000_hostop(Gen *g, const LowFunc *p, const Op *o)
 	K(SOFTMAX_G, k_softmax) K(LOGSOFTMAX_G, k_softmax) K(LN_DX, k_layernorm) \
 	K(LN_DGAMMA, k_layernorm) K(EMBED_G, k_embedding) K(XENT_G, k_xent) K(MSE_G, k_ew) \
 	K(CLIP, k_ew) K(IM2COL, k_window) K(CONV2D, k_conv) K(MAXPOOL, k_pool) K(AVGPOOL, k_pool) \
+	K(BATCHNORM, k_bn) K(BN_MEAN, k_bn) K(BN_VAR, k_bn) K(BN_DSTATS, k_bn) K(BN_DX, k_bn) \
+	K(BN_UPDATE, k_bn) \
 	K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) K(COL2IM, k_window) \
 	K(CONV2D_DX, k_conv) K(CONV2D_DW, k_conv) K(MAXPOOL_G, k_pool) K(AVGPOOL_G, k_pool) \
 	K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_update) \

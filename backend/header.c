@@ -27,7 +27,7 @@ header_emit(const Lowered *lo, const char *id, const char *target, FILE *fp)
 	const Module *m = lo->m;
 	const LowFunc *p = m->step ? &lo->step : &lo->fwd;
 	const LowPlan *pl = &lo->plan;
-	int64_t inputs = lo->persist - lo->param_bytes - lo->state_bytes;
+	int64_t inputs = lo->persist - lo->param_bytes - lo->state_bytes - lo->buffer_bytes;
 	char guard[256];
 	int i;
 
@@ -43,6 +43,9 @@ header_emit(const Lowered *lo, const char *id, const char *target, FILE *fp)
 	fprintf(fp, " *   value zone ......... %lld  (the arena less the module tensors)\n", ll(p->arena));
 	fprintf(fp, " *   params ............. %lld\n", ll(lo->param_bytes));
 	fprintf(fp, " *   optimizer state .... %lld\n", ll(lo->state_bytes));
+	if (lo->buffer_bytes)
+		fprintf(fp, " *   buffers ............ %lld  (not trained, updated by step: running statistics, counters)\n",
+		        ll(lo->buffer_bytes));
 	fprintf(fp, " *   inputs (+ padding) . %lld\n", ll(inputs));
 	fprintf(fp, " *   host zone .......... %lld  (swapped-out values, in host memory)\n", ll(p->ddr));
 	if (pl->budget && pl->budget_pct > 0)

@@ -3,9 +3,11 @@
  * needs: a Ctx inside a model body and a call whose operands eval.c evaluated and bound.
  * fills: the ops (docs/ir.md, "Convolutional networks"), checked at the language's level first
  * so that a mistake is reported in the terms of the call, not of the ops it expands to. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "expand.h"
+#include "passes.h"      /* func_rebuild: the running statistics are declared after the body */
 
 #define TS(t) type_str((t), (char[MAXRANK * 24 + 8]){0}, MAXRANK * 24 + 8)
 
@@ -158,4 +160,77 @@ nn_pool2d(Ctx *c, Node *n, Opk k, int x, Node **kv, const char *hint)
 		                      k == OP_MAXPOOL ? dl[0] : cip, dl[1] };
 		return emit(c, k, &x, 1, ia, k == OP_MAXPOOL ? 8 : 7, NULL, &r, hint, n->loc);
 	}
+}
+
+/* batch_norm(x, gamma, beta, eps = 1e-5, momentum = 0.1), PyTorch's BatchNorm over every axis
+ * but 1 of x [N, C, ...] (BatchNorm1d and 2d alike). The forward is inference (eval()): the op
+ * normalizes with the running statistics; autodiff gives the step the training form. Until
+ * the model's end the statistics' operands hold gamma (nn_buffers puts the buffers there). */
+Val
+nn_batchnorm(Ctx *c, Node *n, const int *args, Node **kv, const char *hint)
+{
+	const Type *x = &c->f->val[args[0]].ty;
+	double fa[MAXFA] = { 1e-5, 0.1 };
+	int64_t ia[MAXIA] = { 0 };
+	int a[5] = { args[0], args[1], args[2], args[1], args[1] };
+	Type r = { F32, { 0, { 0 } } };
+	Val v;
+
+	if (x->dt != F32 || x->sh.rank < 2)
+		return err(c, n->loc, "batch_norm needs an input f32[N, C, ...], got %s", TS(x));
+	for (int i = 1; i < 3; i++) {
+		const Type *t = &c->f->val[args[i]].ty;
+		const Node *a = i == 1 ? n->kid->next : n->kid->next->next;
+		if (t->dt != F32 || t->sh.rank != 1 || t->sh.d[0] != x->sh.d[1])
+			return err(c, a->loc, "batch_norm: %s must be f32[%lld] for the input %s, got %s",
+			           i == 1 ? "gamma" : "beta", (long long)x->sh.d[1], TS(x), TS(t));
+	}
+	if (c->f->val[args[1]].decl < 0 || c->m->decl[c->f->val[args[1]].decl].role != R_PARAM)
+		return err(c, n->kid->next->loc, "batch_norm: gamma must be a param (its running "
+		           "statistics are named after it)");
+	if ((kv[0] && neval(c, kv[0], &fa[0])) || (kv[1] && neval(c, kv[1], &fa[1])))
+		return ERR;
+	if (!(fa[0] > 0))
+		return err(c, kv[0]->loc, "batch_norm: eps must be positive, got %g", fa[0]);
+	if (!(fa[1] >= 0 && fa[1] <= 1))
+		return err(c, kv[1]->loc, "batch_norm: momentum must be in [0, 1], got %g", fa[1]);
+	if (shape_numel(&x->sh) / x->sh.d[1] < 2)
+		return err(c, n->loc, "batch_norm needs more than one value per channel to train, %s "
+		           "has one", TS(x));
+	v = emit(c, OP_BATCHNORM, a, 5, ia, 1, fa, &r, hint, n->loc);
+	if (v.k == V_TENSOR) {
+		c->bn = xrealloc(c->bn, (c->nbn + 1) * sizeof *c->bn);
+		c->bn[c->nbn++] = c->f->val[v.v].def;
+	}
+	return v;
+}
+
+void
+nn_buffers(Ctx *c)
+{
+	Module *m = c->m;
+	Func *f = m->fwd;
+	int nd = m->ndecl, *st = xmalloc((2 * c->nbn + 1) * sizeof *st);
+
+	m->fwd = NULL;        /* decls are added before functions: the forward is rebuilt below */
+	for (int k = 0; k < c->nbn; k++) {
+		const Op *o = &f->op[c->bn[k]];
+		const Decl *g = &m->decl[f->val[o->args[1]].decl];
+		Type t = g->ty;
+		for (int s = 0; s < 2; s++) {
+			char *nm = asprintf_a(m->arena, "%s.%s", g->name, s ? "running_var" : "running_mean");
+			Loc loc = g->loc;
+			if ((st[2 * k + s] = mod_find_decl(m, nm)) < 0)
+				st[2 * k + s] = mod_decl(m, nm, R_BUFFER, t, (Init){ s ? INIT_ONES : INIT_ZEROS, 0, 0 }, loc);
+			g = &m->decl[f->val[o->args[1]].decl];     /* mod_decl may move the decls */
+		}
+	}
+	m->fwd = f;
+	if (m->ndecl > nd)
+		func_adopt(f, func_rebuild(f, NULL, NULL));
+	for (int k = 0; k < c->nbn; k++) {
+		f->op[c->bn[k]].args[3] = st[2 * k];
+		f->op[c->bn[k]].args[4] = st[2 * k + 1];
+	}
+	free(st);
 }

@@ -586,6 +586,125 @@ k_poolgrad(Run *r, const Op *op)
 	return 0;
 }
 
+/* ---------- batch norm ---------- */
+
+/* x [N, C, ...] as N x C x Q. */
+static void
+ncq(const Shape *x, int64_t *n, int64_t *c, int64_t *q)
+{
+	*n = x->d[0];
+	*c = x->d[1];
+	*q = shape_numel(x) / (*n * *c);
+}
+
+static float
+invstd(float var, double eps)
+{
+	return (float)(1 / sqrt((double)var + eps));
+}
+
+/* batch_norm: y = x * a + b per channel, a = gamma * invstd, b = beta - mean * a. */
+static int
+k_batchnorm(Run *r, const Op *op)
+{
+	int64_t N, C, Q;
+	const float *x = IN(0), *g = IN(1), *b = IN(2), *mu = IN(3), *var = IN(4);
+	float *o = OUT;
+
+	ncq(&TY(0)->sh, &N, &C, &Q);
+	for (int64_t n = 0; n < N; n++)
+		for (int64_t c = 0; c < C; c++) {
+			float a = g[c] * invstd(var[c], op->fa[0]), sh = b[c] - mu[c] * a;
+			const float *xp = x + (n * C + c) * Q;
+			float *op_ = o + (n * C + c) * Q;
+			for (int64_t q = 0; q < Q; q++)
+				op_[q] = xp[q] * a + sh;
+		}
+	return 0;
+}
+
+/* batch_norm_mean, batch_norm_var: per channel, in double over (n, q) in order. */
+static int
+k_bnstat(Run *r, const Op *op)
+{
+	int64_t N, C, Q;
+	const float *x = IN(0);
+	float *o = OUT;
+
+	ncq(&TY(0)->sh, &N, &C, &Q);
+	for (int64_t c = 0; c < C; c++) {
+		double s = 0, mu = op->kind == OP_BN_VAR ? IN(1)[c] : 0;
+		for (int64_t n = 0; n < N; n++)
+			for (int64_t q = 0; q < Q; q++) {
+				double v = x[(n * C + c) * Q + q];
+				s += op->kind == OP_BN_VAR ? (v - mu) * (v - mu) : v;
+			}
+		o[c] = (float)(s / (double)(N * Q));
+	}
+	return 0;
+}
+
+/* batch_norm_dstats(x, mean, var, dy): [sum dy (x - mean) * invstd; sum dy] per channel. */
+static int
+k_bndstats(Run *r, const Op *op)
+{
+	int64_t N, C, Q;
+	const float *x = IN(0), *mu = IN(1), *var = IN(2), *dy = IN(3);
+	float *o = OUT;
+
+	ncq(&TY(0)->sh, &N, &C, &Q);
+	for (int64_t c = 0; c < C; c++) {
+		double dot = 0, s = 0;
+		for (int64_t n = 0; n < N; n++)
+			for (int64_t q = 0; q < Q; q++) {
+				int64_t e = (n * C + c) * Q + q;
+				dot += (double)dy[e] * ((double)x[e] - mu[c]);
+				s += dy[e];
+			}
+		o[c] = (float)(dot * invstd(var[c], op->fa[0]));
+		o[C + c] = (float)s;
+	}
+	return 0;
+}
+
+/* batch_norm_dx(x, gamma, mean, var, dy, ds) training: PyTorch's formula (grad.c). */
+static int
+k_bndx(Run *r, const Op *op)
+{
+	int64_t N, C, Q;
+	const float *x = IN(0), *g = IN(1), *mu = IN(2), *var = IN(3), *dy = IN(4), *ds = IN(5);
+	float *o = OUT;
+
+	ncq(&TY(0)->sh, &N, &C, &Q);
+	for (int64_t c = 0; c < C; c++) {
+		float is = invstd(var[c], op->fa[0]), w = is * g[c];
+		float gm = (float)((double)ds[C + c] / (double)(N * Q));
+		float pj = (float)((double)ds[c] * is / (double)(N * Q));
+		for (int64_t n = 0; n < N; n++)
+			for (int64_t q = 0; q < Q; q++) {
+				int64_t e = (n * C + c) * Q + q;
+				o[e] = op->ia[0] ? (dy[e] - gm - (x[e] - mu[c]) * pj) * w : dy[e] * w;
+			}
+	}
+	return 0;
+}
+
+/* batch_norm_update(rmean, rvar, mean, var) count momentum, in place, in double. */
+static int
+k_bnupdate(Run *r, const Op *op)
+{
+	float *rm = r->buf[op->args[0]], *rv = r->buf[op->args[1]];
+	const float *mu = IN(2), *var = IN(3);
+	double m = op->fa[0], cnt = (double)op->ia[0];
+	int64_t C = TY(0)->sh.d[0];
+
+	for (int64_t c = 0; c < C; c++) {
+		rm[c] = (float)(m * mu[c] + (1 - m) * rm[c]);
+		rv[c] = (float)(m * ((double)var[c] * cnt / (cnt - 1)) + (1 - m) * rv[c]);
+	}
+	return 0;
+}
+
 /* The GEMM sizes of a conv op: G groups, Cog = Cout/G, Kg = Cin/G*kh*kw, M = N*Ho*Wo. */
 static void
 convdims(const Op *op, const Shape *w, const Shape *cols, int64_t *G, int64_t *Cog, int64_t *Kg,
@@ -1081,6 +1200,8 @@ k_nothing(Run *r, const Op *op)
 	K(SOFTMAX_G, k_softmaxgrad) K(LOGSOFTMAX_G, k_softmaxgrad) K(LN_DX, k_lndx) \
 	K(LN_DGAMMA, k_lndgamma) K(EMBED_G, k_embedgrad) K(XENT_G, k_xentgrad) K(MSE_G, k_ew) \
 	K(CLIP, k_ew) K(IM2COL, k_im2col) K(CONV2D, k_conv2d) K(MAXPOOL, k_pool) K(AVGPOOL, k_pool) \
+	K(BATCHNORM, k_batchnorm) K(BN_MEAN, k_bnstat) K(BN_VAR, k_bnstat) K(BN_DSTATS, k_bndstats) \
+	K(BN_DX, k_bndx) K(BN_UPDATE, k_bnupdate) \
 	K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) K(COL2IM, k_col2im) \
 	K(CONV2D_DX, k_conv2d_dx) K(CONV2D_DW, k_conv2d_dw) K(MAXPOOL_G, k_poolgrad) \
 	K(AVGPOOL_G, k_poolgrad) K(SGD, k_sgd) K(SGDM, k_sgdm) K(ADAM, k_adam) K(TICK, k_tick) \

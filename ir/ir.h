@@ -172,6 +172,9 @@ typedef double CostRule(const struct Func *, const struct Op *);
 	X(CONV2D,    "conv2d",      2, F_LANG,              "groups",        "",                sh_conv2d,   gr_conv2d,    co_conv2d,     0, 0) \
 	X(MAXPOOL,   "max_pool2d",  1, F_LANG,              "kh kw sh sw ph pw dh dw", "",      sh_pool,     gr_maxpool,   co_pool,       0, 0) \
 	X(AVGPOOL,   "avg_pool2d",  1, F_LANG,              "kh kw sh sw ph pw count_include_pad", "", sh_pool, gr_avgpool, co_pool,       0, 0) \
+	X(BATCHNORM, "batch_norm",  5, F_LANG,              "training",      "eps momentum",    sh_batchnorm,gr_batchnorm, co_layernorm,  0, 0) \
+	X(BN_MEAN,   "batch_norm_mean",1,0,                 "",              "",                sh_bnstat,   gr_none,      co_red,        0, 0) \
+	X(BN_VAR,    "batch_norm_var",2, 0,                 "",              "",                sh_bnstat,   gr_none,      co_red,        0, 0) \
 	/* gradient helpers (made by autodiff) */ \
 	X(SUMTO,     "sum_to",      1, F_GIVEN,             "",              "",                sh_sumto,    gr_none,      co_red,        0, 0) \
 	X(BCAST,     "broadcast",   1, F_GIVEN | F_EW,      "",              "",                sh_bcast,    gr_none,      co_zero,       0, x0) \
@@ -198,6 +201,9 @@ typedef double CostRule(const struct Func *, const struct Op *);
 	X(CONV2D_DW, "conv2d_dw",   2, F_GIVEN,             "groups",        "",                sh_conv2d_dw,gr_none,      co_conv2d_dw,  0, 0) \
 	X(MAXPOOL_G, "max_pool2d_grad",2,0,                 "kh kw sh sw ph pw dh dw", "",      sh_poolgrad, gr_none,      co_pool,       0, 0) \
 	X(AVGPOOL_G, "avg_pool2d_grad",1,F_GIVEN,           "kh kw sh sw ph pw count_include_pad", "", sh_poolgrad, gr_none, co_pool,     0, 0) \
+	X(BN_DSTATS, "batch_norm_dstats",4,0,               "",              "eps",             sh_bndstats, gr_none,      co_layernorm,  0, 0) \
+	X(BN_DX,     "batch_norm_dx",6, 0,                  "training",      "eps",             sh_bndx,     gr_none,      co_layernorm,  0, 0) \
+	X(BN_UPDATE, "batch_norm_update",4,F_MUT | F_NORES, "count",         "momentum",        sh_bnupdate, gr_none,      co_ew1,        2, 0) \
 	/* optimizer updates: in place on params and optimizer state */ \
 	X(SGD,       "sgd_update",  2, F_MUT | F_NORES,     "",              "lr",              sh_sgd,      gr_none,      co_ew1,        1, 0) \
 	X(SGDM,      "sgd_momentum_update",3,F_MUT|F_NORES, "",              "lr momentum",     sh_sgdm,     gr_none,      co_ew1,        2, 0) \
@@ -259,8 +265,11 @@ char *op_ew_expr(Opk, const char *const x[3], const char *const c[2], const char
 
 /* ---------- values, ops, functions, modules ---------- */
 
-/* What role a module-level tensor plays. */
-typedef enum { R_INPUT, R_PARAM, R_STATE } Role;
+/* What role a module-level tensor plays: given at every call (input), trained (param),
+ * optimizer state (state), or a buffer: module state that is not trained but updated by the
+ * step itself (batch norm's running statistics, dropout's step counter), saved and loaded with
+ * the params and read by the forward. */
+typedef enum { R_INPUT, R_PARAM, R_STATE, R_BUFFER } Role;
 
 typedef enum { INIT_NONE, INIT_ZEROS, INIT_ONES, INIT_FULL, INIT_NORMAL, INIT_UNIFORM } InitKind;
 typedef struct Init {
@@ -268,12 +277,12 @@ typedef struct Init {
 	double a, b;      /* full(a); normal(mean a, std b); uniform(lo a, hi b) */
 } Init;
 
-/* A module-level tensor: an input, a param, or optimizer state. */
+/* A module-level tensor: an input, a param, optimizer state or a buffer. */
 typedef struct Decl {
 	char *name;       /* "x", "w.3", "mom.w.3" */
 	Role role;
 	Type ty;
-	Init init;        /* params and state */
+	Init init;        /* params, state and buffers */
 	int of;           /* state: the decl index of its param (-1: none, e.g. adam's step) */
 	uint8_t host;     /* state that lives in host memory between steps (the planner's choice,
 	                   * ' host' in the IR): the step copies it in for its update (swap_in)

@@ -661,6 +661,95 @@ sh_poolgrad(const Func *f, const Op *op, Type *r, char *err, size_t n)
 	return 0;
 }
 
+/* ---------- batch norm ---------- */
+
+/* x f32[N, C, ...] and each of the n operands from `first` on f32[C]. */
+static int
+per_channel(const Func *f, const Op *op, int first, int n, char *err, size_t nerr)
+{
+	const Type *x = ARG(0);
+
+	if (x->dt != F32 || x->sh.rank < 2)
+		return fail(err, nerr, "%s needs an input f32[N, C, ...], got %s", opinfo[op->kind].name, TS(x));
+	for (int i = first; i < first + n; i++)
+		if (ARG(i)->dt != F32 || ARG(i)->sh.rank != 1 || ARG(i)->sh.d[0] != x->sh.d[1])
+			return fail(err, nerr, "%s: operand %d must be f32[%lld] for the input %s, got %s",
+			            opinfo[op->kind].name, i + 1, (long long)x->sh.d[1], TS(x), TS(ARG(i)));
+	return 0;
+}
+
+/* batch_norm(x, gamma, beta, mean, var) training eps momentum: x's type. */
+int
+sh_batchnorm(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	if (per_channel(f, op, 1, 4, err, n))
+		return -1;
+	if (op->ia[0] != 0 && op->ia[0] != 1)
+		return fail(err, n, "batch_norm: training must be 0 or 1");
+	if (!(op->fa[0] > 0))
+		return fail(err, n, "batch_norm: eps must be positive");
+	*r = *ARG(0);
+	return 0;
+}
+
+/* batch_norm_mean(x), batch_norm_var(x, mean): f32[C]. */
+int
+sh_bnstat(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	if (per_channel(f, op, 1, op->nargs - 1, err, n))
+		return -1;
+	*r = (Type){ F32, { 1, { ARG(0)->sh.d[1] } } };
+	return 0;
+}
+
+/* batch_norm_dstats(x, mean, var, dy) eps: f32[2, C]. */
+int
+sh_bndstats(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	if (per_channel(f, op, 1, 2, err, n))
+		return -1;
+	if (ARG(3)->dt != F32 || !shape_eq(&ARG(3)->sh, &ARG(0)->sh))
+		return fail(err, n, "%s: the gradient %s must have the input's shape %s",
+		            opinfo[op->kind].name, TS(ARG(3)), TS(ARG(0)));
+	*r = (Type){ F32, { 2, { 2, ARG(0)->sh.d[1] } } };
+	return 0;
+}
+
+/* batch_norm_dx(x, gamma, mean, var, dy, dstats) training eps: x's type. */
+int
+sh_bndx(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	Type ds;
+
+	if (per_channel(f, op, 1, 3, err, n))
+		return -1;
+	if (ARG(4)->dt != F32 || !shape_eq(&ARG(4)->sh, &ARG(0)->sh))
+		return fail(err, n, "batch_norm_dx: the gradient %s must have the input's shape %s",
+		            TS(ARG(4)), TS(ARG(0)));
+	ds = (Type){ F32, { 2, { 2, ARG(0)->sh.d[1] } } };
+	if (ARG(5)->dt != F32 || !shape_eq(&ARG(5)->sh, &ds.sh))
+		return fail(err, n, "batch_norm_dx: the sums %s must be %s", TS(ARG(5)), TS(&ds));
+	if (op->ia[0] != 0 && op->ia[0] != 1)
+		return fail(err, n, "batch_norm_dx: training must be 0 or 1");
+	*r = *ARG(0);
+	return 0;
+}
+
+/* batch_norm_update(rmean, rvar, mean, var) count momentum: four f32[C], count >= 2. */
+int
+sh_bnupdate(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	(void)r;
+	for (int i = 0; i < 4; i++)
+		if (ARG(i)->dt != F32 || ARG(i)->sh.rank != 1 || ARG(i)->sh.d[0] != ARG(0)->sh.d[0])
+			return fail(err, n, "batch_norm_update: operand %d is %s, the running mean %s", i + 1,
+			            TS(ARG(i)), TS(ARG(0)));
+	if (op->ia[0] < 2)
+		return fail(err, n, "batch_norm_update: count %lld; the unbiased variance needs 2 or more",
+		            (long long)op->ia[0]);
+	return 0;
+}
+
 /* im2col(x) kh kw sh sw ph pw dh dw: the columns f32[C*kh*kw, N, Ho, Wo]. */
 int
 sh_im2col(const Func *f, const Op *op, Type *r, char *err, size_t n)

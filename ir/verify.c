@@ -95,7 +95,7 @@ check_decls(C *c)
 			continue;
 		if (names && mod_find_decl(m, d->name) != i)
 			bad(c, -1, "%s is declared twice", d->name);
-		if (d->role != R_INPUT && d->role != R_PARAM && d->role != R_STATE)
+		if (d->role != R_INPUT && d->role != R_PARAM && d->role != R_STATE && d->role != R_BUFFER)
 			bad(c, -1, "%s has no valid role", d->name);
 		if (!type_ok(&d->ty))
 			bad(c, -1, "%s has an invalid type %s", d->name, TS(&d->ty, b));
@@ -192,7 +192,9 @@ check_update(C *c, int i, const Op *op)
 		bad(c, i, "%s updates state outside the step function", opinfo[op->kind].name);
 	for (int k = 0; k < nw && k < op->nargs; k++) {
 		int v = op->args[k], home = 0;
-		Role want = op->kind != OP_TICK && k == 0 ? R_PARAM : R_STATE;
+		/* optimizer updates: the param, then its state; batch_norm_update: buffers; tick: a
+		 * counter, optimizer state (adam's) or a buffer (dropout's) */
+		Role want = op->kind == OP_BN_UPDATE ? R_BUFFER : op->kind != OP_TICK && k == 0 ? R_PARAM : R_STATE;
 		if (!valid(f, v))
 			continue;
 		/* state that lives in host memory is updated in its copy on the accelerator */
@@ -202,9 +204,11 @@ check_update(C *c, int i, const Op *op)
 			if (valid(f, d) && d < m->ndecl && m->decl[d].host)
 				v = d, home = 1;
 		}
+		if (v < m->ndecl && op->kind == OP_TICK && m->decl[v].role == R_BUFFER)
+			want = R_BUFFER;
 		if (v >= m->ndecl || m->decl[v].role != want) {
 			bad(c, i, "updates %%%s in place, which is not %s", vname(f, v),
-			    want == R_PARAM ? "a param" : "optimizer state");
+			    want == R_PARAM ? "a param" : want == R_BUFFER ? "a buffer" : "optimizer state");
 			continue;
 		}
 		for (int j = 0; j < op->nargs; j++)
@@ -254,9 +258,12 @@ check_args(C *c, int i, const Op *op)
 		if (x->host && op->kind != OP_SWAPIN && op->kind != OP_WAIT &&
 		    !(op->kind == OP_SWAPHOME && k == 0))
 			bad(c, i, "reads %%%s, which lives in host memory", vname(f, v));
-		/* adam_update reads the step counter its tick advanced: that is the design */
+		/* adam_update reads the step counter its tick advanced: that is the design; so does
+		 * a batch_norm_update of running statistics an earlier one updated (a batch norm
+		 * applied twice updates them twice, as PyTorch's module called twice) */
 		if (v < c->m->ndecl && c->mut[v] >= 0 &&
 		    !(op->kind == OP_ADAM && f->op[c->mut[v]].kind == OP_TICK) &&
+		    !(op->kind == OP_BN_UPDATE && k < 2 && f->op[c->mut[v]].kind == OP_BN_UPDATE) &&
 		    (c->rel = c->mut[v]) >= 0)
 			bad(c, i, "reads %%%s after op %d updated it in place", vname(f, v), c->mut[v]);
 	}

@@ -11,7 +11,13 @@
  * state decls are added, then the forward is rebuilt (copy.c) so its values renumber. Params
  * that do not reach the loss get neither state nor update (PyTorch: their grad is None).
  * A forward value that a backward op reads is an activation the step saves; every other
- * forward value dies at its last forward use: the ops' phases show which is which. */
+ * forward value dies at its last forward use: the ops' phases show which is which.
+ *
+ * The forward is in inference form, the step gets the training form of the ops that have one
+ * (PyTorch's eval() and train()): a batch_norm on its running statistics becomes one on the
+ * batch's (batch_norm_mean, batch_norm_var), whose values batch_norm_update folds into the
+ * running statistics' buffers among the updates. An update is not recomputable, so a plan
+ * that recomputes the batch norm never repeats it. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -244,9 +250,49 @@ states(Module *m, Src *src, int *st, int *tick)
 	return bad ? -1 : 0;
 }
 
-/* The step's forward: fw's ops the loss needs, as PH_FWD; d->need from fw's marks. */
+/* The running statistics a training batch_norm updates: buffers rm, rv from the batch's
+ * statistics mean, var (values of the step). */
+typedef struct BnUpd {
+	int rm, rv, mean, var;
+	int64_t count;
+	double momentum;
+	Loc loc;
+} BnUpd;
+
+/* Copy fw's op o into the step in its training form where it has one (see the top); returns
+ * 1 if it did, 0 for an op to copy as it is. A batch_norm update is appended to *bn. */
+static int
+train_form(Func *s, const Func *fw, const Op *o, int *map, BnUpd **bn, int *nbn)
+{
+	const Type *x;
+	int a[5], st[2], i;
+
+	if (o->kind != OP_BATCHNORM || o->ia[0] != 0)
+		return 0;
+	x = &fw->val[o->args[0]].ty;
+	for (int k = 0; k < 5; k++)
+		a[k] = map[o->args[k]];
+	for (int k = 0; k < 2; k++) {
+		Type c = { F32, { 1, { x->sh.d[1] } } };
+		int b[2] = { a[0], st[0] };
+		i = func_op(s, k ? OP_BN_VAR : OP_BN_MEAN, PH_FWD, b, k + 1, NULL, 0, NULL, &c,
+		            asprintf_a(s->mod->arena, "%s.%s", fw->val[o->res].name, k ? "var" : "mean"), o->loc);
+		st[k] = s->op[i].res;
+	}
+	*bn = xrealloc(*bn, (*nbn + 1) * sizeof **bn);
+	(*bn)[(*nbn)++] = (BnUpd){ a[3], a[4], st[0], st[1], shape_numel(&x->sh) / x->sh.d[1], o->fa[1], o->loc };
+	a[3] = st[0];
+	a[4] = st[1];
+	i = func_op(s, OP_BATCHNORM, PH_FWD, a, 5, (int64_t[MAXIA]){ 1 }, 0, o->fa,
+	            &fw->val[o->res].ty, fw->val[o->res].name, o->loc);
+	map[o->res] = s->op[i].res;
+	return 1;
+}
+
+/* The step's forward: fw's ops the loss needs, as PH_FWD (in training form); d->need from
+ * fw's marks. */
 static void
-forward(Diff *d, Func *fw)
+forward(Diff *d, Func *fw, BnUpd **bn, int *nbn)
 {
 	Func *s = d->f;
 	int *map = xmalloc(fw->nval * sizeof *map);
@@ -256,7 +302,7 @@ forward(Diff *d, Func *fw)
 	for (int v = 0; v < fw->nval; v++)
 		map[v] = fw->val[v].decl >= 0 ? fw->val[v].decl : -1;
 	for (int i = 0; i < fw->nop; i++)
-		if (fw->op[i].res >= 0 && live[fw->op[i].res])
+		if (fw->op[i].res >= 0 && live[fw->op[i].res] && !train_form(s, fw, &fw->op[i], map, bn, nbn))
 			copy_op(s, fw, &fw->op[i], map, PH_FWD);
 	s->loss = map[fw->loss];
 	d->grad = xmalloc(s->nval * sizeof *d->grad);
@@ -305,9 +351,10 @@ sweep(Diff *d, Src *src, Names *names)
 	return 0;
 }
 
-/* The updates, params in declaration order; adam ticks its counter first. */
+/* The updates, params in declaration order; adam ticks its counter first; then the batch
+ * norms' running statistics. */
 static void
-updates(Module *m, Diff *d, const int *st, int tick, Names *names)
+updates(Module *m, Diff *d, const int *st, int tick, Names *names, const BnUpd *bn, int nbn)
 {
 	int first = 1;
 
@@ -320,14 +367,24 @@ updates(Module *m, Diff *d, const int *st, int tick, Names *names)
 		update(d->f, &m->opt, p, d->grad[p], &st[2 * p], tick);
 		gname(d, p, names);
 	}
+	for (int k = 0; k < nbn; k++) {
+		int a[4] = { bn[k].rm, bn[k].rv, bn[k].mean, bn[k].var };
+		int64_t ia[MAXIA] = { bn[k].count };
+		double fa[MAXFA] = { bn[k].momentum };
+		char err[256];
+		if (op_infer(d->f, OP_BN_UPDATE, a, 4, ia, 0, fa, &(Type){0}, err, sizeof err))
+			die("autodiff made a bad batch_norm_update: %s", err);
+		func_op(d->f, OP_BN_UPDATE, PH_UPD, a, 4, ia, 0, fa, NULL, NULL, bn[k].loc);
+	}
 }
 
 int
 autodiff(Module *m, Src *src)
 {
-	int tick, ok, *st;
+	int tick, ok, *st, nbn = 0;
 	Names names = {0};
 	Diff d = {0};
+	BnUpd *bn = NULL;
 
 	if (m->fwd->loss < 0)
 		die("autodiff of a model without a loss");
@@ -339,10 +396,10 @@ autodiff(Module *m, Src *src)
 		return -1;
 	}
 	d.f = func_new(m, "step");
-	forward(&d, m->fwd);
+	forward(&d, m->fwd, &bn, &nbn);
 	ok = sweep(&d, src, &names);
 	if (ok == 0) {
-		updates(m, &d, st, tick, &names);
+		updates(m, &d, st, tick, &names, bn, nbn);
 		for (int i = 0; i < names.n; i++)
 			d.f->val[names.v[i]].name = names.name[i];
 		func_adopt(d.f, func_rebuild(d.f, NULL, NULL));   /* rehash the new names */
@@ -355,6 +412,7 @@ autodiff(Module *m, Src *src)
 	}
 	free(d.grad);
 	free(d.need);
+	free(bn);
 	free(names.v);
 	free(names.name);
 	free(st);

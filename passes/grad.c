@@ -44,6 +44,26 @@
  *                           (count_include_pad 1) or by the number of them inside x (0).
  *   avg_pool2d_grad(dy) same attributes -> T (given: x's type): zeros, then for every output in
  *                           order dy / its divisor added to each element of its window in x.
+ *   Batch norm over x f32[N, C, ...] (C the channels; each channel's Q = numel/C values),
+ *   with invstd[c] = (float)(1 / sqrt((double)var[c] + eps)) (double, as PyTorch's
+ *   accumulation type on the CPU), sums in double in index order, rounded to float once:
+ *   batch_norm(x, gamma, beta, mean, var) training eps momentum (forward): with a = gamma[c] *
+ *                           invstd[c] and b = beta[c] - mean[c] * a (float), y = x * a + b
+ *                           (PyTorch's order). training and momentum are for autodiff: 0 means
+ *                           mean and var are the running statistics (buffers), 1 the batch's
+ *                           (made by the next two ops, updated into the buffers by
+ *                           batch_norm_update).
+ *   batch_norm_mean(x) (forward)   f32[C]: the sum of channel c's values / Q.
+ *   batch_norm_var(x, mean) (forward)  f32[C]: the sum of ((double)x - mean)^2 / Q (biased).
+ *   batch_norm_dstats(x, mean, var, dy) eps -> f32[2, C]: row 0 the sum of dy * ((double)x -
+ *                           mean) times invstd (gamma's gradient), row 1 the sum of dy (beta's).
+ *   batch_norm_dx(x, gamma, mean, var, dy, ds) training eps: with w = invstd * gamma (float):
+ *                           training 1, gm = ds[1, c] / Q and pj = ds[0, c] * invstd / Q (in
+ *                           double, then float): dx = (dy - gm - (x - mean) * pj) * w; training
+ *                           0 (constant statistics): dx = dy * w. PyTorch's formulas.
+ *   batch_norm_update(rmean, rvar, mean, var) count momentum (an update of buffers, in place, in
+ *                           double): rmean = m * mean + (1 - m) * rmean; rvar = m * var * count /
+ *                           (count - 1) + (1 - m) * rvar (the unbiased variance, count = Q).
  *   relu_grad(x, dy)        dy where x > 0, else 0 (x: relu's input or result). (bcast)
  *   clip_grad(y, dy) lo hi  dy where lo < y < hi, else 0 (y: clip's result; strict at the
  *                           bounds, as PyTorch's hardtanh, so ReLU6's gradient). (bcast)
@@ -290,6 +310,28 @@ gr_avgpool(Diff *d, const Op *op)
 {
 	int a = d_grad(d, op->res);
 	d_acc(d, A(0), d_emit(d, OP_AVGPOOL_G, &a, 1, op->ia, 0, NULL, TY(A(0))));
+}
+
+/* batch_norm: gamma's and beta's gradients are the two rows of batch_norm_dstats; x's is
+ * batch_norm_dx, which in training takes the batch statistics' dependence on x into account
+ * (the statistics' own ops are not differentiated: their values get no gradient). */
+void
+gr_batchnorm(Diff *d, const Op *op)
+{
+	int dy = d_grad(d, op->res), a[6] = { A(0), A(3), A(4), dy }, ds;
+	Type c = *TY(A(1)), row = { F32, { 2, { 1, c.sh.d[0] } } };
+
+	ds = d_emit(d, OP_BN_DSTATS, a, 4, NULL, 0, &op->fa[0], NULL);
+	for (int k = 0; k < 2; k++)
+		if (d_need(d, A(1 + k))) {
+			int64_t ia[MAXIA] = { 0, k };
+			int s = d_emit(d, OP_SLICE, &ds, 1, ia, 0, NULL, &row);
+			d_acc(d, A(1 + k), d_emit(d, OP_RESHAPE, &s, 1, NULL, 0, NULL, &c));
+		}
+	if (d_need(d, A(0))) {
+		int x[6] = { A(0), A(1), A(3), A(4), dy, ds };
+		d_acc(d, A(0), d_emit(d, OP_BN_DX, x, 6, op->ia, 0, &op->fa[0], NULL));
+	}
 }
 
 /* ---------- reductions ---------- */

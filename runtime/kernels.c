@@ -240,6 +240,96 @@ mtc_pool2d_grad(float *dx, const float *x, const float *dy, int kind, int64_t H,
 	}
 }
 
+/* Batch norm over x [N, C, Q] (passes/grad.c defines each): statistics per channel c in
+ * [lo, hi), in double in index order; the elementwise parts per plane n*C + c in [lo, hi). */
+static float
+invstd(float var, double eps)
+{
+	return (float)(1 / sqrt((double)var + eps));
+}
+
+void
+mtc_bn_apply(float *y, const float *x, const float *g, const float *b, const float *mu,
+             const float *var, double eps, int64_t C, int64_t Q, int64_t lo, int64_t hi)
+{
+	for (int64_t p = lo; p < hi; p++) {
+		int64_t c = p % C;
+		float a = g[c] * invstd(var[c], eps), sh = b[c] - mu[c] * a;
+		const float *xp = x + p * Q;
+		float *yp = y + p * Q;
+		for (int64_t q = 0; q < Q; q++)
+			yp[q] = xp[q] * a + sh;
+	}
+}
+
+void
+mtc_bn_stat(float *o, const float *x, const float *mu, int64_t N, int64_t C, int64_t Q,
+            int64_t lo, int64_t hi)
+{
+	for (int64_t c = lo; c < hi; c++) {
+		double s = 0, m = mu ? mu[c] : 0;
+		for (int64_t n = 0; n < N; n++) {
+			const float *xp = x + (n * C + c) * Q;
+			if (mu)
+				for (int64_t q = 0; q < Q; q++)
+					s += ((double)xp[q] - m) * ((double)xp[q] - m);
+			else
+				for (int64_t q = 0; q < Q; q++)
+					s += xp[q];
+		}
+		o[c] = (float)(s / (double)(N * Q));
+	}
+}
+
+void
+mtc_bn_dstats(float *o, const float *x, const float *mu, const float *var, const float *dy,
+              double eps, int64_t N, int64_t C, int64_t Q, int64_t lo, int64_t hi)
+{
+	for (int64_t c = lo; c < hi; c++) {
+		double dot = 0, s = 0;
+		for (int64_t n = 0; n < N; n++) {
+			const float *xp = x + (n * C + c) * Q, *dp = dy + (n * C + c) * Q;
+			for (int64_t q = 0; q < Q; q++) {
+				dot += (double)dp[q] * ((double)xp[q] - mu[c]);
+				s += dp[q];
+			}
+		}
+		o[c] = (float)(dot * invstd(var[c], eps));
+		o[C + c] = (float)s;
+	}
+}
+
+void
+mtc_bn_dx(float *dx, const float *x, const float *g, const float *mu, const float *var,
+          const float *dy, const float *ds, int train, double eps, int64_t N, int64_t C,
+          int64_t Q, int64_t lo, int64_t hi)
+{
+	for (int64_t p = lo; p < hi; p++) {
+		int64_t c = p % C;
+		float is = invstd(var[c], eps), w = is * g[c];
+		float gm = (float)((double)ds[C + c] / (double)(N * Q));
+		float pj = (float)((double)ds[c] * is / (double)(N * Q));
+		const float *xp = x + p * Q, *dp = dy + p * Q;
+		float *op = dx + p * Q;
+		if (train)
+			for (int64_t q = 0; q < Q; q++)
+				op[q] = (dp[q] - gm - (xp[q] - mu[c]) * pj) * w;
+		else
+			for (int64_t q = 0; q < Q; q++)
+				op[q] = dp[q] * w;
+	}
+}
+
+void
+mtc_bn_update(float *rm, float *rv, const float *mu, const float *var, double m, double count,
+              int64_t lo, int64_t hi)
+{
+	for (int64_t c = lo; c < hi; c++) {
+		rm[c] = (float)(m * mu[c] + (1 - m) * rm[c]);
+		rv[c] = (float)(m * ((double)var[c] * count / (count - 1)) + (1 - m) * rv[c]);
+	}
+}
+
 int mtc_blas_off;
 
 /* Kernels call the BLAS from every accelerator thread: it must not start threads of its own.

@@ -116,6 +116,20 @@ void mtc_pool2d(float *y, const float *x, int kind, int64_t H, int64_t W, int64_
 void mtc_pool2d_grad(float *dx, const float *x, const float *dy, int kind, int64_t H, int64_t W,
                    int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
                    int64_t dh, int64_t dw, int64_t ho, int64_t wo, int64_t lo, int64_t hi);
+/* Batch norm (passes/grad.c): mtc_bn_apply and mtc_bn_dx over planes n*C + c in [lo, hi),
+ * the statistics (mtc_bn_stat: the mean with mu NULL, else the biased variance) and the
+ * running statistics' update over channels. */
+void mtc_bn_apply(float *y, const float *x, const float *g, const float *b, const float *mu,
+                  const float *var, double eps, int64_t C, int64_t Q, int64_t lo, int64_t hi);
+void mtc_bn_stat(float *o, const float *x, const float *mu, int64_t N, int64_t C, int64_t Q,
+                 int64_t lo, int64_t hi);
+void mtc_bn_dstats(float *o, const float *x, const float *mu, const float *var, const float *dy,
+                   double eps, int64_t N, int64_t C, int64_t Q, int64_t lo, int64_t hi);
+void mtc_bn_dx(float *dx, const float *x, const float *g, const float *mu, const float *var,
+               const float *dy, const float *ds, int train, double eps, int64_t N, int64_t C,
+               int64_t Q, int64_t lo, int64_t hi);
+void mtc_bn_update(float *rm, float *rv, const float *mu, const float *var, double m, double count,
+                   int64_t lo, int64_t hi);
 /* Permute axes: dst has shape (rank dims) `shape`, dst[i...] = src at the source strides. */
 void mtc_permute(float *dst, const float *src, int rank, const int64_t *shape,
                  const int64_t *sstride, int64_t lo, int64_t hi);

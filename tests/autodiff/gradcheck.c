@@ -163,6 +163,21 @@ static int c_maxpool_dil(Tb *t) { int x = P("x", SH(1, 2, 5, 6), V_GRID, -3, 0.1
 static int c_avgpool(Tb *t) { int x = U("x", SH(2, 2, 5, 4)); return tb_op(t, OP_AVGPOOL, &x, 1, IA(3, 2, 2, 1, 1, 1, 1), 0, NULL, NULL); }
 static int c_avgpool_ex(Tb *t) { int x = U("x", SH(2, 2, 5, 4)); return tb_op(t, OP_AVGPOOL, &x, 1, IA(3, 3, 1, 2, 1, 1, 0), 0, NULL, NULL); }
 
+/* batch_norm in its training form (the step's): the batch's statistics, so dx includes their
+ * dependence on x; over NCHW and over [N, C]. */
+static int
+bn(Tb *t, Shape xs)
+{
+	int64_t c = xs.d[1];
+	int x = P("x", xs, V_UNIF, -2, 2), g = P("g", (Shape){ 1, { c } }, V_UNIF, 0.5, 1.5);
+	int b = U("b", (Shape){ 1, { c } });
+	int mu = tb_op(t, OP_BN_MEAN, &x, 1, NULL, 0, NULL, NULL);
+	int vr = tb_op(t, OP_BN_VAR, ARGS(x, mu), NULL, 0, NULL, NULL);
+	return tb_op(t, OP_BATCHNORM, ARGS(x, g, b, mu, vr), IA(1), 0, FA(1e-5, 0.1), NULL);
+}
+static int c_bn(Tb *t) { return bn(t, SH(3, 2, 2, 3)); }
+static int c_bn1d(Tb *t) { return bn(t, SH(5, 3)); }
+
 /* Compositions: a param used several times (its gradients accumulate), an input operand
  * (no gradient wanted), an attention-like chain. */
 static int
@@ -207,7 +222,7 @@ static const struct { const char *name; Build *fn; } cases[] = {
 	{ "conv2d", c_conv }, { "conv2d-dilated-groups", c_conv_dil }, { "conv2d-depthwise", c_conv_dw },
 	{ "conv2d-1x1-stride2", c_conv_1x1 }, { "conv2d-over-columns", c_conv_cols },
 	{ "max_pool2d", c_maxpool }, { "max_pool2d-dilated", c_maxpool_dil }, { "avg_pool2d", c_avgpool },
-	{ "avg_pool2d-without-padding", c_avgpool_ex },
+	{ "avg_pool2d-without-padding", c_avgpool_ex }, { "batch_norm", c_bn }, { "batch_norm-1d", c_bn1d },
 	{ "param-used-twice", c_twice }, { "attention", c_attn },
 };
 

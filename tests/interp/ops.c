@@ -932,6 +932,117 @@ cnn_pool(void)
 	}
 }
 
+/* Batch norm: the training form against a double-precision reference; its gradients (dx in
+ * both forms, gamma's and beta's rows of dstats) against finite differences; the update by
+ * hand. */
+static void
+cnn_bn(void)
+{
+	static float gv[3] = { 1.5f, -0.5f, 0.8f }, bv[3] = { 0.1f, 0.2f, -0.3f }, xv[60], wv[60];
+	static float rm[3] = { 0.5f, -1, 2 }, rv[3] = { 1, 4, 0.25f };
+	float want[60], gbuf[60];
+	Type tx = ty(F32, 4, 2, 3, 2, 5), tc = ty(F32, 1, 3);
+	int x, g, b, mu, vr, y, ds;
+
+	for (int i = 0; i < 60; i++) {
+		xv[i] = xs[i % 24] * (1 + (float)(i / 24) * 0.3f);
+		wv[i] = ws[(i * 5) % 24];
+	}
+	for (int c = 0; c < 3; c++) {
+		double s = 0, v = 0, m;
+		for (int n = 0; n < 2; n++)
+			for (int q = 0; q < 10; q++)
+				s += xv[(n * 3 + c) * 10 + q];
+		m = s / 20;
+		for (int n = 0; n < 2; n++)
+			for (int q = 0; q < 10; q++)
+				v += (xv[(n * 3 + c) * 10 + q] - m) * (xv[(n * 3 + c) * 10 + q] - m);
+		v /= 20;
+		for (int n = 0; n < 2; n++)
+			for (int q = 0; q < 10; q++)
+				want[(n * 3 + c) * 10 + q] = (float)((xv[(n * 3 + c) * 10 + q] - m) / sqrt(v + 1e-5) * gv[c] + bv[c]);
+	}
+	begin();
+	x = decl("x", tx, xv);
+	g = decl("g", tc, gv);
+	b = decl("b", tc, bv);
+	start();
+	mu = op(OP_BN_MEAN, A(x), 1, NULL, 0, NULL, NULL);
+	vr = op(OP_BN_VAR, A(x, mu), 2, NULL, 0, NULL, NULL);
+	func_output(f, "y", op(OP_BATCHNORM, A(x, g, b, mu, vr), 5, I(1), 1, F(1e-5, 0.1), NULL));
+	expect("batch_norm on the batch's statistics", 0, want, 60, 2e-6);
+
+	/* the training form's gradients: L = sum(batch_norm(x, g, b, mean(x), var(x)) * w) */
+	for (int k = 0; k < 3; k++) {
+		static const char *const what[] = { "batch_norm_dx(x, gamma, mean, var, dy, ds) training=1",
+		                                     "batch_norm_dstats row 0 (gamma's gradient)",
+		                                     "batch_norm_dstats row 1 (beta's gradient)" };
+		begin();
+		x = decl("x", tx, xv);
+		g = decl("g", tc, gv);
+		b = decl("b", tc, bv);
+		fd_w = decl("w", tx, wv);
+		start();
+		mu = op(OP_BN_MEAN, A(x), 1, NULL, 0, NULL, NULL);
+		vr = op(OP_BN_VAR, A(x, mu), 2, NULL, 0, NULL, NULL);
+		y = op(OP_BATCHNORM, A(x, g, b, mu, vr), 5, I(1), 1, F(1e-5, 0.1), NULL);
+		finish_loss(y);
+		func_output(f, "loss", fd_loss);
+		ds = op(OP_BN_DSTATS, A(x, mu, vr, fd_w), 4, NULL, 0, F(1e-5), NULL);
+		func_output(f, "ds", ds);
+		func_output(f, "dx", op(OP_BN_DX, A(x, g, mu, vr, fd_w, ds), 6, I(1), 1, F(1e-5), NULL));
+		run();
+		if (k == 0)
+			memcpy(gbuf, interp_out(in, 2)->data, 60 * sizeof *gbuf);
+		else
+			memcpy(gbuf, (float *)interp_out(in, 1)->data + 3 * (k - 1), 3 * sizeof *gbuf);
+		fd_x = k == 0 ? x : k == 1 ? g : b;
+		fd_check(what[k], gbuf, k ? 3 : 60, 1e-2, 3e-3);
+	}
+
+	/* the inference form: constant statistics */
+	begin();
+	fd_x = decl("x", tx, xv);
+	g = decl("g", tc, gv);
+	b = decl("b", tc, bv);
+	mu = decl("rm", tc, rm);
+	vr = decl("rv", tc, rv);
+	fd_w = decl("w", tx, wv);
+	start();
+	y = op(OP_BATCHNORM, A(fd_x, g, b, mu, vr), 5, I(0), 1, F(1e-5, 0.1), NULL);
+	finish_loss(y);
+	func_output(f, "loss", fd_loss);
+	ds = op(OP_BN_DSTATS, A(fd_x, mu, vr, fd_w), 4, NULL, 0, F(1e-5), NULL);
+	func_output(f, "dx", op(OP_BN_DX, A(fd_x, g, mu, vr, fd_w, ds), 6, I(0), 1, F(1e-5), NULL));
+	run();
+	memcpy(gbuf, interp_out(in, 1)->data, 60 * sizeof *gbuf);
+	fd_check("batch_norm_dx training=0 (running statistics)", gbuf, 60, 1e-2, 2e-3);
+
+	/* the running statistics' update, twice (two batch norms of one module) */
+	begin();
+	mu = mod_decl(m, "rm", R_BUFFER, tc, (Init){INIT_ZEROS, 0, 0}, (Loc){0, 0});
+	vr = mod_decl(m, "rv", R_BUFFER, tc, (Init){INIT_ONES, 0, 0}, (Loc){0, 0});
+	x = decl("m", tc, FL(1, 2, 3));
+	y = decl("v", tc, FL(2, 4, 8));
+	m->opt.kind = OPT_SGD;
+	f = m->step = func_new(m, "step");
+	m->fwd = func_new(m, "forward");
+	for (int k = 0; k < 2; k++)
+		func_op(f, OP_BN_UPDATE, PH_UPD, A(mu, vr, x, y), 4, I(5), 1, F(0.1), NULL, NULL, (Loc){0, 0});
+	run();
+	{
+		const float *a = interp_decl(in, mu)->data, *v = interp_decl(in, vr)->data;
+		/* m: 0 -> 0.1 m -> 0.1 m + 0.9 * 0.1 m = 0.19 m; v: 1 -> 0.1 * 1.25 v + 0.9 -> ... */
+		int ok = 1;
+		for (int c = 0; c < 3; c++) {
+			double mm = (c + 1), vv = (double)(c == 0 ? 2 : c == 1 ? 4 : 8) * 5 / 4;
+			double r1 = 0.1 * vv + 0.9, r2 = 0.1 * vv + 0.9 * r1;
+			ok &= fabs(a[c] - 0.19 * mm) < 1e-6 && fabs(v[c] - r2) < 1e-6;
+		}
+		check(ok, "batch_norm_update twice: momentum 0.1, unbiased variance (count 5)");
+	}
+}
+
 /* swap_out/swap_in/wait and rec ops give the same values; buffers die after their last use. */
 static void
 planner_ops(void)
@@ -1088,6 +1199,7 @@ main(void)
 	cnn_basic();
 	cnn_conv();
 	cnn_pool();
+	cnn_bn();
 	planner_ops();
 	init_values();
 	{

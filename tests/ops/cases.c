@@ -316,6 +316,39 @@ conv(void)
 			c->given = x;
 		}
 	}
+	/* batch norm: inputs positive (so are the variances); the statistics of x itself */
+	{
+		Type bs[] = { ty(F32, 4, 2, 3, 4, 5), ty(F32, 2, 6, 4), ty(F32, 3, 3, 16, 200) };
+		for (size_t i = 0; i < sizeof bs / sizeof *bs; i++) {
+			Type x = bs[i], cc = ty(F32, 1, (int)x.sh.d[1]), d2 = ty(F32, 2, 2, (int)x.sh.d[1]);
+			int mu = g->ncase, vr = mu + 1, ds = mu + 2;
+			add(OP_BN_MEAN, 1, x)->pos = 1;
+			c = add(OP_BN_VAR, 2, x, cc);
+			c->arg[0] = -100 - mu;
+			c->arg[1] = mu;
+			c->pos = 1;
+			c = add(OP_BN_DSTATS, 4, x, cc, cc, x);
+			c->arg[0] = -100 - mu;
+			c->arg[1] = mu;
+			c->arg[2] = vr;
+			c->fa[0] = 1e-5;
+			for (int tr = 0; tr < 2; tr++) {
+				c = attrs(add(OP_BATCHNORM, 5, x, cc, cc, cc, cc), 1, tr);
+				c->arg[0] = -100 - mu;
+				c->arg[3] = tr ? mu : -1;
+				c->arg[4] = tr ? vr : -1;
+				c->fa[0] = tr ? 1e-5 : 1e-3;
+				c->fa[1] = 0.1;
+				c->pos = 1;
+				c = attrs(add(OP_BN_DX, 6, x, cc, cc, cc, x, d2), 1, tr);
+				c->arg[0] = -100 - mu;
+				c->arg[2] = mu;
+				c->arg[3] = vr;
+				c->arg[5] = ds;
+				c->fa[0] = 1e-5;
+			}
+		}
+	}
 	/* columns made elsewhere (any f32[Cin*kh*kw, N, Ho, Wo]) */
 	attrs(add(OP_CONV2D, 2, ty(F32, 4, 8, 2, 4, 3), ty(F32, 4, 5, 8, 1, 1)), 1, 1);
 }
@@ -332,6 +365,14 @@ updates(void)
 	add(OP_MSE, 2, ty(F32, 2, 4, 8), ty(F32, 2, 4, 8));
 	c = add(OP_TICK, 1, I(ty(F32, 0)));
 	c->role[0] = R_STATE;
+	c = add(OP_TICK, 1, I(ty(F32, 0)));
+	c->role[0] = R_BUFFER;                /* dropout's counter is a buffer */
+	for (int s = 0; s < 2; s++) {
+		Type cc = ty(F32, 1, s ? 300 : 7);
+		c = attrs(add(OP_BN_UPDATE, 4, cc, cc, cc, cc), 1, s ? 2 : 40);
+		c->role[0] = c->role[1] = R_BUFFER;
+		c->fa[0] = s ? 0.5 : 0.1;
+	}
 	for (int s = 0; s < 2; s++) {
 		c = add(OP_SGD, 2, sh[s], sh[s]);
 		c->role[0] = R_PARAM;
