@@ -935,6 +935,22 @@ k_bnupdate(FILE *fp, const Func *f, const Op *op, Launch *l)
 	set1(l, blocks(C, BLK), BLK);
 }
 
+/* dropout(x, t): Philox's draw per element (the prelude's <mtc/mtc-ops.h>); dropout(x) copies. */
+static void
+k_dropout(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	int64_t n = shape_numel(SH(f, op->res));
+
+	fprintf(fp, LOOP("%lldLL"), (long long)n);
+	if (op->nargs < 2)
+		fprintf(fp, "\t\tr[i] = a0[i];\n");
+	else
+		fprintf(fp, "\t\tr[i] = mtc_dropout_u(i, %d, a1[0], %lluull) >= %s ? a0[i] * %s : 0.f;\n",
+		        (int)op->ia[0], (unsigned long long)op->ia[1], FL(op->fa[0]), FL(1.0 / (1.0 - op->fa[0])));
+	fprintf(fp, "\t}\n}\n");
+	set1(l, blocks(n, BLK), BLK);
+}
+
 /* One GEMM per group z as TILE x TILE tiles: C_z = op(A_z) op(B_z), M x N over K, operands at
  * z times their strides; each output on one thread, its sum in a fixed order (no atomics). */
 typedef struct Gemm {
@@ -1060,7 +1076,7 @@ cuda_hostop(FILE *fp, const Func *f, const Op *op, Launch *l)
 	K(LN_DGAMMA, k_lndgamma) K(EMBED_G, k_embedgrad) K(XENT_G, k_xentgrad) K(MSE_G, k_ew) \
 	K(CLIP, k_ew) K(IM2COL, k_im2col) K(CONV2D, k_conv) K(MAXPOOL, k_pool) K(AVGPOOL, k_pool) \
 	K(BATCHNORM, k_bnew) K(BN_MEAN, k_bnstat) K(BN_VAR, k_bnstat) K(BN_DSTATS, k_bnstat) \
-	K(BN_DX, k_bnew) K(BN_UPDATE, k_bnupdate) \
+	K(BN_DX, k_bnew) K(BN_UPDATE, k_bnupdate) K(DROPOUT, k_dropout) \
 	K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) K(COL2IM, k_col2im) \
 	K(CONV2D_DX, k_conv) K(CONV2D_DW, k_conv) K(MAXPOOL_G, k_poolgrad) K(AVGPOOL_G, k_poolgrad) \
 	K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_tick) \

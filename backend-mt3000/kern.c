@@ -514,6 +514,28 @@ k_bn(Gen *g, const LowFunc *p, const Op *o)
 	launch(g, p, k, v, nv, 0, (double)shape_numel(x) * 2);
 }
 
+/* dropout(x, t): Philox's draw per element (<mtc/mtc-ops.h>), the same bits as the
+ * interpreter's; dropout(x) copies. */
+static void
+k_dropout(Gen *g, const LowFunc *p, const Op *o)
+{
+	int64_t n = shape_numel(SH(o->res));
+	int v[3] = { o->res, o->args[0], o->nargs > 1 ? o->args[1] : 0 }, k = kopen(g, "dropout");
+
+	kptr(g, "r", 0, 1, 0);
+	kptr(g, "x", 1, 0, 0);
+	ksplit(g, n);
+	if (o->nargs < 2) {
+		K(g, "\tif (hi > lo)\n\t\tmemcpy(r + lo, x + lo, sizeof(float) * (size_t)(hi - lo));\n}\n");
+	} else {
+		kptr(g, "t", 2, 0, 1);
+		K(g, "\tfor (int64_t i = lo; i < hi; i++)\n"
+		  "\t\tr[i] = mtc_dropout_u(i, %d, t[0], %lluull) >= %s ? x[i] * %s : 0.0f;\n}\n",
+		  (int)o->ia[0], (unsigned long long)o->ia[1], FL(o->fa[0]), FL(1.0 / (1.0 - o->fa[0])));
+	}
+	launch(g, p, k, v, o->nargs + 1, 0, 10.0 * (double)n);
+}
+
 static void
 k_const(Gen *g, const LowFunc *p, const Op *o)
 {
@@ -1027,7 +1049,7 @@ mt3000_hostop(Gen *g, const LowFunc *p, const Op *o)
 	K(LN_DGAMMA, k_layernorm) K(EMBED_G, k_embedding) K(XENT_G, k_xent) K(MSE_G, k_ew) \
 	K(CLIP, k_ew) K(IM2COL, k_window) K(CONV2D, k_conv) K(MAXPOOL, k_pool) K(AVGPOOL, k_pool) \
 	K(BATCHNORM, k_bn) K(BN_MEAN, k_bn) K(BN_VAR, k_bn) K(BN_DSTATS, k_bn) K(BN_DX, k_bn) \
-	K(BN_UPDATE, k_bn) \
+	K(BN_UPDATE, k_bn) K(DROPOUT, k_dropout) \
 	K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) K(COL2IM, k_window) \
 	K(CONV2D_DX, k_conv) K(CONV2D_DW, k_conv) K(MAXPOOL_G, k_pool) K(AVGPOOL_G, k_pool) \
 	K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_update) \

@@ -228,6 +228,7 @@ main(int argc, char **argv)
 			fatal("%s: model %s has no 'train' statement: run it with --forward", o.model, m->name);
 		o.forward = 1;
 	}
+	m->seed = o.seed;
 	if (!o.forward && !m->step) {
 		if (autodiff(m, &src))
 			return 1;

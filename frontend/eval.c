@@ -491,7 +491,7 @@ eval(Ctx *c, Node *n, const char *hint)
 /* ---------- built-in calls ---------- */
 
 /* Built-ins that expand to more than one op (or none): their Builtin.k, past the op kinds. */
-enum { B_FLATTEN = NOP, B_CONV2D, B_POOL, B_BATCHNORM };
+enum { B_FLATTEN = NOP, B_CONV2D, B_POOL, B_BATCHNORM, B_DROPOUT };
 
 static const Builtin builtins[] = {
 	{ "relu", OP_RELU, 1, { { 0 } } },
@@ -525,6 +525,7 @@ static const Builtin builtins[] = {
 	{ "avg_pool2d", B_POOL, 1, { { "kernel", 'p', 1, 0 }, { "stride", 'p', 0, 0 }, { "padding", 'p', 0, 0 },
 	                             { "count_include_pad", 'b', 0, 1 } } },
 	{ "batch_norm", B_BATCHNORM, 3, { { "eps", 'f', 0, 1e-5 }, { "momentum", 'f', 0, 0.1 } } },
+	{ "dropout", B_DROPOUT, 1, { { "p", 'f', 1, 0 } } },
 	{ NULL, 0, 0, { { 0 } } },
 };
 
@@ -864,6 +865,9 @@ builtin_call(Ctx *c, Node *n, const Builtin *b, const char *hint)
 		goto out;
 	case B_BATCHNORM:
 		v = nn_batchnorm(c, n, args, kv, hint);
+		goto out;
+	case B_DROPOUT:
+		v = nn_dropout(c, n, args[0], kv, hint);
 		goto out;
 	default:
 		break;

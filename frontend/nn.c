@@ -205,6 +205,26 @@ nn_batchnorm(Ctx *c, Node *n, const int *args, Node **kv, const char *hint)
 	return v;
 }
 
+/* dropout(x, p): zeros with probability p, the rest scaled by 1/(1-p), in training (the
+ * step); the forward (inference) is the identity. Each dropout of the model gets its own key
+ * (its number in the order of expansion) for the mask (passes/grad.c). */
+Val
+nn_dropout(Ctx *c, Node *n, int x, Node **kv, const char *hint)
+{
+	double fa[MAXFA] = { 0 };
+	int64_t ia[MAXIA] = { c->ndropout, 0 };
+	Type r = { F32, { 0, { 0 } } };
+
+	if (neval(c, kv[0], &fa[0]))
+		return ERR;
+	if (!(fa[0] >= 0 && fa[0] <= 1))
+		return err(c, kv[0]->loc, "dropout: p must be in [0, 1], got %g", fa[0]);
+	if (c->ndropout == INT32_MAX)
+		return err(c, n->loc, "more than %d dropouts", INT32_MAX);
+	c->ndropout++;
+	return emit(c, OP_DROPOUT, &x, 1, ia, 2, fa, &r, hint, n->loc);
+}
+
 void
 nn_buffers(Ctx *c)
 {

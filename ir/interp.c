@@ -586,6 +586,24 @@ k_poolgrad(Run *r, const Op *op)
 	return 0;
 }
 
+/* ---------- dropout ---------- */
+
+/* dropout(x, t): each element kept (times 1/(1-p)) where its draw is at least p; dropout(x)
+ * (inference) copies x. */
+static int
+k_dropout(Run *r, const Op *op)
+{
+	int64_t n = shape_numel(&RTY->sh);
+	const float *x = IN(0);
+	float *o = OUT, p = (float)op->fa[0], sc = (float)(1.0 / (1.0 - op->fa[0]));
+	int t = op->nargs > 1 ? INI(1)[0] : 0;
+
+	for (int64_t i = 0; i < n; i++)
+		o[i] = op->nargs < 2 ? x[i] :
+		       mtc_dropout_u(i, (int)op->ia[0], t, (unsigned long long)op->ia[1]) >= p ? x[i] * sc : 0;
+	return 0;
+}
+
 /* ---------- batch norm ---------- */
 
 /* x [N, C, ...] as N x C x Q. */
@@ -1201,7 +1219,7 @@ k_nothing(Run *r, const Op *op)
 	K(LN_DGAMMA, k_lndgamma) K(EMBED_G, k_embedgrad) K(XENT_G, k_xentgrad) K(MSE_G, k_ew) \
 	K(CLIP, k_ew) K(IM2COL, k_im2col) K(CONV2D, k_conv2d) K(MAXPOOL, k_pool) K(AVGPOOL, k_pool) \
 	K(BATCHNORM, k_batchnorm) K(BN_MEAN, k_bnstat) K(BN_VAR, k_bnstat) K(BN_DSTATS, k_bndstats) \
-	K(BN_DX, k_bndx) K(BN_UPDATE, k_bnupdate) \
+	K(BN_DX, k_bndx) K(BN_UPDATE, k_bnupdate) K(DROPOUT, k_dropout) \
 	K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) K(COL2IM, k_col2im) \
 	K(CONV2D_DX, k_conv2d_dx) K(CONV2D_DW, k_conv2d_dw) K(MAXPOOL_G, k_poolgrad) \
 	K(AVGPOOL_G, k_poolgrad) K(SGD, k_sgd) K(SGDM, k_sgdm) K(ADAM, k_adam) K(TICK, k_tick) \

@@ -750,6 +750,23 @@ sh_bnupdate(const Func *f, const Op *op, Type *r, char *err, size_t n)
 	return 0;
 }
 
+/* dropout(x) key seed p: x's type (inference: the identity); dropout(x, t): with the step
+ * counter t, an i32[] (training: the mask of passes/grad.c). */
+int
+sh_dropout(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	if (want_f32(f, op, 0, err, n))
+		return -1;
+	if (op->nargs > 2 || (op->nargs == 2 && (ARG(1)->dt != I32 || ARG(1)->sh.rank != 0)))
+		return fail(err, n, "dropout takes x and, in training, the step counter (i32[])");
+	if (!(op->fa[0] >= 0 && op->fa[0] <= 1))
+		return fail(err, n, "dropout: p must be in [0, 1], got %g", op->fa[0]);
+	if (op->ia[0] < 0 || op->ia[0] > INT32_MAX)
+		return fail(err, n, "dropout: key %lld out of range", (long long)op->ia[0]);
+	*r = *ARG(0);
+	return 0;
+}
+
 /* im2col(x) kh kw sh sw ph pw dh dw: the columns f32[C*kh*kw, N, Ho, Wo]. */
 int
 sh_im2col(const Func *f, const Op *op, Type *r, char *err, size_t n)

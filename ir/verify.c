@@ -258,12 +258,13 @@ check_args(C *c, int i, const Op *op)
 		if (x->host && op->kind != OP_SWAPIN && op->kind != OP_WAIT &&
 		    !(op->kind == OP_SWAPHOME && k == 0))
 			bad(c, i, "reads %%%s, which lives in host memory", vname(f, v));
-		/* adam_update reads the step counter its tick advanced: that is the design; so does
-		 * a batch_norm_update of running statistics an earlier one updated (a batch norm
-		 * applied twice updates them twice, as PyTorch's module called twice) */
+		/* adam_update reads the step counter its tick advanced: that is the design, and so
+		 * does dropout (its mask); a batch_norm_update updates running statistics an earlier
+		 * one updated (a batch norm applied twice, as PyTorch's module called twice) */
 		if (v < c->m->ndecl && c->mut[v] >= 0 &&
 		    !(op->kind == OP_ADAM && f->op[c->mut[v]].kind == OP_TICK) &&
 		    !(op->kind == OP_BN_UPDATE && k < 2 && f->op[c->mut[v]].kind == OP_BN_UPDATE) &&
+		    !(op->kind == OP_DROPOUT && f->op[c->mut[v]].kind == OP_TICK) &&
 		    (c->rel = c->mut[v]) >= 0)
 			bad(c, i, "reads %%%s after op %d updated it in place", vname(f, v), c->mut[v]);
 	}

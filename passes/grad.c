@@ -64,6 +64,13 @@
  *   batch_norm_update(rmean, rvar, mean, var) count momentum (an update of buffers, in place, in
  *                           double): rmean = m * mean + (1 - m) * rmean; rvar = m * var * count /
  *                           (count - 1) + (1 - m) * rvar (the unbiased variance, count = Q).
+ *   dropout(x, t) key seed p (forward; t the step counter, i32[]): element i of x kept, times
+ *                           scale = (float)(1 / (1 - p)), where u = mtc_dropout_u(i, key, t,
+ *                           seed) (<mtc/mtc-ops.h>: Philox4x32-10 of the counter (i, key, t)
+ *                           under the key seed, 24 bits as a float in [0, 1)) is at least p,
+ *                           else 0. A function of its operands and attributes: a recomputation
+ *                           draws the same mask, and so does the gradient, dropout(dy, t) with
+ *                           the same attributes. dropout(x) (no counter, inference) is x.
  *   relu_grad(x, dy)        dy where x > 0, else 0 (x: relu's input or result). (bcast)
  *   clip_grad(y, dy) lo hi  dy where lo < y < hi, else 0 (y: clip's result; strict at the
  *                           bounds, as PyTorch's hardtanh, so ReLU6's gradient). (bcast)
@@ -332,6 +339,19 @@ gr_batchnorm(Diff *d, const Op *op)
 		int x[6] = { A(0), A(1), A(3), A(4), dy, ds };
 		d_acc(d, A(0), d_emit(d, OP_BN_DX, x, 6, op->ia, 0, &op->fa[0], NULL));
 	}
+}
+
+/* The mask again, from the counter: nothing is saved for it. */
+void
+gr_dropout(Diff *d, const Op *op)
+{
+	int dy = d_grad(d, op->res), a[2] = { dy, op->nargs > 1 ? A(1) : -1 };
+
+	if (op->nargs == 1) {
+		d_acc(d, A(0), dy);
+		return;
+	}
+	d_acc(d, A(0), d_emit(d, OP_DROPOUT, a, 2, op->ia, 0, op->fa, NULL));
 }
 
 /* ---------- reductions ---------- */

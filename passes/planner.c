@@ -163,10 +163,11 @@ static void
 explain(FILE *fp, const Func *g, int64_t arena)
 {
 	Live l;
-	int64_t by[8] = {0};
-	static const char *const what[8] = {
+	int64_t by[9] = {0};
+	static const char *const what[9] = {
 		"params", "inputs", "optimizer state", "activations kept or recomputed",
 		"activations swapped back in", "gradients", "update temporaries", "copies in flight",
+		"buffers",
 	};
 	int t, first = 1;
 
@@ -179,7 +180,7 @@ explain(FILE *fp, const Func *g, int64_t arena)
 			continue;
 		if (x->decl >= 0) {
 			Role r = g->mod->decl[x->decl].role;
-			k = r == R_PARAM ? 0 : r == R_INPUT ? 1 : 2;
+			k = r == R_PARAM ? 0 : r == R_INPUT ? 1 : r == R_BUFFER ? 8 : 2;
 		} else {
 			const Op *o = &g->op[x->def];
 			k = o->phase == PH_FWD || o->phase == PH_REC ? 3 : o->phase == PH_BWD ? 5 :
@@ -192,7 +193,7 @@ explain(FILE *fp, const Func *g, int64_t arena)
 	if (t >= 0 && g->op[t].res >= 0)
 		fprintf(fp, " %%%s", g->val[g->op[t].res].name);
 	fprintf(fp, ") it holds");
-	for (int k = 0; k < 8; k++)
+	for (int k = 0; k < 9; k++)
 		if (by[k]) {
 			fprintf(fp, "%s %lld bytes of %s", first ? "" : ",", (long long)by[k], what[k]);
 			first = 0;

@@ -178,6 +178,15 @@ bn(Tb *t, Shape xs)
 static int c_bn(Tb *t) { return bn(t, SH(3, 2, 2, 3)); }
 static int c_bn1d(Tb *t) { return bn(t, SH(5, 3)); }
 
+/* dropout in its training form, the counter an input: the mask is fixed, the gradient the
+ * same dropout of dy */
+static int
+c_dropout(Tb *t)
+{
+	int x = U("x", SH(4, 6)), c = tb_decl(t, "t", R_INPUT, I32, SCALAR, V_INT, 0, 100);
+	return tb_op(t, OP_DROPOUT, ARGS(x, c), IA(2, 9), 0, FA(0.4), NULL);
+}
+
 /* Compositions: a param used several times (its gradients accumulate), an input operand
  * (no gradient wanted), an attention-like chain. */
 static int
@@ -223,6 +232,7 @@ static const struct { const char *name; Build *fn; } cases[] = {
 	{ "conv2d-1x1-stride2", c_conv_1x1 }, { "conv2d-over-columns", c_conv_cols },
 	{ "max_pool2d", c_maxpool }, { "max_pool2d-dilated", c_maxpool_dil }, { "avg_pool2d", c_avgpool },
 	{ "avg_pool2d-without-padding", c_avgpool_ex }, { "batch_norm", c_bn }, { "batch_norm-1d", c_bn1d },
+	{ "dropout", c_dropout },
 	{ "param-used-twice", c_twice }, { "attention", c_attn },
 };
 

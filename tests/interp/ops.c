@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ir.h"
+#include "mtc/mtc-ops.h"
 #include "../build.h"
 #include "../check.h"
 
@@ -1043,6 +1044,88 @@ cnn_bn(void)
 	}
 }
 
+/* dropout: Philox against Random123's known answers; the mask's rate, scale and independence
+ * of key, step and seed; the gradient (the same mask) by finite differences; inference. */
+static void
+cnn_dropout(void)
+{
+	enum { NE = 20000 };
+	static float xv[NE], wv[NE], o1[NE];
+	float gbuf[24];
+	int x, t, y;
+	int64_t kept = 0, same = 0;
+
+	check(mtc_philox(0, 0, 0, 0, 0, 0) == 0x6627e8d5u &&
+	      mtc_philox(~0u, ~0u, ~0u, ~0u, ~0u, ~0u) == 0x408f276du &&
+	      mtc_philox(0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u, 0xa4093822u, 0x299f31d0u) == 0xd16cfe09u,
+	      "Philox4x32-10 gives Random123's known answers");
+	for (int i = 0; i < NE; i++)
+		xv[i] = 1 + (float)(i % 7);
+
+	begin();
+	x = decl("x", ty(F32, 2, 100, 200), xv);
+	t = mod_decl(m, "t", R_INPUT, ty(I32, 0), (Init){INIT_NONE, 0, 0}, (Loc){0, 0});
+	data[t] = IL(5);
+	start();
+	func_output(f, "a", op(OP_DROPOUT, A(x, t), 2, I(3, 11), 2, F(0.3), NULL));
+	func_output(f, "b", op(OP_DROPOUT, A(x, t), 2, I(4, 11), 2, F(0.3), NULL));
+	func_output(f, "c", op(OP_DROPOUT, A(x, t), 2, I(3, 12), 2, F(0.3), NULL));
+	func_output(f, "e", op(OP_DROPOUT, A(x), 1, I(3, 11), 2, F(0.3), NULL));
+	run();
+	{
+		const float *a = interp_out(in, 0)->data, *b = interp_out(in, 1)->data;
+		const float *c = interp_out(in, 2)->data, *e = interp_out(in, 3)->data;
+		float sc = (float)(1.0 / 0.7);
+		int ok = 1, eq = 1;
+		int64_t sb = 0, sc2 = 0;
+		for (int i = 0; i < NE; i++) {
+			kept += a[i] != 0;
+			ok &= a[i] == 0 || a[i] == xv[i] * sc;
+			ok &= (a[i] != 0) == (mtc_dropout_u(i, 3, 5, 11) >= 0.3f);
+			sb += (a[i] != 0) == (b[i] != 0);
+			sc2 += (a[i] != 0) == (c[i] != 0);
+			eq &= e[i] == xv[i];
+			o1[i] = a[i];
+		}
+		/* 70% kept: 14000 of 20000, the binomial's sd about 65 */
+		check(ok && kept > 14000 - 400 && kept < 14000 + 400,
+		      "dropout p=0.3: %lld of %d kept, each x/(1-p), as mtc_dropout_u says", (long long)kept, NE);
+		/* independent masks agree on 0.7^2 + 0.3^2 = 58% of the elements */
+		check(sb > 11600 - 500 && sb < 11600 + 500 && sc2 > 11600 - 500 && sc2 < 11600 + 500,
+		      "another key or seed draws another mask (agreement %lld, %lld of %d)", (long long)sb,
+		      (long long)sc2, NE);
+		check(eq, "dropout without a step counter (inference) is the identity");
+	}
+	data[t] = IL(6);
+	interp_free(in);
+	in = NULL;
+	run();
+	{
+		const float *a = interp_out(in, 0)->data;
+		for (int i = 0; i < NE; i++)
+			same += (a[i] != 0) == (o1[i] != 0);
+		check(same > 11600 - 500 && same < 11600 + 500, "the next step draws another mask (agreement %lld)",
+		      (long long)same);
+	}
+
+	/* the gradient: dropout of dy with the same counter and attributes */
+	for (int i = 0; i < 24; i++)
+		wv[i] = ws[i];
+	begin();
+	fd_x = decl("x", ty(F32, 2, 4, 6), xs);
+	fd_w = decl("w", ty(F32, 2, 4, 6), wv);
+	t = mod_decl(m, "t", R_INPUT, ty(I32, 0), (Init){INIT_NONE, 0, 0}, (Loc){0, 0});
+	data[t] = IL(2);
+	start();
+	y = op(OP_DROPOUT, A(fd_x, t), 2, I(1, 7), 2, F(0.5), NULL);
+	finish_loss(y);
+	func_output(f, "loss", fd_loss);
+	func_output(f, "grad", op(OP_DROPOUT, A(fd_w, t), 2, I(1, 7), 2, F(0.5), NULL));
+	run();
+	memcpy(gbuf, interp_out(in, 1)->data, 24 * sizeof *gbuf);
+	fd_check("dropout's gradient: dropout(dy, t)", gbuf, 24, 1e-2, 2e-3);
+}
+
 /* swap_out/swap_in/wait and rec ops give the same values; buffers die after their last use. */
 static void
 planner_ops(void)
@@ -1200,6 +1283,7 @@ main(void)
 	cnn_conv();
 	cnn_pool();
 	cnn_bn();
+	cnn_dropout();
 	planner_ops();
 	init_values();
 	{

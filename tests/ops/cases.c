@@ -261,6 +261,12 @@ cnn(void)
 	c->given = ty(F32, 3, 3, 4, 5);
 	c = attrs(add(OP_SLICE_G, 1, ty(F32, 2, 100, 200)), 2, 0, 200);
 	c->given = ty(F32, 2, 300, 200);
+	/* dropout: with a step counter (any i32[]: the draws are a function of it) and without */
+	for (int s = 0; s < 3; s++) {
+		c = attrs(add(OP_DROPOUT, 2, sh[s], I(ty(F32, 0))), 2, s, 12345 + s);
+		c->fa[0] = s == 2 ? 0.9 : 0.3;
+	}
+	attrs(add(OP_DROPOUT, 1, sh[1]), 2, 7, 0)->fa[0] = 0.5;
 }
 
 /* Convolutions: im2col and col2im with strides, padding and dilation; the GEMMs with groups
