@@ -56,16 +56,16 @@ fits(Ctx *c, Loc loc, const char *fn, const Type *x, const int64_t *k, const int
 	return 0;
 }
 
-/* conv2d(x, w, b?, stride, padding, dilation, groups), PyTorch's: the columns of x (im2col),
- * the grouped GEMM conv2d into f32[Cout, N, Ho, Wo] (one GEMM over the whole batch per group),
- * transposed to NCHW, and the bias added as f32[Cout, 1, 1]. */
+/* conv2d(x, w, b?, stride, padding, dilation, groups), PyTorch's: the op conv2d, with its
+ * workspace (the columns of a chunk of images: none for a pointwise convolution), then the
+ * bias added as f32[Cout, 1, 1]. */
 Val
 nn_conv2d(Ctx *c, Node *n, const int *args, Node **kv, const char *hint)
 {
 	const Type *x = &c->f->val[args[0]].ty, *w = &c->f->val[args[1]].ty;
-	int64_t st[2], pd[2], dl[2], g = 1, k[2], ia[MAXIA] = { 0 };
-	int cols = args[0], b = -1, ops[2];
-	Type r = { F32, { 0, { 0 } } };
+	int64_t st[2], pd[2], dl[2], g = 1, k[2];
+	int b = -1, ops[3] = { args[0], args[1], -1 };
+	Type r = { F32, { 0, { 0 } } }, ws;
 	Val y;
 
 	if (nchw(c, n->loc, "conv2d", x))
@@ -98,22 +98,15 @@ nn_conv2d(Ctx *c, Node *n, const int *args, Node **kv, const char *hint)
 			           (long long)w->sh.d[0], TS(w), TS(bt));
 	}
 	{
-		int64_t wa[MAXIA] = { k[0], k[1], st[0], st[1], pd[0], pd[1], dl[0], dl[1] };
-		Val v = emit(c, OP_IM2COL, &cols, 1, wa, 8, NULL, &r, NULL, n->loc);
-		if (v.k == V_ERR)
-			return ERR;
-		cols = v.v;
-	}
-	ops[0] = cols;
-	ops[1] = args[1];
-	ia[0] = g;
-	y = emit(c, OP_CONV2D, ops, 2, ia, 1, NULL, &r, NULL, n->loc);
-	if (y.k == V_ERR)
-		return ERR;
-	{
-		int64_t perm[MAXIA] = { 1, 0, 2, 3 };
-		r = (Type){ F32, { 0, { 0 } } };
-		y = emit(c, OP_TRANSPOSE, &y.v, 1, perm, 4, NULL, &r, b < 0 ? hint : NULL, n->loc);
+		int64_t ia[MAXIA] = { st[0], st[1], pd[0], pd[1], dl[0], dl[1], g };
+		if (conv_workspace(&x->sh, &w->sh, ia, &ws)) {
+			int none[1] = { 0 };      /* func_op copies operands even when there are none */
+			Val v = emit(c, OP_WORKSPACE, none, 0, NULL, 0, NULL, &ws, NULL, n->loc);
+			if (v.k == V_ERR)
+				return ERR;
+			ops[2] = v.v;
+		}
+		y = emit(c, OP_CONV2D, ops, ops[2] < 0 ? 2 : 3, ia, 7, NULL, &r, b < 0 ? hint : NULL, n->loc);
 	}
 	if (y.k == V_ERR || b < 0)
 		return y;

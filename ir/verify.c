@@ -16,6 +16,7 @@ typedef struct C {
 	void *ctx;
 	int n;
 	int *mut;         /* decl -> index of the op that updated it in place, or -1 */
+	int *uses;        /* value -> how many operands read it */
 	int rel;          /* the next report's related op, or -1 */
 } C;
 
@@ -301,6 +302,13 @@ check_op(C *c, int i)
 	check_attrs(c, i, op);
 	if (oi->flags & F_MUT)
 		check_update(c, i, op);
+	/* a workspace: a `workspace` result, overwritten by the one op that reads it */
+	if ((oi->flags & F_WS) && ok && op->nargs > oi->nargs) {
+		int v = op->args[op->nargs - 1], d = f->val[v].def;
+		if (d < 0 || d >= f->nop || f->op[d].kind != OP_WORKSPACE || c->uses[v] != 1)
+			bad(c, i, "the workspace %%%s of %s must be a workspace result that nothing else reads",
+			    vname(f, v), oi->name);
+	}
 	if (op->kind == OP_SWAPHOME && ok && op->args[0] < c->m->ndecl) {
 		if (c->m->decl[op->args[0]].role != R_STATE)
 			bad(c, i, "swap_home into %%%s, which is not optimizer state", vname(f, op->args[0]));
@@ -386,11 +394,17 @@ check_func(C *c, const Func *f)
 	if (f->nval < c->m->ndecl)
 		return;
 	c->mut = xcalloc(c->m->ndecl ? c->m->ndecl : 1, sizeof *c->mut);
+	c->uses = xcalloc(f->nval ? f->nval : 1, sizeof *c->uses);
 	for (int v = 0; v < c->m->ndecl; v++)
 		c->mut[v] = -1;
 	for (int i = 0; i < f->nop; i++)
+		for (int k = 0; k < f->op[i].nargs && f->op[i].args; k++)
+			if (valid(f, f->op[i].args[k]))
+				c->uses[f->op[i].args[k]]++;
+	for (int i = 0; i < f->nop; i++)
 		check_op(c, i);
 	free(c->mut);
+	free(c->uses);
 	check_outputs(c);
 }
 

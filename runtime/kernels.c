@@ -14,12 +14,13 @@
 enum { KB = 256, NB = 1024 };
 
 /* Rows of op(A) @ B with B not transposed: for each k (ascending, so every element sums in
- * the same order however rows are split), c[i, :] += a(i, k) * b[k, :]. */
+ * the same order however rows are split), c[i, :] += a(i, k) * b[k, :], from zero unless add
+ * (then the sums go on from c's values, in the same order). */
 static void
-gemm_nn(int ta, int64_t r0, int64_t r1, int64_t n, int64_t k, const float *a, int64_t lda,
+gemm_nn(int add, int ta, int64_t r0, int64_t r1, int64_t n, int64_t k, const float *a, int64_t lda,
         const float *b, int64_t ldb, float *c, int64_t ldc)
 {
-	for (int64_t i = r0; i < r1; i++)
+	for (int64_t i = r0; i < r1 && !add; i++)
 		memset(c + i * ldc, 0, sizeof(float) * (size_t)n);
 	for (int64_t j0 = 0; j0 < n; j0 += NB) {
 		int64_t j1 = j0 + NB < n ? j0 + NB : n;
@@ -38,9 +39,9 @@ gemm_nn(int ta, int64_t r0, int64_t r1, int64_t n, int64_t k, const float *a, in
 	}
 }
 
-void
-mtc_sgemm_rows(int ta, int tb, int64_t r0, int64_t r1, int64_t n, int64_t k,
-               const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc)
+static void
+sgemm(int add, int ta, int tb, int64_t r0, int64_t r1, int64_t n, int64_t k, const float *a,
+      int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc)
 {
 	if (r1 <= r0)
 		return;
@@ -48,7 +49,7 @@ mtc_sgemm_rows(int ta, int tb, int64_t r0, int64_t r1, int64_t n, int64_t k,
 	if (!mtc_blas_off) {
 		cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
 		            (int)(r1 - r0), (int)n, (int)k, 1.0f, ta ? a + r0 : a + r0 * lda, (int)lda,
-		            b, (int)ldb, 0.0f, c + r0 * ldc, (int)ldc);
+		            b, (int)ldb, add ? 1.0f : 0.0f, c + r0 * ldc, (int)ldc);
 		return;
 	}
 #endif
@@ -59,21 +60,45 @@ mtc_sgemm_rows(int ta, int tb, int64_t r0, int64_t r1, int64_t n, int64_t k,
 			for (int64_t j = 0; j < n; j++)
 				for (int64_t p = 0; p < k; p++)
 					bt[p * n + j] = b[j * ldb + p];
-			gemm_nn(ta, r0, r1, n, k, a, lda, bt, n, c, ldc);
+			gemm_nn(add, ta, r0, r1, n, k, a, lda, bt, n, c, ldc);
 			free(bt);
 			return;
 		}
 		/* No memory for the copy: the same sums, in the same order, strided. */
 		for (int64_t i = r0; i < r1; i++)
 			for (int64_t j = 0; j < n; j++) {
-				float s = 0;
+				float s = add ? c[i * ldc + j] : 0;
 				for (int64_t p = 0; p < k; p++)
 					s += (ta ? a[p * lda + i] : a[i * lda + p]) * b[j * ldb + p];
 				c[i * ldc + j] = s;
 			}
 		return;
 	}
-	gemm_nn(ta, r0, r1, n, k, a, lda, b, ldb, c, ldc);
+	gemm_nn(add, ta, r0, r1, n, k, a, lda, b, ldb, c, ldc);
+}
+
+void
+mtc_sgemm_rows(int ta, int tb, int64_t r0, int64_t r1, int64_t n, int64_t k,
+               const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc)
+{
+	sgemm(0, ta, tb, r0, r1, n, k, a, lda, b, ldb, c, ldc);
+}
+
+void
+mtc_sgemm_rows_add(int ta, int tb, int64_t r0, int64_t r1, int64_t n, int64_t k,
+                   const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc)
+{
+	sgemm(1, ta, tb, r0, r1, n, k, a, lda, b, ldb, c, ldc);
+}
+
+/* Between y [N, C, P] and t [C, N, P] (to: into t), the pairs (n, c) in [lo, hi). */
+void
+mtc_chanfirst(float *t, float *y, int64_t n, int64_t c, int64_t p, int to, int64_t lo, int64_t hi)
+{
+	for (int64_t q = lo; q < hi; q++) {
+		float *yp = y + q * p, *tp = t + (q % c * n + q / c) * p;
+		memcpy(to ? tp : yp, to ? yp : tp, sizeof(float) * (size_t)p);
+	}
 }
 
 /* im2col of the planes q = n*C + c in [lo, hi) of x [N, C, H, W]: plane (n, c) fills image n's

@@ -99,7 +99,13 @@ mtc_split(int64_t n, int tid, int nthr, int64_t *lo, int64_t *hi)
 /* C[m,n] = op(A) op(B) for rows [r0, r1) of C; op transposes when ta/tb. Row-major. */
 void mtc_sgemm_rows(int ta, int tb, int64_t r0, int64_t r1, int64_t n, int64_t k,
                     const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc);
+/* The same adding into C: C += op(A) op(B), each sum going on in order from C's values. */
+void mtc_sgemm_rows_add(int ta, int tb, int64_t r0, int64_t r1, int64_t n, int64_t k,
+                        const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
+                        int64_t ldc);
 enum { MTC_GEMM_ROWS = 32 };          /* fewest rows of a GEMM tile (the grid is fixed by the shape) */
+/* Between y [N, C, P] and t [C, N, P] (to != 0: y into t), the pairs (n, c) in [lo, hi). */
+void mtc_chanfirst(float *t, float *y, int64_t n, int64_t c, int64_t p, int to, int64_t lo, int64_t hi);
 /* im2col and col2im (docs/ir.md) of the planes [lo, hi) of an x [N, C, H, W] (plane n*C + c):
  * a window kh x kw, stride sh x sw, padding ph x pw, dilation dh x dw, output Ho x Wo. */
 void mtc_im2col(float *col, const float *x, int64_t N, int64_t C, int64_t H, int64_t W, int64_t kh,

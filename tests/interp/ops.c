@@ -788,95 +788,95 @@ conv_ref(const float *x, const float *w, const int64_t *a, int64_t G, const int6
 				}
 }
 
-/* im2col by hand; conv2d (over im2col) against the direct convolution; col2im, conv2d_dx and
- * conv2d_dw against finite differences of the forward ops. */
+/* A conv op on f with its workspace (none for a pointwise convolution); returns its value. */
+static int
+conv_op(Opk k, int a0, int a1, const Type *x, const Type *w, const int64_t *a, const Type *given)
+{
+	Type ws;
+	if (conv_workspace(&x->sh, &w->sh, a, &ws)) {
+		int s = op(OP_WORKSPACE, A(0), 0, NULL, 0, NULL, &ws);
+		return op(k, A(a0, a1, s), 3, a, 7, NULL, given);
+	}
+	return op(k, A(a0, a1), 2, a, 7, NULL, given);
+}
+
+/* conv2d by hand and against the direct convolution; conv2d_dx and conv2d_dw against finite
+ * differences of conv2d. */
 static void
 cnn_conv(void)
 {
-	static float xv[150], wv[120], cw[2048], gbuf[2048];
-	int x, w, cl, y;
+	static float xv[300], wv[120], cw[2048], gbuf[2048];
+	int x, w, y;
 
-	for (int i = 0; i < 150; i++)
-		xv[i] = xs[i % 24] * (1 + i / 24 * 0.1f);
+	for (int i = 0; i < 300; i++)
+		xv[i] = xs[i % 24] * (1 + (float)(i / 24) * 0.1f);
 	for (int i = 0; i < 120; i++)
-		wv[i] = ws[i % 24] * (1 - i / 24 * 0.15f);
+		wv[i] = ws[i % 24] * (1 - (float)(i / 24) * 0.15f);
 	for (int i = 0; i < 2048; i++)
 		cw[i] = ws[(i * 7) % 24];
 
+	/* a 2x2 kernel of ones over 1..9: the sums of the four 2x2 windows */
 	begin();
-	x = decl("x", ty(F32, 4, 1, 1, 3, 3), FL(1, 2, 3, 4, 5, 6, 7, 8, 9));
-	start();
-	func_output(f, "c", op(OP_IM2COL, A(x), 1, I(2, 2, 1, 1, 0, 0, 1, 1), 8, NULL, NULL));
-	expect("im2col 2x2 of a 3x3", 0, FL(1, 2, 4, 5, 2, 3, 5, 6, 4, 5, 7, 8, 5, 6, 8, 9), 16, 0);
+	{
+		Type tx = ty(F32, 4, 1, 1, 3, 3), tw = ty(F32, 4, 1, 1, 2, 2);
+		x = decl("x", tx, FL(1, 2, 3, 4, 5, 6, 7, 8, 9));
+		w = decl("w", tw, FL(1, 1, 1, 1));
+		start();
+		func_output(f, "y", conv_op(OP_CONV2D, x, w, &tx, &tw, I(1, 1, 0, 0, 1, 1, 1), NULL));
+		expect("conv2d of a 2x2 kernel of ones", 0, FL(12, 16, 24, 28), 4, 0);
+	}
 
-	/* x [2, 3, 5, 5], w [6, 3/G, 3, 3]: padding, strides, dilation, groups */
+	/* x [4, 3, 5, 5], w [6, 3/G, kh, kw]: padding, strides, dilation, groups, a pointwise
+	 * one; batches in chunks where the workspace says so */
 	static const int64_t cfg[][9] = {
 		{ 3, 3, 1, 1, 1, 1, 1, 1, 1 },
 		{ 3, 2, 2, 1, 1, 0, 1, 2, 3 },
 		{ 3, 3, 2, 2, 2, 2, 2, 2, 1 },
+		{ 1, 1, 1, 1, 0, 0, 1, 1, 3 },
 	};
-	for (int k = 0; k < 3; k++) {
-		const int64_t *a = cfg[k], G = a[8];
-		int64_t xs4[4] = { 2, 3, 5, 5 }, ho = window_out(5, a[0], a[2], a[4], a[6]);
-		int64_t wo = window_out(5, a[1], a[3], a[5], a[7]), ny = 2 * 6 * ho * wo;
-		double yr[400];
-		float want[400];
-		char what[96];
-		Type tw = ty(F32, 4, 6, (int)(3 / G), (int)a[0], (int)a[1]), tx = ty(F32, 4, 2, 3, 5, 5);
-		Type tc, ty4 = ty(F32, 4, 6, 2, (int)ho, (int)wo);
+	for (int k = 0; k < 4; k++) {
+		const int64_t *c = cfg[k], G = c[8];
+		int64_t xs4[4] = { 4, 3, 5, 5 }, at[MAXIA] = { c[2], c[3], c[4], c[5], c[6], c[7], G };
+		int64_t ho = window_out(5, c[0], c[2], c[4], c[6]), wo = window_out(5, c[1], c[3], c[5], c[7]);
+		int64_t ny = 4 * 6 * ho * wo;
+		double yr[600];
+		float want[600];
+		char what[128];
+		Type tw = ty(F32, 4, 6, (int)(3 / G), (int)c[0], (int)c[1]), tx = ty(F32, 4, 4, 3, 5, 5);
+		Type ty4 = ty(F32, 4, 4, 6, (int)ho, (int)wo);
 
-		conv_ref(xv, wv, a, G, xs4, 6, ho, wo, yr);
-		for (int64_t i = 0; i < ny; i++)      /* conv2d is channels first: [6, 2, Ho, Wo] */
-			want[(i / (ho * wo) % 6 * 2 + i / (6 * ho * wo)) * ho * wo + i % (ho * wo)] = (float)yr[i];
+		conv_ref(xv, wv, c, G, xs4, 6, ho, wo, yr);
+		for (int64_t i = 0; i < ny; i++)
+			want[i] = (float)yr[i];
 		begin();
 		x = decl("x", tx, xv);
 		w = decl("w", tw, wv);
 		start();
-		cl = op(OP_IM2COL, A(x), 1, a, 8, NULL, NULL);
-		func_output(f, "y", op(OP_CONV2D, A(cl, w), 2, I(G), 1, NULL, NULL));
-		snprintf(what, sizeof what, "conv2d(im2col(x)) kernel %lldx%lld stride %lldx%lld pad %lldx%lld "
-		         "dil %lldx%lld groups %lld", (long long)a[0], (long long)a[1], (long long)a[2],
-		         (long long)a[3], (long long)a[4], (long long)a[5], (long long)a[6], (long long)a[7],
+		func_output(f, "y", conv_op(OP_CONV2D, x, w, &tx, &tw, at, NULL));
+		snprintf(what, sizeof what, "conv2d kernel %lldx%lld stride %lldx%lld pad %lldx%lld "
+		         "dil %lldx%lld groups %lld", (long long)c[0], (long long)c[1], (long long)c[2],
+		         (long long)c[3], (long long)c[4], (long long)c[5], (long long)c[6], (long long)c[7],
 		         (long long)G);
 		expect(what, 0, want, ny, 1e-5);
 
-		/* col2im: L = sum(im2col(x) * cw) */
-		tc = f->val[cl].ty;
-		begin();
-		fd_x = decl("x", tx, xv);
-		fd_w = decl("w", tc, cw);
-		start();
-		y = op(OP_IM2COL, A(fd_x), 1, a, 8, NULL, NULL);
-		finish_loss(y);
-		func_output(f, "loss", fd_loss);
-		func_output(f, "grad", op(OP_COL2IM, A(fd_w), 1, a, 8, NULL, &tx));
-		run();
-		memcpy(gbuf, interp_out(in, 1)->data, 150 * sizeof *gbuf);
-		snprintf(what, sizeof what, "col2im(dc), config %d", k);
-		fd_check(what, gbuf, 150, 0.1, 2e-3);      /* linear: a large step, less rounding */
-
-		/* conv2d_dx and conv2d_dw: L = sum(conv2d(cols, w) * cw) over cols and w */
+		/* conv2d_dx and conv2d_dw: L = sum(conv2d(x, w) * cw) over x and over w */
 		for (int dw = 0; dw < 2; dw++) {
-			float *cols = xmalloc(type_bytes(&tc));
-			for (int64_t i = 0; i < shape_numel(&tc.sh); i++)
-				cols[i] = xs[i % 24] * 0.5f;
 			begin();
-			fd_x = decl(dw ? "w" : "c", dw ? tw : tc, dw ? (void *)wv : cols);
-			x = decl(dw ? "c" : "w", dw ? tc : tw, dw ? (void *)cols : wv);
+			fd_x = decl(dw ? "w" : "x", dw ? tw : tx, dw ? wv : xv);
+			w = decl(dw ? "x" : "w", dw ? tx : tw, dw ? xv : wv);
 			fd_w = decl("dy", ty4, cw);
 			start();
-			y = op(OP_CONV2D, A(dw ? x : fd_x, dw ? fd_x : x), 2, I(G), 1, NULL, NULL);
+			y = conv_op(OP_CONV2D, dw ? w : fd_x, dw ? fd_x : w, &tx, &tw, at, NULL);
 			finish_loss(y);
 			func_output(f, "loss", fd_loss);
 			if (dw)
-				func_output(f, "grad", op(OP_CONV2D_DW, A(x, fd_w), 2, I(G), 1, NULL, &tw));
+				func_output(f, "grad", conv_op(OP_CONV2D_DW, w, fd_w, &tx, &tw, at, &tw));
 			else
-				func_output(f, "grad", op(OP_CONV2D_DX, A(x, fd_w), 2, I(G), 1, NULL, NULL));
+				func_output(f, "grad", conv_op(OP_CONV2D_DX, w, fd_w, &tx, &tw, at, &tx));
 			run();
 			memcpy(gbuf, interp_out(in, 1)->data, type_bytes(&interp_out(in, 1)->ty));
-			snprintf(what, sizeof what, "%s, config %d", dw ? "conv2d_dw(cols, dy)" : "conv2d_dx(w, dy)", k);
+			snprintf(what, sizeof what, "%s, config %d", dw ? "conv2d_dw(x, dy)" : "conv2d_dx(w, dy)", k);
 			fd_check(what, gbuf, shape_numel(&interp_out(in, 1)->ty.sh), 0.1, 2e-3);
-			free(cols);
 		}
 	}
 }

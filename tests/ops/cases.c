@@ -274,13 +274,16 @@ cnn(void)
 static void
 conv(void)
 {
-	/* N C H W, kh kw sh sw ph pw dh dw, groups, Cout */
+	/* N C H W, kh kw sh sw ph pw dh dw, groups, Cout: each conv op with its workspace (the
+	 * pointwise ones have none) */
 	static const int cv[][14] = {
 		{ 2, 3, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 6 },
 		{ 1, 4, 7, 9, 3, 2, 2, 1, 1, 0, 1, 2, 2, 6 },
 		{ 2, 6, 6, 6, 3, 3, 2, 2, 2, 2, 2, 2, 6, 6 },      /* depthwise, dilated */
 		{ 2, 8, 5, 5, 1, 1, 2, 2, 0, 0, 1, 1, 1, 4 },      /* strided 1x1 shortcut */
-		{ 3, 16, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 40 },  /* split across threads */
+		{ 3, 8, 4, 3, 1, 1, 1, 1, 0, 0, 1, 1, 2, 6 },      /* pointwise: no workspace */
+		{ 2, 4, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 2 },    /* in chunks of one image */
+		{ 3, 16, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 40 },    /* split across threads */
 	};
 	Case *c;
 
@@ -288,17 +291,23 @@ conv(void)
 	for (size_t i = 0; i < sizeof cv / sizeof *cv; i++) {
 		const int *v = cv[i];
 		int ho = (int)window_out(v[2], v[4], v[6], v[8], v[10]);
-		int wo = (int)window_out(v[3], v[5], v[7], v[9], v[11]), k = v[1] * v[4] * v[5];
+		int wo = (int)window_out(v[3], v[5], v[7], v[9], v[11]);
+		int64_t a[MAXIA] = { v[6], v[7], v[8], v[9], v[10], v[11], v[12] };
 		Type x = ty(F32, 4, v[0], v[1], v[2], v[3]), w = ty(F32, 4, v[13], v[1] / v[12], v[4], v[5]);
-		Type cols = ty(F32, 4, k, v[0], ho, wo), y = ty(F32, 4, v[13], v[0], ho, wo);
-		attrs(add(OP_IM2COL, 1, x), 8, v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11]);
-		c = attrs(add(OP_COL2IM, 1, cols), 8, v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11]);
-		c->given = x;
-		c = attrs(add(OP_CONV2D, 2, cols, w), 1, v[12]);
-		c->arg[0] = g->ncase - 3;      /* the columns of x */
-		attrs(add(OP_CONV2D_DX, 2, w, y), 1, v[12]);
-		c = attrs(add(OP_CONV2D_DW, 2, cols, y), 1, v[12]);
-		c->given = w;
+		Type y = ty(F32, 4, v[0], v[13], ho, wo), ws;
+		int has = conv_workspace(&x.sh, &w.sh, a, &ws);
+		for (int k = 0; k < 3; k++) {
+			static const Opk ks[3] = { OP_CONV2D, OP_CONV2D_DX, OP_CONV2D_DW };
+			int wc = g->ncase;
+			if (has)
+				add(OP_WORKSPACE, 0)->given = ws;
+			c = k == 0 ? add(ks[k], 2 + has, x, w, ws) : k == 1 ? add(ks[k], 2 + has, w, y, ws) :
+			             add(ks[k], 2 + has, x, y, ws);
+			attrs(c, 7, v[6], v[7], v[8], v[9], v[10], v[11], v[12]);
+			c->given = k == 1 ? x : k == 2 ? w : (Type){ 0 };
+			if (has)
+				c->arg[2] = wc;
+		}
 	}
 	/* pools: N C H W, kh kw sh sw ph pw, dh dw (max) or count_include_pad (avg) */
 	static const int pl[][12] = {
@@ -355,8 +364,6 @@ conv(void)
 			}
 		}
 	}
-	/* columns made elsewhere (any f32[Cin*kh*kw, N, Ho, Wo]) */
-	attrs(add(OP_CONV2D, 2, ty(F32, 4, 8, 2, 4, 3), ty(F32, 4, 5, 8, 1, 1)), 1, 1);
 }
 
 /* The updates, in a step function: its loss first, then each update on fresh params and

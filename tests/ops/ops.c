@@ -94,8 +94,8 @@ emit(const Group *g, Mod *b, Func *f, int step, int *res)
 		op = func_op(f, k->k, mut ? PH_UPD : PH_FWD, args, k->nargs, ia, k->nia, fa, &r,
 		             mut ? NULL : nm, (Loc){0});
 		res[c] = f->op[op].res;
-		if (!step && res[c] >= 0)
-			func_output(f, nm, res[c]);
+		if (!step && res[c] >= 0 && !(opinfo[k->k].flags & F_SCRATCH))
+			func_output(f, nm, res[c]);     /* a workspace's bytes mean nothing */
 	}
 }
 
@@ -134,7 +134,7 @@ static const Case *
 out_case(const Group *g, int k)
 {
 	for (int c = 0; c < g->ncase; c++)
-		if (!(opinfo[g->c[c].k].flags & F_MUT) && k-- == 0)
+		if (!(opinfo[g->c[c].k].flags & (F_MUT | F_SCRATCH)) && k-- == 0)
 			return &g->c[c];
 	die("%s has no output %d", g->name, k);
 }
@@ -490,6 +490,8 @@ cuda_offline(const Group *g, const Module *m, const Lowered *lo)
 		for (int i = 0; fs[j] && i < fs[j]->nop; i++) {
 			const Op *o = &fs[j]->op[i];
 			const Launch *l = &p->launch[j][i];
+			if (cuda_kern[o->kind] == cuda_hostop)     /* a workspace: bytes, no kernel */
+				continue;
 			nop++;
 			check(l->fn >= 0 && l->block[0] * l->block[1] * l->block[2] <= 256 && l->grid[0] >= 1,
 			      "cuda %s: %s op %d (%s): a kernel with a launch of at most 256 threads", g->name,
@@ -501,7 +503,8 @@ cuda_offline(const Group *g, const Module *m, const Lowered *lo)
 	if (!program(what, p, (const char *const[]){ "sm_75", "sm_90", NULL }, 0))
 		for (int j = 0; j < 2; j++)
 			for (int i = 0; fs[j] && i < fs[j]->nop; i++)
-				one_kernel(g->name, fs[j], &fs[j]->op[i]);
+				if (cuda_kern[fs[j]->op[i].kind] != cuda_hostop)
+					one_kernel(g->name, fs[j], &fs[j]->op[i]);
 	cuprog_free(p);
 	p = cuda_kernels(m, pl);
 	for (int j = 0; j < 2; j++)
