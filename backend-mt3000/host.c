@@ -395,6 +395,7 @@ host_emit(Gen *g)
 	const Module *m = g->m;
 	const char *id = g->id;
 	int nin = count(m, R_INPUT), npar = count(m, R_PARAM), nst = count(m, R_STATE), hstate = 0, hupd = 0;
+	int nbuf = count(m, R_BUFFER);
 	const char *zsel;
 
 	for (int d = 0; d < m->ndecl; d++)
@@ -424,16 +425,17 @@ host_emit(Gen *g)
 	infos(g, "outputs", -1);
 	infos(g, "params", R_PARAM);
 	infos(g, "state", R_STATE);
-	/* Persistent offsets of params then state, for get and set. */
+	infos(g, "buffers", R_BUFFER);
+	/* Persistent offsets of params, state and buffers, for get and set. */
 	H(g, "static const int64_t poff[] = {");
-	for (int r = R_PARAM; r <= R_STATE; r++)
+	for (int r = R_PARAM; r <= R_BUFFER; r++)
 		for (int d = 0; d < m->ndecl; d++)
 			if ((int)m->decl[d].role == r)
 				H(g, " %lld,", ll(g->poff[d]));
 	H(g, " 0 };\n");
 	if (hstate) {
 		H(g, "/* and their zones: 1 for optimizer state living in host memory */\nstatic const char pzone[] = {");
-		for (int r = R_PARAM; r <= R_STATE; r++)
+		for (int r = R_PARAM; r <= R_BUFFER; r++)
 			for (int d = 0; d < m->ndecl; d++)
 				if ((int)m->decl[d].role == r)
 					H(g, " %d,", m->decl[d].host);
@@ -495,29 +497,32 @@ host_emit(Gen *g)
 		  "\"%s_step: the model does not train\");\n"
 		  "\treturn mtc_fail(inst->d, MTC_ENOTRAIN, \"%s_step: the model does not train\");\n}\n", id, id);
 	}
+	H(g, "\n/* Bytes of tensor i of get and set: params, state, buffers. */\nstatic int64_t\nbytes(int i)\n{\n"
+	  "\treturn i < %d ? params[i].bytes : i < %d ? state[i - %d].bytes : buffers[i - %d].bytes;\n}\n",
+	  npar, npar + nst, npar, npar + nst);
 	H(g, "\nstatic int\nget(void *p, int i, void *dst)\n{\n\tstruct %s *inst = p;\n"
 	  "\tif (!inst)\n\t\treturn mtc_set_last_error(MTC_EINVAL, \"%s get: the instance is NULL\");\n"
 	  "\tmtc_dev_clear(inst->d);\n"
 	  "\tif (i < 0 || i >= %d || !dst)\n\t\treturn mtc_fail(inst->d, MTC_EINVAL, \"%s get: bad index %%d or NULL buffer\", i);\n"
-	  "\tmemcpy(dst, %s + poff[i], (size_t)(i < %d ? params[i].bytes : state[i - %d].bytes));\n"
-	  "\treturn 0;\n}\n", id, id, npar + nst, id, zsel, npar, npar);
+	  "\tmemcpy(dst, %s + poff[i], (size_t)bytes(i));\n"
+	  "\treturn 0;\n}\n", id, id, npar + nst + nbuf, id, zsel);
 	H(g, "\nstatic int\nset(void *p, int i, const void *src)\n{\n\tstruct %s *inst = p;\n"
 	  "\tif (!inst)\n\t\treturn mtc_set_last_error(MTC_EINVAL, \"%s set: the instance is NULL\");\n"
 	  "\tmtc_dev_clear(inst->d);\n"
 	  "\tif (i < 0 || i >= %d || !src)\n\t\treturn mtc_fail(inst->d, MTC_EINVAL, \"%s set: bad index %%d or NULL buffer\", i);\n"
-	  "\tmemcpy(%s + poff[i], src, (size_t)(i < %d ? params[i].bytes : state[i - %d].bytes));\n"
-	  "\treturn 0;\n}\n", id, id, npar + nst, id, zsel, npar, npar);
+	  "\tmemcpy(%s + poff[i], src, (size_t)bytes(i));\n"
+	  "\treturn 0;\n}\n", id, id, npar + nst + nbuf, id, zsel);
 	H(g, "\nstatic int\nstats(const void *p, struct mtc_stats *s)\n{\n\tconst struct %s *inst = p;\n"
 	  "\tif (!inst || !s)\n\t\treturn mtc_set_last_error(MTC_EINVAL, \"%s stats: NULL argument\");\n"
 	  "\tmtc_dev_stats(inst->d, s);\n\treturn 0;\n}\n", id, id);
 
 	H(g, "\nstatic const struct mtc_module module = {\n\tMTC_ABI, \"%s\", \"mt3000\", \"%s\",\n"
 	  "\t%d, %d, %d, %d, inputs, outputs, params, state,\n\t%d, %lld, %lld, %lld, %lld, %lld, %lld, %lluull,\n"
-	  "\tcreate, step, forward, destroy, error, get, set, stats,\n};\n",
+	  "\tcreate, step, forward, destroy, error, get, set, stats,\n\t%d, buffers, %lld,\n};\n",
 	  m->name, g->lo->plan.solver, nin, m->fwd->nout, npar, nst, m->step != NULL,
 	  ll(g->persist + g->arena), ll(m->step ? g->step.arena : g->fwd.arena),
 	  ll(m->step ? g->step.peak : g->fwd.peak), ll(g->param_bytes), ll(g->state_bytes),
-	  ll(g->lo->plan.budget), (unsigned long long)g->bo->seed);
+	  ll(g->lo->plan.budget), (unsigned long long)g->bo->seed, nbuf, ll(g->lo->buffer_bytes));
 	H(g, "\nMTC_EXPORT const struct mtc_module *\nmtc_module(void)\n{\n\treturn &module;\n}\n");
 	H(g, "\nMTC_EXPORT const char *\nmtc_last_error(void)\n{\n\treturn mtc_rt_last_error();\n}\n");
 

@@ -78,7 +78,7 @@ header_emit(const Lowered *lo, const char *id, const char *target, FILE *fp)
 	const Module *m = lo->m;
 	const LowFunc *p = m->step ? &lo->step : &lo->fwd;
 	const LowPlan *pl = &lo->plan;
-	int64_t inputs = lo->persist - (lo->param_bytes - lo->hparam_bytes) - lo->state_bytes;
+	int64_t inputs = lo->persist - (lo->param_bytes - lo->hparam_bytes) - lo->state_bytes - lo->buffer_bytes;
 	char guard[256];
 	int i;
 
@@ -102,6 +102,9 @@ header_emit(const Lowered *lo, const char *id, const char *target, FILE *fp)
 		        ll(lo->state_bytes), ll(lo->hstate_bytes));
 	else
 		fprintf(fp, " *   optimizer state .... %lld\n", ll(lo->state_bytes));
+	if (lo->buffer_bytes)
+		fprintf(fp, " *   buffers ............ %lld  (not trained, updated by step: running statistics, counters)\n",
+		        ll(lo->buffer_bytes));
 	fprintf(fp, " *   inputs (+ padding) . %lld\n", ll(inputs));
 	fprintf(fp, " *   host zone .......... %lld  (swapped-out values, and what lives in host memory)\n", ll(p->ddr));
 	if (pl->budget && pl->budget_pct > 0)

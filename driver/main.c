@@ -72,7 +72,8 @@ static const char usage[] =
 "  --arch=sm_XX          CUDA architecture for NVRTC\n"
 "  -D NAME=INT           override (or define) an integer const of the model\n"
 "  -O0 .. -O3            optimization level of generated code (default -O2)\n"
-"  --seed=N              seed of the params' initial values (default 0)\n"
+"  --seed=N              seed of the params' initial values and of dropout's masks\n"
+"                        (default 0)\n"
 "  --version             print the version and exit\n"
 "  --help                print this help and exit\n"
 "\n"
@@ -535,6 +536,7 @@ main(int argc, char **argv)
 		goto emit;
 	/* A .mir may come from any stage: a step means autodiff ran, planned ops that simplify
 	 * must not run again (it would undo the plan). */
+	m->seed = o.seed;
 	if (m->fwd->loss >= 0 && !m->step) {
 		if (autodiff(m, &src)) {
 			rc = 1;

@@ -423,7 +423,7 @@ init(P *p, Init *in)
 	return expect(p, ')', "')'");
 }
 
-/* decl := ('input' | 'param' | 'state') NAME ':' type ('=' init)? ('of' NAME)? loc? */
+/* decl := ('input' | 'param' | 'state' | 'buffer') NAME ':' type ('=' init)? ('of' NAME)? loc? */
 static int
 decl(P *p, Role role, Loc kl)
 {
@@ -1009,7 +1009,7 @@ body(P *p)
 	while (p->src->nerr < MAXERR && nextline(p)) {
 		Loc l = here(p);
 		int line = p->line;
-		char *w = name(p, "'input', 'param', 'state', 'optimizer', 'budget' or 'func'", NULL);
+		char *w = name(p, "'input', 'param', 'state', 'buffer', 'optimizer', 'budget' or 'func'", NULL);
 		int r;
 
 		if (!w)
@@ -1020,6 +1020,8 @@ body(P *p)
 			r = decl(p, R_PARAM, l);
 		else if (strcmp(w, "state") == 0)
 			r = decl(p, R_STATE, l);
+		else if (strcmp(w, "buffer") == 0)
+			r = decl(p, R_BUFFER, l);
 		else if (strcmp(w, "optimizer") == 0)
 			r = optim(p, l);
 		else if (strcmp(w, "budget") == 0)
@@ -1029,7 +1031,7 @@ body(P *p)
 				return;
 			continue;
 		} else
-			r = err(p, l, "expected 'input', 'param', 'state', 'optimizer', 'budget' or 'func', found '%s'", w);
+			r = err(p, l, "expected 'input', 'param', 'state', 'buffer', 'optimizer', 'budget' or 'func', found '%s'", w);
 		if (r)
 			skipline(p, line);
 	}

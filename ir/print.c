@@ -109,9 +109,9 @@ pinit(FILE *fp, const Init *in)
 static void
 pdecl(FILE *fp, const Module *m, const Decl *d)
 {
-	static const char *const role[] = { "input", "param", "state" };
+	static const char *const role[] = { "input", "param", "state", "buffer" };
 
-	fprintf(fp, "%s %s : ", d->role <= R_STATE ? role[d->role] : "?", d->name);
+	fprintf(fp, "%s %s : ", d->role <= R_BUFFER ? role[d->role] : "?", d->name);
 	ptype(fp, &d->ty);
 	pinit(fp, &d->init);
 	if (d->of >= 0 && d->of < m->ndecl)

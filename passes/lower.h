@@ -53,6 +53,7 @@ typedef struct Lowered {
 	                          * at the start of the DDR zone */
 	int64_t param_bytes, state_bytes, hstate_bytes;   /* state_bytes: on the accelerator */
 	int64_t hparam_bytes;    /* of param_bytes, those living in host memory */
+	int64_t buffer_bytes;    /* buffers (batch norm's running statistics, counters) */
 	LowFunc fwd, step;       /* step.f NULL without training */
 	int64_t arena, ddr;      /* the device's: the larger of the two functions' */
 	int nids;                /* check-mode names: the values of both functions */

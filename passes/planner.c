@@ -162,13 +162,13 @@ solve(Prob *p, const char *solver, int64_t B, double tlim)
 static void
 explain(FILE *fp, const Func *g, int64_t arena)
 {
-	enum { NW = 10 };
+	enum { NW = 11 };
 	Live l;
 	int64_t by[NW] = {0}, hp = 0, hs = 0;
 	static const char *const what[NW] = {
 		"params", "inputs", "optimizer state", "activations kept or recomputed",
 		"activations swapped back in", "gradients", "update temporaries", "copies in flight",
-		"params fetched from host memory", "optimizer state copied in for its update",
+		"params fetched from host memory", "optimizer state copied in for its update", "buffers",
 	};
 	int t, first = 1, nhost = 0;
 
@@ -181,7 +181,7 @@ explain(FILE *fp, const Func *g, int64_t arena)
 			continue;
 		if (x->decl >= 0) {
 			Role r = g->mod->decl[x->decl].role;
-			k = r == R_PARAM ? 0 : r == R_INPUT ? 1 : 2;
+			k = r == R_PARAM ? 0 : r == R_INPUT ? 1 : r == R_BUFFER ? 10 : 2;
 		} else {
 			const Op *o = &g->op[x->def];
 			int d = o->kind == OP_SWAPIN ? g->val[o->args[0]].decl : -1;
