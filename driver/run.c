@@ -241,7 +241,9 @@ main(int argc, char **argv)
 	if (o.steps < 0)
 		o.steps = 1;
 
-	if (!(in = interp_new(m, o.seed)))
+	if (!(in = interp_new(m, o.seed)) && errno == EIO)
+		fatal("%s: cannot set up model %s (above)", o.model, m->name);
+	if (!in)
 		fatal("%s: the params, inputs and optimizer state of model %s do not fit in this "
 		      "machine's memory", o.model, m->name);
 	if (o.params)

@@ -339,7 +339,7 @@ decl_init(Ctx *c, Stmt *s, Init *in)
 		err(c, kv[0]->loc, "uniform: lo %g is above hi %g", x[0], x[1]);
 		return -1;
 	}
-	*in = (Init){ b->k, x[0], x[1] };
+	*in = (Init){ .kind = b->k, .a = x[0], .b = x[1] };
 	return 0;
 }
 
@@ -349,7 +349,7 @@ declare(Ctx *c, const Item *model, Frame *fr)
 {
 	for (Stmt *s = model->body; s && !c->stop; s = s->next) {
 		Type t = { F32, { 0, { 0 } } };
-		Init in = { INIT_NONE, 0, 0 };
+		Init in = { .kind = INIT_NONE };
 		int64_t n = 0;
 		Ent *e, *k;
 		int d;

@@ -396,7 +396,8 @@ optloc(P *p, Loc *l)
 
 /* ---------- module level ---------- */
 
-/* init := 'zeros()' | 'ones()' | 'full(' NUM ')' | 'normal(' NUM ',' NUM ')' | 'uniform(' ... ')' */
+/* init := 'zeros()' | 'ones()' | 'full(' NUM ')' | 'normal(' NUM ',' NUM ')' | 'uniform(' ... ')'
+ *        | 'file(' STRING ',' INT ')' */
 static int
 init(P *p, Init *in)
 {
@@ -410,6 +411,17 @@ init(P *p, Init *in)
 
 	if (!(w = name(p, "an initializer", &l)))
 		return -1;
+	if (strcmp(w, "file") == 0) {
+		in->kind = INIT_FILE;
+		if (expect(p, '(', "'('") || !(in->file = string(p)) || expect(p, ',', "','") ||
+		    integer(p, &in->off, "a byte offset"))
+			return -1;
+		if (in->off < 0)
+			return err(p, l, "a byte offset must not be negative");
+		/* the string lives in the parser's scratch arena: the module keeps its own copy */
+		in->file = astrdup(p->m->arena, in->file);
+		return expect(p, ')', "')'");
+	}
 	for (k = 0; k < 5 && strcmp(tab[k].name, w); k++)
 		;
 	if (k == 5)
@@ -448,6 +460,8 @@ decl(P *p, Role role, Loc kl)
 		adv(p);
 		if (init(p, &in))
 			return -1;
+		if (in.kind == INIT_FILE && t.dt != F32)
+			return err(p, nl, "values from a file need an f32 tensor, not %s", dtype_name(t.dt));
 	}
 	blank(p);
 	if (isname(peek(p))) {

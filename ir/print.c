@@ -94,6 +94,12 @@ pinit(FILE *fp, const Init *in)
 	static const char *const nm[] = { "", "zeros", "ones", "full", "normal", "uniform" };
 	int n = in->kind == INIT_FULL ? 1 : in->kind >= INIT_NORMAL ? 2 : 0;
 
+	if (in->kind == INIT_FILE) {
+		fputs(" = file(", fp);
+		pstr(fp, in->file ? in->file : "");
+		fprintf(fp, ", %lld)", (long long)in->off);
+		return;
+	}
 	if (in->kind <= INIT_NONE || in->kind > INIT_UNIFORM)
 		return;
 	fprintf(fp, " = %s(", nm[in->kind]);
