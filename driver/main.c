@@ -7,6 +7,7 @@
 #include "config.h"
 #include "driver.h"
 #include "frontend.h"
+#include "onnx.h"
 #include "passes.h"
 #include "lower.h"
 #include "backend.h"
@@ -191,7 +192,7 @@ dump_dir_output(Opts *o)
 	size_t n = strlen(b);
 	static char out[4096];   /* the output path lives as long as the options */
 
-	if (has_suffix(b, ".tdsl"))
+	if (has_suffix(b, ".tdsl") || has_suffix(b, ".onnx"))
 		n -= 5;
 	else if (has_suffix(b, ".mir"))
 		n -= 4;
@@ -519,7 +520,8 @@ main(int argc, char **argv)
 	/* The pipeline. */
 	fe.defines = o.defines;
 	fe.ndefines = o.ndefines;
-	m = has_suffix(o.input, ".mir") ? ir_parse(&src) : fe_compile(&src, &fe);
+	m = has_suffix(o.input, ".mir") ? ir_parse(&src) :
+	    has_suffix(o.input, ".onnx") ? onnx_compile(&src, &fe) : fe_compile(&src, &fe);
 	if (!m) {
 		free((char *)src.text);
 		return 1;

@@ -7,6 +7,7 @@
 
 #include "config.h"
 #include "frontend.h"
+#include "onnx.h"
 #include "passes.h"
 #include "safetensors.h"
 #include "run.h"
@@ -220,7 +221,8 @@ main(int argc, char **argv)
 		fatal("cannot read '%s': %s", o.model, strerror(errno));
 	fe.defines = o.defines;
 	fe.ndefines = o.ndefines;
-	m = has_suffix(o.model, ".mir") ? ir_parse(&src) : fe_compile(&src, &fe);
+	m = has_suffix(o.model, ".mir") ? ir_parse(&src) :
+	    has_suffix(o.model, ".onnx") ? onnx_compile(&src, &fe) : fe_compile(&src, &fe);
 	if (!m)
 		return 1;
 	if (!m->fwd || (!o.forward && m->fwd->loss < 0 && !m->step)) {
