@@ -13,10 +13,11 @@
 #include "run.h"
 
 static const char usage[] =
-"usage: mtc-run MODEL.tdsl|MODEL.mir|MODEL.so [options]\n"
+"usage: mtc-run MODEL.tdsl|MODEL.mir|MODEL.onnx|MODEL.so [options]\n"
 "\n"
 "Train a model for a few steps, or run its forward pass, on the reference interpreter\n"
-"(MODEL.tdsl, MODEL.mir) or a compiled module (MODEL.so).\n"
+"(MODEL.tdsl, MODEL.mir, MODEL.onnx: an ONNX graph alone, forward only) or a compiled\n"
+"module (MODEL.so).\n"
 "\n"
 "options:\n"
 "  --params FILE         initial params (safetensors; missing params use their initializers)\n"
