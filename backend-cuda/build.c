@@ -74,12 +74,15 @@ tensor(FILE *fp, const char *role, const char *name, const Type *t, int64_t off,
 	fprintf(fp, "tensor %s %s %s %d", role, name, dtype_name(t->dt), t->sh.rank);
 	for (int k = 0; k < t->sh.rank; k++)
 		fprintf(fp, " %lld", (long long)t->sh.d[k]);
-	fprintf(fp, " off %lld init %d %.17g %.17g use %d\n", (long long)off, in ? (int)in->kind : 0,
-	        in && in->kind == INIT_FILE ? (double)dataoff : in ? in->a : 0, in ? in->b : 0, use);
+	fprintf(fp, " off %lld init %d %.17g %.17g use %d\n", (long long)off,
+	        in ? (in->kind == INIT_VALUES ? INIT_FILE : (int)in->kind) : 0,
+	        in && (in->kind == INIT_FILE || in->kind == INIT_VALUES) ? (double)dataoff : in ? in->a : 0,
+	        in ? in->b : 0, use);
 }
 
-/* The initial values that live in files, read into c->data (embedded as mtc_cu_data); off[d]
- * is decl d's offset there. 0, or 1 after a message. */
+/* The initial values that live in files or in the IR (INIT_FILE, INIT_VALUES), one after the
+ * other in c->data (embedded as mtc_cu_data); off[d] is decl d's offset there. 0, or 1 after
+ * a message. */
 static int
 file_data(CuMod *c, int64_t *off)
 {
@@ -89,11 +92,13 @@ file_data(CuMod *c, int64_t *off)
 	for (int d = 0; d < m->ndecl; d++) {
 		const Decl *dc = &m->decl[d];
 		int64_t n = shape_numel(&dc->ty.sh);
-		if (dc->init.kind != INIT_FILE)
+		if (dc->init.kind != INIT_FILE && dc->init.kind != INIT_VALUES)
 			continue;
 		off[d] = (int64_t)c->ndata;
 		c->data = xrealloc(c->data, c->ndata + (size_t)n * 4 + 1);
-		if (init_read(&dc->init, n, (float *)(void *)(c->data + c->ndata), msg, sizeof msg)) {
+		if (dc->init.kind == INIT_VALUES)
+			memcpy(c->data + c->ndata, dc->init.vals, (size_t)n * 4);
+		else if (init_read(&dc->init, n, (float *)(void *)(c->data + c->ndata), msg, sizeof msg)) {
 			fprintf(stderr, "mtc: error: the initial values of %s: %s\n", dc->name, msg);
 			return 1;
 		}

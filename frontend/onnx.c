@@ -547,6 +547,7 @@ onnx_close(Onnx *o)
 	free(o->out);
 	free(o->init);
 	free(o->pval);
+	free(o->cst);
 	free(o->node);
 	arena_free(o->a);
 	free(o);

@@ -104,6 +104,87 @@ vn(const Ox *x, int id)
 
 static int run(Ox *, int n, int fold);
 
+typedef struct OxConst {
+	uint64_t hash;
+	Type ty;
+	const void *vals;
+	int v;
+} OxConst;
+
+/* The decls made so far belong to function pf: a new function starts afresh. */
+static void
+own(Onnx *o, const Func *f)
+{
+	if (o->pf == f)
+		return;
+	for (int i = 0; i < o->ninit; i++)
+		o->pval[i] = -1;
+	o->ncst = 0;
+	o->pf = f;
+}
+
+/* A pending decl: value v stands for it until onnx_declare. */
+static void
+pending(OnnxDecls *d, int v, Role role, Init in, Loc loc)
+{
+	if (d->n == d->cap) {
+		d->cap = d->cap ? 2 * d->cap : 16;
+		d->val = xrealloc(d->val, d->cap * sizeof *d->val);
+		d->role = xrealloc(d->role, d->cap * sizeof *d->role);
+		d->init = xrealloc(d->init, d->cap * sizeof *d->init);
+		d->loc = xrealloc(d->loc, d->cap * sizeof *d->loc);
+	}
+	d->val[d->n] = v;
+	d->role[d->n] = role;
+	d->init[d->n] = in;
+	d->loc[d->n++] = loc;
+}
+
+int
+emit_known(Ox *x, const Kv *k, const char *name)
+{
+	OnnxCall *c = x->c;
+	Onnx *o = x->o;
+	Type ty = { k->dt == KF ? F32 : I32, k->sh };
+	uint64_t h = 14695981039346656037ull;
+	size_t bytes = (size_t)k->n * 4;
+	OxConst *e;
+	void *vals;
+	int v;
+
+	if (x->bad)
+		return -1;
+	if (k->n == 0)
+		return xerr(x, "'%s' has no elements", name);
+	if (k->dt == KF && kv_uniform(k))
+		return emit_const(x, k->f[0], &k->sh);
+	own(o, c->f);
+	vals = aalloc(c->m->arena, bytes);
+	for (int64_t i = 0; i < k->n; i++)
+		if (k->dt == KF) {
+			((float *)vals)[i] = k->f[i];
+		} else if (k->i[i] < INT32_MIN || k->i[i] > INT32_MAX) {
+			return xerr(x, "'%s' holds %lld, which does not fit in i32", name, (long long)k->i[i]);
+		} else {
+			((int32_t *)vals)[i] = (int32_t)k->i[i];
+		}
+	for (size_t i = 0; i < bytes; i++)
+		h = (h ^ ((const unsigned char *)vals)[i]) * 1099511628211ull;
+	for (int i = 0; i < o->ncst; i++) {
+		e = &o->cst[i];
+		if (e->hash == h && e->ty.dt == ty.dt && shape_eq(&e->ty.sh, &ty.sh) &&
+		    memcmp(e->vals, vals, bytes) == 0)
+			return e->v;
+	}
+	v = func_value(c->f, irname(c->m->arena, c->prefix, name), ty);
+	c->f->val[v].loc = c->loc;
+	pending(c->decls, v, R_STATE, (Init){ .kind = INIT_VALUES, .vals = vals }, c->loc);
+	if (o->ncst == o->capcst)
+		o->cst = xrealloc(o->cst, (o->capcst = o->capcst ? 2 * o->capcst : 8) * sizeof *o->cst);
+	o->cst[o->ncst++] = (OxConst){ h, ty, vals, v };
+	return v;
+}
+
 /* A float initializer as a param: a value standing for it until onnx_declare. */
 static int
 param(Ox *x, int ii)
@@ -111,17 +192,12 @@ param(Ox *x, int ii)
 	Onnx *o = x->o;
 	OxInit *in = &o->init[ii];
 	OnnxCall *c = x->c;
-	OnnxDecls *d = c->decls;
 	char *nm;
 	int v;
 
-	if (o->pf == c->f && o->pval[ii] >= 0)
+	own(o, c->f);
+	if (o->pval[ii] >= 0)
 		return o->pval[ii];
-	if (o->pf != c->f) {
-		for (int i = 0; i < o->ninit; i++)
-			o->pval[i] = -1;
-		o->pf = c->f;
-	}
 	if (in->n == 0)
 		return xerr(x, "initializer '%s' has no elements and cannot be a param", in->name);
 	if (!in->file)
@@ -132,17 +208,8 @@ param(Ox *x, int ii)
 		return xerr(x, "initializer '%s' would be param '%s', a name already taken", in->name, nm);
 	v = func_value(c->f, nm, (Type){ F32, in->sh });
 	c->f->val[v].loc = c->loc;
-	if (d->n == d->cap) {
-		d->cap = d->cap ? 2 * d->cap : 16;
-		d->val = xrealloc(d->val, d->cap * sizeof *d->val);
-		d->role = xrealloc(d->role, d->cap * sizeof *d->role);
-		d->init = xrealloc(d->init, d->cap * sizeof *d->init);
-		d->loc = xrealloc(d->loc, d->cap * sizeof *d->loc);
-	}
-	d->val[d->n] = v;
-	d->role[d->n] = R_PARAM;
-	d->init[d->n] = (Init){ .kind = INIT_FILE, .file = astrdup(c->m->arena, in->file), .off = in->off };
-	d->loc[d->n++] = c->loc;
+	pending(c->decls, v, R_PARAM,
+	        (Init){ .kind = INIT_FILE, .file = astrdup(c->m->arena, in->file), .off = in->off }, c->loc);
 	return o->pval[ii] = v;
 }
 
@@ -163,22 +230,6 @@ want_k(Ox *x, int id)
 		xerr(x, "input '%s' must be known at import time here (a shape, an axis, indices), but "
 		     "it is computed at run time: a shape that cannot be made static", vn(x, id));
 	return NULL;
-}
-
-/* Known values as an IR tensor. */
-static int
-materialize(Ox *x, const Kv *k, int id)
-{
-	if (k->dt != KF)
-		return xerr(x, "input '%s' is an integer tensor known at import time; mtc takes such "
-		            "tensors at run time only as indices", vn(x, id));
-	if (k->n == 0)
-		return xerr(x, "input '%s' has no elements", vn(x, id));
-	if (!kv_uniform(k))
-		return xerr(x, "input '%s' is a constant tensor of %lld distinct values: mtc takes "
-		            "constant tensors at run time only when all their values are equal", vn(x, id),
-		            (long long)k->n);
-	return emit_const(x, k->f[0], &k->sh);
 }
 
 /* An ONNX value as an IR value; -1 after an error. */
@@ -204,7 +255,7 @@ want_t(Ox *x, int id)
 	}
 	if (!(k = want_k(x, id)))
 		return -1;
-	return v->v = materialize(x, k, id);
+	return v->v = emit_known(x, k, vn(x, id));
 }
 
 int

@@ -77,6 +77,9 @@ struct Onnx {
 	 * function pf: later calls in that function share them. */
 	int *pval;
 	const Func *pf;
+	/* The constants made decls (materialized values), in function pf: equal ones are one. */
+	struct OxConst *cst;
+	int ncst, capcst;
 };
 
 /* "file.onnx: error: node 'NAME' (OpType, opset N): ..." (nd NULL: no node part); counts in
@@ -151,6 +154,9 @@ int emit(Ox *, Opk k, const int *args, int nargs, const int64_t *ia, int nia, co
 int emit1(Ox *, Opk k, int a);
 int emit2(Ox *, Opk k, int a, int b);
 int emit_const(Ox *, double v, const Shape *);  /* f32 filled with v */
+/* Known values as an IR tensor: a const op when they are all equal, else a constant decl
+ * (state given values(...), named PREFIX.<name>): -1 after an error. */
+int emit_known(Ox *, const Kv *, const char *name);
 int emit_reshape(Ox *, int a, const Shape *);
 /* "node 'NAME' (OpType, opset N): ..." for the node being translated; returns -1. */
 int xerr(Ox *, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

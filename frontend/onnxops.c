@@ -616,23 +616,70 @@ fold_where(Ox *x)
 	return 0;
 }
 
-/* Where with a condition known at import time: one branch where it is uniform. */
+/* Is input i known at import time without ops, and not made from a param? */
+static int
+known_in(Ox *x, int i)
+{
+	int id = has_in(x, i) ? x->nd->in[i] : -1;
+	const Xv *v = id >= 0 ? &x->x[id] : NULL;
+
+	return v && !v->param && v->v < 0 && (v->k || v->wait || x->o->initof[id] >= 0);
+}
+
+/* fill[i] = sel(c[i]) ? k[i] : 0 over shape sh (k NULL: 1); a known operand of Where. */
+static Kv *
+where_part(Ox *x, const Kv *c, const Kv *k, int sel, const Shape *sh)
+{
+	Kv *r = knew(x, KF, sh);
+
+	for (int64_t i = 0; r && i < r->n; i++)
+		r->f[i] = (kv_get(c, bcast_index(&c->sh, sh, i)) != 0) == sel ?
+		          (k ? (float)kv_get(k, bcast_index(&k->sh, sh, i)) : 1) : 0;
+	return r;
+}
+
+/* Where with a condition known at import time: one branch where the condition is uniform;
+ * else a * C + b * (1 - C) with the 0/1 mask C, a known branch given as its values where it
+ * is selected (so -inf fills stay -inf): the gradient of a branch is zero where the other is
+ * taken, as PyTorch's. */
 static int
 emit_where(Ox *x)
 {
-	Kv *c = in_k(x, 0);
+	Kv *c = in_k(x, 0), *m;
+	const char *nm = x->nd->nout && x->nd->out[0] >= 0 ? x->o->name[x->nd->out[0]] : "where";
 	Type ta, tb;
 	Shape s1, sh;
-	int v;
+	int v, part[2];
 
 	if (!c || in_type(x, 1, &ta) || in_type(x, 2, &tb))
 		return -1;
 	if (shape_broadcast(&c->sh, &ta.sh, &s1) || shape_broadcast(&s1, &tb.sh, &sh))
 		return xerr(x, "the condition and the values do not broadcast");
-	if (!kv_uniform(c))
-		return xerr(x, "a condition that differs from element to element is not supported at "
-		            "run time");
-	v = in_t(x, kv_get(c, 0) != 0 ? 1 : 2);
+	if (kv_uniform(c)) {
+		v = in_t(x, kv_get(c, 0) != 0 ? 1 : 2);
+		if (v >= 0 && !shape_eq(&x->c->f->val[v].ty.sh, &sh))
+			v = emit2(x, OP_ADD, v, emit_const(x, 0, &sh));
+		if (v < 0)
+			return -1;
+		out_t(x, 0, v);
+		return 0;
+	}
+	for (int b = 0; b < 2; b++) {
+		int sel = b == 0;       /* branch a where the condition holds, b where it does not */
+		if (known_in(x, 1 + b)) {
+			Kv *k = in_k(x, 1 + b);
+			Shape ks;
+			if (!k || shape_broadcast(&c->sh, &k->sh, &ks) || !(m = where_part(x, c, k, sel, &ks)))
+				return -1;
+			part[b] = emit_known(x, m, asprintf_a(x->a, "%s.%s", nm, sel ? "then" : "else"));
+		} else {
+			if (!(m = where_part(x, c, NULL, sel, &c->sh)))
+				return -1;
+			part[b] = emit2(x, OP_MUL, in_t(x, 1 + b),
+			                emit_known(x, m, asprintf_a(x->a, "%s.%s", nm, sel ? "mask" : "unmask")));
+		}
+	}
+	v = emit2(x, OP_ADD, part[0], part[1]);
 	if (v >= 0 && !shape_eq(&x->c->f->val[v].ty.sh, &sh))
 		v = emit2(x, OP_ADD, v, emit_const(x, 0, &sh));
 	if (v < 0)
@@ -1010,35 +1057,66 @@ fold_gather(Ox *x)
 	return 0;
 }
 
-/* Gather at run time: rows of a table (axis 0) by indices computed at run time, as an
- * embedding lookup of the table seen as [rows, the rest]. */
+/* Gather at run time: an embedding lookup of the data seen as [rows along the axis, the rest]
+ * (moved to the front by a transpose first, and the result's axes back after), by indices
+ * computed at run time or known (then a constant, negative ones counted from the end). */
 static int
 emit_gather(Ox *x)
 {
 	Type td, ti;
 	Shape sh, two;
-	int t, ids, v;
+	int t, ids, v, a, r, q;
+	int64_t p1[MAXRANK], p2[MAXRANK];
 
 	if (in_type(x, 0, &td) || in_type(x, 1, &ti))
 		return -1;
-	if (axis_of(x, att_i(x, "axis", 0), td.sh.rank) != 0)
-		return xerr(x, "a gather along an axis other than 0 is supported only on values known "
-		            "at import time");
-	if (td.dt != F32 || ti.dt != I32)
-		return xerr(x, "a gather at run time takes rows of a float tensor by integer indices");
-	if (x->x[x->nd->in[1]].v < 0)
-		return xerr(x, "indices known at import time select rows of a run-time tensor: that is a "
-		            "slice, which mtc does not import yet");
-	if (rank_ok(x, ti.sh.rank + td.sh.rank - 1))
+	r = td.sh.rank;
+	q = ti.sh.rank;
+	if ((a = axis_of(x, att_i(x, "axis", 0), r)) < 0 || rank_ok(x, q + r - 1))
 		return -1;
-	two = (Shape){ 2, { td.sh.d[0], td.sh.rank > 1 ? shape_numel(&td.sh) / td.sh.d[0] : 1 } };
-	t = emit_reshape(x, in_t(x, 0), &two);
-	ids = in_t(x, 1);
-	v = emit2(x, OP_EMBEDDING, t, ids);
+	if (td.dt != F32 || ti.dt != I32)
+		return xerr(x, "a gather at run time takes a float tensor by integer indices");
+	if (known_in(x, 1)) {
+		Kv *k = in_k(x, 1), *w;
+		if (!k || !(w = knew(x, KI, &k->sh)))
+			return -1;
+		for (int64_t i = 0; i < k->n; i++) {
+			w->i[i] = k->i[i] < 0 ? k->i[i] + td.sh.d[a] : k->i[i];
+			if (w->i[i] < 0 || w->i[i] >= td.sh.d[a])
+				return xerr(x, "index %lld is out of range for a dimension of %lld",
+				            (long long)k->i[i], (long long)td.sh.d[a]);
+		}
+		ids = emit_known(x, w, asprintf_a(x->a, "%s.indices", x->o->name[x->nd->in[1]]));
+	} else {
+		ids = in_t(x, 1);
+	}
+	t = in_t(x, 0);
+	if (a > 0) {            /* the gathered axis first */
+		p1[0] = a;
+		for (int d = 0, k = 1; d < r; d++)
+			if (d != a)
+				p1[k++] = d;
+		t = emit(x, OP_TRANSPOSE, &t, 1, p1, r, NULL, NULL);
+	}
+	two = (Shape){ 2, { td.sh.d[a], td.sh.d[a] ? shape_numel(&td.sh) / td.sh.d[a] : 1 } };
+	v = emit2(x, OP_EMBEDDING, emit_reshape(x, t, &two), ids);
 	sh = ti.sh;
-	for (int d = 1; d < td.sh.rank; d++)
-		sh.d[sh.rank++] = td.sh.d[d];
-	if ((v = emit_reshape(x, v, &sh)) < 0)
+	for (int d = 0; d < r; d++)
+		if (d != a)
+			sh.d[sh.rank++] = td.sh.d[d];
+	v = emit_reshape(x, v, &sh);
+	if (a > 0) {            /* [indices, before, after] to [before, indices, after] */
+		int k = 0;
+		for (int d = 0; d < a; d++)
+			p2[k++] = q + d;
+		for (int d = 0; d < q; d++)
+			p2[k++] = d;
+		for (int d = q + a; d < q + r - 1; d++)
+			p2[k++] = d;
+		if (q > 0)
+			v = emit(x, OP_TRANSPOSE, &v, 1, p2, q + r - 1, NULL, NULL);
+	}
+	if (v < 0)
 		return -1;
 	out_t(x, 0, v);
 	return 0;

@@ -837,6 +837,8 @@ init_tensor(const Decl *d, uint64_t seed, Tensor *t)
 	}
 	if (d->init.kind == INIT_FILE)
 		;
+	else if (d->init.kind == INIT_VALUES)
+		memcpy(t->data, d->init.vals, (size_t)n * 4);
 	else if (d->role == R_INPUT)
 		mtc_rand_input(t->data, d->ty.dt == I32 ? MTC_I32 : MTC_F32, n, 0, d->name, seed);
 	else if (d->ty.dt == I32)       /* i32 state (adam's step counter): zeros or a constant */

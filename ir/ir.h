@@ -243,7 +243,7 @@ char *op_ew_expr(Opk, const char *const x[3], const char *c, const char *n, char
 typedef enum { R_INPUT, R_PARAM, R_STATE } Role;
 
 typedef enum { INIT_NONE, INIT_ZEROS, INIT_ONES, INIT_FULL, INIT_NORMAL, INIT_UNIFORM,
-	INIT_FILE } InitKind;
+	INIT_FILE, INIT_VALUES } InitKind;
 typedef struct Init {
 	InitKind kind;
 	double a, b;      /* full(a); normal(mean a, std b); uniform(lo a, hi b) */
@@ -252,6 +252,9 @@ typedef struct Init {
 	 * refers to them, the interpreter reads them, a module embeds them when it is built). */
 	const char *file;
 	int64_t off;
+	/* INIT_VALUES: every element given (f32 or i32 as the tensor's dtype), in the module's
+	 * arena: a constant an import computed (a mask, positions), `values(...)` in .mir. */
+	const void *vals;
 } Init;
 
 /* A module-level tensor: an input, a param, or optimizer state. */

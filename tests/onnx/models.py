@@ -14,6 +14,7 @@
 #   NAME.args          the mtc flags `mtc NAME.onnx` needs (-D for symbolic dimensions)
 import copy
 import json
+import math
 import os
 import struct
 import sys
@@ -114,6 +115,37 @@ class Ln17(nn.Module):
         return self.l2(h)
 
 
+class Gpt(nn.Module):
+    """A GPT-2-style model: token and position embeddings (Gather by run-time ids, and by the
+    positions Range makes), a pre-norm block of causal self-attention (a tril buffer compared
+    with 0 and masked_fill with -inf: Equal, Where) with a tanh-GELU MLP (Pow by 3, Tanh), a
+    final LayerNorm and a head."""
+    def __init__(self, V=32, T=8, C=16, H=2):
+        super().__init__()
+        self.H = H
+        self.wte, self.wpe = nn.Embedding(V, C), nn.Embedding(T, C)
+        self.ln1, self.ln2, self.lnf = nn.LayerNorm(C), nn.LayerNorm(C), nn.LayerNorm(C)
+        self.q, self.k, self.v, self.proj = (nn.Linear(C, C) for _ in range(4))
+        self.fc, self.fc2 = nn.Linear(C, 4 * C), nn.Linear(4 * C, C)
+        self.head = nn.Linear(C, V, bias=False)
+        self.register_buffer("mask", torch.tril(torch.ones(T, T)).view(1, 1, T, T))
+
+    def forward(self, idx):
+        B, T = idx.size()
+        C, H = self.wte.embedding_dim, self.H
+        pos = torch.arange(0, T, dtype=torch.long)
+        x = self.wte(idx) + self.wpe(pos)
+        h = self.ln1(x)
+        q, k, v = (f(h).view(B, T, H, C // H).transpose(1, 2) for f in (self.q, self.k, self.v))
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = att.masked_fill(self.mask[:, :, :T, :T] == 0, float("-inf"))
+        y = (F.softmax(att, dim=-1) @ v).transpose(1, 2).contiguous().view(B, T, C)
+        x = x + self.proj(y)
+        h = self.fc(self.ln2(x))
+        h = 0.5 * h * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (h + 0.044715 * torch.pow(h, 3.0))))
+        return self.head(self.lnf(x + self.fc2(h)))
+
+
 def i64(*shape, hi):
     return ("i64", shape, hi)
 
@@ -132,6 +164,7 @@ MODELS = {
     "embed": (Embed, {"ids": i64(2, 7, hi=30)}, "xent", 14, None, 0.5, 0.9),
     "twoout": (TwoOut, {"x": f32(5, 8)}, "xent+mse", 15, None, 0.1, 0.9),
     "ln17": (Ln17, {"x": f32(6, 10)}, "xent", 17, None, 0.1, 0.9),
+    "gpt": (Gpt, {"idx": i64(2, 8, hi=32)}, "xent", 14, None, 0.1, 0.9),
 }
 
 
