@@ -5,13 +5,11 @@
 static void
 off(Src *err, const char *path)
 {
-	if (err)
-		diag(err, (Loc){ 0, 0 }, "cannot read the ONNX model '%s': this mtc was built without "
-		     "protobuf-c (install libprotobuf-c-dev and protobuf-c-compiler, then run configure "
-		     "again)", path);
-	else
-		fprintf(stderr, "%s: error: this mtc was built without protobuf-c: ONNX import is "
-		        "disabled\n", path);
+	Src own = { path, NULL, 0, 0 };
+
+	diag(err ? err : &own, (Loc){ 0, 0 }, "this mtc was built without protobuf-c, so it cannot "
+	     "read ONNX models (install libprotobuf-c-dev and protobuf-c-compiler, then run "
+	     "configure again)");
 }
 
 Onnx *
