@@ -1196,15 +1196,51 @@ fold_slice(Ox *x)
 	return 0;
 }
 
+/* x[start : start + n] along axis a, as the IR's slice (step 1). */
 static int
-fold_split(Ox *x)
+emit_slice1(Ox *x, int v, int a, int64_t start, int64_t n)
 {
-	Kv *k = in_k(x, 0);
-	int64_t sp[64], outer = 1, inner = 1, at = 0;
-	int n = -1, a, nout = x->nd->nout;
+	int64_t ia[MAXIA] = { a, start };
+	Type t;
 
-	if (!k || (a = axis_of(x, att_i(x, "axis", 0), k->sh.rank)) < 0)
+	if (v < 0)
 		return -1;
+	t = x->c->f->val[v].ty;
+	if (start == 0 && n == t.sh.d[a])
+		return v;
+	t.sh.d[a] = n;
+	return emit(x, OP_SLICE, &v, 1, ia, 2, NULL, &t);
+}
+
+/* Slice at run time: one IR slice per sliced axis (steps of 1 only). */
+static int
+emit_slice(Ox *x)
+{
+	int v = in_t(x, 0);
+	Sl s;
+
+	if (v < 0 || slice_of(x, &x->c->f->val[v].ty.sh, &s))
+		return -1;
+	for (int a = 0; a < s.sh.rank && v >= 0; a++) {
+		if (s.step[a] != 1 && s.sh.d[a] > 1)
+			return xerr(x, "a slice with step %lld at run time is not supported", (long long)s.step[a]);
+		if (s.sh.d[a] == 0)
+			return xerr(x, "the slice of axis %d is empty", a);
+		v = emit_slice1(x, v, a, s.start[a], s.sh.d[a]);
+	}
+	if (v < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
+/* Split's sizes along axis a of a dimension dim into sp[nout]; 0, or -1 after an error. */
+static int
+split_sizes(Ox *x, int64_t dim, int64_t *sp, int nout)
+{
+	int64_t at = 0;
+	int n = -1;
+
 	if (nout > 64)
 		return xerr(x, "more than 64 outputs");
 	if (x->o->opset >= 13 && has_in(x, 1)) {
@@ -1218,15 +1254,49 @@ fold_split(Ox *x)
 		return xerr(x, "split must list one size per output");
 	}
 	if (n < 0) {            /* equal parts; the last may be smaller (opset 18) */
-		int64_t part = (k->sh.d[a] + nout - 1) / (nout ? nout : 1);
+		int64_t part = (dim + nout - 1) / (nout ? nout : 1);
 		for (int i = 0; i < nout; i++)
-			sp[i] = k->sh.d[a] - part * i < part ? k->sh.d[a] - part * i : part;
+			sp[i] = dim - part * i < part ? dim - part * i : part;
 	}
 	for (int i = 0; i < nout; i++)
-		if (sp[i] < 0 || (at += sp[i]) > k->sh.d[a])
-			return xerr(x, "the split sizes do not add up to the axis's %lld", (long long)k->sh.d[a]);
-	if (at != k->sh.d[a])
-		return xerr(x, "the split sizes do not add up to the axis's %lld", (long long)k->sh.d[a]);
+		if (sp[i] < 0 || (at += sp[i]) > dim)
+			return xerr(x, "the split sizes do not add up to the axis's %lld", (long long)dim);
+	if (at != dim)
+		return xerr(x, "the split sizes do not add up to the axis's %lld", (long long)dim);
+	return 0;
+}
+
+static int
+emit_split(Ox *x)
+{
+	int v = in_t(x, 0), a;
+	int64_t sp[64], at = 0;
+
+	if (v < 0 || (a = axis_of(x, att_i(x, "axis", 0), x->c->f->val[v].ty.sh.rank)) < 0 ||
+	    split_sizes(x, x->c->f->val[v].ty.sh.d[a], sp, x->nd->nout))
+		return -1;
+	for (int i = 0; i < x->nd->nout; i++) {
+		int r;
+		if (sp[i] == 0)
+			return xerr(x, "output %d is empty", i + 1);
+		if ((r = emit_slice1(x, v, a, at, sp[i])) < 0)
+			return -1;
+		out_t(x, i, r);
+		at += sp[i];
+	}
+	return 0;
+}
+
+static int
+fold_split(Ox *x)
+{
+	Kv *k = in_k(x, 0);
+	int64_t sp[64], outer = 1, inner = 1, at = 0;
+	int a, nout = x->nd->nout;
+
+	if (!k || (a = axis_of(x, att_i(x, "axis", 0), k->sh.rank)) < 0 ||
+	    split_sizes(x, k->sh.d[a], sp, nout))
+		return -1;
 	for (int d = 0; d < a; d++)
 		outer *= k->sh.d[d];
 	for (int d = a + 1; d < k->sh.rank; d++)
@@ -1574,9 +1644,9 @@ static const OxOp ops[] = {
 	{ "Shape", fold_shape, NULL, 1 },
 	{ "Sigmoid", fold_un, emit_un, 0 },
 	{ "Size", fold_size, NULL, 1 },
-	{ "Slice", fold_slice, NULL, 0 },
+	{ "Slice", fold_slice, emit_slice, 0 },
 	{ "Softmax", NULL, emit_softmax, 0 },
-	{ "Split", fold_split, NULL, 0 },
+	{ "Split", fold_split, emit_split, 0 },
 	{ "Sqrt", fold_un, emit_un, 0 },
 	{ "Squeeze", fold_layout, emit_layout, 0 },
 	{ "Sub", fold_bin, emit_bin, 0 },

@@ -146,6 +146,18 @@ class Gpt(nn.Module):
         return self.head(self.lnf(x + self.fc2(h)))
 
 
+class Encoder(nn.Module):
+    """torch.nn.TransformerEncoder: two post-norm layers (multi-head attention with a packed
+    in-projection sliced in three, ReLU feed-forward, LayerNorm), then a head."""
+    def __init__(self, D=16, H=2, F=32, L=2, C=5):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(D, H, F, dropout=0.0, batch_first=True)
+        self.enc, self.head = nn.TransformerEncoder(layer, L), nn.Linear(D, C)
+
+    def forward(self, x):
+        return self.head(self.enc(x))
+
+
 def i64(*shape, hi):
     return ("i64", shape, hi)
 
