@@ -141,7 +141,7 @@ pending(OnnxDecls *d, int v, Role role, Init in, Loc loc)
 }
 
 int
-emit_known(Ox *x, const Kv *k, const char *name)
+xknown(Ox *x, const Kv *k, const char *name)
 {
 	OnnxCall *c = x->c;
 	Onnx *o = x->o;
@@ -157,7 +157,7 @@ emit_known(Ox *x, const Kv *k, const char *name)
 	if (k->n == 0)
 		return xerr(x, "'%s' has no elements", name);
 	if (k->dt == KF && kv_uniform(k))
-		return emit_const(x, k->f[0], &k->sh);
+		return xconst(x, k->f[0], &k->sh);
 	own(o, c->f);
 	vals = aalloc(c->m->arena, bytes);
 	for (int64_t i = 0; i < k->n; i++)
@@ -255,7 +255,7 @@ want_t(Ox *x, int id)
 	}
 	if (!(k = want_k(x, id)))
 		return -1;
-	return v->v = emit_known(x, k, vn(x, id));
+	return v->v = xknown(x, k, vn(x, id));
 }
 
 int
@@ -335,7 +335,7 @@ out_k(Ox *x, int j, Kv *k)
 /* ---------- ops ---------- */
 
 int
-emit(Ox *x, Opk k, const int *args, int nargs, const int64_t *ia, int nia, const double *fa,
+xemit(Ox *x, Opk k, const int *args, int nargs, const int64_t *ia, int nia, const double *fa,
      const Type *given)
 {
 	OnnxCall *c = x->c;
@@ -364,28 +364,28 @@ emit(Ox *x, Opk k, const int *args, int nargs, const int64_t *ia, int nia, const
 }
 
 int
-emit1(Ox *x, Opk k, int a)
+xemit1(Ox *x, Opk k, int a)
 {
-	return emit(x, k, &a, 1, NULL, 0, NULL, NULL);
+	return xemit(x, k, &a, 1, NULL, 0, NULL, NULL);
 }
 
 int
-emit2(Ox *x, Opk k, int a, int b)
+xemit2(Ox *x, Opk k, int a, int b)
 {
 	int v[2] = { a, b };
-	return emit(x, k, v, 2, NULL, 0, NULL, NULL);
+	return xemit(x, k, v, 2, NULL, 0, NULL, NULL);
 }
 
 int
-emit_const(Ox *x, double v, const Shape *sh)
+xconst(Ox *x, double v, const Shape *sh)
 {
 	Type t = { F32, *sh };
 	double fa[MAXFA] = { v };
-	return emit(x, OP_CONST, NULL, 0, NULL, 0, fa, &t);
+	return xemit(x, OP_CONST, NULL, 0, NULL, 0, fa, &t);
 }
 
 int
-emit_reshape(Ox *x, int a, const Shape *sh)
+xreshape(Ox *x, int a, const Shape *sh)
 {
 	Type t;
 
@@ -395,7 +395,7 @@ emit_reshape(Ox *x, int a, const Shape *sh)
 	t.sh = *sh;
 	if (shape_eq(&x->c->f->val[a].ty.sh, sh))
 		return a;
-	return emit(x, OP_RESHAPE, &a, 1, NULL, 0, NULL, &t);
+	return xemit(x, OP_RESHAPE, &a, 1, NULL, 0, NULL, &t);
 }
 
 /* ---------- nodes ---------- */

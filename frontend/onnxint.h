@@ -149,15 +149,15 @@ void out_t(Ox *, int j, int v);
 void out_k(Ox *, int j, Kv *);
 /* Append op k (its type from the shape rule, or *given for F_GIVEN kinds); its result value,
  * or -1 after an error. */
-int emit(Ox *, Opk k, const int *args, int nargs, const int64_t *ia, int nia, const double *fa,
+int xemit(Ox *, Opk k, const int *args, int nargs, const int64_t *ia, int nia, const double *fa,
          const Type *given);
-int emit1(Ox *, Opk k, int a);
-int emit2(Ox *, Opk k, int a, int b);
-int emit_const(Ox *, double v, const Shape *);  /* f32 filled with v */
+int xemit1(Ox *, Opk k, int a);
+int xemit2(Ox *, Opk k, int a, int b);
+int xconst(Ox *, double v, const Shape *);  /* f32 filled with v */
 /* Known values as an IR tensor: a const op when they are all equal, else a constant decl
  * (state given values(...), named PREFIX.<name>): -1 after an error. */
-int emit_known(Ox *, const Kv *, const char *name);
-int emit_reshape(Ox *, int a, const Shape *);
+int xknown(Ox *, const Kv *, const char *name);
+int xreshape(Ox *, int a, const Shape *);
 /* "node 'NAME' (OpType, opset N): ..." for the node being translated; returns -1. */
 int xerr(Ox *, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Attributes of the node being translated, with their defaults. */

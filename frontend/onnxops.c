@@ -431,7 +431,7 @@ emit_bin(Ox *x)
 
 	if (code > E_DIV)
 		return xerr(x, "this op is supported only on values known at import time");
-	v = emit2(x, ir[code], in_t(x, 0), in_t(x, 1));
+	v = xemit2(x, ir[code], in_t(x, 0), in_t(x, 1));
 	if (v < 0)
 		return -1;
 	out_t(x, 0, v);
@@ -457,15 +457,15 @@ emit_pow(Ox *x)
 	if (c == 1)
 		v = a;
 	else if (c == 2)
-		v = emit2(x, OP_MUL, a, a);
+		v = xemit2(x, OP_MUL, a, a);
 	else
-		v = emit(x, OP_POW, &a, 1, NULL, 0, fa, NULL);
+		v = xemit(x, OP_POW, &a, 1, NULL, 0, fa, NULL);
 	if (v >= 0 && k->sh.rank > 0) {     /* a broadcast exponent can grow the result */
 		Shape sh;
 		if (shape_broadcast(&x->c->f->val[v].ty.sh, &k->sh, &sh))
 			return xerr(x, "the exponent does not broadcast with the base");
 		if (!shape_eq(&sh, &x->c->f->val[v].ty.sh))
-			v = emit2(x, OP_ADD, v, emit_const(x, 0, &sh));
+			v = xemit2(x, OP_ADD, v, xconst(x, 0, &sh));
 	}
 	if (v < 0)
 		return -1;
@@ -551,12 +551,12 @@ erfc_as(Ox *x, int u)
 	const Shape one = { 0, { 0 } };
 	int t, p;
 
-	t = emit2(x, OP_DIV, emit_const(x, 1, &one),
-	          emit2(x, OP_ADD, emit_const(x, 1, &one), emit2(x, OP_MUL, u, emit_const(x, 0.3275911, &one))));
-	p = emit2(x, OP_MUL, t, emit_const(x, a[4], &one));
+	t = xemit2(x, OP_DIV, xconst(x, 1, &one),
+	          xemit2(x, OP_ADD, xconst(x, 1, &one), xemit2(x, OP_MUL, u, xconst(x, 0.3275911, &one))));
+	p = xemit2(x, OP_MUL, t, xconst(x, a[4], &one));
 	for (int i = 3; i >= 0; i--)
-		p = emit2(x, OP_MUL, t, emit2(x, OP_ADD, p, emit_const(x, a[i], &one)));
-	return emit2(x, OP_MUL, p, emit1(x, OP_EXP, emit1(x, OP_NEG, emit2(x, OP_MUL, u, u))));
+		p = xemit2(x, OP_MUL, t, xemit2(x, OP_ADD, p, xconst(x, a[i], &one)));
+	return xemit2(x, OP_MUL, p, xemit1(x, OP_EXP, xemit1(x, OP_NEG, xemit2(x, OP_MUL, u, u))));
 }
 
 static int
@@ -569,19 +569,19 @@ emit_un(Ox *x)
 		return -1;
 	switch (unops[i].code) {
 	case U_RECIP:
-		v = emit2(x, OP_DIV, emit_const(x, 1, &one), a);
+		v = xemit2(x, OP_DIV, xconst(x, 1, &one), a);
 		break;
 	case U_ABS:         /* |x| = relu(x) + relu(-x): d|x|/dx at 0 is 0, as PyTorch's */
-		v = emit2(x, OP_ADD, emit1(x, OP_RELU, a), emit1(x, OP_RELU, emit1(x, OP_NEG, a)));
+		v = xemit2(x, OP_ADD, xemit1(x, OP_RELU, a), xemit1(x, OP_RELU, xemit1(x, OP_NEG, a)));
 		break;
 	case U_ERF:
-		v = emit2(x, OP_SUB, erfc_as(x, emit1(x, OP_RELU, emit1(x, OP_NEG, a))),
-		          erfc_as(x, emit1(x, OP_RELU, a)));
+		v = xemit2(x, OP_SUB, erfc_as(x, xemit1(x, OP_RELU, xemit1(x, OP_NEG, a))),
+		          erfc_as(x, xemit1(x, OP_RELU, a)));
 		break;
 	default:
 		if (unops[i].ir == NOP)
 			return xerr(x, "this op is supported only on values known at import time");
-		v = emit1(x, unops[i].ir, a);
+		v = xemit1(x, unops[i].ir, a);
 	}
 	if (v < 0)
 		return -1;
@@ -658,7 +658,7 @@ emit_where(Ox *x)
 	if (kv_uniform(c)) {
 		v = in_t(x, kv_get(c, 0) != 0 ? 1 : 2);
 		if (v >= 0 && !shape_eq(&x->c->f->val[v].ty.sh, &sh))
-			v = emit2(x, OP_ADD, v, emit_const(x, 0, &sh));
+			v = xemit2(x, OP_ADD, v, xconst(x, 0, &sh));
 		if (v < 0)
 			return -1;
 		out_t(x, 0, v);
@@ -671,17 +671,17 @@ emit_where(Ox *x)
 			Shape ks;
 			if (!k || shape_broadcast(&c->sh, &k->sh, &ks) || !(m = where_part(x, c, k, sel, &ks)))
 				return -1;
-			part[b] = emit_known(x, m, asprintf_a(x->a, "%s.%s", nm, sel ? "then" : "else"));
+			part[b] = xknown(x, m, asprintf_a(x->a, "%s.%s", nm, sel ? "then" : "else"));
 		} else {
 			if (!(m = where_part(x, c, NULL, sel, &c->sh)))
 				return -1;
-			part[b] = emit2(x, OP_MUL, in_t(x, 1 + b),
-			                emit_known(x, m, asprintf_a(x->a, "%s.%s", nm, sel ? "mask" : "unmask")));
+			part[b] = xemit2(x, OP_MUL, in_t(x, 1 + b),
+			                xknown(x, m, asprintf_a(x->a, "%s.%s", nm, sel ? "mask" : "unmask")));
 		}
 	}
-	v = emit2(x, OP_ADD, part[0], part[1]);
+	v = xemit2(x, OP_ADD, part[0], part[1]);
 	if (v >= 0 && !shape_eq(&x->c->f->val[v].ty.sh, &sh))
-		v = emit2(x, OP_ADD, v, emit_const(x, 0, &sh));
+		v = xemit2(x, OP_ADD, v, xconst(x, 0, &sh));
 	if (v < 0)
 		return -1;
 	out_t(x, 0, v);
@@ -726,7 +726,7 @@ emit_expand(Ox *x)
 		return xerr(x, "%s does not expand to %s", shape_str(&x->c->f->val[v].ty.sh, sa, sizeof sa),
 		            shape_str(&want, sb, sizeof sb));
 	if (!shape_eq(&sh, &x->c->f->val[v].ty.sh))
-		v = emit2(x, OP_ADD, v, emit_const(x, 0, &sh));     /* a broadcast that autodiff sums back */
+		v = xemit2(x, OP_ADD, v, xconst(x, 0, &sh));     /* a broadcast that autodiff sums back */
 	if (v < 0)
 		return -1;
 	out_t(x, 0, v);
@@ -879,7 +879,7 @@ emit_layout(Ox *x)
 	int v = in_t(x, 0);
 	Shape sh;
 
-	if (v < 0 || layout_shape(x, &x->c->f->val[v].ty.sh, &sh) || (v = emit_reshape(x, v, &sh)) < 0)
+	if (v < 0 || layout_shape(x, &x->c->f->val[v].ty.sh, &sh) || (v = xreshape(x, v, &sh)) < 0)
 		return -1;
 	out_t(x, 0, v);
 	return 0;
@@ -945,7 +945,7 @@ emit_transpose(Ox *x)
 	for (int i = 0; i < x->c->f->val[v].ty.sh.rank; i++)
 		id &= p[i] == i;
 	if (!id)
-		v = emit(x, OP_TRANSPOSE, &v, 1, p, x->c->f->val[v].ty.sh.rank, NULL, NULL);
+		v = xemit(x, OP_TRANSPOSE, &v, 1, p, x->c->f->val[v].ty.sh.rank, NULL, NULL);
 	if (v < 0)
 		return -1;
 	out_t(x, 0, v);
@@ -1006,7 +1006,7 @@ emit_concat(Ox *x)
 			return -1;
 	if (!n || in_type(x, 0, &t) || (ia[0] = axis_of(x, att_i(x, "axis", 0), t.sh.rank)) < 0)
 		return n ? -1 : xerr(x, "nothing to concatenate");
-	v = n == 1 ? args[0] : emit(x, OP_CONCAT, args, n, ia, 1, NULL, NULL);
+	v = n == 1 ? args[0] : xemit(x, OP_CONCAT, args, n, ia, 1, NULL, NULL);
 	if (v < 0)
 		return -1;
 	out_t(x, 0, v);
@@ -1086,7 +1086,7 @@ emit_gather(Ox *x)
 				return xerr(x, "index %lld is out of range for a dimension of %lld",
 				            (long long)k->i[i], (long long)td.sh.d[a]);
 		}
-		ids = emit_known(x, w, asprintf_a(x->a, "%s.indices", x->o->name[x->nd->in[1]]));
+		ids = xknown(x, w, asprintf_a(x->a, "%s.indices", x->o->name[x->nd->in[1]]));
 	} else {
 		ids = in_t(x, 1);
 	}
@@ -1096,15 +1096,15 @@ emit_gather(Ox *x)
 		for (int d = 0, k = 1; d < r; d++)
 			if (d != a)
 				p1[k++] = d;
-		t = emit(x, OP_TRANSPOSE, &t, 1, p1, r, NULL, NULL);
+		t = xemit(x, OP_TRANSPOSE, &t, 1, p1, r, NULL, NULL);
 	}
 	two = (Shape){ 2, { td.sh.d[a], td.sh.d[a] ? shape_numel(&td.sh) / td.sh.d[a] : 1 } };
-	v = emit2(x, OP_EMBEDDING, emit_reshape(x, t, &two), ids);
+	v = xemit2(x, OP_EMBEDDING, xreshape(x, t, &two), ids);
 	sh = ti.sh;
 	for (int d = 0; d < r; d++)
 		if (d != a)
 			sh.d[sh.rank++] = td.sh.d[d];
-	v = emit_reshape(x, v, &sh);
+	v = xreshape(x, v, &sh);
 	if (a > 0) {            /* [indices, before, after] to [before, indices, after] */
 		int k = 0;
 		for (int d = 0; d < a; d++)
@@ -1114,7 +1114,7 @@ emit_gather(Ox *x)
 		for (int d = q + a; d < q + r - 1; d++)
 			p2[k++] = d;
 		if (q > 0)
-			v = emit(x, OP_TRANSPOSE, &v, 1, p2, q + r - 1, NULL, NULL);
+			v = xemit(x, OP_TRANSPOSE, &v, 1, p2, q + r - 1, NULL, NULL);
 	}
 	if (v < 0)
 		return -1;
@@ -1209,7 +1209,7 @@ emit_slice1(Ox *x, int v, int a, int64_t start, int64_t n)
 	if (start == 0 && n == t.sh.d[a])
 		return v;
 	t.sh.d[a] = n;
-	return emit(x, OP_SLICE, &v, 1, ia, 2, NULL, &t);
+	return xemit(x, OP_SLICE, &v, 1, ia, 2, NULL, &t);
 }
 
 /* Slice at run time: one IR slice per sliced axis (steps of 1 only). */
@@ -1414,7 +1414,7 @@ emit_reduce(Ox *x)
 	for (int a = x->c->f->val[v].ty.sh.rank - 1; a >= 0 && v >= 0; a--)
 		if (mask[a]) {
 			int64_t ia[MAXIA] = { a, keep };
-			v = emit(x, k, &v, 1, ia, 2, NULL, NULL);
+			v = xemit(x, k, &v, 1, ia, 2, NULL, NULL);
 		}
 	if (v < 0)
 		return -1;
@@ -1438,7 +1438,7 @@ emit_softmax(Ox *x)
 	if (x->o->opset < 13 && ia[0] != r - 1)
 		return xerr(x, "before opset 13 a softmax flattens the axes from its axis on; mtc "
 		            "imports it only along the last axis");
-	v = emit(x, strcmp(x->nd->op, "Softmax") == 0 ? OP_SOFTMAX : OP_LOGSOFTMAX, &v, 1, ia, 1,
+	v = xemit(x, strcmp(x->nd->op, "Softmax") == 0 ? OP_SOFTMAX : OP_LOGSOFTMAX, &v, 1, ia, 1,
 	         NULL, NULL);
 	if (v < 0)
 		return -1;
@@ -1494,10 +1494,10 @@ emit_matmul(Ox *x)
 	r1 = sa.rank == 1;
 	r2 = sb.rank == 1;
 	if (r1)                 /* a vector: a row of one, dropped after */
-		a = emit_reshape(x, a, &(Shape){ 2, { 1, sa.d[0] } });
+		a = xreshape(x, a, &(Shape){ 2, { 1, sa.d[0] } });
 	if (r2)
-		b = emit_reshape(x, b, &(Shape){ 2, { sb.d[0], 1 } });
-	if ((v = emit(x, OP_MATMUL, (int[]){ a, b }, 2, ia, 2, NULL, NULL)) < 0)
+		b = xreshape(x, b, &(Shape){ 2, { sb.d[0], 1 } });
+	if ((v = xemit(x, OP_MATMUL, (int[]){ a, b }, 2, ia, 2, NULL, NULL)) < 0)
 		return -1;
 	sr = x->c->f->val[v].ty.sh;
 	if (r1 || r2) {
@@ -1505,7 +1505,7 @@ emit_matmul(Ox *x)
 		s.rank -= r1 + r2;
 		if (r1 && !r2)
 			s.d[s.rank - 1] = sr.d[sr.rank - 1];
-		v = emit_reshape(x, v, &s);
+		v = xreshape(x, v, &s);
 	}
 	if (v < 0)
 		return -1;
@@ -1522,14 +1522,14 @@ emit_gemm(Ox *x)
 	const Shape one = { 0, { 0 } };
 	int v;
 
-	v = emit(x, OP_MATMUL, (int[]){ in_t(x, 0), in_t(x, 1) }, 2, ia, 2, NULL, NULL);
+	v = xemit(x, OP_MATMUL, (int[]){ in_t(x, 0), in_t(x, 1) }, 2, ia, 2, NULL, NULL);
 	if (alpha != 1)
-		v = emit2(x, OP_MUL, v, emit_const(x, alpha, &one));
+		v = xemit2(x, OP_MUL, v, xconst(x, alpha, &one));
 	if (has_in(x, 2) && beta != 0) {
 		int c = in_t(x, 2);
 		if (beta != 1)
-			c = emit2(x, OP_MUL, c, emit_const(x, beta, &one));
-		v = emit2(x, OP_ADD, v, c);
+			c = xemit2(x, OP_MUL, c, xconst(x, beta, &one));
+		v = xemit2(x, OP_ADD, v, c);
 	}
 	if (v < 0)
 		return -1;
@@ -1585,10 +1585,10 @@ emit_layernorm(Ox *x)
 	for (int i = a; i < sx.rank; i++)
 		flat.d[a] *= sx.d[i];
 	par = (Shape){ 1, { flat.d[a] } };
-	g = emit_reshape(x, in_t(x, 1), &par);
-	b = has_in(x, 2) ? emit_reshape(x, in_t(x, 2), &par) : emit_const(x, 0, &par);
-	v = emit(x, OP_LAYERNORM, (int[]){ emit_reshape(x, v, &flat), g, b }, 3, NULL, 0, fa, NULL);
-	if ((v = emit_reshape(x, v, &sx)) < 0)
+	g = xreshape(x, in_t(x, 1), &par);
+	b = has_in(x, 2) ? xreshape(x, in_t(x, 2), &par) : xconst(x, 0, &par);
+	v = xemit(x, OP_LAYERNORM, (int[]){ xreshape(x, v, &flat), g, b }, 3, NULL, 0, fa, NULL);
+	if ((v = xreshape(x, v, &sx)) < 0)
 		return -1;
 	out_t(x, 0, v);
 	return 0;

@@ -177,6 +177,7 @@ MODELS = {
     "twoout": (TwoOut, {"x": f32(5, 8)}, "xent+mse", 15, None, 0.1, 0.9),
     "ln17": (Ln17, {"x": f32(6, 10)}, "xent", 17, None, 0.1, 0.9),
     "gpt": (Gpt, {"idx": i64(2, 8, hi=32)}, "xent", 14, None, 0.1, 0.9),
+    "encoder": (Encoder, {"x": f32(2, 6, 16)}, "xent", 14, None, 0.1, 0.9),
 }
 
 
