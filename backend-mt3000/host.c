@@ -4,6 +4,7 @@
  * DMA waits come from the dependences, not from a barrier after every copy: before each op
  * the host waits only for the copies in flight whose bytes the op reads or writes (RAW, WAW)
  * or whose source it overwrites (WAR); the plan's own `wait` ops are kept. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,62 @@ H(Gen *g, const char *fmt, ...)
 }
 
 static long long ll(int64_t x) { return (long long)x; }
+
+/* A file name as an assembler string inside a C string literal: '"' and '\\' escaped for
+ * both, other bytes outside printable ASCII as the assembler's octal escapes. */
+static void
+asm_path(Gen *g, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			H(g, "\\\\\\%c", c);
+		else if (c < ' ' || c > '~')
+			H(g, "\\\\%03o", c);
+		else
+			H(g, "%c", c);
+	}
+}
+
+/* Initial values that live in files (an imported model's weights, INIT_FILE): embedded in
+ * the module as they are, by the assembler's .incbin, so the compiler never copies them and
+ * MODEL.so needs the file no more once built. Values given in the IR (INIT_VALUES) are a C
+ * array, floats in hexadecimal so that they read back exactly. */
+static void
+file_inits(Gen *g)
+{
+	const Module *m = g->lo->m;
+
+	for (int d = 0; d < m->ndecl; d++) {
+		const Decl *dc = &m->decl[d];
+		if (dc->init.kind == INIT_VALUES) {
+			int64_t n = shape_numel(&dc->ty.sh);
+			H(g, "static const %s mtc_init_%d[%lld] = {", dc->ty.dt == I32 ? "int32_t" : "float", d,
+			  ll(n ? n : 1));
+			for (int64_t i = 0; i < n; i++) {
+				H(g, "%s", i % 8 ? " " : "\n\t");
+				if (dc->ty.dt == I32) {
+					H(g, "%d,", ((const int32_t *)dc->init.vals)[i]);
+				} else {
+					float f = ((const float *)dc->init.vals)[i];
+					if (isnan(f))
+						H(g, "__builtin_nanf(\"\"),");
+					else if (isinf(f))
+						H(g, "%s__builtin_inff(),", f < 0 ? "-" : "");
+					else
+						H(g, "%af,", (double)f);
+				}
+			}
+			H(g, "\n};\n");
+		}
+		if (dc->init.kind != INIT_FILE)
+			continue;
+		H(g, "__asm__(\".pushsection .rodata\\n\\t.balign 16\\nmtc_init_%d:\\n\\t.incbin \\\"", d);
+		asm_path(g, dc->init.file);
+		H(g, "\\\", %lld, %lld\\n\\t.popsection\");\n", ll(dc->init.off), ll(type_bytes(&dc->ty)));
+		H(g, "extern const unsigned char mtc_init_%d[] __attribute__((visibility(\"hidden\")));\n", d);
+	}
+}
 
 /* A copy in flight at this point of the host code. */
 typedef struct Flight {
@@ -450,6 +507,7 @@ host_emit(Gen *g)
 	if (m->step)
 		emit_func(g, &g->step);
 
+	file_inits(g);
 	/* create: the device, the persistent tensors born, params and state initialised. */
 	H(g, "\nstatic void *\ncreate(void)\n{\n"
 	  "\tstatic const struct mtc_dev_desc desc = { \"%s\", %lld, %lld, %lld, names, %d };\n"
@@ -467,7 +525,9 @@ host_emit(Gen *g)
 			H(g, "\tmtc_born(inst->d, %d, %lld, %lld);\n", d, ll(g->poff[d]), ll(type_bytes(&dc->ty)));
 		if (dc->role == R_INPUT)
 			continue;
-		if (dc->ty.dt == F32)
+		if (dc->init.kind == INIT_FILE || dc->init.kind == INIT_VALUES)
+			H(g, "\tmemcpy(%s + %lld, mtc_init_%d, %lld);\n", z, ll(g->poff[d]), d, ll(type_bytes(&dc->ty)));
+		else if (dc->ty.dt == F32)
 			H(g, "\tmtc_init_f32((float *)(%s + %lld), %lld, %d, %.17g, %.17g, \"%s\", %lluull);\n",
 			  z, ll(g->poff[d]), ll(shape_numel(&dc->ty.sh)), (int)dc->init.kind, dc->init.a,
 			  dc->init.b, dc->name, (unsigned long long)g->bo->seed);

@@ -7,15 +7,17 @@
 #include "config.h"
 #include "driver.h"
 #include "frontend.h"
+#include "onnx.h"
 #include "passes.h"
 #include "lower.h"
 #include "backend.h"
 
 static const char usage[] =
-"usage: mtc MODEL.tdsl|MODEL.mir [-o OUT] [options]\n"
+"usage: mtc MODEL.tdsl|MODEL.mir|MODEL.onnx [-o OUT] [options]\n"
 "\n"
 "Compile a tdsl model into a training module (MODEL.so and MODEL.h) whose memory is\n"
-"scheduled at compile time.\n"
+"scheduled at compile time. A tdsl model may import ONNX graphs (import \"net.onnx\" as\n"
+"net;); MODEL.onnx itself compiles into a forward-only module (docs/onnx.md).\n"
 "\n"
 "options:\n"
 "  -o FILE               output (.so by default; with --emit, the intermediate; '-' is stdout);\n"
@@ -44,8 +46,8 @@ static const char usage[] =
 "  --dump-dir=DIR        write the IR after every stage, numbered in pipeline order, and\n"
 "                        every function's schedule, DAG, trace and memory picture; without\n"
 "                        -o or --emit the module goes there too (DIR/NAME.so, DIR/NAME.h,\n"
-"                        NAME the input's file name without .tdsl), not into the current\n"
-"                        directory\n"
+"                        NAME the input's file name without .tdsl, .mir or .onnx), not\n"
+"                        into the current directory\n"
 "  --schedule=mem|critical|program   op order (default mem): mem lowers peak live bytes\n"
 "                        (updates run as soon as their gradient exists), critical starts the\n"
 "                        longest latency-weighted path (long copies) first, program keeps the\n"
@@ -70,7 +72,8 @@ static const char usage[] =
 "  --solver-time=S       also a wall-clock limit for the ILP, in seconds (default none);\n"
 "                        it makes the plan depend on the machine and its load\n"
 "  --arch=sm_XX          CUDA architecture for NVRTC\n"
-"  -D NAME=INT           override (or define) an integer const of the model\n"
+"  -D NAME=INT           override (or define) an integer const of the model; for\n"
+"                        MODEL.onnx, the size of a symbolic input dimension\n"
 "  -O0 .. -O3            optimization level of generated code (default -O2)\n"
 "  --seed=N              seed of the params' initial values and of dropout's masks\n"
 "                        (default 0)\n"
@@ -197,7 +200,7 @@ dump_dir_output(Opts *o)
 	size_t n = strlen(b);
 	static char out[4096];   /* the output path lives as long as the options */
 
-	if (has_suffix(b, ".tdsl"))
+	if (has_suffix(b, ".tdsl") || has_suffix(b, ".onnx"))
 		n -= 5;
 	else if (has_suffix(b, ".mir"))
 		n -= 4;
@@ -527,7 +530,8 @@ main(int argc, char **argv)
 	/* The pipeline. */
 	fe.defines = o.defines;
 	fe.ndefines = o.ndefines;
-	m = has_suffix(o.input, ".mir") ? ir_parse(&src) : fe_compile(&src, &fe);
+	m = has_suffix(o.input, ".mir") ? ir_parse(&src) :
+	    has_suffix(o.input, ".onnx") ? onnx_compile(&src, &fe) : fe_compile(&src, &fe);
 	if (!m) {
 		free((char *)src.text);
 		return 1;

@@ -13,6 +13,7 @@
  *   bias corrections computed in double as Python does.
  * A value's buffer is freed right after its last use, so a deep model's step holds only
  * what is live; decl tensors (inputs, params, optimizer state) live in the Interp. */
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -1240,20 +1241,30 @@ static Kern *const kern[NOP] = { KERNELS(OP_ENTRY) };
 _Static_assert(INIT_ZEROS == 1 && INIT_ONES == 2 && INIT_FULL == 3 && INIT_NORMAL == 4 &&
                INIT_UNIFORM == 5, "InitKind must match mtc_init_f32's kinds");
 
-void
+int
 init_tensor(const Decl *d, uint64_t seed, Tensor *t)
 {
 	int64_t n = shape_numel(&d->ty.sh);
 	int32_t *iv = t->data;
+	char err[512];
 
 	t->ty = d->ty;
-	if (d->role == R_INPUT)
+	if (d->init.kind == INIT_FILE && init_read(&d->init, n, t->data, err, sizeof err)) {
+		fprintf(stderr, "mtc: error: the initial values of %s: %s\n", d->name, err);
+		return -1;
+	}
+	if (d->init.kind == INIT_FILE)
+		;
+	else if (d->init.kind == INIT_VALUES)
+		memcpy(t->data, d->init.vals, (size_t)n * 4);
+	else if (d->role == R_INPUT)
 		mtc_rand_input(t->data, d->ty.dt == I32 ? MTC_I32 : MTC_F32, n, 0, d->name, seed);
 	else if (d->ty.dt == I32)       /* i32 state (adam's step counter): zeros or a constant */
 		for (int64_t i = 0; i < n; i++)
 			iv[i] = d->init.kind == INIT_FULL ? (int32_t)d->init.a : d->init.kind == INIT_ONES;
 	else
 		mtc_init_f32(t->data, n, d->init.kind, d->init.a, d->init.b, d->name, seed);
+	return 0;
 }
 
 /* Follow an i32 value back through layout-only ops to the decl it comes from, or -1. */
@@ -1341,7 +1352,7 @@ tfree(Interp *in, const Type *t, int host, void *p)
 }
 
 /* Create the tensors of decls added since the last call (autodiff adds optimizer state).
- * -1 when they do not fit in memory. */
+ * -1 when they do not fit in memory (errno ENOMEM) or a file's values cannot be read (EIO). */
 static int
 grow(Interp *in)
 {
@@ -1353,12 +1364,15 @@ grow(Interp *in)
 	for (int i = in->ndecl; i < m->ndecl; i++) {
 		const Decl *d = &m->decl[i];
 		Tensor *t = &in->decl[i];
-		if (!(t->data = talloc(in, &d->ty, 0))) {
+		int bad = 0;
+		if (!(t->data = talloc(in, &d->ty, 0)) || (bad = init_tensor(d, in->seed, t))) {
+			if (bad)
+				tfree(in, &d->ty, 0, t->data);
 			for (int k = in->ndecl; k < i; k++)
 				tfree(in, &m->decl[k].ty, 0, in->decl[k].data);
+			errno = bad ? EIO : ENOMEM;
 			return -1;
 		}
-		init_tensor(d, in->seed, t);
 		if (d->role == R_INPUT && d->ty.dt == I32) {
 			int64_t rg = input_range(m, i), n = shape_numel(&d->ty.sh);
 			int32_t *v = t->data;
@@ -1451,7 +1465,8 @@ interp_run(Interp *in, const Func *f, char *err, size_t nerr)
 	const int *res;
 
 	if (grow(in))
-		return fail(&r, "out of memory: the decls of the module do not fit in memory");
+		return fail(&r, errno == EIO ? "the initial values of a decl cannot be read (above)"
+		            : "out of memory: the decls of the module do not fit in memory");
 	last = xmalloc((f->nval ? f->nval : 1) * sizeof *last);
 	free_outs(in);
 	nres = results(f, &res);

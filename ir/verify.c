@@ -100,8 +100,12 @@ check_decls(C *c)
 			bad(c, -1, "%s has no valid role", d->name);
 		if (!type_ok(&d->ty))
 			bad(c, -1, "%s has an invalid type %s", d->name, TS(&d->ty, b));
-		if (d->init.kind < INIT_NONE || d->init.kind > INIT_UNIFORM)
+		if (d->init.kind < INIT_NONE || d->init.kind > INIT_VALUES)
 			bad(c, -1, "%s has no valid initializer", d->name);
+		else if (d->init.kind == INIT_VALUES && !d->init.vals)
+			bad(c, -1, "%s: values without data", d->name);
+		else if (d->init.kind == INIT_FILE && (d->ty.dt != F32 || !d->init.file || d->init.off < 0))
+			bad(c, -1, "%s: values from a file need an f32 tensor, a file and an offset >= 0", d->name);
 		else if (d->role == R_INPUT && d->init.kind != INIT_NONE)
 			bad(c, -1, "input %s has an initializer", d->name);
 		if (d->role == R_STATE ? d->of < -1 || d->of >= m->ndecl ||

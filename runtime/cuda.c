@@ -351,7 +351,9 @@ init_tensors(mtc_cu *c)
 			int rc;
 			if (!h)
 				return fail(c, MTC_ENOMEM, "out of host memory");
-			if (r != 2 && t->init && t->info.dtype == MTC_F32)
+			if (t->init == 6)       /* INIT_FILE: the values embedded at offset a */
+				memcpy(h, mtc_cu_data + (int64_t)t->a, (size_t)t->info.bytes);
+			else if (r != 2 && t->init && t->info.dtype == MTC_F32)
 				mtc_init_f32(h, t->info.numel, t->init, t->a, t->b, t->info.name, 0);
 			rc = upload(c, t->off, h, t->info.bytes);
 			free(h);

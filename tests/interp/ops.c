@@ -35,7 +35,7 @@ begin(void)
 static int
 decl(const char *name, Type t, void *init)
 {
-	int d = mod_decl(m, name, R_INPUT, t, (Init){INIT_NONE, 0, 0}, (Loc){0, 0});
+	int d = mod_decl(m, name, R_INPUT, t, (Init){ .kind = INIT_NONE }, (Loc){0, 0});
 	data[d] = init;
 	return d;
 }
@@ -1158,7 +1158,7 @@ planner_ops(void)
 	/* swap_home: the copy of a state living in host memory goes back to its home */
 	begin();
 	a = decl("a", ty(F32, 1, 1024), NULL);
-	s = mod_decl(m, "m", R_STATE, ty(F32, 1, 1024), (Init){INIT_ZEROS, 0, 0}, (Loc){0, 0});
+	s = mod_decl(m, "m", R_STATE, ty(F32, 1, 1024), (Init){ .kind = INIT_ZEROS }, (Loc){0, 0});
 	mod_set_host(m, s);
 	start();
 	i = op(OP_SWAPIN, A(s), 1, NULL, 0, NULL, NULL);
@@ -1204,7 +1204,7 @@ init_values(void)
 	int d, ok;
 
 	begin();
-	d = mod_decl(m, "w", R_PARAM, ty(F32, 1, 1000), (Init){INIT_NORMAL, 1.0, 0.5}, (Loc){0, 0});
+	d = mod_decl(m, "w", R_PARAM, ty(F32, 1, 1000), (Init){ .kind = INIT_NORMAL, .a = 1.0, .b = 0.5 }, (Loc){0, 0});
 	t1.data = b1;
 	t2.data = b2;
 	init_tensor(&m->decl[d], 7, &t1);
@@ -1219,12 +1219,12 @@ init_values(void)
 	check(memcmp(b1, b2, sizeof b1) != 0, "another seed gives other values");
 	/* the value depends on the name and the seed only, not on the module around it */
 	m2 = mod_new("other", "o.tdsl");
-	mod_decl(m2, "pad", R_PARAM, ty(F32, 1, 3), (Init){INIT_ZEROS, 0, 0}, (Loc){0, 0});
-	d = mod_decl(m2, "w", R_PARAM, ty(F32, 1, 1000), (Init){INIT_NORMAL, 1.0, 0.5}, (Loc){0, 0});
+	mod_decl(m2, "pad", R_PARAM, ty(F32, 1, 3), (Init){ .kind = INIT_ZEROS }, (Loc){0, 0});
+	d = mod_decl(m2, "w", R_PARAM, ty(F32, 1, 1000), (Init){ .kind = INIT_NORMAL, .a = 1.0, .b = 0.5 }, (Loc){0, 0});
 	init_tensor(&m2->decl[d], 7, &t2);
 	check(memcmp(b1, b2, sizeof b1) == 0, "init depends on (name, seed) only");
 	mod_free(m2);
-	d = mod_decl(m, "u", R_PARAM, ty(F32, 1, 1000), (Init){INIT_UNIFORM, -2, 3}, (Loc){0, 0});
+	d = mod_decl(m, "u", R_PARAM, ty(F32, 1, 1000), (Init){ .kind = INIT_UNIFORM, .a = -2, .b = 3 }, (Loc){0, 0});
 	init_tensor(&m->decl[d], 0, &t1);
 	ok = 1;
 	for (int i = 0; i < 1000; i++)
