@@ -43,9 +43,12 @@ plan(CuMod *c)
 		c->fn[k].off = p->off;
 		c->fn[k].last = p->last;
 		c->fn[k].ev = xcalloc(p->f->nval + 1, sizeof *c->fn[k].ev);
-		for (int i = 0; i < p->f->nop; i++)
+		c->fn[k].hu = xmalloc((p->f->nop + 1) * sizeof *c->fn[k].hu);
+		for (int i = 0; i < p->f->nop; i++) {
+			c->fn[k].hu[i] = op_on_host(p->f, &p->f->op[i]) ? c->nhupd++ : -1;
 			if (opinfo[p->f->op[i].kind].flags & F_COPY)
 				c->fn[k].ev[p->f->op[i].res] = c->nev++;
+		}
 		cuda_sync(&c->fn[k], p, &c->nrec);
 	}
 }
@@ -68,13 +71,14 @@ cuda_reads(const Func *f, int v)
 
 static void
 tensor(FILE *fp, const char *role, const char *name, const Type *t, int64_t off, const Init *in,
-       int use)
+       int use, int host)
 {
 	fprintf(fp, "tensor %s %s %s %d", role, name, dtype_name(t->dt), t->sh.rank);
 	for (int k = 0; k < t->sh.rank; k++)
 		fprintf(fp, " %lld", (long long)t->sh.d[k]);
-	fprintf(fp, " off %lld init %d %.17g %.17g use %d\n", (long long)off, in ? (int)in->kind : 0,
+	fprintf(fp, " off %lld init %d %.17g %.17g use %d", (long long)off, in ? (int)in->kind : 0,
 	        in ? in->a : 0, in ? in->b : 0, use);
+	fprintf(fp, host ? " host\n" : "\n");
 }
 
 static const char *ptx_arch(const char *arch, char *buf, size_t n);
@@ -93,20 +97,20 @@ manifest(CuMod *c)
 	if (!fp)
 		die("out of memory");
 	fprintf(fp, "model %s\nsolver %s\nbudget %lld\nplan %lld\npeak %lld\npersist %lld\n"
-	        "arena %lld\nhost %lld\nevents %d\nrecords %d\nloss %lld\narch %s\n", m->name,
+	        "arena %lld\nhost %lld\nevents %d\nrecords %d\nhostupd %d\nloss %lld\narch %s\n", m->name,
 	        c->lo->plan.solver, (long long)c->lo->plan.budget,
 	        (long long)(c->persist + c->arena), (long long)c->peak, (long long)c->persist,
-	        (long long)c->arena, (long long)c->host, c->nev, c->nrec,
+	        (long long)c->arena, (long long)c->host, c->nev, c->nrec, c->nhupd,
 	        st && st->loss >= 0 ? (long long)c->fn[1].off[st->loss] : -1LL,
 	        ptx_arch(c->o->arch, vbuf, sizeof vbuf));
 	for (int k = 0; k < c->prog->nfn; k++)
 		fprintf(fp, "kernel %s\n", c->prog->fname[k]);
 	for (int d = 0; d < m->ndecl; d++)
 		tensor(fp, role[m->decl[d].role], m->decl[d].name, &m->decl[d].ty, c->poff[d],
-		       &m->decl[d].init, cuda_reads(m->fwd, d) | cuda_reads(st, d) << 1);
+		       &m->decl[d].init, cuda_reads(m->fwd, d) | cuda_reads(st, d) << 1, m->decl[d].host);
 	for (int k = 0; k < m->fwd->nout; k++) {
 		int v = m->fwd->out[k];
-		tensor(fp, "output", m->fwd->outname[k], &m->fwd->val[v].ty, c->fn[0].off[v], NULL, 0);
+		tensor(fp, "output", m->fwd->outname[k], &m->fwd->val[v].ty, c->fn[0].off[v], NULL, 0, 0);
 	}
 	fclose(fp);
 }
@@ -182,6 +186,7 @@ release(CuMod *c)
 {
 	for (int i = 0; i < 2; i++) {
 		free(c->fn[i].ev);
+		free(c->fn[i].hu);
 		free(c->fn[i].after);
 		free(c->fn[i].rec);
 		free(c->fn[i].xwait);

@@ -7,8 +7,8 @@
  *        completion is recorded, per launching op the latest copy it must wait for beyond the
  *        IR's `wait`s.
  *
- * Kernels run in program order on the compute stream, copies in program order on the copy
- * stream, so only edges of passes/deps.c's DAG that cross streams need events, and of those
+ * Kernels run in program order on the compute stream, copies (and updates on the host) in
+ * program order on the copy stream, so only edges of passes/deps.c's DAG that cross streams need events, and of those
  * only the latest one into an op: an event covers everything its stream did before it, and a
  * stream that waited on one carries that wait into its later events. A copy after a `wait`
  * needs nothing for it: the wait only orders compute after an earlier copy, which the copy
@@ -17,10 +17,12 @@
 
 #include "cuda.h"
 
+/* On the copy stream: a copy, or an update on the host (a host function queued there, after
+ * the gradient's copy out). */
 static int
 is_copy(const Func *f, int i)
 {
-	return (opinfo[f->op[i].kind].flags & F_COPY) != 0;
+	return (opinfo[f->op[i].kind].flags & F_COPY) || op_on_host(f, &f->op[i]);
 }
 
 void
