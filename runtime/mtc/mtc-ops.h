@@ -40,6 +40,14 @@ static inline float mtc_sqrt(float x) { return sqrtf(x); }
 static inline float mtc_rsqrt(float x) { return 1 / sqrtf(x); }
 static inline float mtc_neg(float x) { return -x; }
 static inline float mtc_pow(float x, float c) { return powf(x, c); }
+/* clip (ReLU6 is clip(x, 0, 6)): max then min as torch.clamp, so NaN stays NaN and lo > hi
+ * gives hi. */
+static inline float
+mtc_clip(float x, float lo, float hi)
+{
+	float y = x < lo ? lo : x;
+	return y > hi ? hi : y;
+}
 
 /* Gradient helpers: (saved forward value, dy) -> dx; which forward value each takes (x or
  * y) is in docs/ir.md. */
@@ -58,6 +66,9 @@ static inline float mtc_sigmoid_grad(float y, float dy) { return dy * (1 - y) * 
 static inline float mtc_sqrt_grad(float y, float dy) { return dy / (2 * y); }
 static inline float mtc_rsqrt_grad(float y, float dy) { return -0.5f * dy * (y * y * y); }
 static inline float mtc_pow_grad(float x, float dy, float c) { return c == 0 ? 0 : dy * (c * powf(x, c - 1)); }
+/* From clip's result y: dy where lo < y < hi (strictly, as PyTorch's hardtanh, ReLU6's
+ * backward; y is strictly inside exactly where the input is). */
+static inline float mtc_clip_grad(float y, float dy, float lo, float hi) { return y > lo && y < hi ? dy : 0; }
 
 /* Optimizer updates, one element of a param at a time, PyTorch 1.13's single-tensor rules.
  * The interpreter, both targets' update kernels and the updates run on the host call these,
