@@ -185,12 +185,16 @@ op_code(G *g, const CuFn *p, const Launch *l, int i)
 		                      C32(g, p->ev[r]), C32(g, p->after[i]) };
 		check(g, call(g, g->swap, a, 7));
 	} else if (p->hu[i] >= 0) {
-		/* an update on the host: a host function on the copy stream, after the gradient's
-		 * copy out; its operands' offsets in pinned host memory */
+		/* an update on the host: a host function on its own stream, after the latest copy
+		 * issued (the gradient's copy out); its operands' offsets in pinned host memory */
 		LLVMValueRef a[11];
+		int lc = -1;
+		for (int k = i - 1; k >= 0 && lc < 0; k--)
+			if (opinfo[f->op[k].kind].flags & F_COPY)
+				lc = p->ev[f->op[k].res];
 		for (int k = 0; k < o->nargs; k++)
 			LLVMBuildStore(g->b, C64(g, p->off[o->args[k]]), slot(g, g->args, g->nargs, k));
-		a[0] = g->rt, a[2] = C32(g, p->after[i]);
+		a[0] = g->rt, a[2] = C32(g, lc);
 		a[1] = C32(g, o->kind == OP_SGD ? MTC_CU_SGD : o->kind == OP_SGDM ? MTC_CU_SGDM : MTC_CU_ADAM);
 		a[3] = C64(g, shape_numel(&f->val[o->args[0]].ty.sh)), a[4] = argp, a[5] = C32(g, o->nargs);
 		for (int k = 0; k < 4; k++)

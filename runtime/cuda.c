@@ -1,6 +1,6 @@
 /* cuda.c: the runtime's CUDA part: libcuda and cuBLAS through dlopen, one device arena, a
  * compute and a copy stream, pinned host memory for swaps and for the params and state that
- * live there, updates on the host, events, check mode, the module API.
+ * live there, a stream of updates on the host, events, check mode, the module API.
  *
  * Nothing here links against CUDA: the few driver API types are declared below, so a module
  * loads everywhere and create() says plainly when there is no driver or no GPU. */
@@ -258,7 +258,7 @@ struct mtc_cu {
 	CUfunction *fn;
 	CUdeviceptr mem;          /* persistent zone + arena */
 	char *host;               /* pinned: swapped tensors */
-	CUstream s[2];            /* compute, copy */
+	CUstream s[3];            /* compute, copy, the host's updates */
 	CUevent *ev;              /* per swap: its completion */
 	CUevent *rec;             /* compute events: a position of the compute stream a copy waits for */
 	Hupd *hu;                 /* per update on the host: its closure */
@@ -419,7 +419,7 @@ open_instance(mtc_cu *c)
 	if (man.host > 0 && (r = cu.cuMemAllocHost_v2((void **)&c->host, man.host)))
 		return fail(c, MTC_ENOMEM, "cannot allocate %lld bytes of pinned host memory: %s",
 		            (long long)man.host, cuerr(r));
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 3; i++)
 		CK(c, cu.cuStreamCreate(&c->s[i], CU_STREAM_NON_BLOCKING), "creating a stream");
 	for (int i = 0; i < man.nevents; i++)
 		CK(c, cu.cuEventCreate(&c->ev[i], CU_EVENT_DISABLE_TIMING), "creating an event");
@@ -444,7 +444,7 @@ mtc_cu_destroy(void *p)
 		return;
 	if (cu.lib && c->ctx) {
 		cu.cuCtxSetCurrent(c->ctx);
-		for (int i = 0; i < 2; i++)
+		for (int i = 0; i < 3; i++)
 			if (c->s[i])
 				cu.cuStreamSynchronize(c->s[i]);
 		if (c->blas)
@@ -455,7 +455,7 @@ mtc_cu_destroy(void *p)
 		for (int i = 0; c->rec && i < man.nrecords; i++)
 			if (c->rec[i])
 				cu.cuEventDestroy_v2(c->rec[i]);
-		for (int i = 0; i < 2; i++)
+		for (int i = 0; i < 3; i++)
 			if (c->s[i])
 				cu.cuStreamDestroy_v2(c->s[i]);
 		if (c->host)
@@ -609,7 +609,7 @@ mtc_cu_host_update(mtc_cu *c, int kind, int after, int64_t n, const uint64_t *of
 	Hupd *u;
 
 	if (slot < 0 || slot >= man.nhupd || kind < MTC_CU_SGD || kind > MTC_CU_ADAM || nargs < 2 ||
-	    nargs > 5 || after < -1 || after >= man.nrecords)
+	    nargs > 5 || after < -1 || after >= man.nevents)
 		return fail(c, MTC_EINVAL, "bad update on the host (%d)", slot);
 	for (int k = 0; k < nargs; k++)
 		if (off[k] >= (uint64_t)man.host || n * 4 > man.host - (int64_t)off[k])
@@ -619,8 +619,8 @@ mtc_cu_host_update(mtc_cu *c, int kind, int after, int64_t n, const uint64_t *of
 	*u = (Hupd){ c, kind, nargs, n, { 0 }, { a, b, cc, d } };
 	memcpy(u->off, off, sizeof *off * (size_t)nargs);
 	if (after >= 0)
-		CK(c, cu.cuStreamWaitEvent(c->s[1], c->rec[after], 0), "ordering an update on the host");
-	CK(c, cu.cuLaunchHostFunc(c->s[1], host_update, u), "queueing an update on the host");
+		CK(c, cu.cuStreamWaitEvent(c->s[2], c->ev[after], 0), "ordering an update on the host");
+	CK(c, cu.cuLaunchHostFunc(c->s[2], host_update, u), "queueing an update on the host");
 	return 0;
 }
 
@@ -739,11 +739,12 @@ static int
 finish(mtc_cu *c, int rc)
 {
 	CUresult r0 = cu.cuStreamSynchronize(c->s[0]), r1 = cu.cuStreamSynchronize(c->s[1]);
+	CUresult r2 = cu.cuStreamSynchronize(c->s[2]);
 
 	if (rc)
 		return c->status ? c->status : rc;
-	if (r0 || r1)
-		return fail(c, MTC_ENODEV, "a kernel or copy failed: %s", cuerr(r0 ? r0 : r1));
+	if (r0 || r1 || r2)
+		return fail(c, MTC_ENODEV, "a kernel or copy failed: %s", cuerr(r0 ? r0 : r1 ? r1 : r2));
 	if (c->hubad)
 		return fail(c, MTC_EINVAL, "adam's step counter is below 1 (the state was set wrongly)");
 	return c->status;
@@ -816,8 +817,9 @@ api_get(void *p, int i, void *dst)
 	c->status = 0;
 	CK(c, cu.cuCtxSetCurrent(c->ctx), "get");
 	if (t->host) {
-		/* in pinned host memory, where the copy stream's updates and copies home write */
+		/* in pinned host memory, where the copies home and the updates on the host write */
 		CK(c, cu.cuStreamSynchronize(c->s[1]), "get");
+		CK(c, cu.cuStreamSynchronize(c->s[2]), "get");
 		memcpy(dst, c->host + t->off, (size_t)t->info.bytes);
 		return 0;
 	}
@@ -838,6 +840,7 @@ api_set(void *p, int i, const void *src)
 	CK(c, cu.cuCtxSetCurrent(c->ctx), "set");
 	if (t->host) {
 		CK(c, cu.cuStreamSynchronize(c->s[1]), "set");
+		CK(c, cu.cuStreamSynchronize(c->s[2]), "set");
 		memcpy(c->host + t->off, src, (size_t)t->info.bytes);
 		return 0;
 	}

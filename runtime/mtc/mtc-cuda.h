@@ -67,12 +67,13 @@ int mtc_cu_gemm(mtc_cu *, int fn, unsigned gx, unsigned gy, unsigned gz, unsigne
  * producer of what it reads, the readers of the bytes it overwrites), and after every earlier
  * copy (one stream); out: device to pinned host. Its completion is recorded in copy event ev. */
 int mtc_cu_swap(mtc_cu *, int out, int64_t dev, int64_t host, int64_t bytes, int ev, int after);
-/* An optimizer update on the host (the planner's choice): a host function queued on the copy
- * stream after compute event `after` (-1: none) and every earlier copy (the gradient sent
- * there), running kind's formula (<mtc/mtc-ops.h>) over n elements of its operands at pinned
- * host offsets off[0..nargs) (the param, its state, the gradient, Adam's counter) with the
- * float attributes a..d (lr, then momentum, or beta1 beta2 eps). slot: its place among the
- * manifest's hostupd (the closure the host function reads). */
+/* An optimizer update on the host (the planner's choice): a host function on the stream of
+ * updates on the host, after copy event `after` (-1: none; the latest copy issued before it,
+ * so every copy before it too: the gradient sent there), running kind's formula
+ * (<mtc/mtc-ops.h>) over n elements of its operands at pinned host offsets off[0..nargs) (the
+ * param, its state, the gradient, Adam's counter) with the float attributes a..d (lr, then
+ * momentum, or beta1 beta2 eps). slot: its place among the manifest's hostupd (the closure the
+ * host function reads). */
 enum { MTC_CU_SGD = 1, MTC_CU_SGDM, MTC_CU_ADAM };
 int mtc_cu_host_update(mtc_cu *, int kind, int after, int64_t n, const uint64_t *off, int nargs,
                        double a, double b, double c, double d, int slot);

@@ -14,7 +14,7 @@
  * - minimal: a copy waits on the compute event of an op it conflicts with (never a barrier
  *   on everything issued), and events are recorded before anything waits on them;
  * - the check can fail: dropping any copy's compute event must make some pair race.
- * Updates on the host are host functions on the copy stream: ordered as its copies are. */
+ * Updates on the host are host functions on a stream of their own, after the copy they name. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +27,9 @@
 typedef struct OpT {
 	int64_t off, bytes;        /* born(): the result's device bytes */
 	int launch;
-	int swap, out, ev, after;  /* on the copy stream (a copy or an update on the host): a
-	                            * copy's direction, its event, the compute event it waits */
-	int hu;                    /* an update on the host (a host function on the copy stream) */
+	int swap, out, ev, after;  /* a copy: direction, its event, the compute event it waits */
+	int hu, huev;              /* an update on the host (on a stream of its own) and the copy
+	                            * event it waits for (-1: none) */
 	int64_t dev, host, cb;
 	int nwait, wait[4];        /* copy events the compute stream waits for before the op */
 	int rec;                   /* compute event recorded after it, -1 */
@@ -83,7 +83,7 @@ trace(const char *ll, const char *name, int *nop)
 				t = xrealloc(t, (cap = cap ? 2 * cap : 64) * sizeof *t);
 			o = &t[n++];
 			memset(o, 0, sizeof *o);
-			o->off = v[0], o->bytes = v[1], o->rec = -1, o->ev = -1, o->after = -1;
+			o->off = v[0], o->bytes = v[1], o->rec = -1, o->ev = -1, o->after = -1, o->huev = -1;
 		} else if (!o) {
 			continue;
 		} else if (strncmp(c, "launch(", 7) == 0 || strncmp(c, "gemm(", 5) == 0) {
@@ -92,7 +92,7 @@ trace(const char *ll, const char *name, int *nop)
 			o->swap = 1, o->out = (int)v[0], o->dev = v[1], o->host = v[2], o->cb = v[3];
 			o->ev = (int)v[4], o->after = (int)v[5];
 		} else if (strncmp(c, "host_update(", 12) == 0) {
-			o->swap = o->hu = 1, o->after = (int)v[1];
+			o->hu = 1, o->huev = (int)v[1];
 		} else if (strncmp(c, "wait(", 5) == 0 && o->nwait < 4) {
 			o->wait[o->nwait++] = (int)v[0];
 		} else if (strncmp(c, "record(", 7) == 0) {
@@ -183,6 +183,35 @@ conflict(const Func *f, const OpT *t, int a, int b)
 	return 0;
 }
 
+/* Updates on the host run on a stream of their own after the copy event each names (the copy
+ * stream being in order, every copy up to it): each must follow every copy it conflicts
+ * with, and nothing else may conflict with it. The number of such pairs left unordered. */
+static int
+host_races(const Func *f, const OpT *t, int n, const char *what)
+{
+	int bad = 0;
+
+	for (int h = 0; h < n; h++) {
+		int upto = -1;
+		if (!t[h].hu)
+			continue;
+		for (int j = 0; j < h; j++)
+			if (t[j].swap && t[j].ev == t[h].huev)
+				upto = j;
+		for (int k = 0; k < n; k++) {
+			if (k == h || f->op[k].kind == OP_WAIT || !conflict(f, t, h, k))
+				continue;
+			if (t[k].hu || (t[k].swap && k <= upto))
+				continue;       /* in order on its stream, or a copy it waited for */
+			bad++;
+			if (bad <= 5)
+				printf("%s: update on the host %d and op %d (%s) conflict but are not ordered\n",
+				       what, h, k, opinfo[f->op[k].kind].name);
+		}
+	}
+	return bad;
+}
+
 /* Replay the streams: the number of conflicting copy/kernel pairs left unordered. */
 static int
 races(const Func *f, const OpT *t, int n, const char *what, int quiet)
@@ -208,7 +237,7 @@ races(const Func *f, const OpT *t, int n, const char *what, int quiet)
 				s1 = recat[t[j].after];
 		for (int k = 0; k < n; k++) {
 			int ok;
-			if (t[k].swap || f->op[k].kind == OP_WAIT || !conflict(f, t, c, k))
+			if (t[k].swap || t[k].hu || f->op[k].kind == OP_WAIT || !conflict(f, t, c, k))
 				continue;
 			if (k < c) {
 				ok = s1 >= t[k].pos;
@@ -257,9 +286,8 @@ one(const Func *f, const char *ll, const char *sched, const char *file, int *nco
 		if (t[i].launch)
 			launch = i;
 		t[i].pos = launch >= 0 ? launch : i;
-		check((copy || hu) == t[i].swap && hu == t[i].hu &&
-		      (!copy || t[i].out == (o->kind != OP_SWAPIN)), "%s: op %d (%s)",
-		      what, i, opinfo[o->kind].name);
+		check(copy == t[i].swap && hu == t[i].hu && (!copy || t[i].out == (o->kind != OP_SWAPIN)),
+		      "%s: op %d (%s)", what, i, opinfo[o->kind].name);
 		if (t[i].rec >= 0 && t[i].rec < n)
 			seen[t[i].rec] = 1;
 		/* an event waited for must have been recorded earlier in this schedule, else the
@@ -298,6 +326,8 @@ one(const Func *f, const char *ll, const char *sched, const char *file, int *nco
 	}
 	bad = races(f, t, n, what, 0);
 	check(bad == 0, "%s: %d conflicting copy/kernel pairs run unordered", what, bad);
+	bad = host_races(f, t, n, what);
+	check(bad == 0, "%s: %d ops conflict with an update on the host unordered", what, bad);
 	/* the simulation must notice a missing event */
 	for (int i = 0; i < n; i++) {
 		int a = t[i].after;
