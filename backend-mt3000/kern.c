@@ -1127,7 +1127,7 @@ kern_host_update(Gen *g, const LowFunc *p, int i, int id)
 	FILE *k = g->k;
 
 	g->k = g->h;
-	K(g, "\n/* %s on the host, run by the DMA queue's thread */\nstatic void\n"
+	K(g, "\n/* %s on the host, run by the host's thread */\nstatic void\n"
 	  "hu%d(const uint64_t *a, int tid, int nt)\n{\n", opinfo[o->kind].name, id);
 	update_code(g, o, shape_numel(SH(o->args[0])));
 	g->k = k;

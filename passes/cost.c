@@ -97,12 +97,13 @@ op_time(const Target *t, const Func *f, const Op *op)
 
 /* A copy is issued where it stands in the order: it starts once the compute op before it has
  * ended (so arena bytes it overwrites are free), its operand exists and the copy engine is
- * idle; compute continues meanwhile. An update on the host is queued the same way, behind
- * the copies. A wait blocks the compute stream until its copy ends. */
+ * idle; compute continues meanwhile. An update on the host is issued the same way to the
+ * host's thread, which runs it once every copy issued before it is done (its gradient's among
+ * them) and the updates before it are. A wait blocks the compute stream until its copy ends. */
 void
 cost_fill(Cost *c, const Func *f, const Target *t)
 {
-	double comp = 0, copy = 0;
+	double comp = 0, copy = 0, host = 0;
 
 	c->nop = f->nop;
 	c->dur = xcalloc(f->nop + 1, sizeof *c->dur);
@@ -118,7 +119,14 @@ cost_fill(Cost *c, const Func *f, const Target *t)
 				ready = c->end[d];
 		}
 		c->dur[i] = op_time(t, f, op);
-		if ((opinfo[op->kind].flags & F_COPY) || op_on_host(f, op)) {
+		if (op_on_host(f, op)) {
+			c->start[i] = copy > host ? copy : host;
+			if (comp > c->start[i])
+				c->start[i] = comp;
+			host = c->end[i] = c->start[i] + c->dur[i];
+			continue;
+		}
+		if (opinfo[op->kind].flags & F_COPY) {
 			c->start[i] = ready > copy ? ready : copy;
 			if (comp > c->start[i])
 				c->start[i] = comp;
@@ -129,6 +137,8 @@ cost_fill(Cost *c, const Func *f, const Target *t)
 		comp = c->end[i] = c->start[i] + c->dur[i];
 	}
 	c->total = comp > copy ? comp : copy;
+	if (host > c->total)
+		c->total = host;
 }
 
 void
