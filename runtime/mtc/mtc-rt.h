@@ -118,6 +118,17 @@ void mtc_im2col(float *col, const float *x, int64_t N, int64_t C, int64_t H, int
 void mtc_col2im(float *x, const float *col, int64_t N, int64_t C, int64_t H, int64_t W, int64_t kh,
                 int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
                 int64_t ho, int64_t wo, int64_t lo, int64_t hi);
+/* A depthwise convolution (groups = C = Cout) directly: y's and dx's planes n*C + c, dw's
+ * channels in [lo, hi). */
+void mtc_dwconv(float *y, const float *x, const float *w, int64_t C, int64_t H, int64_t W, int64_t kh,
+                int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
+                int64_t ho, int64_t wo, int64_t lo, int64_t hi);
+void mtc_dwconv_dx(float *dx, const float *w, const float *dy, int64_t C, int64_t H, int64_t W,
+                   int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh,
+                   int64_t dw, int64_t ho, int64_t wo, int64_t lo, int64_t hi);
+void mtc_dwconv_dw(float *dwt, const float *x, const float *dy, int64_t N, int64_t C, int64_t H,
+                   int64_t W, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
+                   int64_t dh, int64_t dw, int64_t ho, int64_t wo, int64_t lo, int64_t hi);
 /* max_pool2d (kind 0), avg_pool2d with count_include_pad (kind 1) or without (kind 2) of the
  * planes [lo, hi) of an x [N, C, H, W], and their gradients (x is read by max_pool2d's only). */
 void mtc_pool2d(float *y, const float *x, int kind, int64_t H, int64_t W, int64_t kh, int64_t kw,

@@ -788,7 +788,8 @@ conv_ref(const float *x, const float *w, const int64_t *a, int64_t G, const int6
 				}
 }
 
-/* A conv op on f with its workspace (none for a pointwise convolution); returns its value. */
+/* A conv op on f with its workspace (none for a pointwise or depthwise convolution); returns
+ * its value. */
 static int
 conv_op(Opk k, int a0, int a1, const Type *x, const Type *w, const int64_t *a, const Type *given)
 {
