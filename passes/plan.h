@@ -163,6 +163,7 @@ typedef struct PlanOpts {
 	const Target *tg;      /* the cost model's machine (copybw 0: no swaps) */
 	long nodes;            /* ILP branch-and-bound nodes per program; 0: PLAN_NODES without
 	                        * tlim, none with it */
+	int quiet;             /* no messages (the driver tries several steps: micro-batches) */
 } PlanOpts;
 enum { PLAN_NODES = 50 };      /* the ILP's default limit (nodes per program) */
 typedef struct PlanReport {
