@@ -198,11 +198,11 @@ measure(const Func *f, const Target *tg, DpReport *r)
 }
 
 /* The modeled time of g planned under the budget by tso, or -1 when it does not fit: g is
- * installed as m's step for the trial, then m is as it was. */
+ * installed as m's step for the trial, then m (its forward, its decls' homes) is as it was. */
 static double
 probe(Module *m, Func *g, const PlanOpts *po)
 {
-	Func *keep = m->step;
+	Func *keep = m->step, *fwd = func_rebuild(m->fwd, NULL, NULL);
 	uint8_t *host = xmalloc(m->ndecl + 1);
 	PlanOpts o = *po;
 	PlanReport pr;
@@ -216,8 +216,12 @@ probe(Module *m, Func *g, const PlanOpts *po)
 	t = plan_step(m, &o, &pr) ? -1 : pr.time;
 	func_free(m->step);
 	m->step = keep;
+	/* the planner may have moved params to host memory, the forward fetching them */
 	for (int d = 0; d < m->ndecl; d++)
-		m->decl[d].host = m->fwd->val[d].host = host[d];
+		m->decl[d].host = host[d];
+	func_adopt(m->fwd, fwd);
+	for (int d = 0; d < m->ndecl; d++)
+		m->fwd->val[d].host = m->step->val[d].host = host[d];
 	free(host);
 	return t;
 }

@@ -139,7 +139,7 @@ example(const char *top, const char *file, const char *const *defs, int ndefs)
 	m = synth_example(path, defs, ndefs, tg);
 	{
 		int64_t b = plan_arena(m0->step, tg, NULL) * 70 / 100;
-		PlanOpts o = { "tso", b, 0, 0, tg, 0, 0 };
+		PlanOpts o = { "tso", b, 0, 0, tg, 0, 0, 0 };
 		PlanReport pr;
 		rc = dp_choose(m, 2, 0, tg, "mem", &o, &r) || plan_step(m, &o, &pr);
 		check(rc == 0, "%s: %d buckets of %lld bytes, planned at 70%%", file, r.nbuckets, (long long)r.cap);
@@ -186,20 +186,26 @@ buckets(const char *top)
 		      r2.nbuckets, r2.exposed_s, one.exposed_s);
 		mod_free(m);
 	}
-	/* a tighter budget takes smaller buckets: their gradients die sooner */
+	/* a tight budget takes smaller buckets, whose gradients die sooner: at 35% of the arena
+	 * one bucket does not fit (its gradients wait for the last), the buckets taken do */
 	{
 		static const char *const small[] = { "B=64", "L=4" };
 		Module *m0 = synth_example(path, small, 2, tg), *m1 = synth_example(path, small, 2, tg);
-		int64_t b = m0 ? plan_arena(m0->step, tg, NULL) * 60 / 100 : 0;
-		PlanOpts o = { "tso", b, 0, 0, tg, 0, 0 };
-		if (m0 && m1) {
+		Module *m2 = synth_example(path, small, 2, tg);
+		int64_t b = m0 ? plan_arena(m0->step, tg, NULL) * 35 / 100 : 0;
+		PlanOpts o = { "tso", b, 0, 0, tg, 0, 0, 1 };
+		PlanReport pr;
+		if (m0 && m1 && m2) {
 			dp_choose(m0, 2, 0, tg, "mem", NULL, &r1);
 			dp_choose(m1, 2, 0, tg, "mem", &o, &r2);
-			check(r2.nbuckets > r1.nbuckets, "mlp at 60%%: %d buckets, %d without a budget",
-			      r2.nbuckets, r1.nbuckets);
+			dp_choose(m2, 2, 1LL << 40, tg, "mem", NULL, &one);
+			check(r2.nbuckets > r1.nbuckets && plan_step(m1, &o, &pr) == 0,
+			      "mlp at 35%%: %d buckets fit, %d without a budget", r2.nbuckets, r1.nbuckets);
+			check(plan_step(m2, &o, &pr) != 0, "mlp at 35%%: one bucket does not fit");
 		}
 		mod_free(m0);
 		mod_free(m1);
+		mod_free(m2);
 	}
 }
 
