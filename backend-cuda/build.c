@@ -365,4 +365,4 @@ cuda_build(const Lowered *lo, const BuildOpts *o, const char *out)
 }
 
 static const char *const emits[] = { "cuda", "ptx", "llvm", "h", NULL };
-const Backend backend_cuda = { "cuda", &target_cuda, emits, cuda_emit, cuda_build, NULL };
+const Backend backend_cuda = { "cuda", &target_cuda, emits, cuda_emit, cuda_build, NULL, NULL };

@@ -158,7 +158,7 @@ static int has_suffix(const char *s, const char *suf);
 static const char *const valopts[] = { "--target", "--schedule", "--emit", "--stop-after",
 	"--dump-dir", "--mem-budget", "--solver", "--solver-time", "--solver-nodes", "--arch", "--seed",
 	"--target-flops", "--target-bw", "--copy-bw", "--copy-latency", "--launch", "--accel-bytes",
-	"--align", "--host-flops", "--host-bw", "--offload", NULL };
+	"--align", "--host-flops", "--host-bw", "--offload", "--net-bw", "--net-latency", NULL };
 static const char *const flagopts[] = { "--help", "--version", NULL };
 
 static int
@@ -572,7 +572,7 @@ main(int argc, char **argv)
 			schedule(fs[k], &o.tg, given || planned(m) ? "program" : o.schedule);
 	if (o.budget || o.budget_pct > 0) {
 		PlanOpts po = { o.solver, o.budget, o.budget_pct, o.solver_time, &o.tg, o.solver_nodes,
-		                o.nooffload };
+		                o.nooffload, 0 };
 		if (plan_step(m, &po, &rep)) {
 			rc = 1;             /* freed below, so leak checkers see a clean exit */
 			goto out;

@@ -210,6 +210,7 @@ typedef struct PlanOpts {
 	                        * tlim, none with it */
 	int nooffload;         /* params, gradients and optimizer state stay on the accelerator
 	                        * (--offload=none): the planner decides activations only */
+	int quiet;             /* no messages (the driver tries several steps: micro-batches) */
 } PlanOpts;
 enum { PLAN_NODES = 50 };      /* the ILP's default limit (nodes per program) */
 typedef struct PlanReport {

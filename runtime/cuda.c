@@ -868,5 +868,6 @@ api_stats(const void *p, struct mtc_stats *s)
 	s->ddr_bytes = man.host;
 	s->steps = c->steps;
 	s->check = c->check;
+	s->nranks = 1;
 	return 0;
 }

@@ -1194,6 +1194,45 @@ planner_ops(void)
 	check(peak2 == peak1, "a second run does not grow the peak");
 }
 
+/* allreduce packs its operands and sums them over the ranks (the interpreter's other ranks hold
+ * what this one holds), times scale; unbucket copies a part back after the wait. */
+static void
+collectives(void)
+{
+	static const int64_t ranks[] = { 1, 2, 3 };
+	static const double scale[] = { 1, 0.5, 1 };
+
+	for (int k = 0; k < 3; k++) {
+		int a, b, bk, u0, u1;
+		Type ta = ty(F32, 2, 2, 3), tb = ty(F32, 1, 5);
+		char what[96];
+		float want[11], x[6] = { 1, -2, 3.5f, 4, 5, 6 }, y[5] = { 0.25f, 7, -8, 9, 10 };
+
+		begin();
+		a = decl("a", ta, x);
+		b = decl("b", tb, y);
+		start();
+		bk = op(OP_ALLREDUCE, A(a, b), 2, I(ranks[k]), 0, F(scale[k]), NULL);
+		f->op[f->nop - 1].phase = PH_MEM;
+		func_op(f, OP_WAIT, PH_MEM, A(bk), 1, NULL, 0, NULL, NULL, NULL, (Loc){0, 0});
+		u0 = op(OP_UNBUCKET, A(bk), 1, I(0), 0, NULL, &tb);
+		u1 = op(OP_UNBUCKET, A(bk), 1, I(5), 0, NULL, &ta);
+		func_output(f, "u0", u0);
+		func_output(f, "u1", u1);
+		func_output(f, "bucket", op(OP_UNBUCKET, A(bk), 1, I(0), 0, NULL, &(Type){ F32, { 1, { 11 } } }));
+		for (int i = 0; i < 11; i++)
+			want[i] = (float)((i < 6 ? x[i] : y[i - 6]) * (double)ranks[k] * scale[k]);
+		snprintf(what, sizeof what, "allreduce ranks=%lld scale=%g: the bucket", (long long)ranks[k], scale[k]);
+		expect(what, 2, want, 11, 0);
+		snprintf(what, sizeof what, "allreduce ranks=%lld: unbucket start=0", (long long)ranks[k]);
+		expect(what, 0, want, 5, 0);
+		snprintf(what, sizeof what, "allreduce ranks=%lld: unbucket start=5", (long long)ranks[k]);
+		expect(what, 1, want + 5, 6, 0);
+		check(f->val[bk].host, "allreduce ranks=%lld: the bucket lives in host memory",
+		      (long long)ranks[k]);
+	}
+}
+
 static void
 init_values(void)
 {
@@ -1286,6 +1325,7 @@ main(void)
 	cnn_bn();
 	cnn_dropout();
 	planner_ops();
+	collectives();
 	init_values();
 	{
 		int all = 1;
