@@ -212,10 +212,11 @@ static const char *
 ew_expr(const Func *f, const Op *op, char *buf, size_t n)
 {
 	static const char *const x[3] = { "x0", "x1", "x2" };
-	char c[40], nel[32];
+	char c[2][40], nel[32];
+	const char *cs[2] = { flit(op->fa[0], c[0]), flit(op->fa[1], c[1]) };
 
 	snprintf(nel, sizeof nel, "%lld.0f", (long long)shape_numel(SH(f, op->res)));
-	return op_ew_expr(op->kind, x, flit(op->fa[0], c), nel, buf, n);
+	return op_ew_expr(op->kind, x, cs, nel, buf, n);
 }
 
 static void
@@ -257,33 +258,25 @@ k_const(FILE *fp, const Func *f, const Op *op, Launch *l)
 	set1(l, blocks(n, BLK), BLK);
 }
 
-/* Optimizer updates: elementwise over the param, in place; PyTorch's formulas. */
+/* Optimizer updates: elementwise over the param, in place; <mtc/mtc-ops.h>'s formulas. */
 static void
 k_update(FILE *fp, const Func *f, const Op *op, Launch *l)
 {
 	int64_t n = shape_numel(SH(f, op->args[0]));
 
 	if (op->kind == OP_ADAM)
-		fprintf(fp, "\tdouble t = (double)a4[0];\n"
-		        "\tfloat step = (float)(%.17g / (1.0 - pow(%.17g, t)));\n"
-		        "\tfloat bc2s = (float)sqrt(1.0 - pow(%.17g, t));\n",
-		        op->fa[0], op->fa[1], op->fa[2]);
+		fprintf(fp, "\tstruct mtc_adam c = mtc_adam_coef(a4[0], %.17g, %.17g, %.17g, %s);\n",
+		        op->fa[0], op->fa[1], op->fa[2], FL(op->fa[3]));
 	fprintf(fp, LOOP("%lldLL"), (long long)n);
 	switch (op->kind) {
 	case OP_SGD:
-		fprintf(fp, "\t\ta0[i] = a0[i] + -%s * a1[i];\n", FL(op->fa[0]));
+		fprintf(fp, "\t\tmtc_sgd_update(a0 + i, a1[i], %s);\n", FL(op->fa[0]));
 		break;
 	case OP_SGDM:
-		fprintf(fp, "\t\tfloat v = a1[i] * %s + a2[i];\n\t\ta1[i] = v;\n\t\ta0[i] = a0[i] + -%s * v;\n",
-		        FL(op->fa[1]), FL(op->fa[0]));
+		fprintf(fp, "\t\tmtc_sgdm_update(a0 + i, a1 + i, a2[i], %s, %s);\n", FL(op->fa[0]), FL(op->fa[1]));
 		break;
 	case OP_ADAM:
-		fprintf(fp, "\t\tfloat g = a3[i];\n"
-		        "\t\tfloat m = a1[i] * %s + %s * g;\n"
-		        "\t\tfloat v = a2[i] * %s + %s * g * g;\n"
-		        "\t\ta1[i] = m;\n\t\ta2[i] = v;\n"
-		        "\t\ta0[i] = a0[i] + -step * (m / (sqrtf(v) / bc2s + %s));\n",
-		        FL(op->fa[1]), FL(1 - op->fa[1]), FL(op->fa[2]), FL(1 - op->fa[2]), FL(op->fa[3]));
+		fprintf(fp, "\t\tmtc_adam_update(a0 + i, a1 + i, a2 + i, a3[i], &c);\n");
 		break;
 	default: die("not an update");
 	}
@@ -352,6 +345,21 @@ k_slice(FILE *fp, const Func *f, const Op *op, Launch *l)
 	        "\t\tr[i] = a0[(o * %lldLL + c + %lldLL) * %lldLL + in];\n\t}\n}\n", (long long)n,
 	        (long long)(len * inner), (long long)inner, (long long)len, (long long)inner,
 	        (long long)xn, (long long)op->ia[1], (long long)inner);
+	set1(l, blocks(n, BLK), BLK);
+}
+
+/* slice_grad(dy) along axis from start: a thread per result element, zero outside dy. */
+static void
+k_slicegrad(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	const Shape *x = SH(f, op->args[0]), *r = SH(f, op->res);
+	int64_t outer, len, inner, n = shape_numel(r), xn = x->d[op->ia[0]], st = op->ia[1];
+
+	split(r, (int)op->ia[0], &outer, &len, &inner);
+	fprintf(fp, LOOP("%lldLL") "\t\tll o = i / %lldLL, c = i / %lldLL %% %lldLL - %lldLL, in = i %% %lldLL;\n"
+	        "\t\tr[i] = c >= 0 && c < %lldLL ? a0[(o * %lldLL + c) * %lldLL + in] : 0.f;\n\t}\n}\n",
+	        (long long)n, (long long)(len * inner), (long long)inner, (long long)len, (long long)st,
+	        (long long)inner, (long long)xn, (long long)xn, (long long)inner);
 	set1(l, blocks(n, BLK), BLK);
 }
 
@@ -686,6 +694,301 @@ k_matmul(FILE *fp, const Func *f, const Op *op, Launch *l)
 	l->gemm = l->sa >= 0 && l->sb >= 0 && m < 1LL << 31 && n < 1LL << 31 && k < 1LL << 31;
 }
 
+/* ---------- convolution ---------- */
+
+/* Device code of a pool window: the arg-max (PyTorch's, as the interpreter's) of output
+ * (oh, ow) in plane p as `best`, or the divisor of avg_pool2d as `dv`; H W kh kw sh sw ph pw dh
+ * dw are the op's. */
+static void
+pool_win(FILE *fp, const char *ind, int avg, int cip, const Shape *x, const int64_t *a)
+{
+	long long H = x->d[2], W = x->d[3], dh = avg ? 1 : a[6], dw = avg ? 1 : a[7];
+
+	if (avg) {
+		if (cip)
+			fprintf(fp, "%sfloat dv = %lld.f;\n", ind, (long long)(a[0] * a[1]));
+		else
+			fprintf(fp, "%sll h0 = oh * %lldLL - %lldLL, w0 = ow * %lldLL - %lldLL;\n"
+			        "%sfloat dv = (float)((min(h0 + %lldLL, %lldLL) - max(h0, 0LL)) * (min(w0 + %lldLL, %lldLL) - max(w0, 0LL)));\n",
+			        ind, (long long)a[2], (long long)a[4], (long long)a[3], (long long)a[5], ind,
+			        (long long)a[0], H, (long long)a[1], W);
+		return;
+	}
+	fprintf(fp, "%sll best = -1;\n%sfloat m = -INF;\n%sfor (ll i = 0; i < %lldLL; i++)\n"
+	        "%s\tfor (ll j = 0; j < %lldLL; j++) {\n"
+	        "%s\t\tll h = oh * %lldLL - %lldLL + i * %lldLL, w = ow * %lldLL - %lldLL + j * %lldLL;\n"
+	        "%s\t\tif (h < 0 || h >= %lldLL || w < 0 || w >= %lldLL)\n%s\t\t\tcontinue;\n"
+	        "%s\t\tif (best < 0)\n%s\t\t\tbest = h * %lldLL + w;\n"
+	        "%s\t\tif (p[h * %lldLL + w] > m || isnan(p[h * %lldLL + w])) {\n"
+	        "%s\t\t\tm = p[h * %lldLL + w];\n%s\t\t\tbest = h * %lldLL + w;\n%s\t\t}\n%s\t}\n",
+	        ind, ind, ind, (long long)a[0], ind, (long long)a[1], ind, (long long)a[2],
+	        (long long)a[4], dh, (long long)a[3], (long long)a[5], dw, ind, H, W, ind, ind, ind, W,
+	        ind, W, W, ind, W, ind, W, ind, ind);
+}
+
+/* max_pool2d, avg_pool2d: a thread per output. */
+static void
+k_pool(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	const Shape *x = SH(f, op->args[0]), *y = SH(f, op->res);
+	const int64_t *a = op->ia;
+	int avg = op->kind == OP_AVGPOOL;
+	int64_t n = shape_numel(y);
+
+	fprintf(fp, LOOP("%lldLL") "\t\tll ow = i %% %lldLL, oh = i / %lldLL %% %lldLL, q = i / %lldLL;\n"
+	        "\t\tconst float *p = a0 + q * %lldLL;\n", (long long)n, (long long)y->d[3],
+	        (long long)y->d[3], (long long)y->d[2], (long long)(y->d[2] * y->d[3]),
+	        (long long)(x->d[2] * x->d[3]));
+	pool_win(fp, "\t\t", avg, avg && a[6], x, a);
+	if (avg)
+		fprintf(fp, "\t\tfloat s = 0.f;\n\t\tfor (ll i = 0; i < %lldLL; i++)\n"
+		        "\t\t\tfor (ll j = 0; j < %lldLL; j++) {\n"
+		        "\t\t\t\tll h = oh * %lldLL - %lldLL + i, w = ow * %lldLL - %lldLL + j;\n"
+		        "\t\t\t\tif (h >= 0 && h < %lldLL && w >= 0 && w < %lldLL)\n"
+		        "\t\t\t\t\ts += p[h * %lldLL + w];\n\t\t\t}\n\t\tr[i] = s / dv;\n",
+		        (long long)a[0], (long long)a[1], (long long)a[2], (long long)a[4], (long long)a[3],
+		        (long long)a[5], (long long)x->d[2], (long long)x->d[3], (long long)x->d[3]);
+	else
+		fprintf(fp, "\t\tr[i] = p[best];\n");
+	fprintf(fp, "\t}\n}\n");
+	set1(l, blocks(n, BLK), BLK);
+}
+
+/* max_pool2d_grad(x, dy), avg_pool2d_grad(dy): a thread per x entry, gathering the windows
+ * that hold it in the interpreter's order (oh, then ow ascending: kernel offsets descending). */
+static void
+k_poolgrad(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	int mx = op->kind == OP_MAXPOOL_G;
+	const Shape *x = SH(f, op->res), *y = SH(f, op->args[mx]);
+	const int64_t *a = op->ia;
+	long long dh = mx ? a[6] : 1, dw = mx ? a[7] : 1;
+	int64_t n = shape_numel(x);
+
+	fprintf(fp, LOOP("%lldLL") "\t\tll xw = i %% %lldLL, xh = i / %lldLL %% %lldLL, q = i / %lldLL;\n"
+	        "\t\tfloat s = 0.f;\n", (long long)n, (long long)x->d[3], (long long)x->d[3],
+	        (long long)x->d[2], (long long)(x->d[2] * x->d[3]));
+	if (mx)
+		fprintf(fp, "\t\tconst float *p = a0 + q * %lldLL;\n", (long long)(x->d[2] * x->d[3]));
+	fprintf(fp, "\t\tfor (ll ki = %lldLL; ki >= 0; ki--) {\n"
+	        "\t\t\tll th = xh + %lldLL - ki * %lldLL, oh = th / %lldLL;\n"
+	        "\t\t\tif (th < 0 || th %% %lldLL || oh >= %lldLL)\n\t\t\t\tcontinue;\n"
+	        "\t\t\tfor (ll kj = %lldLL; kj >= 0; kj--) {\n"
+	        "\t\t\t\tll tw = xw + %lldLL - kj * %lldLL, ow = tw / %lldLL;\n"
+	        "\t\t\t\tif (tw < 0 || tw %% %lldLL || ow >= %lldLL)\n\t\t\t\t\tcontinue;\n",
+	        (long long)(a[0] - 1), (long long)a[4], dh, (long long)a[2], (long long)a[2],
+	        (long long)y->d[2], (long long)(a[1] - 1), (long long)a[5], dw, (long long)a[3],
+	        (long long)a[3], (long long)y->d[3]);
+	pool_win(fp, "\t\t\t\t", !mx, !mx && a[6], x, a);
+	fprintf(fp, "\t\t\t\tfloat g = a%d[(q * %lldLL + oh) * %lldLL + ow];\n", mx, (long long)y->d[2],
+	        (long long)y->d[3]);
+	if (mx)
+		fprintf(fp, "\t\t\t\tif (best == xh * %lldLL + xw)\n\t\t\t\t\ts += g;\n", (long long)x->d[3]);
+	else
+		fprintf(fp, "\t\t\t\ts += g / dv;\n");
+	fprintf(fp, "\t\t\t}\n\t\t}\n\t\tr[i] = s;\n\t}\n}\n");
+	set1(l, blocks(n, BLK), BLK);
+}
+
+/* ---------- batch norm (passes/grad.c) ---------- */
+
+/* x [N, C, Q]. */
+static void
+ncq(const Shape *x, int64_t *n, int64_t *c, int64_t *q)
+{
+	*n = x->d[0];
+	*c = x->d[1];
+	*q = shape_numel(x) / (*n * *c);
+}
+
+/* `float is = invstd of channel c` from the variance `var`. */
+static void
+invstd(FILE *fp, const char *ind, const char *var, double eps)
+{
+	fprintf(fp, "%sfloat is = (float)(1.0 / sqrt((double)%s[c] + %.17g));\n", ind, var, eps);
+}
+
+/* batch_norm and batch_norm_dx: a thread per element. */
+static void
+k_bnew(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	int64_t N, C, Q, n = shape_numel(SH(f, op->args[0]));
+
+	ncq(SH(f, op->args[0]), &N, &C, &Q);
+	fprintf(fp, LOOP("%lldLL") "\t\tll c = i / %lldLL %% %lldLL;\n", (long long)n, (long long)Q, (long long)C);
+	if (op->kind == OP_BATCHNORM) {
+		invstd(fp, "\t\t", "a4", op->fa[0]);
+		fprintf(fp, "\t\tfloat a = a1[c] * is, sh = a2[c] - a3[c] * a;\n\t\tr[i] = a0[i] * a + sh;\n");
+	} else {
+		invstd(fp, "\t\t", "a3", op->fa[0]);
+		fprintf(fp, "\t\tfloat w = is * a1[c];\n");
+		if (op->ia[0])
+			fprintf(fp, "\t\tfloat gm = (float)((double)a5[%lldLL + c] / %lld.0), pj = (float)((double)a5[c] * is / %lld.0);\n"
+			        "\t\tr[i] = (a4[i] - gm - (a0[i] - a2[c]) * pj) * w;\n", (long long)C,
+			        (long long)(N * Q), (long long)(N * Q));
+		else
+			fprintf(fp, "\t\tr[i] = a4[i] * w;\n");
+	}
+	fprintf(fp, "\t}\n}\n");
+	set1(l, blocks(n, BLK), BLK);
+}
+
+/* batch_norm_mean, batch_norm_var, batch_norm_dstats: a block per channel, its threads'
+ * double sums added by a fixed tree in shared memory (deterministic, no atomics). */
+static void
+k_bnstat(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	int64_t N, C, Q;
+	int two = op->kind == OP_BN_DSTATS;
+
+	ncq(SH(f, op->args[0]), &N, &C, &Q);
+	fprintf(fp, "\t__shared__ double s0[%d], s1[%d];\n\tint t = threadIdx.x;\n"
+	        "\tfor (ll c = blockIdx.x; c < %lldLL; c += gridDim.x) {\n"
+	        "\t\tdouble u = 0, v = 0;\n\t\tfor (ll j = t; j < %lldLL; j += %d) {\n"
+	        "\t\t\tll e = (j / %lldLL * %lldLL + c) * %lldLL + j %% %lldLL;\n",
+	        BLK, BLK, (long long)C, (long long)(N * Q), BLK, (long long)Q, (long long)C,
+	        (long long)Q, (long long)Q);
+	if (op->kind == OP_BN_MEAN)
+		fprintf(fp, "\t\t\tu += a0[e];\n");
+	else if (op->kind == OP_BN_VAR)
+		fprintf(fp, "\t\t\tdouble d = (double)a0[e] - a1[c];\n\t\t\tu += d * d;\n");
+	else
+		fprintf(fp, "\t\t\tu += (double)a3[e] * ((double)a0[e] - a1[c]);\n\t\t\tv += a3[e];\n");
+	fprintf(fp, "\t\t}\n\t\ts0[t] = u;\n\t\ts1[t] = v;\n\t\t__syncthreads();\n"
+	        "\t\tfor (int o = %d; o > 0; o >>= 1) {\n\t\t\tif (t < o) {\n"
+	        "\t\t\t\ts0[t] += s0[t + o];\n\t\t\t\ts1[t] += s1[t + o];\n\t\t\t}\n"
+	        "\t\t\t__syncthreads();\n\t\t}\n\t\tif (t == 0) {\n", BLK / 2);
+	if (two) {
+		invstd(fp, "\t\t\t", "a2", op->fa[0]);
+		fprintf(fp, "\t\t\tr[c] = (float)(s0[0] * is);\n\t\t\tr[%lldLL + c] = (float)s1[0];\n", (long long)C);
+	} else {
+		fprintf(fp, "\t\t\tr[c] = (float)(s0[0] / %lld.0);\n", (long long)(N * Q));
+	}
+	fprintf(fp, "\t\t}\n\t\t__syncthreads();\n\t}\n}\n");
+	set1(l, blocks(C, 1), BLK);
+}
+
+/* batch_norm_update(rm, rv, mean, var): a thread per channel, in double. */
+static void
+k_bnupdate(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	int64_t C = SH(f, op->args[0])->d[0];
+	double m = op->fa[0], cnt = (double)op->ia[0];
+
+	fprintf(fp, LOOP("%lldLL") "\t\tll c = i;\n\t\ta0[c] = (float)(%.17g * a2[c] + %.17g * a0[c]);\n"
+	        "\t\ta1[c] = (float)(%.17g * ((double)a3[c] * %.17g / %.17g) + %.17g * a1[c]);\n\t}\n}\n",
+	        (long long)C, m, 1 - m, m, cnt, cnt - 1, 1 - m);
+	set1(l, blocks(C, BLK), BLK);
+}
+
+/* dropout(x, t): Philox's draw per element (the prelude's <mtc/mtc-ops.h>); dropout(x) copies. */
+static void
+k_dropout(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	int64_t n = shape_numel(SH(f, op->res));
+
+	fprintf(fp, LOOP("%lldLL"), (long long)n);
+	if (op->nargs < 2)
+		fprintf(fp, "\t\tr[i] = a0[i];\n");
+	else
+		fprintf(fp, "\t\tr[i] = mtc_dropout_u(i, %d, a1[0], %lluull) >= %s ? a0[i] * %s : 0.f;\n",
+		        (int)op->ia[0], (unsigned long long)op->ia[1], FL(op->fa[0]), FL(1.0 / (1.0 - op->fa[0])));
+	fprintf(fp, "\t}\n}\n");
+	set1(l, blocks(n, BLK), BLK);
+}
+
+/* ---------- convolution: implicit GEMMs ---------- */
+
+/* One GEMM per group z < nz as TILE x TILE tiles, C(i, j) = sum over k < K of A(i, k) B(k, j),
+ * M x N; the operands are read in place: a and b are statements that set `float v` to A(i, k)
+ * and B(k, j) (ll i, j, k, z in scope), c a statement that stores `s` as C(i, j). An im2col's
+ * columns are computed as they are loaded, so a convolution needs no workspace here. Each
+ * output on one thread, its sum in a fixed order (no atomics). */
+static void
+igemm(FILE *fp, Launch *l, int64_t nz, int64_t m, int64_t n, int64_t k, const char *a,
+      const char *b, const char *c)
+{
+	int64_t mb = (m + TILE - 1) / TILE, nbk = (n + TILE - 1) / TILE;
+
+	fprintf(fp, "\t__shared__ float sa[%d][%d], sb[%d][%d];\n\tint tx = threadIdx.x, ty = threadIdx.y;\n",
+	        TILE, TILE + 1, TILE, TILE + 1);
+	fprintf(fp, "\tfor (ll z = blockIdx.z; z < %lldLL; z += gridDim.z)\n"
+	        "\tfor (ll by = blockIdx.y; by < %lldLL; by += gridDim.y)\n"
+	        "\tfor (ll bx = blockIdx.x; bx < %lldLL; bx += gridDim.x) {\n"
+	        "\t\tfloat s = 0.f;\n\t\tfor (ll k0 = 0; k0 < %lldLL; k0 += %d) {\n"
+	        "\t\t\t{\n\t\t\t\tll i = by * %d + ty, k = k0 + tx;\n\t\t\t\tfloat v = 0.f;\n"
+	        "\t\t\t\tif (i < %lldLL && k < %lldLL) {\n%s\t\t\t\t}\n\t\t\t\tsa[ty][tx] = v;\n\t\t\t}\n"
+	        "\t\t\t{\n\t\t\t\tll j = bx * %d + tx, k = k0 + ty;\n\t\t\t\tfloat v = 0.f;\n"
+	        "\t\t\t\tif (j < %lldLL && k < %lldLL) {\n%s\t\t\t\t}\n\t\t\t\tsb[ty][tx] = v;\n\t\t\t}\n"
+	        "\t\t\t__syncthreads();\n\t\t\tfor (int t = 0; t < %d; t++)\n"
+	        "\t\t\t\ts += sa[ty][t] * sb[t][tx];\n\t\t\t__syncthreads();\n\t\t}\n"
+	        "\t\t{\n\t\t\tll i = by * %d + ty, j = bx * %d + tx;\n"
+	        "\t\t\tif (i < %lldLL && j < %lldLL) {\n%s\t\t\t}\n\t\t}\n\t}\n}\n",
+	        (long long)nz, (long long)mb, (long long)nbk, (long long)k, TILE, TILE, (long long)m,
+	        (long long)k, a, TILE, (long long)n, (long long)k, b, TILE, TILE, TILE, (long long)m,
+	        (long long)n, c);
+	l->grid[0] = blocks(nbk, 1);
+	l->grid[1] = blocks(mb, 1);
+	l->grid[2] = blocks(nz, 1);
+	l->block[0] = l->block[1] = TILE;
+	l->block[2] = 1;
+}
+
+/* conv2d, conv2d_dx, conv2d_dw (passes/grad.c) as implicit GEMMs, one per group z: the
+ * workspace, which the C target fills with columns, is not read. */
+static void
+k_conv(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	int dx = op->kind == OP_CONV2D_DX, dw = op->kind == OP_CONV2D_DW;
+	const Shape *x = SH(f, dx ? op->res : op->args[0]), *w = SH(f, dx ? op->args[0] : dw ? op->res : op->args[1]);
+	const int64_t *a = op->ia;
+	long long N = x->d[0], C = x->d[1], H = x->d[2], W = x->d[3], G = a[6], co = w->d[0];
+	long long cog = co / G, cg = C / G, kh = w->d[2], kw = w->d[3], kg = cg * kh * kw;
+	long long ho = window_out(H, kh, a[0], a[2], a[4]), wo = window_out(W, kw, a[1], a[3], a[5]), P = ho * wo;
+	char col[1024], ea[1024], eb[1024], ec[512];
+
+	/* v = x's column entry (row: a channel of group z and a kernel offset; column: an image
+	 * and an output position), x the operand a0; 0 in the padding */
+	snprintf(col, sizeof col,
+	         "\t\t\t\t\tll n = %s / %lldLL, p = %s %% %lldLL, c = %s / %lldLL;\n"
+	         "\t\t\t\t\tll h = p / %lldLL * %lldLL - %lldLL + %s / %lldLL %% %lldLL * %lldLL;\n"
+	         "\t\t\t\t\tll w = p %% %lldLL * %lldLL - %lldLL + %s %% %lldLL * %lldLL;\n"
+	         "\t\t\t\t\tif (h >= 0 && h < %lldLL && w >= 0 && w < %lldLL)\n"
+	         "\t\t\t\t\t\tv = a0[((n * %lldLL + z * %lldLL + c) * %lldLL + h) * %lldLL + w];\n",
+	         dw ? "k" : "j", P, dw ? "k" : "j", P, dw ? "j" : "k", kh * kw, wo, (long long)a[0],
+	         (long long)a[2], dw ? "j" : "k", kw, kh, (long long)a[4], wo, (long long)a[1], (long long)a[3],
+	         dw ? "j" : "k", kw, (long long)a[5], H, W, C, cg, H, W);
+	switch (op->kind) {
+	case OP_CONV2D:        /* y_z [Cog, (n, p)] = w_z [Cog, Kg] @ cols_z */
+		snprintf(ea, sizeof ea, "\t\t\t\t\tv = a1[(z * %lldLL + i) * %lldLL + k];\n", cog, kg);
+		snprintf(ec, sizeof ec, "\t\t\t\tr[(j / %lldLL * %lldLL + z * %lldLL + i) * %lldLL + j %% %lldLL] = s;\n",
+		         P, co, cog, P, P);
+		igemm(fp, l, G, cog, N * P, kg, ea, col, ec);
+		break;
+	case OP_CONV2D_DW:     /* dw_z [Cog, Kg] = dy_z [Cog, (n, p)] @ cols_z^T */
+		snprintf(ea, sizeof ea, "\t\t\t\t\tv = a1[(k / %lldLL * %lldLL + z * %lldLL + i) * %lldLL + k %% %lldLL];\n",
+		         P, co, cog, P, P);
+		snprintf(ec, sizeof ec, "\t\t\t\tr[(z * %lldLL + i) * %lldLL + j] = s;\n", cog, kg);
+		igemm(fp, l, G, cog, kg, N * P, ea, col, ec);
+		break;
+	default:               /* dx_z [Cg, (n, h, w)] = the sum over (o, kernel offset) of w * dy */
+		snprintf(ea, sizeof ea, "\t\t\t\t\tv = a0[((z * %lldLL + k / %lldLL) * %lldLL + i) * %lldLL + k %% %lldLL];\n",
+		         cog, kh * kw, cg, kh * kw, kh * kw);
+		snprintf(eb, sizeof eb,
+		         "\t\t\t\t\tll n = j / %lldLL, h = j / %lldLL %% %lldLL, w = j %% %lldLL, o = k / %lldLL;\n"
+		         "\t\t\t\t\tll th = h + %lldLL - k / %lldLL %% %lldLL * %lldLL, tw = w + %lldLL - k %% %lldLL * %lldLL;\n"
+		         "\t\t\t\t\tif (th >= 0 && tw >= 0 && th %% %lldLL == 0 && tw %% %lldLL == 0 && th / %lldLL < %lldLL && tw / %lldLL < %lldLL)\n"
+		         "\t\t\t\t\t\tv = a1[((n * %lldLL + z * %lldLL + o) * %lldLL + th / %lldLL) * %lldLL + tw / %lldLL];\n",
+		         H * W, W, H, W, kh * kw, (long long)a[2], kw, kh, (long long)a[4], (long long)a[3], kw,
+		         (long long)a[5], (long long)a[0], (long long)a[1], (long long)a[0], ho, (long long)a[1], wo,
+		         co, cog, ho, (long long)a[0], wo, (long long)a[1]);
+		snprintf(ec, sizeof ec, "\t\t\t\tr[((j / %lldLL * %lldLL + z * %lldLL + i) * %lldLL) + j %% %lldLL] = s;\n",
+		         H * W, C, cg, H * W, H * W);
+		igemm(fp, l, G, cg, N * H * W, cog * kh * kw, ea, eb, ec);
+		return;
+	}
+}
+
 /* ---------- per op ---------- */
 
 /* Replace %M% %K% %N% markers (matmul's leading dimensions) in text just written. */
@@ -724,7 +1027,7 @@ k_red(FILE *fp, const Func *f, const Op *op, Launch *l)
 	k_reduce(fp, f, op, &k, op->kind == OP_MAX, op->kind == OP_MEAN, l);
 }
 
-/* Copies and waits: the host code does them (host.c); no kernel. */
+/* Copies and waits: the host code does them (host.c); workspaces are bytes only. No kernel. */
 void
 cuda_hostop(FILE *fp, const Func *f, const Op *op, Launch *l)
 {
@@ -745,9 +1048,14 @@ cuda_hostop(FILE *fp, const Func *f, const Op *op, Launch *l)
 	K(SIGMOID_G, k_ew) K(SQRT_G, k_ew) K(RSQRT_G, k_ew) K(POW_G, k_ew) K(MAX_G, k_maxgrad) \
 	K(SOFTMAX_G, k_softmaxgrad) K(LOGSOFTMAX_G, k_softmaxgrad) K(LN_DX, k_lndx) \
 	K(LN_DGAMMA, k_lndgamma) K(EMBED_G, k_embedgrad) K(XENT_G, k_xentgrad) K(MSE_G, k_ew) \
-	K(SLICE, k_slice) K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_tick) \
+	K(CLIP, k_ew) K(WORKSPACE, cuda_hostop) K(CONV2D, k_conv) K(MAXPOOL, k_pool) K(AVGPOOL, k_pool) \
+	K(BATCHNORM, k_bnew) K(BN_MEAN, k_bnstat) K(BN_VAR, k_bnstat) K(BN_DSTATS, k_bnstat) \
+	K(BN_DX, k_bnew) K(BN_UPDATE, k_bnupdate) K(DROPOUT, k_dropout) \
+	K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) \
+	K(CONV2D_DX, k_conv) K(CONV2D_DW, k_conv) K(MAXPOOL_G, k_poolgrad) K(AVGPOOL_G, k_poolgrad) \
+	K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_tick) \
 	K(SWAPOUT, cuda_hostop) K(SWAPIN, cuda_hostop) K(SWAPHOME, cuda_hostop) \
-	K(WAIT, cuda_hostop)
+	K(WAIT, cuda_hostop) K(ALLREDUCE, cuda_hostop) K(UNBUCKET, cuda_hostop)
 KERNELS(OP_HAS)
 OPTAB(OP_NEEDS)
 CuKern *const cuda_kern[NOP] = { KERNELS(OP_ENTRY) };
@@ -761,7 +1069,8 @@ cuda_kernel_op(FILE *fp, const Func *f, const Op *op, const char *name, Launch *
 
 	memset(l, 0, sizeof *l);
 	l->fn = -1;
-	if (cuda_kern[op->kind] == cuda_hostop)
+	/* copies, waits and updates on the host: the host code does them */
+	if (cuda_kern[op->kind] == cuda_hostop || op_on_host(f, op))
 		return 0;
 	bp = open_memstream(&body, &blen);
 	if (!bp)

@@ -143,8 +143,8 @@ ew_body(Gen *g, const LowFunc *p, int first, int end, const int *ext, int next, 
 		K(g, "%sfloat x%d = i%d[%s];\n", ind, q, q, ix[q]);
 	for (int i = first; i < end; i++) {
 		const Op *o = &f->op[i];
-		char an[3][16] = { "", "", "" }, c[16], n[32], e[256];
-		const char *x[3] = { an[0], an[1], an[2] };
+		char an[3][16] = { "", "", "" }, c[2][16], n[32], e[256];
+		const char *x[3] = { an[0], an[1], an[2] }, *cs[2] = { c[0], c[1] };
 
 		for (int a = 0; a < o->nargs && a < 3; a++) {
 			int v = o->args[a], q;
@@ -157,9 +157,10 @@ ew_body(Gen *g, const LowFunc *p, int first, int end, const int *ext, int next, 
 				;
 			snprintf(an[a], sizeof an[a], "x%d", q);
 		}
-		snprintf(c, sizeof c, "c%d", i - first);
+		snprintf(c[0], sizeof c[0], "c%d", i - first);
+		snprintf(c[1], sizeof c[1], "d%d", i - first);
 		snprintf(n, sizeof n, "%lld.0f", ll(shape_numel(SH(o->res))));
-		K(g, "%sfloat t%d = %s;\n", ind, i - first, op_ew_expr(o->kind, x, c, n, e, sizeof e));
+		K(g, "%sfloat t%d = %s;\n", ind, i - first, op_ew_expr(o->kind, x, cs, n, e, sizeof e));
 	}
 	for (int q = 0; q < nout; q++)
 		K(g, "%so%d[%s] = t%d;\n", ind, q, oix, VAL(outv[q])->def - first);
@@ -217,10 +218,14 @@ kern_ew(Gen *g, const LowFunc *p, int first, int end)
 	/* A float attribute (pow's exponent) through a volatile: the compiler would turn powf(x, 2)
 	 * into x * x, which the C library's powf (the interpreter's) does not always round the same
 	 * way. */
-	for (int i = first; i < end; i++)
+	for (int i = first; i < end; i++) {
 		if (op_nfattr(f->op[i].kind) > 0)
 			K(g, "\tstatic volatile float vc%d = %s;\n\tfloat c%d = vc%d;\n", i - first,
 			  FL(f->op[i].fa[0]), i - first, i - first);
+		if (op_nfattr(f->op[i].kind) > 1)
+			K(g, "\tstatic volatile float vd%d = %s;\n\tfloat d%d = vd%d;\n", i - first,
+			  FL(f->op[i].fa[1]), i - first, i - first);
+	}
 	collapse(R, sh, next, &cd, st);
 	if (cd.r <= 1) {
 		int64_t n = cd.r ? cd.d[0] : 1;
@@ -353,6 +358,304 @@ k_matmul(Gen *g, const LowFunc *p, const Op *o)
 	launch(g, p, k, v, 3, 0, 2.0 * (double)(nb * M) * (double)N * (double)Kd);
 }
 
+/* ---------- convolution ---------- */
+
+/* ---------- convolution ---------- */
+
+/* A GEMM kernel over a batch: for bt < nb, C_bt (+)= sum over s < ns of op(A) op(B), M x N
+ * over K, in k_matmul's fixed tile grid (a tile's sum over s on one thread, in order, so the
+ * bits do not depend on the thread count). Operands: A at bt % amod * astr + s * asum, B at
+ * bt * bstr + s * bsum, C at bt * cstr, from the pointers a[1], a[2], a[0]; with addarg, the
+ * sums go on from C when a[3] is not 0 (a chunk after the first). Returns the kernel. */
+typedef struct Gemm {
+	int64_t nb, ns, M, N, K, lda, ldb, ldc;
+	int ta, tb, addarg;
+	int64_t amod, astr, asum, bstr, bsum, cstr;
+} Gemm;
+
+static int
+gemm_kernel(Gen *g, const char *what, const Gemm *m)
+{
+	int64_t tr, tc, mbl, nbl;
+	int k = kopen(g, what);
+	char bcol[32] = "";
+
+	if (m->tb)       /* a column tile of op(B) starts at a row of the stored B */
+		snprintf(bcol, sizeof bcol, " * %lld", ll(m->ldb));
+	gemm_tile(m->nb, m->M, m->N, &tr, &tc);
+	mbl = (m->M + tr - 1) / tr;
+	nbl = (m->N + tc - 1) / tc;
+	kptr(g, "C", 0, 1, 0);
+	kptr(g, "A", 1, 0, 0);
+	kptr(g, "B", 2, 0, 0);
+	K(g, "\tint add = %s;\n", m->addarg ? "a[3] != 0" : "0");
+	ksplit(g, m->nb * mbl * nbl);
+	K(g, "\tfor (int64_t w = lo; w < hi; w++) {\n");
+	K(g, "\t\tint64_t bt = w / %lld, r0 = w / %lld %% %lld * %lld, c0 = w %% %lld * %lld;\n",
+	  ll(mbl * nbl), ll(nbl), ll(mbl), ll(tr), ll(nbl), ll(tc));
+	K(g, "\t\tint64_t r1 = r0 + %lld < %lld ? r0 + %lld : %lld, c1 = c0 + %lld < %lld ? c0 + %lld : %lld;\n",
+	  ll(tr), ll(m->M), ll(tr), ll(m->M), ll(tc), ll(m->N), ll(tc), ll(m->N));
+	K(g, "\t\tfor (int64_t s = 0; s < %lld; s++)\n", ll(m->ns));
+	K(g, "\t\t\t(s || add ? mtc_sgemm_rows_add : mtc_sgemm_rows)(%d, %d, r0, r1, c1 - c0, %lld, "
+	  "A + bt %% %lld * %lld + s * %lld, %lld, B + bt * %lld + s * %lld + c0%s, %lld, "
+	  "C + bt * %lld + c0, %lld);\n\t}\n}\n", m->ta, m->tb, ll(m->K), ll(m->amod), ll(m->astr),
+	  ll(m->asum), ll(m->lda), ll(m->bstr), ll(m->bsum), bcol, ll(m->ldb), ll(m->cstr), ll(m->ldc));
+	return k;
+}
+
+/* A kernel of the runtime's over the units [0, n) (planes of im2col/col2im, pairs of
+ * mtc_chanfirst): its call's text `call`, with lo and hi. */
+static int
+loop_kernel(Gen *g, const char *what, int64_t n, const char *call)
+{
+	int k = kopen(g, what);
+
+	kptr(g, "p0", 0, 1, 0);
+	kptr(g, "p1", 1, 0, 0);
+	ksplit(g, n);
+	K(g, "\t%s\n}\n", call);
+	return k;
+}
+
+/* The host's launch of kernel k on pointers given as C expressions. */
+static void
+launch_ptrs(Gen *g, int k, const char *const *ptr, int n, double work)
+{
+	H(g, "\t\tmtc_run(d, KERN[%d], (const uint64_t[]){ ", k);
+	for (int i = 0; i < n; i++)
+		H(g, "%s%s", i ? ", " : "", ptr[i]);
+	H(g, " }, %lld);\n", ll(work > 9e18 ? (int64_t)9e18 : (int64_t)work));
+}
+
+/* conv2d, conv2d_dx, conv2d_dw (passes/grad.c). A pointwise one is one launch of GEMMs on the
+ * tensors as they are, per image and group; a depthwise one the runtime's direct loops
+ * (mtc_dwconv*: the GEMMs' sums, in their order). Any other works through its workspace a chunk of
+ * k images at a time (ops.c's conv_workspace): region A the columns [C*kh*kw, k*P], region B
+ * the GEMM's other side channels first [Cout, k*P]; per chunk: im2col into A, the GEMM, y out of
+ * B (conv2d); dy into B, the GEMM into A, col2im (conv2d_dx); im2col into A, dy into B, the GEMM
+ * adding into dw (conv2d_dw). */
+static void
+k_conv(Gen *g, const LowFunc *p, const Op *o)
+{
+	int dx = o->kind == OP_CONV2D_DX, dw = o->kind == OP_CONV2D_DW;
+	const Shape *x = SH(dx ? o->res : o->args[0]), *w = SH(dx ? o->args[0] : dw ? o->res : o->args[1]);
+	const int64_t *a = o->ia;
+	int64_t N = x->d[0], C = x->d[1], H_ = x->d[2], W_ = x->d[3], G = a[6], co = w->d[0], cog = co / G;
+	int64_t kh = w->d[2], kw = w->d[3], cg = C / G, kg = cg * kh * kw, kc = C * kh * kw;
+	int64_t ho = window_out(H_, kh, a[0], a[2], a[4]), wo = window_out(W_, kw, a[1], a[3], a[5]), P = ho * wo;
+	int vx = dx ? o->res : o->args[0], vw = dx ? o->args[0] : dw ? o->res : o->args[1];
+	int vy = o->kind == OP_CONV2D ? o->res : o->args[1];
+	double fl = 2.0 * (double)(N * co * P) * (double)kg;
+	char ptr[4][96], call[512];
+	const char *pp[4] = { ptr[0], ptr[1], ptr[2], ptr[3] };
+	Gemm m;
+	int kg1, kg2;
+
+	if (o->nargs == 2 && G == C && co == G && !(kh == 1 && kw == 1 && a[0] == 1 && a[1] == 1 &&
+	                                              a[2] == 0 && a[3] == 0)) {
+		/* depthwise: the runtime's direct loops over planes (dw: over channels) */
+		int k = kopen(g, opinfo[o->kind].name);
+		kptr(g, "o", 0, 1, 0);
+		kptr(g, "p", 1, 0, 0);
+		kptr(g, "q", 2, 0, 0);
+		ksplit(g, dw ? C : N * C);
+		if (dw)
+			K(g, "	mtc_dwconv_dw(o, p, q, %lld, ", ll(N));
+		else
+			K(g, "	%s(o, p, q, ", dx ? "mtc_dwconv_dx" : "mtc_dwconv");
+		K(g, "%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, lo, hi);\n}\n",
+		  ll(C), ll(H_), ll(W_), ll(kh), ll(kw), ll(a[0]), ll(a[1]), ll(a[2]), ll(a[3]), ll(a[4]),
+		  ll(a[5]), ll(ho), ll(wo));
+		/* o the result; p, q: x, w (conv2d), w, dy (conv2d_dx), x, dy (conv2d_dw) */
+		launch(g, p, k, (int[]){ o->res, o->args[0], o->args[1] }, 3, 0, fl);
+		return;
+	}
+	if (o->nargs == 2) {      /* pointwise: x and y are the GEMMs' operands as they are */
+		if (o->kind == OP_CONV2D)
+			m = (Gemm){ N * G, 1, cog, P, cg, cg, P, P, 0, 0, 0, G, cog * cg, 0, cg * P, 0, cog * P };
+		else if (dx)
+			m = (Gemm){ N * G, 1, cg, P, cog, cg, P, P, 1, 0, 0, G, cog * cg, 0, cog * P, 0, cg * P };
+		else
+			m = (Gemm){ G, N, cog, cg, P, P, P, cg, 0, 1, 0, G, cog * P, co * P, cg * P, C * P, cog * cg };
+		kg1 = gemm_kernel(g, opinfo[o->kind].name, &m);
+		H(g, "\t{\n");
+		snprintf(ptr[0], sizeof ptr[0], "ADDR(%lld)", ll(p->off[dx ? vx : dw ? vw : vy]));
+		snprintf(ptr[1], sizeof ptr[1], "ADDR(%lld)", ll(p->off[o->kind == OP_CONV2D ? vw : dx ? vw : vy]));
+		snprintf(ptr[2], sizeof ptr[2], "ADDR(%lld)", ll(p->off[o->kind == OP_CONV2D ? vx : dx ? vy : vx]));
+		launch_ptrs(g, kg1, pp, 3, fl);
+		H(g, "\t}\n");
+		return;
+	}
+	{
+		int64_t k = SH(o->args[2])->d[0], kp = k * P, ws = p->off[o->args[2]], wb = ws + 4 * kc * kp;
+		int64_t xc = 4 * k * C * H_ * W_, yc = 4 * k * co * P;     /* a chunk's bytes of x, y */
+		int im, tr;
+
+		snprintf(call, sizeof call, "mtc_im2col(p0, p1, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, "
+		         "%lld, %lld, %lld, %lld, %lld, %lld, lo, hi);", ll(k), ll(C), ll(H_), ll(W_), ll(kh),
+		         ll(kw), ll(a[0]), ll(a[1]), ll(a[2]), ll(a[3]), ll(a[4]), ll(a[5]), ll(ho), ll(wo));
+		if (dx)
+			memcpy(call + 4, "col2im", 6);      /* mtc_col2im: the same arguments, the other way */
+		im = loop_kernel(g, dx ? "col2im" : "im2col", k * C, call);
+		/* a[0] the destination, a[1] the source: B out into y, or dy into B */
+		if (o->kind == OP_CONV2D)
+			snprintf(call, sizeof call, "mtc_chanfirst((float *)p1, p0, %lld, %lld, %lld, 0, lo, hi);",
+			         ll(k), ll(co), ll(P));
+		else
+			snprintf(call, sizeof call, "mtc_chanfirst(p0, (float *)p1, %lld, %lld, %lld, 1, lo, hi);",
+			         ll(k), ll(co), ll(P));
+		tr = loop_kernel(g, o->kind == OP_CONV2D ? "conv2d: out of channels first" : "channels first", k * co, call);
+		if (o->kind == OP_CONV2D)
+			m = (Gemm){ G, 1, cog, kp, kg, kg, kp, kp, 0, 0, 0, G, cog * kg, 0, kg * kp, 0, cog * kp };
+		else if (dx)
+			m = (Gemm){ G, 1, kg, kp, cog, kg, kp, kp, 1, 0, 0, G, cog * kg, 0, cog * kp, 0, kg * kp };
+		else
+			m = (Gemm){ G, 1, cog, kg, kp, kp, kp, kg, 0, 1, 1, G, cog * kp, 0, kg * kp, 0, cog * kg };
+		kg2 = gemm_kernel(g, opinfo[o->kind].name, &m);
+		H(g, "\tfor (int64_t c = 0; c < %lld; c++) {\n", ll(N / k));
+		if (o->kind == OP_CONV2D) {
+			snprintf(ptr[0], sizeof ptr[0], "ADDR(%lld)", ll(ws));
+			snprintf(ptr[1], sizeof ptr[1], "ADDR(%lld) + c * %lld", ll(p->off[vx]), ll(xc));
+			launch_ptrs(g, im, pp, 2, (double)(kc * kp));
+			snprintf(ptr[0], sizeof ptr[0], "ADDR(%lld)", ll(wb));
+			snprintf(ptr[1], sizeof ptr[1], "ADDR(%lld)", ll(p->off[vw]));
+			snprintf(ptr[2], sizeof ptr[2], "ADDR(%lld)", ll(ws));
+			launch_ptrs(g, kg2, pp, 3, fl / (double)(N / k));
+			/* out of B into y: mtc_chanfirst(t = B, y = chunk of y, to 0) */
+			snprintf(ptr[0], sizeof ptr[0], "ADDR(%lld) + c * %lld", ll(p->off[vy]), ll(yc));
+			snprintf(ptr[1], sizeof ptr[1], "ADDR(%lld)", ll(wb));
+			launch_ptrs(g, tr, pp, 2, (double)(co * kp));
+		} else {
+			/* dy into B: mtc_chanfirst(t = B, y = chunk of dy, to 1) */
+			snprintf(ptr[0], sizeof ptr[0], "ADDR(%lld)", ll(wb));
+			snprintf(ptr[1], sizeof ptr[1], "ADDR(%lld) + c * %lld", ll(p->off[vy]), ll(yc));
+			launch_ptrs(g, tr, pp, 2, (double)(co * kp));
+			if (dw) {
+				snprintf(ptr[0], sizeof ptr[0], "ADDR(%lld)", ll(ws));
+				snprintf(ptr[1], sizeof ptr[1], "ADDR(%lld) + c * %lld", ll(p->off[vx]), ll(xc));
+				launch_ptrs(g, im, pp, 2, (double)(kc * kp));
+				snprintf(ptr[0], sizeof ptr[0], "ADDR(%lld)", ll(p->off[vw]));
+				snprintf(ptr[1], sizeof ptr[1], "ADDR(%lld)", ll(wb));
+				snprintf(ptr[2], sizeof ptr[2], "ADDR(%lld)", ll(ws));
+				snprintf(ptr[3], sizeof ptr[3], "(uint64_t)c");
+				launch_ptrs(g, kg2, pp, 4, fl / (double)(N / k));
+			} else {
+				snprintf(ptr[0], sizeof ptr[0], "ADDR(%lld)", ll(ws));
+				snprintf(ptr[1], sizeof ptr[1], "ADDR(%lld)", ll(p->off[vw]));
+				snprintf(ptr[2], sizeof ptr[2], "ADDR(%lld)", ll(wb));
+				launch_ptrs(g, kg2, pp, 3, fl / (double)(N / k));
+				snprintf(ptr[0], sizeof ptr[0], "ADDR(%lld) + c * %lld", ll(p->off[vx]), ll(xc));
+				snprintf(ptr[1], sizeof ptr[1], "ADDR(%lld)", ll(ws));
+				launch_ptrs(g, im, pp, 2, (double)(kc * kp));
+			}
+		}
+		H(g, "\t}\n");
+	}
+}
+
+/* workspace: bytes and nothing to run. */
+static void
+k_workspace(Gen *g, const LowFunc *p, const Op *o)
+{
+	(void)g, (void)p, (void)o;
+}
+
+/* max_pool2d, avg_pool2d and their gradients: the runtime's loops over planes (n, c). */
+static void
+k_pool(Gen *g, const LowFunc *p, const Op *o)
+{
+	int grad = o->kind == OP_MAXPOOL_G || o->kind == OP_AVGPOOL_G;
+	int avg = o->kind == OP_AVGPOOL || o->kind == OP_AVGPOOL_G, mx = o->kind == OP_MAXPOOL_G;
+	const Shape *x = SH(grad ? o->res : o->args[0]), *y = SH(grad ? o->args[mx] : o->res);
+	const int64_t *a = o->ia;
+	int v[3] = { o->res, o->args[0], mx ? o->args[1] : 0 }, k = kopen(g, opinfo[o->kind].name);
+
+	kptr(g, "r", 0, 1, 0);
+	kptr(g, "x", 1, 0, 0);
+	if (mx)
+		kptr(g, "dy", 2, 0, 0);
+	ksplit(g, x->d[0] * x->d[1]);
+	if (grad)
+		K(g, "\tmtc_pool2d_grad(r, %s, %s, ", mx ? "x" : "0", mx ? "dy" : "x");
+	else
+		K(g, "\tmtc_pool2d(r, x, ");
+	K(g, "%d, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, lo, hi);\n}\n",
+	  avg ? 2 - (int)a[6] : 0, ll(x->d[2]), ll(x->d[3]), ll(a[0]), ll(a[1]), ll(a[2]), ll(a[3]),
+	  ll(a[4]), ll(a[5]), avg ? 1LL : ll(a[6]), avg ? 1LL : ll(a[7]), ll(y->d[2]), ll(y->d[3]));
+	launch(g, p, k, v, mx ? 3 : 2, 0, (double)shape_numel(y) * (double)(a[0] * a[1]));
+}
+
+/* batch norm's ops: the runtime's loops, over planes (n, c) for the elementwise parts and
+ * channels for the statistics (a channel's sum on one thread, in order). */
+static void
+k_bn(Gen *g, const LowFunc *p, const Op *o)
+{
+	const Shape *x = SH(o->args[0]);      /* the input; batch_norm_update's running mean */
+	int upd = o->kind == OP_BN_UPDATE;
+	int64_t N = upd ? 1 : x->d[0], C = upd ? x->d[0] : x->d[1], Q = shape_numel(x) / (N * C);
+	int v[7], k = kopen(g, opinfo[o->kind].name), nv = 0;
+	char fa[64];       /* eps, or batch_norm_update's momentum */
+
+	if (o->res >= 0)
+		v[nv++] = o->res;
+	for (int i = 0; i < o->nargs; i++)
+		v[nv++] = o->args[i];
+	for (int i = 0; i < nv; i++) {
+		char nm[8];
+		snprintf(nm, sizeof nm, "p%d", i);
+		kptr(g, nm, i, i == 0 || (o->kind == OP_BN_UPDATE && i == 1), 0);
+	}
+	snprintf(fa, sizeof fa, "%.17g", o->fa[0]);
+	switch (o->kind) {
+	case OP_BATCHNORM:
+		ksplit(g, N * C);
+		K(g, "\tmtc_bn_apply(p0, p1, p2, p3, p4, p5, %s, %lld, %lld, lo, hi);\n", fa, ll(C), ll(Q));
+		break;
+	case OP_BN_MEAN:
+	case OP_BN_VAR:
+		ksplit(g, C);
+		K(g, "\tmtc_bn_stat(p0, p1, %s, %lld, %lld, %lld, lo, hi);\n", o->kind == OP_BN_VAR ? "p2" : "0",
+		  ll(N), ll(C), ll(Q));
+		break;
+	case OP_BN_DSTATS:
+		ksplit(g, C);
+		K(g, "\tmtc_bn_dstats(p0, p1, p2, p3, p4, %s, %lld, %lld, %lld, lo, hi);\n", fa, ll(N), ll(C), ll(Q));
+		break;
+	case OP_BN_DX:
+		ksplit(g, N * C);
+		K(g, "\tmtc_bn_dx(p0, p1, p2, p3, p4, p5, p6, %d, %s, %lld, %lld, %lld, lo, hi);\n",
+		  (int)o->ia[0], fa, ll(N), ll(C), ll(Q));
+		break;
+	default:      /* batch_norm_update: operands only, the first two written */
+		ksplit(g, C);
+		K(g, "\tmtc_bn_update(p0, p1, p2, p3, %s, %lld.0, lo, hi);\n", fa, ll(o->ia[0]));
+	}
+	K(g, "}\n");
+	launch(g, p, k, v, nv, 0, (double)shape_numel(x) * 2);
+}
+
+/* dropout(x, t): Philox's draw per element (<mtc/mtc-ops.h>), the same bits as the
+ * interpreter's; dropout(x) copies. */
+static void
+k_dropout(Gen *g, const LowFunc *p, const Op *o)
+{
+	int64_t n = shape_numel(SH(o->res));
+	int v[3] = { o->res, o->args[0], o->nargs > 1 ? o->args[1] : 0 }, k = kopen(g, "dropout");
+
+	kptr(g, "r", 0, 1, 0);
+	kptr(g, "x", 1, 0, 0);
+	ksplit(g, n);
+	if (o->nargs < 2) {
+		K(g, "\tif (hi > lo)\n\t\tmemcpy(r + lo, x + lo, sizeof(float) * (size_t)(hi - lo));\n}\n");
+	} else {
+		kptr(g, "t", 2, 0, 1);
+		K(g, "\tfor (int64_t i = lo; i < hi; i++)\n"
+		  "\t\tr[i] = mtc_dropout_u(i, %d, t[0], %lluull) >= %s ? x[i] * %s : 0.0f;\n}\n",
+		  (int)o->ia[0], (unsigned long long)o->ia[1], FL(o->fa[0]), FL(1.0 / (1.0 - o->fa[0])));
+	}
+	launch(g, p, k, v, o->nargs + 1, 0, 10.0 * (double)n);
+}
+
 static void
 k_const(Gen *g, const LowFunc *p, const Op *o)
 {
@@ -389,6 +692,27 @@ k_slice(Gen *g, const LowFunc *p, const Op *o)
 	ksplit(g, outer);
 	K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tmemcpy(r + i * %lld, x + i * %lld + %lld, %lld);\n}\n",
 	  ll(m * inner), ll(n * inner), ll(o->ia[1] * inner), ll(m * inner * 4));
+	launch(g, p, k, v, 2, 0, (double)shape_numel(SH(o->res)));
+}
+
+/* slice_grad(dy) axis start: zeros with dy at [start, start + n) along axis. */
+static void
+k_slicegrad(Gen *g, const LowFunc *p, const Op *o)
+{
+	int64_t outer, n, inner, m = SH(o->res)->d[o->ia[0]], st = o->ia[1];
+	int v[2] = { o->res, o->args[0] }, k = kopen(g, "slice_grad");
+
+	around(SH(o->args[0]), (int)o->ia[0], &outer, &n, &inner);
+	kptr(g, "r", 0, 1, 0);
+	kptr(g, "x", 1, 0, 0);
+	ksplit(g, outer);
+	K(g, "\tfor (int64_t i = lo; i < hi; i++) {\n\t\tfloat *ri = r + i * %lld;\n", ll(m * inner));
+	if (st > 0)
+		K(g, "\t\tmemset(ri, 0, %lld);\n", ll(st * inner * 4));
+	K(g, "\t\tmemcpy(ri + %lld, x + i * %lld, %lld);\n", ll(st * inner), ll(n * inner), ll(n * inner * 4));
+	if (m - st - n > 0)
+		K(g, "\t\tmemset(ri + %lld, 0, %lld);\n", ll((st + n) * inner), ll((m - st - n) * inner * 4));
+	K(g, "\t}\n}\n");
 	launch(g, p, k, v, 2, 0, (double)shape_numel(SH(o->res)));
 }
 
@@ -765,7 +1089,39 @@ k_maxgrad(Gen *g, const LowFunc *p, const Op *o)
 	launch(g, p, k, v, 4, 0, (double)(outer * n * inner));
 }
 
-/* Optimizer updates, in place, PyTorch's rules. */
+/* The code of an update after its first pointer w, over the elements [lo, hi) of its split:
+ * <mtc/mtc-ops.h>'s formulas (PyTorch's rules). */
+static void
+update_code(Gen *g, const Op *o, int64_t n)
+{
+	kptr(g, "w", 0, 1, 0);
+	ksplit(g, n);
+	switch (o->kind) {
+	case OP_SGD:
+		kptr(g, "gr", 1, 0, 0);
+		K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tmtc_sgd_update(w + i, gr[i], %s);\n", FL(o->fa[0]));
+		break;
+	case OP_SGDM:
+		kptr(g, "m", 1, 1, 0);
+		kptr(g, "gr", 2, 0, 0);
+		K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tmtc_sgdm_update(w + i, m + i, gr[i], %s, %s);\n",
+		  FL(o->fa[0]), FL(o->fa[1]));
+		break;
+	default: /* adam: bias corrections from the step counter, which tick advanced */
+		kptr(g, "m", 1, 1, 0);
+		kptr(g, "s", 2, 1, 0);
+		kptr(g, "gr", 3, 0, 0);
+		kptr(g, "tc", 4, 0, 1);
+		K(g, "\tint *flag = (int *)(uintptr_t)a[5];\n\tint32_t t = tc[0];\n"
+		  "\tif (t < 1) {\n\t\t*flag = MTC_EINVAL;\n\t\treturn;\n\t}\n"
+		  "\tstruct mtc_adam c = mtc_adam_coef(t, %.17g, %.17g, %.17g, %s);\n"
+		  "\tfor (int64_t i = lo; i < hi; i++)\n\t\tmtc_adam_update(w + i, m + i, s + i, gr[i], &c);\n",
+		  o->fa[0], o->fa[1], o->fa[2], FL(o->fa[3]));
+	}
+	K(g, "}\n");
+}
+
+/* Optimizer updates, in place. */
 static void
 k_update(Gen *g, const LowFunc *p, const Op *o)
 {
@@ -780,38 +1136,21 @@ k_update(Gen *g, const LowFunc *p, const Op *o)
 		launch(g, p, k, v, 1, 0, 0);
 		return;
 	}
-	kptr(g, "w", 0, 1, 0);
-	ksplit(g, n);
-	switch (o->kind) {
-	case OP_SGD:
-		kptr(g, "gr", 1, 0, 0);
-		K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tw[i] = w[i] + -%s * gr[i];\n", FL(o->fa[0]));
-		break;
-	case OP_SGDM:
-		kptr(g, "m", 1, 1, 0);
-		kptr(g, "gr", 2, 0, 0);
-		K(g, "\tfor (int64_t i = lo; i < hi; i++) {\n\t\tm[i] = m[i] * %s + gr[i];\n"
-		  "\t\tw[i] = w[i] + -%s * m[i];\n\t}\n", FL(o->fa[1]), FL(o->fa[0]));
-		break;
-	default: /* adam: bias corrections from the step counter, which tick advanced */
-		kptr(g, "m", 1, 1, 0);
-		kptr(g, "s", 2, 1, 0);
-		kptr(g, "gr", 3, 0, 0);
-		kptr(g, "tc", 4, 0, 1);
-		/* torch.optim.Adam (1.13): bias corrections in double, as Python computes them. */
-		K(g, "\tint *flag = (int *)(uintptr_t)a[5];\n\tint32_t t = tc[0];\n"
-		  "\tdouble lr = %.17g, b1 = %.17g, b2 = %.17g;\n"
-		  "\tfloat eps = %s, fb1 = (float)b1, fb2 = (float)b2, a1 = (float)(1 - b1), a2 = (float)(1 - b2);\n"
-		  "\tif (t < 1) {\n\t\t*flag = MTC_EINVAL;\n\t\treturn;\n\t}\n"
-		  "\tfloat step = (float)(lr / (1 - pow(b1, t))), bc2s = (float)sqrt(1 - pow(b2, t));\n"
-		  "\tfor (int64_t i = lo; i < hi; i++) {\n"
-		  "\t\tm[i] = m[i] * fb1 + a1 * gr[i];\n"
-		  "\t\ts[i] = s[i] * fb2 + a2 * gr[i] * gr[i];\n"
-		  "\t\tw[i] = w[i] + -step * (m[i] / (sqrtf(s[i]) / bc2s + eps));\n\t}\n",
-		  o->fa[0], o->fa[1], o->fa[2], FL(o->fa[3]));
-	}
-	K(g, "}\n");
+	update_code(g, o, n);
 	launch(g, p, k, v, o->nargs, o->kind == OP_ADAM, 4.0 * (double)n);
+}
+
+void
+kern_host_update(Gen *g, const LowFunc *p, int i, int id)
+{
+	const Op *o = &p->f->op[i];
+	FILE *k = g->k;
+
+	g->k = g->h;
+	K(g, "\n/* %s on the host, run by the host's thread */\nstatic void\n"
+	  "hu%d(const uint64_t *a, int tid, int nt)\n{\n", opinfo[o->kind].name, id);
+	update_code(g, o, shape_numel(SH(o->args[0])));
+	g->k = k;
 }
 
 /* An F_EW op alone: a group of one. */
@@ -843,9 +1182,14 @@ mt3000_hostop(Gen *g, const LowFunc *p, const Op *o)
 	K(SIGMOID_G, k_ew) K(SQRT_G, k_ew) K(RSQRT_G, k_ew) K(POW_G, k_ew) K(MAX_G, k_maxgrad) \
 	K(SOFTMAX_G, k_softmax) K(LOGSOFTMAX_G, k_softmax) K(LN_DX, k_layernorm) \
 	K(LN_DGAMMA, k_layernorm) K(EMBED_G, k_embedding) K(XENT_G, k_xent) K(MSE_G, k_ew) \
-	K(SLICE, k_slice) K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_update) \
+	K(CLIP, k_ew) K(WORKSPACE, k_workspace) K(CONV2D, k_conv) K(MAXPOOL, k_pool) K(AVGPOOL, k_pool) \
+	K(BATCHNORM, k_bn) K(BN_MEAN, k_bn) K(BN_VAR, k_bn) K(BN_DSTATS, k_bn) K(BN_DX, k_bn) \
+	K(BN_UPDATE, k_bn) K(DROPOUT, k_dropout) \
+	K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) \
+	K(CONV2D_DX, k_conv) K(CONV2D_DW, k_conv) K(MAXPOOL_G, k_pool) K(AVGPOOL_G, k_pool) \
+	K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_update) \
 	K(SWAPOUT, mt3000_hostop) K(SWAPIN, mt3000_hostop) K(SWAPHOME, mt3000_hostop) \
-	K(WAIT, mt3000_hostop)
+	K(WAIT, mt3000_hostop) K(ALLREDUCE, mt3000_hostop) K(UNBUCKET, mt3000_hostop)
 KERNELS(OP_HAS)
 OPTAB(OP_NEEDS)
 KernRule *const mt3000_kern[NOP] = { KERNELS(OP_ENTRY) };

@@ -81,6 +81,28 @@ mkcall(Parser *p, NodeKind k, char *name, Node *revargs, Loc loc)
 	return n;
 }
 
+Node *
+mkindex(Parser *p, Node *base, Node *revsubs, Loc loc)
+{
+	Node *n = mkcall(p, N_INDEX, NULL, revsubs, loc);
+
+	n->a = base;
+	height(p, n, base);
+	return n;
+}
+
+Node *
+mkslice(Parser *p, Node *lo, Node *hi, Loc loc)
+{
+	Node *n = mknode(p, N_SLICE, loc);
+
+	n->a = lo;
+	n->b = hi;
+	height(p, n, lo);
+	height(p, n, hi);
+	return n;
+}
+
 Stmt *
 mkstmt(Parser *p, StmtKind k, Loc loc)
 {
@@ -91,7 +113,7 @@ mkstmt(Parser *p, StmtKind k, Loc loc)
 	return s;
 }
 
-void
+Item *
 additem(Parser *p, ItemKind k, char *name, Loc loc, Node *e, Node *revparams, Stmt *revbody)
 {
 	Item *it = aalloc(p->a, sizeof *it);
@@ -104,6 +126,7 @@ additem(Parser *p, ItemKind k, char *name, Loc loc, Node *e, Node *revparams, St
 	it->body = srev(revbody);
 	*p->tail = it;
 	p->tail = &it->next;
+	return it;
 }
 
 Node *

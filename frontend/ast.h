@@ -18,7 +18,8 @@ typedef enum {
 	N_INT,      /* ival */
 	N_FLOAT,    /* fval */
 	N_NAME,     /* name */
-	N_INDEX,    /* name[a] */
+	N_INDEX,    /* a[kid, ...]: kid an index expression or an N_SLICE */
+	N_SLICE,    /* a:b inside [ ], either NULL when omitted */
 	N_CALL,     /* name(kid...) */
 	N_KW,       /* name = a, only as a call argument */
 	N_LIST,     /* [kid, ...] */
@@ -42,7 +43,7 @@ struct Node {
 };
 
 typedef enum {
-	S_ASSIGN,   /* name = e */
+	S_ASSIGN,   /* name = e; or a, b, ... = e (names: a list of N_NAME, the first is name) */
 	S_FOR,      /* for name in e..e2 { body } */
 	S_RETURN,   /* return e */
 	S_OUTPUT,   /* output names (a list of N_NAME) */
@@ -66,14 +67,14 @@ struct Stmt {
 	char *name;
 	Loc nameloc;
 	Node *e, *e2;
-	Node *names;        /* S_OUTPUT */
+	Node *names;        /* S_OUTPUT, and S_ASSIGN of several names */
 	TypeEx *ty;         /* S_INPUT, S_PARAM */
 	Node *init;         /* S_PARAM: an N_CALL or NULL */
 	Stmt *body;         /* S_FOR */
 	Stmt *next;
 };
 
-typedef enum { I_CONST, I_DEF, I_MODEL } ItemKind;
+typedef enum { I_CONST, I_DEF, I_MODEL, I_IMPORT } ItemKind;
 
 typedef struct Item Item;
 struct Item {
@@ -84,6 +85,8 @@ struct Item {
 	Node *params;       /* I_DEF: a list of N_NAME */
 	int nparams;
 	Stmt *body;         /* I_DEF, I_MODEL */
+	char *path;         /* I_IMPORT: the model file as written */
+	Loc pathloc;
 	Item *next;
 };
 
@@ -107,8 +110,10 @@ Node *mknode(Parser *, NodeKind, Loc);
 Node *mkbin(Parser *, int op, Node *a, Node *b, Loc);
 Node *mkneg(Parser *, Node *a, Loc);
 Node *mkcall(Parser *, NodeKind, char *name, Node *revargs, Loc);
+Node *mkindex(Parser *, Node *base, Node *revsubs, Loc);
+Node *mkslice(Parser *, Node *lo, Node *hi, Loc);
 Stmt *mkstmt(Parser *, StmtKind, Loc);
-void additem(Parser *, ItemKind, char *name, Loc, Node *e, Node *revparams, Stmt *revbody);
+Item *additem(Parser *, ItemKind, char *name, Loc, Node *e, Node *revparams, Stmt *revbody);
 Node *nrev(Node *, int *n);         /* reverse a list built backwards; count it */
 Stmt *srev(Stmt *);
 /* The error of a syntax error at loc (stops after MAXERR or a fatal limit). */

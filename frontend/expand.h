@@ -3,6 +3,7 @@
 #define MTC_EXPAND_H
 
 #include "ast.h"
+#include "onnx.h"
 
 /* Limits that keep hostile programs from exhausting time, memory or the C stack. */
 enum {
@@ -66,6 +67,8 @@ typedef struct Ctx {
 	Func *f;            /* NULL while folding a const: then no op may be made */
 	Frame *fr;          /* NULL while folding a const: then only consts are visible */
 	Map consts, defs;
+	Map imports;        /* `import ... as NAME`: Ent.p is the model (Onnx), NULL if unreadable */
+	OnnxDecls decls;    /* the params that calls of imported graphs need (onnx.h) */
 	Map seen;           /* locations already reported, keyed "line:col" */
 	Map ren;            /* value names: the next SSA suffix to try for each */
 	Arena *a;           /* for keys of seen */
@@ -74,6 +77,8 @@ typedef struct Ctx {
 	int stop;           /* a limit was hit: unwind without further messages */
 	int trained;
 	Loc trainloc;
+	int *bn, nbn;       /* batch_norm ops whose running statistics are not declared yet */
+	int ndropout;       /* dropouts so far: each one's key, so each draws its own mask */
 } Ctx;
 
 extern const Val ERR;
@@ -92,15 +97,17 @@ int size_check(Ctx *, const Type *, Loc);
 /* Signatures of built-in calls: tensor operands first, then named arguments. */
 typedef struct Kw {
 	const char *name;
-	char ty;            /* 'a' axis, 'b' 0 or 1, 'f' number, 'l' integer list, 'v' any value */
+	char ty;            /* 'a' axis, 'b' 0 or 1, 'f' number, 'i' integer, 'l' integer list,
+	                     * 'p' an integer or a pair [h, w], 'v' any value */
 	char req;
 	double def;
 } Kw;
+enum { MAXKW = 6 };     /* named arguments of a built-in */
 typedef struct Builtin {
 	const char *name;
-	int k;              /* Opk, InitKind or OptKind */
+	int k;              /* Opk, InitKind or OptKind; or a B_ kind (eval.c) */
 	int nt;             /* tensor operands; -1: one or more */
-	Kw kw[4];
+	Kw kw[MAXKW];
 } Builtin;
 extern const Builtin inits[], optims[];
 const Builtin *findb(const Builtin *, const char *);
@@ -108,7 +115,24 @@ int isbuiltin(const char *);
 int bind_args(Ctx *, Node *call, const char *what, int nt, const Kw *, int nkw, Node **t,
               int *ntp, Node **kv);
 
+/* Append op k after its shape rule accepted it (else a diagnostic at loc and ERR); its result
+ * is named hint (or a number). r: the given type of F_GIVEN ops, else filled. */
+Val emit(Ctx *, Opk, const int *args, int na, const int64_t *ia, int nia, const double *fa,
+         Type *r, const char *hint, Loc);
+
+/* nn.c: the convolutional built-ins, each expanded into ops (docs/ir.md says how). kv: the
+ * named arguments in the order of their Builtin entry (eval.c), NULL where not given. */
+Val nn_conv2d(Ctx *, Node *call, const int *args, Node **kv, const char *hint);
+Val nn_pool2d(Ctx *, Node *call, Opk, int x, Node **kv, const char *hint);
+Val nn_batchnorm(Ctx *, Node *call, const int *args, Node **kv, const char *hint);
+Val nn_dropout(Ctx *, Node *call, int x, Node **kv, const char *hint);
+/* After the model body: declare the running statistics of every batch_norm (buffers named
+ * after its gamma, GAMMA.running_mean and GAMMA.running_var) and make the ops read them. */
+void nn_buffers(Ctx *);
+
 /* expand.c */
 Val inline_def(Ctx *, Node *call, Ent *def, const char *hint);
+/* A call of an imported graph: its nout results into out[]; 0, or -1 after diagnostics. */
+int import_call(Ctx *, Node *call, Ent *imp, Val *out, int nout);
 
 #endif

@@ -13,6 +13,7 @@
  *   bias corrections computed in double as Python does.
  * A value's buffer is freed right after its last use, so a deep model's step holds only
  * what is live; decl tensors (inputs, params, optimizer state) live in the Interp. */
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -132,12 +133,13 @@ around(const Shape *s, int64_t a, int64_t *outer, int64_t *n, int64_t *inner)
 
 /* The scalar meaning of each elementwise op: OPTAB's formula compiled here, calling
  * <mtc/mtc-ops.h> as the generated kernels do, so the targets and the interpreter agree to
- * the bit. x0..x2 are the operands, c the first float attribute, n the result's elements. */
-typedef float Ew(float x0, float x1, float x2, float c, float n);
+ * the bit. x0..x2 are the operands, c and d the first two float attributes, n the result's
+ * elements. */
+typedef float Ew(float x0, float x1, float x2, float c, float d, float n);
 #define X(id, nm, na, fl, ia, fa, sh, gr, co, nw, ew) \
-	static float ew_##id(float x0, float x1, float x2, float c, float n) \
+	static float ew_##id(float x0, float x1, float x2, float c, float d, float n) \
 	{ \
-		(void)x0; (void)x1; (void)x2; (void)c; (void)n; \
+		(void)x0; (void)x1; (void)x2; (void)c; (void)d; (void)n; \
 		return ew; \
 	}
 OPTAB(X)
@@ -150,8 +152,8 @@ static Ew *const ewfn[] = {
 
 /* o[rs] = fn(x0, x1, x2) over up to three operands broadcast into rs. */
 static void
-ewise(Ew *fn, float c, int nx, const float *const *x, const Shape *const *xs, const Shape *rs,
-      float *o)
+ewise(Ew *fn, float c, float d, int nx, const float *const *x, const Shape *const *xs,
+      const Shape *rs, float *o)
 {
 	int64_t st[3][MAXRANK], off[3] = {0, 0, 0}, idx[MAXRANK] = {0}, s[3] = {0, 0, 0};
 	int64_t n = rowlen(rs), rows = shape_numel(rs) / n;
@@ -165,7 +167,7 @@ ewise(Ew *fn, float c, int nx, const float *const *x, const Shape *const *xs, co
 		for (int64_t j = 0; j < n; j++) {
 			for (int k = 0; k < nx; k++)
 				v[k] = x[k][off[k] + j * s[k]];
-			o[j] = fn(v[0], v[1], v[2], c, fn_n);
+			o[j] = fn(v[0], v[1], v[2], c, d, fn_n);
 		}
 		advance(rs->rank - 1, rs->d, idx, nx, st, off);
 	}
@@ -182,7 +184,7 @@ k_ew(Run *r, const Op *op)
 		x[k] = IN(k);
 		xs[k] = &TY(k)->sh;
 	}
-	ewise(ewfn[op->kind], (float)op->fa[0], op->nargs, x, xs, &RTY->sh, OUT);
+	ewise(ewfn[op->kind], (float)op->fa[0], (float)op->fa[1], op->nargs, x, xs, &RTY->sh, OUT);
 	return 0;
 }
 
@@ -252,6 +254,21 @@ k_slice(Run *r, const Op *op)
 	around(&RTY->sh, ax, &outer, &n, &inner);
 	for (int64_t i = 0; i < outer; i++)
 		memcpy(o + i * n * inner, x + (i * xn + st) * inner, n * inner * 4);
+	return 0;
+}
+
+/* slice_grad(dy) axis start: zeros, dy at [start, start + dy.d[axis]) along axis */
+static int
+k_slicegrad(Run *r, const Op *op)
+{
+	int64_t outer, n, inner, ax = op->ia[0], st = op->ia[1], rn = RTY->sh.d[ax];
+	const float *x = IN(0);
+	float *o = OUT;
+
+	memset(o, 0, type_bytes(RTY));
+	around(&TY(0)->sh, ax, &outer, &n, &inner);
+	for (int64_t i = 0; i < outer; i++)
+		memcpy(o + (i * rn + st) * inner, x + i * n * inner, n * inner * 4);
 	return 0;
 }
 
@@ -358,6 +375,413 @@ k_matmul(Run *r, const Op *op)
 		advance(ob.rank, ob.d, idx, 2, st, off);
 	}
 	free(bt);
+	return 0;
+}
+
+/* ---------- convolution ---------- */
+
+/* C[M,N] (ldc) = op(A) op(B), A [M,K] (lda; stored [K,M] when ta), B [K,N] (ldb; stored
+ * [N,K] when tb): every element summed over k ascending in one float from 0, as k_matmul
+ * does. */
+static void
+gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+     const float *B, int64_t ldb, float *C, int64_t ldc)
+{
+	float *bt = NULL;
+
+	if (tb) {
+		bt = xmalloc((K * N > 0 ? K * N : 1) * sizeof *bt);
+		for (int64_t k = 0; k < K; k++)
+			for (int64_t j = 0; j < N; j++)
+				bt[k * N + j] = B[j * ldb + k];
+		B = bt;
+		ldb = N;
+	}
+	for (int64_t i = 0; i < M; i++) {
+		float *c = C + i * ldc;
+		int64_t k = 0;
+		for (int64_t j = 0; j < N; j++)
+			c[j] = 0;
+		for (; k + 4 <= K; k += 4) {
+			float av[4];
+			for (int u = 0; u < 4; u++)
+				av[u] = ta ? A[(k + u) * lda + i] : A[i * lda + k + u];
+			axpy4(c, av, B + k * ldb, ldb, N);
+		}
+		for (; k < K; k++)
+			axpy1(c, ta ? A[k * lda + i] : A[i * lda + k], B + k * ldb, N);
+	}
+	free(bt);
+}
+
+/* A window's geometry: kh kw sh sw ph pw dh dw over x [N, C, H, W], output Ho x Wo. */
+typedef struct Win {
+	int64_t n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo;
+} Win;
+
+/* A pool's window: the op's attributes kh kw sh sw ph pw dh dw; y its result (or gradient). */
+static Win
+win(const Op *op, const Shape *x, const Shape *y)
+{
+	const int64_t *a = op->ia;
+	return (Win){ x->d[0], x->d[1], x->d[2], x->d[3], a[0], a[1], a[2], a[3], a[4], a[5], a[6],
+	              a[7], y->d[2], y->d[3] };
+}
+
+/* A convolution's: x, the weight w (kh, kw), attributes sh sw ph pw dh dw groups. */
+static Win
+cwin(const Op *op, const Shape *x, const Shape *w)
+{
+	const int64_t *a = op->ia;
+	Win g = { x->d[0], x->d[1], x->d[2], x->d[3], w->d[2], w->d[3], a[0], a[1], a[2], a[3], a[4],
+	          a[5], 0, 0 };
+	g.ho = window_out(g.h, g.kh, g.sh, g.ph, g.dh);
+	g.wo = window_out(g.w, g.kw, g.sw, g.pw, g.dw);
+	return g;
+}
+
+/* The columns of x (grad.c): cols[(c*kh + i)*kw + j, (n, oh, ow)], 0 in the padding. */
+static float *
+columns(const Win *g, const float *x)
+{
+	int64_t m = g->n * g->ho * g->wo;
+	float *o = xmalloc((g->c * g->kh * g->kw * m > 0 ? g->c * g->kh * g->kw * m : 1) * sizeof *o), *p = o;
+
+	for (int64_t c = 0; c < g->c; c++)
+		for (int64_t i = 0; i < g->kh; i++)
+			for (int64_t j = 0; j < g->kw; j++)
+				for (int64_t n = 0; n < g->n; n++)
+					for (int64_t oh = 0; oh < g->ho; oh++)
+						for (int64_t ow = 0; ow < g->wo; ow++) {
+							int64_t h = oh * g->sh - g->ph + i * g->dh, w = ow * g->sw - g->pw + j * g->dw;
+							*p++ = h >= 0 && h < g->h && w >= 0 && w < g->w ?
+							       x[((n * g->c + c) * g->h + h) * g->w + w] : 0;
+						}
+	return o;
+}
+
+/* t [C, N, P] <-> y [N, C, P]: to (1) or from (0) channels first. */
+static void
+chanfirst(float *t, float *y, int64_t n, int64_t c, int64_t p, int to)
+{
+	for (int64_t a = 0; a < n; a++)
+		for (int64_t b = 0; b < c; b++)
+			memcpy(to ? t + (b * n + a) * p : y + (a * c + b) * p, to ? y + (a * c + b) * p : t + (b * n + a) * p,
+			       p * sizeof *t);
+}
+
+/* conv2d(x, w): per group the GEMM w_g [Cog, Kg] @ cols_g [Kg, N*Ho*Wo], then NCHW. */
+static int
+k_conv2d(Run *r, const Op *op)
+{
+	Win g = cwin(op, &TY(0)->sh, &TY(1)->sh);
+	int64_t G = op->ia[6], co = TY(1)->sh.d[0], cog = co / G, kg = g.c / G * g.kh * g.kw;
+	int64_t m = g.n * g.ho * g.wo;
+	float *cols = columns(&g, IN(0)), *t = xmalloc((co * m > 0 ? co * m : 1) * sizeof *t);
+
+	for (int64_t k = 0; k < G; k++)
+		gemm(0, 0, cog, m, kg, IN(1) + k * cog * kg, kg, cols + k * kg * m, m, t + k * cog * m, m);
+	chanfirst(t, OUT, g.n, co, g.ho * g.wo, 0);
+	free(cols);
+	free(t);
+	return 0;
+}
+
+/* conv2d_dx(w, dy): dcols_g = w_g^T @ dy_g, then col2im (each x element sums its kernel
+ * offsets, i then j). */
+static int
+k_conv2d_dx(Run *r, const Op *op)
+{
+	Win g = cwin(op, &RTY->sh, &TY(0)->sh);
+	int64_t G = op->ia[6], co = TY(0)->sh.d[0], cog = co / G, kg = g.c / G * g.kh * g.kw;
+	int64_t m = g.n * g.ho * g.wo;
+	float *t = xmalloc((co * m > 0 ? co * m : 1) * sizeof *t), *dc = xmalloc((G * kg * m > 0 ? G * kg * m : 1) * sizeof *dc);
+	float *o = OUT;
+
+	chanfirst(t, (float *)IN(1), g.n, co, g.ho * g.wo, 1);
+	for (int64_t k = 0; k < G; k++)
+		gemm(1, 0, kg, m, cog, IN(0) + k * cog * kg, kg, t + k * cog * m, m, dc + k * kg * m, m);
+	for (int64_t n = 0; n < g.n; n++)
+		for (int64_t c = 0; c < g.c; c++)
+			for (int64_t h = 0; h < g.h; h++)
+				for (int64_t w = 0; w < g.w; w++) {
+					float s = 0;
+					for (int64_t i = 0; i < g.kh; i++)
+						for (int64_t j = 0; j < g.kw; j++) {
+							int64_t th = h + g.ph - i * g.dh, tw = w + g.pw - j * g.dw;
+							if (th < 0 || tw < 0 || th % g.sh || tw % g.sw || th / g.sh >= g.ho ||
+							    tw / g.sw >= g.wo)
+								continue;
+							s += dc[((c * g.kh + i) * g.kw + j) * m + (n * g.ho + th / g.sh) * g.wo + tw / g.sw];
+						}
+					*o++ = s;
+				}
+	free(t);
+	free(dc);
+	return 0;
+}
+
+/* conv2d_dw(x, dy): per group dy_g [Cog, M] @ cols_g^T [M, Kg]. */
+static int
+k_conv2d_dw(Run *r, const Op *op)
+{
+	Win g = cwin(op, &TY(0)->sh, &RTY->sh);
+	int64_t G = op->ia[6], co = RTY->sh.d[0], cog = co / G, kg = g.c / G * g.kh * g.kw;
+	int64_t m = g.n * g.ho * g.wo;
+	float *cols = columns(&g, IN(0)), *t = xmalloc((co * m > 0 ? co * m : 1) * sizeof *t);
+
+	chanfirst(t, (float *)IN(1), g.n, co, g.ho * g.wo, 1);
+	for (int64_t k = 0; k < G; k++)
+		gemm(0, 1, cog, kg, m, t + k * cog * m, m, cols + k * kg * m, m, OUT + k * cog * kg, kg);
+	free(cols);
+	free(t);
+	return 0;
+}
+
+/* ---------- pooling ---------- */
+
+/* A pool's window over x [N, C, H, W] with result or gradient shape y (avg pools: dilation 1). */
+static Win
+pwin(const Op *op, const Shape *x, const Shape *y)
+{
+	Win g = win(op, x, y);
+	if (op->kind == OP_AVGPOOL || op->kind == OP_AVGPOOL_G)
+		g.dh = g.dw = 1;
+	return g;
+}
+
+/* The arg-max of output (oh, ow)'s window in plane xp, PyTorch's: the first offset greater
+ * than every one before it, or a NaN (the last NaN: each one replaces the max). */
+static int64_t
+pool_argmax(const float *xp, const Win *g, int64_t oh, int64_t ow)
+{
+	int64_t best = -1;
+	float m = -INFINITY;
+
+	for (int64_t i = 0; i < g->kh; i++)
+		for (int64_t j = 0; j < g->kw; j++) {
+			int64_t h = oh * g->sh - g->ph + i * g->dh, w = ow * g->sw - g->pw + j * g->dw;
+			if (h < 0 || h >= g->h || w < 0 || w >= g->w)
+				continue;
+			if (best < 0)
+				best = h * g->w + w;
+			if (xp[h * g->w + w] > m || isnan(xp[h * g->w + w])) {
+				m = xp[h * g->w + w];
+				best = h * g->w + w;
+			}
+		}
+	return best;
+}
+
+/* The number avg_pool2d divides a window's sum by. */
+static float
+pool_div(const Op *op, const Win *g, int64_t oh, int64_t ow)
+{
+	int64_t h0 = oh * g->sh - g->ph, w0 = ow * g->sw - g->pw, h1 = h0 + g->kh, w1 = w0 + g->kw;
+
+	if (op->ia[6])
+		return (float)(g->kh * g->kw);
+	h0 = h0 < 0 ? 0 : h0;
+	w0 = w0 < 0 ? 0 : w0;
+	h1 = h1 > g->h ? g->h : h1;
+	w1 = w1 > g->w ? g->w : w1;
+	return (float)((h1 - h0) * (w1 - w0));
+}
+
+/* max_pool2d and avg_pool2d, each plane in turn. */
+static int
+k_pool(Run *r, const Op *op)
+{
+	Win g = pwin(op, &TY(0)->sh, &RTY->sh);
+	const float *x = IN(0);
+	float *o = OUT;
+
+	for (int64_t q = 0; q < g.n * g.c; q++) {
+		const float *xp = x + q * g.h * g.w;
+		for (int64_t oh = 0; oh < g.ho; oh++)
+			for (int64_t ow = 0; ow < g.wo; ow++) {
+				float s = 0;
+				if (op->kind == OP_MAXPOOL) {
+					*o++ = xp[pool_argmax(xp, &g, oh, ow)];
+					continue;
+				}
+				for (int64_t i = 0; i < g.kh; i++)
+					for (int64_t j = 0; j < g.kw; j++) {
+						int64_t h = oh * g.sh - g.ph + i, w = ow * g.sw - g.pw + j;
+						if (h >= 0 && h < g.h && w >= 0 && w < g.w)
+							s += xp[h * g.w + w];
+					}
+				*o++ = s / pool_div(op, &g, oh, ow);
+			}
+	}
+	return 0;
+}
+
+/* max_pool2d_grad(x, dy), avg_pool2d_grad(dy): the outputs' gradients spread back in order. */
+static int
+k_poolgrad(Run *r, const Op *op)
+{
+	int mx = op->kind == OP_MAXPOOL_G;
+	Win g = pwin(op, &RTY->sh, &TY(mx)->sh);
+	const float *dy = IN(mx);
+	float *o = OUT;
+
+	memset(o, 0, type_bytes(RTY));
+	for (int64_t q = 0; q < g.n * g.c; q++) {
+		float *op_ = o + q * g.h * g.w;
+		for (int64_t oh = 0; oh < g.ho; oh++)
+			for (int64_t ow = 0; ow < g.wo; ow++, dy++) {
+				float v;
+				if (mx) {
+					op_[pool_argmax(IN(0) + q * g.h * g.w, &g, oh, ow)] += *dy;
+					continue;
+				}
+				v = *dy / pool_div(op, &g, oh, ow);
+				for (int64_t i = 0; i < g.kh; i++)
+					for (int64_t j = 0; j < g.kw; j++) {
+						int64_t h = oh * g.sh - g.ph + i, w = ow * g.sw - g.pw + j;
+						if (h >= 0 && h < g.h && w >= 0 && w < g.w)
+							op_[h * g.w + w] += v;
+					}
+			}
+	}
+	return 0;
+}
+
+/* ---------- dropout ---------- */
+
+/* dropout(x, t): each element kept (times 1/(1-p)) where its draw is at least p; dropout(x)
+ * (inference) copies x. */
+static int
+k_dropout(Run *r, const Op *op)
+{
+	int64_t n = shape_numel(&RTY->sh);
+	const float *x = IN(0);
+	float *o = OUT, p = (float)op->fa[0], sc = (float)(1.0 / (1.0 - op->fa[0]));
+	int t = op->nargs > 1 ? INI(1)[0] : 0;
+
+	for (int64_t i = 0; i < n; i++)
+		o[i] = op->nargs < 2 ? x[i] :
+		       mtc_dropout_u(i, (int)op->ia[0], t, (unsigned long long)op->ia[1]) >= p ? x[i] * sc : 0;
+	return 0;
+}
+
+/* ---------- batch norm ---------- */
+
+/* x [N, C, ...] as N x C x Q. */
+static void
+ncq(const Shape *x, int64_t *n, int64_t *c, int64_t *q)
+{
+	*n = x->d[0];
+	*c = x->d[1];
+	*q = shape_numel(x) / (*n * *c);
+}
+
+static float
+invstd(float var, double eps)
+{
+	return (float)(1 / sqrt((double)var + eps));
+}
+
+/* batch_norm: y = x * a + b per channel, a = gamma * invstd, b = beta - mean * a. */
+static int
+k_batchnorm(Run *r, const Op *op)
+{
+	int64_t N, C, Q;
+	const float *x = IN(0), *g = IN(1), *b = IN(2), *mu = IN(3), *var = IN(4);
+	float *o = OUT;
+
+	ncq(&TY(0)->sh, &N, &C, &Q);
+	for (int64_t n = 0; n < N; n++)
+		for (int64_t c = 0; c < C; c++) {
+			float a = g[c] * invstd(var[c], op->fa[0]), sh = b[c] - mu[c] * a;
+			const float *xp = x + (n * C + c) * Q;
+			float *op_ = o + (n * C + c) * Q;
+			for (int64_t q = 0; q < Q; q++)
+				op_[q] = xp[q] * a + sh;
+		}
+	return 0;
+}
+
+/* batch_norm_mean, batch_norm_var: per channel, in double over (n, q) in order. */
+static int
+k_bnstat(Run *r, const Op *op)
+{
+	int64_t N, C, Q;
+	const float *x = IN(0);
+	float *o = OUT;
+
+	ncq(&TY(0)->sh, &N, &C, &Q);
+	for (int64_t c = 0; c < C; c++) {
+		double s = 0, mu = op->kind == OP_BN_VAR ? IN(1)[c] : 0;
+		for (int64_t n = 0; n < N; n++)
+			for (int64_t q = 0; q < Q; q++) {
+				double v = x[(n * C + c) * Q + q];
+				s += op->kind == OP_BN_VAR ? (v - mu) * (v - mu) : v;
+			}
+		o[c] = (float)(s / (double)(N * Q));
+	}
+	return 0;
+}
+
+/* batch_norm_dstats(x, mean, var, dy): [sum dy (x - mean) * invstd; sum dy] per channel. */
+static int
+k_bndstats(Run *r, const Op *op)
+{
+	int64_t N, C, Q;
+	const float *x = IN(0), *mu = IN(1), *var = IN(2), *dy = IN(3);
+	float *o = OUT;
+
+	ncq(&TY(0)->sh, &N, &C, &Q);
+	for (int64_t c = 0; c < C; c++) {
+		double dot = 0, s = 0;
+		for (int64_t n = 0; n < N; n++)
+			for (int64_t q = 0; q < Q; q++) {
+				int64_t e = (n * C + c) * Q + q;
+				dot += (double)dy[e] * ((double)x[e] - mu[c]);
+				s += dy[e];
+			}
+		o[c] = (float)(dot * invstd(var[c], op->fa[0]));
+		o[C + c] = (float)s;
+	}
+	return 0;
+}
+
+/* batch_norm_dx(x, gamma, mean, var, dy, ds) training: PyTorch's formula (grad.c). */
+static int
+k_bndx(Run *r, const Op *op)
+{
+	int64_t N, C, Q;
+	const float *x = IN(0), *g = IN(1), *mu = IN(2), *var = IN(3), *dy = IN(4), *ds = IN(5);
+	float *o = OUT;
+
+	ncq(&TY(0)->sh, &N, &C, &Q);
+	for (int64_t c = 0; c < C; c++) {
+		float is = invstd(var[c], op->fa[0]), w = is * g[c];
+		float gm = (float)((double)ds[C + c] / (double)(N * Q));
+		float pj = (float)((double)ds[c] * is / (double)(N * Q));
+		for (int64_t n = 0; n < N; n++)
+			for (int64_t q = 0; q < Q; q++) {
+				int64_t e = (n * C + c) * Q + q;
+				o[e] = op->ia[0] ? (dy[e] - gm - (x[e] - mu[c]) * pj) * w : dy[e] * w;
+			}
+	}
+	return 0;
+}
+
+/* batch_norm_update(rmean, rvar, mean, var) count momentum, in place, in double. */
+static int
+k_bnupdate(Run *r, const Op *op)
+{
+	float *rm = r->buf[op->args[0]], *rv = r->buf[op->args[1]];
+	const float *mu = IN(2), *var = IN(3);
+	double m = op->fa[0], cnt = (double)op->ia[0];
+	int64_t C = TY(0)->sh.d[0];
+
+	for (int64_t c = 0; c < C; c++) {
+		rm[c] = (float)(m * mu[c] + (1 - m) * rm[c]);
+		rv[c] = (float)(m * ((double)var[c] * cnt / (cnt - 1)) + (1 - m) * rv[c]);
+	}
 	return 0;
 }
 
@@ -697,9 +1121,9 @@ k_xentgrad(Run *r, const Op *op)
 
 /* mse(a, b) = mean of (a - b)^2 over the broadcast shape */
 static float
-sqdiff(float a, float b, float x2, float c, float n)
+sqdiff(float a, float b, float x2, float c, float d, float n)
 {
-	(void)x2, (void)c, (void)n;
+	(void)x2, (void)c, (void)d, (void)n;
 	return (a - b) * (a - b);
 }
 
@@ -714,7 +1138,7 @@ k_mse(Run *r, const Op *op)
 		die("mse operands do not broadcast");
 	n = shape_numel(&bs);
 	t = xmalloc(n * sizeof *t);
-	ewise(sqdiff, 0, 2, (const float *[]){ IN(0), IN(1) },
+	ewise(sqdiff, 0, 0, 2, (const float *[]){ IN(0), IN(1) },
 	      (const Shape *[]){ &TY(0)->sh, &TY(1)->sh }, &bs, t);
 	for (int64_t i = 0; i < n; i++)
 		s += t[i];
@@ -725,7 +1149,7 @@ k_mse(Run *r, const Op *op)
 
 /* ---------- optimizer updates, in place ---------- */
 
-/* sgd_update(p, g): p -= lr g */
+/* The updates: <mtc/mtc-ops.h>'s formulas, as every target runs them. */
 static int
 k_sgd(Run *r, const Op *op)
 {
@@ -734,11 +1158,10 @@ k_sgd(Run *r, const Op *op)
 	int64_t n = shape_numel(&TY(0)->sh);
 
 	for (int64_t i = 0; i < n; i++)
-		p[i] = p[i] + -lr * g[i];
+		mtc_sgd_update(p + i, g[i], lr);
 	return 0;
 }
 
-/* sgd_momentum_update(p, v, g): v = mu v + g; p -= lr v */
 static int
 k_sgdm(Run *r, const Op *op)
 {
@@ -747,35 +1170,26 @@ k_sgdm(Run *r, const Op *op)
 	const float *g = IN(2);
 	int64_t n = shape_numel(&TY(0)->sh);
 
-	for (int64_t i = 0; i < n; i++) {
-		v[i] = v[i] * mu + g[i];
-		p[i] = p[i] + -lr * v[i];
-	}
+	for (int64_t i = 0; i < n; i++)
+		mtc_sgdm_update(p + i, v + i, g[i], lr, mu);
 	return 0;
 }
 
-/* adam_update(p, m, v, g, t), torch.optim.Adam (1.13, single tensor):
- * m = b1 m + (1-b1) g; v = b2 v + (1-b2) g g; p -= (lr/bc1) m / (sqrt(v)/sqrt(bc2) + eps) */
+/* adam_update(p, m, v, g, t): the step counter t was advanced by tick. */
 static int
 k_adam(Run *r, const Op *op)
 {
 	float *p = r->buf[op->args[0]], *m = r->buf[op->args[1]], *v = r->buf[op->args[2]];
 	const float *g = IN(3);
 	int32_t t = INI(4)[0];
-	double lr = op->fa[0], b1 = op->fa[1], b2 = op->fa[2];
-	float eps = (float)op->fa[3], fb1 = (float)b1, fb2 = (float)b2;
-	float a1 = (float)(1 - b1), a2 = (float)(1 - b2), step, bc2s;
+	struct mtc_adam c;
 	int64_t n = shape_numel(&TY(0)->sh);
 
 	if (t < 1)
 		return fail(r, "adam_update: step counter is %d; tick must precede the update", t);
-	step = (float)(lr / (1 - pow(b1, t)));
-	bc2s = (float)sqrt(1 - pow(b2, t));
-	for (int64_t i = 0; i < n; i++) {
-		m[i] = m[i] * fb1 + a1 * g[i];
-		v[i] = v[i] * fb2 + a2 * g[i] * g[i];
-		p[i] = p[i] + -step * (m[i] / (sqrtf(v[i]) / bc2s + eps));
-	}
+	c = mtc_adam_coef(t, op->fa[0], op->fa[1], op->fa[2], (float)op->fa[3]);
+	for (int64_t i = 0; i < n; i++)
+		mtc_adam_update(p + i, m + i, v + i, g[i], &c);
 	return 0;
 }
 
@@ -783,6 +1197,36 @@ static int
 k_tick(Run *r, const Op *op)
 {
 	((int32_t *)r->buf[op->args[0]])[0]++;
+	return 0;
+}
+
+/* allreduce: the operands packed into the bucket, summed over the ranks in rank order, times
+ * scale. The interpreter runs one rank and takes every other to hold what it holds (so one
+ * rank, or scale 1/ranks with ranks a power of two, gives back the operands' bits). */
+static int
+k_allreduce(Run *r, const Op *op)
+{
+	float *o = OUT, sc = (float)op->fa[0];
+	int64_t n = 0, ranks = op->ia[0];
+
+	for (int k = 0; k < op->nargs; k++) {
+		int64_t m = shape_numel(&TY(k)->sh);
+		memcpy(o + n, IN(k), m * 4);
+		n += m;
+	}
+	for (int64_t i = 0; i < n; i++) {
+		float x = o[i], acc = x;
+		for (int64_t q = 1; q < ranks; q++)
+			acc += x;
+		o[i] = sc == 1.0f ? acc : acc * sc;
+	}
+	return 0;
+}
+
+static int
+k_unbucket(Run *r, const Op *op)
+{
+	memcpy(OUT, IN(0) + op->ia[0], type_bytes(RTY));
 	return 0;
 }
 
@@ -808,8 +1252,14 @@ k_nothing(Run *r, const Op *op)
 	K(SIGMOID_G, k_ew) K(SQRT_G, k_ew) K(RSQRT_G, k_ew) K(POW_G, k_ew) K(MAX_G, k_maxgrad) \
 	K(SOFTMAX_G, k_softmaxgrad) K(LOGSOFTMAX_G, k_softmaxgrad) K(LN_DX, k_lndx) \
 	K(LN_DGAMMA, k_lndgamma) K(EMBED_G, k_embedgrad) K(XENT_G, k_xentgrad) K(MSE_G, k_ew) \
-	K(SLICE, k_slice) K(SGD, k_sgd) K(SGDM, k_sgdm) K(ADAM, k_adam) K(TICK, k_tick) \
-	K(SWAPOUT, k_copy) K(SWAPIN, k_copy) K(SWAPHOME, k_home) K(WAIT, k_nothing)
+	K(CLIP, k_ew) K(WORKSPACE, k_nothing) K(CONV2D, k_conv2d) K(MAXPOOL, k_pool) K(AVGPOOL, k_pool) \
+	K(BATCHNORM, k_batchnorm) K(BN_MEAN, k_bnstat) K(BN_VAR, k_bnstat) K(BN_DSTATS, k_bndstats) \
+	K(BN_DX, k_bndx) K(BN_UPDATE, k_bnupdate) K(DROPOUT, k_dropout) \
+	K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) \
+	K(CONV2D_DX, k_conv2d_dx) K(CONV2D_DW, k_conv2d_dw) K(MAXPOOL_G, k_poolgrad) \
+	K(AVGPOOL_G, k_poolgrad) K(SGD, k_sgd) K(SGDM, k_sgdm) K(ADAM, k_adam) K(TICK, k_tick) \
+	K(SWAPOUT, k_copy) K(SWAPIN, k_copy) K(SWAPHOME, k_home) K(WAIT, k_nothing) \
+	K(ALLREDUCE, k_allreduce) K(UNBUCKET, k_unbucket)
 KERNELS(OP_HAS)
 OPTAB(OP_NEEDS)
 static Kern *const kern[NOP] = { KERNELS(OP_ENTRY) };
@@ -822,20 +1272,30 @@ static Kern *const kern[NOP] = { KERNELS(OP_ENTRY) };
 _Static_assert(INIT_ZEROS == 1 && INIT_ONES == 2 && INIT_FULL == 3 && INIT_NORMAL == 4 &&
                INIT_UNIFORM == 5, "InitKind must match mtc_init_f32's kinds");
 
-void
+int
 init_tensor(const Decl *d, uint64_t seed, Tensor *t)
 {
 	int64_t n = shape_numel(&d->ty.sh);
 	int32_t *iv = t->data;
+	char err[512];
 
 	t->ty = d->ty;
-	if (d->role == R_INPUT)
+	if (d->init.kind == INIT_FILE && init_read(&d->init, n, t->data, err, sizeof err)) {
+		fprintf(stderr, "mtc: error: the initial values of %s: %s\n", d->name, err);
+		return -1;
+	}
+	if (d->init.kind == INIT_FILE)
+		;
+	else if (d->init.kind == INIT_VALUES)
+		memcpy(t->data, d->init.vals, (size_t)n * 4);
+	else if (d->role == R_INPUT)
 		mtc_rand_input(t->data, d->ty.dt == I32 ? MTC_I32 : MTC_F32, n, 0, d->name, seed);
 	else if (d->ty.dt == I32)       /* i32 state (adam's step counter): zeros or a constant */
 		for (int64_t i = 0; i < n; i++)
 			iv[i] = d->init.kind == INIT_FULL ? (int32_t)d->init.a : d->init.kind == INIT_ONES;
 	else
 		mtc_init_f32(t->data, n, d->init.kind, d->init.a, d->init.b, d->name, seed);
+	return 0;
 }
 
 /* Follow an i32 value back through layout-only ops to the decl it comes from, or -1. */
@@ -923,7 +1383,7 @@ tfree(Interp *in, const Type *t, int host, void *p)
 }
 
 /* Create the tensors of decls added since the last call (autodiff adds optimizer state).
- * -1 when they do not fit in memory. */
+ * -1 when they do not fit in memory (errno ENOMEM) or a file's values cannot be read (EIO). */
 static int
 grow(Interp *in)
 {
@@ -935,12 +1395,15 @@ grow(Interp *in)
 	for (int i = in->ndecl; i < m->ndecl; i++) {
 		const Decl *d = &m->decl[i];
 		Tensor *t = &in->decl[i];
-		if (!(t->data = talloc(in, &d->ty, 0))) {
+		int bad = 0;
+		if (!(t->data = talloc(in, &d->ty, 0)) || (bad = init_tensor(d, in->seed, t))) {
+			if (bad)
+				tfree(in, &d->ty, 0, t->data);
 			for (int k = in->ndecl; k < i; k++)
 				tfree(in, &m->decl[k].ty, 0, in->decl[k].data);
+			errno = bad ? EIO : ENOMEM;
 			return -1;
 		}
-		init_tensor(d, in->seed, t);
 		if (d->role == R_INPUT && d->ty.dt == I32) {
 			int64_t rg = input_range(m, i), n = shape_numel(&d->ty.sh);
 			int32_t *v = t->data;
@@ -1033,7 +1496,8 @@ interp_run(Interp *in, const Func *f, char *err, size_t nerr)
 	const int *res;
 
 	if (grow(in))
-		return fail(&r, "out of memory: the decls of the module do not fit in memory");
+		return fail(&r, errno == EIO ? "the initial values of a decl cannot be read (above)"
+		            : "out of memory: the decls of the module do not fit in memory");
 	last = xmalloc((f->nval ? f->nval : 1) * sizeof *last);
 	free_outs(in);
 	nres = results(f, &res);

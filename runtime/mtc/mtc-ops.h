@@ -1,4 +1,5 @@
-/* mtc-ops.h: the scalar meaning of every elementwise op, one inline function each.
+/* mtc-ops.h: the scalar meaning of every elementwise op and optimizer update, one inline
+ * function each.
  *
  * OPTAB's formula column (ir/ir.h) is written in these functions: the interpreter compiles it,
  * the C target prints it into kernels that include this header, and the CUDA target prints it
@@ -39,6 +40,46 @@ static inline float mtc_sqrt(float x) { return sqrtf(x); }
 static inline float mtc_rsqrt(float x) { return 1 / sqrtf(x); }
 static inline float mtc_neg(float x) { return -x; }
 static inline float mtc_pow(float x, float c) { return powf(x, c); }
+/* clip (ReLU6 is clip(x, 0, 6)): max then min as torch.clamp, so NaN stays NaN and lo > hi
+ * gives hi. */
+static inline float
+mtc_clip(float x, float lo, float hi)
+{
+	float y = x < lo ? lo : x;
+	return y > hi ? hi : y;
+}
+
+/* Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC'11), word 0
+ * of the block of counter (c0, c1, c2, c3) under key (k0, k1): dropout's generator. Counter
+ * based, so any element of any mask is drawn alone, the same on every target. */
+static inline unsigned int
+mtc_philox(unsigned int c0, unsigned int c1, unsigned int c2, unsigned int c3, unsigned int k0,
+           unsigned int k1)
+{
+	for (int r = 0; r < 10; r++) {
+		unsigned long long p0 = 0xD2511F53ull * c0, p1 = 0xCD9E8D57ull * c2;
+		unsigned int h0 = (unsigned int)(p0 >> 32), l0 = (unsigned int)p0;
+		unsigned int h1 = (unsigned int)(p1 >> 32), l1 = (unsigned int)p1;
+		c0 = h1 ^ c1 ^ k0;
+		c1 = l1;
+		c2 = h0 ^ c3 ^ k1;
+		c3 = l0;
+		k0 += 0x9E3779B9u;
+		k1 += 0xBB67AE85u;
+	}
+	return c0;
+}
+
+/* dropout's uniform draw for element i of the dropout `key` at step t under `seed`: the top 24
+ * bits of Philox's word as a float in [0, 1) (exact). */
+static inline float
+mtc_dropout_u(long long i, int key, int t, unsigned long long seed)
+{
+	unsigned int r = mtc_philox((unsigned int)i, (unsigned int)((unsigned long long)i >> 32),
+	                            (unsigned int)key, (unsigned int)t, (unsigned int)seed,
+	                            (unsigned int)(seed >> 32));
+	return (float)(r >> 8) * 5.9604644775390625e-8f;
+}
 
 /* Gradient helpers: (saved forward value, dy) -> dx; which forward value each takes (x or
  * y) is in docs/ir.md. */
@@ -57,5 +98,47 @@ static inline float mtc_sigmoid_grad(float y, float dy) { return dy * (1 - y) * 
 static inline float mtc_sqrt_grad(float y, float dy) { return dy / (2 * y); }
 static inline float mtc_rsqrt_grad(float y, float dy) { return -0.5f * dy * (y * y * y); }
 static inline float mtc_pow_grad(float x, float dy, float c) { return c == 0 ? 0 : dy * (c * powf(x, c - 1)); }
+/* From clip's result y: dy where lo < y < hi (strictly, as PyTorch's hardtanh, ReLU6's
+ * backward; y is strictly inside exactly where the input is). */
+static inline float mtc_clip_grad(float y, float dy, float lo, float hi) { return y > lo && y < hi ? dy : 0; }
+
+/* Optimizer updates, one element of a param at a time, PyTorch 1.13's single-tensor rules.
+ * The interpreter, both targets' update kernels and the updates run on the host call these,
+ * so an update computes the same bits wherever it runs. */
+/* sgd_update: w -= lr g */
+static inline void mtc_sgd_update(float *w, float g, float lr) { *w = *w + -lr * g; }
+/* sgd_momentum_update: m = mu m + g; w -= lr m */
+static inline void
+mtc_sgdm_update(float *w, float *m, float g, float lr, float mu)
+{
+	float v = *m * mu + g;
+	*m = v;
+	*w = *w + -lr * v;
+}
+/* adam_update's coefficients for step t >= 1: bias corrections in double, as Python computes
+ * them, then rounded to float. */
+struct mtc_adam { float b1, a1, b2, a2, eps, step, bc2s; };
+static inline struct mtc_adam
+mtc_adam_coef(int32_t t, double lr, double b1, double b2, float eps)
+{
+	struct mtc_adam c;
+	c.b1 = (float)b1;
+	c.a1 = (float)(1 - b1);
+	c.b2 = (float)b2;
+	c.a2 = (float)(1 - b2);
+	c.eps = eps;
+	c.step = (float)(lr / (1 - pow(b1, (double)t)));
+	c.bc2s = (float)sqrt(1 - pow(b2, (double)t));
+	return c;
+}
+/* adam_update: m = b1 m + (1-b1) g; v = b2 v + (1-b2) g g; w -= step m / (sqrt(v)/bc2s + eps) */
+static inline void
+mtc_adam_update(float *w, float *m, float *v, float g, const struct mtc_adam *c)
+{
+	float mi = *m * c->b1 + c->a1 * g, vi = *v * c->b2 + c->a2 * g * g;
+	*m = mi;
+	*v = vi;
+	*w = *w + -c->step * (mi / (sqrtf(vi) / c->bc2s + c->eps));
+}
 
 #endif
