@@ -507,6 +507,7 @@ typedef struct Mb {
 	double ub;
 	uint8_t *seen;
 	int col;                /* the column being built */
+	int maxterm;            /* past this many terms, stop (m->nterm says so) */
 } Mb;
 
 static void
@@ -586,7 +587,7 @@ model_g(Mb *x, int a, int q, int keep)
 	Chain *c = x->c;
 	int nd = node_g(c, a, q, keep);
 
-	if (x->seen[nd])
+	if (x->seen[nd] || x->m->nterm > x->maxterm)
 		return;
 	x->seen[nd] = 1;
 	for (int ti = 0; ti < c->ntq[q]; ti++) {
@@ -610,7 +611,7 @@ model_f(Mb *x, int a, int q, int ti, int keep)
 	int64_t ca = cbk(c, a);
 	double tr = 0;
 
-	if (x->seen[nd])
+	if (x->seen[nd] || x->m->nterm > x->maxterm)
 		return;
 	x->seen[nd] = 1;
 	for (int j = a + 1; j <= e; j++) {
@@ -690,10 +691,10 @@ model_f(Mb *x, int a, int q, int ti, int keep)
 }
 
 ChModel *
-chain_model(Chain *c, int64_t budget, double ub)
+chain_model(Chain *c, int64_t budget, double ub, int maxterm)
 {
 	ChModel *m = xcalloc(1, sizeof *m);
-	Mb x = { c, m, budget, ub, NULL, -1 };
+	Mb x = { c, m, budget, ub, NULL, -1, maxterm };
 	int nn = node_g(c, c->ns - 1, c->ne - 1, 1) + 1;
 
 	m->nnode = nn;

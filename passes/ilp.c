@@ -713,7 +713,7 @@ solve_ilp_chain(const Prob *p, Chain *ch, int64_t budget, double tlim, double ub
 {
 	Ilp m;
 	double t0 = plan_clock(), *val;
-	ChModel *cm = chain_model(ch, budget, ub);
+	ChModel *cm = chain_model(ch, budget, ub, CHAIN_TERMS);
 	int ok = -1, trace = getenv("MTC_ILP_TRACE") != NULL;
 
 	/* Past CHAIN_TERMS the program's relaxation alone takes seconds and its gap stays (the
@@ -721,7 +721,7 @@ solve_ilp_chain(const Prob *p, Chain *ch, int64_t budget, double tlim, double ub
 	 * minutes): Checkmate's over the ops, as without it. */
 	if (cm->nterm > CHAIN_TERMS) {
 		if (trace)
-			fprintf(stderr, "ilp: chain program too large (%d terms)\n", cm->nterm);
+			fprintf(stderr, "ilp: chain program too large (over %d terms)\n", CHAIN_TERMS);
 		chain_model_free(cm);
 		return -1;
 	}

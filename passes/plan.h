@@ -193,7 +193,8 @@ typedef struct ChModel {
 	ChTerm *term;
 	int64_t *cap;          /* bytes each position has for the terms (budget less the rest) */
 } ChModel;
-ChModel *chain_model(Chain *, int64_t budget, double ub);
+/* chain_model stops once it has more than maxterm terms (then m->nterm > maxterm). */
+ChModel *chain_model(Chain *, int64_t budget, double ub, int maxterm);
 void chain_model_plan(Chain *, const ChModel *, const uint8_t *pick, Plan *);
 /* The columns of the DP's own plan within budget into pick (m->ncol entries): 0, or -1. */
 int chain_warm(Chain *, int64_t budget, const ChModel *, uint8_t *pick);
