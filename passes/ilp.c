@@ -522,8 +522,8 @@ run(Ilp *m, double tlim, double t0, Plan *pl, double *val)
 	 * the better plans next to it in the time (skipnet at 35%: none in 60 s; with it, the
 	 * optimum and its proof in 2 s). A quarter of the time, at most 5 s. GLPK bounds it by
 	 * time alone, so it runs only when the user gave a time (--solver-time). */
-	ip.ps_heur = tlim > 0 && m->warmok ? GLP_ON : GLP_OFF;
-	ip.fp_heur = tlim > 0 || m->warmok ? GLP_OFF : GLP_ON;
+	ip.ps_heur = tlim > 0 ? GLP_ON : GLP_OFF;
+	ip.fp_heur = tlim > 0 ? GLP_OFF : GLP_ON;
 	ip.ps_tm_lim = (int)(tlim * 250) < 5000 ? (int)(tlim * 250) : 5000;
 	ret = glp_simplex(lp, &sp);
 	if (m->trace)
