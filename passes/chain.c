@@ -82,7 +82,9 @@ struct Chain {
 	Fr *f, *g, *top;       /* fronts: F(a, q, t, keep), G(a, q, keep), Top(a, keep) */
 	struct Cand *tmp, *mrg;/* fronts being built, a stack of them; scratch of merge */
 	int ntmp, captmp, capm;
-	const int *fops;
+	int *fops;             /* the forward ops (segments.c's) */
+	ChWhy *seenw;          /* while walking for chain_warm: the choices met */
+	int nw, capw;
 	uint8_t *kset;         /* the candidates decided here */
 	uint8_t *need[3];      /* by index into fops: recomputed by each kind of recomputation */
 };
@@ -403,6 +405,19 @@ walk(Chain *c, int x, int a, int q, int t, int keep, Plan *pl)
 	const Bp *b = &c->bp[c->pool[x].bp];
 	int e = c->ek[q];
 
+	if (c->seenw) {
+		/* the choice, as the integer program's columns name it */
+		int ti = -1;
+		for (int k = 0; t >= 0 && b->kind != B_GAP && k < c->ntq[q]; k++)
+			if (c->tq[q * TQ + k] == t)
+				ti = k;
+		if (c->nw == c->capw) {
+			c->capw = c->capw ? 2 * c->capw : 64;
+			c->seenw = xrealloc(c->seenw, c->capw * sizeof *c->seenw);
+		}
+		c->seenw[c->nw++] = (ChWhy){ b->kind, a, q, ti, keep, b->j, b->r, b->t2 };
+	}
+
 	if (b->kind == B_NONE || b->kind == B_GAP) {
 		walk(c, b->ci, a, q, b->t2, keep, pl);
 		return;
@@ -462,6 +477,315 @@ chain_solve(Chain *c, int64_t budget, double ub, Plan *pl)
 	pl->nsw = 0;
 	walk(c, best, -1, 0, -1, 0, pl);
 	return c->pool[best].cost;
+}
+
+/* ---------- the same plans as an integer program (ilp.c solves it) ---------- */
+
+/* The timeline of the program's memory rows: each op, and before it a slot for the
+ * recomputation of each stage. */
+static int pos_op(const Chain *c, int t) { return t * (c->ns + 1) + c->ns; }
+static int pos_slot(const Chain *c, int t, int k) { return t * (c->ns + 1) + k; }
+
+/* A node: F(a, q, ti, keep) (ti -1: the forward) or G(a, q, keep). */
+static int
+node_f(const Chain *c, int a, int q, int ti, int keep)
+{
+	return ti >= 0 ? (int)((((size_t)q * (c->ns + 1) + (a + 1)) * TQ + ti) * 2 + keep) :
+	       c->ne * (c->ns + 1) * TQ * 2 + (a + 1) * 2 + keep;
+}
+
+static int
+node_g(const Chain *c, int a, int q, int keep)
+{
+	return c->ne * (c->ns + 1) * TQ * 2 + (c->ns + 1) * 2 + (int)(((size_t)q * (c->ns + 1) + (a + 1)) * 2 + keep);
+}
+
+typedef struct Mb {
+	Chain *c;
+	ChModel *m;
+	int64_t budget;
+	double ub;
+	uint8_t *seen;
+	int col;                /* the column being built */
+	int maxterm;            /* past this many terms, stop (m->nterm says so) */
+} Mb;
+
+static void
+term(Mb *x, int lo, int hi, int64_t b)
+{
+	ChModel *m = x->m;
+
+	if (b <= 0 || lo > hi)
+		return;
+	if (m->nterm == m->capt) {
+		m->capt = m->capt ? 2 * m->capt : 4096;
+		m->term = xrealloc(m->term, m->capt * sizeof *m->term);
+	}
+	m->term[m->nterm++] = (ChTerm){ lo, hi, b };
+	m->col[x->col].nt++;
+}
+
+/* Start a column of node nd: the choice behind it, its cost and the nodes it needs. */
+static void
+col_new(Mb *x, int nd, Bp b, int a, int q, int ti, int keep, double cost, int n1, int n2)
+{
+	ChModel *m = x->m;
+
+	if (m->ncol == m->capc) {
+		m->capc = m->capc ? 2 * m->capc : 1024;
+		m->col = xrealloc(m->col, m->capc * sizeof *m->col);
+		m->why = xrealloc(m->why, m->capc * sizeof *m->why);
+	}
+	x->col = m->ncol++;
+	m->col[x->col] = (ChCol){ cost, nd, { n1, n2 }, m->nterm, 0 };
+	m->why[x->col] = (ChWhy){ b.kind, a, q, ti, keep, b.j, b.r, b.t2 };
+}
+
+/* The most bytes no decision moves at a position of lo..hi (before op t: bef(t) <= base[t]). */
+static int64_t
+pos_max(const Chain *c, int lo, int hi)
+{
+	int w = c->ns + 1, t0 = lo / w, t1 = hi / w;
+	int64_t mx = 0;
+
+	for (int t = t0; t <= t1; t++) {
+		int first = t * w, op = pos_op(c, t);
+		if (t > t0 && t < t1) {
+			mx = max64(mx, rmax(c, t, t1 - 1));
+			t = t1 - 1;
+			continue;
+		}
+		if (lo <= op && op <= hi)
+			mx = max64(mx, c->base[t]);
+		if (lo < op && first <= hi && (lo > first ? lo : first) <= (hi < op - 1 ? hi : op - 1))
+			mx = max64(mx, bef(c, t));
+	}
+	return mx;
+}
+
+/* Drop the column just built if one of its terms alone cannot fit, or it costs too much. */
+static void
+col_check(Mb *x)
+{
+	ChModel *m = x->m;
+	ChCol *k = &m->col[x->col];
+	int bad = x->ub >= 0 && k->cost > x->ub;
+
+	for (int i = k->m0; i < k->m0 + k->nt && !bad; i++)
+		bad = pos_max(x->c, m->term[i].lo, m->term[i].hi) + m->term[i].b > x->budget;
+	if (bad) {
+		m->nterm = k->m0;
+		m->ncol--;
+	}
+}
+
+static void model_f(Mb *, int a, int q, int ti, int keep);
+
+static void
+model_g(Mb *x, int a, int q, int keep)
+{
+	Chain *c = x->c;
+	int nd = node_g(c, a, q, keep);
+
+	if (x->seen[nd] || x->m->nterm > x->maxterm)
+		return;
+	x->seen[nd] = 1;
+	for (int ti = 0; ti < c->ntq[q]; ti++) {
+		int t = c->tq[q * TQ + ti];
+		col_new(x, nd, (Bp){ B_GAP, -1, -1, t, -1, -1 }, a, q, -1, keep, 0, node_f(c, a, q, ti, keep), -1);
+		term(x, pos_op(c, c->ev[q - 1] + 1), pos_op(c, t - 1), cbk(c, a));
+		col_check(x);
+		model_f(x, a, q, ti, keep);
+	}
+}
+
+/* The columns of F(a, q, ti, keep), as F builds its front, and those of the nodes they need. */
+static void
+model_f(Mb *x, int a, int q, int ti, int keep)
+{
+	Chain *c = x->c;
+	const Prob *p = c->p;
+	int nd = node_f(c, a, q, ti, keep), t = ti >= 0 ? c->tq[q * TQ + ti] : -1;
+	int e = c->ek[q], qa = c->qend[a + 1];
+	int le = a >= 0 && c->s[a].c >= 0 ? p->lastearly[c->s[a].c] : -1;
+	int64_t ca = cbk(c, a);
+	double tr = 0;
+
+	if (x->seen[nd] || x->m->nterm > x->maxterm)
+		return;
+	x->seen[nd] = 1;
+	for (int j = a + 1; j <= e; j++) {
+		St *sj = &c->s[j];
+		int qj = j < e ? c->qend[j + 1] : q - 1;
+		if (t >= 0 && j > a + 1) {
+			if (t >= c->s[j - 1].clv[VOUT])
+				break;
+			tr += c->s[j - 1].tv[VOUT];
+		}
+		for (int v = VOUT; v <= VALL; v++) {
+			int rlo, rhi;
+			if ((v == VKS) != (j == e) || (v == VALL && sj->qs > sj->qe) || (v != VKS && !sj->ck))
+				continue;
+			if (t >= 0 && t >= sj->clv[v])
+				continue;
+			rlo = v == VKS ? q : v == VALL ? sj->qs : qj;
+			rhi = v == VOUT ? qj : sj->qe;
+			for (int r = rlo; r <= rhi; r++) {
+				int rest = r + 1 <= qa, ha = a >= 0 && (keep || rest), n1 = -1, n2 = -1;
+				int64_t hold = ha ? ca : 0;
+				Bp b = { v == VOUT ? B_CK : B_KEEP, j, r, -1, -1, -1 };
+				if (v != VKS)
+					n1 = node_f(c, j, q, ti, v == VALL && sj->outc);
+				if (rest)
+					n2 = node_g(c, a, r + 1, keep);
+				col_new(x, nd, b, a, q, ti, keep, t >= 0 ? tr + sj->tv[v] : 0, n1, n2);
+				if (t >= 0)
+					/* the batch: each stage's recomputation with its input */
+					for (int k = a + 1; k <= j; k++)
+						term(x, pos_slot(c, t, k), pos_slot(c, t, k),
+						     (k == a + 1 ? ca : hold + cbk(c, k - 1)) +
+						     (k < j ? c->s[k].xv[VOUT] : sj->xv[v]));
+				else {
+					/* the forward: a's checkpoint past its last early read, j's candidates
+					 * past theirs */
+					int lo = a >= 0 ? c->s[a + 1].first : 0;
+					term(x, pos_op(c, le + 1 > lo ? le + 1 : lo), pos_op(c, sj->last), hold);
+					for (int f = sj->lo; v != VOUT && f < sj->hi; f++) {
+						int i = c->fops[f];
+						if (c->kset[i] && i != sj->c)
+							term(x, pos_op(c, p->lastearly[i] + 1), pos_op(c, sj->last), p->ab[i]);
+					}
+				}
+				if (v == VKS) {
+					int fr0 = t >= 0 ? pos_op(c, t) : pos_op(c, sj->last + 1);
+					int lc = sj->outc ? p->lastearly[sj->c] : -1;
+					if (t < 0 && sj->outc && lc >= sj->last + 1) {
+						term(x, fr0, pos_op(c, lc), sj->ob + hold);
+						fr0 = pos_op(c, lc + 1);
+					}
+					term(x, fr0, pos_op(c, c->ev[r]), sj->ks + hold);
+				} else {
+					int from = t >= 0 ? pos_slot(c, t, j + 1) : pos_op(c, c->s[j + 1].first);
+					term(x, from, pos_op(c, c->ev[qj]), hold + (v == VALL ? sj->ob : 0));
+					if (r > qj)
+						term(x, pos_op(c, c->ev[qj] + 1), pos_op(c, c->ev[r]), sj->ks + hold);
+				}
+				col_check(x);
+				if (n1 >= 0)
+					model_f(x, j, q, ti, v == VALL && sj->outc);
+				if (n2 >= 0)
+					model_g(x, a, r + 1, keep);
+			}
+		}
+	}
+	if (t < 0)
+		/* the forward keeps nothing more: the first batch after it */
+		for (int ti2 = 0; ti2 < c->ntq[q]; ti2++) {
+			int u = c->tq[q * TQ + ti2], lo = a >= 0 ? c->s[a + 1].first : 0;
+			col_new(x, nd, (Bp){ B_NONE, c->ns, -1, u, -1, -1 }, a, q, ti, keep, 0,
+			        node_f(c, a, q, ti2, keep), -1);
+			term(x, pos_op(c, le + 1 > lo ? le + 1 : lo), pos_op(c, u - 1), ca);
+			col_check(x);
+			model_f(x, a, q, ti2, keep);
+		}
+}
+
+ChModel *
+chain_model(Chain *c, int64_t budget, double ub, int maxterm)
+{
+	ChModel *m = xcalloc(1, sizeof *m);
+	Mb x = { c, m, budget, ub, NULL, -1, maxterm };
+	int nn = node_g(c, c->ns - 1, c->ne - 1, 1) + 1;
+
+	m->nnode = nn;
+	m->npos = c->n * (c->ns + 1);
+	m->root = node_f(c, -1, 0, -1, 0);
+	x.seen = xcalloc(nn + 1, 1);
+	model_f(&x, -1, 0, -1, 0);
+	m->cap = xmalloc((m->npos + 1) * sizeof *m->cap);
+	for (int t = 0; t < c->n; t++) {
+		for (int k = 0; k < c->ns; k++)
+			m->cap[pos_slot(c, t, k)] = budget - bef(c, t);
+		m->cap[pos_op(c, t)] = budget - c->base[t];
+	}
+	free(x.seen);
+	return m;
+}
+
+void
+chain_model_free(ChModel *m)
+{
+	if (!m)
+		return;
+	free(m->col); free(m->why); free(m->term); free(m->cap);
+	free(m);
+}
+
+/* The recomputations of the plan whose columns are chosen (pick[col] set) into pl. */
+void
+chain_model_plan(Chain *c, const ChModel *m, const uint8_t *pick, Plan *pl)
+{
+	int *by = xmalloc((m->nnode + 1) * sizeof *by), *stack = xmalloc((m->ncol + 2) * sizeof *stack), ns = 0;
+
+	for (int i = 0; i < m->nnode; i++)
+		by[i] = -1;
+	for (int k = 0; k < m->ncol; k++)
+		if (pick[k])
+			by[m->col[k].node] = k;
+	memset(pl->rec, 0, (size_t)c->n * c->n + 1);
+	pl->nsw = 0;
+	if (by[m->root] >= 0)
+		stack[ns++] = by[m->root];
+	while (ns > 0) {
+		int k = stack[--ns];
+		const ChWhy *w = &m->why[k];
+		int t = w->ti >= 0 ? c->tq[w->q * TQ + w->ti] : -1;
+		if (w->kind == B_KEEP || w->kind == B_CK)
+			for (int s = w->a + 1; t >= 0 && s <= w->j; s++) {
+				const St *sk = &c->s[s];
+				int v = s < w->j || w->kind == B_CK ? VOUT : w->j == c->ek[w->q] ? VKS : VALL;
+				for (int f = sk->lo; f < sk->hi; f++)
+					if (c->need[v][f])
+						pl->rec[(size_t)t * c->n + c->fops[f]] = 1;
+			}
+		for (int i = 0; i < 2; i++)
+			if (m->col[k].need[i] >= 0 && by[m->col[k].need[i]] >= 0)
+				stack[ns++] = by[m->col[k].need[i]];
+	}
+	free(by);
+	free(stack);
+}
+
+/* The columns of m that make the DP's cheapest plan within budget into pick; 0, or -1 if
+ * the DP found none or m lacks one of them. */
+int
+chain_warm(Chain *c, int64_t budget, const ChModel *m, uint8_t *pick)
+{
+	Plan pl = { .n = c->n };
+	int ok = 0;
+
+	pl.rec = xcalloc((size_t)c->n * c->n + 1, 1);
+	pl.sw = xcalloc(c->n + 1, sizeof *pl.sw);
+	c->capw = 64;
+	c->nw = 0;
+	c->seenw = xmalloc(c->capw * sizeof *c->seenw);
+	memset(pick, 0, m->ncol + 1);
+	if (chain_solve(c, budget, -1, &pl) < 0)
+		ok = -1;
+	for (int w = 0; w < c->nw && ok == 0; w++) {
+		int k = 0;
+		while (k < m->ncol && memcmp(&m->why[k], &c->seenw[w], sizeof *m->why))
+			k++;
+		if (k == m->ncol)
+			ok = -1;
+		else
+			pick[k] = 1;
+	}
+	free(c->seenw);
+	c->seenw = NULL;
+	free(pl.rec);
+	free(pl.sw);
+	return ok;
 }
 
 /* Needed ops of stage s (into need[f] for its fops) to make the values in want (by op). */
@@ -632,7 +956,9 @@ chain_new(const Prob *p, const int *fops, int nf, const int *seg, const int *bnd
 	c = xcalloc(1, sizeof *c);
 	c->p = p;
 	c->n = n;
-	c->fops = fops;
+	c->fops = xmalloc((nf + 1) * sizeof *c->fops);
+	memcpy(c->fops, fops, nf * sizeof *fops);
+	fops = c->fops;
 	c->base = xmalloc((n + 1) * sizeof *c->base);
 	memcpy(c->base, base, n * sizeof *base);
 	pos = xmalloc((n + 1) * sizeof *pos);
@@ -779,6 +1105,6 @@ chain_free(Chain *c)
 		free(c->need[v]);
 	free(c->rmq); free(c->s); free(c->ev); free(c->evf); free(c->ek); free(c->qend); free(c->tq); free(c->ntq);
 	free(c->base); free(c->pool); free(c->bp); free(c->f); free(c->g); free(c->top); free(c->tmp); free(c->mrg);
-	free(c->kset);
+	free(c->kset); free(c->fops);
 	free(c);
 }

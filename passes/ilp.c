@@ -23,6 +23,7 @@
 #include "passes.h"
 
 enum { ILP_ITERS = 1000000 };  /* simplex iterations of the relaxation, without --solver-time */
+enum { CHAIN_TERMS = 100000 }; /* the largest chain program (intervals of bytes) tried */
 
 typedef struct Ilp {
 	const Prob *p;
@@ -463,69 +464,56 @@ build(Ilp *m, const Prob *p, int64_t budget, const Plan *warm)
 	free(ucol);
 }
 
-int
-solve_ilp(const Prob *p, int64_t budget, double tlim, const Plan *warm, Plan *pl)
+/* Load m into GLPK and solve it within the limits (tlim > 0: seconds from t0; else m->nodes
+ * branch-and-bound nodes and ILP_ITERS simplex iterations, no clock), started from m->warm
+ * when m->warmok. Sets pl->stop, pl->gap, pl->obj (the objective's seconds, base added by the
+ * caller); 0 with the columns' values in val[1..nc], or -1 if no solution was found. */
+static int
+run(Ilp *m, double tlim, double t0, Plan *pl, double *val)
 {
-	return solve_ilp_part(p, budget, tlim, warm, NULL, NULL, pl);
-}
-
-int
-solve_ilp_part(const Prob *p, int64_t budget, double tlim, const Plan *warm, const uint8_t *mask,
-               const int64_t *fix, Plan *pl)
-{
-	Ilp m;
 	glp_prob *lp;
 	glp_smcp sp;
 	glp_iocp ip;
 	int ret, st, ok = -1;
-	double t0 = plan_clock();
 
-	memset(&m, 0, sizeof m);
-	m.trace = getenv("MTC_ILP_TRACE") != NULL;
-	m.mask = mask;
-	m.fix = fix;
-	build(&m, p, budget, warm);
-	m.havewarm = m.warmok = warm && warm_ok(&m);
-	if (m.trace)
-		fprintf(stderr, "ilp: start solution %s\n", !warm ? "none" : m.warmok ? "feasible" : "infeasible");
-	m.lastgap = -1;
-	m.nodes = p->nodes;
-	glp_term_out(m.trace ? GLP_ON : GLP_OFF);
+	m->havewarm = m->warmok;
+	m->lastgap = -1;
+	glp_term_out(m->trace ? GLP_ON : GLP_OFF);
 	lp = glp_create_prob();
 	glp_set_obj_dir(lp, GLP_MIN);
-	if (m.nc)
-		glp_add_cols(lp, m.nc);
-	for (int c = 1; c <= m.nc; c++) {
-		glp_set_col_kind(lp, c, m.ckind[c] == 'B' ? GLP_BV : GLP_CV);
-		if (m.ckind[c] == 'C')
-			glp_set_col_bnds(lp, c, GLP_DB, m.clo[c], m.chi[c] > 0 ? m.chi[c] : 0);
-		glp_set_obj_coef(lp, c, m.cobj[c]);
+	if (m->nc)
+		glp_add_cols(lp, m->nc);
+	for (int c = 1; c <= m->nc; c++) {
+		glp_set_col_kind(lp, c, m->ckind[c] == 'B' ? GLP_BV : GLP_CV);
+		if (m->ckind[c] == 'C')
+			glp_set_col_bnds(lp, c, GLP_DB, m->clo[c], m->chi[c] > 0 ? m->chi[c] : 0);
+		glp_set_obj_coef(lp, c, m->cobj[c]);
 	}
-	if (m.nr)
-		glp_add_rows(lp, m.nr);
-	for (int r = 1; r <= m.nr; r++) {
-		int ty = m.rtype[r];
+	if (m->nr)
+		glp_add_rows(lp, m->nr);
+	for (int r = 1; r <= m->nr; r++) {
+		int ty = m->rtype[r];
 		if (ty == GLP_FX)
-			glp_set_row_bnds(lp, r, GLP_FX, m.rlo[r], m.rlo[r]);
+			glp_set_row_bnds(lp, r, GLP_FX, m->rlo[r], m->rlo[r]);
 		else if (ty == GLP_UP)
-			glp_set_row_bnds(lp, r, GLP_UP, 0, m.rhi_[r]);
+			glp_set_row_bnds(lp, r, GLP_UP, 0, m->rhi_[r]);
 		else
-			glp_set_row_bnds(lp, r, GLP_LO, m.rlo[r], 0);
+			glp_set_row_bnds(lp, r, GLP_LO, m->rlo[r], 0);
 	}
-	glp_load_matrix(lp, m.nz, m.ia, m.ja, m.ar);
+	glp_load_matrix(lp, m->nz, m->ia, m->ja, m->ar);
 	glp_scale_prob(lp, GLP_SF_AUTO);
 	glp_init_smcp(&sp);
-	sp.msg_lev = m.trace ? GLP_MSG_ON : GLP_MSG_OFF;
+	sp.msg_lev = m->trace ? GLP_MSG_ON : GLP_MSG_OFF;
 	/* Without --solver-time no limit reads a clock: the relaxation by simplex iterations,
 	 * branch and cut by nodes (the callback), so the plan is the same on any machine. */
 	sp.tm_lim = tlim > 0 ? (int)(tlim * 1000) : INT_MAX;
 	sp.it_lim = tlim > 0 ? INT_MAX : ILP_ITERS;
 	sp.meth = GLP_DUALP;     /* much faster than the primal on these programs */
 	glp_init_iocp(&ip);
-	ip.msg_lev = m.trace ? GLP_MSG_ON : GLP_MSG_OFF;
+	ip.msg_lev = m->trace ? GLP_MSG_ON : GLP_MSG_OFF;
 	ip.tm_lim = tlim > 0 ? (int)(tlim * 1000) : INT_MAX;
 	ip.cb_func = callback;
-	ip.cb_info = &m;
+	ip.cb_info = m;
 	ip.mip_gap = 1e-9;
 	/* Cuts close Checkmate's weak relaxation far faster than branching alone. */
 	ip.mir_cuts = ip.gmi_cuts = ip.cov_cuts = ip.clq_cuts = GLP_ON;
@@ -538,37 +526,297 @@ solve_ilp_part(const Prob *p, int64_t budget, double tlim, const Plan *warm, con
 	ip.fp_heur = tlim > 0 ? GLP_OFF : GLP_ON;
 	ip.ps_tm_lim = (int)(tlim * 250) < 5000 ? (int)(tlim * 250) : 5000;
 	ret = glp_simplex(lp, &sp);
-	if (m.trace)
+	if (m->trace)
 		fprintf(stderr, "ilp: %d columns, %d rows, %d nonzeros; relaxation %.3f s, simplex %d, "
-		        "status %d\n", m.nc, m.nr, m.nz, plan_clock() - t0, ret, glp_get_status(lp));
+		        "status %d, bound %g\n", m->nc, m->nr, m->nz, plan_clock() - t0, ret, glp_get_status(lp),
+		        glp_get_obj_val(lp));
 	pl->stop = ret == GLP_EITLIM ? "iteration limit" : ret == GLP_ETMLIM ? "time limit" :
-	           "no relaxation";
+	           ret == 0 && glp_get_status(lp) == GLP_NOFEAS ? "no incumbent" : "no relaxation";
 	if (ret == 0 && glp_get_status(lp) == GLP_OPT) {
 		double left = tlim - (plan_clock() - t0);
 		if (tlim > 0)
 			ip.tm_lim = left > 0.05 ? (int)(left * 1000) : 50;
 		glp_intopt(lp, &ip);
 		st = glp_mip_status(lp);
-		pl->stop = st == GLP_OPT ? "optimal" : m.hit ? "node limit" :
+		pl->stop = st == GLP_OPT ? "optimal" : m->hit ? "node limit" :
 		           st == GLP_FEAS ? "time limit" : "no incumbent";
 		if (st == GLP_OPT || st == GLP_FEAS) {
-			memset(pl->rec, 0, (size_t)p->n * p->n + 1);
-			pl->nsw = 0;
-			for (int i = 0; i < p->n; i++) {
-				if (!m.dec[i])
-					continue;
-				for (int t = i + 1; t <= m.rhi[i]; t++)
-					if (R(&m, t, i))
-						pl->rec[(size_t)t * p->n + i] = glp_mip_col_val(lp, R(&m, t, i)) > 0.5;
-				if (m.x[i] && glp_mip_col_val(lp, m.x[i]) > 0.5)
-					pl->sw[pl->nsw++] = m.sw[i];
-			}
-			pl->obj = p->time + glp_mip_obj_val(lp) / 1e6;
+			for (int c = 1; c <= m->nc; c++)
+				val[c] = glp_mip_col_val(lp, c);
+			pl->obj = glp_mip_obj_val(lp) / 1e6;
 			/* GLPK's gap is huge or infinite before it has a bound: nothing proved. */
-			pl->gap = st == GLP_OPT ? 0 : m.lastgap >= 0 && m.lastgap < 1 ? m.lastgap : 1;
+			pl->gap = st == GLP_OPT ? 0 : m->lastgap >= 0 && m->lastgap < 1 ? m->lastgap : 1;
 			ok = 0;
 		}
 	}
+	glp_delete_prob(lp);
+	return ok;
+}
+
+typedef struct Delta {
+	int s;                 /* a stretch */
+	double v;              /* KiB that begin there (< 0: end before it) */
+} Delta;
+
+static int
+int_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The stretch (index into bp[0..nb-1], sorted) that begins at or holds position x. */
+static int
+stretch(const int *bp, int nb, int x)
+{
+	int lo = 0, hi = nb - 1;
+
+	while (lo < hi) {
+		int mid = (lo + hi + 1) / 2;
+		if (bp[mid] <= x)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/* The program over the chain's stages (chain.c's model): a binary per choice, each node served
+ * as often as needed (the root once), the bytes of every stretch of the timeline between two
+ * ends of intervals within what no decision moves leaves there. The columns of the DP's own
+ * plan are the start. -1 if the model has no column for the root. */
+static int
+build_chain(Ilp *m, Chain *ch, const ChModel *cm, int64_t budget)
+{
+	int *nrow = xcalloc(cm->nnode + 1, sizeof *nrow), *bp, nb = 0, *seg, *lv, bad = 0;
+	Delta *d;
+	uint8_t *pick = xcalloc(cm->ncol + 1, 1);
+	int64_t *cap;
+
+	for (int k = 0; k < cm->ncol; k++) {
+		int c = col(m, 'B', 0, 1, 1e6 * cm->col[k].cost);
+		(void)c;
+	}
+	/* each node: its columns, less the columns that need it, = 1 at the root, else 0 */
+	for (int k = 0; k < cm->ncol; k++) {
+		int nds[3] = { cm->col[k].node, cm->col[k].need[0], cm->col[k].need[1] };
+		for (int i = 0; i < 3; i++) {
+			int nd = nds[i];
+			if (nd < 0)
+				continue;
+			if (!nrow[nd])
+				nrow[nd] = row(m, GLP_FX, nd == cm->root, nd == cm->root);
+			coef(m, nrow[nd], k + 1, i == 0 ? 1 : -1);
+		}
+	}
+	if (!nrow[cm->root])
+		nrow[cm->root] = row(m, GLP_FX, 1, 1);
+	/* the timeline cut where an interval begins or ends: within each stretch every plan holds
+	 * the same bytes, the stretch's row bounds them by its least room */
+	bp = xmalloc((2 * cm->nterm + 2) * sizeof *bp);
+	for (int i = 0; i < cm->nterm; i++) {
+		bp[nb++] = cm->term[i].lo;
+		bp[nb++] = cm->term[i].hi + 1;
+	}
+	qsort(bp, nb, sizeof *bp, int_cmp);
+	{
+		int k = 0;
+		for (int i = 0; i < nb; i++)
+			if (k == 0 || bp[i] != bp[k - 1])
+				bp[k++] = bp[i];
+		nb = k;
+	}
+	/* The bytes held over stretch s as a continuous column lv[s] <= its room, and each stretch's
+	 * row lv[s] - lv[s-1] = what begins there less what ended before it: two nonzeros a term
+	 * (one per stretch it covers would be hundreds of thousands: a relaxation of a minute). */
+	cap = xmalloc((nb + 1) * sizeof *cap);
+	lv = xcalloc(nb + 1, sizeof *lv);
+	seg = xcalloc(nb + 1, sizeof *seg);
+	for (int s = 0; s + 1 < nb; s++) {
+		cap[s] = INT64_MAX;
+		for (int q = bp[s]; q < bp[s + 1]; q++)
+			if (cm->cap[q] < cap[s])
+				cap[s] = cm->cap[q];
+		if (cap[s] < 0)
+			bad = 1;
+		lv[s] = col(m, 'C', 0, cap[s] > 0 ? (double)cap[s] / 1024 : 0, 0);
+		seg[s] = row(m, GLP_FX, 0, 0);
+		coef(m, seg[s], lv[s], 1);
+		if (s > 0)
+			coef(m, seg[s], lv[s - 1], -1);
+	}
+	d = xmalloc((2 * cm->nterm + 2) * sizeof *d);
+	for (int k = 0; k < cm->ncol; k++) {
+		int nd = 0;
+		for (int i = cm->col[k].m0; i < cm->col[k].m0 + cm->col[k].nt; i++) {
+			int s0 = stretch(bp, nb, cm->term[i].lo), s1 = stretch(bp, nb, cm->term[i].hi + 1);
+			d[nd++] = (Delta){ s0, (double)cm->term[i].b / 1024 };
+			if (s1 + 1 < nb)
+				d[nd++] = (Delta){ s1, -(double)cm->term[i].b / 1024 };
+		}
+		for (int x = 1; x < nd; x++)
+			for (int y = x; y > 0 && d[y].s < d[y - 1].s; y--) {
+				Delta tmp = d[y];
+				d[y] = d[y - 1];
+				d[y - 1] = tmp;
+			}
+		for (int x = 0; x < nd;) {
+			double v = 0;
+			int y = x;
+			for (; y < nd && d[y].s == d[x].s; y++)
+				v += d[y].v;
+			/* lv[s] - lv[s-1] - (what begins) + (what ended) = 0 */
+			if (v != 0)
+				coef(m, seg[d[x].s], k + 1, -v);
+			x = y;
+		}
+	}
+	m->warmok = chain_warm(ch, budget, cm, pick) == 0;
+	for (int k = 0; k < cm->ncol; k++)
+		m->warm[k + 1] = pick[k];
+	/* the start's bytes over each stretch, from its rows in order */
+	{
+		double *act = xcalloc(m->nr + 1, sizeof *act);
+		for (int z = 1; z <= m->nz; z++)
+			if (m->ja[z] <= cm->ncol)
+				act[m->ia[z]] += m->ar[z] * m->warm[m->ja[z]];
+		for (int s = 0; s + 1 < nb; s++)
+			m->warm[lv[s]] = (s > 0 ? m->warm[lv[s - 1]] : 0) - act[seg[s]];
+		free(act);
+	}
+	if (m->warmok)
+		m->warmok = warm_ok(m);
+	free(nrow); free(bp); free(seg); free(cap); free(pick); free(lv); free(d);
+	return bad ? -1 : 0;
+}
+
+/* Could a swap beat a plan ub seconds over the unplanned step? Not if each costs more than
+ * that in the program's model (its copy there and back, less the compute that hides it). */
+static int
+swaps_pay(const Prob *p, double ub)
+{
+	for (int i = 0; p->bw > 0 && i < p->n; i++)
+		if (p->cand[i]) {
+			double ct = copy_time(p, p->b[i]), hide = 0;
+			for (int k = p->lastearly[i] + 1; k < p->split[i]; k++)
+				hide += p->t[k];
+			if (2 * ct - hide < ub)
+				return 1;
+		}
+	return 0;
+}
+
+/* The program over the chain's stages; 0 with pl filled, -1 if none was found. */
+static int
+solve_ilp_chain(const Prob *p, Chain *ch, int64_t budget, double tlim, double ub, Plan *pl)
+{
+	Ilp m;
+	double t0 = plan_clock(), *val;
+	ChModel *cm = chain_model(ch, budget, ub, CHAIN_TERMS);
+	int ok = -1, trace = getenv("MTC_ILP_TRACE") != NULL;
+
+	/* Past CHAIN_TERMS the program's relaxation alone takes seconds and its gap stays (the
+	 * deep MLP at L=16: 36k columns, 256k nonzeros, 14% after 50 nodes, none closed in
+	 * minutes): Checkmate's over the ops, as without it. */
+	if (cm->nterm > CHAIN_TERMS) {
+		if (trace)
+			fprintf(stderr, "ilp: chain program too large (over %d terms)\n", CHAIN_TERMS);
+		chain_model_free(cm);
+		return -1;
+	}
+	memset(&m, 0, sizeof m);
+	m.p = p;
+	m.trace = trace;
+	m.nodes = p->nodes;
+	if (build_chain(&m, ch, cm, budget) < 0) {
+		ilp_free(&m);
+		chain_model_free(cm);
+		return -1;
+	}
+	if (m.trace)
+		fprintf(stderr, "ilp: chain program, %d columns of choices, %d terms, start %s\n", cm->ncol,
+		        cm->nterm, m.warmok ? "taken" : "none");
+	val = xcalloc(m.nc + 2, sizeof *val);
+	if (run(&m, tlim, t0, pl, val) == 0) {
+		uint8_t *pick = xcalloc(cm->ncol + 1, 1);
+		for (int k = 0; k < cm->ncol; k++)
+			pick[k] = val[k + 1] > 0.5;
+		chain_model_plan(ch, cm, pick, pl);
+		pl->obj += p->time;
+		free(pick);
+		ok = 0;
+	} else if (m.warmok) {
+		/* nothing found in the limits: the start, nothing proved */
+		uint8_t *pick = xcalloc(cm->ncol + 1, 1);
+		for (int k = 0; k < cm->ncol; k++)
+			pick[k] = m.warm[k + 1] > 0.5;
+		chain_model_plan(ch, cm, pick, pl);
+		pl->obj = -1;
+		pl->gap = 1;
+		free(pick);
+		ok = 0;
+	}
+	free(val);
+	ilp_free(&m);
+	chain_model_free(cm);
+	if (ok == 0)
+		plan_eval(p, pl, budget);
+	pl->solver = "ilp";
+	pl->stime = plan_clock() - t0;
+	return ok;
+}
+
+int
+solve_ilp(const Prob *p, int64_t budget, double tlim, const Plan *warm, Plan *pl)
+{
+	/* On a chain, where no swap can pay, the program over the chain's stages; else
+	 * Checkmate's over the ops. */
+	double ub = warm && warm->feasible ? (warm->time - p->time) * (1 + 1e-9) : -1;
+	Chain *ch = ub >= 0 && !swaps_pay(p, ub) ? tso_chain(p) : NULL;
+
+	if (ch) {
+		int r = solve_ilp_chain(p, ch, budget, tlim, ub, pl);
+		chain_free(ch);
+		if (r == 0)
+			return r;
+	}
+	return solve_ilp_part(p, budget, tlim, warm, NULL, NULL, pl);
+}
+int
+solve_ilp_part(const Prob *p, int64_t budget, double tlim, const Plan *warm, const uint8_t *mask,
+               const int64_t *fix, Plan *pl)
+{
+	Ilp m;
+	int ok = -1;
+	double t0 = plan_clock(), *val;
+
+	memset(&m, 0, sizeof m);
+	m.trace = getenv("MTC_ILP_TRACE") != NULL;
+	m.mask = mask;
+	m.fix = fix;
+	build(&m, p, budget, warm);
+	m.warmok = warm && warm_ok(&m);
+	if (m.trace)
+		fprintf(stderr, "ilp: start solution %s\n", !warm ? "none" : m.warmok ? "feasible" : "infeasible");
+	m.nodes = p->nodes;
+	val = xcalloc(m.nc + 2, sizeof *val);
+	if (run(&m, tlim, t0, pl, val) == 0) {
+		memset(pl->rec, 0, (size_t)p->n * p->n + 1);
+		pl->nsw = 0;
+		for (int i = 0; i < p->n; i++) {
+			if (!m.dec[i])
+				continue;
+			for (int t = i + 1; t <= m.rhi[i]; t++)
+				if (R(&m, t, i))
+					pl->rec[(size_t)t * p->n + i] = val[R(&m, t, i)] > 0.5;
+			if (m.x[i] && val[m.x[i]] > 0.5)
+				pl->sw[pl->nsw++] = m.sw[i];
+		}
+		pl->obj += p->time;
+		ok = 0;
+	}
+	free(val);
 	/* Out of time before GLPK had an incumbent: the start solution is the incumbent, with
 	 * nothing proved about it (gap 100%). */
 	if (ok && m.warmok) {
@@ -577,7 +825,6 @@ solve_ilp_part(const Prob *p, int64_t budget, double tlim, const Plan *warm, con
 		pl->gap = 1;
 		ok = 0;
 	}
-	glp_delete_prob(lp);
 	ilp_free(&m);
 	if (ok == 0)
 		plan_eval(p, pl, budget);

@@ -166,9 +166,44 @@ Chain *chain_new(const Prob *, const int *fops, int nf, const int *seg, const in
                  const int *endp, const uint8_t *lng, const uint8_t *glong, const int64_t *base);
 double chain_solve(Chain *, int64_t budget, double ub, Plan *);
 void chain_free(Chain *);
+/* The same plans as an integer program (ilp.c solves it): one binary column per choice of the
+ * DP's recursion (a node: a checkpoint, the first event to serve, the op of the batch, whether
+ * the checkpoint stays after), each choice's node served exactly as often as the columns that
+ * need it are chosen (the root once); each column holds bytes over intervals of a timeline
+ * (every op, and before it a slot per stage for its recomputation): Moccasin's retention
+ * intervals, at most cap[pos] at each position. Columns that cannot fit alone, or cost more
+ * than ub (>= 0), are left out. */
+typedef struct ChCol {
+	double cost;           /* seconds of recomputation */
+	int node;              /* the node it serves */
+	int need[2];           /* the nodes it needs served (-1: none) */
+	int m0, nt;            /* its terms */
+} ChCol;
+typedef struct ChTerm {
+	int lo, hi;            /* timeline positions */
+	int64_t b;             /* bytes held over them */
+} ChTerm;
+typedef struct ChWhy {
+	int kind, a, q, ti, keep, j, r, t2;
+} ChWhy;
+typedef struct ChModel {
+	int nnode, root, ncol, capc, nterm, capt, npos;
+	ChCol *col;
+	ChWhy *why;            /* the choice behind each column */
+	ChTerm *term;
+	int64_t *cap;          /* bytes each position has for the terms (budget less the rest) */
+} ChModel;
+/* chain_model stops once it has more than maxterm terms (then m->nterm > maxterm). */
+ChModel *chain_model(Chain *, int64_t budget, double ub, int maxterm);
+void chain_model_plan(Chain *, const ChModel *, const uint8_t *pick, Plan *);
+/* The columns of the DP's own plan within budget into pick (m->ncol entries): 0, or -1. */
+int chain_warm(Chain *, int64_t budget, const ChModel *, uint8_t *pick);
+void chain_model_free(ChModel *);
 
 /* tso.c: the segmented dynamic program. 0, or -1 if it cannot fit. */
 int solve_tso(const Prob *, int64_t budget, Plan *);
+/* chain.c's DP on p's forward, its long-lived values kept (NULL: no such chain). */
+Chain *tso_chain(const Prob *);
 /* segments.c: the forward cut into segments at single-value boundaries: seg[k] is the index into the
  * forward ops where segment k starts, bnd[k] the op whose value crosses into it (-1: none);
  * endp[i] the last forward op (index into fops) of i's early uses; returns the number of

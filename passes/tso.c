@@ -651,6 +651,17 @@ spread_swaps(const Dp *d, int64_t budget, uint8_t *best, const int *nsplit, cons
 	free(dist); free(ord); free(mode);
 }
 
+/* Values spanning a third of the forward or more are decided outside the DP: kept or
+ * swapped as a whole (d->glong). */
+static void
+glong_mark(Dp *d)
+{
+	for (int q = 0; q < d->nf; q++) {
+		int i = d->fops[q], lim = d->nf / 3 > 8 ? d->nf / 3 : 8;
+		d->glong[i] = d->lng[i] && d->p->cand[i] && d->endp[i] - q >= lim;
+	}
+}
+
 /* The bytes no decision moves (d->base, d->abase: the profile less the candidates' late parts, plus the
  * long-lived values as combo has them: bit q of it swaps lc[q], the others are kept) and the
  * modes that makes (the rest KEEP); returns the swaps' cost. */
@@ -686,6 +697,36 @@ long_modes(Dp *d, const int64_t *free_, int combo, const int *lc, int nlc, uint8
 	return extra;
 }
 
+Chain *
+tso_chain(const Prob *p)
+{
+	Dp d;
+	int *cuts, *bnd, lc[1] = { 0 };
+	int64_t *free_ = xcalloc(2 * p->n + 4, sizeof *free_);
+	uint8_t *mode = xmalloc(p->n + 1);
+	Chain *c;
+
+	memset(&d, 0, sizeof d);
+	d.p = p;
+	d.ns = plan_segments(p, &d.fops, &d.nf, &cuts, &bnd, &d.endp, &d.lng);
+	d.glong = xcalloc(p->n + 1, 1);
+	glong_mark(&d);
+	for (int i = 0; i < p->n; i++)
+		if (p->cand[i]) {
+			free_[2 * (p->lastearly[i] + 1)] += p->b[i];
+			free_[2 * (p->lastuse[i] + 1)] -= p->b[i];
+			free_[2 * (p->lastearly[i] + 1) + 1] += p->ab[i];
+			free_[2 * (p->lastuse[i] + 1) + 1] -= p->ab[i];
+		}
+	d.base = xmalloc((p->n + 1) * sizeof *d.base);
+	d.abase = xmalloc((p->n + 1) * sizeof *d.abase);
+	long_modes(&d, free_, 0, lc, 0, mode);
+	c = chain_new(p, d.fops, d.nf, cuts, bnd, d.ns, d.endp, d.lng, d.glong, d.abase);
+	free(d.base); free(d.abase); free(free_); free(mode); free(d.fops); free(cuts); free(bnd);
+	free(d.endp); free(d.lng); free(d.glong);
+	return c;
+}
+
 int
 solve_tso(const Prob *p, int64_t budget, Plan *pl)
 {
@@ -701,12 +742,8 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 	double t0 = plan_clock();
 
 	d.ns = plan_segments(p, &d.fops, &d.nf, &cuts, &bnd, &d.endp, &d.lng);
-	/* Values spanning a third of the forward or more are decided outside the DP. */
 	d.glong = xcalloc(p->n + 1, 1);
-	for (int q = 0; q < d.nf; q++) {
-		int i = d.fops[q], lim = d.nf / 3 > 8 ? d.nf / 3 : 8;
-		d.glong[i] = d.lng[i] && p->cand[i] && d.endp[i] - q >= lim;
-	}
+	glong_mark(&d);
 	d.s = xcalloc(d.ns + 1, sizeof *d.s);
 	for (int s = 0; s < d.ns; s++) {
 		Seg *g = &d.s[s];

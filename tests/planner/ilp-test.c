@@ -8,6 +8,59 @@
 #include "synth.h"
 #include "../check.h"
 
+/* Chains at every budget from the unplanned peak down to below the floor (the smallest
+ * budget, a multiple of the alignment, at which chain_opt fits): the ILP started from tso's
+ * plan, deterministic (nodes only, no clock), against the exhaustive search. It is never
+ * slower than its start, what it claims it measures, and where it reports gap 0 its time is
+ * the exhaustive optimum; it must prove each (nodes enough for these sizes). */
+static void
+chain_budgets(const char *name, Module *m, const Target *tg)
+{
+	Prob *p = prob_new(m->step, tg);
+	int64_t lo = 0, hi = 0, B;
+	int proven = 0, nb = 0;
+
+	for (int t = 0; t < p->n; t++)
+		if (p->aprof[t] > hi)
+			hi = p->aprof[t];
+	B = hi;
+	while (hi - lo > tg->align) {
+		int64_t mid = (lo + hi) / 2 / tg->align * tg->align;
+		if (chain_opt(p, mid, NULL) >= 0)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	p->nodes = 20000;
+	for (int k = 0; k <= 10; k++, nb++) {
+		int64_t b = k < 9 ? (B - (B - hi) * k / 8) / tg->align * tg->align : k == 9 ? hi : hi - tg->align;
+		Plan *a = plan_new(p), *c = plan_new(p);
+		double ex = stage_search(p, b);
+		int ra = solve_tso(p, b, a), fa = ra == 0 && a->feasible;
+		int rc = solve_ilp(p, b, 0, fa ? a : NULL, c), fc = rc == 0 && c->feasible;
+		if (fa)
+			check(fc && c->time <= a->time * (1 + 1e-12), "%s at %lld: ilp %.9g no slower than its start %.9g",
+			      name, (long long)b, fc ? c->time : -1.0, a->time);
+		if (fc) {
+			check(ex >= 0 && c->peak <= b, "%s at %lld: ilp's plan fits (peak %lld; exhaustive %.9g)", name,
+			      (long long)b, (long long)c->peak, ex);
+			check(c->obj < 0 || fabs(c->time - c->obj) <= 1e-9 * c->time,
+			      "%s at %lld: measured %.9g = objective %.9g", name, (long long)b, c->time, c->obj);
+			check(c->gap == 0 && fabs(c->time - p->time - ex) <= 1e-9 * p->time,
+			      "%s at %lld: ilp proves %.9g (gap %.3g), exhaustive %.9g", name, (long long)b,
+			      c->time - p->time, c->gap, ex);
+			proven += c->gap == 0;
+		} else
+			check(ex < 0, "%s at %lld: ilp finds nothing, exhaustive %.9g", name, (long long)b, ex);
+		plan_free(a);
+		plan_free(c);
+	}
+	printf("%-18s %d budgets down to below the floor %lld: ilp proven at %d\n", name, nb, (long long)hi,
+	       proven);
+	prob_free(p);
+	mod_free(m);
+}
+
 int
 main(void)
 {
@@ -80,6 +133,17 @@ main(void)
 		}
 		prob_free(p);
 		mod_free(m);
+	}
+	for (int n = 4; n <= 7; n++) {
+		static const int w1[] = { 16, 32, 8 }, w2[] = { 24, 8, 40 };
+		static const char *const acts[] = { "tanh", "sigmoid", "relu" };
+		char name[32];
+		snprintf(name, sizeof name, "chain %d", n);
+		chain_budgets(name, synth_chain(n, 32 + 16 * (n % 3), n), &tg);
+		if (n == 4)
+			chain_budgets("mlp 16-32-8", synth_mlp(w1, 2, 64, NULL, &tg), &tg);
+		if (n == 5)
+			chain_budgets("mlp 24-8-40 tanh", synth_mlp(w2, 2, 64, acts, &tg), &tg);
 	}
 	return done();
 }
