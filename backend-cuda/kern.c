@@ -1070,7 +1070,8 @@ cuda_kernel_op(FILE *fp, const Func *f, const Op *op, const char *name, Launch *
 
 	memset(l, 0, sizeof *l);
 	l->fn = -1;
-	if (cuda_kern[op->kind] == cuda_hostop)
+	/* copies, waits and updates on the host: the host code does them */
+	if (cuda_kern[op->kind] == cuda_hostop || op_on_host(f, op))
 		return 0;
 	bp = open_memstream(&body, &blen);
 	if (!bp)

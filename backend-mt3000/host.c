@@ -349,16 +349,17 @@ one_op(Seq *s, int i)
 	}
 	default:
 		if (op_on_host(f, o)) {
-			/* in the DMA queue, behind the gradient's copy out; every operand in host memory */
-			if (s->nfl == 256)
-				wait_upto(s, s->fl[0].c);
-			H(g, "\tch[%d] = mtc_dma_call(d, hu%d, (const uint64_t[]){ ", s->ncopy, i);
+			/* on the host's thread, once the copies issued so far are done (the gradient's
+			 * copy out last); every operand in host memory, none reused in the step */
+			H(g, "\tmtc_host_call(d, hu%d, (const uint64_t[]){ ", i);
 			for (int a = 0; a < o->nargs; a++)
 				H(g, "%sHADDR(%lld)", a ? ", " : "", ll(p->off[o->args[a]]));
 			if (o->kind == OP_ADAM)
 				H(g, ", (uint64_t)(uintptr_t)mtc_dev_flag(d)");
-			H(g, " }, %d);\n", o->nargs + (o->kind == OP_ADAM));
-			s->fl[s->nfl++] = (Flight){ s->ncopy++, o->args[0], o->args[0] };
+			if (s->ncopy)
+				H(g, " }, %d, ch[%d]);\n", o->nargs + (o->kind == OP_ADAM), s->ncopy - 1);
+			else
+				H(g, " }, %d, 0);\n", o->nargs + (o->kind == OP_ADAM));
 			break;
 		}
 		for (int a = 0; a < o->nargs && a < 64; a++) {
@@ -406,7 +407,7 @@ emit_func(Gen *g, const LowFunc *p)
 	uint8_t *uses = malloc((size_t)m->ndecl + 1);
 
 	for (i = 0; i < f->nop; i++)
-		ncopy += (opinfo[f->op[i].kind].flags & F_COPY) || op_on_host(f, &f->op[i]);
+		ncopy += (opinfo[f->op[i].kind].flags & F_COPY) != 0;
 	s.chan = malloc(sizeof *s.chan * (size_t)f->nval);
 	s.slot = malloc(sizeof *s.slot * (size_t)f->nval);
 	s.gone = calloc((size_t)f->nval + 1, 1);

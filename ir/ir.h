@@ -88,8 +88,8 @@ int64_t shape_numel(const Shape *);             /* product of dims (checked when
 int64_t window_out(int64_t n, int64_t k, int64_t s, int64_t p, int64_t d);
 /* The workspace a convolution of x [N, C, H, W] by w [Cout, C/G, kh, kw] with attributes
  * a = sh sw ph pw dh dw groups uses (ops.c, docs/ir.md): 0 for a pointwise one (1x1, stride
- * 1, no padding: its GEMMs read x and write y as they are), else 1 with *ws the workspace's
- * type, f32[k, (C*kh*kw + Cout) * Ho*Wo] for chunks of k images. */
+ * 1, no padding: its GEMMs read x and write y as they are) and a depthwise one (groups = C =
+ * Cout: direct loops), else 1 with *ws the workspace's type, f32[k, (C*kh*kw + Cout) * Ho*Wo] for chunks of k images. */
 int conv_workspace(const Shape *x, const Shape *w, const int64_t *a, Type *ws);
 int64_t type_bytes(const Type *);               /* numel * 4 */
 int shape_eq(const Shape *, const Shape *);

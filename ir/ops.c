@@ -802,6 +802,13 @@ pointwise(const Shape *w, const int64_t *a)
 	return w->d[2] == 1 && w->d[3] == 1 && a[0] == 1 && a[1] == 1 && a[2] == 0 && a[3] == 0;
 }
 
+/* Depthwise: a group per channel, one output channel each (the C target's direct loops). */
+static int
+depthwise(const Shape *x, const Shape *w, const int64_t *a)
+{
+	return a[6] == x->d[1] && w->d[0] == a[6];
+}
+
 /* A workspace of the images in chunks of k, k dividing N: columns and GEMM rows per image
  * (C*kh*kw + Cout) * Ho*Wo floats; k the most that keeps the workspace within twice the larger
  * of x and y, or, where that gives GEMMs of fewer than 256 columns, the fewest images that have
@@ -812,7 +819,7 @@ conv_workspace(const Shape *x, const Shape *w, const int64_t *a, Type *ws)
 {
 	int64_t p, r, cap, k = 1, act;
 
-	if (pointwise(w, a))
+	if (pointwise(w, a) || depthwise(x, w, a))
 		return 0;
 	p = window_out(x->d[2], w->d[2], a[0], a[2], a[4]) * window_out(x->d[3], w->d[3], a[1], a[3], a[5]);
 	r = (x->d[1] * w->d[2] * w->d[3] + w->d[0]) * p;
@@ -827,7 +834,7 @@ conv_workspace(const Shape *x, const Shape *w, const int64_t *a, Type *ws)
 	return 1;
 }
 
-/* A conv op's workspace: none only for a pointwise convolution; else f32[k, R], k dividing
+/* A conv op's workspace: none for a pointwise or a depthwise convolution; else f32[k, R], k dividing
  * N (conv_workspace's R; k may be any divisor). */
 static int
 conv_ws(const Func *f, const Op *op, const Type *x, const Type *w, int nws, char *err, size_t n)
@@ -839,7 +846,7 @@ conv_ws(const Func *f, const Op *op, const Type *x, const Type *w, int nws, char
 		return fail(err, n, "%s takes %d operands and a workspace", nm, nws);
 	if (!conv_workspace(&x->sh, &w->sh, op->ia, &want)) {
 		if (op->nargs > nws)
-			return fail(err, n, "%s: a pointwise convolution takes no workspace", nm);
+			return fail(err, n, "%s: a pointwise or depthwise convolution takes no workspace", nm);
 		return 0;
 	}
 	if (op->nargs == nws)

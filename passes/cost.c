@@ -122,14 +122,15 @@ op_net_time(const Target *t, const Func *f, const Op *op)
 
 /* A copy is issued where it stands in the order: it starts once the compute op before it has
  * ended (so arena bytes it overwrites are free), its operand exists and the copy engine is
- * idle; compute continues meanwhile. An update on the host is queued the same way, behind
- * the copies. A collective packs its operands on the compute stream, then runs on the network
- * once the collectives before it are done. A wait blocks the compute stream until its copy or
- * collective ends. */
+ * idle; compute continues meanwhile. An update on the host is issued the same way to the
+ * host's thread, which runs it once every copy issued before it is done (its gradient's among
+ * them) and the updates before it are. A collective packs its operands on the compute stream,
+ * then runs on the network once the collectives before it are done. A wait blocks the compute
+ * stream until its copy or collective ends. */
 void
 cost_fill(Cost *c, const Func *f, const Target *t)
 {
-	double comp = 0, copy = 0, net = 0;
+	double comp = 0, copy = 0, host = 0, net = 0;
 
 	c->nop = f->nop;
 	c->dur = xcalloc(f->nop + 1, sizeof *c->dur);
@@ -158,7 +159,14 @@ cost_fill(Cost *c, const Func *f, const Target *t)
 			c->dur[i] = c->end[i] - c->start[i];
 			continue;
 		}
-		if ((opinfo[op->kind].flags & F_COPY) || op_on_host(f, op)) {
+		if (op_on_host(f, op)) {
+			c->start[i] = copy > host ? copy : host;
+			if (comp > c->start[i])
+				c->start[i] = comp;
+			host = c->end[i] = c->start[i] + c->dur[i];
+			continue;
+		}
+		if (opinfo[op->kind].flags & F_COPY) {
 			c->start[i] = ready > copy ? ready : copy;
 			if (comp > c->start[i])
 				c->start[i] = comp;
@@ -169,6 +177,8 @@ cost_fill(Cost *c, const Func *f, const Target *t)
 		comp = c->end[i] = c->start[i] + c->dur[i];
 	}
 	c->total = comp > copy ? comp : copy;
+	if (host > c->total)
+		c->total = host;
 	if (net > c->total)
 		c->total = net;
 }

@@ -77,10 +77,10 @@ extern const char target_help[];   /* the lines --help prints for those options 
 
 /* cost.c: the cost rules of the op table (FLOPs per op), and the cost model.
  * needs: f in execution order, a target; fills: every op's modeled duration and its start and
- * end on three streams (compute, copy, network): compute ops run one after another; copies and
- * updates on the host run in order on the copy stream, each starting when its operands exist;
- * a collective packs on the compute stream, then runs in order on the network; a wait ends
- * when its copy or collective does. */
+ * end on four streams: compute ops run one after another; copies in order on the copy stream,
+ * each starting when its operand exists; updates on the host in order on the host's thread,
+ * each once the copies issued before it are done; a collective packs on the compute stream,
+ * then runs in order on the network; a wait ends when its copy or collective does. */
 typedef struct Cost {
 	int nop;
 	double *dur;        /* modeled seconds of each op */
@@ -91,8 +91,8 @@ typedef struct Cost {
 } Cost;
 /* Bytes an op reads and writes in accelerator memory (operands + result). */
 int64_t op_bytes(const Func *, const Op *);
-/* Does op run on the host: an optimizer update of tensors in host memory? Such an update is
- * queued behind the copies (one stream, in order: the copy it reads is done when it runs). */
+/* Does op run on the host: an optimizer update of tensors in host memory? Such an update runs
+ * on the host's thread once every copy issued before it (the gradient's) is done. */
 int op_on_host(const Func *, const Op *);
 /* Modeled seconds of one op on a target: roofline max(flops/peak, bytes/bw) + launch; copies
  * latency + bytes/copybw; updates on the host max(flops/hostflops, bytes/hostbw); waits 0; a
@@ -109,7 +109,8 @@ void cost_free(Cost *);
 /* liveness.c: needs f in execution order; fills, for every value, the op that creates it,
  * the last op that needs it and its accelerator bytes, and the bytes live at every op.
  * Module tensors (inputs, params, state) are live the whole function; outputs and the loss to
- * its end; host values (swap_out results) take no accelerator bytes; a copy's operand stays
+ * its end; host values (swap_out results) take no accelerator bytes, and those an update on the
+ * host reads live to the end (its thread may run after later copies); a copy's operand stays
  * live until the `wait` on the copy (a collective's operands only until the collective, which
  * packs them at once). A value is live at op i when birth <= i <= last: while op
  * i runs, its operands and its result are all resident. */

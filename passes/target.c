@@ -17,8 +17,8 @@
  *   host, the CPU beside it: 1 TFLOP/s f32 and 100 GB/s for updates run there (assumed: about
  *   what DeepSpeed's CPU Adam reaches on a two-socket server, 3e9 params/s).
  * hoststate: the target's code keeps params and optimizer state in host memory and updates
- * them there when the planner asks: the C target does; the CUDA target not yet (its host
- * code has no swap_home), so the planner never asks it.
+ * them there when the planner asks: both do (CUDA in pinned memory, updates on the host as
+ * host functions on its copy stream).
  * The network (data parallelism, one link per rank): mt3000 25 GB/s (a 200 Gb/s link, assumed
  * for a Tianhe-class interconnect) with 5 us per message (assumed); cuda NVLink 4 of an H100,
  * 450 GB/s per direction (NVIDIA's figure) with 3 us per message (assumed, NCCL-like). 100 Gb/s
@@ -31,7 +31,7 @@
 
 const Target target_mt3000 = { "mt3000", 11.6e12, 200e9, 10e9, 20e-6, 20e-6, 8LL << 30, 64, 1,
                                 256e9, 50e9, 25e9, 5e-6 };
-const Target target_cuda = { "cuda", 67e12, 3.35e12, 25e9, 10e-6, 5e-6, 80000000000LL, 256, 0,
+const Target target_cuda = { "cuda", 67e12, 3.35e12, 25e9, 10e-6, 5e-6, 80000000000LL, 256, 1,
                              1e12, 100e9, 450e9, 3e-6 };
 static const Target *const builtin[] = { &target_mt3000, &target_cuda };
 

@@ -788,7 +788,8 @@ conv_ref(const float *x, const float *w, const int64_t *a, int64_t G, const int6
 				}
 }
 
-/* A conv op on f with its workspace (none for a pointwise convolution); returns its value. */
+/* A conv op on f with its workspace (none for a pointwise or depthwise convolution); returns
+ * its value. */
 static int
 conv_op(Opk k, int a0, int a1, const Type *x, const Type *w, const int64_t *a, const Type *given)
 {
@@ -805,12 +806,12 @@ conv_op(Opk k, int a0, int a1, const Type *x, const Type *w, const int64_t *a, c
 static void
 cnn_conv(void)
 {
-	static float xv[300], wv[120], cw[2048], gbuf[2048];
+	static float xv[300], wv[162], cw[2048], gbuf[2048];
 	int x, w, y;
 
 	for (int i = 0; i < 300; i++)
 		xv[i] = xs[i % 24] * (1 + (float)(i / 24) * 0.1f);
-	for (int i = 0; i < 120; i++)
+	for (int i = 0; i < 162; i++)       /* w [6, 3, 3, 3] of config 0 at most */
 		wv[i] = ws[i % 24] * (1 - (float)(i / 24) * 0.15f);
 	for (int i = 0; i < 2048; i++)
 		cw[i] = ws[(i * 7) % 24];
@@ -1021,8 +1022,8 @@ cnn_bn(void)
 
 	/* the running statistics' update, twice (two batch norms of one module) */
 	begin();
-	mu = mod_decl(m, "rm", R_BUFFER, tc, (Init){INIT_ZEROS, 0, 0}, (Loc){0, 0});
-	vr = mod_decl(m, "rv", R_BUFFER, tc, (Init){INIT_ONES, 0, 0}, (Loc){0, 0});
+	mu = mod_decl(m, "rm", R_BUFFER, tc, (Init){ .kind = INIT_ZEROS }, (Loc){0, 0});
+	vr = mod_decl(m, "rv", R_BUFFER, tc, (Init){ .kind = INIT_ONES }, (Loc){0, 0});
 	x = decl("m", tc, FL(1, 2, 3));
 	y = decl("v", tc, FL(2, 4, 8));
 	m->opt.kind = OPT_SGD;
@@ -1064,7 +1065,7 @@ cnn_dropout(void)
 
 	begin();
 	x = decl("x", ty(F32, 2, 100, 200), xv);
-	t = mod_decl(m, "t", R_INPUT, ty(I32, 0), (Init){INIT_NONE, 0, 0}, (Loc){0, 0});
+	t = mod_decl(m, "t", R_INPUT, ty(I32, 0), (Init){ .kind = INIT_NONE }, (Loc){0, 0});
 	data[t] = IL(5);
 	start();
 	func_output(f, "a", op(OP_DROPOUT, A(x, t), 2, I(3, 11), 2, F(0.3), NULL));
@@ -1114,7 +1115,7 @@ cnn_dropout(void)
 	begin();
 	fd_x = decl("x", ty(F32, 2, 4, 6), xs);
 	fd_w = decl("w", ty(F32, 2, 4, 6), wv);
-	t = mod_decl(m, "t", R_INPUT, ty(I32, 0), (Init){INIT_NONE, 0, 0}, (Loc){0, 0});
+	t = mod_decl(m, "t", R_INPUT, ty(I32, 0), (Init){ .kind = INIT_NONE }, (Loc){0, 0});
 	data[t] = IL(2);
 	start();
 	y = op(OP_DROPOUT, A(fd_x, t), 2, I(1, 7), 2, F(0.5), NULL);
