@@ -662,7 +662,8 @@ sliced(const Module *w, int nd, const Module *v, int ranks, Src *src)
 
 /* One variant of a data-parallel module: the model elaborated at its slice of the batch for
  * `ranks` ranks, trained, its gradients reduced (passes/dp.c, ZeRO stage `zero`), scheduled and
- * planned under the budget (bytes, 0: none; quiet: trying, no messages). *mp the module (the
+ * planned under the budget (bytes, 0: none; quiet: no messages; 2: a trial of --zero=auto, planned
+ * by tso whatever --solver says). *mp the module (the
  * caller frees it), *rep its plan's report, *dr the collectives'. 0; 1 when the budget cannot
  * hold it; -1 after a diagnostic. */
 static int
@@ -674,8 +675,8 @@ variant(const Opts *o, Src *src, const FeOpts *fe, const Module *whole, int nd, 
 	Module *m;
 	/* with ZeRO the params and their state stay on the accelerator (the shards are the
 	 * saving): the planner plans activations only */
-	PlanOpts po = { quiet && o->zero == ZERO_AUTO ? "tso" : o->solver, budget, 0, o->solver_time, &o->tg,
-	                o->solver_nodes, o->nooffload || zero, quiet };
+	PlanOpts po = { quiet == 2 ? "tso" : o->solver, budget, 0, o->solver_time, &o->tg,
+	                o->solver_nodes, o->nooffload || zero, quiet != 0 };
 
 	snprintf(why, sizeof why, "--data-parallel over %d ranks", ranks);
 	vf.batch_div = ranks;
@@ -772,7 +773,7 @@ data_parallel(const Opts *o, Src *src, const FeOpts *fe, Module *whole)
 				Module *t = NULL;
 				PlanReport tr;
 				DpReport td;
-				if (!variant(o, src, fe, whole, nd, ranks[v], k, budget, 1, &t, &tr, &td) &&
+				if (!variant(o, src, fe, whole, nd, ranks[v], k, budget, 2, &t, &tr, &td) &&
 				    (best < 0 || tr.time < best * (1 - 1e-9))) {
 					best = tr.time;
 					z = k;
