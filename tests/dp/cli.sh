@@ -8,7 +8,7 @@
 MTC=${MTC:-./mtc}
 RUN=$(dirname "$MTC")/mtc-run
 src=${top_srcdir:-.}
-out=${top_builddir:-.}/tests/out/dp/cli
+out=${top_builddir:-.}/tests/out/dp-cli   # not under dp.sh's folder, which it empties
 mkdir -p "$out" || exit 1
 pass=0 fail=0
 ok() { pass=$((pass + 1)); }
