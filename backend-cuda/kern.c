@@ -1055,7 +1055,8 @@ cuda_hostop(FILE *fp, const Func *f, const Op *op, Launch *l)
 	K(CONV2D_DX, k_conv) K(CONV2D_DW, k_conv) K(MAXPOOL_G, k_poolgrad) K(AVGPOOL_G, k_poolgrad) \
 	K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_tick) \
 	K(SWAPOUT, cuda_hostop) K(SWAPIN, cuda_hostop) K(SWAPHOME, cuda_hostop) \
-	K(WAIT, cuda_hostop) K(ALLREDUCE, cuda_hostop) K(UNBUCKET, cuda_hostop)
+	K(WAIT, cuda_hostop) K(ALLREDUCE, cuda_hostop) K(UNBUCKET, cuda_hostop) \
+	K(REDSCAT, cuda_hostop) K(ALLGATHER, cuda_hostop) K(SHARD, cuda_hostop) K(UNSHARD, cuda_hostop)
 KERNELS(OP_HAS)
 OPTAB(OP_NEEDS)
 CuKern *const cuda_kern[NOP] = { KERNELS(OP_ENTRY) };

@@ -252,24 +252,61 @@ one_op(Seq *s, int i)
 		s->chan[o->res] = s->ncopy++;
 		break;
 	}
-	case OP_ALLREDUCE: {
+	case OP_ALLREDUCE:
+	case OP_REDSCAT:
+	case OP_ALLGATHER: {
 		/* the bucket packed by the host (as it writes the inputs), then its collective
-		 * started: the network runs it while the kernels go on */
-		int64_t at = 0;
-		for (int a = 0; a < o->nargs; a++)
+		 * started: the network runs it while the kernels go on. ZeRO packs shards by rank
+		 * (docs/ir.md); an allgather packs this rank's block */
+		int64_t at = 0, ranks = o->ia[0], per = 0, n = vbytes(f, o->res) / 4;
+		int blocks = o->kind == OP_REDSCAT || (o->kind == OP_ALLREDUCE && o->ia[1]);
+		static const char *const kind[] = { "MTC_ALLREDUCE", "MTC_REDUCE_SCATTER", "MTC_ALLGATHER" };
+		for (int a = 0; a < o->nargs; a++) {
 			hazards(s, &o->args[a], 1, NULL, 0);
+			per += vbytes(f, o->args[a]) / 4;
+		}
+		if (blocks) {
+			per = 0;
+			for (int a = 0; a < o->nargs; a++)
+				per += shard_len(vbytes(f, o->args[a]) / 4, ranks);
+		}
 		hazards(s, NULL, 0, &o->res, 1);
 		for (int a = 0; a < o->nargs; a++) {
 			int v = o->args[a];
 			use(s, i, v);
-			H(g, "\tmemcpy(H + %lld, M + %lld, %lld);\n", ll(p->off[o->res] + at), ll(p->off[v]),
-			  ll(vbytes(f, v)));
-			at += vbytes(f, v);
+			if (blocks)
+				H(g, "\tmtc_comm_pack_shards((float *)(H + %lld), (const float *)(M + %lld), %lld, %lld, %lld, %lld);\n",
+				  ll(p->off[o->res]), ll(p->off[v]), ll(vbytes(f, v) / 4), ll(ranks), ll(per), ll(at));
+			else if (o->kind == OP_ALLGATHER)
+				H(g, "\tmemcpy(H + %lld + %lld * mtc_comm_rank(inst->c), M + %lld, %lld);\n",
+				  ll(p->off[o->res] + 4 * at), ll(4 * per), ll(p->off[v]), ll(vbytes(f, v)));
+			else
+				H(g, "\tmemcpy(H + %lld, M + %lld, %lld);\n", ll(p->off[o->res] + 4 * at), ll(p->off[v]),
+				  ll(vbytes(f, v)));
+			at += blocks ? shard_len(vbytes(f, v) / 4, ranks) : vbytes(f, v) / 4;
 		}
-		H(g, "\tmtc_comm_start(inst->c, %d, MTC_ALLREDUCE, (float *)(H + %lld), %lld);\n", s->nslot,
-		  ll(p->off[o->res]), ll(at / 4));
+		H(g, "\tmtc_comm_start(inst->c, %d, %s, (float *)(H + %lld), %lld);\n", s->nslot,
+		  kind[o->kind == OP_ALLREDUCE ? 0 : o->kind == OP_REDSCAT ? 1 : 2], ll(p->off[o->res]),
+		  ll(o->kind == OP_ALLREDUCE ? n : per));
 		s->slot[o->res] = s->nslot++;
 		s->inflight++;
+		break;
+	}
+	case OP_SHARD:
+		/* this rank's elements of the param: the host copies them, as it writes the inputs */
+		hazards(s, o->args, 1, &o->res, 1);
+		use(s, i, o->args[0]);
+		born(s, o->res);
+		H(g, "\tmtc_comm_shard((float *)(M + %lld), (const float *)(M + %lld), %lld, %lld, mtc_comm_rank(inst->c));\n",
+		  ll(p->off[o->res]), ll(p->off[o->args[0]]), ll(vbytes(f, o->args[0]) / 4), ll(o->ia[0]));
+		break;
+	case OP_UNSHARD: {
+		/* the param written from every rank's shard (the gathered bucket, waited for) */
+		const Op *ag = &f->op[f->val[o->args[1]].def];
+		hazards(s, &o->args[1], 1, &o->args[0], 1);
+		H(g, "\tmtc_comm_unshard((float *)(M + %lld), (const float *)(H + %lld), %lld, %lld, %lld, %lld);\n",
+		  ll(p->off[o->args[0]]), ll(p->off[o->args[1]]), ll(vbytes(f, o->args[0]) / 4), ll(o->ia[0]),
+		  ll(vbytes(f, o->args[1]) / 4 / ag->ia[0]), ll(o->ia[1]));
 		break;
 	}
 	case OP_UNBUCKET: {
@@ -278,8 +315,15 @@ one_op(Seq *s, int i)
 		born(s, o->res);
 		if (s->nfl == 256)
 			wait_upto(s, s->fl[0].c);
-		H(g, "\tch[%d] = mtc_dma(d, M + %lld, H + %lld, %lld);\n", s->ncopy, ll(p->off[o->res]),
-		  ll(p->off[b] + 4 * o->ia[0]), ll(vbytes(f, o->res)));
+		if (o->ia[1]) {
+			/* this rank's block of an all-reduced bucket of shards */
+			const Op *c = &f->op[f->val[b].def];
+			H(g, "\tch[%d] = mtc_dma(d, M + %lld, H + %lld + %lld * mtc_comm_rank(inst->c), %lld);\n",
+			  s->ncopy, ll(p->off[o->res]), ll(p->off[b] + 4 * o->ia[0]), ll(vbytes(f, b) / c->ia[0]),
+			  ll(vbytes(f, o->res)));
+		} else
+			H(g, "\tch[%d] = mtc_dma(d, M + %lld, H + %lld, %lld);\n", s->ncopy, ll(p->off[o->res]),
+			  ll(p->off[b] + 4 * o->ia[0]), ll(vbytes(f, o->res)));
 		s->fl[s->nfl++] = (Flight){ s->ncopy, b, o->res };
 		s->chan[o->res] = s->ncopy++;
 		break;
@@ -289,9 +333,10 @@ one_op(Seq *s, int i)
 		if (s->slot[v] >= 0) {
 			const Op *co = &f->op[f->val[v].def];
 			char sc[48];
-			snprintf(sc, sizeof sc, "%af", (double)(float)co->fa[0]);
+			snprintf(sc, sizeof sc, "%af", co->kind == OP_ALLGATHER ? 1.0 : (double)(float)co->fa[0]);
+			/* a reduce-scatter scales this rank's block, at its bucket's start */
 			H(g, "\tmtc_comm_wait(inst->c, %d, (float *)(H + %lld), %lld, %s);\n", s->slot[v],
-			  ll(p->off[v]), ll(vbytes(f, v) / 4), sc);
+			  ll(p->off[v]), ll(vbytes(f, v) / 4 / (co->kind == OP_REDSCAT ? co->ia[0] : 1)), sc);
 			s->inflight--;
 			break;
 		}

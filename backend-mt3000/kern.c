@@ -1189,7 +1189,8 @@ mt3000_hostop(Gen *g, const LowFunc *p, const Op *o)
 	K(CONV2D_DX, k_conv) K(CONV2D_DW, k_conv) K(MAXPOOL_G, k_pool) K(AVGPOOL_G, k_pool) \
 	K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_update) \
 	K(SWAPOUT, mt3000_hostop) K(SWAPIN, mt3000_hostop) K(SWAPHOME, mt3000_hostop) \
-	K(WAIT, mt3000_hostop) K(ALLREDUCE, mt3000_hostop) K(UNBUCKET, mt3000_hostop)
+	K(WAIT, mt3000_hostop) K(ALLREDUCE, mt3000_hostop) K(UNBUCKET, mt3000_hostop) \
+	K(REDSCAT, mt3000_hostop) K(ALLGATHER, mt3000_hostop) K(SHARD, mt3000_hostop) K(UNSHARD, mt3000_hostop)
 KERNELS(OP_HAS)
 OPTAB(OP_NEEDS)
 KernRule *const mt3000_kern[NOP] = { KERNELS(OP_ENTRY) };

@@ -5,6 +5,8 @@
 
 #include "passes.h"
 
+enum { ZERO_AUTO = -1 };
+
 typedef struct Opts {
 	const char *input;        /* MODEL.tdsl or MODEL.mir */
 	const char *output;       /* -o; NULL or "-" is standard output for --emit */
@@ -25,6 +27,11 @@ typedef struct Opts {
 	uint64_t seed;
 	const char **defines;
 	int ndefines;
+	int dp;                   /* --data-parallel */
+	const char *ranks;        /* --ranks=LIST; NULL: the divisors of the batch up to 8 */
+	int64_t bucket;           /* --bucket-bytes; 0: the cost model's choice */
+	int zero;                 /* --zero: 0 none, 1 optimizer state sharded, 2 and gradients;
+	                           * ZERO_AUTO: the planner's choice under a budget */
 } Opts;
 
 /* What the analyses found about one function, for the dumps. */

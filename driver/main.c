@@ -72,6 +72,18 @@ static const char usage[] =
 "                        on every machine at any load\n"
 "  --solver-time=S       also a wall-clock limit for the ILP, in seconds (default none);\n"
 "                        it makes the plan depend on the machine and its load\n"
+"  --data-parallel       the step runs as one rank of an MPI job (mpirun -np N): each rank\n"
+"                        takes its slice of the declared batch, the gradients are averaged\n"
+"                        over the ranks in buckets behind the backward; the module holds a\n"
+"                        variant of the step for each number of ranks it supports\n"
+"  --ranks=LIST          with --data-parallel: the numbers of ranks, e.g. 2,4,8 (default: the\n"
+"                        divisors of the batch up to 8, those whose step fits the budget)\n"
+"  --bucket-bytes=SIZE   with --data-parallel: the gradients' bucket size (default: the\n"
+"                        fastest under the cost model, or once planned under a budget)\n"
+"  --zero=0|1|2|auto     with --data-parallel: ZeRO, optimizer state sharded over the ranks\n"
+"                        (1), and gradients reduce-scattered (2); each rank updates its shard\n"
+"                        of every param and the params are all-gathered. auto (default):\n"
+"                        under a budget the fastest plan of 0, 1 and 2, else 0\n"
 "  --arch=sm_XX          CUDA architecture for NVRTC\n"
 "  -D NAME=INT           override (or define) an integer const of the model; for\n"
 "                        MODEL.onnx, the size of a symbolic input dimension\n"
@@ -101,13 +113,37 @@ fatal(const char *fmt, const char *arg)
 	exit(1);
 }
 
+/* Bytes with an optional K/M/G suffix (powers of 1024) and B, for option opt; v is the number
+ * already read, end what follows it. */
+static int64_t
+bytes_of(const char *opt, const char *s, double v, char *end)
+{
+	int64_t mul = 1;
+
+	switch (*end) {
+	case 0: break;
+	case 'k': case 'K': mul = 1024; end++; break;
+	case 'm': case 'M': mul = 1024 * 1024; end++; break;
+	case 'g': case 'G': mul = 1024 * 1024 * 1024; end++; break;
+	default:
+		fprintf(stderr, "mtc: error: invalid %s '%s': unknown suffix\n", opt, s);
+		exit(1);
+	}
+	if ((*end == 'B' || *end == 'b') && end[1] == 0)
+		end++;
+	if (*end || v * (double)mul >= 9.2e18 || v * (double)mul < 1) {
+		fprintf(stderr, "mtc: error: invalid %s '%s'\n", opt, s);
+		exit(1);
+	}
+	return (int64_t)(v * (double)mul);
+}
+
 /* SIZE: bytes with an optional K/M/G suffix (powers of 1024), or N%. */
 static void
 parse_budget(Opts *o, const char *s)
 {
 	char *end;
 	double v;
-	int64_t mul = 1;
 
 	errno = 0;
 	v = strtod(s, &end);
@@ -119,18 +155,21 @@ parse_budget(Opts *o, const char *s)
 		o->budget_pct = v;
 		return;
 	}
-	switch (*end) {
-	case 0: break;
-	case 'k': case 'K': mul = 1024; end++; break;
-	case 'm': case 'M': mul = 1024 * 1024; end++; break;
-	case 'g': case 'G': mul = 1024 * 1024 * 1024; end++; break;
-	default: fatal("invalid --mem-budget '%s': unknown suffix", s);
-	}
-	if ((*end == 'B' || *end == 'b') && end[1] == 0)
-		end++;
-	if (*end || v * (double)mul >= 9.2e18 || v * (double)mul < 1)
-		fatal("invalid --mem-budget '%s'", s);
-	o->budget = (int64_t)(v * (double)mul);
+	o->budget = bytes_of("--mem-budget", s, v, end);
+}
+
+/* --bucket-bytes=SIZE: bytes with an optional K/M/G suffix. */
+static int64_t
+parse_bytes(const char *opt, const char *s)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno || v < 0)
+		fatal("invalid %s: expected bytes with an optional K, M or G suffix", opt);
+	return bytes_of(opt, s, v, end);
 }
 
 static const char *
@@ -150,6 +189,7 @@ static const char *const targets[] = { "mt3000", "cuda", NULL };
 static const char *const solvers[] = { "auto", "ilp", "tso", "chen", "none", NULL };
 static const char *const emits[] = { "ir", "schedule", "dot", "dot-full", "trace", "memory", "c", "h",
 	"cuda", "ptx", "llvm", NULL };
+static const char *const zeros[] = { "0", "1", "2", "auto", NULL };
 static const char *const stages[] = { "frontend", "autodiff", "simplify", NULL };
 static const char *const offloads[] = { "auto", "none", NULL };
 
@@ -159,8 +199,9 @@ static int has_suffix(const char *s, const char *suf);
 static const char *const valopts[] = { "--target", "--schedule", "--emit", "--stop-after",
 	"--dump-dir", "--mem-budget", "--solver", "--solver-time", "--solver-nodes", "--arch", "--seed",
 	"--target-flops", "--target-bw", "--copy-bw", "--copy-latency", "--launch", "--accel-bytes",
-	"--align", "--host-flops", "--host-bw", "--offload", "--net-bw", "--net-latency", NULL };
-static const char *const flagopts[] = { "--help", "--version", NULL };
+	"--align", "--host-flops", "--host-bw", "--offload", "--net-bw", "--net-latency", "--ranks",
+	"--bucket-bytes", "--zero", NULL };
+static const char *const flagopts[] = { "--help", "--version", "--data-parallel", NULL };
 
 static int
 listed(const char *const *l, const char *s, size_t n)
@@ -221,6 +262,7 @@ parse_args(Opts *o, int argc, char **argv)
 	Target scratch;
 
 	o->target = "mt3000";
+	o->zero = ZERO_AUTO;
 	o->schedule = "mem";
 	o->solver = "auto";
 	o->solver_time = 0;     /* no wall clock unless asked: the same plan on any machine */
@@ -288,6 +330,16 @@ parse_args(Opts *o, int argc, char **argv)
 			o->solver_nodes = strtol(v, &e, 10);
 			if (*e || !*v || o->solver_nodes < 1)
 				fatal("invalid --solver-nodes '%s': expected a positive number of nodes", v);
+		} else if (strcmp(a, "--data-parallel") == 0) {
+			o->dp = 1;
+		} else if (VAL("--ranks")) {
+			if (!*v || strspn(v, "0123456789,") != strlen(v))
+				fatal("invalid --ranks '%s': expected numbers of ranks, e.g. 2,4,8", v);
+			o->ranks = v;
+		} else if (VAL("--zero")) {
+			o->zero = strcmp(oneof("--zero", v, zeros), "auto") == 0 ? ZERO_AUTO : v[0] - '0';
+		} else if (VAL("--bucket-bytes")) {
+			o->bucket = parse_bytes("--bucket-bytes", v);
 		} else if (VAL("--arch")) {
 			if (strncmp(v, "sm_", 3) || !v[3] || strspn(v + 3, "0123456789a") != strlen(v + 3))
 				fatal("invalid --arch '%s': expected sm_XX, e.g. sm_90", v);
@@ -447,6 +499,16 @@ static const Backend *const backends[] = {
 	NULL
 };
 
+/* Does f hold a collective (a data-parallel step)? */
+static int
+has_coll(const Func *f)
+{
+	for (int i = 0; i < f->nop; i++)
+		if (opinfo[f->op[i].kind].flags & F_COLL)
+			return 1;
+	return 0;
+}
+
 /* The last stage: lower the module (analyses an[0] of the step, an[1] of forward) and hand
  * it to the target, which writes an intermediate (--emit) or builds MODEL.so. */
 static int
@@ -463,6 +525,11 @@ codegen(const Opts *o, const Module *m, const Anal an[2])
 	Lowered lo;
 	int rc;
 
+	if (m->step && has_coll(m->step)) {
+		fprintf(stderr, "mtc: error: %s: the step holds collectives: it is one rank's step of a "
+		        "data-parallel module; compile the tdsl model with --data-parallel\n", o->input);
+		return 1;
+	}
 	for (int i = 0; backends[i]; i++)
 		if (strcmp(backends[i]->name, o->target) == 0)
 			t = backends[i];
@@ -502,6 +569,308 @@ codegen(const Opts *o, const Module *m, const Anal an[2])
 	return rc;
 }
 
+/* The variants a data-parallel module holds: numbers of ranks (ascending) from --ranks or,
+ * by default, every divisor of the batch up to 8. Returns how many, or -1 after a message. */
+enum { MAXVAR = 64, DEFRANKS = 8 };
+
+static int
+rank_list(const Opts *o, int64_t batch, int *r)
+{
+	int n = 0;
+
+	if (!o->ranks) {
+		for (int k = 1; k <= DEFRANKS; k++)
+			if (batch % k == 0)
+				r[n++] = k;
+		return n;
+	}
+	for (const char *p = o->ranks; *p;) {
+		char *e;
+		long k = strtol(p, &e, 10);
+		if (e == p || k < 1 || k > 1 << 20) {
+			fprintf(stderr, "mtc: error: invalid --ranks '%s': expected numbers of ranks, e.g. 2,4,8\n", o->ranks);
+			return -1;
+		}
+		if (batch % k) {
+			fprintf(stderr, "mtc: error: --ranks: the batch of %lld does not divide over %ld ranks\n",
+			        (long long)batch, k);
+			return -1;
+		}
+		for (int i = 0; i < n; i++)
+			if (r[i] == k)
+				k = 0;
+		if (k && n == MAXVAR) {
+			fprintf(stderr, "mtc: error: --ranks: more than %d numbers of ranks\n", MAXVAR);
+			return -1;
+		}
+		if (k) {
+			int i = n++;
+			for (; i > 0 && r[i - 1] > k; i--)
+				r[i] = r[i - 1];
+			r[i] = (int)k;
+		}
+		p = *e == ',' ? e + 1 : e;
+		if (*e && *e != ',')
+			break;
+	}
+	return n;
+}
+
+/* Is the variant v (at a ranks-th of the batch) the whole model w (its first nd decls, those
+ * of the source) sliced by its batch: params
+ * the same, inputs the same or with their leading dim divided, outputs divided? 0, or -1
+ * after a diagnostic. */
+static int
+sliced(const Module *w, int nd, const Module *v, int ranks, Src *src)
+{
+	char a[MAXRANK * 24 + 8], b[MAXRANK * 24 + 8];
+
+	if (nd != v->ndecl) {
+		diag(src, w->opt.loc, "--data-parallel over %d ranks: the model declares %d tensors for the "
+		     "whole batch but %d for a rank's slice", ranks, nd, v->ndecl);
+		return -1;
+	}
+	for (int d = 0; d < nd; d++) {
+		const Type *x = &w->decl[d].ty, *y = &v->decl[d].ty;
+		int same = x->dt == y->dt && shape_eq(&x->sh, &y->sh), div = x->dt == y->dt &&
+		    x->sh.rank == y->sh.rank && x->sh.rank > 0 && y->sh.d[0] * ranks == x->sh.d[0];
+		for (int k = 1; div && k < x->sh.rank; k++)
+			div = x->sh.d[k] == y->sh.d[k];
+		if (same || (div && w->decl[d].role == R_INPUT))
+			continue;
+		diag(src, w->decl[d].loc, "--data-parallel over %d ranks: '%s' is %s for the whole batch but %s "
+		     "for a rank's slice: %s", ranks, w->decl[d].name, type_str(x, a, sizeof a), type_str(y, b, sizeof b),
+		     w->decl[d].role == R_INPUT ? "an input may depend on the batch only by its leading dim" :
+		     "a param must not depend on the batch");
+		return -1;
+	}
+	for (int k = 0; k < w->fwd->nout; k++) {
+		const Type *x = &w->fwd->val[w->fwd->out[k]].ty, *y = &v->fwd->val[v->fwd->out[k]].ty;
+		int div = x->sh.rank == y->sh.rank && x->sh.rank > 0 && y->sh.d[0] * ranks == x->sh.d[0];
+		for (int j = 1; div && j < x->sh.rank; j++)
+			div = x->sh.d[j] == y->sh.d[j];
+		if (div)
+			continue;
+		diag(src, w->fwd->val[w->fwd->out[k]].loc, "--data-parallel over %d ranks: output '%s' is %s "
+		     "for the whole batch but %s for a rank's slice: each rank computes its rows of an output, "
+		     "so its leading dim must be the batch's", ranks, w->fwd->outname[k], type_str(x, a, sizeof a),
+		     type_str(y, b, sizeof b));
+		return -1;
+	}
+	return 0;
+}
+
+/* One variant of a data-parallel module: the model elaborated at its slice of the batch for
+ * `ranks` ranks, trained, its gradients reduced (passes/dp.c, ZeRO stage `zero`), scheduled and
+ * planned under the budget (bytes, 0: none; quiet: no messages; 2: a trial of --zero=auto, planned
+ * by tso whatever --solver says). *mp the module (the
+ * caller frees it), *rep its plan's report, *dr the collectives'. 0; 1 when the budget cannot
+ * hold it; -1 after a diagnostic. */
+static int
+variant(const Opts *o, Src *src, const FeOpts *fe, const Module *whole, int nd, int ranks, int zero,
+        int64_t budget, int quiet, Module **mp, PlanReport *rep, DpReport *dr)
+{
+	FeOpts vf = *fe;
+	char why[96], stage[64];
+	Module *m;
+	/* with ZeRO the params and their state stay on the accelerator (the shards are the
+	 * saving): the planner plans activations only */
+	PlanOpts po = { quiet == 2 ? "tso" : o->solver, budget, 0, o->solver_time, &o->tg,
+	                o->solver_nodes, o->nooffload || zero, quiet != 0 };
+
+	snprintf(why, sizeof why, "--data-parallel over %d ranks", ranks);
+	vf.batch_div = ranks;
+	vf.batch_why = why;
+	memset(dr, 0, sizeof *dr);
+	if (!(m = *mp = fe_compile(src, &vf)) || sliced(whole, nd, m, ranks, src) || autodiff(m, src))
+		return -1;
+	snprintf(stage, sizeof stage, "autodiff-r%d", ranks);
+	dump(o, m, stage);
+	simplify(m->fwd);
+	simplify(m->step);
+	schedule(m->step, &o->tg, o->schedule);
+	schedule(m->fwd, &o->tg, o->schedule);
+	if (ranks > 1) {
+		if (dp_choose(m, ranks, o->bucket, zero, &o->tg, o->schedule, budget ? &po : NULL, dr))
+			die("no gradient to reduce");
+		snprintf(stage, sizeof stage, "dp-r%d", ranks);
+		dump(o, m, stage);
+	}
+	if (!budget)
+		return 0;
+	if (plan_step(m, &po, rep))
+		return quiet ? 1 : -1;
+	m->budget = rep->budget;
+	m->budget_pct = 0;
+	snprintf(m->solver, sizeof m->solver, "%.31s", rep->solver);
+	snprintf(stage, sizeof stage, "plan-r%d", ranks);
+	dump(o, m, stage);
+	return 0;
+}
+
+/* --data-parallel: a module with one variant of the step per number of ranks. Each is the
+ * model elaborated again at its slice of the batch (the frontend's batch division), trained,
+ * its gradients all-reduced in buckets (passes/dp.c; one rank needs none), scheduled, planned
+ * under the budget (a percentage is of the whole batch's unconstrained step) and lowered; the
+ * target builds them into one module whose create picks the variant for the job's size.
+ * --emit shows the variant for the most ranks. */
+static int
+data_parallel(const Opts *o, Src *src, const FeOpts *fe, Module *whole)
+{
+	const Backend *t = NULL;
+	int ranks[MAXVAR], ok[MAXVAR] = {0}, n, nv = 0, rc = 1, slots[MAXVAR] = {0};
+	Module *var[MAXVAR] = {0};
+	Anal (*an)[2] = xcalloc(MAXVAR, sizeof *an);
+	PlanReport rep[MAXVAR];
+	DpReport dr[MAXVAR];
+	Lowered lo[MAXVAR];
+	int64_t batch = 0, budget = o->budget;
+	int first = -1, hasrep[MAXVAR] = {0}, nd;
+
+	for (int i = 0; backends[i]; i++)
+		if (strcmp(backends[i]->name, o->target) == 0)
+			t = backends[i];
+	if (!t || !t->dp) {
+		fprintf(stderr, "mtc: error: --data-parallel: target '%s' has no data-parallel modules%s\n",
+		        o->target, backend_mt3000.dp ? "" : " (configure found no MPI: see its summary)");
+		goto out;
+	}
+	if (has_suffix(o->input, ".mir") || whole->fwd->loss < 0) {
+		fprintf(stderr, "mtc: error: --data-parallel needs a tdsl model that trains (each rank's step "
+		        "is the model elaborated again at its slice of the batch)\n");
+		goto out;
+	}
+	for (int d = 0; d < whole->ndecl && first < 0; d++)
+		if (whole->decl[d].role == R_INPUT)
+			first = d;
+	if (first >= 0 && whole->decl[first].ty.sh.rank > 0)
+		batch = whole->decl[first].ty.sh.d[0];
+	if (!batch) {
+		fprintf(stderr, "mtc: error: --data-parallel: the model has no batch (the leading dim of its "
+		        "first input) to divide over the ranks\n");
+		goto out;
+	}
+	/* the whole batch's step: the module's tables, and what a percentage budget is of */
+	nd = whole->ndecl;
+	if (autodiff(whole, src))
+		goto out;
+	simplify(whole->fwd);
+	simplify(whole->step);
+	if (o->budget_pct > 0) {
+		schedule(whole->step, &o->tg, o->schedule);
+		budget = (int64_t)((double)plan_arena(whole->step, &o->tg, NULL) * o->budget_pct / 100);
+	}
+	if ((n = rank_list(o, batch, ranks)) <= 0)
+		goto out;
+	for (int v = 0; v < n; v++) {
+		int z = o->zero, rc1;
+		/* --zero=auto under a budget: the fastest of no sharding, stage 1 and 2 once planned
+		 * (tso, quietly; the planner weighs them against keeping state in host memory) */
+		if (z == ZERO_AUTO) {
+			double best = -1;
+			z = 0;
+			for (int k = 0; budget && ranks[v] > 1 && k <= 2; k++) {
+				Module *t = NULL;
+				PlanReport tr;
+				DpReport td;
+				if (!variant(o, src, fe, whole, nd, ranks[v], k, budget, 2, &t, &tr, &td) &&
+				    (best < 0 || tr.time < best * (1 - 1e-9))) {
+					best = tr.time;
+					z = k;
+				}
+				mod_free(t);
+			}
+		}
+		rc1 = variant(o, src, fe, whole, nd, ranks[v], z, budget, !o->ranks, &var[v], &rep[v], &dr[v]);
+		if (rc1 < 0)
+			goto out;
+		if (rc1 > 0) {
+			fprintf(stderr, "mtc: note: --data-parallel: the step of %d rank%s does not fit the budget "
+			        "of %lld bytes: the module has no variant for %d\n", ranks[v], ranks[v] > 1 ? "s" : "",
+			        (long long)budget, ranks[v]);
+			continue;
+		}
+		hasrep[v] = budget != 0;
+		for (int k = 0; k < 2; k++) {
+			Func *f = k ? var[v]->fwd : var[v]->step;
+			live_fill(&an[v][k].l, f);
+			cost_fill(&an[v][k].c, f, &o->tg);
+			layout(&an[v][k].lay, f, &an[v][k].l, o->tg.align);
+			dag_build(&an[v][k].d, f, &an[v][k].l, an[v][k].c.dur);
+		}
+		ok[v] = 1;
+	}
+	for (int v = 0; v < n; v++)
+		if (ok[v]) {
+			ranks[nv] = ranks[v], var[nv] = var[v], rep[nv] = rep[v], dr[nv] = dr[v];
+			hasrep[nv] = hasrep[v];
+			if (nv != v) {
+				memcpy(an[nv], an[v], sizeof an[v]);
+				memset(an[v], 0, sizeof an[v]);
+				var[v] = NULL;
+			}
+			nv++;
+		} else {
+			mod_free(var[v]);
+			var[v] = NULL;
+		}
+	if (!nv) {
+		fprintf(stderr, "mtc: error: --data-parallel: no number of ranks up to %d has a step that fits "
+		        "the budget of %lld bytes\n", DEFRANKS, (long long)budget);
+		goto out;
+	}
+	if (o->emit && strcmp(o->emit, "c") && strcmp(o->emit, "h") && strcmp(o->emit, "cuda") &&
+	    strcmp(o->emit, "ptx") && strcmp(o->emit, "llvm")) {
+		/* an analysis of the variant for the most ranks */
+		int v = nv - 1;
+		FILE *fp = open_out(o);
+		planrep = hasrep[v] ? &rep[v] : NULL;
+		if (strcmp(o->emit, "ir") == 0)
+			ir_print(fp, var[v]);
+		else {
+			if (strcmp(o->emit, "schedule") == 0 && ranks[v] > 1)
+				dp_report_print(fp, &dr[v]);
+			emit_analysis(fp, o->emit, var[v]->step, &an[v][0]);
+		}
+		if (fp != stdout)
+			fclose(fp);
+		rc = 0;
+	} else {
+		const Live *lv[2];
+		const Dag *dg[2];
+		BuildOpts bo = { o->opt_level, o->arch, o->seed };
+		LowDp ldp = { whole, batch, nv, lo, ranks, slots };
+		char def[4096];
+		for (int v = 0; v < nv; v++) {
+			LowPlan pl = { hasrep[v] ? rep[v].solver : "none", hasrep[v] ? rep[v].budget : 0, 0,
+			               hasrep[v] ? &rep[v] : NULL };
+			lv[0] = &an[v][1].l, lv[1] = &an[v][0].l;
+			dg[0] = &an[v][1].d, dg[1] = &an[v][0].d;
+			lower(&lo[v], var[v], &o->tg, lv, dg, &pl);
+		}
+		if (o->emit)
+			rc = t->dp(&ldp, &bo, o->emit, o->output);
+		else {
+			snprintf(def, sizeof def, "%s.so", whole->name);
+			rc = t->dp(&ldp, &bo, NULL, !o->output || strcmp(o->output, "-") == 0 ? def : o->output);
+		}
+		for (int v = 0; v < nv; v++)
+			lower_free(&lo[v]);
+	}
+out:
+	/* analyses never filled are zeros, which the frees take */
+	for (int v = 0; v < MAXVAR; v++) {
+		for (int k = 0; k < 2; k++) {
+			live_free(&an[v][k].l);
+			cost_free(&an[v][k].c);
+			dag_free(&an[v][k].d);
+		}
+		mod_free(var[v]);
+	}
+	free(an);
+	return rc;
+}
+
 static int
 compile(int argc, char **argv)
 {
@@ -518,6 +887,8 @@ compile(int argc, char **argv)
 	parse_args(&o, argc, argv);
 	if (o.stop_after && (!o.emit || strcmp(o.emit, "ir")))
 		fatal("%s", "--stop-after goes with --emit=ir");
+	if (!o.dp && (o.ranks || o.bucket || o.zero != ZERO_AUTO))
+		fatal("%s", "--ranks, --bucket-bytes and --zero go with --data-parallel");
 	src.name = o.input;
 	if (!(src.text = slurp(o.input, &src.len))) {
 		fprintf(stderr, "mtc: error: cannot read '%s': %s\n", o.input, strerror(errno));
@@ -537,6 +908,11 @@ compile(int argc, char **argv)
 		free((char *)src.text);
 		return 1;
 	}
+	if (o.dp) {
+		rc = data_parallel(&o, &src, &fe, m);
+		goto out;
+	}
+
 	if (dump(&o, m, "frontend"))
 		goto emit;
 	/* A .mir may come from any stage: a step means autodiff ran, planned ops that simplify

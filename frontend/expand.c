@@ -631,6 +631,39 @@ unused_defines(Ctx *c, const FeOpts *o)
 	}
 }
 
+/* FeOpts.batch_div: fold the batch const (the leading dim of the model's first input) as its
+ * value divided by batch_div, before any const that uses it is folded. */
+static void
+divide_batch(Ctx *c, const Item *model, const FeOpts *o)
+{
+	const Stmt *s;
+	const Node *d0;
+	const char *why = o->batch_why ? o->batch_why : "dividing the batch";
+	Ent *e;
+	Val v;
+
+	for (s = model->body; s && s->kind != S_INPUT; s = s->next)
+		;
+	if (!s) {
+		err(c, model->loc, "%s: model %s has no input, so no batch to divide", why, model->name);
+		return;
+	}
+	d0 = s->ty && s->ty->ndims ? s->ty->dims : NULL;
+	if (!d0 || d0->kind != N_NAME || !(e = mget(&c->consts, d0->name))) {
+		err(c, d0 ? d0->loc : s->nameloc, "%s: the batch, the leading dim of the first input '%s', "
+		    "must be a const's name (input %s : f32[B, ...])", why, s->name, s->name);
+		return;
+	}
+	if (!lookup(c, d0->name, d0->loc, &v) || v.k != V_INT)
+		return;
+	if (v.i <= 0 || v.i % o->batch_div) {
+		err(c, d0->loc, "%s does not divide the batch %s = %lld (the leading dim of input '%s')",
+		    why, d0->name, (long long)v.i, s->name);
+		return;
+	}
+	e->val.i = v.i / o->batch_div;
+}
+
 Module *
 fe_expand(Parser *p, const FeOpts *o)
 {
@@ -643,6 +676,8 @@ fe_expand(Parser *p, const FeOpts *o)
 	c.a = p->a;
 	register_items(&c, p, &model);
 	defines(&c, o);
+	if (model && o && o->batch_div > 1 && !c.src->nerr)
+		divide_batch(&c, model, o);
 	for (Item *it = p->items; it && !c.stop; it = it->next)
 		if (it->kind == I_CONST)
 			lookup(&c, it->name, it->loc, &v);

@@ -34,6 +34,7 @@ struct Interp {
 	int64_t live, peak;       /* bytes of decl tensors and live values; high-water mark */
 	int64_t hostlive;         /* bytes of live host values (swap_out results) */
 	int64_t limit;            /* the most bytes it may hold */
+	InterpComm comm;          /* coll NULL: rank 0, the other ranks hold what it holds */
 };
 
 /* One run of one function: a buffer per value, the error message. */
@@ -1200,33 +1201,120 @@ k_tick(Run *r, const Op *op)
 	return 0;
 }
 
-/* allreduce: the operands packed into the bucket, summed over the ranks in rank order, times
- * scale. The interpreter runs one rank and takes every other to hold what it holds (so one
- * rank, or scale 1/ranks with ranks a power of two, gives back the operands' bits). */
-static int
-k_allreduce(Run *r, const Op *op)
+/* Pack the operands of collective op into o: one after the other, or (blocks) as `ranks`
+ * blocks, block q holding shard q of each operand (zeros past its end). */
+static void
+pack(Run *r, const Op *op, float *o, int blocks)
 {
-	float *o = OUT, sc = (float)op->fa[0];
-	int64_t n = 0, ranks = op->ia[0];
+	int64_t ranks = op->ia[0], at = 0, per = 0;
 
+	for (int k = 0; k < op->nargs; k++)
+		per += shard_len(shape_numel(&TY(k)->sh), ranks);
 	for (int k = 0; k < op->nargs; k++) {
-		int64_t m = shape_numel(&TY(k)->sh);
-		memcpy(o + n, IN(k), m * 4);
-		n += m;
+		int64_t m = shape_numel(&TY(k)->sh), s = shard_len(m, ranks);
+		if (!blocks) {
+			memcpy(o + at, IN(k), m * 4);
+			at += m;
+			continue;
+		}
+		for (int64_t q = 0; q < ranks; q++)
+			for (int64_t e = 0; e < s; e++)
+				o[q * per + at + e] = q * s + e < m ? IN(k)[q * s + e] : 0.0f;
+		at += s;
 	}
-	for (int64_t i = 0; i < n; i++) {
-		float x = o[i], acc = x;
+}
+
+/* The collective over the ranks, in place: through the hook, or with the other ranks holding
+ * what this one holds (sums in rank order). */
+static int
+coll(Run *r, int kind, float *buf, int64_t count, int64_t ranks)
+{
+	InterpComm *c = &r->in->comm;
+
+	if (c->coll) {
+		if (c->size != ranks)
+			return fail(r, "a collective over %lld ranks on a communicator of %d", (long long)ranks, c->size);
+		return c->coll(c->ctx, kind, buf, count) ? fail(r, "the collective failed") : 0;
+	}
+	if (kind == 2) {
+		for (int64_t q = 1; q < ranks; q++)
+			memcpy(buf + q * count, buf, count * 4);
+		return 0;
+	}
+	for (int64_t i = 0; i < count; i++) {
+		float x = buf[i], acc = x;
 		for (int64_t q = 1; q < ranks; q++)
 			acc += x;
-		o[i] = sc == 1.0f ? acc : acc * sc;
+		buf[i] = acc;
 	}
 	return 0;
 }
 
 static int
+rank_of(Run *r)
+{
+	return r->in->comm.coll ? r->in->comm.rank : 0;
+}
+
+/* allreduce, reduce_scatter: the operands packed into the bucket, summed over the ranks, times
+ * scale (one rank, or scale 1/ranks with ranks a power of two and the default ranks, give back
+ * the operands' bits); allgather: every rank's shards. */
+static int
+k_allreduce(Run *r, const Op *op)
+{
+	float *o = OUT, sc = op->kind == OP_ALLGATHER ? 1.0f : (float)op->fa[0];
+	int64_t n = shape_numel(&RTY->sh), ranks = op->ia[0], per;
+	int rc;
+
+	if (op->kind == OP_ALLGATHER) {
+		/* this rank's block in place, then every rank's */
+		per = n / ranks;
+		pack(r, op, o + rank_of(r) * per, 0);
+		return coll(r, 2, o, per, ranks);
+	}
+	if (op->kind == OP_ALLREDUCE) {
+		pack(r, op, o, op->ia[1] != 0);
+		rc = coll(r, 0, o, n, ranks);
+	} else {
+		/* in place: this rank's block left first */
+		pack(r, op, o, 1);
+		n /= ranks;
+		rc = coll(r, 1, o, n, ranks);
+	}
+	for (int64_t i = 0; i < n && sc != 1.0f; i++)
+		o[i] *= sc;
+	return rc;
+}
+
+static int
 k_unbucket(Run *r, const Op *op)
 {
-	memcpy(OUT, IN(0) + op->ia[0], type_bytes(RTY));
+	const Op *c = &r->f->op[r->f->val[op->args[0]].def];
+	int64_t at = op->ia[0];
+	if (op->ia[1])
+		at += rank_of(r) * (shape_numel(&TY(0)->sh) / c->ia[0]);
+	memcpy(OUT, IN(0) + at, type_bytes(RTY));
+	return 0;
+}
+
+static int
+k_shard(Run *r, const Op *op)
+{
+	int64_t m = shape_numel(&TY(0)->sh), s = shape_numel(&RTY->sh), lo = rank_of(r) * s;
+	for (int64_t e = 0; e < s; e++)
+		OUT[e] = lo + e < m ? IN(0)[lo + e] : 0.0f;
+	return 0;
+}
+
+static int
+k_unshard(Run *r, const Op *op)
+{
+	float *w = r->buf[op->args[0]];
+	int64_t m = shape_numel(&TY(0)->sh), ranks = op->ia[0], s = shard_len(m, ranks);
+	int64_t per = shape_numel(&TY(1)->sh) / ranks;
+	for (int64_t q = 0; q < ranks; q++)
+		for (int64_t e = 0; e < s && q * s + e < m; e++)
+			w[q * s + e] = IN(1)[q * per + op->ia[1] + e];
 	return 0;
 }
 
@@ -1259,7 +1347,8 @@ k_nothing(Run *r, const Op *op)
 	K(CONV2D_DX, k_conv2d_dx) K(CONV2D_DW, k_conv2d_dw) K(MAXPOOL_G, k_poolgrad) \
 	K(AVGPOOL_G, k_poolgrad) K(SGD, k_sgd) K(SGDM, k_sgdm) K(ADAM, k_adam) K(TICK, k_tick) \
 	K(SWAPOUT, k_copy) K(SWAPIN, k_copy) K(SWAPHOME, k_home) K(WAIT, k_nothing) \
-	K(ALLREDUCE, k_allreduce) K(UNBUCKET, k_unbucket)
+	K(ALLREDUCE, k_allreduce) K(UNBUCKET, k_unbucket) K(REDSCAT, k_allreduce) \
+	K(ALLGATHER, k_allreduce) K(SHARD, k_shard) K(UNSHARD, k_unshard)
 KERNELS(OP_HAS)
 OPTAB(OP_NEEDS)
 static Kern *const kern[NOP] = { KERNELS(OP_ENTRY) };
@@ -1413,6 +1502,12 @@ grow(Interp *in)
 	}
 	in->ndecl = m->ndecl;
 	return 0;
+}
+
+void
+interp_set_comm(Interp *in, const InterpComm *c)
+{
+	in->comm = *c;
 }
 
 Interp *

@@ -223,11 +223,20 @@ typedef double CostRule(const struct Func *, const struct Op *);
 	X(SWAPIN,    "swap_in",     1, F_COPY,              "",              "",                sh_unary,    gr_none,      co_zero,       0, 0) \
 	X(SWAPHOME,  "swap_home",   2, F_COPY,              "",              "",                sh_home,     gr_none,      co_zero,       1, 0) \
 	X(WAIT,      "wait",        1, F_NORES,             "",              "",                sh_wait,     gr_none,      co_zero,       0, 0) \
-	/* data parallelism (passes/dp.c): allreduce packs gradients into a bucket in host memory \
-	 * and sums it over `ranks` ranks (times scale) on the network; `wait` on the bucket ends \
-	 * it; unbucket copies the elements from `start` back onto the accelerator */ \
-	X(ALLREDUCE, "allreduce",   1, F_COLL | F_VARIADIC, "ranks",         "scale",           sh_allreduce,gr_none,      co_zero,       0, 0) \
-	X(UNBUCKET,  "unbucket",    1, F_COPY | F_GIVEN,    "start",         "",                sh_unbucket, gr_none,      co_zero,       0, 0)
+	/* data parallelism (passes/dp.c, docs/ir.md): allreduce packs gradients into a bucket in \
+	 * host memory and sums it over `ranks` ranks (times scale) on the network; `wait` on the \
+	 * bucket ends it; unbucket copies elements back onto the accelerator (from `start`, plus \
+	 * the rank's block with shard=1). ZeRO: shards=1 packs each gradient as ranks blocks of \
+	 * ceil(numel / ranks), block by rank; reduce_scatter sums such a bucket and keeps this \
+	 * rank's block; shard is a param's elements of this rank (f32[ceil(numel / ranks)], zero \
+	 * padded), which its update writes in place; allgather packs shards, gathers every rank's; \
+	 * unshard writes a param from a gathered bucket */ \
+	X(ALLREDUCE, "allreduce",   1, F_COLL | F_VARIADIC, "ranks shards",  "scale",           sh_allreduce,gr_none,      co_zero,       0, 0) \
+	X(UNBUCKET,  "unbucket",    1, F_COPY | F_GIVEN,    "start shard",   "",                sh_unbucket, gr_none,      co_zero,       0, 0) \
+	X(REDSCAT,   "reduce_scatter",1,F_COLL | F_VARIADIC,"ranks",         "scale",           sh_allreduce,gr_none,      co_zero,       0, 0) \
+	X(ALLGATHER, "allgather",   1, F_COLL | F_VARIADIC, "ranks",         "",                sh_allreduce,gr_none,      co_zero,       0, 0) \
+	X(SHARD,     "shard",       1, 0,                   "ranks",         "",                sh_shard,    gr_none,      co_zero,       0, 0) \
+	X(UNSHARD,   "unshard",     2, F_MUT | F_NORES,     "ranks start",   "",                sh_unshard,  gr_none,      co_zero,       1, 0)
 
 typedef enum {
 #define X(id, ...) OP_##id,
@@ -265,6 +274,8 @@ OPTAB(X)
 #undef X
 
 int op_lookup(const char *name);                 /* Opk or -1 */
+/* A rank's share of numel elements split over ranks (ZeRO's shards): ceil(numel / ranks). */
+int64_t shard_len(int64_t numel, int64_t ranks);
 int op_niattr(Opk);                              /* number of integer attributes (list = 1) */
 int op_nfattr(Opk);
 /* Index of attribute `name` among the op's integer (or float) attributes, or -1. */
@@ -421,6 +432,16 @@ typedef struct Interp Interp;
  * NULL when they do not fit in the machine's memory (errno ENOMEM) or an initializer's file
  * cannot be read (errno EIO, after a message on stderr). */
 Interp *interp_new(const Module *, uint64_t seed);
+/* The ranks a data-parallel step's collectives run over. coll does, in place on buf, what MPI
+ * does: kind 0 sums buf[count] over the ranks; 1 sums buf[size * count] and leaves this rank's
+ * block at buf; 2 gathers every rank's buf[rank * count ...] into buf. 0 or -1. Without one
+ * (the default) the interpreter is rank 0 and every other rank holds what it holds. */
+typedef struct InterpComm {
+	int rank, size;
+	int (*coll)(void *ctx, int kind, float *buf, int64_t count);
+	void *ctx;
+} InterpComm;
+void interp_set_comm(Interp *, const InterpComm *);
 void interp_free(Interp *);
 Tensor *interp_decl(Interp *, int decl);
 /* Run a function. Outputs (forward) or the loss (step, out[0]) are copied into outs[i]

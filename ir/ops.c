@@ -969,39 +969,100 @@ sh_wait(const Func *f, const Op *op, Type *r, char *err, size_t n)
 	return 0;
 }
 
-/* allreduce %g... ranks scale -> f32[N] in host memory: the f32 device operands packed one
- * after the other (N elements in all), summed over `ranks` ranks, times scale. */
+int64_t
+shard_len(int64_t numel, int64_t ranks)
+{
+	return ranks > 0 ? (numel + ranks - 1) / ranks : numel;
+}
+
+/* allreduce %g... ranks shards scale -> f32[N] in host memory: the f32 device operands packed
+ * one after the other (N their elements), or with shards=1 as ranks blocks of their shards
+ * (N = ranks * the sum of their shard_len); summed over `ranks` ranks, times scale.
+ * reduce_scatter %g... ranks scale: the same packing as shards=1, this rank's block (the sum of
+ * the shard_lens). allgather %s... ranks: the operands packed, ranks such blocks. */
 int
 sh_allreduce(const Func *f, const Op *op, Type *r, char *err, size_t n)
 {
-	int64_t tot = 0;
+	int64_t tot = 0, ranks = op->ia[0];
+	int blocks = op->kind == OP_REDSCAT || (op->kind == OP_ALLREDUCE && op->ia[1]);
 
-	if (op->ia[0] < 1)
-		return fail(err, n, "allreduce over %lld ranks", (long long)op->ia[0]);
+	if (ranks < 1 || ranks > 1 << 20)
+		return fail(err, n, "%s over %lld ranks", opinfo[op->kind].name, (long long)ranks);
+	if (op->kind == OP_ALLREDUCE && op->ia[1] != 0 && op->ia[1] != 1)
+		return fail(err, n, "allreduce: shards must be 0 or 1, not %lld", (long long)op->ia[1]);
 	for (int k = 0; k < op->nargs; k++) {
+		int64_t e = shape_numel(&ARG(k)->sh);
 		if (want_f32(f, op, k, err, n))
 			return -1;
-		if (add64(tot, shape_numel(&ARG(k)->sh), &tot) || tot > 0x7fffffff)
-			return fail(err, n, "allreduce of more than 2^31 - 1 elements");
+		if (add64(tot, blocks ? shard_len(e, ranks) : e, &tot) || tot > 0x7fffffff)
+			return fail(err, n, "%s of more than 2^31 - 1 elements", opinfo[op->kind].name);
 	}
 	if (tot == 0)
-		return fail(err, n, "allreduce of no elements");
+		return fail(err, n, "%s of no elements", opinfo[op->kind].name);
+	/* the bucket holds every rank's block (a reduce-scatter in place keeps this rank's at its
+	 * start) */
+	if ((op->kind != OP_ALLREDUCE || op->ia[1]) &&
+	    (mul64(tot, ranks, &tot) || tot > 0x7fffffff))
+		return fail(err, n, "%s of more than 2^31 - 1 elements", opinfo[op->kind].name);
 	*r = (Type){ F32, { 1, { tot } } };
 	return 0;
 }
 
-/* unbucket %b start -> T (given): elements [start, start + numel(T)) of a collective's bucket
- * in host memory, copied onto the accelerator. */
+/* shard %w ranks -> f32[shard_len(numel, ranks)]: this rank's elements of w, zeros past its end */
+int
+sh_shard(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	if (want_f32(f, op, 0, err, n))
+		return -1;
+	if (op->ia[0] < 1 || op->ia[0] > 1 << 20)
+		return fail(err, n, "shard over %lld ranks", (long long)op->ia[0]);
+	*r = (Type){ F32, { 1, { shard_len(shape_numel(&ARG(0)->sh), op->ia[0]) } } };
+	return 0;
+}
+
+/* unshard %w, %b ranks start: w's shard of every rank q from b (an allgather's bucket: ranks
+ * blocks), at start within block q, written into w */
+int
+sh_unshard(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	const Value *w = ARGV(0), *b = ARGV(1);
+	int64_t ranks = op->ia[0], s;
+	(void)r;
+
+	if (want_f32(f, op, 0, err, n))
+		return -1;
+	if (b->def < 0 || f->op[b->def].kind != OP_ALLGATHER || !b->host)
+		return fail(err, n, "unshard from %%%s, which no allgather produced", b->name);
+	if (ranks != f->op[b->def].ia[0])
+		return fail(err, n, "unshard over %lld ranks from an allgather over %lld", (long long)ranks,
+		            (long long)f->op[b->def].ia[0]);
+	s = shard_len(shape_numel(&w->ty.sh), ranks);
+	if (op->ia[1] < 0 || s > shape_numel(&b->ty.sh) / ranks - op->ia[1])
+		return fail(err, n, "unshard of %lld elements a rank from element %lld out of range for %s",
+		            (long long)s, (long long)op->ia[1], TS(&b->ty));
+	return 0;
+}
+
+/* unbucket %b start shard -> T (given): elements [start, start + numel(T)) of a collective's
+ * bucket in host memory (of this rank's block of an allreduce of shards with shard=1), copied
+ * onto the accelerator. */
 int
 sh_unbucket(const Func *f, const Op *op, Type *r, char *err, size_t n)
 {
 	const Value *b = ARGV(0);
 	int d = b->def;
 
-	if (d < 0 || !(opinfo[f->op[d].kind].flags & F_COLL) || !b->host)
-		return fail(err, n, "unbucket of %%%s, which no collective produced", b->name);
-	if (r->dt != F32 || op->ia[0] < 0 || shape_numel(&r->sh) > shape_numel(&b->ty.sh) - op->ia[0])
-		return fail(err, n, "unbucket of %s from element %lld out of range for %s", TS(r),
-		            (long long)op->ia[0], TS(&b->ty));
+	int64_t len;
+
+	if (d < 0 || !(opinfo[f->op[d].kind].flags & F_COLL) || f->op[d].kind == OP_ALLGATHER || !b->host)
+		return fail(err, n, "unbucket of %%%s, which no allreduce or reduce_scatter produced", b->name);
+	if (op->ia[1] != 0 && op->ia[1] != 1)
+		return fail(err, n, "unbucket: shard must be 0 or 1, not %lld", (long long)op->ia[1]);
+	if (op->ia[1] && (f->op[d].kind != OP_ALLREDUCE || !f->op[d].ia[1]))
+		return fail(err, n, "unbucket shard=1 of %%%s, which is not an allreduce of shards", b->name);
+	len = shape_numel(&b->ty.sh) / (op->ia[1] ? f->op[d].ia[0] : 1);
+	if (r->dt != F32 || op->ia[0] < 0 || shape_numel(&r->sh) > len - op->ia[0])
+		return fail(err, n, "unbucket of %s from element %lld out of range for %s%s", TS(r),
+		            (long long)op->ia[0], TS(&b->ty), op->ia[1] ? "'s blocks" : "");
 	return 0;
 }

@@ -226,6 +226,13 @@ check_update(C *c, int i, const Op *op)
 			if (valid(f, d) && d < m->ndecl && m->decl[d].host)
 				v = d, home = 1;
 		}
+		/* ZeRO: a param's update writes this rank's shard of it, which unshard brings home */
+		if (v >= m->ndecl && k == 0 && f->val[v].def >= 0 && f->val[v].def < i &&
+		    f->op[f->val[v].def].kind == OP_SHARD) {
+			int d = f->op[f->val[v].def].args[0];
+			if (valid(f, d) && d < m->ndecl)
+				v = d, home = 1;
+		}
 		if (v < m->ndecl && op->kind == OP_TICK && m->decl[v].role == R_BUFFER)
 			want = R_BUFFER;
 		if (v >= m->ndecl || m->decl[v].role != want) {
@@ -278,6 +285,7 @@ check_args(C *c, int i, const Op *op)
 		if (!type_ok(&x->ty))
 			ok = 0;
 		if (x->host && op->kind != OP_SWAPIN && op->kind != OP_WAIT && op->kind != OP_UNBUCKET &&
+		    !(op->kind == OP_UNSHARD && k == 1) &&
 		    !(op->kind == OP_SWAPHOME && k == 0) && !on_host(f, op))
 			bad(c, i, "reads %%%s, which lives in host memory", vname(f, v));
 		/* adam_update reads the step counter its tick advanced: that is the design (a copy of
@@ -337,12 +345,12 @@ check_op(C *c, int i)
 	}
 
 	/* a bucket is read only once its collective is complete */
-	if (op->kind == OP_UNBUCKET && ok) {
-		int b = op->args[0], w = 0;
+	if ((op->kind == OP_UNBUCKET || op->kind == OP_UNSHARD) && ok) {
+		int b = op->args[op->kind == OP_UNSHARD], w = 0;
 		for (int j = f->val[b].def + 1; j < i && !w; j++)
 			w = f->op[j].kind == OP_WAIT && f->op[j].args[0] == b;
 		if (!w && f->val[b].def >= 0)
-			bad(c, i, "unbucket of %%%s before the wait on its collective", vname(f, b));
+			bad(c, i, "%s of %%%s before the wait on its collective", oi->name, vname(f, b));
 	}
 
 	r_ok = valid(f, op->res) && op->res >= c->m->ndecl;

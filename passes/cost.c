@@ -83,8 +83,17 @@ op_time(const Target *t, const Func *f, const Op *op)
 
 	if (op->kind == OP_WAIT)
 		return 0;
-	if (opinfo[op->kind].flags & (F_COPY | F_COLL))
+	if (opinfo[op->kind].flags & F_COPY)
 		return t->copylat + (double)op_bytes(f, op) / t->copybw;
+	if (opinfo[op->kind].flags & F_COLL) {
+		/* the packing: its operands copied to the bucket in host memory */
+		int64_t b = 0;
+		for (int k = 0; k < op->nargs; k++)
+			b += type_bytes(&f->val[op->args[k]].ty);
+		return t->copylat + (double)b / t->copybw;
+	}
+	if (op->kind == OP_UNSHARD)        /* a copy from host memory into the param */
+		return t->copylat + (double)type_bytes(&f->val[op->args[0]].ty) / t->copybw;
 	if (op_on_host(f, op)) {
 		fl = t->hostflops > 0 ? opinfo[op->kind].cost(f, op) / t->hostflops : 0;
 		mem = t->hostbw > 0 ? (double)op_bytes(f, op) / t->hostbw : 0;
@@ -106,7 +115,9 @@ op_net_time(const Target *t, const Func *f, const Op *op)
 	b = (double)op_bytes(f, op);
 	if (r <= 1)
 		return 0;
-	return 2 * (r - 1) * t->netlat + 2 * (r - 1) / r * b / t->netbw;
+	/* a ring: an all-reduce is a reduce-scatter and an all-gather of the whole bucket (every
+	 * collective's result is its whole bucket) */
+	return (op->kind == OP_ALLREDUCE ? 2 : 1) * (r - 1) * (t->netlat + b / r / t->netbw);
 }
 
 /* A copy is issued where it stands in the order: it starts once the compute op before it has

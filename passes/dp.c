@@ -53,10 +53,35 @@ by_def(const void *a, const void *b, void *f_)
 	return dx != dy ? (dx > dy) - (dx < dy) : (x > y) - (x < y);
 }
 
-Func *
-dp_step(const Func *f, int ranks, int64_t cap, int *nbuckets)
+/* The param an update writes (its first operand), or -1. */
+static int
+update_param(const Func *f, const Op *u)
 {
-	int nv = f->nval, ng = 0, nb = 0, *grads, *bk, *close, *map, *red, *bval;
+	return dp_update_grad(f, u) >= 0 && f->val[u->args[0]].decl >= 0 ? u->args[0] : -1;
+}
+
+int
+dp_shard_state(Module *m, int ranks)
+{
+	int n = 0;
+
+	for (int d = 0; d < m->ndecl; d++) {
+		Decl *x = &m->decl[d];
+		if (x->role != R_STATE || x->of < 0 || x->ty.dt != F32)
+			continue;
+		x->ty = (Type){ F32, { 1, { shard_len(shape_numel(&m->decl[x->of].ty.sh), ranks) } } };
+		m->fwd->val[d].ty = x->ty;
+		if (m->step)
+			m->step->val[d].ty = x->ty;
+		n++;
+	}
+	return n;
+}
+
+Func *
+dp_step(const Func *f, int ranks, int64_t cap, int zero, int *nbuckets)
+{
+	int nv = f->nval, ng = 0, nb = 0, *grads, *bk, *close, *map, *red, *bval, *left, *gval, *sh;
 	int64_t *start, *bn;
 	uint8_t *isg = xcalloc(nv + 1, 1), *late = xcalloc(f->nop + 1, 1), *dep = xcalloc(nv + 1, 1);
 	uint8_t *waited;
@@ -71,22 +96,24 @@ dp_step(const Func *f, int ranks, int64_t cap, int *nbuckets)
 		if (isg[v])
 			grads[ng++] = v;
 	qsort_r(grads, ng, sizeof *grads, by_def, (void *)f);
-	/* buckets in completion order: each closes once it holds cap bytes */
+	/* buckets in completion order: each closes once it holds cap bytes; start[v] is where
+	 * gradient v sits in its bucket (with ZeRO, in each rank's block: its shard) */
 	bk = xmalloc((nv + 1) * sizeof *bk);
 	start = xcalloc(nv + 1, sizeof *start);
 	close = xmalloc((ng + 1) * sizeof *close);
 	bn = xcalloc(ng + 1, sizeof *bn);
 	for (int k = 0, b = 0; k < ng; k++) {
 		int v = grads[k];
-		int64_t n = shape_numel(&f->val[v].ty.sh);
+		int64_t n = shape_numel(&f->val[v].ty.sh), e = zero ? shard_len(n, ranks) : n;
 		if (b == nb)
 			nb++;
 		bk[v] = b;
 		start[v] = bn[b];
-		bn[b] += n;
+		bn[b] += e;
 		close[b] = f->val[v].def;
 		/* no bucket over the collectives' int count */
-		if (bn[b] * 4 >= cap || (k + 1 < ng && bn[b] + shape_numel(&f->val[grads[k + 1]].ty.sh) > 0x7fffffff))
+		if (bn[b] * 4 * (zero ? ranks : 1) >= cap ||
+		    (k + 1 < ng && (bn[b] + shape_numel(&f->val[grads[k + 1]].ty.sh)) * (zero ? ranks : 1) > 0x7fffffff))
 			b++;
 	}
 	/* the ops that read a gradient, and everything after that depends on them, go last */
@@ -101,17 +128,28 @@ dp_step(const Func *f, int ranks, int64_t cap, int *nbuckets)
 	red = xmalloc((nv + 1) * sizeof *red);
 	bval = xmalloc((nb + 1) * sizeof *bval);
 	waited = xcalloc(nb + 1, 1);
+	left = xcalloc(nb + 1, sizeof *left);     /* ZeRO: updates of the bucket still to come */
+	gval = xmalloc((nv + 1) * sizeof *gval);  /* ZeRO: the gradient of a param */
+	sh = xmalloc((nv + 1) * sizeof *sh);      /* ZeRO: a param's shard, as its update wrote it */
 	for (int v = 0; v < nv; v++)
-		map[v] = red[v] = f->val[v].decl >= 0 ? v : -1;
+		map[v] = red[v] = f->val[v].decl >= 0 ? v : -1, gval[v] = sh[v] = -1;
+	for (int i = 0; i < f->nop; i++) {
+		int p = update_param(f, &f->op[i]);
+		if (p >= 0) {
+			gval[p] = dp_update_grad(f, &f->op[i]);
+			left[bk[gval[p]]]++;
+		}
+	}
 	for (int pass = 0; pass < 2; pass++)
 		for (int i = 0; i < f->nop; i++) {
 			const Op *o = &f->op[i];
+			int p = pass ? update_param(f, o) : -1, q;
 			if (late[i] != pass)
 				continue;
 			if (pass) {
 				/* the reduced gradients this op reads, brought in first */
 				for (int k = 0; k < o->nargs; k++) {
-					int v = o->args[k], b, q;
+					int v = o->args[k], b;
 					Type t = f->val[v].ty;
 					int64_t ia[MAXIA] = { 0 };
 					if (!isg[v] || red[v] >= 0)
@@ -122,6 +160,9 @@ dp_step(const Func *f, int ranks, int64_t cap, int *nbuckets)
 						waited[b] = 1;
 					}
 					ia[0] = start[v];
+					ia[1] = zero == 1;
+					if (zero)
+						t = (Type){ F32, { 1, { shard_len(shape_numel(&t.sh), ranks) } } };
 					snprintf(nm, sizeof nm, "%s.r", f->val[v].name);
 					q = func_op(g, OP_UNBUCKET, PH_MEM, &bval[b], 1, ia, 0, NULL, &t, nm, (Loc){0, 0});
 					red[v] = g->op[q].res;
@@ -130,14 +171,53 @@ dp_step(const Func *f, int ranks, int64_t cap, int *nbuckets)
 				for (int k = 0; k < o->nargs; k++)
 					if (isg[o->args[k]])
 						map[o->args[k]] = red[o->args[k]];
+				if (zero && p >= 0) {
+					/* the update writes this rank's shard of the param */
+					int64_t ia[MAXIA] = { ranks };
+					Type t;
+					snprintf(nm, sizeof nm, "%s.shard", f->val[p].name);
+					t = (Type){ F32, { 1, { shard_len(shape_numel(&f->val[p].ty.sh), ranks) } } };
+					q = func_op(g, OP_SHARD, PH_UPD, &p, 1, ia, 0, NULL, &t, nm, o->loc);
+					sh[p] = map[p] = g->op[q].res;
+				}
 			}
 			copy_op(g, f, o, map, -1);
+			if (p >= 0 && zero) {
+				/* the bucket's last update: its params' shards gathered, the params written */
+				int b = bk[gval[p]], args[ng ? ng : 1], na = 0, pv[ng ? ng : 1];
+				int64_t ia[MAXIA] = { ranks }, at = 0;
+				Type t;
+				map[p] = p;
+				if (--left[b])
+					continue;
+				for (int k = 0; k < ng; k++)
+					for (int d = 0; d < f->mod->ndecl; d++)
+						if (gval[d] == grads[k] && bk[grads[k]] == b) {
+							args[na] = sh[d];
+							pv[na++] = d;
+						}
+				t = (Type){ F32, { 1, { 0 } } };
+				for (int k = 0; k < na; k++)
+					t.sh.d[0] += shape_numel(&g->val[args[k]].ty.sh);
+				t.sh.d[0] *= ranks;
+				snprintf(nm, sizeof nm, "params.%d", b);
+				q = func_op(g, OP_ALLGATHER, PH_MEM, args, na, ia, 0, NULL, &t, nm, (Loc){0, 0});
+				q = g->op[q].res;
+				func_op(g, OP_WAIT, PH_MEM, &q, 1, NULL, 0, NULL, NULL, NULL, (Loc){0, 0});
+				for (int k = 0; k < na; k++) {
+					int a[2] = { pv[k], q };
+					int64_t ua[MAXIA] = { ranks, at };
+					func_op(g, OP_UNSHARD, PH_UPD, a, 2, ua, 0, NULL, NULL, NULL, (Loc){0, 0});
+					at += shape_numel(&g->val[args[k]].ty.sh);
+				}
+				continue;
+			}
 			if (pass)
 				continue;
 			/* buckets whose last gradient this op made */
 			for (int b = 0; b < nb; b++) {
-				int args[ng ? ng : 1], na = 0, q;
-				int64_t ia[MAXIA] = { ranks };
+				int args[ng ? ng : 1], na = 0;
+				int64_t ia[MAXIA] = { ranks, zero == 1 };
 				double fa[MAXFA] = { 1.0 / ranks };
 				Type t;
 				if (close[b] != i)
@@ -145,9 +225,10 @@ dp_step(const Func *f, int ranks, int64_t cap, int *nbuckets)
 				for (int k = 0; k < ng; k++)
 					if (bk[grads[k]] == b)
 						args[na++] = map[grads[k]];
-				t = (Type){ F32, { 1, { bn[b] } } };
+				t = (Type){ F32, { 1, { bn[b] * (zero ? ranks : 1) } } };
 				snprintf(nm, sizeof nm, "bucket.%d", b);
-				q = func_op(g, OP_ALLREDUCE, PH_MEM, args, na, ia, 0, fa, &t, nm, (Loc){0, 0});
+				q = func_op(g, zero == 2 ? OP_REDSCAT : OP_ALLREDUCE, PH_MEM, args, na, ia, 0, fa, &t, nm,
+				            (Loc){0, 0});
 				bval[b] = g->op[q].res;
 			}
 		}
@@ -167,6 +248,9 @@ dp_step(const Func *f, int ranks, int64_t cap, int *nbuckets)
 	free(red);
 	free(bval);
 	free(waited);
+	free(left);
+	free(gval);
+	free(sh);
 	return g;
 }
 
@@ -227,8 +311,8 @@ probe(Module *m, Func *g, const PlanOpts *po)
 }
 
 int
-dp_choose(Module *m, int ranks, int64_t cap, const Target *tg, const char *sched, const PlanOpts *po,
-          DpReport *r)
+dp_choose(Module *m, int ranks, int64_t cap, int zero, const Target *tg, const char *sched,
+          const PlanOpts *po, DpReport *r)
 {
 	Func *f = m->step, *best = NULL;
 	int64_t tot = 0, small = 0, c, bpeak = 0;
@@ -250,12 +334,14 @@ dp_choose(Module *m, int ranks, int64_t cap, const Target *tg, const char *sched
 	free(isg);
 	if (!tot)
 		return -1;
+	if (zero)
+		dp_shard_state(m, ranks);
 	/* The candidates: the given cap, or one bucket, then halving down to one per gradient.
 	 * Without a budget the fastest step; with one the fastest once planned (tso), and if
 	 * none fits the one of the least live bytes, whose plan the caller's error explains. */
 	for (c = cap > 0 ? cap : tot;; c /= 2) {
-		DpReport x = { .ranks = ranks, .cap = c };
-		Func *g = dp_step(f, ranks, c, &x.nbuckets);
+		DpReport x = { .ranks = ranks, .zero = zero, .cap = c };
+		Func *g = dp_step(f, ranks, c, zero, &x.nbuckets);
 		double t;
 		int64_t peak;
 		Live l;
@@ -288,8 +374,8 @@ dp_choose(Module *m, int ranks, int64_t cap, const Target *tg, const char *sched
 void
 dp_report_print(FILE *fp, const DpReport *r)
 {
-	fprintf(fp, "# data-parallel: ranks %d buckets %d bucket_bytes %lld allreduce_bytes %lld "
-	        "network_ms %.6f exposed_ms %.6f hidden %.1f%%\n", r->ranks, r->nbuckets,
+	fprintf(fp, "# data-parallel: ranks %d zero %d buckets %d bucket_bytes %lld collective_bytes %lld "
+	        "network_ms %.6f exposed_ms %.6f hidden %.1f%%\n", r->ranks, r->zero, r->nbuckets,
 	        (long long)r->cap, (long long)r->bytes, r->net_s * 1e3, r->exposed_s * 1e3,
 	        r->net_s > 0 && r->exposed_s < r->net_s ? 100 * (1 - r->exposed_s / r->net_s) :
 	        r->net_s > 0 ? 0.0 : 100.0);

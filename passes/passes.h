@@ -100,8 +100,8 @@ int op_on_host(const Func *, const Op *);
  * network for op_net_time. */
 double op_time(const Target *, const Func *, const Op *);
 /* A collective's seconds on the network after its packing (0 for other ops): a ring over
- * `ranks` ranks, 2 (r - 1) latencies and 2 (r - 1) / r of the bucket's bytes per link for an
- * all-reduce. */
+ * r = `ranks` ranks, r - 1 latencies and (r - 1) / r of the whole bucket's bytes per link for
+ * a reduce-scatter or an all-gather, twice that for an all-reduce. */
 double op_net_time(const Target *, const Func *, const Op *);
 void cost_fill(Cost *, const Func *, const Target *);
 void cost_free(Cost *);
@@ -195,28 +195,33 @@ void dump_dot_full(FILE *, const Func *, const Dag *);
 void dump_trace(FILE *, const Func *, const Live *, const Cost *);
 
 /* svg.c: the arena over time as SVG: x the op index, y the byte offset, a rectangle per
- * tensor, the peak marked, the budget (bytes, 0: none) as a line. */
+ * tensor, the peak marked, the budget (bytes, 0: none) as a line; collectives in a lane above,
+ * each from its op to the wait on it. */
 void dump_memory(FILE *, const Func *, const Live *, const Layout *, int64_t budget);
 
 /* dp.c: data parallelism (see dp.c for the contract). dp_step: f's step for one of `ranks`
- * ranks, gradients all-reduced in buckets of about cap bytes (cap <= 0: one bucket), their
- * readers last (schedule it again); *nbuckets the buckets made. dp_choose: m->step replaced
- * by the fastest such step under the cost model, scheduled with `sched`, over bucket sizes
- * from one bucket down to one per gradient (cap > 0: that size only); with a budget (po
- * non-NULL: the budget in bytes) the fastest once planned by tso, the smaller buckets
- * holding gradients for less time; its figures in *r. -1 (m unchanged) if no param has a
- * gradient. dp_update_grad: the gradient update u reads (-1: none). */
+ * ranks, gradients reduced in buckets of about cap bytes (cap <= 0: one bucket), their readers
+ * last (schedule it again); with ZeRO (zero 1: optimizer state sharded, gradients all-reduced;
+ * 2: gradients reduce-scattered too) each update writes its rank's shard of the param, and
+ * the params are gathered back (dp_shard_state first); *nbuckets the buckets made.
+ * dp_shard_state: the optimizer state of every param resized to its rank's shard; how many.
+ * dp_choose: m->step replaced by the fastest such step under the cost model, scheduled with
+ * `sched`, over bucket sizes from one bucket down to one per gradient (cap > 0: that size
+ * only); with a budget (po non-NULL: the budget in bytes) the fastest once planned by tso, the
+ * smaller buckets holding gradients for less time; its figures in *r. -1 (m unchanged) if no
+ * param has a gradient. dp_update_grad: the gradient update u reads (-1: none). */
 typedef struct DpReport {
-	int ranks, nbuckets;
+	int ranks, zero, nbuckets;
 	int64_t cap;            /* the bucket size taken, bytes */
-	int64_t bytes;          /* all-reduced per step */
+	int64_t bytes;          /* reduced and gathered per step */
 	double modeled_s;       /* the step's modeled time */
 	double net_s;           /* of which its collectives on the network */
 	double exposed_s;       /* the time the step loses to them: the rest is hidden */
 } DpReport;
-Func *dp_step(const Func *f, int ranks, int64_t cap, int *nbuckets);
+Func *dp_step(const Func *f, int ranks, int64_t cap, int zero, int *nbuckets);
+int dp_shard_state(Module *m, int ranks);
 struct PlanOpts;
-int dp_choose(Module *m, int ranks, int64_t cap, const Target *tg, const char *sched,
+int dp_choose(Module *m, int ranks, int64_t cap, int zero, const Target *tg, const char *sched,
               const struct PlanOpts *po, DpReport *r);
 int dp_update_grad(const Func *f, const Op *u);
 void dp_report_print(FILE *, const DpReport *);

@@ -20,8 +20,10 @@
 #include "passes.h"
 
 enum { ILP_MAXN = 250 };      /* larger steps: the ILP in blocks (ilpblk.c) */
-/* Does op k have to stay before update u: it makes one of u's operands, or reads or updates
- * a decl u updates, or updates a decl u reads? */
+/* Does op k have to stay before update u: it makes one of u's operands or waits on the
+ * collective that makes one (ZeRO's unshard reads the gathered params, and the targets track
+ * no hazard on a collective's bucket; a copy's readers they make wait themselves), or reads or
+ * updates a decl u updates, or updates a decl u reads? */
 static int
 conflicts(const Func *f, const Op *k, const Op *u)
 {
@@ -29,7 +31,8 @@ conflicts(const Func *f, const Op *k, const Op *u)
 
 	for (int a = 0; a < u->nargs; a++) {
 		int v = u->args[a];
-		if (k->res == v)
+		if (k->res == v || (k->kind == OP_WAIT && k->args[0] == v && f->val[v].def >= 0 &&
+		                    (opinfo[f->op[f->val[v].def].kind].flags & F_COLL)))
 			return 1;
 		if (f->val[v].decl < 0)
 			continue;

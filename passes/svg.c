@@ -4,7 +4,8 @@
  * fills: nothing; writes SVG: x the op index, y the byte offset (0 at the bottom), one
  * rectangle per accelerator tensor over its live interval with a <title> naming it, the live
  * bytes as a line, the peak live bytes (lower bound), the arena, the budget, and the peak
- * marked with the largest values alive there listed (docs/glossary.md's words). */
+ * marked with the largest values alive there listed (docs/glossary.md's words); a
+ * data-parallel step's collectives in a lane above the arena. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,6 +94,26 @@ dump_memory(FILE *fp, const Func *f, const Live *l, const Layout *lay, int64_t b
 		        l->birth[v], l->last[v], x->decl >= 0 ? " (module tensor, whole step)" :
 		        x->def >= 0 && f->op[x->def].kind == OP_SWAPIN && f->val[f->op[x->def].args[0]].decl >= 0 ?
 		        " (copied in from its home in host memory)" : "");
+	}
+	/* collectives: a lane above the arena, each from its op to the wait on it (its bucket
+	 * lives in host memory: no rectangle below) */
+	for (int i = 0, lane = 0; i < f->nop; i++) {
+		const Op *o = &f->op[i];
+		int w = n - 1;
+		if (!(opinfo[o->kind].flags & F_COLL))
+			continue;
+		for (int j = i + 1; j < f->nop; j++)
+			if (f->op[j].kind == OP_WAIT && f->op[j].args[0] == o->res) {
+				w = j;
+				break;
+			}
+		fprintf(fp, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"6\" fill=\"%s\" stroke=\"#333\" "
+		        "stroke-width=\"0.3\"><title>%s %%", X(i), TM - 16 + 7 * (lane & 1), (w - i + 1) * dx,
+		        fill[PH_MEM], opinfo[o->kind].name);
+		esc(fp, f->val[o->res].name);
+		fprintf(fp, ": %lld bytes over %lld ranks, ops %d..%d (started, waited for)</title></rect>\n",
+		        (long long)type_bytes(&f->val[o->res].ty), (long long)o->ia[0], i, w);
+		lane++;
 	}
 	/* live bytes, the peak (lower bound), the arena, the budget: docs/glossary.md's words */
 	fprintf(fp, "<polyline fill=\"none\" stroke=\"black\" stroke-width=\"1.2\" points=\"");

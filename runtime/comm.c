@@ -372,3 +372,45 @@ mtc_comm_finish(mtc_comm *c, int status, float *loss, char *err, size_t nerr)
 	}
 	return 0;
 }
+
+static int64_t
+shard_of(int64_t numel, int64_t ranks)
+{
+	return (numel + ranks - 1) / ranks;
+}
+
+void
+mtc_comm_pack_shards(float *dst, const float *src, int64_t numel, int64_t ranks, int64_t per, int64_t at)
+{
+	int64_t s = shard_of(numel, ranks);
+
+	for (int64_t q = 0; q < ranks; q++) {
+		int64_t n = numel - q * s < s ? (numel - q * s > 0 ? numel - q * s : 0) : s;
+		if (n)
+			memcpy(dst + q * per + at, src + q * s, (size_t)n * 4);
+		memset(dst + q * per + at + n, 0, (size_t)(s - n) * 4);
+	}
+}
+
+void
+mtc_comm_shard(float *dst, const float *src, int64_t numel, int64_t ranks, int rank)
+{
+	int64_t s = shard_of(numel, ranks), lo = rank * s;
+	int64_t n = numel - lo < s ? (numel - lo > 0 ? numel - lo : 0) : s;
+
+	if (n)
+		memcpy(dst, src + lo, (size_t)n * 4);
+	memset(dst + n, 0, (size_t)(s - n) * 4);
+}
+
+void
+mtc_comm_unshard(float *w, const float *bucket, int64_t numel, int64_t ranks, int64_t per, int64_t at)
+{
+	int64_t s = shard_of(numel, ranks);
+
+	for (int64_t q = 0; q < ranks; q++) {
+		int64_t n = numel - q * s < s ? (numel - q * s > 0 ? numel - q * s : 0) : s;
+		if (n)
+			memcpy(w + q * s, bucket + q * per + at, (size_t)n * 4);
+	}
+}

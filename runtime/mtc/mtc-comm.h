@@ -57,6 +57,18 @@ const char *mtc_comm_error(const mtc_comm *);
 /* rank, nranks and the comm_* figures of struct mtc_stats. */
 void mtc_comm_stats(const mtc_comm *, struct mtc_stats *);
 
+/* ZeRO's data movement, as the generated code calls it (docs/ir.md: shards=1, reduce_scatter,
+ * shard, allgather, unshard). A tensor of numel elements has ranks shards of
+ * s = ceil(numel / ranks); rank q's is elements [q s, (q + 1) s), zeros past numel.
+ * pack_shards: src's shard q into dst's block q (blocks of per floats), at element `at`.
+ * shard: this rank's shard of src into dst. unshard: every rank's shard, from block q of the
+ * gathered bucket at `at`, back into w. */
+void mtc_comm_pack_shards(float *dst, const float *src, int64_t numel, int64_t ranks, int64_t per,
+                          int64_t at);
+void mtc_comm_shard(float *dst, const float *src, int64_t numel, int64_t ranks, int rank);
+void mtc_comm_unshard(float *w, const float *bucket, int64_t numel, int64_t ranks, int64_t per,
+                      int64_t at);
+
 /* A data-parallel module (runtime/dp.c): variants of one model's step, each compiled for a
  * number of ranks (its inputs and outputs that hold the batch are the rank's slice of it),
  * and the description of the whole model. The module's mtc_module() is mtc_dp_module(): the

@@ -2,4 +2,9 @@
 check_PROGRAMS += tests/dp/pass
 TESTS += tests/dp/pass
 tests_dp_pass_SOURCES = tests/dp/pass.c tests/planner/synth.c tests/planner/synth.h tests/build.c tests/build.h
-tests_dp_pass_LDADD = $(MTC_LIBS) -lm
+tests_dp_pass_LDADD = $(MTC_LIBS) -lm -lpthread
+check_PROGRAMS += tests/dp/stcmp
+tests_dp_stcmp_SOURCES = tests/dp/stcmp.c
+tests_dp_stcmp_LDADD = $(MTC_LIBS) -lm
+TESTS += tests/dp/dp.sh tests/dp/cli.sh
+EXTRA_DIST += tests/dp/dp.sh tests/dp/cli.sh tests/dp/tfsgd.tdsl tests/dp/shared.tdsl

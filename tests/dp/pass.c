@@ -2,9 +2,13 @@
  * one of 2 ranks verifies, prints and parses back, packs every gradient into exactly one
  * bucket, feeds every update the reduced gradient, and runs in the interpreter (whose other
  * ranks hold what this one holds: x + x scaled by 1/2 is x exactly) to the same bits as the
- * step without collectives, unplanned and under a budget. The bucket size follows the cost
- * model: one bucket when messages are costly, several (communication hidden behind the
- * backward) when bandwidth is the cost. */
+ * step without collectives, unplanned and under a budget. With ZeRO (stage 1 and 2) two
+ * interpreters on threads are the two ranks (their collectives through a shared buffer, as
+ * MPI's): each updates its shard, and the params gathered are those of the step without
+ * collectives, bit for bit. The bucket size follows the cost model: one bucket when messages
+ * are costly, several (communication hidden behind the backward) when bandwidth is the cost,
+ * smaller ones under a tight budget. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,6 +75,117 @@ same_steps(Module *a, Module *b, char *why, size_t nw)
 	return ok;
 }
 
+/* Ranks on threads: the interpreter's collectives (InterpComm) as MPI does them in place. */
+enum { NR = 2 };
+typedef struct Shared {
+	pthread_barrier_t bar;
+	float *ptr[NR];
+} Shared;
+typedef struct Rank {
+	Shared *sh;
+	int rank, nsteps, rc;
+	Module *m;
+	Interp *in;
+	float loss[3];
+	char err[256];
+} Rank;
+
+static int
+coll_cb(void *ctx, int kind, float *buf, int64_t count)
+{
+	Rank *r = ctx;
+	Shared *sh = r->sh;
+	int64_t n = kind == 0 ? count : kind == 1 ? count : NR * count;
+	float *tmp = xmalloc((n + 1) * sizeof *tmp);
+
+	sh->ptr[r->rank] = buf;
+	pthread_barrier_wait(&sh->bar);
+	for (int64_t i = 0; i < n; i++) {
+		if (kind == 2) {
+			tmp[i] = sh->ptr[i / count][i];
+			continue;
+		}
+		tmp[i] = sh->ptr[0][(kind == 1 ? r->rank * count : 0) + i];
+		for (int q = 1; q < NR; q++)
+			tmp[i] += sh->ptr[q][(kind == 1 ? r->rank * count : 0) + i];
+	}
+	pthread_barrier_wait(&sh->bar);
+	memcpy(buf, tmp, n * sizeof *tmp);
+	free(tmp);
+	return 0;
+}
+
+static void *
+rank_main(void *p)
+{
+	Rank *r = p;
+	InterpComm c = { r->rank, NR, coll_cb, r };
+
+	interp_set_comm(r->in, &c);
+	for (int k = 0; k < r->nsteps && !r->rc; k++) {
+		r->rc = interp_run(r->in, r->m->step, r->err, sizeof r->err);
+		if (!r->rc)
+			r->loss[k] = *(float *)interp_out(r->in, 0)->data;
+	}
+	return NULL;
+}
+
+/* ZeRO stage z on NR ranks (threads, each the same data): losses and params after 3 steps
+ * bit-identical to the step without collectives. */
+static void
+zero(const char *top, const char *file, const char *const *defs, int ndefs, int z)
+{
+	char path[4096];
+	Module *m0, *m;
+	DpReport r;
+	Shared sh;
+	Rank rk[NR];
+	pthread_t th[NR];
+	Interp *i0;
+	char err[256];
+	int ok = 1, same = 1;
+
+	snprintf(path, sizeof path, "%s/examples/%s", top, file);
+	m0 = synth_example(path, defs, ndefs, tg);
+	m = synth_example(path, defs, ndefs, tg);
+	if (!m0 || !m || dp_choose(m, NR, 0, z, tg, "mem", NULL, &r)) {
+		check(0, "%s ZeRO %d: compiles", file, z);
+		return;
+	}
+	check(ir_verify(m, "zero") == 0, "%s ZeRO %d: verifies", file, z);
+	check(roundtrip(m), "%s ZeRO %d: prints and parses back", file, z);
+	pthread_barrier_init(&sh.bar, NULL, NR);
+	for (int q = 0; q < NR; q++) {
+		rk[q] = (Rank){ &sh, q, 3, 0, m, interp_new(m, 7), {0}, "" };
+		pthread_create(&th[q], NULL, rank_main, &rk[q]);
+	}
+	for (int q = 0; q < NR; q++)
+		pthread_join(th[q], NULL);
+	pthread_barrier_destroy(&sh.bar);
+	i0 = interp_new(m0, 7);
+	for (int k = 0; k < 3 && ok; k++) {
+		if (interp_run(i0, m0->step, err, sizeof err) || rk[0].rc || rk[1].rc) {
+			ok = 0;
+			printf("  %s %s %s\n", err, rk[0].err, rk[1].err);
+			break;
+		}
+		for (int q = 0; q < NR; q++)
+			same &= !memcmp(&rk[q].loss[k], interp_out(i0, 0)->data, 4);
+	}
+	for (int d = 0; d < m0->ndecl && ok; d++)
+		if (m0->decl[d].role == R_PARAM)
+			for (int q = 0; q < NR; q++)
+				same &= !memcmp(interp_decl(rk[q].in, d)->data, interp_decl(i0, d)->data,
+				                type_bytes(&m0->decl[d].ty));
+	check(ok && same, "%s ZeRO %d on %d ranks: 3 interpreter steps, losses and params bit-identical", file, z,
+	      NR);
+	for (int q = 0; q < NR; q++)
+		interp_free(rk[q].in);
+	interp_free(i0);
+	mod_free(m0);
+	mod_free(m);
+}
+
 /* The collectives' structure: every gradient in one bucket, every update on its reduction. */
 static int
 structure(const Func *orig, const Func *f, char *why, size_t nw)
@@ -123,7 +238,7 @@ example(const char *top, const char *file, const char *const *defs, int ndefs)
 		check(0, "%s: compiles", file);
 		return;
 	}
-	rc = dp_choose(m, 2, 0, tg, "mem", NULL, &r);
+	rc = dp_choose(m, 2, 0, 0, tg, "mem", NULL, &r);
 	check(rc == 0 && r.nbuckets >= 1, "%s: dp_choose (%d buckets of %lld bytes)", file, r.nbuckets,
 	      (long long)r.cap);
 	check(ir_verify(m, "dp") == 0, "%s: verifies", file);
@@ -141,7 +256,7 @@ example(const char *top, const char *file, const char *const *defs, int ndefs)
 		int64_t b = plan_arena(m0->step, tg, NULL) * 70 / 100;
 		PlanOpts o = { "tso", b, 0, 0, tg, 0, 0, 0 };
 		PlanReport pr;
-		rc = dp_choose(m, 2, 0, tg, "mem", &o, &r) || plan_step(m, &o, &pr);
+		rc = dp_choose(m, 2, 0, 0, tg, "mem", &o, &r) || plan_step(m, &o, &pr);
 		check(rc == 0, "%s: %d buckets of %lld bytes, planned at 70%%", file, r.nbuckets, (long long)r.cap);
 		if (rc == 0) {
 			check(pr.arena <= b, "%s at 70%%: arena %lld within %lld", file, (long long)pr.arena, (long long)b);
@@ -171,15 +286,15 @@ buckets(const char *top)
 	bw.netlat = 0;
 	bw.netbw = 1e8;                      /* 100 MB/s */
 	if ((m = synth_example(path, defs, 1, &lat))) {
-		dp_choose(m, 2, 0, &lat, "mem", NULL, &r1);
+		dp_choose(m, 2, 0, 0, &lat, "mem", NULL, &r1);
 		check(r1.nbuckets == 1, "latency-bound: one bucket (%d)", r1.nbuckets);
 		mod_free(m);
 	}
 	if ((m = synth_example(path, defs, 1, &bw))) {
-		dp_choose(m, 2, 0, &bw, "mem", NULL, &r2);
+		dp_choose(m, 2, 0, 0, &bw, "mem", NULL, &r2);
 		mod_free(m);
 		m = synth_example(path, defs, 1, &bw);
-		dp_choose(m, 2, 1LL << 40, &bw, "mem", NULL, &one);
+		dp_choose(m, 2, 1LL << 40, 0, &bw, "mem", NULL, &one);
 		check(one.nbuckets == 1, "a cap above the gradients' bytes: one bucket (%d)", one.nbuckets);
 		check(r2.nbuckets > 1 && r2.exposed_s < one.exposed_s && r2.modeled_s < one.modeled_s,
 		      "bandwidth-bound: %d buckets, %.3g s exposed against %.3g s with one bucket",
@@ -196,9 +311,9 @@ buckets(const char *top)
 		PlanOpts o = { "tso", b, 0, 0, tg, 0, 0, 1 };
 		PlanReport pr;
 		if (m0 && m1 && m2) {
-			dp_choose(m0, 2, 0, tg, "mem", NULL, &r1);
-			dp_choose(m1, 2, 0, tg, "mem", &o, &r2);
-			dp_choose(m2, 2, 1LL << 40, tg, "mem", NULL, &one);
+			dp_choose(m0, 2, 0, 0, tg, "mem", NULL, &r1);
+			dp_choose(m1, 2, 0, 0, tg, "mem", &o, &r2);
+			dp_choose(m2, 2, 1LL << 40, 0, tg, "mem", NULL, &one);
 			check(r2.nbuckets > r1.nbuckets && plan_step(m1, &o, &pr) == 0,
 			      "mlp at 35%%: %d buckets fit, %d without a budget", r2.nbuckets, r1.nbuckets);
 			check(plan_step(m2, &o, &pr) != 0, "mlp at 35%%: one bucket does not fit");
@@ -221,6 +336,10 @@ main(int argc, char **argv)
 	example(top, "mlp.tdsl", mlp, 2);
 	example(top, "transformer.tdsl", tr, 2);
 	example(top, "skipnet.tdsl", sk, 1);
+	for (int z = 0; z <= 2; z++) {
+		zero(top, "mlp.tdsl", mlp, 2, z);
+		zero(top, "transformer.tdsl", tr, 2, z);
+	}
 	buckets(top);
 	return done();
 }

@@ -1233,6 +1233,47 @@ collectives(void)
 	}
 }
 
+/* ZeRO's ops on rank 0 of 2 (the other rank holding what it holds): a 6- and a 5-element
+ * tensor have shards of 3 (the second zero padded); reduce_scatter packs ranks blocks of
+ * their shards, sums over the ranks and keeps this rank's block first; allgather puts this
+ * rank's shards in its block and takes every rank's; unshard writes each rank's shard back. */
+static void
+zero_ops(void)
+{
+	int a, b, sa, sb, rs, ag;
+	float x[6] = { 1, -2, 3.5f, 4, 5, 6 }, y[5] = { 0.25f, 7, -8, 9, 10 };
+	Type t6 = ty(F32, 1, 6);
+
+	begin();
+	a = decl("a", ty(F32, 2, 2, 3), x);
+	b = decl("b", ty(F32, 1, 5), y);
+	start();
+	sa = op(OP_SHARD, A(a), 1, I(2), 0, NULL, NULL);
+	sb = op(OP_SHARD, A(b), 1, I(2), 0, NULL, NULL);
+	rs = op(OP_REDSCAT, A(a, b), 2, I(2), 0, F(0.25), NULL);
+	f->op[f->nop - 1].phase = PH_MEM;
+	func_op(f, OP_WAIT, PH_MEM, A(rs), 1, NULL, 0, NULL, NULL, NULL, (Loc){0, 0});
+	ag = op(OP_ALLGATHER, A(sa, sb), 2, I(2), 0, NULL, NULL);
+	f->op[f->nop - 1].phase = PH_MEM;
+	func_op(f, OP_WAIT, PH_MEM, A(ag), 1, NULL, 0, NULL, NULL, NULL, (Loc){0, 0});
+	func_op(f, OP_UNSHARD, PH_UPD, A(a, ag), 2, I(2, 0), 0, NULL, NULL, NULL, (Loc){0, 0});
+	func_op(f, OP_UNSHARD, PH_UPD, A(b, ag), 2, I(2, 3), 0, NULL, NULL, NULL, (Loc){0, 0});
+	func_output(f, "sa", sa);
+	func_output(f, "sb", sb);
+	func_output(f, "rs", op(OP_UNBUCKET, A(rs), 1, I(0), 0, NULL, &t6));
+	func_output(f, "a", a);
+	func_output(f, "b", b);
+	check(shape_numel(&f->val[rs].ty.sh) == 12 && shape_numel(&f->val[ag].ty.sh) == 12 &&
+	      shape_numel(&f->val[sb].ty.sh) == 3, "ZeRO ops: a shard is ceil(numel / ranks), a bucket every rank's blocks");
+	expect("shard of 6 over 2: rank 0's 3", 0, x, 3, 0);
+	expect("shard of 5 over 2: rank 0's 3", 1, y, 3, 0);
+	expect("reduce_scatter: this rank's block, summed and scaled", 2, FL(0.5f, -1, 1.75f, 0.125f, 3.5f, -4), 6, 0);
+	/* both ranks' blocks are rank 0's here: the params come back as its shards twice */
+	expect("allgather, unshard: every rank's shard of a", 3, FL(1, -2, 3.5f, 1, -2, 3.5f), 6, 0);
+	expect("allgather, unshard at start 3: every rank's shard of b, padding dropped", 4,
+	       FL(0.25f, 7, -8, 0.25f, 7), 5, 0);
+}
+
 static void
 init_values(void)
 {
@@ -1326,6 +1367,7 @@ main(void)
 	cnn_dropout();
 	planner_ops();
 	collectives();
+	zero_ops();
 	init_values();
 	{
 		int all = 1;

@@ -418,6 +418,10 @@ const Elsewhere op_elsewhere[] = {
 	{ OP_SWAPHOME, "tests/backend/state.sh (never on CUDA: its Target.hoststate is 0)" },
 	{ OP_ALLREDUCE, "tests/dp/dp.sh (mpirun), tests/interp/ops.c" },
 	{ OP_UNBUCKET, "tests/dp/dp.sh (mpirun), tests/interp/ops.c" },
+	{ OP_REDSCAT, "tests/dp/dp.sh (mpirun, ZeRO), tests/dp/pass.c" },
+	{ OP_ALLGATHER, "tests/dp/dp.sh (mpirun, ZeRO), tests/dp/pass.c" },
+	{ OP_SHARD, "tests/dp/dp.sh (mpirun, ZeRO), tests/dp/pass.c" },
+	{ OP_UNSHARD, "tests/dp/dp.sh (mpirun, ZeRO), tests/dp/pass.c" },
 };
 const int nop_elsewhere = sizeof op_elsewhere / sizeof *op_elsewhere;
 

@@ -1,0 +1,83 @@
+#!/bin/sh
+# cli.sh: mtc --data-parallel without running a job: the dumps show the collectives (the
+# schedule's data-parallel summary and its allreduce/unbucket/wait lines, the trace's network
+# track, the memory SVG's lane), the IR prints and parses back and runs in the interpreter
+# (2 ranks: the bits of the per-rank model without collectives), the header and the C of a
+# data-parallel module, --bucket-bytes, the same bytes twice, and the errors. Skipped
+# (counted) where configure found no MPI.
+MTC=${MTC:-./mtc}
+RUN=$(dirname "$MTC")/mtc-run
+src=${top_srcdir:-.}
+out=${top_builddir:-.}/tests/out/dp-cli   # not under dp.sh's folder, which it empties
+mkdir -p "$out" || exit 1
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+m="$src/examples/mlp.tdsl -D B=48 -D L=4"
+
+if ! "$MTC" $m --data-parallel --ranks=2 --emit=ir -o "$out/probe.mir" 2>/dev/null; then
+	echo "skipped: no MPI (configure's summary says why)"
+	echo "0 passed, 0 failed, 1 skipped"
+	exit 0
+fi
+dp="$MTC $m --data-parallel --ranks=3"
+$dp --emit=schedule -o "$out/s.txt" &&
+	grep -q '^# data-parallel: ranks 3 zero 0 buckets [1-9][0-9]* bucket_bytes [0-9]* collective_bytes 85760 network_ms [0-9.]* exposed_ms [0-9.]* hidden [0-9.]*%$' "$out/s.txt" &&
+	grep -q ' mem  allreduce ' "$out/s.txt" && grep -q ' mem  unbucket ' "$out/s.txt" && ok ||
+	bad "schedule: $(head -2 "$out/s.txt")"
+$dp --emit=trace -o "$out/t.json" && python3 -c "
+import json, sys
+t = json.load(open(sys.argv[1]))['traceEvents']
+net = [e for e in t if e.get('tid') == 3 and e.get('ph') == 'X']
+assert any(e.get('args', {}).get('name') == 'network' for e in t if e.get('ph') == 'M')
+assert net and all(e['name'] == 'allreduce' for e in net), net
+assert any(e['name'] == 'allreduce (pack)' and e['tid'] == 1 for e in t if e.get('ph') == 'X')
+" "$out/t.json" && ok || bad "trace: no network track"
+$dp --emit=memory -o "$out/m.svg" && xmllint --noout "$out/m.svg" 2>/dev/null &&
+	[ "$(grep -c '<title>allreduce %bucket' "$out/m.svg")" -ge 1 ] && ok || bad "memory SVG: no collectives"
+# the IR: prints and parses back; 2 ranks in the interpreter (the other rank holds the same
+# rows: x + x halved is x) is the model at half the batch, bit for bit; no module from it
+$MTC $m --data-parallel --ranks=2 --emit=ir -o "$out/r2.mir" && $MTC "$out/r2.mir" --emit=ir -o "$out/r2b.mir" &&
+	cmp -s "$out/r2.mir" "$out/r2b.mir" && ok || bad "the IR does not print back the same"
+"$RUN" "$out/r2.mir" --steps 3 > "$out/r2.t" && "$RUN" "$src/examples/mlp.tdsl" -D B=24 -D L=4 --steps 3 > "$out/h.t" &&
+	[ "$(grep ^step "$out/r2.t")" = "$(grep ^step "$out/h.t")" ] && ok ||
+	bad "the 2-rank step in the interpreter: $(cat "$out/r2.t") against $(cat "$out/h.t")"
+$MTC "$out/r2.mir" -o "$out/r2.so" 2> "$out/r2.err" && bad "a module from a data-parallel .mir" ||
+	{ grep -q "holds collectives.*--data-parallel" "$out/r2.err" && ok || bad "$(cat "$out/r2.err")"; }
+# the header and the C
+$MTC $m --data-parallel --emit=h -o "$out/mlp.h" && grep -q 'mlp \*mlp_create_comm(MPI_Comm comm);' "$out/mlp.h" &&
+	grep -q 'one rank of an MPI job of 1, 2, 3, 4, 6 or 8 ranks' "$out/mlp.h" &&
+	[ "$(grep -c '^ \* Memory plan of step() on' "$out/mlp.h")" = 6 ] && ok || bad "header: $(head -12 "$out/mlp.h")"
+$dp --emit=c -o "$out/mlp.c" && grep -q 'mtc_comm_start(inst->c, ' "$out/mlp.c" &&
+	grep -q 'mtc_comm_progress(inst->c);' "$out/mlp.c" && grep -q 'mtc_comm_finish' "$out/mlp.c" &&
+	grep -q 'mtc_dp_module(&desc)' "$out/mlp-dp.c" && [ -s "$out/mlp-dev.c" ] && ok || bad "--emit=c"
+# --bucket-bytes, and the same bytes twice
+nb() { sed -n 's/^# data-parallel: ranks [0-9]* zero [0-9] buckets \([0-9]*\) bucket_bytes \([0-9]*\) .*/\1 \2/p' "$1"; }
+$dp --bucket-bytes=4K --emit=schedule -o "$out/s4k.txt" && set -- $(nb "$out/s4k.txt") $(nb "$out/s.txt") &&
+	[ "$2" = 4096 ] && [ "$1" -gt "$3" ] && ok || bad "--bucket-bytes=4K: $(head -1 "$out/s4k.txt")"
+$dp --mem-budget=70% --emit=schedule -o "$out/b1.txt" && $dp --mem-budget=70% --emit=schedule -o "$out/b2.txt" &&
+	cmp -s "$out/b1.txt" "$out/b2.txt" && grep -q '^budget_bytes ' "$out/b1.txt" && ok || bad "not deterministic"
+# ZeRO: stage 2's collectives in the schedule; the optimizer state a rank's shard in the IR
+# (mom.w0 of 64x64 floats over 3 ranks: 1366); auto under a budget picks a stage
+$dp --zero=2 --emit=schedule -o "$out/z2.txt" && grep -q '^# data-parallel: ranks 3 zero 2 ' "$out/z2.txt" &&
+	grep -q ' reduce_scatter ' "$out/z2.txt" && grep -q ' allgather ' "$out/z2.txt" &&
+	grep -q ' shard ' "$out/z2.txt" && ok || bad "--zero=2: $(head -1 "$out/z2.txt")"
+$dp --zero=1 --emit=ir | grep -q '^state mom.w0 : f32\[1366\] = zeros() of w0' && ok || bad "--zero=1: the state is not sharded"
+$dp --mem-budget=60% --emit=schedule -o "$out/za.txt" && grep -q '^# data-parallel: ranks 3 zero [012] ' "$out/za.txt" &&
+	ok || bad "--zero=auto under a budget: $(head -1 "$out/za.txt")"
+# errors
+err() {
+	want=$1; shift
+	"$@" > /dev/null 2> "$out/e.txt" && { bad "accepted: $*"; return; }
+	grep -q -- "$want" "$out/e.txt" && ok || bad "$*: $(cat "$out/e.txt")"
+}
+err "the batch of 48 does not divide over 5 ranks" $MTC $m --data-parallel --ranks=2,5 -o "$out/x.so"
+err "invalid --ranks '2;4'" $MTC $m --data-parallel --ranks='2;4' -o "$out/x.so"
+err "invalid --bucket-bytes '1Q': unknown suffix" $MTC $m --data-parallel --bucket-bytes=1Q
+err "go with --data-parallel" $MTC $m --zero=1 -o "$out/x.so"
+err "invalid --zero '3'" $MTC $m --data-parallel --zero=3 -o "$out/x.so"
+err "needs a tdsl model that trains" $MTC "$src/tests/backend/fwdonly.tdsl" --data-parallel
+err "needs a tdsl model that trains" $MTC "$out/r2.mir" --data-parallel
+err "output 't' is f32\[4,48\] for the whole batch but f32\[4,24\] for a rank's slice" $MTC "$src/tests/dp/shared.tdsl" --data-parallel --ranks=2
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

@@ -1,0 +1,140 @@
+#!/bin/sh
+# dp.sh: data-parallel modules (mtc --data-parallel) under mpirun on this machine, ranks
+# oversubscribing its cores. The MLP and the transformer trained with SGD and momentum, at
+# sizes whose batch divides over 2 and 3 ranks, without and with a budget, without and with
+# ZeRO (stage 1: optimizer state sharded over the ranks; 2: gradients reduce-scattered too):
+# 5 steps on 2 ranks (and 3 for the MLP: the transformers take longest here) give losses within 1e-6 relative and params within 1e-6 relative
+# (per tensor: |a - b| <= 1e-6 max |b|) of the single-process module on the whole batch, or,
+# where that module itself moves more when its GEMMs sum in another order (MTC_BLAS=0: 1.2e-6
+# in a bias of the transformer), that much; under a budget each rank's measured peak stays
+# within it. One rank (no mpirun) is the single-process module bit for bit. The example
+# transformer trains with Adam, which turns the rounding of a near-zero gradient entry (summed
+# in another order over the ranks) into a step of up to lr: the single-process module moves by
+# 2e-4 (relative, at its worst element; 66% of a bias's elements beyond 1e-6) when its GEMMs
+# sum in another order, so its losses are checked within 1e-6 and its params within 4 times
+# that spread. create refuses a number of ranks the batch does not divide or the module was
+# not built for. A rank that fails mid-step makes every rank exit with an error in bounded
+# time: a label out of range in one rank's rows (every rank's step fails at its end), a rank
+# that exits, a rank that stalls (the others' collectives time out). Skipped (counted) where
+# configure found no MPI or no mpirun.
+MTC=${MTC:-./mtc}
+RUN=$(dirname "$MTC")/mtc-run
+STCMP=${top_builddir:-.}/tests/dp/stcmp
+src=${top_srcdir:-.}
+out=${top_builddir:-.}/tests/out/dp
+rm -rf "$out"
+mkdir -p "$out" || exit 1
+pass=0 fail=0 skipped=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+TOL=1e-6
+
+if [ -z "$MPIRUN" ] || ! "$MTC" --help | grep -q -- --data-parallel ||
+   ! "$MTC" "$src/examples/mlp.tdsl" --data-parallel --ranks=2 -D B=4 -D L=1 -o "$out/probe.so" 2>/dev/null; then
+	echo "skipped: no MPI (configure's summary says why)"
+	echo "0 passed, 0 failed, 1 skipped"
+	exit 0
+fi
+# as root too; shared memory between the ranks without the kernel's cross-memory attach,
+# which containers often forbid; one accelerator thread per rank
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1
+export MTC_THREADS=1
+mpi() { np=$1; shift; timeout 120 "$MPIRUN" --oversubscribe -np "$np" "$@" < /dev/null; }
+
+# Are the losses of two runs within TOL relative, step by step?
+close() {
+	awk -v tol=$TOL 'NR == FNR && /^step/ { a[$2] = $4; next }
+		/^step/ { n++; d = $4 - a[$2]; if (d < 0) d = -d; r = $4 < 0 ? -$4 : $4;
+		          if (!($2 in a) || d > tol * r) bad = 1 }
+		END { exit bad || n != 5 }' "$1" "$2"
+}
+
+# name, model, budget (-: none), ZeRO stage, numbers of ranks, defines
+while read -r n model budget zero nps defs; do
+	m=$src/$model
+	[ "$budget" = - ] && budget=
+	b=${budget:+--mem-budget=$budget}
+	tag=$n${budget:+.b}.z$zero
+	# the single-process module on the whole batch (once per model and budget), and its own
+	# spread against the other GEMM's sums
+	st=$out/$n${budget:+.b}
+	[ -f "$st.s.p" ] || { "$MTC" "$m" $defs $b -o "$st.s.so" 2> "$st.err" &&
+	"$RUN" "$st.s.so" --steps 5 --save-params "$st.s.p" > "$st.s.t" &&
+	MTC_BLAS=0 "$RUN" "$st.s.so" --steps 5 --save-params "$st.s0.p" > /dev/null; } ||
+		{ bad "$tag: the single-process module: $(cat "$st.err")"; rm -f "$st.s.p"; continue; }
+	spread=$("$STCMP" "$st.s0.p" "$st.s.p" 1 | sed -n 's/^max relative difference \([^ ]*\) .*/\1/p')
+	ptol=$TOL
+	if [ $n = transformer ]; then
+		ptol=$(awk -v s="$spread" 'BEGIN { print 4 * s }')
+	elif awk -v s="$spread" -v t=$TOL 'BEGIN { exit !(s > t) }'; then
+		ptol=$spread
+	fi
+	# one rank too, once: the single-process module bit for bit
+	r=$nps
+	[ $tag = mlp.z0 ] && r=1,$r
+	"$MTC" "$m" $defs $b --data-parallel --zero=$zero --ranks=$r -o "$out/$tag.so" 2> "$out/$tag.err" &&
+		ok || { bad "$tag: --data-parallel: $(cat "$out/$tag.err")"; continue; }
+	[ $tag != mlp.z0 ] || { "$RUN" "$out/$tag.so" --steps 5 --save-params "$out/$tag.1.p" > "$out/$tag.1.t" &&
+	[ "$(grep ^step "$st.s.t")" = "$(grep ^step "$out/$tag.1.t")" ] &&
+	cmp -s "$st.s.p" "$out/$tag.1.p" && ok ||
+		bad "$tag: one rank is not the single-process module bit for bit"; }
+	for np in $(echo $nps | tr , ' '); do
+		if ! mpi $np "$RUN" "$out/$tag.so" --steps 5 --save-params "$out/$tag.$np.p" > "$out/$tag.$np.t" \
+		     2> "$out/$tag.$np.err"; then
+			bad "$tag on $np ranks: $(tail -3 "$out/$tag.$np.err")"
+			continue
+		fi
+		close "$st.s.t" "$out/$tag.$np.t" && ok ||
+			bad "$tag on $np ranks: losses not within $TOL of one process's: $(grep ^step "$out/$tag.$np.t" | tr '\n' ' ')"
+		"$STCMP" "$out/$tag.$np.p" "$st.s.p" $ptol > "$out/$tag.$np.cmp" && ok ||
+			bad "$tag on $np ranks: params: $(cat "$out/$tag.$np.cmp") (tolerance $ptol)"
+		[ "$(grep -c ^step "$out/$tag.$np.t")" = 5 ] && ok || bad "$tag on $np ranks: rank 0 alone prints"
+		[ -z "$budget" ] || awk '/^peak_bytes/ { exit !($6 > 0 && $2 <= $6 && $4 <= $6) }' "$out/$tag.$np.t" &&
+			ok || bad "$tag on $np ranks: over budget: $(tail -1 "$out/$tag.$np.t")"
+	done
+done <<EOT
+mlp examples/mlp.tdsl - 0 2,3 -D B=48 -D L=4
+mlp examples/mlp.tdsl 70% 0 2,3 -D B=48 -D L=4
+mlp examples/mlp.tdsl - 1 2,3 -D B=48 -D L=4
+mlp examples/mlp.tdsl 70% 1 2 -D B=48 -D L=4
+mlp examples/mlp.tdsl 70% 2 2,3 -D B=48 -D L=4
+tfsgd tests/dp/tfsgd.tdsl 50% 2 2 -D B=6 -D L=2 -D S=16
+transformer examples/transformer.tdsl 50% 1 2 -D B=6 -D L=2 -D S=16
+EOT
+
+# create: a batch that does not divide, a number of ranks without a variant
+mpi 5 "$RUN" "$out/mlp.z0.so" --steps 1 > /dev/null 2> "$out/np5.err" && bad "5 ranks of a batch of 48 ran" ||
+	{ grep -q "batch of 48 does not divide over 5 ranks" "$out/np5.err" && ok || bad "5 ranks: $(cat "$out/np5.err")"; }
+mpi 4 "$RUN" "$out/mlp.z0.so" --steps 1 > /dev/null 2> "$out/np4.err" && bad "4 ranks of a module for 1, 2, 3 ran" ||
+	{ grep -q "compiled for 1, 2, 3 ranks, not 4.*--ranks=4" "$out/np4.err" && ok || bad "4 ranks: $(cat "$out/np4.err")"; }
+
+# A rank that fails mid-step. Labels out of range in rank 1's rows only (rows 16..31 of 48).
+python3 - "$out/badlab.st" <<'EOF'
+import json, struct, sys
+y = [i % 10 for i in range(48)]
+y[20] = 99
+data = struct.pack("<48i", *y)
+hdr = json.dumps({"y": {"dtype": "I32", "shape": [48], "data_offsets": [0, len(data)]}}).encode()
+hdr += b" " * (-len(hdr) % 8)
+open(sys.argv[1], "wb").write(struct.pack("<Q", len(hdr)) + hdr + data)
+EOF
+s=$(date +%s)
+mpi 3 "$RUN" "$out/mlp.z0.so" --steps 5 --inputs "$out/badlab.st" > "$out/bad.t" 2> "$out/bad.err"
+rc=$?
+[ $rc != 0 ] && [ $rc != 124 ] && ! grep -q ^step "$out/bad.t" && ok || bad "a bad label on rank 1: rc $rc"
+grep -q "label 99 at input 'y'\[4\]" "$out/bad.err" && grep -q "rank 0 of 3: the step failed on rank 1" "$out/bad.err" &&
+	ok || bad "a bad label on rank 1: $(cat "$out/bad.err")"
+# A rank that exits in step 3, and one that stalls there (the others wait 3 s at most).
+for kind in exit stall; do
+	s=$(date +%s)
+	MTC_COMM_FAULT=1:3:$kind MTC_COMM_TIMEOUT=3 mpi 3 "$RUN" "$out/mlp.z0.so" --steps 5 > "$out/$kind.t" 2> "$out/$kind.err"
+	rc=$?
+	t=$(($(date +%s) - s))
+	[ $rc != 0 ] && [ $rc != 124 ] && [ $t -lt 60 ] && ok || bad "rank 1 ${kind}s in step 3: rc $rc after $t s"
+	[ "$(grep -c ^step "$out/$kind.t")" = 2 ] && ok || bad "rank 1 ${kind}s in step 3: $(cat "$out/$kind.t")"
+	[ $kind = exit ] || grep -q "did not complete within 3 s" "$out/$kind.err" && ok ||
+		bad "rank 1 stalls: $(cat "$out/$kind.err")"
+done
+echo "$pass passed, $fail failed, $skipped skipped"
+[ "$fail" = 0 ]
