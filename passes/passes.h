@@ -63,6 +63,7 @@ typedef struct Target {
 	                     * update them there (swap_home, updates on the host) */
 	double hostflops;   /* FLOP/s of the host threads that run updates on the host (f32) */
 	double hostbw;      /* their memory bandwidth, bytes/s */
+	int duplex;         /* one copy engine each way (copybw each), else one for both */
 } Target;
 /* The built-in descriptions; each target (backend/backend.h) points to its own. */
 extern const Target target_mt3000, target_cuda;
@@ -75,9 +76,10 @@ extern const char target_help[];   /* the lines --help prints for those options 
 
 /* cost.c: the cost rules of the op table (FLOPs per op), and the cost model.
  * needs: f in execution order, a target; fills: every op's modeled duration and its start and
- * end on three streams: compute ops run one after another; copies in order on the copy stream,
- * each starting when its operand exists; updates on the host in order on the host's thread,
- * each once the copies issued before it are done; a wait ends when its copy does. */
+ * end on its stream: compute ops run one after another; copies in order on the copy stream
+ * (one each way on a duplex target), each starting when its operand exists; updates on the
+ * host in order on the host's thread, each once the copies to the host issued before it are
+ * done; a wait ends when its copy does. */
 typedef struct Cost {
 	int nop;
 	double *dur;        /* modeled seconds of each op */
