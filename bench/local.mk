@@ -1,6 +1,7 @@
 # bench/local.mk: `make bench`: the planner's benchmark table (not a test; see docs/planner.md).
 EXTRA_PROGRAMS = bench/plan-bench
-bench_plan_bench_SOURCES = bench/plan-bench.c tests/planner/synth.c tests/planner/synth.h
+bench_plan_bench_SOURCES = bench/plan-bench.c tests/planner/synth.c tests/planner/synth.h tests/planner/exhaust.c \
+	tests/planner/chainopt.c
 bench_plan_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/planner
 bench_plan_bench_LDADD = $(MTC_LIBS) -lm
 CLEANFILES += bench/plan-bench$(EXEEXT)

@@ -36,27 +36,17 @@ co_matmul(const Func *f, const Op *op)
 	return 2.0 * numel_res(f, op) * (double)k;
 }
 
-/* Convolutions as the GEMMs they are: 2 flops per product of a weight and a column entry. */
-double
-co_conv2d(const Func *f, const Op *op)          /* per output: Kg products */
+/* Convolutions as the GEMMs they are: 2 flops per product of a weight and a column entry,
+ * Cg*kh*kw of them per output element; the two gradients' GEMMs have the same sizes. */
+static double
+conv_flops(const Shape *w, const Shape *y)
 {
-	const Shape *w = &f->val[op->args[1]].ty.sh;
-	return 2.0 * numel_res(f, op) * (double)(w->d[1] * w->d[2] * w->d[3]);
+	return 2.0 * (double)shape_numel(y) * (double)(w->d[1] * w->d[2] * w->d[3]);
 }
 
-double
-co_conv2d_dx(const Func *f, const Op *op)       /* per column entry: Cout/groups products */
-{
-	const Shape *w = &f->val[op->args[0]].ty.sh;
-	return 2.0 * numel_res(f, op) * (double)(w->d[0] / op->ia[0]);
-}
-
-double
-co_conv2d_dw(const Func *f, const Op *op)       /* per weight: N*Ho*Wo products */
-{
-	const Shape *dy = &f->val[op->args[1]].ty.sh;
-	return 2.0 * numel_res(f, op) * (double)(dy->d[0] * dy->d[2] * dy->d[3]);
-}
+double co_conv2d(const Func *f, const Op *op) { return conv_flops(&f->val[op->args[1]].ty.sh, &f->val[op->res].ty.sh); }
+double co_conv2d_dx(const Func *f, const Op *op) { return conv_flops(&f->val[op->args[0]].ty.sh, &f->val[op->args[1]].ty.sh); }
+double co_conv2d_dw(const Func *f, const Op *op) { return conv_flops(&f->val[op->res].ty.sh, &f->val[op->args[1]].ty.sh); }
 
 double co_pool(const Func *f, const Op *op) { return numel_res(f, op) * (double)(op->ia[0] * op->ia[1]); }
 
@@ -69,7 +59,7 @@ op_bytes(const Func *f, const Op *op)
 
 	if (op->kind == OP_WAIT)
 		return 0;
-	if (opinfo[op->kind].flags & F_COPY)
+	if (opinfo[op->kind].flags & (F_COPY | F_COLL))
 		return type_bytes(&f->val[op->res].ty);
 	for (int i = 0; i < op->nargs; i++)
 		b += type_bytes(&f->val[op->args[i]].ty);
@@ -93,7 +83,7 @@ op_time(const Target *t, const Func *f, const Op *op)
 
 	if (op->kind == OP_WAIT)
 		return 0;
-	if (opinfo[op->kind].flags & F_COPY)
+	if (opinfo[op->kind].flags & (F_COPY | F_COLL))
 		return t->copylat + (double)op_bytes(f, op) / t->copybw;
 	if (op_on_host(f, op)) {
 		fl = t->hostflops > 0 ? opinfo[op->kind].cost(f, op) / t->hostflops : 0;
@@ -105,23 +95,40 @@ op_time(const Target *t, const Func *f, const Op *op)
 	return t->launch + (fl > mem ? fl : mem);
 }
 
+double
+op_net_time(const Target *t, const Func *f, const Op *op)
+{
+	double r, b;
+
+	if (!(opinfo[op->kind].flags & F_COLL))
+		return 0;
+	r = (double)op->ia[0];
+	b = (double)op_bytes(f, op);
+	if (r <= 1)
+		return 0;
+	return 2 * (r - 1) * t->netlat + 2 * (r - 1) / r * b / t->netbw;
+}
+
 /* A copy is issued where it stands in the order: it starts once the compute op before it has
  * ended (so arena bytes it overwrites are free), its operand exists and its copy engine is
  * idle; compute continues meanwhile. A duplex target (Target.duplex) has one engine each way:
- * copies to the accelerator (swap_in) on one, copies to the host on the other; else one
+ * copies to the accelerator (swap_in, unbucket) on one, to the host on the other; else one
  * engine takes both. An update on the host is issued the same way to the host's thread, which
  * runs it once every copy to the host issued before it is done (its gradient's among them)
- * and every earlier copy reading what it writes, and the updates before it are. A wait
- * blocks the compute stream until its copy ends. */
+ * and every earlier copy reading what it writes, and the updates before it are. A collective
+ * packs its operands on the compute stream, then runs on the network once the collectives
+ * before it are done. A wait blocks the compute stream until its copy or collective ends. */
 void
 cost_fill(Cost *c, const Func *f, const Target *t)
 {
-	double comp = 0, out = 0, in = 0, host = 0;
+	double comp = 0, out = 0, in = 0, host = 0, net = 0;
 
 	c->nop = f->nop;
 	c->dur = xcalloc(f->nop + 1, sizeof *c->dur);
 	c->start = xcalloc(f->nop + 1, sizeof *c->start);
 	c->end = xcalloc(f->nop + 1, sizeof *c->end);
+	c->net = xcalloc(f->nop + 1, sizeof *c->net);
+	c->pack = xcalloc(f->nop + 1, sizeof *c->pack);
 	for (int i = 0; i < f->nop; i++) {
 		const Op *op = &f->op[i];
 		double ready = 0, *eng;
@@ -132,6 +139,17 @@ cost_fill(Cost *c, const Func *f, const Target *t)
 				ready = c->end[d];
 		}
 		c->dur[i] = op_time(t, f, op);
+		if (opinfo[op->kind].flags & F_COLL) {
+			/* packed on the compute stream, then in order on the network */
+			c->start[i] = ready > comp ? ready : comp;
+			comp = c->start[i] + c->dur[i];
+			c->pack[i] = c->dur[i];
+			c->net[i] = comp > net ? comp : net;
+			net = c->net[i] + op_net_time(t, f, op);
+			c->end[i] = net;
+			c->dur[i] = c->end[i] - c->start[i];
+			continue;
+		}
 		if (op_on_host(f, op)) {
 			/* a fetch of what it updates (a param fetched again) is read before it writes */
 			for (int j = 0; j < i; j++)
@@ -148,7 +166,7 @@ cost_fill(Cost *c, const Func *f, const Target *t)
 			continue;
 		}
 		if (opinfo[op->kind].flags & F_COPY) {
-			eng = t->duplex && op->kind == OP_SWAPIN ? &in : &out;
+			eng = t->duplex && (op->kind == OP_SWAPIN || op->kind == OP_UNBUCKET) ? &in : &out;
 			c->start[i] = ready > *eng ? ready : *eng;
 			if (comp > c->start[i])
 				c->start[i] = comp;
@@ -165,6 +183,8 @@ cost_fill(Cost *c, const Func *f, const Target *t)
 		c->total = in;
 	if (host > c->total)
 		c->total = host;
+	if (net > c->total)
+		c->total = net;
 }
 
 void
@@ -173,5 +193,7 @@ cost_free(Cost *c)
 	free(c->dur);
 	free(c->start);
 	free(c->end);
+	free(c->net);
+	free(c->pack);
 	memset(c, 0, sizeof *c);
 }

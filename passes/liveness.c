@@ -48,7 +48,8 @@ live_fill(Live *l, const Func *f)
 			if (l->last[a] < i)
 				l->last[a] = i;
 			/* A copy reads its operand until the wait on it: keep the operand alive. */
-			if (op->kind == OP_WAIT && f->val[a].def >= 0) {
+			if (op->kind == OP_WAIT && f->val[a].def >= 0 &&
+			    (opinfo[f->op[f->val[a].def].kind].flags & F_COPY)) {
 				const Op *c = &f->op[f->val[a].def];
 				for (int j = 0; j < c->nargs; j++)
 					if (l->last[c->args[j]] < i)

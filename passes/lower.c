@@ -249,6 +249,8 @@ laid:
 			lo->hstate_bytes += b;
 		else if (m->decl[d].role == R_STATE)
 			lo->state_bytes += b;
+		else if (m->decl[d].role == R_BUFFER)
+			lo->buffer_bytes += b;
 	}
 	lower_func(lo, &lo->fwd, m->fwd, 0, live ? live[0] : NULL, dag ? dag[0] : NULL);
 	lo->nids = m->fwd->nval;

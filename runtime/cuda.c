@@ -93,15 +93,15 @@ typedef struct Manifest {
 	int64_t budget, plan, peak, persist, arena, host, loss;
 	int nevents, nrecords, nk, nhupd;
 	char (*kname)[64];
-	Tns *t[4];                /* input, param, state, output */
-	int nt[4];
+	Tns *t[5];                /* input, param, state, output, buffer */
+	int nt[5];
 	struct mtc_module mod;
-	struct mtc_tensor_info *info[4];
+	struct mtc_tensor_info *info[5];
 	int ok;
 } Manifest;
 
 static Manifest man;
-static const char *const roles[4] = { "input", "param", "state", "output" };
+static const char *const roles[5] = { "input", "param", "state", "output", "buffer" };
 
 static void
 add_tensor(char *line)
@@ -126,9 +126,9 @@ add_tensor(char *line)
 	           &t.use, &n) < 5)
 		return;
 	t.host = strncmp(p + n, " host", 5) == 0;
-	for (r = 0; r < 4 && strcmp(role, roles[r]); r++)
+	for (r = 0; r < 5 && strcmp(role, roles[r]); r++)
 		;
-	if (r == 4)
+	if (r == 5)
 		return;
 	t.info.name = strdup(name);
 	t.info.dtype = strcmp(dt, "i32") == 0 ? MTC_I32 : MTC_F32;
@@ -191,7 +191,7 @@ load_manifest(void)
 			add_tensor(line);
 		}
 	}
-	for (int r = 0; r < 4; r++) {
+	for (int r = 0; r < 5; r++) {
 		man.info[r] = calloc(man.nt[r] + 1, sizeof *man.info[r]);
 		for (int i = 0; i < man.nt[r]; i++) {
 			man.info[r][i] = man.t[r][i].info;
@@ -206,8 +206,10 @@ load_manifest(void)
 		.peak_bytes = man.peak, .budget_bytes = man.budget,
 		.create = mtc_cu_create, .step = api_step, .forward = mtc_cu_forward,
 		.destroy = mtc_cu_destroy, .error = mtc_cu_error, .get = api_get, .set = api_set,
-		.stats = api_stats,
+		.stats = api_stats, .nbuffers = man.nt[4], .buffers = man.info[4],
 	};
+	for (int i = 0; i < man.nt[4]; i++)
+		man.mod.buffer_bytes += man.t[4][i].info.bytes;
 	for (int i = 0; i < man.nt[1]; i++)
 		man.mod.param_bytes += man.t[1][i].info.bytes;
 	for (int i = 0; i < man.nt[2]; i++)
@@ -220,7 +222,7 @@ load_manifest(void)
 __attribute__((destructor)) static void
 unload_manifest(void)
 {
-	for (int r = 0; r < 4; r++) {
+	for (int r = 0; r < 5; r++) {
 		for (int i = 0; i < man.nt[r]; i++)
 			free((char *)man.t[r][i].info.name);
 		free(man.t[r]);
@@ -357,12 +359,13 @@ upload(mtc_cu *c, int64_t off, const void *src, int64_t bytes)
 	return 0;
 }
 
-/* Params from their initializers, state zeroed; in pinned host memory for those living there. */
+/* Params and buffers from their initializers, state zeroed (i32 buffers, counters, too); in
+ * pinned host memory for those living there. */
 static int
 init_tensors(mtc_cu *c)
 {
-	for (int r = 1; r <= 2; r++)
-		for (int i = 0; i < man.nt[r]; i++) {
+	for (int r = 1; r <= 4; r++)
+		for (int i = 0; r != 3 && i < man.nt[r]; i++) {
 			Tns *t = &man.t[r][i];
 			float *h = t->host ? (float *)(c->host + t->off) : calloc(t->info.numel ? t->info.numel : 1, 4);
 			int rc = 0;
@@ -370,7 +373,9 @@ init_tensors(mtc_cu *c)
 				return fail(c, MTC_ENOMEM, "out of host memory");
 			if (t->host)
 				memset(h, 0, (size_t)t->info.bytes);
-			if (r == 1 && t->init)
+			if (t->init == 6)       /* INIT_FILE: the values embedded at offset a */
+				memcpy(h, mtc_cu_data + (int64_t)t->a, (size_t)t->info.bytes);
+			else if (r != 2 && t->init && t->info.dtype == MTC_F32)
 				mtc_init_f32(h, t->info.numel, t->init, t->a, t->b, t->info.name, 0);
 			if (!t->host) {
 				rc = upload(c, t->off, h, t->info.bytes);
@@ -808,6 +813,7 @@ mtc_cu_forward(void *p, const void *const *in, void *const *out)
 	return 0;
 }
 
+/* get and set's tensor i: params, state, buffers. */
 static Tns *
 nth(int i)
 {
@@ -815,6 +821,8 @@ nth(int i)
 		return &man.t[1][i];
 	if (i >= man.nt[1] && i < man.nt[1] + man.nt[2])
 		return &man.t[2][i - man.nt[1]];
+	if (i >= man.nt[1] + man.nt[2] && i < man.nt[1] + man.nt[2] + man.nt[4])
+		return &man.t[4][i - man.nt[1] - man.nt[2]];
 	return NULL;
 }
 
@@ -873,5 +881,6 @@ api_stats(const void *p, struct mtc_stats *s)
 	s->ddr_bytes = man.host;
 	s->steps = c->steps;
 	s->check = c->check;
+	s->nranks = 1;
 	return 0;
 }

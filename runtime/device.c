@@ -182,6 +182,10 @@ mtc_dev_stats(const mtc_dev *d, struct mtc_stats *s)
 	s->ddr_bytes = d->desc.ddr_bytes;
 	s->steps = d->steps;
 	s->check = d->check;
+	s->rank = 0;
+	s->nranks = 1;
+	s->comm_bytes = 0;
+	s->comm_s = s->comm_wait_s = 0;
 }
 
 static const char *

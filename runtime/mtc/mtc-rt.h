@@ -103,7 +103,13 @@ mtc_split(int64_t n, int tid, int nthr, int64_t *lo, int64_t *hi)
 /* C[m,n] = op(A) op(B) for rows [r0, r1) of C; op transposes when ta/tb. Row-major. */
 void mtc_sgemm_rows(int ta, int tb, int64_t r0, int64_t r1, int64_t n, int64_t k,
                     const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc);
+/* The same adding into C: C += op(A) op(B), each sum going on in order from C's values. */
+void mtc_sgemm_rows_add(int ta, int tb, int64_t r0, int64_t r1, int64_t n, int64_t k,
+                        const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
+                        int64_t ldc);
 enum { MTC_GEMM_ROWS = 32 };          /* fewest rows of a GEMM tile (the grid is fixed by the shape) */
+/* Between y [N, C, P] and t [C, N, P] (to != 0: y into t), the pairs (n, c) in [lo, hi). */
+void mtc_chanfirst(float *t, float *y, int64_t n, int64_t c, int64_t p, int to, int64_t lo, int64_t hi);
 /* im2col and col2im (docs/ir.md) of the planes [lo, hi) of an x [N, C, H, W] (plane n*C + c):
  * a window kh x kw, stride sh x sw, padding ph x pw, dilation dh x dw, output Ho x Wo. */
 void mtc_im2col(float *col, const float *x, int64_t N, int64_t C, int64_t H, int64_t W, int64_t kh,
@@ -112,6 +118,17 @@ void mtc_im2col(float *col, const float *x, int64_t N, int64_t C, int64_t H, int
 void mtc_col2im(float *x, const float *col, int64_t N, int64_t C, int64_t H, int64_t W, int64_t kh,
                 int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
                 int64_t ho, int64_t wo, int64_t lo, int64_t hi);
+/* A depthwise convolution (groups = C = Cout) directly: y's and dx's planes n*C + c, dw's
+ * channels in [lo, hi). */
+void mtc_dwconv(float *y, const float *x, const float *w, int64_t C, int64_t H, int64_t W, int64_t kh,
+                int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
+                int64_t ho, int64_t wo, int64_t lo, int64_t hi);
+void mtc_dwconv_dx(float *dx, const float *w, const float *dy, int64_t C, int64_t H, int64_t W,
+                   int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh,
+                   int64_t dw, int64_t ho, int64_t wo, int64_t lo, int64_t hi);
+void mtc_dwconv_dw(float *dwt, const float *x, const float *dy, int64_t N, int64_t C, int64_t H,
+                   int64_t W, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
+                   int64_t dh, int64_t dw, int64_t ho, int64_t wo, int64_t lo, int64_t hi);
 /* max_pool2d (kind 0), avg_pool2d with count_include_pad (kind 1) or without (kind 2) of the
  * planes [lo, hi) of an x [N, C, H, W], and their gradients (x is read by max_pool2d's only). */
 void mtc_pool2d(float *y, const float *x, int kind, int64_t H, int64_t W, int64_t kh, int64_t kw,
@@ -120,6 +137,20 @@ void mtc_pool2d(float *y, const float *x, int kind, int64_t H, int64_t W, int64_
 void mtc_pool2d_grad(float *dx, const float *x, const float *dy, int kind, int64_t H, int64_t W,
                    int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
                    int64_t dh, int64_t dw, int64_t ho, int64_t wo, int64_t lo, int64_t hi);
+/* Batch norm (passes/grad.c): mtc_bn_apply and mtc_bn_dx over planes n*C + c in [lo, hi),
+ * the statistics (mtc_bn_stat: the mean with mu NULL, else the biased variance) and the
+ * running statistics' update over channels. */
+void mtc_bn_apply(float *y, const float *x, const float *g, const float *b, const float *mu,
+                  const float *var, double eps, int64_t C, int64_t Q, int64_t lo, int64_t hi);
+void mtc_bn_stat(float *o, const float *x, const float *mu, int64_t N, int64_t C, int64_t Q,
+                 int64_t lo, int64_t hi);
+void mtc_bn_dstats(float *o, const float *x, const float *mu, const float *var, const float *dy,
+                   double eps, int64_t N, int64_t C, int64_t Q, int64_t lo, int64_t hi);
+void mtc_bn_dx(float *dx, const float *x, const float *g, const float *mu, const float *var,
+               const float *dy, const float *ds, int train, double eps, int64_t N, int64_t C,
+               int64_t Q, int64_t lo, int64_t hi);
+void mtc_bn_update(float *rm, float *rv, const float *mu, const float *var, double m, double count,
+                   int64_t lo, int64_t hi);
 /* Permute axes: dst has shape (rank dims) `shape`, dst[i...] = src at the source strides. */
 void mtc_permute(float *dst, const float *src, int rank, const int64_t *shape,
                  const int64_t *sstride, int64_t lo, int64_t hi);
