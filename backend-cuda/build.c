@@ -229,6 +229,8 @@ release(CuMod *c)
 		free(c->fn[i].after);
 		free(c->fn[i].rec);
 		free(c->fn[i].xwait);
+		free(c->fn[i].cwait);
+		free(c->fn[i].hout);
 	}
 	free(c->ptx);
 	free(c->cubin);

@@ -64,9 +64,12 @@ typedef struct CuFn {
 	int *ev;                  /* per value a copy makes: the event of its completion */
 	int *hu;                  /* per op: its slot among the updates on the host, -1: none */
 	/* sync.c: events between the streams (-1: none). after: per copy, the compute event it
-	 * waits for; rec: per op, the compute event recorded once it is issued; xwait: per
-	 * launching op, a copy op whose event the compute stream waits for before it. */
-	int *after, *rec, *xwait;
+	 * waits for; cwait: per copy, a copy op of the other copy stream whose event it waits
+	 * for, and per update on the host the copy in it waits for; hout: per update on the
+	 * host, the copy to the host it waits for; rec: per op, the compute event recorded once
+	 * it is issued; xwait[2 op + s - 1]: per launching op, a copy op of copy stream s whose
+	 * event the compute stream waits for before it. */
+	int *after, *rec, *xwait, *cwait, *hout;
 } CuFn;
 
 typedef struct CuMod {
@@ -95,9 +98,12 @@ int cuda_build(const Lowered *, const BuildOpts *, const char *out);
 int cuda_reads(const Func *, int v);     /* does some op of f (may be NULL) read v? */
 
 /* sync.c: needs p->f after layout and its plan (fusion groups, and the dependence DAG of
- * passes/deps.c that lowering holds); fills p->after, p->rec and p->xwait, numbering compute
- * events from *nrec. */
+ * passes/deps.c that lowering holds); fills p->after, p->rec, p->xwait, p->cwait and p->hout,
+ * numbering compute events from *nrec. cuda_cstream: the copy stream of op i, CS_OUT (to the
+ * host) or CS_IN (to the GPU), 0 for the rest. */
+enum { CS_OUT = 1, CS_IN = 2 };
 void cuda_sync(CuFn *p, const LowFunc *pl, int *nrec);
+int cuda_cstream(const Func *, int i);
 
 /* host.c: the schedules, the images and the typed API as LLVM IR. Writes the IR text to
  * ir (when not NULL) and an object file to obj (when not NULL). 0, or 1 after a message. */

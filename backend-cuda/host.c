@@ -86,21 +86,21 @@ runtime_decls(G *g)
 	LLVMTypeRef tl[] = { p, i32, i32, i32, i32, i32, i32, i32, p, i32 };
 	LLVMTypeRef tg[] = { p, i32, i32, i32, i32, i32, i32, i32, p, i32, i32, i64, i64, i64, i64,
 	                     i64, i64, i64 };
-	LLVMTypeRef ts[] = { p, i32, i64, i64, i64, i32, i32 };
+	LLVMTypeRef ts[] = { p, i32, i64, i64, i64, i32, i32, i32 };
 	LLVMTypeRef tw[] = { p, i32 };
 	LLVMTypeRef tb[] = { p, i64, i64, p, i32 };
 	LLVMTypeRef dbl = LLVMDoubleTypeInContext(g->cx);
-	LLVMTypeRef th[] = { p, i32, i32, i64, p, i32, dbl, dbl, dbl, dbl, i32 };
+	LLVMTypeRef th[] = { p, i32, i32, i32, i64, p, i32, dbl, dbl, dbl, dbl, i32 };
 
 	g->base = fn(g, "mtc_cu_base", i64, &p, 1, 1);
 	g->launch = fn(g, "mtc_cu_launch", i32, tl, 10, 1);
 	g->gemm = fn(g, "mtc_cu_gemm", i32, tg, 18, 1);
-	g->swap = fn(g, "mtc_cu_swap", i32, ts, 7, 1);
+	g->swap = fn(g, "mtc_cu_swap", i32, ts, 8, 1);
 	g->wait = fn(g, "mtc_cu_wait", i32, tw, 2, 1);
 	g->record = fn(g, "mtc_cu_record", i32, tw, 2, 1);
 	g->born = fn(g, "mtc_cu_born", i32, tb, 5, 1);
 	g->dead = fn(g, "mtc_cu_dead", i32, tb, 5, 1);
-	g->hupd = fn(g, "mtc_cu_host_update", i32, th, 11, 1);
+	g->hupd = fn(g, "mtc_cu_host_update", i32, th, 12, 1);
 }
 
 /* Branch to the failure exit when rc is nonzero. */
@@ -171,36 +171,37 @@ op_code(G *g, const CuFn *p, const Launch *l, int i)
 	ndy = dying(g, p, i);
 	bd[0] = g->rt, bd[1] = C64(g, roff), bd[2] = C64(g, rb), bd[3] = dyp, bd[4] = C32(g, ndy);
 	check(g, call(g, g->born, bd, 5));
-	if (p->xwait[i] >= 0) {
-		/* a copy the DAG orders before this op's kernel that no IR wait covered */
-		LLVMValueRef a[2] = { g->rt, C32(g, p->ev[f->op[p->xwait[i]].res]) };
-		check(g, call(g, g->wait, a, 2));
-	}
+	for (int s = 0; s < 2; s++)
+		if (p->xwait[2 * i + s] >= 0) {
+			/* a copy the DAG orders before this op's kernel that no IR wait covered */
+			LLVMValueRef a[2] = { g->rt, C32(g, p->ev[f->op[p->xwait[2 * i + s]].res]) };
+			check(g, call(g, g->wait, a, 2));
+		}
 	if (opinfo[o->kind].flags & F_COPY) {
 		/* on the copy stream, after the compute event p->after[i] (-1: none needed);
 		 * swap_home copies its second operand into its decl's home */
 		int out = o->kind != OP_SWAPIN, src = o->args[o->kind == OP_SWAPHOME];
-		LLVMValueRef a[7] = { g->rt, C32(g, out), C64(g, out ? p->off[src] : p->off[r]),
+		LLVMValueRef a[8] = { g->rt, C32(g, out), C64(g, out ? p->off[src] : p->off[r]),
 		                      C64(g, out ? p->off[r] : p->off[src]), C64(g, rb ? rb : type_bytes(&f->val[r].ty)),
-		                      C32(g, p->ev[r]), C32(g, p->after[i]) };
-		check(g, call(g, g->swap, a, 7));
+		                      C32(g, p->ev[r]), C32(g, p->after[i]),
+		                      C32(g, p->cwait[i] >= 0 ? p->ev[f->op[p->cwait[i]].res] : -1) };
+		check(g, call(g, g->swap, a, 8));
 	} else if (p->hu[i] >= 0) {
-		/* an update on the host: a host function on its own stream, after the latest copy
-		 * issued (the gradient's copy out); its operands' offsets in pinned host memory */
-		LLVMValueRef a[11];
-		int lc = -1;
-		for (int k = i - 1; k >= 0 && lc < 0; k--)
-			if (opinfo[f->op[k].kind].flags & F_COPY)
-				lc = p->ev[f->op[k].res];
+		/* an update on the host: a host function on its own stream, after the copies
+		 * sync.c names (the gradient's to the host, a fetch of what it writes); its
+		 * operands' offsets in pinned host memory */
+		LLVMValueRef a[12];
 		for (int k = 0; k < o->nargs; k++)
 			LLVMBuildStore(g->b, C64(g, p->off[o->args[k]]), slot(g, g->args, g->nargs, k));
-		a[0] = g->rt, a[2] = C32(g, lc);
+		a[0] = g->rt;
 		a[1] = C32(g, o->kind == OP_SGD ? MTC_CU_SGD : o->kind == OP_SGDM ? MTC_CU_SGDM : MTC_CU_ADAM);
-		a[3] = C64(g, shape_numel(&f->val[o->args[0]].ty.sh)), a[4] = argp, a[5] = C32(g, o->nargs);
+		a[2] = C32(g, p->hout[i] >= 0 ? p->ev[f->op[p->hout[i]].res] : -1);
+		a[3] = C32(g, p->cwait[i] >= 0 ? p->ev[f->op[p->cwait[i]].res] : -1);
+		a[4] = C64(g, shape_numel(&f->val[o->args[0]].ty.sh)), a[5] = argp, a[6] = C32(g, o->nargs);
 		for (int k = 0; k < 4; k++)
-			a[6 + k] = LLVMConstReal(LLVMDoubleTypeInContext(g->cx), o->fa[k]);
-		a[10] = C32(g, p->hu[i]);
-		check(g, call(g, g->hupd, a, 11));
+			a[7 + k] = LLVMConstReal(LLVMDoubleTypeInContext(g->cx), o->fa[k]);
+		a[11] = C32(g, p->hu[i]);
+		check(g, call(g, g->hupd, a, 12));
 	} else if (o->kind == OP_WAIT) {
 		LLVMValueRef a[2] = { g->rt, C32(g, p->ev[o->args[0]]) };
 		check(g, call(g, g->wait, a, 2));

@@ -121,16 +121,18 @@ op_net_time(const Target *t, const Func *f, const Op *op)
 }
 
 /* A copy is issued where it stands in the order: it starts once the compute op before it has
- * ended (so arena bytes it overwrites are free), its operand exists and the copy engine is
- * idle; compute continues meanwhile. An update on the host is issued the same way to the
- * host's thread, which runs it once every copy issued before it is done (its gradient's among
- * them) and the updates before it are. A collective packs its operands on the compute stream,
- * then runs on the network once the collectives before it are done. A wait blocks the compute
- * stream until its copy or collective ends. */
+ * ended (so arena bytes it overwrites are free), its operand exists and its copy engine is
+ * idle; compute continues meanwhile. A duplex target (Target.duplex) has one engine each way:
+ * copies to the accelerator (swap_in, unbucket) on one, to the host on the other; else one
+ * engine takes both. An update on the host is issued the same way to the host's thread, which
+ * runs it once every copy to the host issued before it is done (its gradient's among them)
+ * and every earlier copy reading what it writes, and the updates before it are. A collective
+ * packs its operands on the compute stream, then runs on the network once the collectives
+ * before it are done. A wait blocks the compute stream until its copy or collective ends. */
 void
 cost_fill(Cost *c, const Func *f, const Target *t)
 {
-	double comp = 0, copy = 0, host = 0, net = 0;
+	double comp = 0, out = 0, in = 0, host = 0, net = 0;
 
 	c->nop = f->nop;
 	c->dur = xcalloc(f->nop + 1, sizeof *c->dur);
@@ -140,7 +142,7 @@ cost_fill(Cost *c, const Func *f, const Target *t)
 	c->pack = xcalloc(f->nop + 1, sizeof *c->pack);
 	for (int i = 0; i < f->nop; i++) {
 		const Op *op = &f->op[i];
-		double ready = 0;
+		double ready = 0, *eng;
 
 		for (int k = 0; k < op->nargs; k++) {
 			int d = f->val[op->args[k]].def;
@@ -160,23 +162,36 @@ cost_fill(Cost *c, const Func *f, const Target *t)
 			continue;
 		}
 		if (op_on_host(f, op)) {
-			c->start[i] = copy > host ? copy : host;
+			/* a fetch of what it updates (a param fetched again) is read before it writes */
+			for (int j = 0; j < i; j++)
+				if (f->op[j].kind == OP_SWAPIN)
+					for (int k = 0; k < opinfo[op->kind].nwritten; k++)
+						if (f->op[j].args[0] == op->args[k] && c->end[j] > ready)
+							ready = c->end[j];
+			c->start[i] = out > host ? out : host;
+			if (ready > c->start[i])
+				c->start[i] = ready;
 			if (comp > c->start[i])
 				c->start[i] = comp;
 			host = c->end[i] = c->start[i] + c->dur[i];
 			continue;
 		}
 		if (opinfo[op->kind].flags & F_COPY) {
-			c->start[i] = ready > copy ? ready : copy;
+			eng = t->duplex && (op->kind == OP_SWAPIN || op->kind == OP_UNBUCKET) ? &in : &out;
+			c->start[i] = ready > *eng ? ready : *eng;
 			if (comp > c->start[i])
 				c->start[i] = comp;
-			copy = c->end[i] = c->start[i] + c->dur[i];
+			*eng = c->end[i] = c->start[i] + c->dur[i];
 			continue;
 		}
 		c->start[i] = ready > comp ? ready : comp;
 		comp = c->end[i] = c->start[i] + c->dur[i];
 	}
-	c->total = comp > copy ? comp : copy;
+	c->total = comp;
+	if (out > c->total)
+		c->total = out;
+	if (in > c->total)
+		c->total = in;
 	if (host > c->total)
 		c->total = host;
 	if (net > c->total)

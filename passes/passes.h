@@ -65,6 +65,7 @@ typedef struct Target {
 	double hostbw;      /* their memory bandwidth, bytes/s */
 	double netbw;       /* data parallelism: network bandwidth of one rank's link, bytes/s */
 	double netlat;      /* latency of one message between two ranks, s */
+	int duplex;         /* one copy engine each way (copybw each), else one for both */
 } Target;
 /* The built-in descriptions; each target (backend/backend.h) points to its own. */
 extern const Target target_mt3000, target_cuda;
@@ -77,10 +78,11 @@ extern const char target_help[];   /* the lines --help prints for those options 
 
 /* cost.c: the cost rules of the op table (FLOPs per op), and the cost model.
  * needs: f in execution order, a target; fills: every op's modeled duration and its start and
- * end on four streams: compute ops run one after another; copies in order on the copy stream,
- * each starting when its operand exists; updates on the host in order on the host's thread,
- * each once the copies issued before it are done; a collective packs on the compute stream,
- * then runs in order on the network; a wait ends when its copy or collective does. */
+ * end on its stream: compute ops run one after another; copies in order on the copy stream
+ * (one each way on a duplex target), each starting when its operand exists; updates on the
+ * host in order on the host's thread, each once the copies to the host issued before it are
+ * done; a collective packs on the compute stream, then runs in order on the network; a wait
+ * ends when its copy or collective does. */
 typedef struct Cost {
 	int nop;
 	double *dur;        /* modeled seconds of each op */

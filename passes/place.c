@@ -148,7 +148,13 @@ upgrades(S *s)
 			fb = bb;
 			fc = bc;
 		}
-		(void)at;
+		/* Updating on the host takes no more off between steps than the homes do, so the
+		 * hull may stop at HOME_BOTH (HOME_PARAM without state); but then the update fetches
+		 * the param and the state for itself, and an update on the host holds neither: the
+		 * last resort, at the end of the list (ratio 0), so that the whole list is the least
+		 * the step can hold whatever the cost model says. */
+		if (at != HOME_HOSTUPD && mask & 1 << HOME_HOSTUPD)
+			s->up[s->nup++] = (Up){ i, HOME_HOSTUPD, 0, 0, rank++ };
 	}
 	cost_free(&co);
 	/* a stable order: the ranks within a chain decrease in ratio, so sorting keeps them */

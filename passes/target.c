@@ -13,9 +13,11 @@
  *   Its host, the CPU zone (16 ARMv8 cores at 2 GHz): 256 GFLOP/s f32 (16 x 2e9 x 8, two
  *   128-bit FMA lanes) and 50 GB/s of DDR (assumed) for updates run there.
  * cuda (an H100 SXM): 67 TFLOP/s f32 (no tensor cores), 3.35 TB/s HBM3, 25 GB/s pinned PCIe 5
- *   copies with 10 us latency, 80 GB, 5 us launch, 256-byte alignment (cudaMalloc's). Its
+ *   copies each way with 10 us latency, 80 GB, 5 us launch, 256-byte alignment (cudaMalloc's). Its
  *   host, the CPU beside it: 1 TFLOP/s f32 and 100 GB/s for updates run there (assumed: about
  *   what DeepSpeed's CPU Adam reaches on a two-socket server, 3e9 params/s).
+ * duplex: copies each way run at once: PCIe is full duplex and a GPU has a copy engine each
+ * way (the CUDA target puts them on two streams); the emulated MT-3000's DMA engine is one.
  * hoststate: the target's code keeps params and optimizer state in host memory and updates
  * them there when the planner asks: both do (CUDA in pinned memory, updates on the host as
  * host functions on its copy stream).
@@ -30,9 +32,9 @@
 #include "passes.h"
 
 const Target target_mt3000 = { "mt3000", 11.6e12, 200e9, 10e9, 20e-6, 20e-6, 8LL << 30, 64, 1,
-                                256e9, 50e9, 25e9, 5e-6 };
+                                256e9, 50e9, 25e9, 5e-6, 0 };
 const Target target_cuda = { "cuda", 67e12, 3.35e12, 25e9, 10e-6, 5e-6, 80000000000LL, 256, 1,
-                             1e12, 100e9, 450e9, 3e-6 };
+                             1e12, 100e9, 450e9, 3e-6, 1 };
 static const Target *const builtin[] = { &target_mt3000, &target_cuda };
 
 const char target_help[] =

@@ -1,6 +1,7 @@
 /* cuda.c: the runtime's CUDA part: libcuda and cuBLAS through dlopen, one device arena, a
- * compute and a copy stream, pinned host memory for swaps and for the params and state that
- * live there, a stream of updates on the host, events, check mode, the module API.
+ * compute stream and a copy stream each way, pinned host memory for swaps and for the params
+ * and state that live there, a stream of updates on the host, events, check mode, the module
+ * API.
  *
  * Nothing here links against CUDA: the few driver API types are declared below, so a module
  * loads everywhere and create() says plainly when there is no driver or no GPU. */
@@ -260,7 +261,7 @@ struct mtc_cu {
 	CUfunction *fn;
 	CUdeviceptr mem;          /* persistent zone + arena */
 	char *host;               /* pinned: swapped tensors */
-	CUstream s[3];            /* compute, copy, the host's updates */
+	CUstream s[4];            /* compute, copies to the host, the host's updates, copies in */
 	CUevent *ev;              /* per swap: its completion */
 	CUevent *rec;             /* compute events: a position of the compute stream a copy waits for */
 	Hupd *hu;                 /* per update on the host: its closure */
@@ -424,7 +425,7 @@ open_instance(mtc_cu *c)
 	if (man.host > 0 && (r = cu.cuMemAllocHost_v2((void **)&c->host, man.host)))
 		return fail(c, MTC_ENOMEM, "cannot allocate %lld bytes of pinned host memory: %s",
 		            (long long)man.host, cuerr(r));
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		CK(c, cu.cuStreamCreate(&c->s[i], CU_STREAM_NON_BLOCKING), "creating a stream");
 	for (int i = 0; i < man.nevents; i++)
 		CK(c, cu.cuEventCreate(&c->ev[i], CU_EVENT_DISABLE_TIMING), "creating an event");
@@ -449,7 +450,7 @@ mtc_cu_destroy(void *p)
 		return;
 	if (cu.lib && c->ctx) {
 		cu.cuCtxSetCurrent(c->ctx);
-		for (int i = 0; i < 3; i++)
+		for (int i = 0; i < 4; i++)
 			if (c->s[i])
 				cu.cuStreamSynchronize(c->s[i]);
 		if (c->blas)
@@ -460,7 +461,7 @@ mtc_cu_destroy(void *p)
 		for (int i = 0; c->rec && i < man.nrecords; i++)
 			if (c->rec[i])
 				cu.cuEventDestroy_v2(c->rec[i]);
-		for (int i = 0; i < 3; i++)
+		for (int i = 0; i < 4; i++)
 			if (c->s[i])
 				cu.cuStreamDestroy_v2(c->s[i]);
 		if (c->host)
@@ -553,18 +554,23 @@ mtc_cu_gemm(mtc_cu *c, int fn, unsigned gx, unsigned gy, unsigned gz, unsigned b
 }
 
 int
-mtc_cu_swap(mtc_cu *c, int out, int64_t dev, int64_t host, int64_t bytes, int ev, int after)
+mtc_cu_swap(mtc_cu *c, int out, int64_t dev, int64_t host, int64_t bytes, int ev, int after,
+            int cwait)
 {
-	if (ev < 0 || ev >= man.nevents || after < -1 || after >= man.nrecords || host < 0 ||
-	    host + bytes > man.host)
+	CUstream s = c->s[out ? 1 : 3];
+
+	if (ev < 0 || ev >= man.nevents || after < -1 || after >= man.nrecords || cwait < -1 ||
+	    cwait >= man.nevents || host < 0 || host + bytes > man.host)
 		return fail(c, MTC_EINVAL, "bad swap (event %d after %d)", ev, after);
 	if (after >= 0)
-		CK(c, cu.cuStreamWaitEvent(c->s[1], c->rec[after], 0), "ordering a swap");
+		CK(c, cu.cuStreamWaitEvent(s, c->rec[after], 0), "ordering a swap");
+	if (cwait >= 0)
+		CK(c, cu.cuStreamWaitEvent(s, c->ev[cwait], 0), "ordering a swap");
 	if (out)
-		CK(c, cu.cuMemcpyDtoHAsync_v2(c->host + host, c->mem + dev, bytes, c->s[1]), "swap out");
+		CK(c, cu.cuMemcpyDtoHAsync_v2(c->host + host, c->mem + dev, bytes, s), "swap out");
 	else
-		CK(c, cu.cuMemcpyHtoDAsync_v2(c->mem + dev, c->host + host, bytes, c->s[1]), "swap in");
-	CK(c, cu.cuEventRecord(c->ev[ev], c->s[1]), "recording a swap");
+		CK(c, cu.cuMemcpyHtoDAsync_v2(c->mem + dev, c->host + host, bytes, s), "swap in");
+	CK(c, cu.cuEventRecord(c->ev[ev], s), "recording a swap");
 	return 0;
 }
 
@@ -608,13 +614,13 @@ host_update(void *arg)
 }
 
 int
-mtc_cu_host_update(mtc_cu *c, int kind, int after, int64_t n, const uint64_t *off, int nargs,
+mtc_cu_host_update(mtc_cu *c, int kind, int out, int in, int64_t n, const uint64_t *off, int nargs,
                    double a, double b, double cc, double d, int slot)
 {
 	Hupd *u;
 
 	if (slot < 0 || slot >= man.nhupd || kind < MTC_CU_SGD || kind > MTC_CU_ADAM || nargs < 2 ||
-	    nargs > 5 || after < -1 || after >= man.nevents)
+	    nargs > 5 || out < -1 || out >= man.nevents || in < -1 || in >= man.nevents)
 		return fail(c, MTC_EINVAL, "bad update on the host (%d)", slot);
 	for (int k = 0; k < nargs; k++)
 		if (off[k] >= (uint64_t)man.host || n * 4 > man.host - (int64_t)off[k])
@@ -623,8 +629,10 @@ mtc_cu_host_update(mtc_cu *c, int kind, int after, int64_t n, const uint64_t *of
 	u = &c->hu[slot];
 	*u = (Hupd){ c, kind, nargs, n, { 0 }, { a, b, cc, d } };
 	memcpy(u->off, off, sizeof *off * (size_t)nargs);
-	if (after >= 0)
-		CK(c, cu.cuStreamWaitEvent(c->s[2], c->ev[after], 0), "ordering an update on the host");
+	if (out >= 0)
+		CK(c, cu.cuStreamWaitEvent(c->s[2], c->ev[out], 0), "ordering an update on the host");
+	if (in >= 0)
+		CK(c, cu.cuStreamWaitEvent(c->s[2], c->ev[in], 0), "ordering an update on the host");
 	CK(c, cu.cuLaunchHostFunc(c->s[2], host_update, u), "queueing an update on the host");
 	return 0;
 }
@@ -743,13 +751,17 @@ begin(mtc_cu *c, const void *const *in, int fn)
 static int
 finish(mtc_cu *c, int rc)
 {
-	CUresult r0 = cu.cuStreamSynchronize(c->s[0]), r1 = cu.cuStreamSynchronize(c->s[1]);
-	CUresult r2 = cu.cuStreamSynchronize(c->s[2]);
+	CUresult r = 0;
 
+	for (int i = 0; i < 4; i++) {
+		CUresult ri = cu.cuStreamSynchronize(c->s[i]);
+		if (!r)
+			r = ri;
+	}
 	if (rc)
 		return c->status ? c->status : rc;
-	if (r0 || r1 || r2)
-		return fail(c, MTC_ENODEV, "a kernel or copy failed: %s", cuerr(r0 ? r0 : r1 ? r1 : r2));
+	if (r)
+		return fail(c, MTC_ENODEV, "a kernel or copy failed: %s", cuerr(r));
 	if (c->hubad)
 		return fail(c, MTC_EINVAL, "adam's step counter is below 1 (the state was set wrongly)");
 	return c->status;
@@ -825,9 +837,10 @@ api_get(void *p, int i, void *dst)
 	c->status = 0;
 	CK(c, cu.cuCtxSetCurrent(c->ctx), "get");
 	if (t->host) {
-		/* in pinned host memory, where the copies home and the updates on the host write */
-		CK(c, cu.cuStreamSynchronize(c->s[1]), "get");
-		CK(c, cu.cuStreamSynchronize(c->s[2]), "get");
+		/* in pinned host memory, where the copies home and the updates on the host write
+		 * and the fetches read */
+		for (int k = 1; k < 4; k++)
+			CK(c, cu.cuStreamSynchronize(c->s[k]), "get");
 		memcpy(dst, c->host + t->off, (size_t)t->info.bytes);
 		return 0;
 	}
@@ -847,8 +860,8 @@ api_set(void *p, int i, const void *src)
 	c->status = 0;
 	CK(c, cu.cuCtxSetCurrent(c->ctx), "set");
 	if (t->host) {
-		CK(c, cu.cuStreamSynchronize(c->s[1]), "set");
-		CK(c, cu.cuStreamSynchronize(c->s[2]), "set");
+		for (int k = 1; k < 4; k++)
+			CK(c, cu.cuStreamSynchronize(c->s[k]), "set");
 		memcpy(c->host + t->off, src, (size_t)t->info.bytes);
 		return 0;
 	}

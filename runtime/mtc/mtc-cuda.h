@@ -65,21 +65,26 @@ int mtc_cu_launch(mtc_cu *, int fn, unsigned gx, unsigned gy, unsigned gz, unsig
 int mtc_cu_gemm(mtc_cu *, int fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                 unsigned by, unsigned bz, uint64_t *args, int ta, int tb, int64_t m, int64_t n,
                 int64_t k, int64_t batch, int64_t sa, int64_t sb, int64_t sc);
-/* A swap on the copy stream, after the compute stream reached compute event `after` (-1:
- * no wait; the generated code picks the latest kernel the copy depends on in the DAG: the
- * producer of what it reads, the readers of the bytes it overwrites), and after every earlier
- * copy (one stream); out: device to pinned host. Its completion is recorded in copy event ev. */
-int mtc_cu_swap(mtc_cu *, int out, int64_t dev, int64_t host, int64_t bytes, int ev, int after);
+/* A swap on the copy stream of its direction (out: device to pinned host; PCIe is full
+ * duplex, so one stream each way), after the compute stream reached compute event `after`
+ * (-1: no wait; the generated code picks the latest kernel the copy depends on in the DAG:
+ * the producer of what it reads, the readers of the bytes it overwrites), after copy event
+ * `cwait` of the other copy stream (-1: none; a swap_in of what a swap_out sent, bytes the
+ * other stream reads or writes) and after every earlier copy of its stream. Its completion
+ * is recorded in copy event ev. */
+int mtc_cu_swap(mtc_cu *, int out, int64_t dev, int64_t host, int64_t bytes, int ev, int after,
+                int cwait);
 /* An optimizer update on the host (the planner's choice): a host function on the stream of
- * updates on the host, after copy event `after` (-1: none; the latest copy issued before it,
- * so every copy before it too: the gradient sent there), running kind's formula
+ * updates on the host, after copy events `out` (-1: none; the latest copy to the host issued
+ * before it, so every one before it too: the gradient sent there) and `in` (-1: none; the
+ * latest copy in that reads what it writes), running kind's formula
  * (<mtc/mtc-ops.h>) over n elements of its operands at pinned host offsets off[0..nargs) (the
  * param, its state, the gradient, Adam's counter) with the float attributes a..d (lr, then
  * momentum, or beta1 beta2 eps). slot: its place among the manifest's hostupd (the closure the
  * host function reads). */
 enum { MTC_CU_SGD = 1, MTC_CU_SGDM, MTC_CU_ADAM };
-int mtc_cu_host_update(mtc_cu *, int kind, int after, int64_t n, const uint64_t *off, int nargs,
-                       double a, double b, double c, double d, int slot);
+int mtc_cu_host_update(mtc_cu *, int kind, int out, int in, int64_t n, const uint64_t *off,
+                       int nargs, double a, double b, double c, double d, int slot);
 /* Record compute event k on the compute stream (after the op just issued). */
 int mtc_cu_record(mtc_cu *, int k);
 /* The compute stream waits for copy event ev (a swap's completion): the IR's `wait`, and

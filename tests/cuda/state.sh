@@ -37,7 +37,7 @@ for n in mlp transformer gpt widemlp; do
 		grep -o '@mtc_cu_manifest = .*' "$m.ll" | sed 's/\\0A/\n/g' >"$m.man"
 		t "$n $pct%: the manifest marks the $hd decls in host memory" "[ \$(grep -c '^tensor \(param\|state\) .* host\$' '$m.man') -eq $hd ]"
 		t "$n $pct%: $hu updates on the host queued" "[ \$(grep -c 'call i32 @mtc_cu_host_update' '$m.ll') -eq $hu ] && grep -q '^hostupd $hu\$' '$m.man'"
-		t "$n $pct%: copies home in the schedule" "[ \$(grep -c 'call i32 @mtc_cu_swap(ptr %[0-9a-z]*, i32 1' '$m.ll') -ge $sh ]"
+		t "$n $pct%: copies home in the schedule" "[ \$(grep -c 'call i32 @mtc_cu_swap([^,]*, i32 1,' '$m.ll') -ge $sh ]"
 		"$DRIVE" "$m.so" 5 >"$m.run" 2>"$m.err"
 		rc=$?
 		if [ $rc -eq 2 ]; then
