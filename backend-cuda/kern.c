@@ -257,33 +257,28 @@ k_const(FILE *fp, const Func *f, const Op *op, Launch *l)
 	set1(l, blocks(n, BLK), BLK);
 }
 
-/* Optimizer updates: elementwise over the param, in place; PyTorch's formulas. */
+/* Optimizer updates: elementwise over the param, in place; mtc-ops.h's formulas (PyTorch's
+ * rules), the hyperparameters f32[] operands read once per thread. */
 static void
 k_update(FILE *fp, const Func *f, const Op *op, Launch *l)
 {
 	int64_t n = shape_numel(SH(f, op->args[0]));
 
-	if (op->kind == OP_ADAM)
-		fprintf(fp, "\tdouble t = (double)a4[0];\n"
-		        "\tfloat step = (float)(%.17g / (1.0 - pow(%.17g, t)));\n"
-		        "\tfloat bc2s = (float)sqrt(1.0 - pow(%.17g, t));\n",
-		        op->fa[0], op->fa[1], op->fa[2]);
+	if (op->kind == OP_ADAM || op->kind == OP_ADAMW)
+		fprintf(fp, "\tmtc_adam c = mtc_adam_scalars(a4[0], a5[0], a6[0], a7[0], a8[0], %s);\n",
+		        op->kind == OP_ADAMW ? "a9[0]" : "0.0f");
 	fprintf(fp, LOOP("%lldLL"), (long long)n);
 	switch (op->kind) {
 	case OP_SGD:
-		fprintf(fp, "\t\ta0[i] = a0[i] + -%s * a1[i];\n", FL(op->fa[0]));
+		fprintf(fp, "\t\tmtc_sgd_update(&a0[i], a1[i], a2[0], a3[0]);\n");
 		break;
 	case OP_SGDM:
-		fprintf(fp, "\t\tfloat v = a1[i] * %s + a2[i];\n\t\ta1[i] = v;\n\t\ta0[i] = a0[i] + -%s * v;\n",
-		        FL(op->fa[1]), FL(op->fa[0]));
+		fprintf(fp, "\t\tmtc_sgdm_update(&a0[i], &a1[i], a2[i], a3[0], a4[0], a5[0]);\n");
 		break;
 	case OP_ADAM:
-		fprintf(fp, "\t\tfloat g = a3[i];\n"
-		        "\t\tfloat m = a1[i] * %s + %s * g;\n"
-		        "\t\tfloat v = a2[i] * %s + %s * g * g;\n"
-		        "\t\ta1[i] = m;\n\t\ta2[i] = v;\n"
-		        "\t\ta0[i] = a0[i] + -step * (m / (sqrtf(v) / bc2s + %s));\n",
-		        FL(op->fa[1]), FL(1 - op->fa[1]), FL(op->fa[2]), FL(1 - op->fa[2]), FL(op->fa[3]));
+	case OP_ADAMW:
+		fprintf(fp, "\t\tmtc_%s_update(&a0[i], &a1[i], &a2[i], a3[i], &c);\n",
+		        op->kind == OP_ADAMW ? "adamw" : "adam");
 		break;
 	default: die("not an update");
 	}
@@ -623,6 +618,20 @@ k_mse(FILE *fp, const Func *f, const Op *op, Launch *l)
 	set1(l, 1, BLK);
 }
 
+/* sumsq: one block, each thread's share in double, then a fixed-order tree in shared memory. */
+static void
+k_sumsq(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	fprintf(fp, "\t__shared__ double s[%d];\n\tdouble t = 0;\n"
+	        "\tfor (ll i = threadIdx.x; i < %lldLL; i += blockDim.x)\n\t\tt += (double)a0[i] * a0[i];\n"
+	        "\ts[threadIdx.x] = t;\n\t__syncthreads();\n"
+	        "\tfor (int h = blockDim.x / 2; h > 0; h >>= 1) {\n\t\tif (threadIdx.x < h)\n"
+	        "\t\t\ts[threadIdx.x] += s[threadIdx.x + h];\n\t\t__syncthreads();\n\t}\n"
+	        "\tif (threadIdx.x == 0)\n\t\tr[0] = (float)s[0];\n}\n", BLK,
+	        (long long)shape_numel(SH(f, op->args[0])));
+	set1(l, 1, BLK);
+}
+
 /* ---------- matmul ---------- */
 
 /* A TILE x TILE tiled product per (row block, column block, batch); operands transposed by
@@ -724,7 +733,7 @@ k_red(FILE *fp, const Func *f, const Op *op, Launch *l)
 	k_reduce(fp, f, op, &k, op->kind == OP_MAX, op->kind == OP_MEAN, l);
 }
 
-/* Copies and waits: the host code does them (host.c); no kernel. */
+/* Copies, waits and the step's output copies: the host code does them (host.c); no kernel. */
 void
 cuda_hostop(FILE *fp, const Func *f, const Op *op, Launch *l)
 {
@@ -745,7 +754,8 @@ cuda_hostop(FILE *fp, const Func *f, const Op *op, Launch *l)
 	K(SIGMOID_G, k_ew) K(SQRT_G, k_ew) K(RSQRT_G, k_ew) K(POW_G, k_ew) K(MAX_G, k_maxgrad) \
 	K(SOFTMAX_G, k_softmaxgrad) K(LOGSOFTMAX_G, k_softmaxgrad) K(LN_DX, k_lndx) \
 	K(LN_DGAMMA, k_lndgamma) K(EMBED_G, k_embedgrad) K(XENT_G, k_xentgrad) K(MSE_G, k_ew) \
-	K(SLICE, k_slice) K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_tick) \
+	K(SLICE, k_slice) K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(ADAMW, k_update) \
+	K(TICK, k_tick) K(SUMSQ, k_sumsq) K(CLIPCOEF, k_ew) K(COPYOUT, cuda_hostop) \
 	K(SWAPOUT, cuda_hostop) K(SWAPIN, cuda_hostop) K(SWAPHOME, cuda_hostop) \
 	K(WAIT, cuda_hostop)
 KERNELS(OP_HAS)

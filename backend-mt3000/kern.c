@@ -765,13 +765,16 @@ k_maxgrad(Gen *g, const LowFunc *p, const Op *o)
 	launch(g, p, k, v, 4, 0, (double)(outer * n * inner));
 }
 
-/* Optimizer updates, in place, PyTorch's rules. */
+/* Optimizer updates, in place: mtc-ops.h's formulas (PyTorch's rules) over the thread's share;
+ * the hyperparameters are f32[] operands, read once. */
 static void
 k_update(Gen *g, const LowFunc *p, const Op *o)
 {
 	int64_t n = shape_numel(SH(o->args[0]));
-	int v[5], k = kopen(g, opinfo[o->kind].name);
+	int v[16], k = kopen(g, opinfo[o->kind].name), adam = o->kind == OP_ADAM || o->kind == OP_ADAMW;
 
+	if (o->nargs > 16)
+		die("%s with %d operands", opinfo[o->kind].name, o->nargs);
 	for (int i = 0; i < o->nargs; i++)
 		v[i] = o->args[i];
 	if (o->kind == OP_TICK) {
@@ -781,37 +784,52 @@ k_update(Gen *g, const LowFunc *p, const Op *o)
 		return;
 	}
 	kptr(g, "w", 0, 1, 0);
-	ksplit(g, n);
 	switch (o->kind) {
 	case OP_SGD:
 		kptr(g, "gr", 1, 0, 0);
-		K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tw[i] = w[i] + -%s * gr[i];\n", FL(o->fa[0]));
+		K(g, "\tfloat lr = *(const float *)(uintptr_t)a[2], wd = *(const float *)(uintptr_t)a[3];\n");
+		ksplit(g, n);
+		K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tmtc_sgd_update(&w[i], gr[i], lr, wd);\n");
 		break;
 	case OP_SGDM:
 		kptr(g, "m", 1, 1, 0);
 		kptr(g, "gr", 2, 0, 0);
-		K(g, "\tfor (int64_t i = lo; i < hi; i++) {\n\t\tm[i] = m[i] * %s + gr[i];\n"
-		  "\t\tw[i] = w[i] + -%s * m[i];\n\t}\n", FL(o->fa[1]), FL(o->fa[0]));
+		K(g, "\tfloat lr = *(const float *)(uintptr_t)a[3], mu = *(const float *)(uintptr_t)a[4],"
+		  " wd = *(const float *)(uintptr_t)a[5];\n");
+		ksplit(g, n);
+		K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tmtc_sgdm_update(&w[i], &m[i], gr[i], lr, mu, wd);\n");
 		break;
-	default: /* adam: bias corrections from the step counter, which tick advanced */
+	default: /* adam, adamw: bias corrections from the step counter, which tick advanced */
 		kptr(g, "m", 1, 1, 0);
 		kptr(g, "s", 2, 1, 0);
 		kptr(g, "gr", 3, 0, 0);
 		kptr(g, "tc", 4, 0, 1);
-		/* torch.optim.Adam (1.13): bias corrections in double, as Python computes them. */
-		K(g, "\tint *flag = (int *)(uintptr_t)a[5];\n\tint32_t t = tc[0];\n"
-		  "\tdouble lr = %.17g, b1 = %.17g, b2 = %.17g;\n"
-		  "\tfloat eps = %s, fb1 = (float)b1, fb2 = (float)b2, a1 = (float)(1 - b1), a2 = (float)(1 - b2);\n"
-		  "\tif (t < 1) {\n\t\t*flag = MTC_EINVAL;\n\t\treturn;\n\t}\n"
-		  "\tfloat step = (float)(lr / (1 - pow(b1, t))), bc2s = (float)sqrt(1 - pow(b2, t));\n"
-		  "\tfor (int64_t i = lo; i < hi; i++) {\n"
-		  "\t\tm[i] = m[i] * fb1 + a1 * gr[i];\n"
-		  "\t\ts[i] = s[i] * fb2 + a2 * gr[i] * gr[i];\n"
-		  "\t\tw[i] = w[i] + -step * (m[i] / (sqrtf(s[i]) / bc2s + eps));\n\t}\n",
-		  o->fa[0], o->fa[1], o->fa[2], FL(o->fa[3]));
+		K(g, "\tint *flag = (int *)(uintptr_t)a[%d];\n"
+		  "\tmtc_adam c = mtc_adam_scalars(tc[0], *(const float *)(uintptr_t)a[5], *(const float *)(uintptr_t)a[6],\n"
+		  "\t                              *(const float *)(uintptr_t)a[7], *(const float *)(uintptr_t)a[8], %s);\n"
+		  "\tif (c.bad) {\n\t\t*flag = MTC_EINVAL;\n\t\treturn;\n\t}\n",
+		  o->nargs, o->kind == OP_ADAMW ? "*(const float *)(uintptr_t)a[9]" : "0");
+		ksplit(g, n);
+		K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tmtc_%s_update(&w[i], &m[i], &s[i], gr[i], &c);\n",
+		  o->kind == OP_ADAMW ? "adamw" : "adam");
 	}
 	K(g, "}\n");
-	launch(g, p, k, v, o->nargs, o->kind == OP_ADAM, 4.0 * (double)n);
+	launch(g, p, k, v, o->nargs, adam, 4.0 * (double)n);
+}
+
+/* sumsq: one thread, in double, in element order: the interpreter's bits. */
+static void
+k_sumsq(Gen *g, const LowFunc *p, const Op *o)
+{
+	int64_t n = shape_numel(SH(o->args[0]));
+	int v[2] = { o->res, o->args[0] }, k = kopen(g, "sumsq");
+
+	kptr(g, "r", 0, 1, 0);
+	kptr(g, "x", 1, 0, 0);
+	K(g, "\tdouble s = 0;\n\tif (tid != 0)\n\t\treturn;\n"
+	  "\tfor (int64_t i = 0; i < %lld; i++)\n\t\ts += (double)x[i] * x[i];\n\tr[0] = (float)s;\n}\n",
+	  ll(n));
+	launch(g, p, k, v, 2, 0, 0);
 }
 
 /* An F_EW op alone: a group of one. */
@@ -822,7 +840,7 @@ k_ew(Gen *g, const LowFunc *p, const Op *o)
 	kern_ew(g, p, i, i + 1);
 }
 
-/* Copies and waits: the host code sequences them (host.c); no kernel. */
+/* Copies, waits and the step's output copies: the host code does them (host.c); no kernel. */
 void
 mt3000_hostop(Gen *g, const LowFunc *p, const Op *o)
 {
@@ -843,7 +861,8 @@ mt3000_hostop(Gen *g, const LowFunc *p, const Op *o)
 	K(SIGMOID_G, k_ew) K(SQRT_G, k_ew) K(RSQRT_G, k_ew) K(POW_G, k_ew) K(MAX_G, k_maxgrad) \
 	K(SOFTMAX_G, k_softmax) K(LOGSOFTMAX_G, k_softmax) K(LN_DX, k_layernorm) \
 	K(LN_DGAMMA, k_layernorm) K(EMBED_G, k_embedding) K(XENT_G, k_xent) K(MSE_G, k_ew) \
-	K(SLICE, k_slice) K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_update) \
+	K(SLICE, k_slice) K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(ADAMW, k_update) \
+	K(TICK, k_update) K(SUMSQ, k_sumsq) K(CLIPCOEF, k_ew) K(COPYOUT, mt3000_hostop) \
 	K(SWAPOUT, mt3000_hostop) K(SWAPIN, mt3000_hostop) K(SWAPHOME, mt3000_hostop) \
 	K(WAIT, mt3000_hostop)
 KERNELS(OP_HAS)

@@ -21,6 +21,23 @@ sizes(FILE *fp, const char *guard, const char *name, const Type *t)
 		fprintf(fp, "#define %s_%s_DIM%d %lld\n", guard, nm, d, ll(t->sh.d[d]));
 }
 
+/* The setters of the optimizer's hyperparameters, with the model's values. */
+static void
+hypers_doc(const Module *m, const char *id, FILE *fp)
+{
+	int first = 1;
+
+	fprintf(fp, " * Training: %s_step() runs one step of %s (PyTorch's rule). Its hyperparameters are\n"
+	        " * settings of the instance, from the model's values:", id, optim_name[m->opt.kind]);
+	for (int d = 0; d < m->ndecl; d++)
+		if (m->decl[d].role == R_HYPER) {
+			fprintf(fp, "%s %s %g", first ? "" : ",", hyper_name(m->decl[d].name), m->decl[d].init.a);
+			first = 0;
+		}
+	fprintf(fp, ".\n * %s_set_NAME(m, v) changes one from the next step on (e.g. a learning-rate schedule);\n"
+	        " * a value PyTorch would refuse (a negative lr, a beta outside [0, 1)) is MTC_EINVAL.\n *\n", id);
+}
+
 void
 header_emit(const Lowered *lo, const char *id, const char *target, FILE *fp)
 {
@@ -42,7 +59,8 @@ header_emit(const Lowered *lo, const char *id, const char *target, FILE *fp)
 	        " *                          create() refuses more than MTC_ACCEL_BYTES)\n", ll(lo->persist + lo->arena));
 	fprintf(fp, " *   value zone ......... %lld  (the arena less the module tensors)\n", ll(p->arena));
 	fprintf(fp, " *   params ............. %lld\n", ll(lo->param_bytes));
-	fprintf(fp, " *   optimizer state .... %lld\n", ll(lo->state_bytes));
+	fprintf(fp, " *   optimizer state .... %lld%s\n", ll(lo->state_bytes),
+	        m->step ? "  (its hyperparameters included)" : "");
 	fprintf(fp, " *   inputs (+ padding) . %lld\n", ll(inputs));
 	fprintf(fp, " *   host zone .......... %lld  (swapped-out values, in host memory)\n", ll(p->ddr));
 	if (pl->budget && pl->budget_pct > 0)
@@ -52,7 +70,14 @@ header_emit(const Lowered *lo, const char *id, const char *target, FILE *fp)
 		fprintf(fp, " *   budget ............. %lld\n", ll(pl->budget));
 	else
 		fprintf(fp, " *   budget ............. none\n");
-	fprintf(fp, " *   solver ............. %s\n *\n", pl->solver);
+	fprintf(fp, " *   solver ............. %s\n", pl->solver);
+	if (m->micro > 1)
+		fprintf(fp, " *   micro-batches ...... %d  (forward and backward run on %d slices of the batch, the\n"
+		        " *                          gradients summed before the update: --micro-batches)\n",
+		        m->micro, m->micro);
+	fprintf(fp, " *\n");
+	if (m->step)
+		hypers_doc(m, id, fp);
 	fprintf(fp, " * Every function returns 0 or an enum mtc_status code (<mtc/mtc.h>) and never aborts;\n"
 	        " * %s_error(instance) says why, %s_error(NULL) why %s_create() returned NULL. */\n",
 	        id, id, id);

@@ -24,7 +24,9 @@ typedef struct Opts {
 	uint64_t seed;
 	const char **defines;
 	int ndefines;
+	int micro;                /* --micro-batches=K; 0 or 1: none; MICRO_AUTO: the planner's choice */
 } Opts;
+enum { MICRO_AUTO = -1 };
 
 /* What the analyses found about one function, for the dumps. */
 typedef struct Anal {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "expand.h"
+#include "mtc/mtc-rt.h"
 
 static void exec(Ctx *, Stmt *, int top);
 
@@ -159,10 +160,11 @@ train(Ctx *c, Stmt *s)
 {
 	char ts[MAXRANK * 24 + 8];
 	const Builtin *b = findb(optims, s->e->name);
-	Node *kv[4] = { 0 };
-	double x[4];
+	Node *kv[6] = { 0 };
+	double x[6];
 	Optim o = { 0 };
 	Val v;
+	int nk;
 
 	if (c->trained) {
 		err(c, s->loc, "a second train statement (the first is at %d:%d)", c->trainloc.line,
@@ -183,42 +185,36 @@ train(Ctx *c, Stmt *s)
 		return;
 	}
 	if (!b) {
-		err(c, s->e->loc, "unknown optimizer '%s' (sgd or adam)", s->e->name);
+		err(c, s->e->loc, "unknown optimizer '%s' (sgd, adam or adamw)", s->e->name);
 		return;
 	}
-	if (bind_args(c, s->e, b->name, 0, b->kw, b->k == OPT_SGD ? 2 : 4, NULL, NULL, kv))
+	nk = nkws(b);
+	if (bind_args(c, s->e, b->name, 0, b->kw, nk, NULL, NULL, kv))
 		return;
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < nk; i++) {
 		x[i] = b->kw[i].def;
 		if (kv[i] && neval(c, kv[i], &x[i]))
 			return;
+		/* the ranges the runtime's setters enforce too (runtime/hyper.c) */
+		if (!mtc_hyper_ok(b->kw[i].name, x[i])) {
+			err(c, kv[i] ? kv[i]->loc : s->e->loc, "%s must be %s, got %g", b->kw[i].name,
+			    mtc_hyper_range(b->kw[i].name), x[i]);
+			return;
+		}
 	}
 	o.kind = b->k;
 	o.lr = x[0];
 	o.loc = s->e->loc;
+	o.clip_norm = x[nk - 1];
 	if (b->k == OPT_SGD) {
 		o.momentum = x[1];
-		if (!(o.momentum >= 0 && o.momentum < 1)) {
-			err(c, kv[1]->loc, "momentum must be in [0, 1), got %g", o.momentum);
-			return;
-		}
+		o.weight_decay = x[2];
 	} else {
 		o.beta1 = x[1];
 		o.beta2 = x[2];
 		o.eps = x[3];
-		for (int i = 1; i < 3; i++)
-			if (!(x[i] >= 0 && x[i] < 1)) {
-				err(c, kv[i]->loc, "%s must be in [0, 1), got %g", b->kw[i].name, x[i]);
-				return;
-			}
-		if (!(o.eps >= 0)) {
-			err(c, kv[3]->loc, "eps must not be negative, got %g", o.eps);
-			return;
-		}
-	}
-	if (!(o.lr >= 0)) {
-		err(c, kv[0]->loc, "lr must not be negative, got %g", o.lr);
-		return;
+		if (b->k == OPT_ADAMW)
+			o.weight_decay = x[4];
 	}
 	c->m->opt = o;
 	c->f->loss = v.v;
@@ -492,6 +488,39 @@ unused_defines(Ctx *c, const FeOpts *o)
 	}
 }
 
+/* FeOpts.batch_div: fold the batch const (the leading dim of the model's first input) as its
+ * value divided by batch_div, before any const that uses it is folded. */
+static void
+divide_batch(Ctx *c, const Item *model, const FeOpts *o)
+{
+	const Stmt *s;
+	const Node *d0;
+	const char *why = o->batch_why ? o->batch_why : "dividing the batch";
+	Ent *e;
+	Val v;
+
+	for (s = model->body; s && s->kind != S_INPUT; s = s->next)
+		;
+	if (!s) {
+		err(c, model->loc, "%s: model %s has no input, so no batch to divide", why, model->name);
+		return;
+	}
+	d0 = s->ty && s->ty->ndims ? s->ty->dims : NULL;
+	if (!d0 || d0->kind != N_NAME || !(e = mget(&c->consts, d0->name))) {
+		err(c, d0 ? d0->loc : s->nameloc, "%s: the batch, the leading dim of the first input '%s', "
+		    "must be a const's name (input %s : f32[B, ...])", why, s->name, s->name);
+		return;
+	}
+	if (!lookup(c, d0->name, d0->loc, &v) || v.k != V_INT)
+		return;
+	if (v.i <= 0 || v.i % o->batch_div) {
+		err(c, d0->loc, "%s does not divide the batch %s = %lld (the leading dim of input '%s')",
+		    why, d0->name, (long long)v.i, s->name);
+		return;
+	}
+	e->val.i = v.i / o->batch_div;
+}
+
 Module *
 fe_expand(Parser *p, const FeOpts *o)
 {
@@ -504,6 +533,8 @@ fe_expand(Parser *p, const FeOpts *o)
 	c.a = p->a;
 	register_items(&c, p, &model);
 	defines(&c, o);
+	if (model && o && o->batch_div > 1 && !c.src->nerr)
+		divide_batch(&c, model, o);
 	for (Item *it = p->items; it && !c.stop; it = it->next)
 		if (it->kind == I_CONST)
 			lookup(&c, it->name, it->loc, &v);

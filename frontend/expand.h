@@ -100,8 +100,9 @@ typedef struct Builtin {
 	const char *name;
 	int k;              /* Opk, InitKind or OptKind */
 	int nt;             /* tensor operands; -1: one or more */
-	Kw kw[4];
+	Kw kw[6];
 } Builtin;
+int nkws(const Builtin *);
 extern const Builtin inits[], optims[];
 const Builtin *findb(const Builtin *, const char *);
 int isbuiltin(const char *);

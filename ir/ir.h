@@ -179,11 +179,20 @@ typedef double CostRule(const struct Func *, const struct Op *);
 	X(XENT_G,    "cross_entropy_grad",3,0,              "",              "",                sh_xentgrad, gr_none,      co_softmax,    0, 0) \
 	X(MSE_G,     "mse_grad",    3, F_EW,                "",              "",                sh_msegrad,  gr_none,      co_ew1,        0, 2.0f / n * (x0 - x1) * x2) \
 	X(SLICE,     "slice",       1, F_GIVEN,             "axis start",    "",                sh_slice,    gr_none,      co_zero,       0, 0) \
-	/* optimizer updates: in place on params and optimizer state */ \
-	X(SGD,       "sgd_update",  2, F_MUT | F_NORES,     "",              "lr",              sh_sgd,      gr_none,      co_ew1,        1, 0) \
-	X(SGDM,      "sgd_momentum_update",3,F_MUT|F_NORES, "",              "lr momentum",     sh_sgdm,     gr_none,      co_ew1,        2, 0) \
-	X(ADAM,      "adam_update", 5, F_MUT | F_NORES,     "",              "lr beta1 beta2 eps", sh_adam,  gr_none,      co_ew8,        3, 0) \
+	/* optimizer updates: in place on params and optimizer state; the hyperparameters (lr ...) \
+	 * are operands, f32[] decls of role hyper, so they change at run time (passes/grad.c) */ \
+	X(SGD,       "sgd_update",  4, F_MUT | F_NORES,     "",              "",                sh_sgd,      gr_none,      co_ew1,        1, 0) \
+	X(SGDM,      "sgd_momentum_update",6,F_MUT|F_NORES, "",              "",                sh_sgdm,     gr_none,      co_ew1,        2, 0) \
+	X(ADAM,      "adam_update", 9, F_MUT | F_NORES,     "",              "",                sh_adam,     gr_none,      co_ew8,        3, 0) \
+	X(ADAMW,     "adamw_update",10,F_MUT | F_NORES,     "",              "",                sh_adam,     gr_none,      co_ew8,        3, 0) \
 	X(TICK,      "tick",        1, F_MUT | F_NORES,     "",              "",                sh_tick,     gr_none,      co_zero,       1, 0) \
+	/* gradient clipping by global norm (clip_norm): each gradient's sum of squares, then the \
+	 * coefficient from their total and the clip_norm hyperparameter, which scales every gradient */ \
+	X(SUMSQ,     "sumsq",       1, 0,                   "",              "",                sh_sumsq,    gr_none,      co_red,        0, 0) \
+	X(CLIPCOEF,  "clip_coef",   2, F_EW,                "",              "",                sh_binary,   gr_none,      co_ew1,        0, mtc_clip_coef(x0, x1)) \
+	/* a step's output (MODEL_step_out): its value copied to the caller's output `index` from \
+	 * element `start` on (a micro-batch's slice), when the caller asked for outputs */ \
+	X(COPYOUT,   "copy_out",    1, F_NORES,             "index start",   "",                sh_copyout,  gr_none,      co_zero,       0, 0) \
 	/* memory plan: asynchronous copies between accelerator and host memory */ \
 	X(SWAPOUT,   "swap_out",    1, F_COPY,              "",              "",                sh_unary,    gr_none,      co_zero,       0, 0) \
 	X(SWAPIN,    "swap_in",     1, F_COPY,              "",              "",                sh_unary,    gr_none,      co_zero,       0, 0) \
@@ -240,7 +249,9 @@ char *op_ew_expr(Opk, const char *const x[3], const char *c, const char *n, char
 /* ---------- values, ops, functions, modules ---------- */
 
 /* What role a module-level tensor plays. */
-typedef enum { R_INPUT, R_PARAM, R_STATE } Role;
+/* R_HYPER: an optimizer hyperparameter (lr, momentum ...), an f32[] that the updates read and
+ * the instance sets between steps (MODEL_set_lr); its initializer is the compile-time value. */
+typedef enum { R_INPUT, R_PARAM, R_STATE, R_HYPER } Role;
 
 typedef enum { INIT_NONE, INIT_ZEROS, INIT_ONES, INIT_FULL, INIT_NORMAL, INIT_UNIFORM } InitKind;
 typedef struct Init {
@@ -304,12 +315,14 @@ typedef struct Func {
 	int hcap;
 } Func;
 
-typedef enum { OPT_NONE, OPT_SGD, OPT_ADAM } OptKind;
+typedef enum { OPT_NONE, OPT_SGD, OPT_ADAM, OPT_ADAMW } OptKind;
 typedef struct Optim {
 	OptKind kind;
-	double lr, momentum, beta1, beta2, eps;
+	double lr, momentum, beta1, beta2, eps, weight_decay;
+	double clip_norm;         /* > 0: gradients clipped to this global norm first; 0: none */
 	Loc loc;
 } Optim;
+extern const char *const optim_name[];           /* "" "sgd" "adam" "adamw" */
 
 typedef struct Module {
 	Arena *arena;
@@ -324,6 +337,8 @@ typedef struct Module {
 	int64_t budget;           /* the --mem-budget in bytes the step was planned for, 0: none */
 	char solver[32];          /* and the solver whose plan it carries */
 	double budget_pct;        /* > 0: the budget as given, percent of the unconstrained arena */
+	int micro;                /* > 1: the step runs forward and backward on this many slices of
+	                           * the batch (--micro-batches; 'micro_batches K' in the IR) */
 } Module;
 
 /* build.c: constructing the IR */
@@ -369,7 +384,8 @@ Interp *interp_new(const Module *, uint64_t seed);
 void interp_free(Interp *);
 Tensor *interp_decl(Interp *, int decl);
 /* Run a function. Outputs (forward) or the loss (step, out[0]) are copied into outs[i]
- * (preallocated by the interpreter; read them with interp_out). Returns 0 or -1 with errbuf. */
+ * (preallocated by the interpreter; read them with interp_out); a step's copy_out ops fill the
+ * forward's outputs after the loss (out[1 + k]). Returns 0 or -1 with errbuf. */
 int interp_run(Interp *, const Func *, char *err, size_t nerr);
 Tensor *interp_out(Interp *, int i);
 /* High-water mark of the bytes the interpreter held: decl tensors plus live values (host

@@ -95,8 +95,10 @@ check_decls(C *c)
 			continue;
 		if (names && mod_find_decl(m, d->name) != i)
 			bad(c, -1, "%s is declared twice", d->name);
-		if (d->role != R_INPUT && d->role != R_PARAM && d->role != R_STATE)
+		if (d->role != R_INPUT && d->role != R_PARAM && d->role != R_STATE && d->role != R_HYPER)
 			bad(c, -1, "%s has no valid role", d->name);
+		if (d->role == R_HYPER && (d->ty.dt != F32 || d->ty.sh.rank != 0 || d->init.kind != INIT_FULL))
+			bad(c, -1, "hyperparameter %s must be f32[] = full(value)", d->name);
 		if (!type_ok(&d->ty))
 			bad(c, -1, "%s has an invalid type %s", d->name, TS(&d->ty, b));
 		if (d->init.kind < INIT_NONE || d->init.kind > INIT_UNIFORM)
@@ -215,6 +217,36 @@ check_update(C *c, int i, const Op *op)
 	}
 }
 
+/* copy_out in the step, into forward output `index`: the same dtype and rank, the same dims
+ * but the first, which the copy's rows from `start` on fit (a micro-batch's slice). */
+static void
+check_copyout(C *c, int i, const Op *op)
+{
+	const Module *m = c->m;
+	const Type *x = &c->f->val[op->args[0]].ty, *o;
+	int64_t k = op->ia[0], inner = 1;
+	int ok;
+
+	if (strcmp(c->f->name, "step") != 0 || !m->fwd || k >= m->fwd->nout) {
+		bad(c, i, "copy_out into output %lld, which the forward does not have (or not in the step)",
+		    (long long)k);
+		return;
+	}
+	o = &m->fwd->val[m->fwd->out[k]].ty;
+	ok = x->dt == o->dt && x->sh.rank == o->sh.rank;
+	for (int d = 1; ok && d < x->sh.rank; d++) {
+		ok = x->sh.d[d] == o->sh.d[d];
+		inner *= o->sh.d[d];
+	}
+	if (ok && x->sh.rank > 0)
+		ok = op->ia[1] % inner == 0 && op->ia[1] / inner + x->sh.d[0] <= o->sh.d[0];
+	else if (ok)
+		ok = op->ia[1] == 0;
+	if (!ok)
+		bad(c, i, "copy_out of %%%s from element %lld does not fit output %s", vname(c->f, op->args[0]),
+		    (long long)op->ia[1], m->fwd->outname[k]);
+}
+
 static void
 check_attrs(C *c, int i, const Op *op)
 {
@@ -256,7 +288,7 @@ check_args(C *c, int i, const Op *op)
 			bad(c, i, "reads %%%s, which lives in host memory", vname(f, v));
 		/* adam_update reads the step counter its tick advanced: that is the design */
 		if (v < c->m->ndecl && c->mut[v] >= 0 &&
-		    !(op->kind == OP_ADAM && f->op[c->mut[v]].kind == OP_TICK) &&
+		    !((op->kind == OP_ADAM || op->kind == OP_ADAMW) && f->op[c->mut[v]].kind == OP_TICK) &&
 		    (c->rel = c->mut[v]) >= 0)
 			bad(c, i, "reads %%%s after op %d updated it in place", vname(f, v), c->mut[v]);
 	}
@@ -293,6 +325,8 @@ check_op(C *c, int i)
 	check_attrs(c, i, op);
 	if (oi->flags & F_MUT)
 		check_update(c, i, op);
+	if (op->kind == OP_COPYOUT && ok)
+		check_copyout(c, i, op);
 	if (op->kind == OP_SWAPHOME && ok && op->args[0] < c->m->ndecl) {
 		if (c->m->decl[op->args[0]].role != R_STATE)
 			bad(c, i, "swap_home into %%%s, which is not optimizer state", vname(f, op->args[0]));

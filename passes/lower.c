@@ -244,8 +244,8 @@ laid:
 			lo->param_bytes += b;
 		else if (m->decl[d].role == R_STATE && m->decl[d].host)
 			lo->hstate_bytes += b;
-		else if (m->decl[d].role == R_STATE)
-			lo->state_bytes += b;
+		else if (m->decl[d].role == R_STATE || m->decl[d].role == R_HYPER)
+			lo->state_bytes += b;     /* the optimizer's: its state and its settings */
 	}
 	lower_func(lo, &lo->fwd, m->fwd, 0, live ? live[0] : NULL, dag ? dag[0] : NULL);
 	lo->nids = m->fwd->nval;

@@ -163,6 +163,7 @@ typedef struct PlanOpts {
 	const Target *tg;      /* the cost model's machine (copybw 0: no swaps) */
 	long nodes;            /* ILP branch-and-bound nodes per program; 0: PLAN_NODES without
 	                        * tlim, none with it */
+	int quiet;             /* no messages (the driver tries several steps: micro-batches) */
 } PlanOpts;
 enum { PLAN_NODES = 50 };      /* the ILP's default limit (nodes per program) */
 typedef struct PlanReport {
@@ -173,6 +174,7 @@ typedef struct PlanReport {
 	double base_time, time, stime, gap;
 	int nrec, nswap;
 	int64_t hstate;        /* bytes of optimizer state the plan keeps in host memory */
+	int micro;             /* the step's micro-batches (> 1; --micro-batches), else 0 or 1 */
 } PlanReport;
 int plan_step(Module *, const PlanOpts *, PlanReport *);
 /* The same with the fallback's swaps all placed for memory, not loosened by relax.c: the

@@ -401,8 +401,9 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 		r->budget = budget;
 		r->arena = a;
 		if (a > budget) {
-			fprintf(stderr, "mtc: error: the forward needs %lld bytes, over the budget of %lld "
-			        "bytes; the planner plans training steps only\n", (long long)a, (long long)budget);
+			if (!o->quiet)
+				fprintf(stderr, "mtc: error: the forward needs %lld bytes, over the budget of %lld "
+				        "bytes; the planner plans training steps only\n", (long long)a, (long long)budget);
 			return -1;
 		}
 		return 0;
@@ -425,8 +426,9 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 		return 0;
 	}
 	if (strcmp(o->solver, "none") == 0) {
-		fprintf(stderr, "mtc: error: the step needs %lld bytes, over the budget of %lld bytes, "
-		        "and --solver=none plans nothing\n", (long long)arena0, (long long)budget);
+		if (!o->quiet)
+			fprintf(stderr, "mtc: error: the step needs %lld bytes, over the budget of %lld bytes, "
+			        "and --solver=none plans nothing\n", (long long)arena0, (long long)budget);
 		prob_free(p);
 		return -1;
 	}
@@ -478,11 +480,12 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 		int64_t ca;
 		solve_chen(p, 1, c);
 		ca = plan_arena_of(p, c);
-		fprintf(stderr, "mtc: error: --solver=chen: sqrt(n) checkpointing needs an arena of %lld "
-		        "bytes at the least (%.1f%% of the unconstrained %lld), over the budget of %lld "
-		        "bytes (%.1f%%); --solver=tso, ilp or auto may fit it\n", (long long)ca,
-		        100.0 * (double)ca / (double)arena0, (long long)arena0, (long long)budget,
-		        100.0 * (double)budget / (double)arena0);
+		if (!o->quiet)
+			fprintf(stderr, "mtc: error: --solver=chen: sqrt(n) checkpointing needs an arena of %lld "
+			        "bytes at the least (%.1f%% of the unconstrained %lld), over the budget of %lld "
+			        "bytes (%.1f%%); --solver=tso, ilp or auto may fit it\n", (long long)ca,
+			        100.0 * (double)ca / (double)arena0, (long long)arena0, (long long)budget,
+			        100.0 * (double)budget / (double)arena0);
 		plan_free(c);
 		prob_free(p);
 		unhome(m, f, hf);
@@ -493,18 +496,20 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 		int64_t fa;
 		Plan *fl = floor_plan(p, arena0, &fa);
 		if (fl && fa <= budget) {
-			fprintf(stderr, "mtc: note: %s found no plan within the budget; taking the "
-			        "smallest plan the planner knows (%s's)\n", o->solver, fl->solver);
+			if (!o->quiet)
+				fprintf(stderr, "mtc: note: %s found no plan within the budget; taking the "
+				        "smallest plan the planner knows (%s's)\n", o->solver, fl->solver);
 			r->arena = fa;
 			best = tight_only ? fl : loosen(p, budget, fl, NULL, &r->arena, &stime);
 		} else {
-			fprintf(stderr, "mtc: error: the budget of %lld bytes (%.1f%% of the unconstrained "
-			        "arena of %lld) cannot be met: the smallest arena the planner reaches is "
-			        "%lld bytes (%.1f%%; --mem-budget=%.0f%% or more)\n",
-			        (long long)budget, 100.0 * (double)budget / (double)arena0,
-			        (long long)arena0, (long long)fa, 100.0 * (double)fa / (double)arena0,
-			        ceil(100.0 * (double)fa / (double)arena0));
-			if (fl) {
+			if (!o->quiet)
+				fprintf(stderr, "mtc: error: the budget of %lld bytes (%.1f%% of the unconstrained "
+				        "arena of %lld) cannot be met: the smallest arena the planner reaches is "
+				        "%lld bytes (%.1f%%; --mem-budget=%.0f%% or more)\n",
+				        (long long)budget, 100.0 * (double)budget / (double)arena0,
+				        (long long)arena0, (long long)fa, 100.0 * (double)fa / (double)arena0,
+				        ceil(100.0 * (double)fa / (double)arena0));
+			if (fl && !o->quiet) {
 				Func *g = remat(p, fl);
 				plan_arena(g, p->tg, NULL);
 				explain(stderr, g, fa);
@@ -555,6 +560,8 @@ void
 plan_report_print(FILE *fp, const PlanReport *r)
 {
 	fprintf(fp, "solver %s\n", r->solver);
+	if (r->micro > 1)
+		fprintf(fp, "micro_batches %d\n", r->micro);
 	fprintf(fp, "budget_bytes %lld\n", (long long)r->budget);
 	fprintf(fp, "unplanned_peak_bytes %lld\n", (long long)r->base_peak);
 	fprintf(fp, "planned_peak_bytes %lld\n", (long long)r->peak);

@@ -88,15 +88,15 @@ typedef struct Manifest {
 	int64_t budget, plan, peak, persist, arena, host, loss;
 	int nevents, nrecords, nk;
 	char (*kname)[64];
-	Tns *t[4];                /* input, param, state, output */
-	int nt[4];
+	Tns *t[5];                /* input, param, state, output, hyper */
+	int nt[5];
 	struct mtc_module mod;
-	struct mtc_tensor_info *info[4];
+	struct mtc_tensor_info *info[5];
 	int ok;
 } Manifest;
 
 static Manifest man;
-static const char *const roles[4] = { "input", "param", "state", "output" };
+static const char *const roles[5] = { "input", "param", "state", "output", "hyper" };
 
 static void
 add_tensor(char *line)
@@ -120,11 +120,12 @@ add_tensor(char *line)
 	if (sscanf(p, " off %lld init %d %lf %lf use %d", (long long *)&t.off, &t.init, &t.a, &t.b,
 	           &t.use) < 1)
 		return;
-	for (r = 0; r < 4 && strcmp(role, roles[r]); r++)
+	for (r = 0; r < 5 && strcmp(role, roles[r]); r++)
 		;
-	if (r == 4)
+	if (r == 5)
 		return;
-	t.info.name = strdup(name);
+	/* hyperparameters as the API spells them: "opt.lr" is "lr" */
+	t.info.name = strdup(r == 4 && strncmp(name, "opt.", 4) == 0 ? name + 4 : name);
 	t.info.dtype = strcmp(dt, "i32") == 0 ? MTC_I32 : MTC_F32;
 	t.info.rank = rank;
 	t.info.numel = 1;
@@ -150,6 +151,11 @@ static int api_step(void *, const void *const *, float *);
 static int api_get(void *, int, void *);
 static int api_set(void *, int, const void *);
 static int api_stats(const void *, struct mtc_stats *);
+static int api_set_hyper(void *, int, float);
+static int api_get_hyper(void *, int, float *);
+static int api_save(void *, const char *);
+static int api_load(void *, const char *);
+static int api_step_out(void *, const void *const *, float *, void *const *);
 
 static void
 load_manifest(void)
@@ -183,7 +189,7 @@ load_manifest(void)
 			add_tensor(line);
 		}
 	}
-	for (int r = 0; r < 4; r++) {
+	for (int r = 0; r < 5; r++) {
 		man.info[r] = calloc(man.nt[r] + 1, sizeof *man.info[r]);
 		for (int i = 0; i < man.nt[r]; i++) {
 			man.info[r][i] = man.t[r][i].info;
@@ -198,12 +204,15 @@ load_manifest(void)
 		.peak_bytes = man.peak, .budget_bytes = man.budget,
 		.create = mtc_cu_create, .step = api_step, .forward = mtc_cu_forward,
 		.destroy = mtc_cu_destroy, .error = mtc_cu_error, .get = api_get, .set = api_set,
-		.stats = api_stats,
+		.stats = api_stats, .nhypers = man.nt[4], .hypers = man.info[4],
+		.set_hyper = api_set_hyper, .get_hyper = api_get_hyper,
+		.save = api_save, .load = api_load, .step_out = api_step_out,
 	};
 	for (int i = 0; i < man.nt[1]; i++)
 		man.mod.param_bytes += man.t[1][i].info.bytes;
-	for (int i = 0; i < man.nt[2]; i++)
-		man.mod.state_bytes += man.t[2][i].info.bytes;
+	for (int r = 2; r <= 4; r += 2)      /* the optimizer's state and its settings */
+		for (int i = 0; i < man.nt[r]; i++)
+			man.mod.state_bytes += man.t[r][i].info.bytes;
 	man.ok = 1;
 }
 
@@ -212,7 +221,7 @@ load_manifest(void)
 __attribute__((destructor)) static void
 unload_manifest(void)
 {
-	for (int r = 0; r < 4; r++) {
+	for (int r = 0; r < 5; r++) {
 		for (int i = 0; i < man.nt[r]; i++)
 			free((char *)man.t[r][i].info.name);
 		free(man.t[r]);
@@ -252,6 +261,7 @@ struct mtc_cu {
 	int nlv, caplv;
 	int status;
 	char err[512];
+	void *const *out;         /* during step_out: the caller's output buffers */
 };
 
 /* Record the first error of a call; later ones are usually consequences. */
@@ -338,18 +348,18 @@ upload(mtc_cu *c, int64_t off, const void *src, int64_t bytes)
 	return 0;
 }
 
-/* Params from their initializers, state zeroed. */
+/* Params and hyperparameters from their initializers, state zeroed. */
 static int
 init_tensors(mtc_cu *c)
 {
-	for (int r = 1; r <= 2; r++)
-		for (int i = 0; i < man.nt[r]; i++) {
+	for (int r = 1; r <= 4; r++)
+		for (int i = 0; r != 3 && i < man.nt[r]; i++) {
 			Tns *t = &man.t[r][i];
 			float *h = calloc(t->info.numel ? t->info.numel : 1, 4);
 			int rc;
 			if (!h)
 				return fail(c, MTC_ENOMEM, "out of host memory");
-			if (r == 1 && t->init)
+			if (r != 2 && t->init)
 				mtc_init_f32(h, t->info.numel, t->init, t->a, t->b, t->info.name, 0);
 			rc = upload(c, t->off, h, t->info.bytes);
 			free(h);
@@ -661,8 +671,26 @@ finish(mtc_cu *c, int rc)
 	return c->status;
 }
 
+/* A step's output (copy_out): into the caller's buffer k from byte start, when asked. */
+int
+mtc_cu_copy_out(mtc_cu *c, int k, int64_t start, int64_t dev, int64_t bytes)
+{
+	if (k < 0 || k >= man.nt[3] || start < 0 || start + bytes > man.t[3][k].info.bytes)
+		return fail(c, MTC_EINVAL, "bad copy_out (output %d at %lld)", k, (long long)start);
+	if (c->out && c->out[k])
+		CK(c, cu.cuMemcpyDtoHAsync_v2((char *)c->out[k] + start, c->mem + dev, bytes, c->s[0]),
+		   "reading an output of the step");
+	return 0;
+}
+
 int
 mtc_cu_step(void *p, const void *const *in, float *loss)
+{
+	return mtc_cu_step_out(p, in, loss, NULL);
+}
+
+int
+mtc_cu_step_out(void *p, const void *const *in, float *loss, void *const *out)
 {
 	mtc_cu *c = p;
 	int rc;
@@ -671,7 +699,13 @@ mtc_cu_step(void *p, const void *const *in, float *loss)
 		return c ? fail(c, MTC_ENOTRAIN, "%s has no train statement", man.model) : MTC_ENOTRAIN;
 	if ((rc = begin(c, in, 1)))
 		return rc;
-	if ((rc = finish(c, mtc_cu_sched_step(c))))
+	for (int i = 0; out && i < man.nt[3]; i++)
+		if (!out[i])
+			return fail(c, MTC_EINVAL, "step_out: output %s is NULL", man.t[3][i].info.name);
+	c->out = out;
+	rc = finish(c, mtc_cu_sched_step(c));
+	c->out = NULL;
+	if (rc)
 		return rc;
 	if (loss) {
 		CK(c, cu.cuMemcpyDtoHAsync_v2(loss, c->mem + man.loss, 4, c->s[0]), "reading the loss");
@@ -686,6 +720,46 @@ api_step(void *p, const void *const *in, float *loss)
 {
 	return mtc_cu_step(p, in, loss);
 }
+
+static int
+api_step_out(void *p, const void *const *in, float *loss, void *const *out)
+{
+	return mtc_cu_step_out(p, in, loss, out);
+}
+
+/* The training state (runtime/ckpt.c through this module's entry points). */
+int
+mtc_cu_save(void *p, const char *path)
+{
+	mtc_cu *c = p;
+	char err[512];
+	int rc;
+
+	if (!c)
+		return mtc_set_last_error(MTC_EINVAL, "%s_save: the instance is NULL", man.model);
+	if ((rc = mtc_state_save(&man.mod, c, path, c->steps, err, sizeof err)))
+		return fail(c, rc, "%s", err);
+	return 0;
+}
+
+int
+mtc_cu_load(void *p, const char *path)
+{
+	mtc_cu *c = p;
+	int64_t steps = 0;
+	char err[512];
+	int rc;
+
+	if (!c)
+		return mtc_set_last_error(MTC_EINVAL, "%s_load: the instance is NULL", man.model);
+	if ((rc = mtc_state_load(&man.mod, c, path, &steps, err, sizeof err)))
+		return fail(c, rc, "%s", err);
+	c->steps = steps;
+	return 0;
+}
+
+static int api_save(void *p, const char *path) { return mtc_cu_save(p, path); }
+static int api_load(void *p, const char *path) { return mtc_cu_load(p, path); }
 
 int
 mtc_cu_forward(void *p, const void *const *in, void *const *out)
@@ -743,6 +817,48 @@ api_set(void *p, int i, const void *src)
 	c->status = 0;
 	CK(c, cu.cuCtxSetCurrent(c->ctx), "set");
 	return upload(c, t->off, src, t->info.bytes);
+}
+
+/* The hyperparameters (manifest role hyper): checked as every target checks them. */
+int
+mtc_cu_set_hyper(void *p, int i, float v)
+{
+	mtc_cu *c = p;
+	char err[256];
+
+	if (!c)
+		return mtc_set_last_error(MTC_EINVAL, "%s set_hyper: the instance is NULL", man.model);
+	c->status = 0;
+	c->err[0] = 0;
+	if (i < 0 || i >= man.nt[4])
+		return fail(c, MTC_EINVAL, "%s set_hyper: bad index %d", man.model, i);
+	if (mtc_hyper_check(man.model, man.t[4][i].info.name, v, err, sizeof err))
+		return fail(c, MTC_EINVAL, "%s", err);
+	CK(c, cu.cuCtxSetCurrent(c->ctx), "set_hyper");
+	return upload(c, man.t[4][i].off, &v, 4);
+}
+
+static int
+api_set_hyper(void *p, int i, float v)
+{
+	return mtc_cu_set_hyper(p, i, v);
+}
+
+static int
+api_get_hyper(void *p, int i, float *v)
+{
+	mtc_cu *c = p;
+
+	if (!c)
+		return mtc_set_last_error(MTC_EINVAL, "%s get_hyper: the instance is NULL", man.model);
+	c->status = 0;
+	c->err[0] = 0;
+	if (i < 0 || i >= man.nt[4] || !v)
+		return fail(c, MTC_EINVAL, "%s get_hyper: bad index %d or NULL buffer", man.model, i);
+	CK(c, cu.cuCtxSetCurrent(c->ctx), "get_hyper");
+	CK(c, cu.cuMemcpyDtoHAsync_v2(v, c->mem + man.t[4][i].off, 4, c->s[0]), "get_hyper");
+	CK(c, cu.cuStreamSynchronize(c->s[0]), "get_hyper");
+	return 0;
 }
 
 static int

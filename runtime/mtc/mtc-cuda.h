@@ -25,7 +25,7 @@ typedef struct mtc_cu mtc_cu;
  *   records N                                         (compute events, see mtc_cu_record)
  *   arch compute_XX                                   (the PTX's virtual architecture)
  *   kernel NAME                                       (in launch-index order)
- *   tensor ROLE NAME DTYPE RANK D... off OFF init KIND A B use U  (ROLE input|param|state|output;
+ *   tensor ROLE NAME DTYPE RANK D... off OFF init KIND A B use U  (ROLE input|param|state|output|hyper;
  *     U: bit 0 forward reads it, bit 1 step reads it)
  *   loss OFF                                          (the step's loss value)
  * OFF is a device offset (persistent zone first, then the arena) for every role.
@@ -46,9 +46,14 @@ int mtc_cu_sched_step(mtc_cu *);
 const struct mtc_module *mtc_cu_module(void);
 void *mtc_cu_create(void);
 int mtc_cu_step(void *, const void *const *inputs, float *loss);
+int mtc_cu_step_out(void *, const void *const *inputs, float *loss, void *const *outputs);
+int mtc_cu_save(void *, const char *path);
+int mtc_cu_load(void *, const char *path);
 int mtc_cu_forward(void *, const void *const *inputs, void *const *outputs);
 void mtc_cu_destroy(void *);
 const char *mtc_cu_error(const void *);
+/* Hyperparameter i (manifest order) of the instance; checked as every target checks it. */
+int mtc_cu_set_hyper(void *, int i, float v);
 
 /* Used by the schedules. Offsets are device offsets as in the manifest. */
 uint64_t mtc_cu_base(mtc_cu *);               /* device address of offset 0 */
@@ -77,6 +82,9 @@ int mtc_cu_wait(mtc_cu *, int ev);
  * poisons the dead bytes (outside the result) with NaN. */
 int mtc_cu_born(mtc_cu *, int64_t off, int64_t bytes, const int64_t *dying, int ndying);
 int mtc_cu_dead(mtc_cu *, int64_t off, int64_t bytes, const int64_t *dying, int ndying);
+/* A step's output (copy_out): bytes at device offset dev into the caller's output k from byte
+ * start, on the compute stream, when step_out was given outputs; nothing otherwise. */
+int mtc_cu_copy_out(mtc_cu *, int k, int64_t start, int64_t dev, int64_t bytes);
 
 #ifdef __cplusplus
 }

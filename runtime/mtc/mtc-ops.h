@@ -1,4 +1,5 @@
-/* mtc-ops.h: the scalar meaning of every elementwise op, one inline function each.
+/* mtc-ops.h: the scalar meaning of every elementwise op, one inline function each, and the
+ * optimizer updates, one element each.
  *
  * OPTAB's formula column (ir/ir.h) is written in these functions: the interpreter compiles it,
  * the C target prints it into kernels that include this header, and the CUDA target prints it
@@ -57,5 +58,77 @@ static inline float mtc_sigmoid_grad(float y, float dy) { return dy * (1 - y) * 
 static inline float mtc_sqrt_grad(float y, float dy) { return dy / (2 * y); }
 static inline float mtc_rsqrt_grad(float y, float dy) { return -0.5f * dy * (y * y * y); }
 static inline float mtc_pow_grad(float x, float dy, float c) { return c == 0 ? 0 : dy * (c * powf(x, c - 1)); }
+
+/* Gradient clipping (torch.nn.utils.clip_grad_norm_): the coefficient that scales every
+ * gradient, from the sum of their squares ss and the clip norm c: min(c / (norm + 1e-6), 1),
+ * NaN kept (a NaN norm scales by NaN, as PyTorch's clamp does). */
+static inline float
+mtc_clip_coef(float ss, float c)
+{
+	float k = c / (sqrtf(ss) + 1e-6f);
+	return k > 1 ? 1.0f : k;
+}
+
+/* Optimizer updates, one element in place, PyTorch's rules (torch.optim 1.13, single-tensor
+ * path), shared by the interpreter, both targets' kernels and host-side updates: passes/grad.c
+ * defines them. Hyperparameters arrive as floats (the instance's settings); the scalars that
+ * depend only on them and the step (Adam's bias corrections, AdamW's decay) are computed once
+ * per update by mtc_adam_scalars, in double as Python computes them. */
+static inline void
+mtc_sgd_update(float *p, float g, float lr, float wd)
+{
+	if (wd != 0)
+		g = g + wd * *p;
+	*p = *p + -lr * g;
+}
+
+static inline void
+mtc_sgdm_update(float *p, float *v, float g, float lr, float mu, float wd)
+{
+	if (wd != 0)
+		g = g + wd * *p;
+	*v = *v * mu + g;
+	*p = *p + -lr * *v;
+}
+
+typedef struct mtc_adam {
+	float step, bc2s, b1, a1, b2, a2, eps, decay;
+	int bad;                  /* the step counter is below 1: tick must precede the update */
+} mtc_adam;
+
+static inline mtc_adam
+mtc_adam_scalars(int32_t t, float lr, float b1, float b2, float eps, float wd)
+{
+	mtc_adam s;
+	double dt = t;
+
+	s.bad = t < 1;
+	s.step = (float)((double)lr / (1 - pow((double)b1, dt)));
+	s.bc2s = (float)sqrt(1 - pow((double)b2, dt));
+	s.b1 = b1;
+	s.a1 = (float)(1 - (double)b1);
+	s.b2 = b2;
+	s.a2 = (float)(1 - (double)b2);
+	s.eps = eps;
+	s.decay = (float)(1 - (double)lr * (double)wd);
+	return s;
+}
+
+/* Adam: m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; p -= (lr/bc1) m / (sqrt(v)/sqrt(bc2) + eps).
+ * AdamW first decays the param: p *= 1 - lr wd (decoupled weight decay). */
+static inline void
+mtc_adam_update(float *p, float *m, float *v, float g, const mtc_adam *s)
+{
+	*m = *m * s->b1 + s->a1 * g;
+	*v = *v * s->b2 + s->a2 * g * g;
+	*p = *p + -s->step * (*m / (sqrtf(*v) / s->bc2s + s->eps));
+}
+
+static inline void
+mtc_adamw_update(float *p, float *m, float *v, float g, const mtc_adam *s)
+{
+	*p = *p * s->decay;
+	mtc_adam_update(p, m, v, g, s);
+}
 
 #endif

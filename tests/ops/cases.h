@@ -1,7 +1,7 @@
 /* cases.h: the one table of op test cases that tests/ops/ops.c runs on every target.
  *
  * A group of cases becomes one module: each fresh operand an input declaration (a param or
- * optimizer state for the updates), each case one op, its result an output. Groups with
+ * optimizer state or hyperparameter for the updates), each case one op, its result an output. Groups with
  * `step` set are built as a step function (the updates need one): the first case is the
  * loss, the updated params and state are compared after the step. */
 #ifndef MTC_TESTS_OPS_CASES_H
@@ -10,13 +10,15 @@
 #include "ir.h"
 
 #define MAXCASE 128
+#define MAXARG 12
 
 typedef struct Case {
 	Opk k;
 	int nargs;
-	Type at[5];              /* operand types (fresh operands) */
-	Role role[5];            /* fresh operands: input (default), param or state */
-	int arg[5];              /* -1: a fresh operand; c >= 0: the result of case c of the group;
+	Type at[MAXARG];         /* operand types (fresh operands) */
+	Role role[MAXARG];       /* fresh operands: input (default), param, state or hyper */
+	double hv[MAXARG];       /* a hyper operand's value (its decl's full(v)) */
+	int arg[MAXARG];         /* -1: a fresh operand; c >= 0: the result of case c of the group;
 	                          * -100 - c: the first operand of case c */
 	int64_t ia[MAXIA];
 	int nia;
