@@ -212,10 +212,11 @@ static const char *
 ew_expr(const Func *f, const Op *op, char *buf, size_t n)
 {
 	static const char *const x[3] = { "x0", "x1", "x2" };
-	char c[40], nel[32];
+	char c[2][40], nel[32];
+	const char *cs[2] = { flit(op->fa[0], c[0]), flit(op->fa[1], c[1]) };
 
 	snprintf(nel, sizeof nel, "%lld.0f", (long long)shape_numel(SH(f, op->res)));
-	return op_ew_expr(op->kind, x, flit(op->fa[0], c), nel, buf, n);
+	return op_ew_expr(op->kind, x, cs, nel, buf, n);
 }
 
 static void
@@ -347,6 +348,21 @@ k_slice(FILE *fp, const Func *f, const Op *op, Launch *l)
 	        "\t\tr[i] = a0[(o * %lldLL + c + %lldLL) * %lldLL + in];\n\t}\n}\n", (long long)n,
 	        (long long)(len * inner), (long long)inner, (long long)len, (long long)inner,
 	        (long long)xn, (long long)op->ia[1], (long long)inner);
+	set1(l, blocks(n, BLK), BLK);
+}
+
+/* slice_grad(dy) along axis from start: a thread per result element, zero outside dy. */
+static void
+k_slicegrad(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	const Shape *x = SH(f, op->args[0]), *r = SH(f, op->res);
+	int64_t outer, len, inner, n = shape_numel(r), xn = x->d[op->ia[0]], st = op->ia[1];
+
+	split(r, (int)op->ia[0], &outer, &len, &inner);
+	fprintf(fp, LOOP("%lldLL") "\t\tll o = i / %lldLL, c = i / %lldLL %% %lldLL - %lldLL, in = i %% %lldLL;\n"
+	        "\t\tr[i] = c >= 0 && c < %lldLL ? a0[(o * %lldLL + c) * %lldLL + in] : 0.f;\n\t}\n}\n",
+	        (long long)n, (long long)(len * inner), (long long)inner, (long long)len, (long long)st,
+	        (long long)inner, (long long)xn, (long long)xn, (long long)inner);
 	set1(l, blocks(n, BLK), BLK);
 }
 
@@ -695,6 +711,212 @@ k_matmul(FILE *fp, const Func *f, const Op *op, Launch *l)
 	l->gemm = l->sa >= 0 && l->sb >= 0 && m < 1LL << 31 && n < 1LL << 31 && k < 1LL << 31;
 }
 
+/* ---------- convolution ---------- */
+
+/* im2col: a thread per column entry [(c*kh + i)*kw + j, n, oh, ow]. */
+static void
+k_im2col(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	const Shape *x = SH(f, op->args[0]), *c = SH(f, op->res);
+	const int64_t *a = op->ia;
+	int64_t n = shape_numel(c), P = c->d[2] * c->d[3];
+
+	fprintf(fp, LOOP("%lldLL") "\t\tll ow = i %% %lldLL, oh = i / %lldLL %% %lldLL, im = i / %lldLL %% %lldLL;\n"
+	        "\t\tll row = i / %lldLL, j = row %% %lldLL, ki = row / %lldLL %% %lldLL, ch = row / %lldLL;\n"
+	        "\t\tll h = oh * %lldLL - %lldLL + ki * %lldLL, w = ow * %lldLL - %lldLL + j * %lldLL;\n"
+	        "\t\tr[i] = h >= 0 && h < %lldLL && w >= 0 && w < %lldLL ? a0[((im * %lldLL + ch) * %lldLL + h) * %lldLL + w] : 0.f;\n"
+	        "\t}\n}\n", (long long)n, (long long)c->d[3], (long long)c->d[3], (long long)c->d[2],
+	        (long long)P, (long long)c->d[1], (long long)(P * c->d[1]), (long long)a[1],
+	        (long long)a[1], (long long)a[0], (long long)(a[0] * a[1]), (long long)a[2],
+	        (long long)a[4], (long long)a[6], (long long)a[3], (long long)a[5], (long long)a[7],
+	        (long long)x->d[2], (long long)x->d[3], (long long)x->d[1], (long long)x->d[2],
+	        (long long)x->d[3]);
+	set1(l, blocks(n, BLK), BLK);
+}
+
+/* col2im: a thread per x entry, its kernel offsets gathered i then j (the interpreter's order). */
+static void
+k_col2im(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	const Shape *x = SH(f, op->res), *c = SH(f, op->args[0]);
+	const int64_t *a = op->ia;
+	int64_t n = shape_numel(x), ho = c->d[2], wo = c->d[3];
+
+	fprintf(fp, LOOP("%lldLL") "\t\tll w = i %% %lldLL, h = i / %lldLL %% %lldLL, ch = i / %lldLL %% %lldLL, im = i / %lldLL;\n"
+	        "\t\tfloat s = 0.f;\n\t\tfor (ll ki = 0; ki < %lldLL; ki++)\n"
+	        "\t\t\tfor (ll j = 0; j < %lldLL; j++) {\n"
+	        "\t\t\t\tll th = h + %lldLL - ki * %lldLL, tw = w + %lldLL - j * %lldLL;\n"
+	        "\t\t\t\tif (th < 0 || tw < 0 || th %% %lldLL || tw %% %lldLL || th / %lldLL >= %lldLL || tw / %lldLL >= %lldLL)\n"
+	        "\t\t\t\t\tcontinue;\n"
+	        "\t\t\t\ts += a0[((((ch * %lldLL + ki) * %lldLL + j) * %lldLL + im) * %lldLL + th / %lldLL) * %lldLL + tw / %lldLL];\n"
+	        "\t\t\t}\n\t\tr[i] = s;\n\t}\n}\n",
+	        (long long)n, (long long)x->d[3], (long long)x->d[3], (long long)x->d[2],
+	        (long long)(x->d[2] * x->d[3]), (long long)x->d[1], (long long)(x->d[1] * x->d[2] * x->d[3]),
+	        (long long)a[0], (long long)a[1], (long long)a[4], (long long)a[6], (long long)a[5],
+	        (long long)a[7], (long long)a[2], (long long)a[3], (long long)a[2], (long long)ho,
+	        (long long)a[3], (long long)wo, (long long)a[0], (long long)a[1], (long long)x->d[0],
+	        (long long)ho, (long long)a[2], (long long)wo, (long long)a[3]);
+	set1(l, blocks(n, BLK), BLK);
+}
+
+/* Device code of a pool window: the arg-max (PyTorch's, as the interpreter's) of output
+ * (oh, ow) in plane p as `best`, or the divisor of avg_pool2d as `dv`; H W kh kw sh sw ph pw dh
+ * dw are the op's. */
+static void
+pool_win(FILE *fp, const char *ind, int avg, int cip, const Shape *x, const int64_t *a)
+{
+	long long H = x->d[2], W = x->d[3], dh = avg ? 1 : a[6], dw = avg ? 1 : a[7];
+
+	if (avg) {
+		if (cip)
+			fprintf(fp, "%sfloat dv = %lld.f;\n", ind, (long long)(a[0] * a[1]));
+		else
+			fprintf(fp, "%sll h0 = oh * %lldLL - %lldLL, w0 = ow * %lldLL - %lldLL;\n"
+			        "%sfloat dv = (float)((min(h0 + %lldLL, %lldLL) - max(h0, 0LL)) * (min(w0 + %lldLL, %lldLL) - max(w0, 0LL)));\n",
+			        ind, (long long)a[2], (long long)a[4], (long long)a[3], (long long)a[5], ind,
+			        (long long)a[0], H, (long long)a[1], W);
+		return;
+	}
+	fprintf(fp, "%sll best = -1;\n%sfloat m = -INF;\n%sfor (ll i = 0; i < %lldLL; i++)\n"
+	        "%s\tfor (ll j = 0; j < %lldLL; j++) {\n"
+	        "%s\t\tll h = oh * %lldLL - %lldLL + i * %lldLL, w = ow * %lldLL - %lldLL + j * %lldLL;\n"
+	        "%s\t\tif (h < 0 || h >= %lldLL || w < 0 || w >= %lldLL)\n%s\t\t\tcontinue;\n"
+	        "%s\t\tif (best < 0)\n%s\t\t\tbest = h * %lldLL + w;\n"
+	        "%s\t\tif (p[h * %lldLL + w] > m || isnan(p[h * %lldLL + w])) {\n"
+	        "%s\t\t\tm = p[h * %lldLL + w];\n%s\t\t\tbest = h * %lldLL + w;\n%s\t\t}\n%s\t}\n",
+	        ind, ind, ind, (long long)a[0], ind, (long long)a[1], ind, (long long)a[2],
+	        (long long)a[4], dh, (long long)a[3], (long long)a[5], dw, ind, H, W, ind, ind, ind, W,
+	        ind, W, W, ind, W, ind, W, ind, ind);
+}
+
+/* max_pool2d, avg_pool2d: a thread per output. */
+static void
+k_pool(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	const Shape *x = SH(f, op->args[0]), *y = SH(f, op->res);
+	const int64_t *a = op->ia;
+	int avg = op->kind == OP_AVGPOOL;
+	int64_t n = shape_numel(y);
+
+	fprintf(fp, LOOP("%lldLL") "\t\tll ow = i %% %lldLL, oh = i / %lldLL %% %lldLL, q = i / %lldLL;\n"
+	        "\t\tconst float *p = a0 + q * %lldLL;\n", (long long)n, (long long)y->d[3],
+	        (long long)y->d[3], (long long)y->d[2], (long long)(y->d[2] * y->d[3]),
+	        (long long)(x->d[2] * x->d[3]));
+	pool_win(fp, "\t\t", avg, avg && a[6], x, a);
+	if (avg)
+		fprintf(fp, "\t\tfloat s = 0.f;\n\t\tfor (ll i = 0; i < %lldLL; i++)\n"
+		        "\t\t\tfor (ll j = 0; j < %lldLL; j++) {\n"
+		        "\t\t\t\tll h = oh * %lldLL - %lldLL + i, w = ow * %lldLL - %lldLL + j;\n"
+		        "\t\t\t\tif (h >= 0 && h < %lldLL && w >= 0 && w < %lldLL)\n"
+		        "\t\t\t\t\ts += p[h * %lldLL + w];\n\t\t\t}\n\t\tr[i] = s / dv;\n",
+		        (long long)a[0], (long long)a[1], (long long)a[2], (long long)a[4], (long long)a[3],
+		        (long long)a[5], (long long)x->d[2], (long long)x->d[3], (long long)x->d[3]);
+	else
+		fprintf(fp, "\t\tr[i] = p[best];\n");
+	fprintf(fp, "\t}\n}\n");
+	set1(l, blocks(n, BLK), BLK);
+}
+
+/* max_pool2d_grad(x, dy), avg_pool2d_grad(dy): a thread per x entry, gathering the windows
+ * that hold it in the interpreter's order (oh, then ow ascending: kernel offsets descending). */
+static void
+k_poolgrad(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	int mx = op->kind == OP_MAXPOOL_G;
+	const Shape *x = SH(f, op->res), *y = SH(f, op->args[mx]);
+	const int64_t *a = op->ia;
+	long long dh = mx ? a[6] : 1, dw = mx ? a[7] : 1;
+	int64_t n = shape_numel(x);
+
+	fprintf(fp, LOOP("%lldLL") "\t\tll xw = i %% %lldLL, xh = i / %lldLL %% %lldLL, q = i / %lldLL;\n"
+	        "\t\tfloat s = 0.f;\n", (long long)n, (long long)x->d[3], (long long)x->d[3],
+	        (long long)x->d[2], (long long)(x->d[2] * x->d[3]));
+	if (mx)
+		fprintf(fp, "\t\tconst float *p = a0 + q * %lldLL;\n", (long long)(x->d[2] * x->d[3]));
+	fprintf(fp, "\t\tfor (ll ki = %lldLL; ki >= 0; ki--) {\n"
+	        "\t\t\tll th = xh + %lldLL - ki * %lldLL, oh = th / %lldLL;\n"
+	        "\t\t\tif (th < 0 || th %% %lldLL || oh >= %lldLL)\n\t\t\t\tcontinue;\n"
+	        "\t\t\tfor (ll kj = %lldLL; kj >= 0; kj--) {\n"
+	        "\t\t\t\tll tw = xw + %lldLL - kj * %lldLL, ow = tw / %lldLL;\n"
+	        "\t\t\t\tif (tw < 0 || tw %% %lldLL || ow >= %lldLL)\n\t\t\t\t\tcontinue;\n",
+	        (long long)(a[0] - 1), (long long)a[4], dh, (long long)a[2], (long long)a[2],
+	        (long long)y->d[2], (long long)(a[1] - 1), (long long)a[5], dw, (long long)a[3],
+	        (long long)a[3], (long long)y->d[3]);
+	pool_win(fp, "\t\t\t\t", !mx, !mx && a[6], x, a);
+	fprintf(fp, "\t\t\t\tfloat g = a%d[(q * %lldLL + oh) * %lldLL + ow];\n", mx, (long long)y->d[2],
+	        (long long)y->d[3]);
+	if (mx)
+		fprintf(fp, "\t\t\t\tif (best == xh * %lldLL + xw)\n\t\t\t\t\ts += g;\n", (long long)x->d[3]);
+	else
+		fprintf(fp, "\t\t\t\ts += g / dv;\n");
+	fprintf(fp, "\t\t\t}\n\t\t}\n\t\tr[i] = s;\n\t}\n}\n");
+	set1(l, blocks(n, BLK), BLK);
+}
+
+/* One GEMM per group z as TILE x TILE tiles: C_z = op(A_z) op(B_z), M x N over K, operands at
+ * z times their strides; each output on one thread, its sum in a fixed order (no atomics). */
+typedef struct Gemm {
+	int64_t nb, m, n, k, lda, ldb, ldc;
+	int ta, tb;
+	int64_t astr, bstr, cstr;
+	const char *a, *b;        /* the operands' parameter names */
+} Gemm;
+
+static void
+tiled_gemm(FILE *fp, const Gemm *g, Launch *l)
+{
+	int64_t mb = (g->m + TILE - 1) / TILE, nbk = (g->n + TILE - 1) / TILE;
+
+	fprintf(fp, "\t__shared__ float sa[%d][%d], sb[%d][%d];\n\tint tx = threadIdx.x, ty = threadIdx.y;\n",
+	        TILE, TILE + 1, TILE, TILE + 1);
+	fprintf(fp, "\tfor (ll z = blockIdx.z; z < %lldLL; z += gridDim.z)\n"
+	        "\tfor (ll by = blockIdx.y; by < %lldLL; by += gridDim.y)\n"
+	        "\tfor (ll bx = blockIdx.x; bx < %lldLL; bx += gridDim.x) {\n"
+	        "\t\tll i = by * %d + ty, j = bx * %d + tx;\n\t\tfloat s = 0.f;\n"
+	        "\t\tconst float *A = %s + z * %lldLL, *B = %s + z * %lldLL;\n"
+	        "\t\tfor (ll k0 = 0; k0 < %lldLL; k0 += %d) {\n"
+	        "\t\t\tll ka = k0 + tx, kb = k0 + ty;\n",
+	        (long long)g->nb, (long long)mb, (long long)nbk, TILE, TILE, g->a, (long long)g->astr,
+	        g->b, (long long)g->bstr, (long long)g->k, TILE);
+	fprintf(fp, "\t\t\tsa[ty][tx] = i < %lldLL && ka < %lldLL ? A[%s * %lldLL + %s] : 0.f;\n",
+	        (long long)g->m, (long long)g->k, g->ta ? "ka" : "i", (long long)g->lda, g->ta ? "i" : "ka");
+	fprintf(fp, "\t\t\tsb[ty][tx] = j < %lldLL && kb < %lldLL ? B[%s * %lldLL + %s] : 0.f;\n",
+	        (long long)g->n, (long long)g->k, g->tb ? "j" : "kb", (long long)g->ldb, g->tb ? "kb" : "j");
+	fprintf(fp, "\t\t\t__syncthreads();\n\t\t\tfor (int t = 0; t < %d; t++)\n"
+	        "\t\t\t\ts += sa[ty][t] * sb[t][tx];\n\t\t\t__syncthreads();\n\t\t}\n"
+	        "\t\tif (i < %lldLL && j < %lldLL)\n\t\t\tr[z * %lldLL + i * %lldLL + j] = s;\n\t}\n}\n",
+	        TILE, (long long)g->m, (long long)g->n, (long long)g->cstr, (long long)g->ldc);
+	l->grid[0] = blocks(nbk, 1);
+	l->grid[1] = blocks(mb, 1);
+	l->grid[2] = blocks(g->nb, 1);
+	l->block[0] = l->block[1] = TILE;
+	l->block[2] = 1;
+}
+
+/* conv2d, conv2d_dx, conv2d_dw (grad.c): G groups, Cog = Cout/G, Kg = Cin/G*kh*kw,
+ * M = N*Ho*Wo. */
+static void
+k_conv(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	const Shape *w = SH(f, op->kind == OP_CONV2D_DX ? op->args[0] : op->kind == OP_CONV2D ? op->args[1] : op->res);
+	const Shape *c = SH(f, op->kind == OP_CONV2D_DX ? op->res : op->args[0]);
+	int64_t G = op->ia[0], M = c->d[1] * c->d[2] * c->d[3], Cog = w->d[0] / G;
+	int64_t Kg = w->d[1] * w->d[2] * w->d[3];
+	Gemm g;
+
+	switch (op->kind) {
+	case OP_CONV2D:        /* y_g = w_g [Cog, Kg] @ cols_g [Kg, M] */
+		g = (Gemm){ G, Cog, M, Kg, Kg, M, M, 0, 0, Cog * Kg, Kg * M, Cog * M, "a1", "a0" };
+		break;
+	case OP_CONV2D_DX:     /* dcols_g = w_g^T [Kg, Cog] @ dy_g [Cog, M] */
+		g = (Gemm){ G, Kg, M, Cog, Kg, M, M, 1, 0, Cog * Kg, Cog * M, Kg * M, "a0", "a1" };
+		break;
+	default:               /* dw_g = dy_g [Cog, M] @ cols_g^T [M, Kg] */
+		g = (Gemm){ G, Cog, Kg, M, M, M, Kg, 0, 1, Cog * M, Kg * M, Cog * Kg, "a1", "a0" };
+	}
+	tiled_gemm(fp, &g, l);
+}
+
 /* ---------- per op ---------- */
 
 /* Replace %M% %K% %N% markers (matmul's leading dimensions) in text just written. */
@@ -754,8 +976,11 @@ cuda_hostop(FILE *fp, const Func *f, const Op *op, Launch *l)
 	K(SIGMOID_G, k_ew) K(SQRT_G, k_ew) K(RSQRT_G, k_ew) K(POW_G, k_ew) K(MAX_G, k_maxgrad) \
 	K(SOFTMAX_G, k_softmaxgrad) K(LOGSOFTMAX_G, k_softmaxgrad) K(LN_DX, k_lndx) \
 	K(LN_DGAMMA, k_lndgamma) K(EMBED_G, k_embedgrad) K(XENT_G, k_xentgrad) K(MSE_G, k_ew) \
-	K(SLICE, k_slice) K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(ADAMW, k_update) \
-	K(TICK, k_tick) K(SUMSQ, k_sumsq) K(CLIPCOEF, k_ew) K(COPYOUT, cuda_hostop) \
+	K(CLIP, k_ew) K(IM2COL, k_im2col) K(CONV2D, k_conv) K(MAXPOOL, k_pool) K(AVGPOOL, k_pool) \
+	K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) K(COL2IM, k_col2im) \
+	K(CONV2D_DX, k_conv) K(CONV2D_DW, k_conv) K(MAXPOOL_G, k_poolgrad) K(AVGPOOL_G, k_poolgrad) \
+	K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(ADAMW, k_update) K(TICK, k_tick) \
+	K(SUMSQ, k_sumsq) K(CLIPCOEF, k_ew) K(COPYOUT, cuda_hostop) \
 	K(SWAPOUT, cuda_hostop) K(SWAPIN, cuda_hostop) K(SWAPHOME, cuda_hostop) \
 	K(WAIT, cuda_hostop)
 KERNELS(OP_HAS)

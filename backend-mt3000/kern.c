@@ -143,8 +143,8 @@ ew_body(Gen *g, const LowFunc *p, int first, int end, const int *ext, int next, 
 		K(g, "%sfloat x%d = i%d[%s];\n", ind, q, q, ix[q]);
 	for (int i = first; i < end; i++) {
 		const Op *o = &f->op[i];
-		char an[3][16] = { "", "", "" }, c[16], n[32], e[256];
-		const char *x[3] = { an[0], an[1], an[2] };
+		char an[3][16] = { "", "", "" }, c[2][16], n[32], e[256];
+		const char *x[3] = { an[0], an[1], an[2] }, *cs[2] = { c[0], c[1] };
 
 		for (int a = 0; a < o->nargs && a < 3; a++) {
 			int v = o->args[a], q;
@@ -157,9 +157,10 @@ ew_body(Gen *g, const LowFunc *p, int first, int end, const int *ext, int next, 
 				;
 			snprintf(an[a], sizeof an[a], "x%d", q);
 		}
-		snprintf(c, sizeof c, "c%d", i - first);
+		snprintf(c[0], sizeof c[0], "c%d", i - first);
+		snprintf(c[1], sizeof c[1], "d%d", i - first);
 		snprintf(n, sizeof n, "%lld.0f", ll(shape_numel(SH(o->res))));
-		K(g, "%sfloat t%d = %s;\n", ind, i - first, op_ew_expr(o->kind, x, c, n, e, sizeof e));
+		K(g, "%sfloat t%d = %s;\n", ind, i - first, op_ew_expr(o->kind, x, cs, n, e, sizeof e));
 	}
 	for (int q = 0; q < nout; q++)
 		K(g, "%so%d[%s] = t%d;\n", ind, q, oix, VAL(outv[q])->def - first);
@@ -217,10 +218,14 @@ kern_ew(Gen *g, const LowFunc *p, int first, int end)
 	/* A float attribute (pow's exponent) through a volatile: the compiler would turn powf(x, 2)
 	 * into x * x, which the C library's powf (the interpreter's) does not always round the same
 	 * way. */
-	for (int i = first; i < end; i++)
+	for (int i = first; i < end; i++) {
 		if (op_nfattr(f->op[i].kind) > 0)
 			K(g, "\tstatic volatile float vc%d = %s;\n\tfloat c%d = vc%d;\n", i - first,
 			  FL(f->op[i].fa[0]), i - first, i - first);
+		if (op_nfattr(f->op[i].kind) > 1)
+			K(g, "\tstatic volatile float vd%d = %s;\n\tfloat d%d = vd%d;\n", i - first,
+			  FL(f->op[i].fa[1]), i - first, i - first);
+	}
 	collapse(R, sh, next, &cd, st);
 	if (cd.r <= 1) {
 		int64_t n = cd.r ? cd.d[0] : 1;
@@ -353,6 +358,113 @@ k_matmul(Gen *g, const LowFunc *p, const Op *o)
 	launch(g, p, k, v, 3, 0, 2.0 * (double)(nb * M) * (double)N * (double)Kd);
 }
 
+/* ---------- convolution ---------- */
+
+/* The GEMM of each conv op (grad.c), one per group g in k_matmul's fixed tile grid: C_g =
+ * op(A_g) op(B_g), M x N over K, the operands of group g at g times their strides. */
+typedef struct Gemm {
+	int64_t nb, M, N, K, lda, ldb, ldc;
+	int ta, tb;
+	int64_t astr, bstr, cstr;
+} Gemm;
+
+static void
+gemm_groups(Gen *g, const LowFunc *p, const char *what, int ares, int aa, int ab, const Gemm *m)
+{
+	int64_t tr, tc, mbl, nbl;
+	int v[3] = { ares, aa, ab };
+	int k = kopen(g, what);
+	char bcol[32] = "";
+
+	if (m->tb)       /* a column tile of op(B) starts at a row of the stored B */
+		snprintf(bcol, sizeof bcol, " * %lld", ll(m->ldb));
+	gemm_tile(m->nb, m->M, m->N, &tr, &tc);
+	mbl = (m->M + tr - 1) / tr;
+	nbl = (m->N + tc - 1) / tc;
+	kptr(g, "C", 0, 1, 0);
+	kptr(g, "A", 1, 0, 0);
+	kptr(g, "B", 2, 0, 0);
+	ksplit(g, m->nb * mbl * nbl);
+	K(g, "\tfor (int64_t w = lo; w < hi; w++) {\n");
+	K(g, "\t\tint64_t gr = w / %lld, r0 = w / %lld %% %lld * %lld, c0 = w %% %lld * %lld;\n",
+	  ll(mbl * nbl), ll(nbl), ll(mbl), ll(tr), ll(nbl), ll(tc));
+	K(g, "\t\tint64_t r1 = r0 + %lld < %lld ? r0 + %lld : %lld, c1 = c0 + %lld < %lld ? c0 + %lld : %lld;\n",
+	  ll(tr), ll(m->M), ll(tr), ll(m->M), ll(tc), ll(m->N), ll(tc), ll(m->N));
+	K(g, "\t\tmtc_sgemm_rows(%d, %d, r0, r1, c1 - c0, %lld, A + gr * %lld, %lld, B + gr * %lld + c0%s, "
+	  "%lld, C + gr * %lld + c0, %lld);\n\t}\n}\n", m->ta, m->tb, ll(m->K), ll(m->astr), ll(m->lda),
+	  ll(m->bstr), bcol, ll(m->ldb), ll(m->cstr), ll(m->ldc));
+	launch(g, p, k, v, 3, 0, 2.0 * (double)(m->nb * m->M) * (double)m->N * (double)m->K);
+}
+
+/* conv2d, conv2d_dx, conv2d_dw: G groups, Cog = Cout/G, Kg = Cin/G*kh*kw, M = N*Ho*Wo. */
+static void
+k_conv(Gen *g, const LowFunc *p, const Op *o)
+{
+	const Shape *w = SH(o->kind == OP_CONV2D_DX ? o->args[0] : o->kind == OP_CONV2D ? o->args[1] : o->res);
+	const Shape *c = SH(o->kind == OP_CONV2D_DX ? o->res : o->args[0]);
+	int64_t G = o->ia[0], M = c->d[1] * c->d[2] * c->d[3], Cog = w->d[0] / G;
+	int64_t Kg = w->d[1] * w->d[2] * w->d[3];
+	Gemm m;
+
+	switch (o->kind) {
+	case OP_CONV2D:        /* y_g = w_g [Cog, Kg] @ cols_g [Kg, M] */
+		m = (Gemm){ G, Cog, M, Kg, Kg, M, M, 0, 0, Cog * Kg, Kg * M, Cog * M };
+		gemm_groups(g, p, "conv2d", o->res, o->args[1], o->args[0], &m);
+		break;
+	case OP_CONV2D_DX:     /* dcols_g = w_g^T [Kg, Cog] @ dy_g [Cog, M] */
+		m = (Gemm){ G, Kg, M, Cog, Kg, M, M, 1, 0, Cog * Kg, Cog * M, Kg * M };
+		gemm_groups(g, p, "conv2d_dx", o->res, o->args[0], o->args[1], &m);
+		break;
+	default:               /* dw_g = dy_g [Cog, M] @ cols_g^T [M, Kg] */
+		m = (Gemm){ G, Cog, Kg, M, M, M, Kg, 0, 1, Cog * M, Kg * M, Cog * Kg };
+		gemm_groups(g, p, "conv2d_dw", o->res, o->args[1], o->args[0], &m);
+	}
+}
+
+/* im2col and col2im: the runtime's loops over the planes (n, c), split over threads. */
+static void
+k_window(Gen *g, const LowFunc *p, const Op *o)
+{
+	int col2im = o->kind == OP_COL2IM;
+	const Shape *x = SH(col2im ? o->res : o->args[0]), *c = SH(col2im ? o->args[0] : o->res);
+	const int64_t *a = o->ia;
+	int v[2] = { o->res, o->args[0] }, k = kopen(g, opinfo[o->kind].name);
+
+	kptr(g, "r", 0, 1, 0);
+	kptr(g, "x", 1, 0, 0);
+	ksplit(g, x->d[0] * x->d[1]);
+	K(g, "\tmtc_%s(r, x, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, "
+	  "%lld, %lld, lo, hi);\n}\n", opinfo[o->kind].name, ll(x->d[0]), ll(x->d[1]), ll(x->d[2]),
+	  ll(x->d[3]), ll(a[0]), ll(a[1]), ll(a[2]), ll(a[3]), ll(a[4]), ll(a[5]), ll(a[6]), ll(a[7]),
+	  ll(c->d[2]), ll(c->d[3]));
+	launch(g, p, k, v, 2, 0, (double)shape_numel(c));
+}
+
+/* max_pool2d, avg_pool2d and their gradients: the runtime's loops over planes (n, c). */
+static void
+k_pool(Gen *g, const LowFunc *p, const Op *o)
+{
+	int grad = o->kind == OP_MAXPOOL_G || o->kind == OP_AVGPOOL_G;
+	int avg = o->kind == OP_AVGPOOL || o->kind == OP_AVGPOOL_G, mx = o->kind == OP_MAXPOOL_G;
+	const Shape *x = SH(grad ? o->res : o->args[0]), *y = SH(grad ? o->args[mx] : o->res);
+	const int64_t *a = o->ia;
+	int v[3] = { o->res, o->args[0], mx ? o->args[1] : 0 }, k = kopen(g, opinfo[o->kind].name);
+
+	kptr(g, "r", 0, 1, 0);
+	kptr(g, "x", 1, 0, 0);
+	if (mx)
+		kptr(g, "dy", 2, 0, 0);
+	ksplit(g, x->d[0] * x->d[1]);
+	if (grad)
+		K(g, "\tmtc_pool2d_grad(r, %s, %s, ", mx ? "x" : "0", mx ? "dy" : "x");
+	else
+		K(g, "\tmtc_pool2d(r, x, ");
+	K(g, "%d, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, lo, hi);\n}\n",
+	  avg ? 2 - (int)a[6] : 0, ll(x->d[2]), ll(x->d[3]), ll(a[0]), ll(a[1]), ll(a[2]), ll(a[3]),
+	  ll(a[4]), ll(a[5]), avg ? 1LL : ll(a[6]), avg ? 1LL : ll(a[7]), ll(y->d[2]), ll(y->d[3]));
+	launch(g, p, k, v, mx ? 3 : 2, 0, (double)shape_numel(y) * (double)(a[0] * a[1]));
+}
+
 static void
 k_const(Gen *g, const LowFunc *p, const Op *o)
 {
@@ -389,6 +501,27 @@ k_slice(Gen *g, const LowFunc *p, const Op *o)
 	ksplit(g, outer);
 	K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tmemcpy(r + i * %lld, x + i * %lld + %lld, %lld);\n}\n",
 	  ll(m * inner), ll(n * inner), ll(o->ia[1] * inner), ll(m * inner * 4));
+	launch(g, p, k, v, 2, 0, (double)shape_numel(SH(o->res)));
+}
+
+/* slice_grad(dy) axis start: zeros with dy at [start, start + n) along axis. */
+static void
+k_slicegrad(Gen *g, const LowFunc *p, const Op *o)
+{
+	int64_t outer, n, inner, m = SH(o->res)->d[o->ia[0]], st = o->ia[1];
+	int v[2] = { o->res, o->args[0] }, k = kopen(g, "slice_grad");
+
+	around(SH(o->args[0]), (int)o->ia[0], &outer, &n, &inner);
+	kptr(g, "r", 0, 1, 0);
+	kptr(g, "x", 1, 0, 0);
+	ksplit(g, outer);
+	K(g, "\tfor (int64_t i = lo; i < hi; i++) {\n\t\tfloat *ri = r + i * %lld;\n", ll(m * inner));
+	if (st > 0)
+		K(g, "\t\tmemset(ri, 0, %lld);\n", ll(st * inner * 4));
+	K(g, "\t\tmemcpy(ri + %lld, x + i * %lld, %lld);\n", ll(st * inner), ll(n * inner), ll(n * inner * 4));
+	if (m - st - n > 0)
+		K(g, "\t\tmemset(ri + %lld, 0, %lld);\n", ll((st + n) * inner), ll((m - st - n) * inner * 4));
+	K(g, "\t}\n}\n");
 	launch(g, p, k, v, 2, 0, (double)shape_numel(SH(o->res)));
 }
 
@@ -861,8 +994,11 @@ mt3000_hostop(Gen *g, const LowFunc *p, const Op *o)
 	K(SIGMOID_G, k_ew) K(SQRT_G, k_ew) K(RSQRT_G, k_ew) K(POW_G, k_ew) K(MAX_G, k_maxgrad) \
 	K(SOFTMAX_G, k_softmax) K(LOGSOFTMAX_G, k_softmax) K(LN_DX, k_layernorm) \
 	K(LN_DGAMMA, k_layernorm) K(EMBED_G, k_embedding) K(XENT_G, k_xent) K(MSE_G, k_ew) \
-	K(SLICE, k_slice) K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(ADAMW, k_update) \
-	K(TICK, k_update) K(SUMSQ, k_sumsq) K(CLIPCOEF, k_ew) K(COPYOUT, mt3000_hostop) \
+	K(CLIP, k_ew) K(IM2COL, k_window) K(CONV2D, k_conv) K(MAXPOOL, k_pool) K(AVGPOOL, k_pool) \
+	K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) K(COL2IM, k_window) \
+	K(CONV2D_DX, k_conv) K(CONV2D_DW, k_conv) K(MAXPOOL_G, k_pool) K(AVGPOOL_G, k_pool) \
+	K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(ADAMW, k_update) K(TICK, k_update) \
+	K(SUMSQ, k_sumsq) K(CLIPCOEF, k_ew) K(COPYOUT, mt3000_hostop) \
 	K(SWAPOUT, mt3000_hostop) K(SWAPIN, mt3000_hostop) K(SWAPHOME, mt3000_hostop) \
 	K(WAIT, mt3000_hostop)
 KERNELS(OP_HAS)

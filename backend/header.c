@@ -35,7 +35,9 @@ hypers_doc(const Module *m, const char *id, FILE *fp)
 			first = 0;
 		}
 	fprintf(fp, ".\n * %s_set_NAME(m, v) changes one from the next step on (e.g. a learning-rate schedule);\n"
-	        " * a value PyTorch would refuse (a negative lr, a beta outside [0, 1)) is MTC_EINVAL.\n *\n", id);
+	        " * a value PyTorch would refuse (a negative lr, a beta outside [0, 1)) is MTC_EINVAL.\n"
+	        " * %s_step_out() is %s_step() that also returns the declared outputs, as the step's\n"
+	        " * forward pass computed them (before the update).\n *\n", id, id, id);
 }
 
 void
@@ -78,6 +80,10 @@ header_emit(const Lowered *lo, const char *id, const char *target, FILE *fp)
 	fprintf(fp, " *\n");
 	if (m->step)
 		hypers_doc(m, id, fp);
+	fprintf(fp, " * %s_save(m, path) writes the instance's state (params, optimizer state, hyperparameters,\n"
+	        " * step counter) to one safetensors file; %s_load(m, path) reads one back, so training\n"
+	        " * resumes bit for bit (a file that is not this model's: MTC_EFILE, nothing changed).\n *\n",
+	        id, id);
 	fprintf(fp, " * Every function returns 0 or an enum mtc_status code (<mtc/mtc.h>) and never aborts;\n"
 	        " * %s_error(instance) says why, %s_error(NULL) why %s_create() returned NULL. */\n",
 	        id, id, id);

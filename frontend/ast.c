@@ -81,6 +81,28 @@ mkcall(Parser *p, NodeKind k, char *name, Node *revargs, Loc loc)
 	return n;
 }
 
+Node *
+mkindex(Parser *p, Node *base, Node *revsubs, Loc loc)
+{
+	Node *n = mkcall(p, N_INDEX, NULL, revsubs, loc);
+
+	n->a = base;
+	height(p, n, base);
+	return n;
+}
+
+Node *
+mkslice(Parser *p, Node *lo, Node *hi, Loc loc)
+{
+	Node *n = mknode(p, N_SLICE, loc);
+
+	n->a = lo;
+	n->b = hi;
+	height(p, n, lo);
+	height(p, n, hi);
+	return n;
+}
+
 Stmt *
 mkstmt(Parser *p, StmtKind k, Loc loc)
 {

@@ -18,7 +18,8 @@ typedef enum {
 	N_INT,      /* ival */
 	N_FLOAT,    /* fval */
 	N_NAME,     /* name */
-	N_INDEX,    /* name[a] */
+	N_INDEX,    /* a[kid, ...]: kid an index expression or an N_SLICE */
+	N_SLICE,    /* a:b inside [ ], either NULL when omitted */
 	N_CALL,     /* name(kid...) */
 	N_KW,       /* name = a, only as a call argument */
 	N_LIST,     /* [kid, ...] */
@@ -107,6 +108,8 @@ Node *mknode(Parser *, NodeKind, Loc);
 Node *mkbin(Parser *, int op, Node *a, Node *b, Loc);
 Node *mkneg(Parser *, Node *a, Loc);
 Node *mkcall(Parser *, NodeKind, char *name, Node *revargs, Loc);
+Node *mkindex(Parser *, Node *base, Node *revsubs, Loc);
+Node *mkslice(Parser *, Node *lo, Node *hi, Loc);
 Stmt *mkstmt(Parser *, StmtKind, Loc);
 void additem(Parser *, ItemKind, char *name, Loc, Node *e, Node *revparams, Stmt *revbody);
 Node *nrev(Node *, int *n);         /* reverse a list built backwards; count it */

@@ -161,8 +161,7 @@ fresh(Ctx *c, const char *base)
 	return nm;
 }
 
-/* Append op k after its shape rule accepted it; its result gets the name hint (or a number). */
-static Val
+Val
 emit(Ctx *c, Opk k, const int *args, int na, const int64_t *ia, int nia, const double *fa,
      Type *r, const char *hint, Loc loc)
 {
@@ -306,24 +305,109 @@ static const Opk binop[128] = { ['+'] = OP_ADD, ['-'] = OP_SUB, ['*'] = OP_MUL, 
 
 static Val call(Ctx *, Node *, const char *hint);
 
-static Val
-index_array(Ctx *c, Node *n)
+/* One bound of a slice: an integer, negative from the end, clamped into [0, len] as Python
+ * and PyTorch clamp it; a missing one is def. */
+static int
+bound(Ctx *c, Node *e, int64_t len, int64_t def, int64_t *out)
 {
-	Val a, i;
-	int64_t k;
+	int64_t v = def;
 
-	if (!lookup(c, n->name, n->loc, &a))
-		return undefined_name(c, n->loc, n->name);
+	if (e && ieval(c, e, &v))
+		return -1;
+	if (e && v < 0)
+		v = v < -len ? 0 : v + len;
+	*out = v > len ? len : v;
+	return 0;
+}
+
+/* x[s0, s1, ...] on a tensor: each subscript takes the next axis; an index i (negative from
+ * the end) keeps element i and drops the axis, a slice a:b keeps [a, b) (Python's bounds);
+ * axes not subscripted are kept whole. One slice op per narrowed axis, then one reshape
+ * without the indexed axes (PyTorch's basic indexing, without steps). */
+static Val
+slice_tensor(Ctx *c, Node *n, int x, const char *hint)
+{
+	const Type *t = &c->f->val[x].ty;
+	char ts[MAXRANK * 24 + 8];
+	int64_t st[MAXRANK], len[MAXRANK];
+	uint8_t drop[MAXRANK] = { 0 };
+	Type r = *t;
+	int ax = 0, nop = 0, dropped = 0;
+	Val v = { .k = V_TENSOR, .v = x };
+
+	if (n->nkid > t->sh.rank)
+		return err(c, n->kid->loc, "%d subscripts for %s of rank %d", n->nkid,
+		           type_str(t, ts, sizeof ts), t->sh.rank);
+	for (Node *s = n->kid; s; s = s->next, ax++) {
+		int64_t d = t->sh.d[ax], i, b;
+		if (s->kind != N_SLICE) {
+			if (ieval(c, s, &i))
+				return ERR;
+			if (i < -d || i >= d)
+				return err(c, s->loc, "index %lld is out of range for axis %d of %s", (long long)i,
+				           ax, type_str(t, ts, sizeof ts));
+			st[ax] = i < 0 ? i + d : i;
+			len[ax] = 1;
+			drop[ax] = 1;
+			dropped = 1;
+		} else {
+			if (bound(c, s->a, d, 0, &i) || bound(c, s->b, d, d, &b))
+				return ERR;
+			if (b <= i)
+				return err(c, s->loc, "the slice is empty: axis %d of %s has no elements in [%lld, %lld)",
+				           ax, type_str(t, ts, sizeof ts), (long long)i, (long long)b);
+			st[ax] = i;
+			len[ax] = b - i;
+		}
+		nop += len[ax] != d;
+	}
+	nop += dropped;
+	for (int k = 0; k < ax; k++) {
+		int64_t ia[MAXIA] = { k, st[k] };
+		if (len[k] == t->sh.d[k])
+			continue;
+		r.sh.d[k] = len[k];
+		v = emit(c, OP_SLICE, &v.v, 1, ia, 0, NULL, &(Type){ r.dt, r.sh }, --nop ? NULL : hint,
+		         n->loc);
+		if (v.k == V_ERR)
+			return ERR;
+	}
+	{
+		Type q = { r.dt, { 0, { 0 } } };
+		for (int k = 0; k < r.sh.rank; k++)
+			if (!(k < ax && drop[k]))
+				q.sh.d[q.sh.rank++] = r.sh.d[k];
+		if (dropped)
+			v = emit(c, OP_RESHAPE, &v.v, 1, NULL, 0, NULL, &q, hint, n->loc);
+	}
+	return v;
+}
+
+/* base[subscripts]: an element of a param array (one integer index), or a slice of a tensor. */
+static Val
+subscript(Ctx *c, Node *n, const char *hint)
+{
+	Val a = eval(c, n->a, NULL), i;
+	int64_t k;
+	const char *nm = n->a->kind == N_NAME ? n->a->name : NULL;
+
 	if (a.k == V_ERR)
 		return ERR;
-	if (a.k != V_ARRAY)
-		return err(c, n->loc, "'%s' is not a param array and cannot be indexed", n->name);
-	i = eval(c, n->a, NULL);
-	if (int_of(c, i, n->a->loc, &k))
+	if (a.k == V_TENSOR)
+		return slice_tensor(c, n, a.v, hint);
+	if (a.k != V_ARRAY) {
+		if (nm)
+			return err(c, n->loc, "'%s' is a number and cannot be indexed", nm);
+		return err(c, n->loc, "a number cannot be indexed");
+	}
+	if (n->nkid != 1 || n->kid->kind == N_SLICE)
+		return err(c, n->kid->loc, "a param array takes one integer index, like %s[i]", nm ? nm : "w");
+	i = eval(c, n->kid, NULL);
+	if (int_of(c, i, n->kid->loc, &k))
 		return ERR;
 	if (k < 0 || k >= a.i)
-		return err(c, n->a->loc, "index %lld is out of range for param array '%s' of %lld elements",
-		           (long long)k, n->name, (long long)a.i);
+		return err(c, n->kid->loc, "index %lld is out of range for param array '%s' of %lld elements",
+		           (long long)k, nm ? nm : "?", (long long)a.i);
 	return vten(a.v + (int)k);
 }
 
@@ -344,7 +428,9 @@ eval1(Ctx *c, Node *n, const char *hint)
 			return undefined_name(c, n->loc, n->name);
 		return a;
 	case N_INDEX:
-		return index_array(c, n);
+		return subscript(c, n, hint);
+	case N_SLICE:
+		die("a slice outside [ ]: the grammar allows none");
 	case N_CALL:
 		return call(c, n, hint);
 	case N_LIST:
@@ -404,6 +490,9 @@ eval(Ctx *c, Node *n, const char *hint)
 
 /* ---------- built-in calls ---------- */
 
+/* Built-ins that expand to more than one op (or none): their Builtin.k, past the op kinds. */
+enum { B_FLATTEN = NOP, B_CONV2D, B_POOL };
+
 static const Builtin builtins[] = {
 	{ "relu", OP_RELU, 1, { { 0 } } },
 	{ "gelu", OP_GELU, 1, { { 0 } } },
@@ -427,6 +516,14 @@ static const Builtin builtins[] = {
 	{ "embedding", OP_EMBEDDING, 2, { { 0 } } },
 	{ "cross_entropy", OP_XENT, 2, { { 0 } } },
 	{ "mse", OP_MSE, 2, { { 0 } } },
+	{ "clip", OP_CLIP, 1, { { "lo", 'f', 1, 0 }, { "hi", 'f', 1, 0 } } },
+	{ "flatten", B_FLATTEN, 1, { { "axis", 'a', 0, 1 } } },
+	{ "conv2d", B_CONV2D, 2, { { "b", 'v', 0, 0 }, { "stride", 'p', 0, 1 }, { "padding", 'p', 0, 0 },
+	                           { "dilation", 'p', 0, 1 }, { "groups", 'i', 0, 1 } } },
+	{ "max_pool2d", B_POOL, 1, { { "kernel", 'p', 1, 0 }, { "stride", 'p', 0, 0 }, { "padding", 'p', 0, 0 },
+	                             { "dilation", 'p', 0, 1 } } },
+	{ "avg_pool2d", B_POOL, 1, { { "kernel", 'p', 1, 0 }, { "stride", 'p', 0, 0 }, { "padding", 'p', 0, 0 },
+	                             { "count_include_pad", 'b', 0, 1 } } },
 	{ NULL, 0, 0, { { 0 } } },
 };
 
@@ -471,7 +568,7 @@ int
 nkws(const Builtin *b)
 {
 	int n = 0;
-	while (n < 6 && b->kw[n].name)
+	while (n < MAXKW && b->kw[n].name)
 		n++;
 	return n;
 }
@@ -623,16 +720,92 @@ reshape_type(Ctx *c, Node *e, const Type *in, Type *r)
 	return 0;
 }
 
+/* sum or mean over the axes of a list (distinct, negative from the end): one sum per axis,
+ * the highest axis first so the others keep their numbers, then for mean one division by
+ * the number of elements summed. */
+static Val
+reduce_axes(Ctx *c, Node *n, const Builtin *b, int x, Node **kv, const char *hint)
+{
+	const Type *t = &c->f->val[x].ty;
+	int64_t ax[MAXRANK], keep = 0, cnt = 1;
+	int na, seen[MAXRANK] = { 0 };
+	Val v = { .k = V_TENSOR, .v = x };
+	Node *e = kv[0]->kid;
+
+	if (kv[1] && ieval(c, kv[1], &keep))
+		return ERR;
+	if (keep != 0 && keep != 1)
+		return err(c, kv[1]->loc, "keepdims must be 0 or 1, got %lld", (long long)keep);
+	if (list_arg(c, kv[0], b->name, ax, &na))
+		return ERR;
+	if (na == 0)
+		return err(c, kv[0]->loc, "%s needs at least one axis", b->name);
+	for (int i = 0; i < na; i++, e = e->next) {
+		char ts[MAXRANK * 24 + 8];
+		if (ax[i] < -t->sh.rank || ax[i] >= t->sh.rank)
+			return err(c, e->loc, "axis %lld is out of range for %s of %s (rank %d)",
+			           (long long)ax[i], b->name, type_str(t, ts, sizeof ts), t->sh.rank);
+		if (ax[i] < 0)
+			ax[i] += t->sh.rank;
+		if (seen[ax[i]]++)
+			return err(c, e->loc, "axis %lld is given twice", (long long)ax[i]);
+		cnt *= t->sh.d[ax[i]];
+	}
+	for (int a = t->sh.rank - 1, left = na; a >= 0; a--) {
+		Type r = { F32, { 0, { 0 } } };
+		int64_t ia[MAXIA] = { a, keep };
+		if (!seen[a])
+			continue;
+		left--;
+		v = emit(c, OP_SUM, &v.v, 1, ia, 2, NULL, &r, !left && b->k == OP_SUM ? hint : NULL, n->loc);
+		if (v.k == V_ERR)
+			return ERR;
+	}
+	if (b->k == OP_MEAN) {
+		Type r = { F32, { 0, { 0 } } };
+		int d[2] = { v.v, tensor(c, vnum((double)cnt), n->loc, NULL) };
+		if (d[1] < 0)
+			return ERR;
+		v = emit(c, OP_DIV, d, 2, NULL, 0, NULL, &r, hint, n->loc);
+	}
+	return v;
+}
+
+/* flatten(x, axis): PyTorch's flatten(x, start_dim = axis): the axes from axis on merged
+ * into one (a reshape; x itself when nothing merges). */
+static Val
+flatten(Ctx *c, Node *n, int x, Node *axis, const char *hint)
+{
+	const Type *t = &c->f->val[x].ty;
+	Type r = *t;
+	int64_t a = 1;
+
+	if (t->sh.rank == 0) {
+		r.sh.rank = 1;
+		r.sh.d[0] = 1;
+		return emit(c, OP_RESHAPE, &x, 1, NULL, 0, NULL, &r, hint, n->loc);
+	}
+	if (axis_arg(c, axis, 1, n->loc, "flatten", t, &a))
+		return ERR;
+	if (a == t->sh.rank - 1)
+		return (Val){ .k = V_TENSOR, .v = x };
+	r.sh.rank = (int)a + 1;
+	r.sh.d[a] = shape_numel(&t->sh);
+	for (int k = 0; k < a; k++)
+		r.sh.d[a] /= t->sh.d[k];
+	return emit(c, OP_RESHAPE, &x, 1, NULL, 0, NULL, &r, hint, n->loc);
+}
+
 static Val
 builtin_call(Ctx *c, Node *n, const Builtin *b, const char *hint)
 {
-	Node *kv[4] = { 0 }, **t = xcalloc(n->nkid + 1, sizeof *t);
+	Node *kv[MAXKW] = { 0 }, **t = xcalloc(n->nkid + 1, sizeof *t);
 	int nt = 0, *args = NULL, bad = 0, nia;
 	int64_t ia[MAXIA] = { 0 };
 	double fa[MAXFA] = { 0 };
 	Type r = { F32, { 0, { 0 } } };
 	const Type *t0;
-	Opk k = b->k;
+	int k = b->k;       /* an Opk, or a B_ kind past them */
 	Val v = ERR;
 
 	if (bind_args(c, n, b->name, b->nt, b->kw, nkws(b), t, &nt, kv))
@@ -644,7 +817,7 @@ builtin_call(Ctx *c, Node *n, const Builtin *b, const char *hint)
 	if (bad)
 		goto out;
 	t0 = &c->f->val[args[0]].ty;
-	nia = op_niattr(k);
+	nia = k < NOP ? op_niattr(k) : 0;
 	switch (k) {
 	case OP_POW:
 		bad = neval(c, kv[0], &fa[0]);
@@ -665,6 +838,11 @@ builtin_call(Ctx *c, Node *n, const Builtin *b, const char *hint)
 		break;
 	case OP_SUM:
 	case OP_MEAN:
+		if (kv[0] && kv[0]->kind == N_LIST) {
+			v = reduce_axes(c, n, b, args[0], kv, hint);
+			goto out;
+		}
+		/* fall through */
 	case OP_MAX:
 		bad = axis_arg(c, kv[0], 0, n->loc, b->name, t0, &ia[0]);
 		if (!bad && kv[1] && !(bad = ieval(c, kv[1], &ia[1])) && ia[1] != 0 && ia[1] != 1) {
@@ -677,6 +855,18 @@ builtin_call(Ctx *c, Node *n, const Builtin *b, const char *hint)
 		if (kv[0])
 			bad = neval(c, kv[0], &fa[0]);
 		break;
+	case OP_CLIP:
+		bad = neval(c, kv[0], &fa[0]) | neval(c, kv[1], &fa[1]);
+		break;
+	case B_FLATTEN:
+		v = flatten(c, n, args[0], kv[0], hint);
+		goto out;
+	case B_CONV2D:
+		v = nn_conv2d(c, n, args, kv, hint);
+		goto out;
+	case B_POOL:
+		v = nn_pool2d(c, n, b->name[0] == 'm' ? OP_MAXPOOL : OP_AVGPOOL, args[0], kv, hint);
+		goto out;
 	default:
 		break;
 	}

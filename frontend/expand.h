@@ -92,15 +92,17 @@ int size_check(Ctx *, const Type *, Loc);
 /* Signatures of built-in calls: tensor operands first, then named arguments. */
 typedef struct Kw {
 	const char *name;
-	char ty;            /* 'a' axis, 'b' 0 or 1, 'f' number, 'l' integer list, 'v' any value */
+	char ty;            /* 'a' axis, 'b' 0 or 1, 'f' number, 'i' integer, 'l' integer list,
+	                     * 'p' an integer or a pair [h, w], 'v' any value */
 	char req;
 	double def;
 } Kw;
+enum { MAXKW = 6 };     /* named arguments of a built-in */
 typedef struct Builtin {
 	const char *name;
-	int k;              /* Opk, InitKind or OptKind */
+	int k;              /* Opk, InitKind or OptKind; or a B_ kind (eval.c) */
 	int nt;             /* tensor operands; -1: one or more */
-	Kw kw[6];
+	Kw kw[MAXKW];
 } Builtin;
 int nkws(const Builtin *);
 extern const Builtin inits[], optims[];
@@ -108,6 +110,16 @@ const Builtin *findb(const Builtin *, const char *);
 int isbuiltin(const char *);
 int bind_args(Ctx *, Node *call, const char *what, int nt, const Kw *, int nkw, Node **t,
               int *ntp, Node **kv);
+
+/* Append op k after its shape rule accepted it (else a diagnostic at loc and ERR); its result
+ * is named hint (or a number). r: the given type of F_GIVEN ops, else filled. */
+Val emit(Ctx *, Opk, const int *args, int na, const int64_t *ia, int nia, const double *fa,
+         Type *r, const char *hint, Loc);
+
+/* nn.c: the convolutional built-ins, each expanded into ops (docs/ir.md says how). kv: the
+ * named arguments in the order of their Builtin entry (eval.c), NULL where not given. */
+Val nn_conv2d(Ctx *, Node *call, const int *args, Node **kv, const char *hint);
+Val nn_pool2d(Ctx *, Node *call, Opk, int x, Node **kv, const char *hint);
 
 /* expand.c */
 Val inline_def(Ctx *, Node *call, Ent *def, const char *hint);

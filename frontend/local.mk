@@ -1,7 +1,7 @@
 # frontend/local.mk: tdsl lexer, parser, expansion and shape checking.
 # The lexer and parser are generated into the build tree from the sources in $(srcdir).
 libmtc_a_SOURCES += frontend/frontend.h frontend/ast.h frontend/expand.h frontend/fe.c \
-	frontend/ast.c frontend/map.c frontend/eval.c frontend/expand.c
+	frontend/ast.c frontend/map.c frontend/eval.c frontend/nn.c frontend/expand.c
 nodist_libmtc_a_SOURCES = frontend/lex.c frontend/parse.c frontend/parse.h
 BUILT_SOURCES += frontend/parse.h frontend/parse.c frontend/lex.c
 EXTRA_DIST += frontend/lex.l frontend/parse.y

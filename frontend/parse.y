@@ -55,7 +55,7 @@ leaf(Parser *p, NodeKind k, Loc loc)
 %left '*' '/' '@'
 %precedence NEG
 
-%type <n> expr primary args arglist arg exprs names params idents init
+%type <n> expr primary args arglist arg exprs names params idents init subs sub
 %type <st> stmts stmt
 %type <ty> type
 
@@ -166,10 +166,24 @@ primary
 	| FLOAT					{ $$ = leaf(p, N_FLOAT, L(@1)); $$->fval = $1; }
 	| IDENT					{ $$ = leaf(p, N_NAME, L(@1)); $$->name = $1; }
 	| IDENT '(' args ')'			{ $$ = mkcall(p, N_CALL, $1, $3, L(@1)); }
-	| IDENT '[' expr ']'			{ $$ = leaf(p, N_INDEX, L(@1)); $$->name = $1; $$->a = $3; $$->depth = $3->depth + 1; }
+	| primary '[' subs ']'			{ $$ = mkindex(p, $1, $3, L(@1)); }
 	| '(' expr ')'				{ $$ = $2; }
 	| '[' ']'				{ $$ = mkcall(p, N_LIST, NULL, NULL, L(@1)); }
 	| '[' exprs ']'				{ $$ = mkcall(p, N_LIST, NULL, $2, L(@1)); }
+	;
+
+/* Subscripts of x[...]: an index (an expression) or a slice a:b, either bound optional. */
+subs
+	: sub
+	| subs ',' sub				{ $$ = $3; $3->next = $1; }
+	;
+
+sub
+	: expr
+	| ':'					{ $$ = mkslice(p, NULL, NULL, L(@1)); }
+	| expr ':'				{ $$ = mkslice(p, $1, NULL, L(@1)); }
+	| ':' expr				{ $$ = mkslice(p, NULL, $2, L(@1)); }
+	| expr ':' expr				{ $$ = mkslice(p, $1, $3, L(@1)); }
 	;
 
 %%

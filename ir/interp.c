@@ -132,12 +132,13 @@ around(const Shape *s, int64_t a, int64_t *outer, int64_t *n, int64_t *inner)
 
 /* The scalar meaning of each elementwise op: OPTAB's formula compiled here, calling
  * <mtc/mtc-ops.h> as the generated kernels do, so the targets and the interpreter agree to
- * the bit. x0..x2 are the operands, c the first float attribute, n the result's elements. */
-typedef float Ew(float x0, float x1, float x2, float c, float n);
+ * the bit. x0..x2 are the operands, c and d the first two float attributes, n the result's
+ * elements. */
+typedef float Ew(float x0, float x1, float x2, float c, float d, float n);
 #define X(id, nm, na, fl, ia, fa, sh, gr, co, nw, ew) \
-	static float ew_##id(float x0, float x1, float x2, float c, float n) \
+	static float ew_##id(float x0, float x1, float x2, float c, float d, float n) \
 	{ \
-		(void)x0; (void)x1; (void)x2; (void)c; (void)n; \
+		(void)x0; (void)x1; (void)x2; (void)c; (void)d; (void)n; \
 		return ew; \
 	}
 OPTAB(X)
@@ -150,8 +151,8 @@ static Ew *const ewfn[] = {
 
 /* o[rs] = fn(x0, x1, x2) over up to three operands broadcast into rs. */
 static void
-ewise(Ew *fn, float c, int nx, const float *const *x, const Shape *const *xs, const Shape *rs,
-      float *o)
+ewise(Ew *fn, float c, float d, int nx, const float *const *x, const Shape *const *xs,
+      const Shape *rs, float *o)
 {
 	int64_t st[3][MAXRANK], off[3] = {0, 0, 0}, idx[MAXRANK] = {0}, s[3] = {0, 0, 0};
 	int64_t n = rowlen(rs), rows = shape_numel(rs) / n;
@@ -165,7 +166,7 @@ ewise(Ew *fn, float c, int nx, const float *const *x, const Shape *const *xs, co
 		for (int64_t j = 0; j < n; j++) {
 			for (int k = 0; k < nx; k++)
 				v[k] = x[k][off[k] + j * s[k]];
-			o[j] = fn(v[0], v[1], v[2], c, fn_n);
+			o[j] = fn(v[0], v[1], v[2], c, d, fn_n);
 		}
 		advance(rs->rank - 1, rs->d, idx, nx, st, off);
 	}
@@ -182,7 +183,7 @@ k_ew(Run *r, const Op *op)
 		x[k] = IN(k);
 		xs[k] = &TY(k)->sh;
 	}
-	ewise(ewfn[op->kind], (float)op->fa[0], op->nargs, x, xs, &RTY->sh, OUT);
+	ewise(ewfn[op->kind], (float)op->fa[0], (float)op->fa[1], op->nargs, x, xs, &RTY->sh, OUT);
 	return 0;
 }
 
@@ -252,6 +253,21 @@ k_slice(Run *r, const Op *op)
 	around(&RTY->sh, ax, &outer, &n, &inner);
 	for (int64_t i = 0; i < outer; i++)
 		memcpy(o + i * n * inner, x + (i * xn + st) * inner, n * inner * 4);
+	return 0;
+}
+
+/* slice_grad(dy) axis start: zeros, dy at [start, start + dy.d[axis]) along axis */
+static int
+k_slicegrad(Run *r, const Op *op)
+{
+	int64_t outer, n, inner, ax = op->ia[0], st = op->ia[1], rn = RTY->sh.d[ax];
+	const float *x = IN(0);
+	float *o = OUT;
+
+	memset(o, 0, type_bytes(RTY));
+	around(&TY(0)->sh, ax, &outer, &n, &inner);
+	for (int64_t i = 0; i < outer; i++)
+		memcpy(o + (i * rn + st) * inner, x + i * n * inner, n * inner * 4);
 	return 0;
 }
 
@@ -358,6 +374,262 @@ k_matmul(Run *r, const Op *op)
 		advance(ob.rank, ob.d, idx, 2, st, off);
 	}
 	free(bt);
+	return 0;
+}
+
+/* ---------- convolution ---------- */
+
+/* C[M,N] (ldc) = op(A) op(B), A [M,K] (lda; stored [K,M] when ta), B [K,N] (ldb; stored
+ * [N,K] when tb): every element summed over k ascending in one float from 0, as k_matmul
+ * does. */
+static void
+gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+     const float *B, int64_t ldb, float *C, int64_t ldc)
+{
+	float *bt = NULL;
+
+	if (tb) {
+		bt = xmalloc((K * N > 0 ? K * N : 1) * sizeof *bt);
+		for (int64_t k = 0; k < K; k++)
+			for (int64_t j = 0; j < N; j++)
+				bt[k * N + j] = B[j * ldb + k];
+		B = bt;
+		ldb = N;
+	}
+	for (int64_t i = 0; i < M; i++) {
+		float *c = C + i * ldc;
+		int64_t k = 0;
+		for (int64_t j = 0; j < N; j++)
+			c[j] = 0;
+		for (; k + 4 <= K; k += 4) {
+			float av[4];
+			for (int u = 0; u < 4; u++)
+				av[u] = ta ? A[(k + u) * lda + i] : A[i * lda + k + u];
+			axpy4(c, av, B + k * ldb, ldb, N);
+		}
+		for (; k < K; k++)
+			axpy1(c, ta ? A[k * lda + i] : A[i * lda + k], B + k * ldb, N);
+	}
+	free(bt);
+}
+
+/* A window's geometry from kh kw sh sw ph pw dh dw over x [N, C, H, W], and the columns'
+ * Ho, Wo. */
+typedef struct Win {
+	int64_t n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo;
+} Win;
+
+static Win
+win(const Op *op, const Shape *x, const Shape *cols)
+{
+	const int64_t *a = op->ia;
+	return (Win){ x->d[0], x->d[1], x->d[2], x->d[3], a[0], a[1], a[2], a[3], a[4], a[5], a[6],
+	              a[7], cols->d[2], cols->d[3] };
+}
+
+/* im2col: cols[(c*kh + i)*kw + j, n, oh, ow] = x[n, c, oh*sh - ph + i*dh, ow*sw - pw + j*dw],
+ * 0 in the padding. */
+static int
+k_im2col(Run *r, const Op *op)
+{
+	Win g = win(op, &TY(0)->sh, &RTY->sh);
+	const float *x = IN(0);
+	float *o = OUT;
+
+	for (int64_t c = 0; c < g.c; c++)
+		for (int64_t i = 0; i < g.kh; i++)
+			for (int64_t j = 0; j < g.kw; j++)
+				for (int64_t n = 0; n < g.n; n++)
+					for (int64_t oh = 0; oh < g.ho; oh++)
+						for (int64_t ow = 0; ow < g.wo; ow++) {
+							int64_t h = oh * g.sh - g.ph + i * g.dh, w = ow * g.sw - g.pw + j * g.dw;
+							*o++ = h >= 0 && h < g.h && w >= 0 && w < g.w ?
+							       x[((n * g.c + c) * g.h + h) * g.w + w] : 0;
+						}
+	return 0;
+}
+
+/* col2im, its transpose (grad.c): each x element sums its kernel offsets, i then j. */
+static int
+k_col2im(Run *r, const Op *op)
+{
+	Win g = win(op, &RTY->sh, &TY(0)->sh);
+	const float *dc = IN(0);
+	float *o = OUT;
+
+	for (int64_t n = 0; n < g.n; n++)
+		for (int64_t c = 0; c < g.c; c++)
+			for (int64_t h = 0; h < g.h; h++)
+				for (int64_t w = 0; w < g.w; w++) {
+					float s = 0;
+					for (int64_t i = 0; i < g.kh; i++)
+						for (int64_t j = 0; j < g.kw; j++) {
+							int64_t th = h + g.ph - i * g.dh, tw = w + g.pw - j * g.dw;
+							if (th < 0 || tw < 0 || th % g.sh || tw % g.sw || th / g.sh >= g.ho ||
+							    tw / g.sw >= g.wo)
+								continue;
+							s += dc[((((c * g.kh + i) * g.kw + j) * g.n + n) * g.ho + th / g.sh) * g.wo +
+							        tw / g.sw];
+						}
+					*o++ = s;
+				}
+	return 0;
+}
+
+/* ---------- pooling ---------- */
+
+/* A pool's window over x [N, C, H, W] with result or gradient shape y (avg pools: dilation 1). */
+static Win
+pwin(const Op *op, const Shape *x, const Shape *y)
+{
+	Win g = win(op, x, y);
+	if (op->kind == OP_AVGPOOL || op->kind == OP_AVGPOOL_G)
+		g.dh = g.dw = 1;
+	return g;
+}
+
+/* The arg-max of output (oh, ow)'s window in plane xp, PyTorch's: the first offset greater
+ * than every one before it, or a NaN (the last NaN: each one replaces the max). */
+static int64_t
+pool_argmax(const float *xp, const Win *g, int64_t oh, int64_t ow)
+{
+	int64_t best = -1;
+	float m = -INFINITY;
+
+	for (int64_t i = 0; i < g->kh; i++)
+		for (int64_t j = 0; j < g->kw; j++) {
+			int64_t h = oh * g->sh - g->ph + i * g->dh, w = ow * g->sw - g->pw + j * g->dw;
+			if (h < 0 || h >= g->h || w < 0 || w >= g->w)
+				continue;
+			if (best < 0)
+				best = h * g->w + w;
+			if (xp[h * g->w + w] > m || isnan(xp[h * g->w + w])) {
+				m = xp[h * g->w + w];
+				best = h * g->w + w;
+			}
+		}
+	return best;
+}
+
+/* The number avg_pool2d divides a window's sum by. */
+static float
+pool_div(const Op *op, const Win *g, int64_t oh, int64_t ow)
+{
+	int64_t h0 = oh * g->sh - g->ph, w0 = ow * g->sw - g->pw, h1 = h0 + g->kh, w1 = w0 + g->kw;
+
+	if (op->ia[6])
+		return (float)(g->kh * g->kw);
+	h0 = h0 < 0 ? 0 : h0;
+	w0 = w0 < 0 ? 0 : w0;
+	h1 = h1 > g->h ? g->h : h1;
+	w1 = w1 > g->w ? g->w : w1;
+	return (float)((h1 - h0) * (w1 - w0));
+}
+
+/* max_pool2d and avg_pool2d, each plane in turn. */
+static int
+k_pool(Run *r, const Op *op)
+{
+	Win g = pwin(op, &TY(0)->sh, &RTY->sh);
+	const float *x = IN(0);
+	float *o = OUT;
+
+	for (int64_t q = 0; q < g.n * g.c; q++) {
+		const float *xp = x + q * g.h * g.w;
+		for (int64_t oh = 0; oh < g.ho; oh++)
+			for (int64_t ow = 0; ow < g.wo; ow++) {
+				float s = 0;
+				if (op->kind == OP_MAXPOOL) {
+					*o++ = xp[pool_argmax(xp, &g, oh, ow)];
+					continue;
+				}
+				for (int64_t i = 0; i < g.kh; i++)
+					for (int64_t j = 0; j < g.kw; j++) {
+						int64_t h = oh * g.sh - g.ph + i, w = ow * g.sw - g.pw + j;
+						if (h >= 0 && h < g.h && w >= 0 && w < g.w)
+							s += xp[h * g.w + w];
+					}
+				*o++ = s / pool_div(op, &g, oh, ow);
+			}
+	}
+	return 0;
+}
+
+/* max_pool2d_grad(x, dy), avg_pool2d_grad(dy): the outputs' gradients spread back in order. */
+static int
+k_poolgrad(Run *r, const Op *op)
+{
+	int mx = op->kind == OP_MAXPOOL_G;
+	Win g = pwin(op, &RTY->sh, &TY(mx)->sh);
+	const float *dy = IN(mx);
+	float *o = OUT;
+
+	memset(o, 0, type_bytes(RTY));
+	for (int64_t q = 0; q < g.n * g.c; q++) {
+		float *op_ = o + q * g.h * g.w;
+		for (int64_t oh = 0; oh < g.ho; oh++)
+			for (int64_t ow = 0; ow < g.wo; ow++, dy++) {
+				float v;
+				if (mx) {
+					op_[pool_argmax(IN(0) + q * g.h * g.w, &g, oh, ow)] += *dy;
+					continue;
+				}
+				v = *dy / pool_div(op, &g, oh, ow);
+				for (int64_t i = 0; i < g.kh; i++)
+					for (int64_t j = 0; j < g.kw; j++) {
+						int64_t h = oh * g.sh - g.ph + i, w = ow * g.sw - g.pw + j;
+						if (h >= 0 && h < g.h && w >= 0 && w < g.w)
+							op_[h * g.w + w] += v;
+					}
+			}
+	}
+	return 0;
+}
+
+/* The GEMM sizes of a conv op: G groups, Cog = Cout/G, Kg = Cin/G*kh*kw, M = N*Ho*Wo. */
+static void
+convdims(const Op *op, const Shape *w, const Shape *cols, int64_t *G, int64_t *Cog, int64_t *Kg,
+         int64_t *M)
+{
+	*G = op->ia[0];
+	*Cog = w->d[0] / *G;
+	*Kg = w->d[1] * w->d[2] * w->d[3];
+	*M = cols->d[1] * cols->d[2] * cols->d[3];
+}
+
+/* conv2d(cols, w) groups: per group, w_g [Cog, Kg] @ cols_g [Kg, M]. */
+static int
+k_conv2d(Run *r, const Op *op)
+{
+	int64_t G, Cog, Kg, M;
+
+	convdims(op, &TY(1)->sh, &TY(0)->sh, &G, &Cog, &Kg, &M);
+	for (int64_t g = 0; g < G; g++)
+		gemm(0, 0, Cog, M, Kg, IN(1) + g * Cog * Kg, Kg, IN(0) + g * Kg * M, M, OUT + g * Cog * M, M);
+	return 0;
+}
+
+/* conv2d_dx(w, dy) groups: per group, w_g^T [Kg, Cog] @ dy_g [Cog, M]. */
+static int
+k_conv2d_dx(Run *r, const Op *op)
+{
+	int64_t G, Cog, Kg, M;
+
+	convdims(op, &TY(0)->sh, &RTY->sh, &G, &Cog, &Kg, &M);
+	for (int64_t g = 0; g < G; g++)
+		gemm(1, 0, Kg, M, Cog, IN(0) + g * Cog * Kg, Kg, IN(1) + g * Cog * M, M, OUT + g * Kg * M, M);
+	return 0;
+}
+
+/* conv2d_dw(cols, dy) groups: per group, dy_g [Cog, M] @ cols_g^T [M, Kg]. */
+static int
+k_conv2d_dw(Run *r, const Op *op)
+{
+	int64_t G, Cog, Kg, M;
+
+	convdims(op, &RTY->sh, &TY(0)->sh, &G, &Cog, &Kg, &M);
+	for (int64_t g = 0; g < G; g++)
+		gemm(0, 1, Cog, Kg, M, IN(1) + g * Cog * M, M, IN(0) + g * Kg * M, M, OUT + g * Cog * Kg, Kg);
 	return 0;
 }
 
@@ -697,9 +969,9 @@ k_xentgrad(Run *r, const Op *op)
 
 /* mse(a, b) = mean of (a - b)^2 over the broadcast shape */
 static float
-sqdiff(float a, float b, float x2, float c, float n)
+sqdiff(float a, float b, float x2, float c, float d, float n)
 {
-	(void)x2, (void)c, (void)n;
+	(void)x2, (void)c, (void)d, (void)n;
 	return (a - b) * (a - b);
 }
 
@@ -714,7 +986,7 @@ k_mse(Run *r, const Op *op)
 		die("mse operands do not broadcast");
 	n = shape_numel(&bs);
 	t = xmalloc(n * sizeof *t);
-	ewise(sqdiff, 0, 2, (const float *[]){ IN(0), IN(1) },
+	ewise(sqdiff, 0, 0, 2, (const float *[]){ IN(0), IN(1) },
 	      (const Shape *[]){ &TY(0)->sh, &TY(1)->sh }, &bs, t);
 	for (int64_t i = 0; i < n; i++)
 		s += t[i];
@@ -797,6 +1069,8 @@ k_copyout(Run *r, const Op *op)
 	Tensor *o;
 	int64_t k = op->ia[0];
 
+	if (!r->f->mod || r->f != r->f->mod->step)
+		return 0;            /* a function made from a step (a test's): nobody asked */
 	if (1 + k >= r->in->nout)
 		die("copy_out into output %lld of %d", (long long)k, r->in->nout - 1);
 	o = &r->in->out[1 + k];
@@ -835,8 +1109,11 @@ k_nothing(Run *r, const Op *op)
 	K(SIGMOID_G, k_ew) K(SQRT_G, k_ew) K(RSQRT_G, k_ew) K(POW_G, k_ew) K(MAX_G, k_maxgrad) \
 	K(SOFTMAX_G, k_softmaxgrad) K(LOGSOFTMAX_G, k_softmaxgrad) K(LN_DX, k_lndx) \
 	K(LN_DGAMMA, k_lndgamma) K(EMBED_G, k_embedgrad) K(XENT_G, k_xentgrad) K(MSE_G, k_ew) \
-	K(SLICE, k_slice) K(SGD, k_sgd) K(SGDM, k_sgdm) K(ADAM, k_adam) K(ADAMW, k_adam) K(TICK, k_tick) \
-	K(SUMSQ, k_sumsq) K(CLIPCOEF, k_ew) K(COPYOUT, k_copyout) \
+	K(CLIP, k_ew) K(IM2COL, k_im2col) K(CONV2D, k_conv2d) K(MAXPOOL, k_pool) K(AVGPOOL, k_pool) \
+	K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) K(COL2IM, k_col2im) \
+	K(CONV2D_DX, k_conv2d_dx) K(CONV2D_DW, k_conv2d_dw) K(MAXPOOL_G, k_poolgrad) \
+	K(AVGPOOL_G, k_poolgrad) K(SGD, k_sgd) K(SGDM, k_sgdm) K(ADAM, k_adam) K(ADAMW, k_adam) \
+	K(TICK, k_tick) K(SUMSQ, k_sumsq) K(CLIPCOEF, k_ew) K(COPYOUT, k_copyout) \
 	K(SWAPOUT, k_copy) K(SWAPIN, k_copy) K(SWAPHOME, k_home) K(WAIT, k_nothing)
 KERNELS(OP_HAS)
 OPTAB(OP_NEEDS)

@@ -83,6 +83,9 @@ typedef struct Type {
 } Type;
 
 int64_t shape_numel(const Shape *);             /* product of dims (checked when built) */
+/* Output extent of a window (kernel k, stride s, padding p each side, dilation d) sliding
+ * over an input extent n, PyTorch's; 0 when it does not fit. */
+int64_t window_out(int64_t n, int64_t k, int64_t s, int64_t p, int64_t d);
 int64_t type_bytes(const Type *);               /* numel * 4 */
 int shape_eq(const Shape *, const Shape *);
 /* NumPy broadcasting of a and b into *r; 0 on success, -1 if incompatible. */
@@ -105,6 +108,9 @@ enum {
 	F_NORES = 1 << 4,    /* has no result value */
 	F_GIVEN = 1 << 5,    /* result type is given (parsed or set by the builder), the rule checks it */
 	F_VARIADIC = 1 << 6, /* nargs is a minimum */
+	F_EXPAND = 1 << 7,   /* a result far larger than its operand, cheap to make again (im2col's
+	                      * columns): CSE never merges a backward occurrence into a forward one,
+	                      * so the step saves the operand, not the expansion */
 };
 
 struct Func;
@@ -126,7 +132,7 @@ typedef double CostRule(const struct Func *, const struct Op *);
  *   float attributes, shape rule, gradient rule (gr_none: not differentiable), cost rule,
  *   operands written: how many leading operands an F_MUT op updates in place (the rest it reads),
  *   elementwise formula: for F_EW ops, the scalar meaning as a C expression over the operands
- *   x0 x1 x2, the first float attribute c and the result's element count n (a float), calling
+ *   x0 x1 x2, the first two float attributes c and d and the result's element count n (a float), calling
  *   <mtc/mtc-ops.h>; 0 for the others. The interpreter compiles it, the C and CUDA targets
  *   print it (op_ew_expr), so every target computes the same bits.
  * Attribute defaults for the frontend live in frontend/, the IR always prints every attribute. */
@@ -160,6 +166,12 @@ typedef double CostRule(const struct Func *, const struct Op *);
 	X(EMBEDDING, "embedding",   2, F_LANG,              "",              "",                sh_embedding,gr_embedding, co_zero,       0, 0) \
 	X(XENT,      "cross_entropy",2,F_LANG,              "",              "",                sh_xent,     gr_xent,      co_softmax,    0, 0) \
 	X(MSE,       "mse",         2, F_LANG,              "",              "",                sh_mse,      gr_mse,       co_ew8,        0, 0) \
+	/* convolutional networks (docs/ir.md: their definitions are in passes/grad.c) */ \
+	X(CLIP,      "clip",        1, F_LANG | F_EW,       "",              "lo hi",           sh_clip,     gr_clip,      co_ew1,        0, mtc_clip(x0, c, d)) \
+	X(IM2COL,    "im2col",      1, F_EXPAND,            "kh kw sh sw ph pw dh dw", "",      sh_im2col,   gr_im2col,    co_zero,       0, 0) \
+	X(CONV2D,    "conv2d",      2, F_LANG,              "groups",        "",                sh_conv2d,   gr_conv2d,    co_conv2d,     0, 0) \
+	X(MAXPOOL,   "max_pool2d",  1, F_LANG,              "kh kw sh sw ph pw dh dw", "",      sh_pool,     gr_maxpool,   co_pool,       0, 0) \
+	X(AVGPOOL,   "avg_pool2d",  1, F_LANG,              "kh kw sh sw ph pw count_include_pad", "", sh_pool, gr_avgpool, co_pool,       0, 0) \
 	/* gradient helpers (made by autodiff) */ \
 	X(SUMTO,     "sum_to",      1, F_GIVEN,             "",              "",                sh_sumto,    gr_none,      co_red,        0, 0) \
 	X(BCAST,     "broadcast",   1, F_GIVEN | F_EW,      "",              "",                sh_bcast,    gr_none,      co_zero,       0, x0) \
@@ -178,7 +190,14 @@ typedef double CostRule(const struct Func *, const struct Op *);
 	X(EMBED_G,   "embedding_grad",2,F_GIVEN,            "",              "",                sh_embedgrad,gr_none,      co_zero,       0, 0) \
 	X(XENT_G,    "cross_entropy_grad",3,0,              "",              "",                sh_xentgrad, gr_none,      co_softmax,    0, 0) \
 	X(MSE_G,     "mse_grad",    3, F_EW,                "",              "",                sh_msegrad,  gr_none,      co_ew1,        0, 2.0f / n * (x0 - x1) * x2) \
-	X(SLICE,     "slice",       1, F_GIVEN,             "axis start",    "",                sh_slice,    gr_none,      co_zero,       0, 0) \
+	X(SLICE,     "slice",       1, F_GIVEN,             "axis start",    "",                sh_slice,    gr_slice,     co_zero,       0, 0) \
+	X(SLICE_G,   "slice_grad",  1, F_GIVEN,             "axis start",    "",                sh_slicegrad,gr_none,      co_zero,       0, 0) \
+	X(CLIP_G,    "clip_grad",   2, F_EW,                "",              "lo hi",           sh_binary,   gr_none,      co_ew1,        0, mtc_clip_grad(x0, x1, c, d)) \
+	X(COL2IM,    "col2im",      1, F_GIVEN,             "kh kw sh sw ph pw dh dw", "",      sh_col2im,   gr_none,      co_zero,       0, 0) \
+	X(CONV2D_DX, "conv2d_dx",   2, 0,                   "groups",        "",                sh_conv2d_dx,gr_none,      co_conv2d_dx,  0, 0) \
+	X(CONV2D_DW, "conv2d_dw",   2, F_GIVEN,             "groups",        "",                sh_conv2d_dw,gr_none,      co_conv2d_dw,  0, 0) \
+	X(MAXPOOL_G, "max_pool2d_grad",2,0,                 "kh kw sh sw ph pw dh dw", "",      sh_poolgrad, gr_none,      co_pool,       0, 0) \
+	X(AVGPOOL_G, "avg_pool2d_grad",1,F_GIVEN,           "kh kw sh sw ph pw count_include_pad", "", sh_poolgrad, gr_none, co_pool,     0, 0) \
 	/* optimizer updates: in place on params and optimizer state; the hyperparameters (lr ...) \
 	 * are operands, f32[] decls of role hyper, so they change at run time (passes/grad.c) */ \
 	X(SGD,       "sgd_update",  4, F_MUT | F_NORES,     "",              "",                sh_sgd,      gr_none,      co_ew1,        1, 0) \
@@ -241,10 +260,11 @@ int op_nfattr(Opk);
 int op_iattr_index(Opk, const char *name);
 int op_fattr_index(Opk, const char *name);
 int op_iattr_is_list(Opk);                       /* the op's only int attribute is a list */
-/* An F_EW op's formula with its names replaced: x0 x1 x2 by x[0..2], c by c, n by n (each a
- * C expression the caller prints). Writes into buf (n bytes) and returns it; dies if it does
- * not fit or the op has no formula. */
-char *op_ew_expr(Opk, const char *const x[3], const char *c, const char *n, char *buf, size_t nbuf);
+/* An F_EW op's formula with its names replaced: x0 x1 x2 by x[0..2], c and d (the first two
+ * float attributes) by c[0] and c[1], n by n (each a C expression the caller prints). Writes
+ * into buf (n bytes) and returns it; dies if it does not fit or the op has no formula. */
+char *op_ew_expr(Opk, const char *const x[3], const char *const c[2], const char *n, char *buf,
+                 size_t nbuf);
 
 /* ---------- values, ops, functions, modules ---------- */
 

@@ -56,7 +56,8 @@ int op_iattr_is_list(Opk k) { return strchr(opinfo[k].iattr, '*') != NULL; }
 static int isword(char c) { return isalnum((unsigned char)c) || c == '_' || c == '.'; }
 
 char *
-op_ew_expr(Opk k, const char *const x[3], const char *c, const char *n, char *buf, size_t nbuf)
+op_ew_expr(Opk k, const char *const x[3], const char *const c[2], const char *n, char *buf,
+           size_t nbuf)
 {
 	const char *s = opinfo[k].ew;
 	size_t o = 0;
@@ -74,8 +75,8 @@ op_ew_expr(Opk k, const char *const x[3], const char *c, const char *n, char *bu
 		rl = len;
 		if (len == 2 && s[0] == 'x' && s[1] >= '0' && s[1] <= '2')
 			rep = x[s[1] - '0'];
-		else if (len == 1 && *s == 'c')
-			rep = c;
+		else if (len == 1 && (*s == 'c' || *s == 'd'))
+			rep = c[*s == 'd'];
 		else if (len == 1 && *s == 'n')
 			rep = n;
 		if (rep != s)
@@ -541,6 +542,227 @@ sh_slice(const Func *f, const Op *op, Type *r, char *err, size_t n)
 	if (st < 0 || r->sh.d[ax] > x->sh.d[ax] - st)
 		return fail(err, n, "slice [%lld, +%lld) out of range for %s", (long long)st,
 		            (long long)r->sh.d[ax], TS(x));
+	return 0;
+}
+
+/* slice_grad(dy) axis start -> T (given): dy placed at [start, start + dy.d[axis]) along axis
+ * of zeros of T, the shape slice(T) axis start took dy's shape from. */
+int
+sh_slicegrad(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	const Type *dy = ARG(0);
+	int64_t ax = op->ia[0], st = op->ia[1];
+
+	if (want_f32(f, op, 0, err, n) || want_axis(op, ax, dy->sh.rank, err, n))
+		return -1;
+	if (r->dt != F32 || r->sh.rank != dy->sh.rank)
+		return fail(err, n, "slice_grad of %s cannot give %s", TS(dy), TS(r));
+	for (int k = 0; k < dy->sh.rank; k++)
+		if (k != ax && r->sh.d[k] != dy->sh.d[k])
+			return fail(err, n, "slice_grad of %s cannot give %s", TS(dy), TS(r));
+	if (st < 0 || dy->sh.d[ax] > r->sh.d[ax] - st)
+		return fail(err, n, "slice_grad [%lld, +%lld) out of range for %s", (long long)st,
+		            (long long)dy->sh.d[ax], TS(r));
+	return 0;
+}
+
+/* clip(x) lo hi: x's type; lo <= hi. */
+int
+sh_clip(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	if (sh_unary(f, op, r, err, n))
+		return -1;
+	if (!(op->fa[0] <= op->fa[1]))
+		return fail(err, n, "clip: lo (%g) must not exceed hi (%g)", op->fa[0], op->fa[1]);
+	return 0;
+}
+
+/* ---------- convolution ---------- */
+
+/* An output extent of a window (kernel k, stride s, padding p each side, dilation d) over an
+ * input extent n: PyTorch's floor((n + 2p - d (k - 1) - 1) / s) + 1; 0 or less when the
+ * window does not fit. */
+int64_t
+window_out(int64_t n, int64_t k, int64_t s, int64_t p, int64_t d)
+{
+	int64_t span = d * (k - 1) + 1, room = n + 2 * p - span;
+	return room < 0 ? 0 : room / s + 1;
+}
+
+/* A window's attributes kh kw sh sw ph pw (ia[0..6)) and dilations dh dw (ia[6..8), or 1 for
+ * avg_pool2d) over an f32[N, C, H, W]: checks them and sets ho, wo. */
+static int
+window(const Func *f, const Op *op, const Type *x, int64_t *ho, int64_t *wo, char *err, size_t n)
+{
+	int avg = op->kind == OP_AVGPOOL || op->kind == OP_AVGPOOL_G;
+	const int64_t a[8] = { op->ia[0], op->ia[1], op->ia[2], op->ia[3], op->ia[4], op->ia[5],
+	                       avg ? 1 : op->ia[6], avg ? 1 : op->ia[7] };
+
+	if (x->dt != F32 || x->sh.rank != 4)
+		return fail(err, n, "%s needs an f32[N, C, H, W], got %s", opinfo[op->kind].name, TS(x));
+	if (a[0] < 1 || a[1] < 1 || a[2] < 1 || a[3] < 1 || a[4] < 0 || a[5] < 0 || a[6] < 1 || a[7] < 1)
+		return fail(err, n, "%s: kernel, stride and dilation must be positive, padding not negative",
+		            opinfo[op->kind].name);
+	if (a[4] > INT32_MAX || a[5] > INT32_MAX || a[0] * a[6] > INT32_MAX || a[1] * a[7] > INT32_MAX ||
+	    a[2] > INT32_MAX || a[3] > INT32_MAX)
+		return fail(err, n, "%s: window attributes out of range", opinfo[op->kind].name);
+	*ho = window_out(x->sh.d[2], a[0], a[2], a[4], a[6]);
+	*wo = window_out(x->sh.d[3], a[1], a[3], a[5], a[7]);
+	(void)f;
+	if (*ho < 1 || *wo < 1)
+		return fail(err, n, "%s: a %lldx%lld window (dilation %lldx%lld) does not fit %s padded by "
+		            "%lldx%lld", opinfo[op->kind].name, (long long)a[0], (long long)a[1],
+		            (long long)a[6], (long long)a[7], TS(x), (long long)a[4], (long long)a[5]);
+	return 0;
+}
+
+/* max_pool2d(x) kh kw sh sw ph pw dh dw, avg_pool2d(x) kh kw sh sw ph pw count_include_pad:
+ * f32[N, C, Ho, Wo]; as PyTorch, padding at most half the (dilated) kernel, so that every
+ * window holds an element of x. */
+static int
+pool_window(const Func *f, const Op *op, const Type *x, Type *r, char *err, size_t n)
+{
+	int avg = op->kind == OP_AVGPOOL || op->kind == OP_AVGPOOL_G;
+	int64_t ho, wo;
+
+	if (window(f, op, x, &ho, &wo, err, n))
+		return -1;
+	for (int k = 0; k < 2; k++) {
+		int64_t span = (avg ? 1 : op->ia[6 + k]) * (op->ia[k] - 1) + 1;
+		if (2 * op->ia[4 + k] > span)
+			return fail(err, n, "%s: padding %lld is more than half of the kernel's %lld",
+			            opinfo[op->kind].name, (long long)op->ia[4 + k], (long long)span);
+	}
+	if (avg && op->ia[6] != 0 && op->ia[6] != 1)
+		return fail(err, n, "count_include_pad must be 0 or 1");
+	*r = (Type){ F32, { 4, { x->sh.d[0], x->sh.d[1], ho, wo } } };
+	return 0;
+}
+
+int
+sh_pool(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	return pool_window(f, op, ARG(0), r, err, n);
+}
+
+/* max_pool2d_grad(x, dy) -> x's type; avg_pool2d_grad(dy) -> T (given: x's type); dy has the
+ * pool's result shape. */
+int
+sh_poolgrad(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	const Type *x = op->kind == OP_MAXPOOL_G ? ARG(0) : r, *dy = ARG(op->kind == OP_MAXPOOL_G);
+	Type y;
+
+	if (pool_window(f, op, x, &y, err, n))
+		return -1;
+	if (dy->dt != F32 || !shape_eq(&dy->sh, &y.sh))
+		return fail(err, n, "%s: gradient %s, the pool of %s is %s", opinfo[op->kind].name, TS(dy),
+		            TS(x), TS(&y));
+	*r = *x;
+	return 0;
+}
+
+/* im2col(x) kh kw sh sw ph pw dh dw: the columns f32[C*kh*kw, N, Ho, Wo]. */
+int
+sh_im2col(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	const Type *x = ARG(0);
+	int64_t ho, wo, k, t;
+
+	if (window(f, op, x, &ho, &wo, err, n))
+		return -1;
+	if (mul64(x->sh.d[1], op->ia[0] * op->ia[1], &k) || mul64(k, x->sh.d[0], &t) ||
+	    mul64(t, ho, &t) || mul64(t, wo, &t) || mul64(t, 4, &t))
+		return fail(err, n, "im2col of %s: the columns' size overflows", TS(x));
+	*r = (Type){ F32, { 4, { k, x->sh.d[0], ho, wo } } };
+	return 0;
+}
+
+/* col2im(cols) kh kw sh sw ph pw dh dw -> T (given: f32[N, C, H, W]): cols has the shape of
+ * im2col(T). */
+int
+sh_col2im(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	const Type *c = ARG(0);
+	int64_t ho, wo;
+
+	if (want_f32(f, op, 0, err, n) || window(f, op, r, &ho, &wo, err, n))
+		return -1;
+	if (c->sh.rank != 4 || c->sh.d[0] != r->sh.d[1] * op->ia[0] * op->ia[1] || c->sh.d[1] != r->sh.d[0] ||
+	    c->sh.d[2] != ho || c->sh.d[3] != wo)
+		return fail(err, n, "col2im: %s are not the columns of %s", TS(c), TS(r));
+	return 0;
+}
+
+/* The weight of conv2d and its gradients: f32[Cout, Cin/groups, kh, kw], groups dividing Cout. */
+static int
+conv_weight(const Op *op, const Type *w, char *err, size_t n)
+{
+	if (w->dt != F32 || w->sh.rank != 4)
+		return fail(err, n, "%s: the weight must be f32[Cout, Cin/groups, kh, kw], got %s",
+		            opinfo[op->kind].name, TS(w));
+	if (op->ia[0] < 1 || w->sh.d[0] % op->ia[0])
+		return fail(err, n, "%s: groups=%lld must divide the %lld output channels of %s",
+		            opinfo[op->kind].name, (long long)op->ia[0], (long long)w->sh.d[0], TS(w));
+	return 0;
+}
+
+/* Columns [groups * Cin/groups * kh * kw, N, Ho, Wo] that go with weight w. */
+static int
+conv_cols(const Op *op, const Type *c, const Type *w, char *err, size_t n)
+{
+	int64_t k = op->ia[0] * w->sh.d[1] * w->sh.d[2] * w->sh.d[3];
+
+	if (c->dt != F32 || c->sh.rank != 4 || c->sh.d[0] != k)
+		return fail(err, n, "%s: columns %s do not go with weight %s and groups=%lld (want "
+		            "f32[%lld, N, Ho, Wo])", opinfo[op->kind].name, TS(c), TS(w),
+		            (long long)op->ia[0], (long long)k);
+	return 0;
+}
+
+/* conv2d(cols, w) groups: f32[Cout, N, Ho, Wo], channels first (one GEMM per group). */
+int
+sh_conv2d(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	const Type *c = ARG(0), *w = ARG(1);
+
+	if (conv_weight(op, w, err, n) || conv_cols(op, c, w, err, n))
+		return -1;
+	(void)f;
+	*r = (Type){ F32, { 4, { w->sh.d[0], c->sh.d[1], c->sh.d[2], c->sh.d[3] } } };
+	return 0;
+}
+
+/* conv2d_dx(w, dy) groups, dy f32[Cout, N, Ho, Wo]: the columns' gradient,
+ * f32[Cin*kh*kw, N, Ho, Wo]. */
+int
+sh_conv2d_dx(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	const Type *w = ARG(0), *dy = ARG(1);
+
+	if (conv_weight(op, w, err, n))
+		return -1;
+	if (dy->dt != F32 || dy->sh.rank != 4 || dy->sh.d[0] != w->sh.d[0])
+		return fail(err, n, "conv2d_dx: gradient %s does not go with weight %s", TS(dy), TS(w));
+	(void)f;
+	*r = (Type){ F32, { 4, { op->ia[0] * w->sh.d[1] * w->sh.d[2] * w->sh.d[3], dy->sh.d[1],
+	                         dy->sh.d[2], dy->sh.d[3] } } };
+	return 0;
+}
+
+/* conv2d_dw(cols, dy) groups -> T (given: the weight's type). */
+int
+sh_conv2d_dw(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	const Type *c = ARG(0), *dy = ARG(1);
+
+	if (conv_weight(op, r, err, n) || conv_cols(op, c, r, err, n))
+		return -1;
+	if (dy->dt != F32 || dy->sh.rank != 4 || dy->sh.d[0] != r->sh.d[0] || dy->sh.d[1] != c->sh.d[1] ||
+	    dy->sh.d[2] != c->sh.d[2] || dy->sh.d[3] != c->sh.d[3])
+		return fail(err, n, "conv2d_dw: gradient %s does not go with columns %s and weight %s",
+		            TS(dy), TS(c), TS(r));
+	(void)f;
 	return 0;
 }
 

@@ -36,6 +36,30 @@ co_matmul(const Func *f, const Op *op)
 	return 2.0 * numel_res(f, op) * (double)k;
 }
 
+/* Convolutions as the GEMMs they are: 2 flops per product of a weight and a column entry. */
+double
+co_conv2d(const Func *f, const Op *op)          /* per output: Kg products */
+{
+	const Shape *w = &f->val[op->args[1]].ty.sh;
+	return 2.0 * numel_res(f, op) * (double)(w->d[1] * w->d[2] * w->d[3]);
+}
+
+double
+co_conv2d_dx(const Func *f, const Op *op)       /* per column entry: Cout/groups products */
+{
+	const Shape *w = &f->val[op->args[0]].ty.sh;
+	return 2.0 * numel_res(f, op) * (double)(w->d[0] / op->ia[0]);
+}
+
+double
+co_conv2d_dw(const Func *f, const Op *op)       /* per weight: N*Ho*Wo products */
+{
+	const Shape *dy = &f->val[op->args[1]].ty.sh;
+	return 2.0 * numel_res(f, op) * (double)(dy->d[0] * dy->d[2] * dy->d[3]);
+}
+
+double co_pool(const Func *f, const Op *op) { return numel_res(f, op) * (double)(op->ia[0] * op->ia[1]); }
+
 /* ---------- the cost model ---------- */
 
 int64_t

@@ -13,7 +13,40 @@
  *   broadcast(x) -> T       T is given; r[i] = x[the index broadcasting maps i to].
  *   slice(x) axis start -> T  T is given: x's shape but d[axis] = n; r[.., j, ..] =
  *                           x[.., start + j, ..] along axis, 0 <= start, start + n <= x.d[axis].
+ *   slice_grad(dy) axis start -> T (given)   zeros of T, then r[.., start + j, ..] =
+ *                           dy[.., j, ..] along axis (the transpose of slice).
+ *   im2col(x) kh kw sh sw ph pw dh dw (a forward op, here for its layout): the columns
+ *                           f32[C*kh*kw, N, Ho, Wo] of x [N, C, H, W]: c[(ch*kh + i)*kw + j, n,
+ *                           oh, ow] = x[n, ch, oh*sh - ph + i*dh, ow*sw - pw + j*dw], 0 in the
+ *                           padding (Ho, Wo: ir.h's window_out).
+ *   conv2d(cols, w) groups (forward): f32[Cout, N, Ho, Wo], channels first: for each group g
+ *                           (G groups, Cog = Cout/G, Kg = Cin/G*kh*kw, M = N*Ho*Wo), rows g*Cog..
+ *                           of the result are w_g [Cog, Kg] @ cols rows g*Kg.. [Kg, M], each
+ *                           entry summed over k ascending in one float from 0.
+ *   col2im(dc) kh kw sh sw ph pw dh dw -> T (given f32[N, C, H, W]): the transpose of im2col:
+ *                           r[n, ch, h, w] = sum over the kernel offsets (i, j), i then j
+ *                           ascending, for which h = oh*sh - ph + i*dh and w = ow*sw - pw + j*dw
+ *                           for some output position (oh, ow), of dc[(ch*kh + i)*kw + j, n, oh,
+ *                           ow] (summed in float from 0).
+ *   conv2d_dx(w, dy) groups  dy f32[Cout, N, Ho, Wo]: the columns' gradient, per group
+ *                           w_g^T [Kg, Cog] @ dy_g [Cog, M], summed over o ascending.
+ *   conv2d_dw(cols, dy) groups -> T (given: w's type)   per group dy_g [Cog, M] @ cols_g^T
+ *                           [M, Kg], summed over the columns m ascending (images, then
+ *                           positions) in one float.
+ *   max_pool2d(x) kh kw sh sw ph pw dh dw (forward), PyTorch's: each output the max over its
+ *                           window (kernel offsets (i, j) row-major, at oh*sh - ph + i*dh,
+ *                           ow*sw - pw + j*dw, the padding left out); its arg-max the first
+ *                           offset whose value is greater than every one before it, or NaN.
+ *   max_pool2d_grad(x, dy) same attributes: zeros of x's shape, then for every output in order
+ *                           (n, c, oh, ow ascending) dy added at its window's arg-max in x.
+ *   avg_pool2d(x) kh kw sh sw ph pw count_include_pad (forward): the sum of the window's
+ *                           elements in x (offsets row-major, from 0), divided by kh*kw
+ *                           (count_include_pad 1) or by the number of them inside x (0).
+ *   avg_pool2d_grad(dy) same attributes -> T (given: x's type): zeros, then for every output in
+ *                           order dy / its divisor added to each element of its window in x.
  *   relu_grad(x, dy)        dy where x > 0, else 0 (x: relu's input or result). (bcast)
+ *   clip_grad(y, dy) lo hi  dy where lo < y < hi, else 0 (y: clip's result; strict at the
+ *                           bounds, as PyTorch's hardtanh, so ReLU6's gradient). (bcast)
  *   gelu_grad(x, dy)        dy * d/dx gelu_tanh(x): with u = k*(x + 0.044715 x^3),
  *                           k = sqrt(2/pi), t = tanh(u):
  *                           dy * (0.5*(1 + t) + 0.5*x*(1 - t^2)*k*(1 + 3*0.044715 x^2)). (bcast)
@@ -121,6 +154,13 @@ void gr_log(Diff *d, const Op *op) { d_acc(d, A(0), d_op2(d, OP_DIV, d_grad(d, o
 void gr_neg(Diff *d, const Op *op) { d_acc(d, A(0), d_op1(d, OP_NEG, d_grad(d, op->res))); }
 
 void
+gr_clip(Diff *d, const Op *op)
+{
+	int a[2] = { op->res, d_grad(d, op->res) };
+	d_acc(d, A(0), d_emit(d, OP_CLIP_G, a, 2, NULL, 0, op->fa, NULL));
+}
+
+void
 gr_pow(Diff *d, const Op *op)
 {
 	int a[2] = { A(0), d_grad(d, op->res) };
@@ -205,6 +245,62 @@ gr_concat(Diff *d, const Op *op)
 			d_acc(d, A(i), d_emit(d, OP_SLICE, &dy, 1, ia, 0, NULL, TY(A(i))));
 		ia[1] += TY(A(i))->sh.d[op->ia[0]];
 	}
+}
+
+void
+gr_slice(Diff *d, const Op *op)
+{
+	int a = d_grad(d, op->res);
+	d_acc(d, A(0), d_emit(d, OP_SLICE_G, &a, 1, op->ia, 0, NULL, TY(A(0))));
+}
+
+/* ---------- convolution ---------- */
+
+void
+gr_im2col(Diff *d, const Op *op)
+{
+	int a = d_grad(d, op->res);
+	d_acc(d, A(0), d_emit(d, OP_COL2IM, &a, 1, op->ia, 0, NULL, TY(A(0))));
+}
+
+/* y = conv2d(cols, w): dcols = conv2d_dx(w, dy), dw = conv2d_dw(cols, dy). cols is an im2col
+ * of x: dw takes a fresh im2col of x in the backward (F_EXPAND keeps CSE from merging it with
+ * the forward's), so the step saves x, as PyTorch does, not columns kh*kw times its size;
+ * the planner can still keep or recompute x as it likes. */
+void
+gr_conv2d(Diff *d, const Op *op)
+{
+	int dy = d_grad(d, op->res), cols = A(0), def = d->f->val[cols].def;
+
+	if (d_need(d, A(0))) {
+		int a[2] = { A(1), dy };
+		d_acc(d, A(0), d_emit(d, OP_CONV2D_DX, a, 2, op->ia, 0, NULL, NULL));
+	}
+	if (!d_need(d, A(1)))
+		return;
+	if (def >= 0 && d->f->op[def].kind == OP_IM2COL) {
+		Op im = d->f->op[def];     /* a copy: emitting moves d->f->op */
+		int x = im.args[0];
+		cols = d_emit(d, OP_IM2COL, &x, 1, im.ia, 0, NULL, NULL);
+	}
+	{
+		int a[2] = { cols, dy };
+		d_acc(d, A(1), d_emit(d, OP_CONV2D_DW, a, 2, op->ia, 0, NULL, TY(A(1))));
+	}
+}
+
+void
+gr_maxpool(Diff *d, const Op *op)
+{
+	int a[2] = { A(0), d_grad(d, op->res) };
+	d_acc(d, A(0), d_emit(d, OP_MAXPOOL_G, a, 2, op->ia, 0, NULL, NULL));
+}
+
+void
+gr_avgpool(Diff *d, const Op *op)
+{
+	int a = d_grad(d, op->res);
+	d_acc(d, A(0), d_emit(d, OP_AVGPOOL_G, &a, 1, op->ia, 0, NULL, TY(A(0))));
 }
 
 /* ---------- reductions ---------- */

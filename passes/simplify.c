@@ -6,7 +6,8 @@
  *        result type) replaced by its first occurrence, and only the ops that its outputs, its
  *        loss and its in-place updates (F_MUT) need; values renumbered, names kept.
  * An op keeps its phase, and a first occurrence precedes its repeats, so a backward op merged
- * into a forward one only makes that forward value saved for the backward. */
+ * into a forward one only makes that forward value saved for the backward; F_EXPAND ops
+ * (im2col) are never merged across phases, so their large results are not saved that way. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,6 +75,8 @@ cse(Func *f, int *repl)
 		for (h = hash(f, op) & (cap - 1); tab[h]; h = (h + 1) & (cap - 1))
 			if (same(f, &f->op[tab[h] - 1], op))
 				break;
+		if (tab[h] && (opinfo[op->kind].flags & F_EXPAND) && f->op[tab[h] - 1].phase != op->phase)
+			continue;      /* saving the expansion for the backward would cost its size */
 		if (tab[h]) {
 			repl[op->res] = f->op[tab[h] - 1].res;
 			n++;

@@ -1,4 +1,6 @@
-/* kernels.c: the kernel helpers generated code calls: GEMM rows, axis permutation, sum_to. */
+/* kernels.c: the kernel helpers generated code calls: GEMM rows, axis permutation, sum_to,
+ * im2col and col2im, pooling. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,6 +74,170 @@ mtc_sgemm_rows(int ta, int tb, int64_t r0, int64_t r1, int64_t n, int64_t k,
 		return;
 	}
 	gemm_nn(ta, r0, r1, n, k, a, lda, b, ldb, c, ldc);
+}
+
+/* im2col of the planes q = n*C + c in [lo, hi) of x [N, C, H, W]: plane (n, c) fills image n's
+ * Ho*Wo columns of its kh*kw rows (c*kh + i)*kw + j, each a shifted, strided copy of the
+ * plane, zero where it reads the padding. */
+void
+mtc_im2col(float *col, const float *x, int64_t N, int64_t C, int64_t H, int64_t W, int64_t kh,
+           int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
+           int64_t ho, int64_t wo, int64_t lo, int64_t hi)
+{
+	for (int64_t q = lo; q < hi; q++) {
+		const float *xp = x + q * H * W;
+		float *cp0 = col + (q % C * kh * kw * N + q / C) * ho * wo, *cp;
+		for (int64_t i = 0; i < kh; i++)
+			for (int64_t j = 0; j < kw; j++) {
+				int64_t off = j * dw - pw, w0, w1;
+				/* ow in [w0, w1) reads inside the row: 0 <= ow*sw + off < W */
+				w0 = off >= 0 ? 0 : (-off + sw - 1) / sw;
+				w1 = W - 1 - off < 0 ? 0 : (W - 1 - off) / sw + 1;
+				w0 = w0 < wo ? w0 : wo;
+				w1 = w1 < wo ? w1 : wo;
+				w1 = w1 > w0 ? w1 : w0;
+				cp = cp0 + (i * kw + j) * N * ho * wo;
+				for (int64_t oh = 0; oh < ho; oh++, cp += wo) {
+					int64_t h = oh * sh - ph + i * dh, b = h * W + off;
+					if (h < 0 || h >= H) {
+						memset(cp, 0, sizeof(float) * (size_t)wo);
+						continue;
+					}
+					memset(cp, 0, sizeof(float) * (size_t)w0);
+					if (sw == 1)
+						memcpy(cp + w0, xp + b + w0, sizeof(float) * (size_t)(w1 - w0));
+					else
+						for (int64_t ow = w0; ow < w1; ow++)
+							cp[ow] = xp[b + ow * sw];
+					memset(cp + w1, 0, sizeof(float) * (size_t)(wo - w1));
+				}
+			}
+	}
+}
+
+/* col2im of the planes [lo, hi): the plane zeroed, then each kernel offset's row segment of
+ * the columns added where it came from, offsets in order (so every element sums them i then j,
+ * as the interpreter's gather does). */
+void
+mtc_col2im(float *x, const float *col, int64_t N, int64_t C, int64_t H, int64_t W, int64_t kh,
+           int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
+           int64_t ho, int64_t wo, int64_t lo, int64_t hi)
+{
+	for (int64_t q = lo; q < hi; q++) {
+		float *xp = x + q * H * W;
+		const float *cp0 = col + (q % C * kh * kw * N + q / C) * ho * wo, *cp;
+		memset(xp, 0, sizeof(float) * (size_t)(H * W));
+		for (int64_t i = 0; i < kh; i++)
+			for (int64_t j = 0; j < kw; j++) {
+				int64_t off = j * dw - pw, w0, w1;
+				w0 = off >= 0 ? 0 : (-off + sw - 1) / sw;
+				w1 = W - 1 - off < 0 ? 0 : (W - 1 - off) / sw + 1;
+				w0 = w0 < wo ? w0 : wo;
+				w1 = w1 < wo ? w1 : wo;
+				cp = cp0 + (i * kw + j) * N * ho * wo;
+				for (int64_t oh = 0; oh < ho; oh++, cp += wo) {
+					int64_t h = oh * sh - ph + i * dh, b = h * W + off;
+					if (h < 0 || h >= H)
+						continue;
+					if (sw == 1)
+						for (int64_t ow = w0; ow < w1; ow++)
+							xp[b + ow] += cp[ow];
+					else
+						for (int64_t ow = w0; ow < w1; ow++)
+							xp[b + ow * sw] += cp[ow];
+				}
+			}
+	}
+}
+
+/* The arg-max of output (oh, ow)'s window in plane xp, PyTorch's: the first offset greater
+ * than every one before it, or a NaN. */
+static int64_t
+pool_argmax(const float *xp, int64_t H, int64_t W, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
+            int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t oh, int64_t ow)
+{
+	int64_t best = -1;
+	float m = -INFINITY;
+
+	for (int64_t i = 0; i < kh; i++)
+		for (int64_t j = 0; j < kw; j++) {
+			int64_t h = oh * sh - ph + i * dh, w = ow * sw - pw + j * dw;
+			if (h < 0 || h >= H || w < 0 || w >= W)
+				continue;
+			if (best < 0)
+				best = h * W + w;
+			if (xp[h * W + w] > m || xp[h * W + w] != xp[h * W + w]) {
+				m = xp[h * W + w];
+				best = h * W + w;
+			}
+		}
+	return best;
+}
+
+/* avg_pool2d's divisor: kh*kw, or (cip 0) the window's elements inside the plane. */
+static float
+pool_div(int64_t H, int64_t W, int64_t kh, int64_t kw, int64_t h0, int64_t w0, int cip)
+{
+	int64_t h1 = h0 + kh, w1 = w0 + kw;
+
+	if (cip)
+		return (float)(kh * kw);
+	h0 = h0 < 0 ? 0 : h0;
+	w0 = w0 < 0 ? 0 : w0;
+	h1 = h1 > H ? H : h1;
+	w1 = w1 > W ? W : w1;
+	return (float)((h1 - h0) * (w1 - w0));
+}
+
+void
+mtc_pool2d(float *y, const float *x, int kind, int64_t H, int64_t W, int64_t kh, int64_t kw,
+         int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t ho,
+         int64_t wo, int64_t lo, int64_t hi)
+{
+	for (int64_t q = lo; q < hi; q++) {
+		const float *xp = x + q * H * W;
+		float *yp = y + q * ho * wo;
+		for (int64_t oh = 0; oh < ho; oh++)
+			for (int64_t ow = 0; ow < wo; ow++) {
+				int64_t h0 = oh * sh - ph, w0 = ow * sw - pw;
+				float s = 0;
+				if (kind == 0) {
+					*yp++ = xp[pool_argmax(xp, H, W, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow)];
+					continue;
+				}
+				for (int64_t i = 0; i < kh; i++)
+					for (int64_t j = 0; j < kw; j++)
+						if (h0 + i >= 0 && h0 + i < H && w0 + j >= 0 && w0 + j < W)
+							s += xp[(h0 + i) * W + w0 + j];
+				*yp++ = s / pool_div(H, W, kh, kw, h0, w0, kind == 1);
+			}
+	}
+}
+
+void
+mtc_pool2d_grad(float *dx, const float *x, const float *dy, int kind, int64_t H, int64_t W,
+              int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh,
+              int64_t dw, int64_t ho, int64_t wo, int64_t lo, int64_t hi)
+{
+	for (int64_t q = lo; q < hi; q++) {
+		float *dp = dx + q * H * W;
+		const float *dq = dy + q * ho * wo;
+		memset(dp, 0, sizeof(float) * (size_t)(H * W));
+		for (int64_t oh = 0; oh < ho; oh++)
+			for (int64_t ow = 0; ow < wo; ow++, dq++) {
+				int64_t h0 = oh * sh - ph, w0 = ow * sw - pw;
+				float v;
+				if (kind == 0) {
+					dp[pool_argmax(x + q * H * W, H, W, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow)] += *dq;
+					continue;
+				}
+				v = *dq / pool_div(H, W, kh, kw, h0, w0, kind == 1);
+				for (int64_t i = 0; i < kh; i++)
+					for (int64_t j = 0; j < kw; j++)
+						if (h0 + i >= 0 && h0 + i < H && w0 + j >= 0 && w0 + j < W)
+							dp[(h0 + i) * W + w0 + j] += v;
+			}
+	}
 }
 
 int mtc_blas_off;

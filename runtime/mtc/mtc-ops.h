@@ -1,5 +1,5 @@
-/* mtc-ops.h: the scalar meaning of every elementwise op, one inline function each, and the
- * optimizer updates, one element each.
+/* mtc-ops.h: the scalar meaning of every elementwise op and optimizer update, one inline
+ * function each.
  *
  * OPTAB's formula column (ir/ir.h) is written in these functions: the interpreter compiles it,
  * the C target prints it into kernels that include this header, and the CUDA target prints it
@@ -40,6 +40,14 @@ static inline float mtc_sqrt(float x) { return sqrtf(x); }
 static inline float mtc_rsqrt(float x) { return 1 / sqrtf(x); }
 static inline float mtc_neg(float x) { return -x; }
 static inline float mtc_pow(float x, float c) { return powf(x, c); }
+/* clip (ReLU6 is clip(x, 0, 6)): max then min as torch.clamp, so NaN stays NaN and lo > hi
+ * gives hi. */
+static inline float
+mtc_clip(float x, float lo, float hi)
+{
+	float y = x < lo ? lo : x;
+	return y > hi ? hi : y;
+}
 
 /* Gradient helpers: (saved forward value, dy) -> dx; which forward value each takes (x or
  * y) is in docs/ir.md. */
@@ -58,6 +66,9 @@ static inline float mtc_sigmoid_grad(float y, float dy) { return dy * (1 - y) * 
 static inline float mtc_sqrt_grad(float y, float dy) { return dy / (2 * y); }
 static inline float mtc_rsqrt_grad(float y, float dy) { return -0.5f * dy * (y * y * y); }
 static inline float mtc_pow_grad(float x, float dy, float c) { return c == 0 ? 0 : dy * (c * powf(x, c - 1)); }
+/* From clip's result y: dy where lo < y < hi (strictly, as PyTorch's hardtanh, ReLU6's
+ * backward; y is strictly inside exactly where the input is). */
+static inline float mtc_clip_grad(float y, float dy, float lo, float hi) { return y > lo && y < hi ? dy : 0; }
 
 /* Gradient clipping (torch.nn.utils.clip_grad_norm_): the coefficient that scales every
  * gradient, from the sum of their squares ss and the clip norm c: min(c / (norm + 1e-6), 1),
@@ -69,9 +80,9 @@ mtc_clip_coef(float ss, float c)
 	return k > 1 ? 1.0f : k;
 }
 
-/* Optimizer updates, one element in place, PyTorch's rules (torch.optim 1.13, single-tensor
- * path), shared by the interpreter, both targets' kernels and host-side updates: passes/grad.c
- * defines them. Hyperparameters arrive as floats (the instance's settings); the scalars that
+/* Optimizer updates, one element of a param at a time, in place, PyTorch 1.13's single-tensor
+ * rules (passes/grad.c defines them). The interpreter, both targets' update kernels and the
+ * updates run on the host call these, so an update computes the same bits wherever it runs. Hyperparameters arrive as floats (the instance's settings); the scalars that
  * depend only on them and the step (Adam's bias corrections, AdamW's decay) are computed once
  * per update by mtc_adam_scalars, in double as Python computes them. */
 static inline void

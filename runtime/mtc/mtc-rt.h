@@ -101,6 +101,22 @@ mtc_split(int64_t n, int tid, int nthr, int64_t *lo, int64_t *hi)
 void mtc_sgemm_rows(int ta, int tb, int64_t r0, int64_t r1, int64_t n, int64_t k,
                     const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc);
 enum { MTC_GEMM_ROWS = 32 };          /* fewest rows of a GEMM tile (the grid is fixed by the shape) */
+/* im2col and col2im (docs/ir.md) of the planes [lo, hi) of an x [N, C, H, W] (plane n*C + c):
+ * a window kh x kw, stride sh x sw, padding ph x pw, dilation dh x dw, output Ho x Wo. */
+void mtc_im2col(float *col, const float *x, int64_t N, int64_t C, int64_t H, int64_t W, int64_t kh,
+                int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
+                int64_t ho, int64_t wo, int64_t lo, int64_t hi);
+void mtc_col2im(float *x, const float *col, int64_t N, int64_t C, int64_t H, int64_t W, int64_t kh,
+                int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
+                int64_t ho, int64_t wo, int64_t lo, int64_t hi);
+/* max_pool2d (kind 0), avg_pool2d with count_include_pad (kind 1) or without (kind 2) of the
+ * planes [lo, hi) of an x [N, C, H, W], and their gradients (x is read by max_pool2d's only). */
+void mtc_pool2d(float *y, const float *x, int kind, int64_t H, int64_t W, int64_t kh, int64_t kw,
+              int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t ho,
+              int64_t wo, int64_t lo, int64_t hi);
+void mtc_pool2d_grad(float *dx, const float *x, const float *dy, int kind, int64_t H, int64_t W,
+                   int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
+                   int64_t dh, int64_t dw, int64_t ho, int64_t wo, int64_t lo, int64_t hi);
 /* Permute axes: dst has shape (rank dims) `shape`, dst[i...] = src at the source strides. */
 void mtc_permute(float *dst, const float *src, int rank, const int64_t *shape,
                  const int64_t *sstride, int64_t lo, int64_t hi);

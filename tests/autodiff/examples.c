@@ -51,7 +51,7 @@ example(const char *dir, const char *file)
 		nparam += m->decl[i].role == R_PARAM;
 	for (int i = 0; i < m->step->nop; i++) {
 		Opk k = m->step->op[i].kind;
-		nupd += k == OP_SGD || k == OP_SGDM || k == OP_ADAM;
+		nupd += k == OP_SGD || k == OP_SGDM || k == OP_ADAM || k == OP_ADAMW;
 		order &= i == 0 || m->step->op[i].phase >= m->step->op[i - 1].phase;
 	}
 	for (int i = 0; i < m->fwd->nop; i++)

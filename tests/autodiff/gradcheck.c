@@ -137,6 +137,32 @@ c_xent3(Tb *t)
 static int c_mse(Tb *t) { int a = U("a", SH(3, 4)), b = U("b", SH(3, 4)); return tb_op2(t, OP_MSE, a, b); }
 static int c_mse_bc(Tb *t) { int a = U("a", SH(3, 4)), b = U("b", SH(4)); return tb_op2(t, OP_MSE, a, b); }
 
+/* clip: inputs 0.1 or more from its bounds (-3 and 0.5), half of them clipped. */
+static int c_clip(Tb *t) { int x = P("x", SH(3, 4), V_SIGNED, 0.6, 1); return tb_op(t, OP_CLIP, &x, 1, NULL, 0, FA(-3, 0.5), NULL); }
+static int c_slice(Tb *t) { int x = U("x", SH(3, 4, 5)); return tb_op(t, OP_SLICE, &x, 1, IA(1, 1), 0, NULL, &SH(3, 2, 5)); }
+
+/* conv2d as the frontend makes it: im2col (dx through col2im, dw from a fresh im2col); and
+ * over columns that are not an im2col (a param). */
+static int
+cv(Tb *t, Shape xs, Shape wsh, const int64_t *a, int64_t g)
+{
+	int x = U("x", xs), w = U("w", wsh);
+	if (a)
+		x = tb_op(t, OP_IM2COL, &x, 1, a, 0, NULL, NULL);
+	return tb_op(t, OP_CONV2D, ARGS(x, w), IA(g), 0, NULL, NULL);
+}
+static int c_conv(Tb *t) { return cv(t, SH(2, 3, 5, 4), SH(4, 3, 3, 3), IA(3, 3, 2, 1, 1, 1, 1, 1), 1); }
+static int c_conv_dil(Tb *t) { return cv(t, SH(1, 4, 6, 6), SH(4, 2, 2, 3), IA(2, 3, 1, 2, 0, 2, 2, 1), 2); }
+static int c_conv_dw(Tb *t) { return cv(t, SH(2, 3, 4, 4), SH(3, 1, 3, 3), IA(3, 3, 1, 1, 1, 1, 1, 1), 3); }
+static int c_conv_1x1(Tb *t) { return cv(t, SH(2, 4, 3, 3), SH(5, 4, 1, 1), IA(1, 1, 2, 2, 0, 0, 1, 1), 1); }
+static int c_conv_cols(Tb *t) { return cv(t, SH(8, 2, 3, 3), SH(5, 4, 1, 2), NULL, 1); }
+
+/* pools; max_pool2d's inputs distinct multiples of 0.1 so that its arg-maxes stay put */
+static int c_maxpool(Tb *t) { int x = P("x", SH(2, 2, 5, 5), V_GRID, -2.5, 0.1); return tb_op(t, OP_MAXPOOL, &x, 1, IA(3, 3, 2, 2, 1, 1, 1, 1), 0, NULL, NULL); }
+static int c_maxpool_dil(Tb *t) { int x = P("x", SH(1, 2, 5, 6), V_GRID, -3, 0.1); return tb_op(t, OP_MAXPOOL, &x, 1, IA(2, 2, 1, 2, 0, 1, 2, 1), 0, NULL, NULL); }
+static int c_avgpool(Tb *t) { int x = U("x", SH(2, 2, 5, 4)); return tb_op(t, OP_AVGPOOL, &x, 1, IA(3, 2, 2, 1, 1, 1, 1), 0, NULL, NULL); }
+static int c_avgpool_ex(Tb *t) { int x = U("x", SH(2, 2, 5, 4)); return tb_op(t, OP_AVGPOOL, &x, 1, IA(3, 3, 1, 2, 1, 1, 0), 0, NULL, NULL); }
+
 /* Compositions: a param used several times (its gradients accumulate), an input operand
  * (no gradient wanted), an attention-like chain. */
 static int
@@ -177,6 +203,11 @@ static const struct { const char *name; Build *fn; } cases[] = {
 	{ "layernorm", c_layernorm }, { "layernorm-rank3", c_layernorm3 },
 	{ "embedding", c_embedding }, { "cross_entropy", c_xent }, { "cross_entropy-rank3", c_xent3 },
 	{ "mse", c_mse }, { "mse-bcast", c_mse_bc },
+	{ "clip", c_clip }, { "slice", c_slice },
+	{ "conv2d", c_conv }, { "conv2d-dilated-groups", c_conv_dil }, { "conv2d-depthwise", c_conv_dw },
+	{ "conv2d-1x1-stride2", c_conv_1x1 }, { "conv2d-over-columns", c_conv_cols },
+	{ "max_pool2d", c_maxpool }, { "max_pool2d-dilated", c_maxpool_dil }, { "avg_pool2d", c_avgpool },
+	{ "avg_pool2d-without-padding", c_avgpool_ex },
 	{ "param-used-twice", c_twice }, { "attention", c_attn },
 };
 
@@ -221,6 +252,18 @@ grad_case(const char *name, Build *fn)
 	simplify(fw);
 	simplify(t->m->step);
 	check(ir_verify(t->m, "gradcheck") == 0, "%s: the IR verifies", name);
+	{
+		/* expansions (im2col's columns) are made again in the backward, never saved */
+		const Func *s = t->m->step;
+		int saved = 0;
+		for (int i = 0; i < s->nop; i++)
+			for (int k = 0; k < s->op[i].nargs && s->op[i].phase == PH_BWD; k++) {
+				int d = s->val[s->op[i].args[k]].def;
+				saved |= d >= 0 && s->op[d].phase == PH_FWD && (opinfo[s->op[d].kind].flags & F_EXPAND);
+			}
+		if (saved)
+			check(0, "%s: a backward op reads a forward expansion", name);
+	}
 	for (int i = 0; i < t->m->ndecl; i++)
 		nparam += t->m->decl[i].role == R_PARAM;
 	gf = tb_gradfunc(t->m, pars, &np);

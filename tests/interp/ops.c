@@ -816,6 +816,230 @@ grads(void)
 	fd_check("mse_grad(a, b, dl)", gbuf, 6, 1e-2, 2e-3);
 }
 
+/* ---------- convolutional networks ---------- */
+
+/* clip, and the gradients of clip and slice against finite differences. */
+static void
+cnn_basic(void)
+{
+	float gbuf[24];
+	int x, y, gr;
+
+	begin();
+	x = decl("x", ty(F32, 1, 6), FL(-1.5f, 0.0f, 0.3f, 6.0f, 7.25f, NAN));
+	start();
+	func_output(f, "y", op(OP_CLIP, A(x), 1, NULL, 0, F(0, 6), NULL));
+	run();
+	{
+		const float *o = interp_out(in, 0)->data;
+		check(o[0] == 0 && o[1] == 0 && o[2] == 0.3f && o[3] == 6 && o[4] == 6 && isnan(o[5]),
+		      "clip(x, 0, 6): ReLU6, NaN stays NaN");
+	}
+
+	begin();
+	fd_x = decl("x", ty(F32, 2, 2, 3), xs);
+	fd_w = decl("w", ty(F32, 2, 2, 3), ws);
+	start();
+	y = op(OP_CLIP, A(fd_x), 1, NULL, 0, F(-1, 1), NULL);
+	finish_loss(y);
+	func_output(f, "loss", fd_loss);
+	gr = op(OP_CLIP_G, A(y, fd_w), 2, NULL, 0, F(-1, 1), NULL);
+	func_output(f, "grad", gr);
+	run();
+	memcpy(gbuf, interp_out(in, 1)->data, 6 * sizeof *gbuf);
+	fd_check("clip_grad(y, dy) lo=-1 hi=1", gbuf, 6, 1e-2, 2e-3);
+
+	/* slice_grad: L = sum(slice(x) * w) along each axis of x [4, 6] */
+	for (int ax = 0; ax < 2; ax++) {
+		Type ts = ty(F32, 2, ax ? 4 : 2, ax ? 3 : 6), tx = ty(F32, 2, 4, 6);
+		char what[64];
+		begin();
+		fd_x = decl("x", tx, xs);
+		fd_w = decl("w", ts, ws);
+		start();
+		y = op(OP_SLICE, A(fd_x), 1, I(ax, ax ? 2 : 1), 2, NULL, &ts);
+		finish_loss(y);
+		func_output(f, "loss", fd_loss);
+		func_output(f, "grad", op(OP_SLICE_G, A(fd_w), 1, I(ax, ax ? 2 : 1), 2, NULL, &tx));
+		run();
+		memcpy(gbuf, interp_out(in, 1)->data, 24 * sizeof *gbuf);
+		snprintf(what, sizeof what, "slice_grad(dy) axis %d", ax);
+		fd_check(what, gbuf, 24, 1e-2, 2e-3);
+	}
+}
+
+/* The direct convolution of PyTorch's definition, in double: x [N, C, H, W], w [Co, C/G, kh,
+ * kw], attributes a = kh kw sh sw ph pw dh dw, into y [N, Co, Ho, Wo]. */
+static void
+conv_ref(const float *x, const float *w, const int64_t *a, int64_t G, const int64_t *xs,
+         int64_t co, int64_t ho, int64_t wo, double *y)
+{
+	int64_t cg = xs[1] / G, og = co / G;
+
+	for (int64_t n = 0; n < xs[0]; n++)
+		for (int64_t o = 0; o < co; o++)
+			for (int64_t oh = 0; oh < ho; oh++)
+				for (int64_t ow = 0; ow < wo; ow++) {
+					double s = 0;
+					for (int64_t c = 0; c < cg; c++)
+						for (int64_t i = 0; i < a[0]; i++)
+							for (int64_t j = 0; j < a[1]; j++) {
+								int64_t h = oh * a[2] - a[4] + i * a[6], v = ow * a[3] - a[5] + j * a[7];
+								int64_t ci = o / og * cg + c;
+								if (h < 0 || h >= xs[2] || v < 0 || v >= xs[3])
+									continue;
+								s += (double)x[((n * xs[1] + ci) * xs[2] + h) * xs[3] + v] *
+								     w[((o * cg + c) * a[0] + i) * a[1] + j];
+							}
+					*y++ = s;
+				}
+}
+
+/* im2col by hand; conv2d (over im2col) against the direct convolution; col2im, conv2d_dx and
+ * conv2d_dw against finite differences of the forward ops. */
+static void
+cnn_conv(void)
+{
+	static float xv[150], wv[120], cw[2048], gbuf[2048];
+	int x, w, cl, y;
+
+	for (int i = 0; i < 150; i++)
+		xv[i] = xs[i % 24] * (1 + i / 24 * 0.1f);
+	for (int i = 0; i < 120; i++)
+		wv[i] = ws[i % 24] * (1 - i / 24 * 0.15f);
+	for (int i = 0; i < 2048; i++)
+		cw[i] = ws[(i * 7) % 24];
+
+	begin();
+	x = decl("x", ty(F32, 4, 1, 1, 3, 3), FL(1, 2, 3, 4, 5, 6, 7, 8, 9));
+	start();
+	func_output(f, "c", op(OP_IM2COL, A(x), 1, I(2, 2, 1, 1, 0, 0, 1, 1), 8, NULL, NULL));
+	expect("im2col 2x2 of a 3x3", 0, FL(1, 2, 4, 5, 2, 3, 5, 6, 4, 5, 7, 8, 5, 6, 8, 9), 16, 0);
+
+	/* x [2, 3, 5, 5], w [6, 3/G, 3, 3]: padding, strides, dilation, groups */
+	static const int64_t cfg[][9] = {
+		{ 3, 3, 1, 1, 1, 1, 1, 1, 1 },
+		{ 3, 2, 2, 1, 1, 0, 1, 2, 3 },
+		{ 3, 3, 2, 2, 2, 2, 2, 2, 1 },
+	};
+	for (int k = 0; k < 3; k++) {
+		const int64_t *a = cfg[k], G = a[8];
+		int64_t xs4[4] = { 2, 3, 5, 5 }, ho = window_out(5, a[0], a[2], a[4], a[6]);
+		int64_t wo = window_out(5, a[1], a[3], a[5], a[7]), ny = 2 * 6 * ho * wo;
+		double yr[400];
+		float want[400];
+		char what[96];
+		Type tw = ty(F32, 4, 6, (int)(3 / G), (int)a[0], (int)a[1]), tx = ty(F32, 4, 2, 3, 5, 5);
+		Type tc, ty4 = ty(F32, 4, 6, 2, (int)ho, (int)wo);
+
+		conv_ref(xv, wv, a, G, xs4, 6, ho, wo, yr);
+		for (int64_t i = 0; i < ny; i++)      /* conv2d is channels first: [6, 2, Ho, Wo] */
+			want[(i / (ho * wo) % 6 * 2 + i / (6 * ho * wo)) * ho * wo + i % (ho * wo)] = (float)yr[i];
+		begin();
+		x = decl("x", tx, xv);
+		w = decl("w", tw, wv);
+		start();
+		cl = op(OP_IM2COL, A(x), 1, a, 8, NULL, NULL);
+		func_output(f, "y", op(OP_CONV2D, A(cl, w), 2, I(G), 1, NULL, NULL));
+		snprintf(what, sizeof what, "conv2d(im2col(x)) kernel %lldx%lld stride %lldx%lld pad %lldx%lld "
+		         "dil %lldx%lld groups %lld", (long long)a[0], (long long)a[1], (long long)a[2],
+		         (long long)a[3], (long long)a[4], (long long)a[5], (long long)a[6], (long long)a[7],
+		         (long long)G);
+		expect(what, 0, want, ny, 1e-5);
+
+		/* col2im: L = sum(im2col(x) * cw) */
+		tc = f->val[cl].ty;
+		begin();
+		fd_x = decl("x", tx, xv);
+		fd_w = decl("w", tc, cw);
+		start();
+		y = op(OP_IM2COL, A(fd_x), 1, a, 8, NULL, NULL);
+		finish_loss(y);
+		func_output(f, "loss", fd_loss);
+		func_output(f, "grad", op(OP_COL2IM, A(fd_w), 1, a, 8, NULL, &tx));
+		run();
+		memcpy(gbuf, interp_out(in, 1)->data, 150 * sizeof *gbuf);
+		snprintf(what, sizeof what, "col2im(dc), config %d", k);
+		fd_check(what, gbuf, 150, 0.1, 2e-3);      /* linear: a large step, less rounding */
+
+		/* conv2d_dx and conv2d_dw: L = sum(conv2d(cols, w) * cw) over cols and w */
+		for (int dw = 0; dw < 2; dw++) {
+			float *cols = xmalloc(type_bytes(&tc));
+			for (int64_t i = 0; i < shape_numel(&tc.sh); i++)
+				cols[i] = xs[i % 24] * 0.5f;
+			begin();
+			fd_x = decl(dw ? "w" : "c", dw ? tw : tc, dw ? (void *)wv : cols);
+			x = decl(dw ? "c" : "w", dw ? tc : tw, dw ? (void *)cols : wv);
+			fd_w = decl("dy", ty4, cw);
+			start();
+			y = op(OP_CONV2D, A(dw ? x : fd_x, dw ? fd_x : x), 2, I(G), 1, NULL, NULL);
+			finish_loss(y);
+			func_output(f, "loss", fd_loss);
+			if (dw)
+				func_output(f, "grad", op(OP_CONV2D_DW, A(x, fd_w), 2, I(G), 1, NULL, &tw));
+			else
+				func_output(f, "grad", op(OP_CONV2D_DX, A(x, fd_w), 2, I(G), 1, NULL, NULL));
+			run();
+			memcpy(gbuf, interp_out(in, 1)->data, type_bytes(&interp_out(in, 1)->ty));
+			snprintf(what, sizeof what, "%s, config %d", dw ? "conv2d_dw(cols, dy)" : "conv2d_dx(w, dy)", k);
+			fd_check(what, gbuf, shape_numel(&interp_out(in, 1)->ty.sh), 0.1, 2e-3);
+			free(cols);
+		}
+	}
+}
+
+/* max_pool2d and avg_pool2d by hand; their gradients against finite differences. */
+static void
+cnn_pool(void)
+{
+	static float xv[32], cw[64], gbuf[64];
+	static const int64_t mx[MAXIA] = { 3, 3, 2, 2, 1, 1, 1, 1 }, av[2][MAXIA] = {
+		{ 3, 2, 2, 1, 1, 0, 1 }, { 3, 2, 2, 1, 1, 0, 0 } };
+	Type tx = ty(F32, 4, 1, 2, 4, 4);
+	int x, y;
+
+	/* distinct values 0.1 apart: the arg-maxes stay put under the differences' steps */
+	for (int i = 0; i < 32; i++)
+		xv[i] = (float)((i * 7) % 32) * 0.1f - 1.6f;
+	for (int i = 0; i < 64; i++)
+		cw[i] = ws[(i * 5) % 24];
+
+	begin();
+	x = decl("x", ty(F32, 4, 1, 1, 3, 3), FL(1, 5, 2, 7, 3, 9, 4, 8, 6));
+	start();
+	func_output(f, "m", op(OP_MAXPOOL, A(x), 1, I(2, 2, 1, 1, 0, 0, 1, 1), 8, NULL, NULL));
+	func_output(f, "p", op(OP_MAXPOOL, A(x), 1, I(3, 3, 2, 2, 1, 1, 1, 1), 8, NULL, NULL));
+	func_output(f, "a", op(OP_AVGPOOL, A(x), 1, I(2, 2, 2, 2, 1, 1, 1), 7, NULL, NULL));
+	func_output(f, "e", op(OP_AVGPOOL, A(x), 1, I(2, 2, 2, 2, 1, 1, 0), 7, NULL, NULL));
+	expect("max_pool2d 2x2 stride 1", 0, FL(7, 9, 8, 9), 4, 0);
+	expect("max_pool2d 3x3 stride 2 padding 1 (padding never wins)", 1, FL(7, 9, 8, 9), 4, 0);
+	expect("avg_pool2d 2x2 stride 2 padding 1, count_include_pad", 2, FL(0.25f, 1.75f, 2.75f, 6.5f), 4, 1e-7);
+	expect("avg_pool2d 2x2 stride 2 padding 1, without the padding", 3, FL(1, 3.5f, 5.5f, 6.5f), 4, 1e-7);
+
+	for (int k = 0; k < 3; k++) {
+		const int64_t *a = k ? av[k - 1] : mx;
+		Opk fk = k ? OP_AVGPOOL : OP_MAXPOOL, gk = k ? OP_AVGPOOL_G : OP_MAXPOOL_G;
+		char what[64];
+		begin();
+		fd_x = decl("x", tx, xv);
+		fd_w = decl("w", ty(F32, 4, 1, 2, 2, k ? 3 : 2), cw);     /* the pool's result shape */
+		start();
+		y = op(fk, A(fd_x), 1, a, k ? 7 : 8, NULL, NULL);
+		finish_loss(y);
+		func_output(f, "loss", fd_loss);
+		if (k)
+			func_output(f, "grad", op(gk, A(fd_w), 1, a, 7, NULL, &tx));
+		else
+			func_output(f, "grad", op(gk, A(fd_x, fd_w), 2, a, 8, NULL, NULL));
+		run();
+		memcpy(gbuf, interp_out(in, 1)->data, 32 * sizeof *gbuf);
+		snprintf(what, sizeof what, "%s", opinfo[gk].name);
+		if (k)
+			snprintf(what, sizeof what, "%s count_include_pad=%d", opinfo[gk].name, k == 1);
+		fd_check(what, gbuf, 32, 1e-2, 2e-3);
+	}
+}
+
 /* swap_out/swap_in/wait and rec ops give the same values; buffers die after their last use. */
 static void
 planner_ops(void)
@@ -970,6 +1194,9 @@ main(void)
 	optimizers();
 	copy_out();
 	grads();
+	cnn_basic();
+	cnn_conv();
+	cnn_pool();
 	planner_ops();
 	init_values();
 	{

@@ -266,7 +266,7 @@ broadcast(void)
 static void
 columns(void)
 {
-	static const char *const x[3] = { "a", "t1", "x0" };
+	static const char *const x[3] = { "a", "t1", "x0" }, *c3[2] = { "c3", "d3" }, *c[2] = { "c", "d" };
 	char buf[128];
 
 	for (int k = 0; k < NOP; k++) {
@@ -276,10 +276,12 @@ columns(void)
 		      "%s: operands written iff F_MUT (or swap_home's decl)", o->name);
 		CHECK(o->nwritten <= o->nargs, "%s: writes at most its operands", o->name);
 	}
-	CHECK(strcmp(op_ew_expr(OP_POW_G, x, "c3", "8.0f", buf, sizeof buf),
+	CHECK(strcmp(op_ew_expr(OP_POW_G, x, c3, "8.0f", buf, sizeof buf),
 	             "mtc_pow_grad(a, t1, c3)") == 0, "pow_grad formula: %s", buf);
-	CHECK(strcmp(op_ew_expr(OP_MSE_G, x, "c", "32.0f", buf, sizeof buf),
+	CHECK(strcmp(op_ew_expr(OP_MSE_G, x, c, "32.0f", buf, sizeof buf),
 	             "2.0f / 32.0f * (a - t1) * x0") == 0, "mse_grad formula: %s", buf);
+	CHECK(strcmp(op_ew_expr(OP_CLIP_G, x, c3, "8.0f", buf, sizeof buf),
+	             "mtc_clip_grad(a, t1, c3, d3)") == 0, "clip_grad formula: %s", buf);
 }
 
 int

@@ -7,7 +7,7 @@
 #include "cases.h"
 #include "../build.h"
 
-static Group gs[16];
+static Group gs[24];
 static int ng;
 static Group *g;              /* the group being filled */
 
@@ -234,6 +234,92 @@ nn(void)
 	add(OP_MSE_G, 3, ty(F32, 2, 300, 70), ty(F32, 2, 300, 70), ty(F32, 0));
 }
 
+/* Convolutional networks' ops (docs/tdsl.md): clip and its gradient, slices' gradient. */
+static void
+cnn(void)
+{
+	Type sh[] = { ty(F32, 1, 7), ty(F32, 4, 2, 3, 4, 5), ty(F32, 2, 130, 150) };
+	Case *c;
+
+	group("cnn", 0);
+	for (int s = 0; s < 3; s++) {
+		c = add(OP_CLIP, 1, sh[s]);
+		c->fa[0] = 0, c->fa[1] = 0.5;
+		c = add(OP_CLIP, 1, sh[s]);
+		c->fa[0] = -0.25, c->fa[1] = 0.25;
+		/* from clip's result, which sits on the bounds where it clipped */
+		c = add(OP_CLIP_G, 2, sh[s], sh[s]);
+		c->arg[0] = g->ncase - 3;
+		c->fa[0] = 0, c->fa[1] = 0.5;
+	}
+	add(OP_CLIP_G, 2, ty(F32, 2, 4, 5), ty(F32, 1, 5))->fa[1] = 6;     /* broadcast dy */
+	c = attrs(add(OP_SLICE_G, 1, ty(F32, 2, 5, 3)), 2, 1, 2);
+	c->given = ty(F32, 2, 5, 8);
+	c = attrs(add(OP_SLICE_G, 1, ty(F32, 2, 4, 4)), 2, 0, 0);
+	c->given = ty(F32, 2, 6, 4);
+	c = attrs(add(OP_SLICE_G, 1, ty(F32, 3, 3, 2, 5)), 2, 1, 1);
+	c->given = ty(F32, 3, 3, 4, 5);
+	c = attrs(add(OP_SLICE_G, 1, ty(F32, 2, 100, 200)), 2, 0, 200);
+	c->given = ty(F32, 2, 300, 200);
+}
+
+/* Convolutions: im2col and col2im with strides, padding and dilation; the GEMMs with groups
+ * (depthwise included) and sizes that split across threads. */
+static void
+conv(void)
+{
+	/* N C H W, kh kw sh sw ph pw dh dw, groups, Cout */
+	static const int cv[][14] = {
+		{ 2, 3, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 6 },
+		{ 1, 4, 7, 9, 3, 2, 2, 1, 1, 0, 1, 2, 2, 6 },
+		{ 2, 6, 6, 6, 3, 3, 2, 2, 2, 2, 2, 2, 6, 6 },      /* depthwise, dilated */
+		{ 2, 8, 5, 5, 1, 1, 2, 2, 0, 0, 1, 1, 1, 4 },      /* strided 1x1 shortcut */
+		{ 3, 16, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 40 },  /* split across threads */
+	};
+	Case *c;
+
+	group("conv", 0);
+	for (size_t i = 0; i < sizeof cv / sizeof *cv; i++) {
+		const int *v = cv[i];
+		int ho = (int)window_out(v[2], v[4], v[6], v[8], v[10]);
+		int wo = (int)window_out(v[3], v[5], v[7], v[9], v[11]), k = v[1] * v[4] * v[5];
+		Type x = ty(F32, 4, v[0], v[1], v[2], v[3]), w = ty(F32, 4, v[13], v[1] / v[12], v[4], v[5]);
+		Type cols = ty(F32, 4, k, v[0], ho, wo), y = ty(F32, 4, v[13], v[0], ho, wo);
+		attrs(add(OP_IM2COL, 1, x), 8, v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11]);
+		c = attrs(add(OP_COL2IM, 1, cols), 8, v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11]);
+		c->given = x;
+		c = attrs(add(OP_CONV2D, 2, cols, w), 1, v[12]);
+		c->arg[0] = g->ncase - 3;      /* the columns of x */
+		attrs(add(OP_CONV2D_DX, 2, w, y), 1, v[12]);
+		c = attrs(add(OP_CONV2D_DW, 2, cols, y), 1, v[12]);
+		c->given = w;
+	}
+	/* pools: N C H W, kh kw sh sw ph pw, dh dw (max) or count_include_pad (avg) */
+	static const int pl[][12] = {
+		{ 2, 3, 9, 8, 3, 3, 2, 2, 1, 1, 1, 1 },
+		{ 1, 4, 7, 9, 2, 3, 1, 2, 0, 1, 2, 1 },
+		{ 2, 2, 6, 6, 2, 2, 2, 2, 0, 0, 1, 1 },
+		{ 3, 16, 16, 16, 3, 3, 2, 2, 1, 1, 1, 1 },
+	};
+	for (size_t i = 0; i < sizeof pl / sizeof *pl; i++) {
+		const int *v = pl[i];
+		Type x = ty(F32, 4, v[0], v[1], v[2], v[3]);
+		int ho = (int)window_out(v[2], v[4], v[6], v[8], v[10]), wo = (int)window_out(v[3], v[5], v[7], v[9], v[11]);
+		int ah = (int)window_out(v[2], v[4], v[6], v[8], 1), aw = (int)window_out(v[3], v[5], v[7], v[9], 1);
+		Type y = ty(F32, 4, v[0], v[1], ho, wo), ya = ty(F32, 4, v[0], v[1], ah, aw);
+		attrs(add(OP_MAXPOOL, 1, x), 8, v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11]);
+		c = attrs(add(OP_MAXPOOL_G, 2, x, y), 8, v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11]);
+		c->arg[0] = -100 - (g->ncase - 2);          /* the pool's own input */
+		for (int cip = 0; cip < 2; cip++) {
+			attrs(add(OP_AVGPOOL, 1, x), 7, v[4], v[5], v[6], v[7], v[8], v[9], cip);
+			c = attrs(add(OP_AVGPOOL_G, 1, ya), 7, v[4], v[5], v[6], v[7], v[8], v[9], cip);
+			c->given = x;
+		}
+	}
+	/* columns made elsewhere (any f32[Cin*kh*kw, N, Ho, Wo]) */
+	attrs(add(OP_CONV2D, 2, ty(F32, 4, 8, 2, 4, 3), ty(F32, 4, 5, 8, 1, 1)), 1, 1);
+}
+
 /* Operand a of c: a hyperparameter decl of value v. */
 static void
 hyper(Case *c, int a, double v)
@@ -312,6 +398,8 @@ op_cases(int *n)
 		movement();
 		reductions();
 		nn();
+		cnn();
+		conv();
 		updates();
 	}
 	*n = ng;

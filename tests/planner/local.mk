@@ -10,3 +10,7 @@ tests_planner_ilp_test_SOURCES = tests/planner/ilp-test.c tests/planner/synth.c 
 tests_planner_ilp_test_LDADD = $(MTC_LIBS) -lm
 TESTS += tests/planner/cli.sh tests/planner/determinism.sh
 EXTRA_DIST += tests/planner/cli.sh tests/planner/determinism.sh
+check_PROGRAMS += tests/planner/early
+TESTS += tests/planner/early
+tests_planner_early_SOURCES = tests/planner/early.c tests/planner/synth.c tests/planner/synth.h tests/build.c tests/build.h
+tests_planner_early_LDADD = $(MTC_LIBS) -lm
