@@ -66,32 +66,68 @@ cuda_reads(const Func *f, int v)
 	return 0;
 }
 
+/* A manifest line; an initializer from a file (INIT_FILE) gives its offset in mtc_cu_data. */
 static void
 tensor(FILE *fp, const char *role, const char *name, const Type *t, int64_t off, const Init *in,
-       int use)
+       int use, int64_t dataoff)
 {
 	fprintf(fp, "tensor %s %s %s %d", role, name, dtype_name(t->dt), t->sh.rank);
 	for (int k = 0; k < t->sh.rank; k++)
 		fprintf(fp, " %lld", (long long)t->sh.d[k]);
-	fprintf(fp, " off %lld init %d %.17g %.17g use %d\n", (long long)off, in ? (int)in->kind : 0,
-	        in ? in->a : 0, in ? in->b : 0, use);
+	fprintf(fp, " off %lld init %d %.17g %.17g use %d\n", (long long)off,
+	        in ? (in->kind == INIT_VALUES ? INIT_FILE : (int)in->kind) : 0,
+	        in && (in->kind == INIT_FILE || in->kind == INIT_VALUES) ? (double)dataoff : in ? in->a : 0,
+	        in ? in->b : 0, use);
+}
+
+/* The initial values that live in files or in the IR (INIT_FILE, INIT_VALUES), one after the
+ * other in c->data (embedded as mtc_cu_data); off[d] is decl d's offset there. 0, or 1 after
+ * a message. */
+static int
+file_data(CuMod *c, int64_t *off)
+{
+	const Module *m = c->m;
+	char msg[512];
+
+	for (int d = 0; d < m->ndecl; d++) {
+		const Decl *dc = &m->decl[d];
+		int64_t n = shape_numel(&dc->ty.sh);
+		if (dc->init.kind != INIT_FILE && dc->init.kind != INIT_VALUES)
+			continue;
+		off[d] = (int64_t)c->ndata;
+		c->data = xrealloc(c->data, c->ndata + (size_t)n * 4 + 1);
+		if (dc->init.kind == INIT_VALUES)
+			memcpy(c->data + c->ndata, dc->init.vals, (size_t)n * 4);
+		else if (init_read(&dc->init, n, (float *)(void *)(c->data + c->ndata), msg, sizeof msg)) {
+			fprintf(stderr, "mtc: error: the initial values of %s: %s\n", dc->name, msg);
+			return 1;
+		}
+		c->ndata += (size_t)n * 4;
+	}
+	return 0;
 }
 
 static const char *ptx_arch(const char *arch, char *buf, size_t n);
 
-/* The description the runtime reads (runtime/mtc/mtc-cuda.h). */
-static void
+/* The description the runtime reads (runtime/mtc/mtc-cuda.h). 0, or 1 after a message. */
+static int
 manifest(CuMod *c)
 {
 	char vbuf[64];
 	const Module *m = c->m;
-	static const char *const role[] = { "input", "param", "state", "hyper" };
+	static const char *const role[] = { "input", "param", "state", "buffer", "hyper" };
 	size_t n;
 	FILE *fp = open_memstream(&c->manifest, &n);
 	const Func *st = c->fn[1].f;
+	int64_t *doff = xcalloc(m->ndecl + 1, sizeof *doff);
 
 	if (!fp)
 		die("out of memory");
+	if (file_data(c, doff)) {
+		fclose(fp);
+		free(doff);
+		return 1;
+	}
 	fprintf(fp, "model %s\nsolver %s\nbudget %lld\nplan %lld\npeak %lld\npersist %lld\n"
 	        "arena %lld\nhost %lld\nevents %d\nrecords %d\nloss %lld\narch %s\n", m->name,
 	        c->lo->plan.solver, (long long)c->lo->plan.budget,
@@ -103,12 +139,14 @@ manifest(CuMod *c)
 		fprintf(fp, "kernel %s\n", c->prog->fname[k]);
 	for (int d = 0; d < m->ndecl; d++)
 		tensor(fp, role[m->decl[d].role], m->decl[d].name, &m->decl[d].ty, c->poff[d],
-		       &m->decl[d].init, cuda_reads(m->fwd, d) | cuda_reads(st, d) << 1);
+		       &m->decl[d].init, cuda_reads(m->fwd, d) | cuda_reads(st, d) << 1, doff[d]);
 	for (int k = 0; k < m->fwd->nout; k++) {
 		int v = m->fwd->out[k];
-		tensor(fp, "output", m->fwd->outname[k], &m->fwd->val[v].ty, c->fn[0].off[v], NULL, 0);
+		tensor(fp, "output", m->fwd->outname[k], &m->fwd->val[v].ty, c->fn[0].off[v], NULL, 0, 0);
 	}
 	fclose(fp);
+	free(doff);
+	return 0;
 }
 
 /* ---------- MODEL.h ---------- */
@@ -162,7 +200,8 @@ compile(CuMod *c, int want_cubin)
 	return 0;
 }
 
-static void
+/* 0, or 1 after a message (an initializer's file cannot be read). */
+static int
 prepare(CuMod *c, const Lowered *lo, const BuildOpts *o)
 {
 	const Module *m = lo->m;
@@ -174,7 +213,7 @@ prepare(CuMod *c, const Lowered *lo, const BuildOpts *o)
 	c->id = m->name;
 	plan(c);
 	c->prog = cuda_kernels(m, (const LowFunc *const[2]){ &lo->fwd, m->step ? &lo->step : NULL });
-	manifest(c);
+	return manifest(c);
 }
 
 static void
@@ -189,6 +228,7 @@ release(CuMod *c)
 	free(c->ptx);
 	free(c->cubin);
 	free(c->manifest);
+	free(c->data);
 	cuprog_free(c->prog);
 }
 
@@ -219,7 +259,10 @@ cuda_emit(const Lowered *lo, const BuildOpts *o, const char *kind, const char *o
 	FILE *fp;
 	int rc = 0;
 
-	prepare(&c, lo, o);
+	if (prepare(&c, lo, o)) {
+		release(&c);
+		return 1;
+	}
 	if (!(fp = out_open(out))) {
 		release(&c);
 		return err("cannot write '%s'%s", out, "");
@@ -279,8 +322,7 @@ cuda_build(const Lowered *lo, const BuildOpts *o, const char *out)
 	if (!dir)
 		return err("the mtc runtime (libmtccuda.a) is not in the build tree nor in %s: run 'make "
 		           "install' or set MTC_RUNTIME_DIR%s", MTC_LIBDIR, "");
-	prepare(&c, lo, o);
-	if ((rc = compile(&c, 1))) {
+	if ((rc = prepare(&c, lo, o)) || (rc = compile(&c, 1))) {
 		release(&c);
 		return rc;
 	}

@@ -83,6 +83,8 @@ typedef struct CuMod {
 	size_t ptxlen, cubinlen;
 	int cubin_arch;           /* 90 for sm_90; 0: no cubin */
 	char *manifest;
+	char *data;               /* the initial values that live in files (INIT_FILE), one after */
+	size_t ndata;             /* the other: mtc_cu_data, which the manifest's offsets index */
 } CuMod;
 
 /* build.c: the target's entry points (struct target's emit and build), and a helper. */

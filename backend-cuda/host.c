@@ -378,6 +378,7 @@ build(G *g)
 	bytes(g, "mtc_cu_manifest", c->manifest, strlen(c->manifest), 1);
 	bytes(g, "mtc_cu_ptx", c->ptx, c->ptxlen, 1);
 	bytes(g, "mtc_cu_cubin", c->cubin ? c->cubin : "", c->cubin ? c->cubinlen : 0, 1);
+	bytes(g, "mtc_cu_data", c->data ? c->data : "", c->ndata, 0);
 	scalar(g, "mtc_cu_cubin_len", C64(g, c->cubin ? (int64_t)c->cubinlen : 0));
 	scalar(g, "mtc_cu_cubin_arch", C32(g, c->cubin ? c->cubin_arch : 0));
 	runtime_decls(g);

@@ -7,15 +7,17 @@
 #include "config.h"
 #include "driver.h"
 #include "frontend.h"
+#include "onnx.h"
 #include "passes.h"
 #include "lower.h"
 #include "backend.h"
 
 static const char usage[] =
-"usage: mtc MODEL.tdsl|MODEL.mir [-o OUT] [options]\n"
+"usage: mtc MODEL.tdsl|MODEL.mir|MODEL.onnx [-o OUT] [options]\n"
 "\n"
 "Compile a tdsl model into a training module (MODEL.so and MODEL.h) whose memory is\n"
-"scheduled at compile time.\n"
+"scheduled at compile time. A tdsl model may import ONNX graphs (import \"net.onnx\" as\n"
+"net;); MODEL.onnx itself compiles into a forward-only module (docs/onnx.md).\n"
 "\n"
 "options:\n"
 "  -o FILE               output (.so by default; with --emit, the intermediate; '-' is stdout);\n"
@@ -44,8 +46,8 @@ static const char usage[] =
 "  --dump-dir=DIR        write the IR after every stage, numbered in pipeline order, and\n"
 "                        every function's schedule, DAG, trace and memory picture; without\n"
 "                        -o or --emit the module goes there too (DIR/NAME.so, DIR/NAME.h,\n"
-"                        NAME the input's file name without .tdsl), not into the current\n"
-"                        directory\n"
+"                        NAME the input's file name without .tdsl, .mir or .onnx), not\n"
+"                        into the current directory\n"
 "  --schedule=mem|critical|program   op order (default mem): mem lowers peak live bytes\n"
 "                        (updates run as soon as their gradient exists), critical starts the\n"
 "                        longest latency-weighted path (long copies) first, program keeps the\n"
@@ -60,6 +62,10 @@ static const char usage[] =
 "                        the ILP where it proves an optimum in time, else the better of its\n"
 "                        incumbent and the segmented DP); --emit=schedule starts with the\n"
 "                        plan's summary (solver, solve time, overhead, ILP gap)\n"
+"  --offload=auto|none   whether the planner may keep params and optimizer state in host\n"
+"                        memory between steps and run updates on the host (default auto:\n"
+"                        where the target can and it makes the step faster or fit; none:\n"
+"                        they stay on the accelerator, the planner decides activations)\n"
 "  --solver-nodes=N      the ILP's limit in branch-and-bound nodes per program (default\n"
 "                        50; with --solver-time, none unless given): plans are the same\n"
 "                        on every machine at any load\n"
@@ -72,9 +78,11 @@ static const char usage[] =
 "                        recomputation and swaps, and takes the fastest modeled step that fits\n"
 "                        the budget (a percentage is of the unconstrained step at K = 1)\n"
 "  --arch=sm_XX          CUDA architecture for NVRTC\n"
-"  -D NAME=INT           override (or define) an integer const of the model\n"
+"  -D NAME=INT           override (or define) an integer const of the model; for\n"
+"                        MODEL.onnx, the size of a symbolic input dimension\n"
 "  -O0 .. -O3            optimization level of generated code (default -O2)\n"
-"  --seed=N              seed of the params' initial values (default 0)\n"
+"  --seed=N              seed of the params' initial values and of dropout's masks\n"
+"                        (default 0)\n"
 "  --version             print the version and exit\n"
 "  --help                print this help and exit\n"
 "\n"
@@ -148,6 +156,7 @@ static const char *const solvers[] = { "auto", "ilp", "tso", "chen", "none", NUL
 static const char *const emits[] = { "ir", "schedule", "dot", "dot-full", "trace", "memory", "c", "h",
 	"cuda", "ptx", "llvm", NULL };
 static const char *const stages[] = { "frontend", "autodiff", "simplify", NULL };
+static const char *const offloads[] = { "auto", "none", NULL };
 
 static int has_suffix(const char *s, const char *suf);
 
@@ -155,7 +164,7 @@ static int has_suffix(const char *s, const char *suf);
 static const char *const valopts[] = { "--target", "--schedule", "--emit", "--stop-after",
 	"--dump-dir", "--mem-budget", "--solver", "--solver-time", "--solver-nodes", "--arch", "--seed",
 	"--target-flops", "--target-bw", "--copy-bw", "--copy-latency", "--launch", "--accel-bytes",
-	"--align", "--micro-batches", NULL };
+	"--align", "--host-flops", "--host-bw", "--offload", "--micro-batches", NULL };
 static const char *const flagopts[] = { "--help", "--version", NULL };
 
 static int
@@ -197,7 +206,7 @@ dump_dir_output(Opts *o)
 	size_t n = strlen(b);
 	static char out[4096];   /* the output path lives as long as the options */
 
-	if (has_suffix(b, ".tdsl"))
+	if (has_suffix(b, ".tdsl") || has_suffix(b, ".onnx"))
 		n -= 5;
 	else if (has_suffix(b, ".mir"))
 		n -= 4;
@@ -277,6 +286,8 @@ parse_args(Opts *o, int argc, char **argv)
 			o->solver_time = strtod(v, &e);
 			if (*e || !(o->solver_time > 0))
 				fatal("invalid --solver-time '%s': expected positive seconds", v);
+		} else if (VAL("--offload")) {
+			o->nooffload = strcmp(oneof("--offload", v, offloads), "none") == 0;
 		} else if (VAL("--solver-nodes")) {
 			char *e;
 			o->solver_nodes = strtol(v, &e, 10);
@@ -525,6 +536,7 @@ train_step(Module *m, Src *src, const FeOpts *fe, int k)
 	mf.batch_why = why;
 	if (!(mu = fe_compile(src, &mf)))
 		return 1;
+	mu->seed = m->seed;
 	rc = micro_batch(m, mu, k, src) ? 1 : 0;
 	mod_free(mu);
 	m->micro = k;
@@ -539,6 +551,8 @@ base_budget(const Opts *o, Src *src, const FeOpts *fe)
 	Module *b = fe_compile(src, fe);
 	int64_t a = 0;
 
+	if (b)
+		b->seed = o->seed;
 	if (b && !autodiff(b, src)) {
 		simplify(b->step);
 		schedule(b->step, &o->tg, o->schedule);
@@ -561,7 +575,7 @@ enum { MICRO_OPS = 4000 };
 static Module *
 auto_micro(const Opts *o, Src *src, const FeOpts *fe, Module *m, PlanReport *rep)
 {
-	PlanOpts po = { o->solver, o->budget, 0, o->solver_time, &o->tg, o->solver_nodes, 1 };
+	PlanOpts po = { o->solver, o->budget, 0, o->solver_time, &o->tg, o->solver_nodes, o->nooffload, 1 };
 	Module *best = NULL, *last = m;
 	PlanReport r;
 	int64_t batch = 0;
@@ -579,6 +593,7 @@ auto_micro(const Opts *o, Src *src, const FeOpts *fe, Module *m, PlanReport *rep
 		if (k > 1) {
 			if (!(c = fe_compile(src, fe)))
 				break;
+			c->seed = m->seed;
 			if (train_step(c, src, fe, k)) {
 				mod_free(c);
 				break;
@@ -660,12 +675,14 @@ main(int argc, char **argv)
 	memset(&fe, 0, sizeof fe);
 	fe.defines = o.defines;
 	fe.ndefines = o.ndefines;
-	m = has_suffix(o.input, ".mir") ? ir_parse(&src) : fe_compile(&src, &fe);
+	m = has_suffix(o.input, ".mir") ? ir_parse(&src) :
+	    has_suffix(o.input, ".onnx") ? onnx_compile(&src, &fe) : fe_compile(&src, &fe);
 	if (!m) {
 		free((char *)src.text);
 		return 1;
 	}
-	if (o.micro && o.micro != 1 && (has_suffix(o.input, ".mir") || m->fwd->loss < 0)) {
+	if (o.micro && o.micro != 1 && (has_suffix(o.input, ".mir") || has_suffix(o.input, ".onnx") ||
+	                                m->fwd->loss < 0)) {
 		fprintf(stderr, "mtc: error: --micro-batches needs a tdsl model that trains (it elaborates "
 		        "the model again at a slice of its batch)\n");
 		rc = 1;
@@ -681,6 +698,7 @@ main(int argc, char **argv)
 		goto emit;
 	/* A .mir may come from any stage: a step means autodiff ran, planned ops that simplify
 	 * must not run again (it would undo the plan). */
+	m->seed = o.seed;
 	if (m->fwd->loss >= 0 && !m->step) {
 		if (train_step(m, &src, &fe, o.micro > 1 ? o.micro : 1)) {
 			rc = 1;
@@ -723,7 +741,8 @@ main(int argc, char **argv)
 		fs[1] = m->fwd;
 		dump(&o, m, "plan");
 	} else if (o.budget || o.budget_pct > 0) {
-		PlanOpts po = { o.solver, o.budget, o.budget_pct, o.solver_time, &o.tg, o.solver_nodes, 0 };
+		PlanOpts po = { o.solver, o.budget, o.budget_pct, o.solver_time, &o.tg, o.solver_nodes,
+		                o.nooffload, 0 };
 		if (o.micro > 1 && o.budget_pct > 0 && !o.budget && !(po.budget = base_budget(&o, &src, &fe))) {
 			rc = 1;
 			goto out;

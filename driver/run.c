@@ -7,16 +7,18 @@
 
 #include "config.h"
 #include "frontend.h"
+#include "onnx.h"
 #include "passes.h"
 #include "mtc/mtc-rt.h"
 #include "safetensors.h"
 #include "run.h"
 
 static const char usage[] =
-"usage: mtc-run MODEL.tdsl|MODEL.mir|MODEL.so [options]\n"
+"usage: mtc-run MODEL.tdsl|MODEL.mir|MODEL.onnx|MODEL.so [options]\n"
 "\n"
 "Train a model for a few steps, or run its forward pass, on the reference interpreter\n"
-"(MODEL.tdsl, MODEL.mir) or a compiled module (MODEL.so).\n"
+"(MODEL.tdsl, MODEL.mir, MODEL.onnx: an ONNX graph alone, forward only) or a compiled\n"
+"module (MODEL.so).\n"
 "\n"
 "options:\n"
 "  --params FILE         initial params (safetensors; missing params use their initializers)\n"
@@ -155,10 +157,10 @@ has_suffix(const char *s, const char *suf)
 	return n >= k && strcmp(s + n - k, suf) == 0;
 }
 
-static const char *const rolename[] = { "input", "param", "optimizer state" };
+static const char *const rolename[] = { "input", "param", "optimizer state", "buffer" };
 
 /* Copy the tensors of a safetensors file into the interpreter's decls: every name must be a
- * decl of an allowed role, with the decl's dtype and shape. */
+ * decl of an allowed role (inputs; or params and buffers), with the decl's dtype and shape. */
 static void
 load(Interp *in, const Module *m, const char *path, int inputs)
 {
@@ -174,10 +176,10 @@ load(Interp *in, const Module *m, const char *path, int inputs)
 		if (d < 0)
 			fatal("%s: tensor '%s' is not %s of model %s", path, t->name,
 			      inputs ? "an input" : "a param", m->name);
-		if ((m->decl[d].role == R_INPUT) != inputs)
+		if (inputs ? m->decl[d].role != R_INPUT : m->decl[d].role != R_PARAM && m->decl[d].role != R_BUFFER)
 			fatal("%s: tensor '%s' is %s %s, not %s", path, t->name,
 			      m->decl[d].role == R_INPUT ? "an" : "a", rolename[m->decl[d].role],
-			      inputs ? "an input" : "a param (give inputs with --inputs)");
+			      inputs ? "an input" : "a param or buffer (give inputs with --inputs)");
 		ty.dt = t->dtype == MTC_ST_I32 ? I32 : F32;
 		ty.sh.rank = t->rank;
 		memcpy(ty.sh.d, t->shape, sizeof ty.sh.d);
@@ -278,7 +280,8 @@ main(int argc, char **argv)
 		fatal("cannot read '%s': %s", o.model, strerror(errno));
 	fe.defines = o.defines;
 	fe.ndefines = o.ndefines;
-	m = has_suffix(o.model, ".mir") ? ir_parse(&src) : fe_compile(&src, &fe);
+	m = has_suffix(o.model, ".mir") ? ir_parse(&src) :
+	    has_suffix(o.model, ".onnx") ? onnx_compile(&src, &fe) : fe_compile(&src, &fe);
 	if (!m)
 		return 1;
 	if (!m->fwd || (!o.forward && m->fwd->loss < 0 && !m->step)) {
@@ -286,7 +289,9 @@ main(int argc, char **argv)
 			fatal("%s: model %s has no 'train' statement: run it with --forward", o.model, m->name);
 		o.forward = 1;
 	}
-	if (o.micro > 1 && (has_suffix(o.model, ".mir") || o.forward || m->fwd->loss < 0))
+	m->seed = o.seed;
+	if (o.micro > 1 && (has_suffix(o.model, ".mir") || has_suffix(o.model, ".onnx") || o.forward ||
+	                    m->fwd->loss < 0))
 		fatal("%s: --micro-batches needs a tdsl model that trains", o.model);
 	if (!o.forward && !m->step && o.micro > 1) {
 		/* the model again at a k-th of its batch: micro.c's step from both (as mtc builds it) */
@@ -296,7 +301,10 @@ main(int argc, char **argv)
 		snprintf(why, sizeof why, "--micro-batches=%d", o.micro);
 		mf.batch_div = o.micro;
 		mf.batch_why = why;
-		if (!(mu = fe_compile(&src, &mf)) || micro_batch(m, mu, o.micro, &src))
+		if (!(mu = fe_compile(&src, &mf)))
+			return 1;
+		mu->seed = m->seed;
+		if (micro_batch(m, mu, o.micro, &src))
 			return 1;
 		mod_free(mu);
 		m->micro = o.micro;
@@ -314,7 +322,9 @@ main(int argc, char **argv)
 	if (o.steps < 0)
 		o.steps = 1;
 
-	if (!(in = interp_new(m, o.seed)))
+	if (!(in = interp_new(m, o.seed)) && errno == EIO)
+		fatal("%s: cannot set up model %s (above)", o.model, m->name);
+	if (!in)
 		fatal("%s: the params, inputs and optimizer state of model %s do not fit in this "
 		      "machine's memory", o.model, m->name);
 	if (o.params)
@@ -386,11 +396,12 @@ main(int argc, char **argv)
 		const char **nm = xcalloc(m->ndecl, sizeof *nm);
 		Tensor **ts = xcalloc(m->ndecl, sizeof *ts);
 		int n = 0;
-		for (int d = 0; d < m->ndecl; d++)
-			if (m->decl[d].role == R_PARAM) {
-				nm[n] = m->decl[d].name;
-				ts[n++] = interp_decl(in, d);
-			}
+		for (int r = R_PARAM; r <= R_BUFFER; r += R_BUFFER - R_PARAM)    /* params, then buffers */
+			for (int d = 0; d < m->ndecl; d++)
+				if (m->decl[d].role == (Role)r) {
+					nm[n] = m->decl[d].name;
+					ts[n++] = interp_decl(in, d);
+				}
 		save(o.save_params, nm, ts, n);
 		free(nm);
 		free(ts);

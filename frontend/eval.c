@@ -491,7 +491,7 @@ eval(Ctx *c, Node *n, const char *hint)
 /* ---------- built-in calls ---------- */
 
 /* Built-ins that expand to more than one op (or none): their Builtin.k, past the op kinds. */
-enum { B_FLATTEN = NOP, B_CONV2D, B_POOL };
+enum { B_FLATTEN = NOP, B_CONV2D, B_POOL, B_BATCHNORM, B_DROPOUT };
 
 static const Builtin builtins[] = {
 	{ "relu", OP_RELU, 1, { { 0 } } },
@@ -524,6 +524,8 @@ static const Builtin builtins[] = {
 	                             { "dilation", 'p', 0, 1 } } },
 	{ "avg_pool2d", B_POOL, 1, { { "kernel", 'p', 1, 0 }, { "stride", 'p', 0, 0 }, { "padding", 'p', 0, 0 },
 	                             { "count_include_pad", 'b', 0, 1 } } },
+	{ "batch_norm", B_BATCHNORM, 3, { { "eps", 'f', 0, 1e-5 }, { "momentum", 'f', 0, 0.1 } } },
+	{ "dropout", B_DROPOUT, 1, { { "p", 'f', 1, 0 } } },
 	{ NULL, 0, 0, { { 0 } } },
 };
 
@@ -867,6 +869,12 @@ builtin_call(Ctx *c, Node *n, const Builtin *b, const char *hint)
 	case B_POOL:
 		v = nn_pool2d(c, n, b->name[0] == 'm' ? OP_MAXPOOL : OP_AVGPOOL, args[0], kv, hint);
 		goto out;
+	case B_BATCHNORM:
+		v = nn_batchnorm(c, n, args, kv, hint);
+		goto out;
+	case B_DROPOUT:
+		v = nn_dropout(c, n, args[0], kv, hint);
+		goto out;
 	default:
 		break;
 	}
@@ -886,6 +894,7 @@ undefined_function(Ctx *c, Node *n)
 	int k = 0, cap = 0;
 
 	keys(&c->defs, &l, &k, &cap);
+	keys(&c->imports, &l, &k, &cap);
 	for (const Builtin *b = builtins; b->name; b++) {
 		if (k == cap)
 			l = xrealloc(l, (cap = cap ? 2 * cap : 64) * sizeof *l);
@@ -909,6 +918,10 @@ call(Ctx *c, Node *n, const char *hint)
 		return err(c, n->loc, "a call is not allowed in a constant expression");
 	if (d)
 		return inline_def(c, n, d, hint);
+	if ((d = mget(&c->imports, n->name))) {
+		(void)hint;         /* an imported graph names its values itself */
+		return import_call(c, n, d, &v, 1) ? ERR : v;
+	}
 	if ((b = findb(builtins, n->name)))
 		return builtin_call(c, n, b, hint);
 	if (findb(inits, n->name))

@@ -3,6 +3,7 @@
 #define MTC_EXPAND_H
 
 #include "ast.h"
+#include "onnx.h"
 
 /* Limits that keep hostile programs from exhausting time, memory or the C stack. */
 enum {
@@ -66,6 +67,8 @@ typedef struct Ctx {
 	Func *f;            /* NULL while folding a const: then no op may be made */
 	Frame *fr;          /* NULL while folding a const: then only consts are visible */
 	Map consts, defs;
+	Map imports;        /* `import ... as NAME`: Ent.p is the model (Onnx), NULL if unreadable */
+	OnnxDecls decls;    /* the params that calls of imported graphs need (onnx.h) */
 	Map seen;           /* locations already reported, keyed "line:col" */
 	Map ren;            /* value names: the next SSA suffix to try for each */
 	Arena *a;           /* for keys of seen */
@@ -74,6 +77,8 @@ typedef struct Ctx {
 	int stop;           /* a limit was hit: unwind without further messages */
 	int trained;
 	Loc trainloc;
+	int *bn, nbn;       /* batch_norm ops whose running statistics are not declared yet */
+	int ndropout;       /* dropouts so far: each one's key, so each draws its own mask */
 } Ctx;
 
 extern const Val ERR;
@@ -120,8 +125,15 @@ Val emit(Ctx *, Opk, const int *args, int na, const int64_t *ia, int nia, const 
  * named arguments in the order of their Builtin entry (eval.c), NULL where not given. */
 Val nn_conv2d(Ctx *, Node *call, const int *args, Node **kv, const char *hint);
 Val nn_pool2d(Ctx *, Node *call, Opk, int x, Node **kv, const char *hint);
+Val nn_batchnorm(Ctx *, Node *call, const int *args, Node **kv, const char *hint);
+Val nn_dropout(Ctx *, Node *call, int x, Node **kv, const char *hint);
+/* After the model body: declare the running statistics of every batch_norm (buffers named
+ * after its gamma, GAMMA.running_mean and GAMMA.running_var) and make the ops read them. */
+void nn_buffers(Ctx *);
 
 /* expand.c */
 Val inline_def(Ctx *, Node *call, Ent *def, const char *hint);
+/* A call of an imported graph: its nout results into out[]; 0, or -1 after diagnostics. */
+int import_call(Ctx *, Node *call, Ent *imp, Val *out, int nout);
 
 #endif

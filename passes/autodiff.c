@@ -3,18 +3,28 @@
  * needs: m->fwd with fwd->loss (an f32[] value) and m->opt.
  * fills: the optimizer's state decls (sgd with momentum: "mom.P" of P; adam, adamw: "m.P",
  *        "v.P" of P and one "adam.t" i32[] counter) and its hyperparameter decls ("opt.lr" ...,
- *        role hyper, f32[] = full(the model's value)), m->step = the forward ops the loss needs
- *        (PH_FWD), the gradient of the loss w.r.t. every param that reaches it (PH_BWD, rules
- *        from the op table, grad.c), with clip_norm the clipping ops (PH_BWD: sumsq of each
- *        gradient, their total, clip_coef, each gradient times it), and the in-place updates
- *        (PH_UPD) that read the hyperparameters; then clears fwd->loss, so the forward keeps
- *        only what its outputs need once simplified.
+ *        role hyper, f32[] = full(the model's value)), for dropouts the buffer "dropout.step"
+ *        (i32[], the number of the step: `tick`ed first, read by every dropout, so a
+ *        recomputation or the gradient draws the same mask), m->step = the forward ops the loss
+ *        or an output needs (PH_FWD; each output copied out right after it is made, for
+ *        MODEL_step_out), the gradient of the loss w.r.t. every param that reaches it (PH_BWD,
+ *        rules from the op table, grad.c), with clip_norm the clipping ops (PH_BWD: sumsq of
+ *        each gradient, their total, clip_coef, each gradient times it), and the in-place
+ *        updates (PH_UPD) that read the hyperparameters; then clears fwd->loss, so the forward
+ *        keeps only what its outputs need once simplified.
  *
  * Decls must come first in every function's value table, and functions exist already: the
  * state decls are added, then the forward is rebuilt (copy.c) so its values renumber. Params
  * that do not reach the loss get neither state nor update (PyTorch: their grad is None).
  * A forward value that a backward op reads is an activation the step saves; every other
- * forward value dies at its last forward use: the ops' phases show which is which. */
+ * forward value dies at its last forward use: the ops' phases show which is which.
+ *
+ * The forward is in inference form, the step gets the training form of the ops that have one
+ * (PyTorch's eval() and train()): a batch_norm on its running statistics becomes one on the
+ * batch's (batch_norm_mean, batch_norm_var), whose values batch_norm_update folds into the
+ * running statistics' buffers among the updates. An update is not recomputable, so a plan
+ * that recomputes the batch norm never repeats it. A dropout (the identity in inference)
+ * gets the step counter and the build's seed (m->seed). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,12 +126,12 @@ static int
 add_decl(Module *m, Src *src, const char *pfx, int p, Type ty, Role role, double v)
 {
 	char *nm = asprintf_a(m->arena, "%s%s%s", pfx, p >= 0 ? "." : "", p >= 0 ? m->decl[p].name : "");
-	Init in = { role == R_HYPER ? INIT_FULL : INIT_ZEROS, v, 0 };
+	Init in = { .kind = role == R_HYPER ? INIT_FULL : INIT_ZEROS, .a = v };
 	int i;
 
 	if (mod_find_decl(m, nm) >= 0) {
 		diag(src, m->opt.loc, "optimizer %s '%s' clashes with a declaration of that name",
-		     role == R_HYPER ? "setting" : "state", nm);
+		     role == R_HYPER ? "setting" : role == R_BUFFER ? "buffer" : "state", nm);
 		return -1;
 	}
 	/* mod_decl refuses decls once functions exist; the forward is rebuilt after. */
@@ -136,9 +146,9 @@ add_decl(Module *m, Src *src, const char *pfx, int p, Type ty, Role role, double
 }
 
 static int
-add_state(Module *m, Src *src, const char *pfx, int p, Type ty)
+add_state(Module *m, Src *src, const char *pfx, int p, Type ty, Role role)
 {
-	return add_decl(m, src, pfx, p, ty, R_STATE, 0);
+	return add_decl(m, src, pfx, p, ty, role, 0);
 }
 
 /* The hyperparameters, in the order the updates take them. */
@@ -247,10 +257,10 @@ refuse(Module *m, Src *src)
 }
 
 /* The optimizer state of every param that reaches the loss: st[2p], st[2p+1] its decls (or
- * -1), *tick adam's counter. The forward is rebuilt so its values make room for the decls.
- * Returns 0, or -1 after a diagnostic. */
+ * -1), *tick adam's counter, *drop dropout's (or -1), hy[] the hyperparameters'. The forward
+ * is rebuilt so its values make room for the decls. Returns 0, or -1 after a diagnostic. */
 static int
-states(Module *m, Src *src, int *st, int *tick, int *hy)
+states(Module *m, Src *src, int *st, int *tick, int *hy, int *drop)
 {
 	Func *fw = m->fwd;
 	int nd = m->ndecl, bad = 0;
@@ -267,14 +277,18 @@ states(Module *m, Src *src, int *st, int *tick, int *hy)
 		if (m->decl[p].role != R_PARAM || !live[p])
 			continue;
 		if (m->opt.kind == OPT_SGD && m->opt.momentum != 0)
-			bad |= (st[2 * p] = add_state(m, src, "mom", p, ty)) < 0;
+			bad |= (st[2 * p] = add_state(m, src, "mom", p, ty, R_STATE)) < 0;
 		if (m->opt.kind == OPT_ADAM || m->opt.kind == OPT_ADAMW) {
 			if (*tick < 0)
-				bad |= (*tick = add_state(m, src, "adam.t", -1, (Type){ I32, { 0, {0} } })) < 0;
-			bad |= (st[2 * p] = add_state(m, src, "m", p, ty)) < 0;
-			bad |= (st[2 * p + 1] = add_state(m, src, "v", p, ty)) < 0;
+				bad |= (*tick = add_state(m, src, "adam.t", -1, (Type){ I32, { 0, {0} } }, R_STATE)) < 0;
+			bad |= (st[2 * p] = add_state(m, src, "m", p, ty, R_STATE)) < 0;
+			bad |= (st[2 * p + 1] = add_state(m, src, "v", p, ty, R_STATE)) < 0;
 		}
 	}
+	*drop = -1;
+	for (int i = 0; i < fw->nop && *drop < 0 && !bad; i++)
+		if (fw->op[i].kind == OP_DROPOUT && fw->op[i].nargs == 1 && live[fw->op[i].res])
+			bad |= (*drop = add_state(m, src, "dropout.step", -1, (Type){ I32, { 0, {0} } }, R_BUFFER)) < 0;
 	if (!bad)
 		bad = add_hypers(m, src, hy) < 0;
 	if (m->ndecl > nd)
@@ -282,6 +296,54 @@ states(Module *m, Src *src, int *st, int *tick, int *hy)
 	free(live);
 	free(need);
 	return bad ? -1 : 0;
+}
+
+/* The running statistics a training batch_norm updates: buffers rm, rv from the batch's
+ * statistics mean, var (values of the step). */
+typedef struct BnUpd {
+	int rm, rv, mean, var;
+	int64_t count;
+	double momentum;
+	Loc loc;
+} BnUpd;
+
+/* Copy fw's op o into the step in its training form where it has one (see the top); returns
+ * 1 if it did, 0 for an op to copy as it is. A batch_norm update is appended to *bn. */
+static int
+train_form(Func *s, const Func *fw, const Op *o, int *map, int drop, BnUpd **bn, int *nbn)
+{
+	const Type *x;
+	int a[5], st[2], i;
+
+	if (o->kind == OP_DROPOUT && o->nargs == 1) {
+		int64_t ia[MAXIA] = { o->ia[0], (int64_t)s->mod->seed };
+		a[0] = map[o->args[0]];
+		a[1] = drop;
+		i = func_op(s, OP_DROPOUT, PH_FWD, a, 2, ia, 0, o->fa, &fw->val[o->res].ty,
+		            fw->val[o->res].name, o->loc);
+		map[o->res] = s->op[i].res;
+		return 1;
+	}
+	if (o->kind != OP_BATCHNORM || o->ia[0] != 0)
+		return 0;
+	x = &fw->val[o->args[0]].ty;
+	for (int k = 0; k < 5; k++)
+		a[k] = map[o->args[k]];
+	for (int k = 0; k < 2; k++) {
+		Type c = { F32, { 1, { x->sh.d[1] } } };
+		int b[2] = { a[0], st[0] };
+		i = func_op(s, k ? OP_BN_VAR : OP_BN_MEAN, PH_FWD, b, k + 1, NULL, 0, NULL, &c,
+		            asprintf_a(s->mod->arena, "%s.%s", fw->val[o->res].name, k ? "var" : "mean"), o->loc);
+		st[k] = s->op[i].res;
+	}
+	*bn = xrealloc(*bn, (*nbn + 1) * sizeof **bn);
+	(*bn)[(*nbn)++] = (BnUpd){ a[3], a[4], st[0], st[1], shape_numel(&x->sh) / x->sh.d[1], o->fa[1], o->loc };
+	a[3] = st[0];
+	a[4] = st[1];
+	i = func_op(s, OP_BATCHNORM, PH_FWD, a, 5, (int64_t[MAXIA]){ 1 }, 0, o->fa,
+	            &fw->val[o->res].ty, fw->val[o->res].name, o->loc);
+	map[o->res] = s->op[i].res;
+	return 1;
 }
 
 /* copy_out of every output that value v of fw is (the step's outputs, MODEL_step_out). */
@@ -295,10 +357,11 @@ copy_outs(Func *s, const Func *fw, int v, const int *map)
 		}
 }
 
-/* The step's forward: fw's ops the loss or an output needs, as PH_FWD, each output copied out
- * right after it is made; d->need from fw's marks. */
+/* The step's forward: fw's ops the loss or an output needs, as PH_FWD (in training form),
+ * after the tick of dropout's counter drop (if >= 0), each output copied out right after it is
+ * made; d->need from fw's marks. */
 static void
-forward(Diff *d, Func *fw)
+forward(Diff *d, Func *fw, int drop, BnUpd **bn, int *nbn)
 {
 	Func *s = d->f;
 	int *map = xmalloc(fw->nval * sizeof *map);
@@ -307,11 +370,14 @@ forward(Diff *d, Func *fw)
 	mark(fw, fw->loss, 1, live, need);
 	for (int v = 0; v < fw->nval; v++)
 		map[v] = fw->val[v].decl >= 0 ? fw->val[v].decl : -1;
+	if (drop >= 0)
+		func_op(s, OP_TICK, PH_UPD, &drop, 1, NULL, 0, NULL, NULL, NULL, s->mod->opt.loc);
 	for (int v = 0; v < fw->mod->ndecl; v++)
 		copy_outs(s, fw, v, map);
 	for (int i = 0; i < fw->nop; i++)
 		if (fw->op[i].res >= 0 && live[fw->op[i].res]) {
-			copy_op(s, fw, &fw->op[i], map, PH_FWD);
+			if (!train_form(s, fw, &fw->op[i], map, drop, bn, nbn))
+				copy_op(s, fw, &fw->op[i], map, PH_FWD);
 			copy_outs(s, fw, fw->op[i].res, map);
 		}
 	s->loss = map[fw->loss];
@@ -401,6 +467,7 @@ struct OptDecls {
 	int *st;          /* st[2p], st[2p+1]: param p's state decls, or -1 */
 	int tick;         /* adam's counter, or -1 */
 	int hy[NHYP];     /* the hyperparameters' decls, or -1 */
+	int drop;         /* dropout's step counter (a buffer), or -1 */
 };
 
 OptDecls *
@@ -409,7 +476,7 @@ autodiff_opt_decls(Module *m, Src *src)
 	OptDecls *od = xcalloc(1, sizeof *od);
 
 	od->st = xmalloc((2 * m->ndecl + 1) * sizeof *od->st);   /* params' decls: state comes after */
-	if (states(m, src, od->st, &od->tick, od->hy)) {
+	if (states(m, src, od->st, &od->tick, od->hy, &od->drop)) {
 		autodiff_opt_free(od);
 		return NULL;
 	}
@@ -452,14 +519,30 @@ autodiff_updates(Module *m, Func *s, const int *grad, const OptDecls *od)
 	free(g);
 }
 
-/* The forward and backward of m's loss into d->f; the final gradients renamed g.P. */
+/* The batch norms' running statistics, folded in after the backward (buffers, not trained). */
+static void
+bn_updates(Func *s, const BnUpd *bn, int nbn)
+{
+	for (int k = 0; k < nbn; k++) {
+		int a[4] = { bn[k].rm, bn[k].rv, bn[k].mean, bn[k].var };
+		int64_t ia[MAXIA] = { bn[k].count };
+		double fa[MAXFA] = { bn[k].momentum };
+		char err[256];
+		if (op_infer(s, OP_BN_UPDATE, a, 4, ia, 0, fa, &(Type){0}, err, sizeof err))
+			die("autodiff made a bad batch_norm_update: %s", err);
+		func_op(s, OP_BN_UPDATE, PH_UPD, a, 4, ia, 0, fa, NULL, NULL, bn[k].loc);
+	}
+}
+
+/* The forward and backward of m's loss into d->f (the batch norms' updates in *bn); the final
+ * gradients renamed g.P. */
 static int
-differentiate(Module *m, Diff *d, Src *src)
+differentiate(Module *m, Diff *d, Src *src, int drop, BnUpd **bn, int *nbn)
 {
 	Names names = {0};
 	int ok;
 
-	forward(d, m->fwd);
+	forward(d, m->fwd, drop, bn, nbn);
 	ok = sweep(d, src, &names);
 	for (int p = 0; ok == 0 && p < m->ndecl; p++)
 		if (m->decl[p].role == R_PARAM)
@@ -472,19 +555,21 @@ differentiate(Module *m, Diff *d, Src *src)
 }
 
 Func *
-autodiff_grads(Module *m, Src *src, int *grad, int *seed)
+autodiff_grads(Module *m, Src *src, const OptDecls *od, int *grad, int *seed)
 {
 	Diff d = {0};
-	int *map = NULL, ok;
+	int *map = NULL, ok, nbn = 0;
 	Func *r = NULL;
+	BnUpd *bn = NULL;
 
 	if (m->fwd->loss < 0)
 		die("autodiff of a model without a loss");
 	if (refuse(m, src))
 		return NULL;
 	d.f = func_new(m, "step");
-	ok = differentiate(m, &d, src);
+	ok = differentiate(m, &d, src, od->drop, &bn, &nbn);
 	if (ok == 0) {
+		bn_updates(d.f, bn, nbn);
 		map = xmalloc((d.f->nval + 1) * sizeof *map);
 		r = func_rebuild(d.f, NULL, map);
 		for (int v = 0; v < m->ndecl; v++)
@@ -493,6 +578,7 @@ autodiff_grads(Module *m, Src *src, int *grad, int *seed)
 	}
 	func_free(d.f);
 	free(map);
+	free(bn);
 	free(d.grad);
 	free(d.need);
 	return r;
@@ -503,19 +589,21 @@ autodiff(Module *m, Src *src)
 {
 	OptDecls *od;
 	Diff d = {0};
-	int ok, *grad;
+	int ok, *grad, nbn = 0;
+	BnUpd *bn = NULL;
 
 	if (m->fwd->loss < 0)
 		die("autodiff of a model without a loss");
 	if (refuse(m, src) || !(od = autodiff_opt_decls(m, src)))
 		return -1;
 	d.f = func_new(m, "step");
-	ok = differentiate(m, &d, src);
+	ok = differentiate(m, &d, src, od->drop, &bn, &nbn);
 	if (ok == 0) {
 		grad = xmalloc((m->ndecl + 1) * sizeof *grad);
 		for (int p = 0; p < m->ndecl; p++)
 			grad[p] = d.grad[p];
 		autodiff_updates(m, d.f, grad, od);
+		bn_updates(d.f, bn, nbn);
 		free(grad);
 		func_adopt(d.f, func_rebuild(d.f, NULL, NULL));   /* rehash the new names */
 		m->step = d.f;
@@ -524,6 +612,7 @@ autodiff(Module *m, Src *src)
 		func_free(d.f);
 	}
 	autodiff_opt_free(od);
+	free(bn);
 	free(d.grad);
 	free(d.need);
 	return ok;

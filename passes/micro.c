@@ -10,7 +10,10 @@
  *        accumulation loop, `(loss_j / k).backward()` for each j, then `opt.step()`. Each
  *        micro-batch's activations die before the next one starts, so activation memory falls
  *        about k-fold, while the summed gradients live from the first micro-batch to the
- *        updates. Everything is ordinary IR: the planner plans it like any step. */
+ *        updates. Everything is ordinary IR: the planner plans it like any step. Batch norms
+ *        normalize with each micro-batch's statistics and fold them into the running ones
+ *        once per micro-batch, as PyTorch's loop does; dropout's counter ticks once a step
+ *        and each micro-batch draws its own masks (its dropouts' keys differ). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,9 +73,10 @@ compare(const Module *m, const Module *mu, int k, uint8_t *batched, Src *src)
 	return 0;
 }
 
-/* Append op (of g) to s with its operands through map, its result named "mb<j>.<name>". */
+/* Append op (of g) to s with its operands through map, its result named "mb<j>.<name>";
+ * micro-batch j of k. */
 static void
-copy_into(Func *s, const Func *g, const Op *op, int *map, int j, double seedval, int seed,
+copy_into(Func *s, const Func *g, const Op *op, int *map, int j, int k, double seedval, int seed,
           int64_t outstart)
 {
 	int args[op->nargs ? op->nargs : 1], i;
@@ -90,6 +94,8 @@ copy_into(Func *s, const Func *g, const Op *op, int *map, int j, double seedval,
 		fa[0] = seedval;             /* d(loss_j / k) = 1 / k */
 	if (op->kind == OP_COPYOUT)
 		ia[1] += outstart;           /* micro-batch j's rows of the output */
+	if (op->kind == OP_DROPOUT)
+		ia[0] = ia[0] * k + j;       /* each micro-batch its own masks (the key, not the step) */
 	i = func_op(s, op->kind, op->phase, args, op->nargs, ia, op->nia, fa, r ? &r->ty : NULL,
 	            r ? asprintf_a(s->mod->arena, "mb%d.%s", j, r->name) : NULL, op->loc);
 	if (r)
@@ -107,11 +113,11 @@ add2(Func *s, Phase ph, int a, int b, const char *name, Loc loc)
 int
 micro_batch(Module *m, Module *mu, int k, Src *src)
 {
-	int nd = m->ndecl, seed = -1, lsum = -1, rc = -1;
-	int *ugrad = xmalloc((nd + 1) * sizeof *ugrad), *acc = xmalloc((nd + 1) * sizeof *acc), *map = NULL;
-	uint8_t *batched = xcalloc(nd + 1, 1);
+	int nd, nd0 = m->ndecl, seed = -1, lsum = -1, rc = -1;
+	int *ugrad = NULL, *acc = NULL, *map = NULL;
+	uint8_t *batched = xcalloc(m->ndecl + 1, 1);
 	const char *lname;
-	OptDecls *od = NULL;
+	OptDecls *od = NULL, *odu = NULL;
 	Func *g = NULL, *s;
 	Loc loc;
 
@@ -119,8 +125,22 @@ micro_batch(Module *m, Module *mu, int k, Src *src)
 		die("micro_batch of a module that is not a trained model's forward (k %d)", k);
 	lname = m->fwd->val[m->fwd->loss].name;
 	loc = m->fwd->val[m->fwd->loss].loc;
-	if (compare(m, mu, k, batched, src) || !(g = autodiff_grads(mu, src, ugrad, &seed)) ||
+	/* both get the optimizer's decls (the same, in the same order: mu's step reads dropout's
+	 * counter and the batch norms' buffers by index) */
+	if (compare(m, mu, k, batched, src) || !(odu = autodiff_opt_decls(mu, src)) ||
 	    !(od = autodiff_opt_decls(m, src)))
+		goto out;
+	nd = m->ndecl;
+	if (mu->ndecl != nd)
+		die("micro-batches: %d decls with the optimizer's, %d at a %d-th of the batch", nd, mu->ndecl, k);
+	batched = xrealloc(batched, nd + 1);
+	memset(batched + nd0, 0, nd - nd0 + 1);        /* the optimizer's decls are not sliced */
+	for (int d = 0; d < nd; d++)
+		if (strcmp(m->decl[d].name, mu->decl[d].name))
+			die("micro-batches: decl %d is %s and %s", d, m->decl[d].name, mu->decl[d].name);
+	ugrad = xmalloc((nd + 1) * sizeof *ugrad);
+	acc = xmalloc((nd + 1) * sizeof *acc);
+	if (!(g = autodiff_grads(mu, src, odu, ugrad, &seed)))
 		goto out;
 	s = func_new(m, "step");
 	map = xmalloc((g->nval + 1) * sizeof *map);
@@ -143,9 +163,11 @@ micro_batch(Module *m, Module *mu, int k, Src *src)
 		for (int i = 0; i < g->nop; i++) {
 			const Op *op = &g->op[i];
 			int64_t start = 0;
+			if (op->kind == OP_TICK && j > 0)
+				continue;            /* dropout's counter counts steps, not micro-batches */
 			if (op->kind == OP_COPYOUT)
 				start = j * shape_numel(&g->val[op->args[0]].ty.sh);
-			copy_into(s, g, op, map, j, 1.0 / k, seed, start);
+			copy_into(s, g, op, map, j, k, 1.0 / k, seed, start);
 		}
 		/* the gradients summed as they come; the last sum is g.P */
 		for (int d = 0; d < nd; d++) {
@@ -176,6 +198,7 @@ out:
 	if (g)
 		func_free(g);
 	autodiff_opt_free(od);
+	autodiff_opt_free(odu);
 	free(ugrad);
 	free(acc);
 	free(map);

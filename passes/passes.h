@@ -10,16 +10,18 @@
 int autodiff(Module *, Src *);
 
 /* The same in parts, for steps made of another module's gradients (micro.c):
- * autodiff_grads: the forward and backward of m's loss as a new function of m (not installed,
- *   m unchanged; no optimizer ops or decls): grad[d] (m->ndecl entries) the value of param
- *   d's gradient in it, -1 for none; *seed the value of the loss's gradient (the backward's
- *   `const value=1`), -1 if the loss reaches no param. NULL after a diagnostic.
- * autodiff_opt_decls: the optimizer's state and hyperparameter decls of m, as autodiff makes
- *   them (m's forward rebuilt; functions made after it hold them). NULL after a diagnostic.
+ * autodiff_opt_decls: the optimizer's state and hyperparameter decls of m (and dropout's step
+ *   counter), as autodiff makes them (m's forward rebuilt; functions made after it hold them).
+ *   NULL after a diagnostic.
+ * autodiff_grads: the forward (dropout's counter ticked first) and backward of m's loss, then
+ *   the batch norms' running-statistics updates, as a new function of m (not installed, m
+ *   unchanged; no optimizer ops), with m's decls od: grad[d] (m->ndecl entries) the value of
+ *   param d's gradient in it, -1 for none; *seed the value of the loss's gradient (the
+ *   backward's `const value=1`), -1 if the loss reaches no param. NULL after a diagnostic.
  * autodiff_updates: the optimizer's ops on step s of m: clipping (with clip_norm), the tick,
  *   the update of every param d with grad[d] >= 0 (a value of s) in declaration order. */
 typedef struct OptDecls OptDecls;
-Func *autodiff_grads(Module *, Src *, int *grad, int *seed);
+Func *autodiff_grads(Module *, Src *, const OptDecls *, int *grad, int *seed);
 OptDecls *autodiff_opt_decls(Module *, Src *);
 void autodiff_updates(Module *, Func *s, const int *grad, const OptDecls *);
 void autodiff_opt_free(OptDecls *);
@@ -85,7 +87,10 @@ typedef struct Target {
 	double launch;      /* overhead of launching one op, s */
 	int64_t capacity;   /* accelerator memory, bytes */
 	int64_t align;      /* arena alignment, bytes (a power of two) */
-	int hoststate;      /* its code can keep optimizer state in host memory (swap_home) */
+	int hoststate;      /* its code can keep params and optimizer state in host memory and
+	                     * update them there (swap_home, updates on the host) */
+	double hostflops;   /* FLOP/s of the host threads that run updates on the host (f32) */
+	double hostbw;      /* their memory bandwidth, bytes/s */
 } Target;
 /* The built-in descriptions; each target (backend/backend.h) points to its own. */
 extern const Target target_mt3000, target_cuda;
@@ -98,8 +103,9 @@ extern const char target_help[];   /* the lines --help prints for those options 
 
 /* cost.c: the cost rules of the op table (FLOPs per op), and the cost model.
  * needs: f in execution order, a target; fills: every op's modeled duration and its start and
- * end on two streams (compute, copy): compute ops run one after another; copies run in order
- * on the copy stream, each starting when its operand exists; a wait ends when its copy does. */
+ * end on two streams (compute, copy): compute ops run one after another; copies and updates on
+ * the host run in order on the copy stream, each starting when its operands exist; a wait
+ * ends when its copy does. */
 typedef struct Cost {
 	int nop;
 	double *dur;        /* modeled seconds of each op */
@@ -108,8 +114,11 @@ typedef struct Cost {
 } Cost;
 /* Bytes an op reads and writes in accelerator memory (operands + result). */
 int64_t op_bytes(const Func *, const Op *);
+/* Does op run on the host: an optimizer update of tensors in host memory? Such an update is
+ * queued behind the copies (one stream, in order: the copy it reads is done when it runs). */
+int op_on_host(const Func *, const Op *);
 /* Modeled seconds of one op on a target: roofline max(flops/peak, bytes/bw) + launch; copies
- * latency + bytes/copybw; waits 0. */
+ * latency + bytes/copybw; updates on the host max(flops/hostflops, bytes/hostbw); waits 0. */
 double op_time(const Target *, const Func *, const Op *);
 void cost_fill(Cost *, const Func *, const Target *);
 void cost_free(Cost *);

@@ -1,9 +1,10 @@
 /* ckpt.c: a training state in one safetensors file: what MODEL_save writes and MODEL_load
  * reads (every target), and mtc-run's --save-state / --load-state (modules and interpreter).
  *
- * The file holds tensors by name: every param (the names of --save-params), every buffer and
- * optimizer state tensor, every hyperparameter as "opt.NAME" (f32[]), and the step counter
- * "opt.step" (i32[], trained models). Reading checks the whole file before anything is
+ * The file holds tensors by name: every param (the names of --save-params), every optimizer
+ * state tensor and buffer (batch norm's running statistics, dropout's step counter), every
+ * hyperparameter as "opt.NAME" (f32[]), and the step counter "opt.step" (i32[], trained
+ * models). Reading checks the whole file before anything is
  * written: each wanted tensor present, with its dtype and shape, and no other tensor; a file
  * of another model, or one cut short, changes nothing. Training resumes bit for bit: every
  * byte the next step reads is in the file (inputs aside, which the caller gives). */
@@ -123,7 +124,7 @@ state_new(State *s, const struct mtc_module *md, char *err, size_t ne)
 	const struct mtc_tensor_info *ti;
 
 	memset(s, 0, sizeof *s);
-	s->np = md->nparams + md->nstate;
+	s->np = md->nparams + md->nstate + md->nbuffers;     /* get's and set's order */
 	s->nh = md->trains ? md->nhypers : 0;
 	s->n = s->np + s->nh + (md->trains != 0);
 	s->e = calloc((size_t)s->n + 1, sizeof *s->e);
@@ -133,7 +134,8 @@ state_new(State *s, const struct mtc_module *md, char *err, size_t ne)
 	for (int i = 0; i < s->np + s->nh; i++) {
 		mtc_state_entry *e = &s->e[i];
 		if (i < s->np) {
-			ti = i < md->nparams ? &md->params[i] : &md->state[i - md->nparams];
+			ti = i < md->nparams ? &md->params[i] : i < md->nparams + md->nstate ?
+			     &md->state[i - md->nparams] : &md->buffers[i - md->nparams - md->nstate];
 			e->name = ti->name;
 			e->dtype = ti->dtype;
 			e->rank = ti->rank;

@@ -88,15 +88,15 @@ typedef struct Manifest {
 	int64_t budget, plan, peak, persist, arena, host, loss;
 	int nevents, nrecords, nk;
 	char (*kname)[64];
-	Tns *t[5];                /* input, param, state, output, hyper */
-	int nt[5];
+	Tns *t[6];                /* input, param, state, output, buffer, hyper */
+	int nt[6];
 	struct mtc_module mod;
-	struct mtc_tensor_info *info[5];
+	struct mtc_tensor_info *info[6];
 	int ok;
 } Manifest;
 
 static Manifest man;
-static const char *const roles[5] = { "input", "param", "state", "output", "hyper" };
+static const char *const roles[6] = { "input", "param", "state", "output", "buffer", "hyper" };
 
 static void
 add_tensor(char *line)
@@ -120,12 +120,12 @@ add_tensor(char *line)
 	if (sscanf(p, " off %lld init %d %lf %lf use %d", (long long *)&t.off, &t.init, &t.a, &t.b,
 	           &t.use) < 1)
 		return;
-	for (r = 0; r < 5 && strcmp(role, roles[r]); r++)
+	for (r = 0; r < 6 && strcmp(role, roles[r]); r++)
 		;
-	if (r == 5)
+	if (r == 6)
 		return;
 	/* hyperparameters as the API spells them: "opt.lr" is "lr" */
-	t.info.name = strdup(r == 4 && strncmp(name, "opt.", 4) == 0 ? name + 4 : name);
+	t.info.name = strdup(r == 5 && strncmp(name, "opt.", 4) == 0 ? name + 4 : name);
 	t.info.dtype = strcmp(dt, "i32") == 0 ? MTC_I32 : MTC_F32;
 	t.info.rank = rank;
 	t.info.numel = 1;
@@ -189,7 +189,7 @@ load_manifest(void)
 			add_tensor(line);
 		}
 	}
-	for (int r = 0; r < 5; r++) {
+	for (int r = 0; r < 6; r++) {
 		man.info[r] = calloc(man.nt[r] + 1, sizeof *man.info[r]);
 		for (int i = 0; i < man.nt[r]; i++) {
 			man.info[r][i] = man.t[r][i].info;
@@ -204,13 +204,16 @@ load_manifest(void)
 		.peak_bytes = man.peak, .budget_bytes = man.budget,
 		.create = mtc_cu_create, .step = api_step, .forward = mtc_cu_forward,
 		.destroy = mtc_cu_destroy, .error = mtc_cu_error, .get = api_get, .set = api_set,
-		.stats = api_stats, .nhypers = man.nt[4], .hypers = man.info[4],
+		.stats = api_stats, .nbuffers = man.nt[4], .buffers = man.info[4],
+		.nhypers = man.nt[5], .hypers = man.info[5],
 		.set_hyper = api_set_hyper, .get_hyper = api_get_hyper,
 		.save = api_save, .load = api_load, .step_out = api_step_out,
 	};
+	for (int i = 0; i < man.nt[4]; i++)
+		man.mod.buffer_bytes += man.t[4][i].info.bytes;
 	for (int i = 0; i < man.nt[1]; i++)
 		man.mod.param_bytes += man.t[1][i].info.bytes;
-	for (int r = 2; r <= 4; r += 2)      /* the optimizer's state and its settings */
+	for (int r = 2; r <= 5; r += 3)      /* the optimizer's state and its settings */
 		for (int i = 0; i < man.nt[r]; i++)
 			man.mod.state_bytes += man.t[r][i].info.bytes;
 	man.ok = 1;
@@ -221,7 +224,7 @@ load_manifest(void)
 __attribute__((destructor)) static void
 unload_manifest(void)
 {
-	for (int r = 0; r < 5; r++) {
+	for (int r = 0; r < 6; r++) {
 		for (int i = 0; i < man.nt[r]; i++)
 			free((char *)man.t[r][i].info.name);
 		free(man.t[r]);
@@ -348,18 +351,21 @@ upload(mtc_cu *c, int64_t off, const void *src, int64_t bytes)
 	return 0;
 }
 
-/* Params and hyperparameters from their initializers, state zeroed. */
+/* Params, buffers and hyperparameters from their initializers, state zeroed (i32 buffers,
+ * counters, too). */
 static int
 init_tensors(mtc_cu *c)
 {
-	for (int r = 1; r <= 4; r++)
+	for (int r = 1; r <= 5; r++)
 		for (int i = 0; r != 3 && i < man.nt[r]; i++) {
 			Tns *t = &man.t[r][i];
 			float *h = calloc(t->info.numel ? t->info.numel : 1, 4);
 			int rc;
 			if (!h)
 				return fail(c, MTC_ENOMEM, "out of host memory");
-			if (r != 2 && t->init)
+			if (t->init == 6)       /* INIT_FILE: the values embedded at offset a */
+				memcpy(h, mtc_cu_data + (int64_t)t->a, (size_t)t->info.bytes);
+			else if (r != 2 && t->init && t->info.dtype == MTC_F32)
 				mtc_init_f32(h, t->info.numel, t->init, t->a, t->b, t->info.name, 0);
 			rc = upload(c, t->off, h, t->info.bytes);
 			free(h);
@@ -781,6 +787,7 @@ mtc_cu_forward(void *p, const void *const *in, void *const *out)
 	return 0;
 }
 
+/* get and set's tensor i: params, state, buffers. */
 static Tns *
 nth(int i)
 {
@@ -788,6 +795,8 @@ nth(int i)
 		return &man.t[1][i];
 	if (i >= man.nt[1] && i < man.nt[1] + man.nt[2])
 		return &man.t[2][i - man.nt[1]];
+	if (i >= man.nt[1] + man.nt[2] && i < man.nt[1] + man.nt[2] + man.nt[4])
+		return &man.t[4][i - man.nt[1] - man.nt[2]];
 	return NULL;
 }
 
@@ -830,12 +839,12 @@ mtc_cu_set_hyper(void *p, int i, float v)
 		return mtc_set_last_error(MTC_EINVAL, "%s set_hyper: the instance is NULL", man.model);
 	c->status = 0;
 	c->err[0] = 0;
-	if (i < 0 || i >= man.nt[4])
+	if (i < 0 || i >= man.nt[5])
 		return fail(c, MTC_EINVAL, "%s set_hyper: bad index %d", man.model, i);
-	if (mtc_hyper_check(man.model, man.t[4][i].info.name, v, err, sizeof err))
+	if (mtc_hyper_check(man.model, man.t[5][i].info.name, v, err, sizeof err))
 		return fail(c, MTC_EINVAL, "%s", err);
 	CK(c, cu.cuCtxSetCurrent(c->ctx), "set_hyper");
-	return upload(c, man.t[4][i].off, &v, 4);
+	return upload(c, man.t[5][i].off, &v, 4);
 }
 
 static int
@@ -853,10 +862,10 @@ api_get_hyper(void *p, int i, float *v)
 		return mtc_set_last_error(MTC_EINVAL, "%s get_hyper: the instance is NULL", man.model);
 	c->status = 0;
 	c->err[0] = 0;
-	if (i < 0 || i >= man.nt[4] || !v)
+	if (i < 0 || i >= man.nt[5] || !v)
 		return fail(c, MTC_EINVAL, "%s get_hyper: bad index %d or NULL buffer", man.model, i);
 	CK(c, cu.cuCtxSetCurrent(c->ctx), "get_hyper");
-	CK(c, cu.cuMemcpyDtoHAsync_v2(v, c->mem + man.t[4][i].off, 4, c->s[0]), "get_hyper");
+	CK(c, cu.cuMemcpyDtoHAsync_v2(v, c->mem + man.t[5][i].off, 4, c->s[0]), "get_hyper");
 	CK(c, cu.cuStreamSynchronize(c->s[0]), "get_hyper");
 	return 0;
 }

@@ -25,16 +25,19 @@ typedef struct mtc_cu mtc_cu;
  *   records N                                         (compute events, see mtc_cu_record)
  *   arch compute_XX                                   (the PTX's virtual architecture)
  *   kernel NAME                                       (in launch-index order)
- *   tensor ROLE NAME DTYPE RANK D... off OFF init KIND A B use U  (ROLE input|param|state|output|hyper;
- *     U: bit 0 forward reads it, bit 1 step reads it)
+ *   tensor ROLE NAME DTYPE RANK D... off OFF init KIND A B use U  (ROLE input|param|state|output|
+ *     buffer|hyper; U: bit 0 forward reads it, bit 1 step reads it; KIND 6: the values are the
+ *     tensor's bytes at offset A of mtc_cu_data)
  *   loss OFF                                          (the step's loss value)
  * OFF is a device offset (persistent zone first, then the arena) for every role.
- * mtc_cu_ptx: NUL-terminated PTX; mtc_cu_cubin: a cubin for mtc_cu_cubin_arch (0: none). */
+ * mtc_cu_ptx: NUL-terminated PTX; mtc_cu_cubin: a cubin for mtc_cu_cubin_arch (0: none);
+ * mtc_cu_data: the initial values that came from files (an imported model's weights). */
 extern const char mtc_cu_manifest[];
 extern const char mtc_cu_ptx[];
 extern const unsigned char mtc_cu_cubin[];
 extern const int64_t mtc_cu_cubin_len;
 extern const int mtc_cu_cubin_arch;           /* e.g. 90 for sm_90 */
+extern const unsigned char mtc_cu_data[];
 /* The schedules: launches, copies and event waits in program order; 0 or a status. */
 int mtc_cu_sched_forward(mtc_cu *);
 int mtc_cu_sched_step(mtc_cu *);

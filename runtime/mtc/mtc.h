@@ -25,8 +25,8 @@ enum mtc_status {
 
 enum mtc_dtype { MTC_F32 = 0, MTC_I32 = 1 };
 
-/* One tensor of the module's interface: an input, an output, a param, optimizer state or an
- * optimizer hyperparameter (f32[], named without its "opt." prefix: "lr"). */
+/* One tensor of the module's interface: an input, an output, a param, optimizer state, a
+ * buffer or an optimizer hyperparameter (f32[], named without its "opt." prefix: "lr"). */
 struct mtc_tensor_info {
 	const char *name;         /* "x", "w.3", "mom.w.3" */
 	int dtype;                /* enum mtc_dtype */
@@ -70,11 +70,18 @@ struct mtc_module {
 	int (*forward)(void *, const void *const *inputs, void *const *outputs);
 	void (*destroy)(void *);
 	const char *(*error)(const void *);                      /* NULL instance: create's error */
-	/* Read or write param i (0 <= i < nparams) or state i - nparams. */
+	/* Read or write param i (0 <= i < nparams), state i - nparams (i < nparams + nstate) or
+	 * buffer i - nparams - nstate. */
 	int (*get)(void *, int i, void *dst);
 	int (*set)(void *, int i, const void *src);
 	int (*stats)(const void *, struct mtc_stats *);
-	/* ABI 2: the optimizer's hyperparameters (lr, momentum, beta1, beta2, eps, weight_decay,
+	/* Buffers (abi 2): module state that is not trained but updated by step() (batch norm's
+	 * running statistics, dropout's step counter); forward() reads them. Saved and loaded
+	 * with the params. */
+	int nbuffers;
+	const struct mtc_tensor_info *buffers;
+	int64_t buffer_bytes;
+	/* ABI 3: the optimizer's hyperparameters (lr, momentum, beta1, beta2, eps, weight_decay,
 	 * clip_norm: those the model's optimizer has), instance settings that start from the
 	 * model's values. set_hyper refuses a value outside the range PyTorch accepts (a negative
 	 * lr ...) with MTC_EINVAL; the new value holds from the next step on. */
@@ -82,7 +89,7 @@ struct mtc_module {
 	const struct mtc_tensor_info *hypers;
 	int (*set_hyper)(void *, int i, float v);
 	int (*get_hyper)(void *, int i, float *v);
-	/* ABI 3: the training state in one safetensors file (params, optimizer state,
+	/* The training state in one safetensors file (params, optimizer state, buffers,
 	 * hyperparameters as "opt.NAME", the step counter "opt.step"), so that training resumes
 	 * bit for bit (MODEL_save, MODEL_load: a file that is not this model's is MTC_EFILE and
 	 * changes nothing); and the step that also returns the declared outputs, computed by its

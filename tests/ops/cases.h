@@ -10,15 +10,15 @@
 #include "ir.h"
 
 #define MAXCASE 128
-#define MAXARG 12
+#define MAXCARG 12       /* operands of a case (adamw_update has 10) */
 
 typedef struct Case {
 	Opk k;
 	int nargs;
-	Type at[MAXARG];         /* operand types (fresh operands) */
-	Role role[MAXARG];       /* fresh operands: input (default), param, state or hyper */
-	double hv[MAXARG];       /* a hyper operand's value (its decl's full(v)) */
-	int arg[MAXARG];         /* -1: a fresh operand; c >= 0: the result of case c of the group;
+	Type at[MAXCARG];        /* operand types (fresh operands) */
+	Role role[MAXCARG];      /* fresh operands: input (default), param, state, buffer or hyper */
+	double hv[MAXCARG];      /* a hyper operand's value (its decl's full(v)) */
+	int arg[MAXCARG];        /* -1: a fresh operand; c >= 0: the result of case c of the group;
 	                          * -100 - c: the first operand of case c */
 	int64_t ia[MAXIA];
 	int nia;
