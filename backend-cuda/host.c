@@ -14,7 +14,7 @@
 #include <llvm-c/TargetMachine.h>
 
 #include "cuda.h"
-#include "mtc/mtc.h"
+#include "mtc/mtc-cuda.h"
 
 typedef struct Fn {
 	LLVMTypeRef ty;
@@ -27,7 +27,7 @@ typedef struct G {
 	LLVMModuleRef mod;
 	LLVMBuilderRef b;
 	LLVMTypeRef i8, i32, i64, f32, ptr, vd;
-	Fn base, launch, gemm, swap, wait, record, born, dead, copyout;
+	Fn base, launch, gemm, swap, wait, record, born, dead, copyout, hupd;
 	/* inside a schedule */
 	LLVMValueRef rt, vbase, args, dy, failphi;
 	int nargs, ndy;            /* the sizes of args and dy */
@@ -89,6 +89,7 @@ runtime_decls(G *g)
 	LLVMTypeRef ts[] = { p, i32, i64, i64, i64, i32, i32 };
 	LLVMTypeRef tw[] = { p, i32 };
 	LLVMTypeRef tb[] = { p, i64, i64, p, i32 };
+	LLVMTypeRef th[] = { p, i32, i32, i64, p, i32, i32 };
 
 	g->base = fn(g, "mtc_cu_base", i64, &p, 1, 1);
 	g->launch = fn(g, "mtc_cu_launch", i32, tl, 10, 1);
@@ -102,6 +103,7 @@ runtime_decls(G *g)
 		LLVMTypeRef tc[] = { p, i32, i64, i64, i64 };
 		g->copyout = fn(g, "mtc_cu_copy_out", i32, tc, 5, 1);
 	}
+	g->hupd = fn(g, "mtc_cu_host_update", i32, th, 7, 1);
 }
 
 /* Branch to the failure exit when rc is nonzero. */
@@ -177,13 +179,39 @@ op_code(G *g, const CuFn *p, const Launch *l, int i)
 		LLVMValueRef a[2] = { g->rt, C32(g, p->ev[f->op[p->xwait[i]].res]) };
 		check(g, call(g, g->wait, a, 2));
 	}
-	if (o->kind == OP_SWAPOUT || o->kind == OP_SWAPIN) {
-		/* on the copy stream, after the compute event p->after[i] (-1: none needed) */
-		int out = o->kind == OP_SWAPOUT;
-		LLVMValueRef a[7] = { g->rt, C32(g, out), C64(g, out ? p->off[o->args[0]] : p->off[r]),
-		                      C64(g, out ? p->off[r] : p->off[o->args[0]]), C64(g, rb ? rb : type_bytes(&f->val[r].ty)),
+	if (opinfo[o->kind].flags & F_COPY) {
+		/* on the copy stream, after the compute event p->after[i] (-1: none needed);
+		 * swap_home copies its second operand into its decl's home */
+		int out = o->kind != OP_SWAPIN, src = o->args[o->kind == OP_SWAPHOME];
+		LLVMValueRef a[7] = { g->rt, C32(g, out), C64(g, out ? p->off[src] : p->off[r]),
+		                      C64(g, out ? p->off[r] : p->off[src]), C64(g, rb ? rb : type_bytes(&f->val[r].ty)),
 		                      C32(g, p->ev[r]), C32(g, p->after[i]) };
 		check(g, call(g, g->swap, a, 7));
+	} else if (p->hu[i] >= 0) {
+		/* an update on the host: a host function on its own stream, after the latest copy
+		 * issued (the gradient's copy out); its operands' offsets in pinned host memory, the
+		 * hyperparameters' index among the manifest's (the runtime keeps their settings) */
+		LLVMValueRef a[7];
+		int lc = -1;
+		for (int k = i - 1; k >= 0 && lc < 0; k--)
+			if (opinfo[f->op[k].kind].flags & F_COPY)
+				lc = p->ev[f->op[k].res];
+		for (int k = 0; k < o->nargs; k++) {
+			int d = f->val[o->args[k]].decl;
+			uint64_t off = (uint64_t)p->off[o->args[k]];
+			if (d >= 0 && f->mod->decl[d].role == R_HYPER) {
+				off = MTC_CU_HYPER;
+				for (int e = 0; e < d; e++)
+					off += f->mod->decl[e].role == R_HYPER;
+			}
+			LLVMBuildStore(g->b, LLVMConstInt(g->i64, off, 0), slot(g, g->args, g->nargs, k));
+		}
+		a[0] = g->rt, a[2] = C32(g, lc);
+		a[1] = C32(g, o->kind == OP_SGD ? MTC_CU_SGD : o->kind == OP_SGDM ? MTC_CU_SGDM :
+		              o->kind == OP_ADAMW ? MTC_CU_ADAMW : MTC_CU_ADAM);
+		a[3] = C64(g, shape_numel(&f->val[o->args[0]].ty.sh)), a[4] = argp, a[5] = C32(g, o->nargs);
+		a[6] = C32(g, p->hu[i]);
+		check(g, call(g, g->hupd, a, 7));
 	} else if (o->kind == OP_WAIT) {
 		LLVMValueRef a[2] = { g->rt, C32(g, p->ev[o->args[0]]) };
 		check(g, call(g, g->wait, a, 2));

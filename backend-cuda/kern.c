@@ -1074,7 +1074,7 @@ cuda_hostop(FILE *fp, const Func *f, const Op *op, Launch *l)
 	K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(ADAMW, k_update) K(TICK, k_tick) \
 	K(SUMSQ, k_sumsq) K(CLIPCOEF, k_ew) K(COPYOUT, cuda_hostop) \
 	K(SWAPOUT, cuda_hostop) K(SWAPIN, cuda_hostop) K(SWAPHOME, cuda_hostop) \
-	K(WAIT, cuda_hostop)
+	K(WAIT, cuda_hostop) K(ALLREDUCE, cuda_hostop) K(UNBUCKET, cuda_hostop)
 KERNELS(OP_HAS)
 OPTAB(OP_NEEDS)
 CuKern *const cuda_kern[NOP] = { KERNELS(OP_ENTRY) };
@@ -1088,7 +1088,8 @@ cuda_kernel_op(FILE *fp, const Func *f, const Op *op, const char *name, Launch *
 
 	memset(l, 0, sizeof *l);
 	l->fn = -1;
-	if (cuda_kern[op->kind] == cuda_hostop)
+	/* copies, waits and updates on the host: the host code does them */
+	if (cuda_kern[op->kind] == cuda_hostop || op_on_host(f, op))
 		return 0;
 	bp = open_memstream(&body, &blen);
 	if (!bp)

@@ -44,8 +44,8 @@ conflicts(const Func *f, const Op *k, const Op *u)
  * dies as soon as it can: no live set grows (an update allocates nothing), the results are
  * the same (every dependence on the decls it updates is kept), and what the planner has to
  * fit is the forward's and backward's values, not all the gradients at once. */
-static void
-hoist_updates(Func *f)
+void
+plan_hoist_updates(Func *f)
 {
 	for (int i = 0; i < f->nop; i++) {
 		Op u = f->op[i];
@@ -344,14 +344,28 @@ solve_fit(Prob *p, const PlanOpts *o, int64_t budget, double tlim, int tight_onl
 	Plan *miss = NULL, *best;
 
 	best = fit(p, o->solver, budget, tlim, stime, arena, &miss);
-	if (!best && p->bw > 0 && strcmp(o->solver, "chen")) {
+	/* None fits, or one that costs time and swaps nothing though the machine can (tso's
+	 * recomputation-only plans reach lower than its swaps placed for time): again with the
+	 * swaps placed for memory (auto: by tso alone, the ILP has had its turn), loosened where
+	 * the budget leaves room; the faster is taken. */
+	if ((!best || (best->nsw == 0 && best->time > p->time)) && p->bw > 0 && strcmp(o->solver, "chen")) {
+		Plan *tb;
+		int64_t ta = 0;
 		p->tight = 1;
-		best = fit(p, o->solver, budget, tlim, stime, arena, NULL);
+		tb = fit(p, best && !strcmp(o->solver, "auto") ? "tso" : o->solver, budget, tlim, stime, &ta, NULL);
 		p->tight = 0;
 		if (!tight_only) {
-			best = loosen(p, budget, best, miss, arena, stime);
+			tb = loosen(p, budget, tb, miss, &ta, stime);
 			miss = NULL;
 		}
+		if (tb && (!best || tb->time < best->time)) {
+			if (best && !tb->stop)
+				tb->stop = best->stop;    /* what ended the ILP, whose plan was not taken */
+			plan_free(best);
+			best = tb;
+			*arena = ta;
+		} else
+			plan_free(tb);
 	}
 	plan_free(miss);
 	return best;
@@ -427,7 +441,7 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 	}
 	arena0 = plan_arena(f, o->tg, &persist);
 	if (o->budget || o->budget_pct > 0)
-		hoist_updates(f);
+		plan_hoist_updates(f);
 	p = prob_new(f, o->tg);
 	p->nodes = o->nodes > 0 ? o->nodes : tlim > 0 ? 0 : PLAN_NODES;
 	/* A percentage is of the whole unconstrained arena, module tensors included. */
