@@ -120,6 +120,32 @@ bad "micro-batches of a .mir" "needs a tdsl model that trains" \
 bad "auto without a budget" "give --mem-budget" "$MTC" "$src" --micro-batches=auto -o "$out/x.so"
 bad "micro-batches of a built module" "built into it" "$RUN" "$out/twin.so" --micro-batches=2
 
+# buffers: batch norm's running statistics and dropout's counter are in the state file, so a
+# model with both resumes bit for bit too; at 2 micro-batches (statistics per micro-batch, a
+# mask per micro-batch) the module trains as the interpreter
+cnn=$top_srcdir/tests/frontend/good/cnn.tdsl
+"$MTC" "$cnn" -D N=4 -o "$out/cnn.so" && "$MTC" "$cnn" -D N=4 --micro-batches=2 -o "$out/cnn2.so" ||
+	fail=$((fail + 1))
+for m in "$cnn" "$out/cnn.so"; do
+	n=$(basename "$m")
+	D=; [ "$m" = "$cnn" ] && D="-D N=4"
+	"$RUN" "$m" $D --steps 6 --save-params "$out/$n.p6" --save-state "$out/$n.s6" >"$out/$n.a" &&
+	"$RUN" "$m" $D --steps 3 --save-state "$out/$n.s3" >"$out/$n.b" &&
+	"$RUN" "$m" $D --steps 3 --load-state "$out/$n.s3" --save-params "$out/$n.p33" \
+		--save-state "$out/$n.s33" >>"$out/$n.b"
+	t "$n (batch norm, dropout): 3 steps, save, load, 3 more: the losses, params, buffers of 6" \
+		"[ \"\$(grep '^step' '$out/$n.a')\" = \"\$(grep '^step' '$out/$n.b')\" ] && cmp -s '$out/$n.p6' '$out/$n.p33' && cmp -s '$out/$n.s6' '$out/$n.s33'"
+done
+t "cnn: the state file holds the running statistics and dropout's counter" \
+	"grep -aq 'running_mean' '$out/cnn.so.s6' && grep -aq 'running_var' '$out/cnn.so.s6' && grep -aq 'dropout' '$out/cnn.so.s6'"
+t "cnn: the interpreter's state file equals the module's" "cmp -s '$out/cnn.tdsl.s6' '$out/cnn.so.s6'"
+"$RUN" "$out/cnn2.so" --steps 3 --save-state "$out/cnn2.s" >"$out/cnn2.a" &&
+"$RUN" "$cnn" -D N=4 --micro-batches=2 --steps 3 --save-state "$out/cnn2i.s" >"$out/cnn2i.a"
+t "cnn at 2 micro-batches: the module's losses and state are the interpreter's" \
+	"[ \"\$(grep '^step' '$out/cnn2.a')\" = \"\$(grep '^step' '$out/cnn2i.a')\" ] && cmp -s '$out/cnn2.s' '$out/cnn2i.s'"
+t "cnn at 2 micro-batches: not the whole batch's step (statistics and masks per micro-batch)" \
+	"[ \"\$(grep '^step 3' '$out/cnn2.a')\" != \"\$(grep '^step 3' '$out/cnn.so.a')\" ]"
+
 # the CUDA module: the same API, built through NVRTC, ptxas and LLVM; run where a GPU is
 if "$MTC" --target=cuda 2>&1 | grep -q "not built"; then
 	skip=$((skip + 1)); echo "skipped: the CUDA backend is not built"
