@@ -26,8 +26,8 @@ typedef struct G {
 	LLVMContextRef cx;
 	LLVMModuleRef mod;
 	LLVMBuilderRef b;
-	LLVMTypeRef i8, i32, i64, ptr, vd;
-	Fn base, launch, gemm, swap, wait, record, born, dead, hupd;
+	LLVMTypeRef i8, i32, i64, f32, ptr, vd;
+	Fn base, launch, gemm, swap, wait, record, born, dead, copyout, hupd;
 	/* inside a schedule */
 	LLVMValueRef rt, vbase, args, dy, failphi;
 	int nargs, ndy;            /* the sizes of args and dy */
@@ -89,8 +89,7 @@ runtime_decls(G *g)
 	LLVMTypeRef ts[] = { p, i32, i64, i64, i64, i32, i32, i32 };
 	LLVMTypeRef tw[] = { p, i32 };
 	LLVMTypeRef tb[] = { p, i64, i64, p, i32 };
-	LLVMTypeRef dbl = LLVMDoubleTypeInContext(g->cx);
-	LLVMTypeRef th[] = { p, i32, i32, i32, i64, p, i32, dbl, dbl, dbl, dbl, i32 };
+	LLVMTypeRef th[] = { p, i32, i32, i32, i64, p, i32, i32 };
 
 	g->base = fn(g, "mtc_cu_base", i64, &p, 1, 1);
 	g->launch = fn(g, "mtc_cu_launch", i32, tl, 10, 1);
@@ -100,7 +99,11 @@ runtime_decls(G *g)
 	g->record = fn(g, "mtc_cu_record", i32, tw, 2, 1);
 	g->born = fn(g, "mtc_cu_born", i32, tb, 5, 1);
 	g->dead = fn(g, "mtc_cu_dead", i32, tb, 5, 1);
-	g->hupd = fn(g, "mtc_cu_host_update", i32, th, 12, 1);
+	{
+		LLVMTypeRef tc[] = { p, i32, i64, i64, i64 };
+		g->copyout = fn(g, "mtc_cu_copy_out", i32, tc, 5, 1);
+	}
+	g->hupd = fn(g, "mtc_cu_host_update", i32, th, 8, 1);
 }
 
 /* Branch to the failure exit when rc is nonzero. */
@@ -189,22 +192,34 @@ op_code(G *g, const CuFn *p, const Launch *l, int i)
 	} else if (p->hu[i] >= 0) {
 		/* an update on the host: a host function on its own stream, after the copies
 		 * sync.c names (the gradient's to the host, a fetch of what it writes); its
-		 * operands' offsets in pinned host memory */
-		LLVMValueRef a[12];
-		for (int k = 0; k < o->nargs; k++)
-			LLVMBuildStore(g->b, C64(g, p->off[o->args[k]]), slot(g, g->args, g->nargs, k));
+		 * operands' offsets in pinned host memory, the hyperparameters' index among the
+		 * manifest's (the runtime keeps their settings) */
+		LLVMValueRef a[8];
+		for (int k = 0; k < o->nargs; k++) {
+			int d = f->val[o->args[k]].decl;
+			uint64_t off = (uint64_t)p->off[o->args[k]];
+			if (d >= 0 && f->mod->decl[d].role == R_HYPER) {
+				off = MTC_CU_HYPER;
+				for (int e = 0; e < d; e++)
+					off += f->mod->decl[e].role == R_HYPER;
+			}
+			LLVMBuildStore(g->b, LLVMConstInt(g->i64, off, 0), slot(g, g->args, g->nargs, k));
+		}
 		a[0] = g->rt;
-		a[1] = C32(g, o->kind == OP_SGD ? MTC_CU_SGD : o->kind == OP_SGDM ? MTC_CU_SGDM : MTC_CU_ADAM);
+		a[1] = C32(g, o->kind == OP_SGD ? MTC_CU_SGD : o->kind == OP_SGDM ? MTC_CU_SGDM :
+		              o->kind == OP_ADAMW ? MTC_CU_ADAMW : MTC_CU_ADAM);
 		a[2] = C32(g, p->hout[i] >= 0 ? p->ev[f->op[p->hout[i]].res] : -1);
 		a[3] = C32(g, p->cwait[i] >= 0 ? p->ev[f->op[p->cwait[i]].res] : -1);
 		a[4] = C64(g, shape_numel(&f->val[o->args[0]].ty.sh)), a[5] = argp, a[6] = C32(g, o->nargs);
-		for (int k = 0; k < 4; k++)
-			a[7 + k] = LLVMConstReal(LLVMDoubleTypeInContext(g->cx), o->fa[k]);
-		a[11] = C32(g, p->hu[i]);
-		check(g, call(g, g->hupd, a, 12));
+		a[7] = C32(g, p->hu[i]);
+		check(g, call(g, g->hupd, a, 8));
 	} else if (o->kind == OP_WAIT) {
 		LLVMValueRef a[2] = { g->rt, C32(g, p->ev[o->args[0]]) };
 		check(g, call(g, g->wait, a, 2));
+	} else if (o->kind == OP_COPYOUT) {
+		LLVMValueRef a[5] = { g->rt, C32(g, o->ia[0]), C64(g, 4 * o->ia[1]), C64(g, p->off[o->args[0]]),
+		                      C64(g, type_bytes(&f->val[o->args[0]].ty)) };
+		check(g, call(g, g->copyout, a, 5));
 	} else if (l->fn >= 0 && !(o->kind == OP_RESHAPE && p->off[r] == p->off[o->args[0]])) {
 		int na = 0;
 		if (l->argv) {
@@ -296,20 +311,23 @@ thunk(G *g, const char *name, const char *target, LLVMTypeRef ret, LLVMTypeRef *
 		LLVMBuildRet(g->b, r);
 }
 
-/* int MODEL_step(m, in..., loss) / MODEL_forward(m, in..., out...): pack the pointers into
- * arrays in manifest order (inputs the function does not read stay NULL) and call the
- * generic entry. */
+/* int MODEL_forward(m, in..., out...) (kind 0) / MODEL_step(m, in..., loss) (1) /
+ * MODEL_step_out(m, in..., loss, out...) (2): pack the pointers into arrays in manifest order
+ * (inputs the function does not read stay NULL) and call the generic entry. */
 static void
-typed(G *g, int step)
+typed(G *g, int kind)
 {
+	static const char *const api_name[] = { "forward", "step", "step_out" };
+	static const char *const rt_name[] = { "mtc_cu_forward", "mtc_cu_step", "mtc_cu_step_out" };
 	const CuMod *c = g->c;
 	const Module *m = c->m;
-	const Func *f = step ? c->fn[1].f : m->fwd;
-	int nin = 0, np = 1, nout = step ? 1 : f->nout, pi = 1, ii = 0;
-	LLVMTypeRef ps[256], tp[3] = { g->ptr, g->ptr, g->ptr }, arrt, oarrt;
-	LLVMValueRef arr, oarr, a[3];
+	const Func *f = kind ? c->fn[1].f : m->fwd;
+	int nin = 0, np = 1, nout = kind == 1 ? 0 : m->fwd->nout, nloss = kind != 0, pi = 1, ii = 0;
+	LLVMTypeRef ps[256], tp[4] = { g->ptr, g->ptr, g->ptr, g->ptr }, arrt, oarrt;
+	LLVMValueRef arr, oarr, a[4];
 	char name[256];
 	Fn t, api;
+	int na = 0;
 
 	ps[0] = g->ptr;
 	for (int d = 0; d < m->ndecl; d++)
@@ -318,11 +336,11 @@ typed(G *g, int step)
 			if (cuda_reads(f, d) && np < 128)
 				ps[np++] = g->ptr;
 		}
-	for (int k = 0; k < nout && np < 256; k++)
+	for (int k = 0; k < nloss + nout && np < 256; k++)
 		ps[np++] = g->ptr;
-	snprintf(name, sizeof name, "%s_%s", c->id, step ? "step" : "forward");
+	snprintf(name, sizeof name, "%s_%s", c->id, api_name[kind]);
 	api = fn(g, name, g->i32, ps, np, 0);
-	t = fn(g, step ? "mtc_cu_step" : "mtc_cu_forward", g->i32, tp, 3, 1);
+	t = fn(g, rt_name[kind], g->i32, tp, 3 + (kind == 2), 1);
 	LLVMPositionBuilderAtEnd(g->b, LLVMAppendBasicBlockInContext(g->cx, api.fn, "entry"));
 	arrt = LLVMArrayType(g->ptr, (unsigned)(nin ? nin : 1));
 	oarrt = LLVMArrayType(g->ptr, (unsigned)(nout ? nout : 1));
@@ -331,27 +349,52 @@ typed(G *g, int step)
 	for (int d = 0; d < m->ndecl; d++) {
 		if (m->decl[d].role != R_INPUT)
 			continue;
-		if (cuda_reads(f, d) && pi < np - nout) {
+		if (cuda_reads(f, d) && pi < np - nout - nloss) {
 			LLVMValueRef idx[2] = { C64(g, 0), C64(g, ii) };
 			LLVMBuildStore(g->b, LLVMGetParam(api.fn, (unsigned)pi++),
 			               LLVMBuildInBoundsGEP2(g->b, arrt, arr, idx, 2, ""));
 		}
 		ii++;
 	}
-	a[0] = LLVMGetParam(api.fn, 0);
-	a[1] = asptr(g, arr);
-	if (step) {
-		a[2] = LLVMGetParam(api.fn, (unsigned)(np - 1));
-	} else {
+	a[na++] = LLVMGetParam(api.fn, 0);
+	a[na++] = asptr(g, arr);
+	if (nloss)
+		a[na++] = LLVMGetParam(api.fn, (unsigned)(np - nout - 1));
+	if (kind != 1) {
 		oarr = LLVMBuildAlloca(g->b, oarrt, "out");
 		for (int k = 0; k < nout; k++) {
 			LLVMValueRef idx[2] = { C64(g, 0), C64(g, k) };
 			LLVMBuildStore(g->b, LLVMGetParam(api.fn, (unsigned)(np - nout + k)),
 			               LLVMBuildInBoundsGEP2(g->b, oarrt, oarr, idx, 2, ""));
 		}
-		a[2] = asptr(g, oarr);
+		a[na++] = asptr(g, oarr);
 	}
-	LLVMBuildRet(g->b, call(g, t, a, 3));
+	LLVMBuildRet(g->b, call(g, t, a, na));
+}
+
+/* int MODEL_set_NAME(m, float v) { return mtc_cu_set_hyper(m, k, v); } for hyperparameter k. */
+static void
+setters(G *g)
+{
+	const Module *m = g->c->m;
+	LLVMTypeRef ps[2] = { g->ptr, g->f32 }, ts[3] = { g->ptr, g->i32, g->f32 };
+	Fn t = fn(g, "mtc_cu_set_hyper", g->i32, ts, 3, 1);
+
+	for (int d = 0, k = 0; d < m->ndecl; d++) {
+		char nm[300], name[400];
+		Fn api;
+		LLVMValueRef a[3];
+		if (m->decl[d].role != R_HYPER)
+			continue;
+		c_name(hyper_name(m->decl[d].name), nm, sizeof nm);
+		snprintf(name, sizeof name, "%s_set_%s", g->c->id, nm);
+		api = fn(g, name, g->i32, ps, 2, 0);
+		LLVMPositionBuilderAtEnd(g->b, LLVMAppendBasicBlockInContext(g->cx, api.fn, "entry"));
+		a[0] = LLVMGetParam(api.fn, 0);
+		a[1] = C32(g, k++);
+		a[2] = LLVMGetParam(api.fn, 1);
+		LLVMBuildRet(g->b, call(g, t, a, 3));
+	}
 }
 
 static void
@@ -379,9 +422,16 @@ build(G *g)
 	thunk(g, name, "mtc_cu_destroy", g->vd, &p, 1);
 	snprintf(name, sizeof name, "%s_error", c->id);
 	thunk(g, name, "mtc_cu_error", p, &p, 1);
-	if (c->fn[1].f)
+	if (c->fn[1].f) {
 		typed(g, 1);
+		typed(g, 2);
+	}
 	typed(g, 0);
+	snprintf(name, sizeof name, "%s_save", c->id);
+	thunk(g, name, "mtc_cu_save", g->i32, (LLVMTypeRef[]){ p, p }, 2);
+	snprintf(name, sizeof name, "%s_load", c->id);
+	thunk(g, name, "mtc_cu_load", g->i32, (LLVMTypeRef[]){ p, p }, 2);
+	setters(g);
 }
 
 /* Compile to a position-independent object for the host. */
@@ -433,6 +483,7 @@ cuda_host(const CuMod *c, FILE *ir, const char *obj)
 	g.i8 = LLVMInt8TypeInContext(g.cx);
 	g.i32 = LLVMInt32TypeInContext(g.cx);
 	g.i64 = LLVMInt64TypeInContext(g.cx);
+	g.f32 = LLVMFloatTypeInContext(g.cx);
 	g.ptr = LLVMPointerType(g.i8, 0);
 	g.vd = LLVMVoidTypeInContext(g.cx);
 	build(&g);

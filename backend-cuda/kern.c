@@ -258,25 +258,28 @@ k_const(FILE *fp, const Func *f, const Op *op, Launch *l)
 	set1(l, blocks(n, BLK), BLK);
 }
 
-/* Optimizer updates: elementwise over the param, in place; <mtc/mtc-ops.h>'s formulas. */
+/* Optimizer updates: elementwise over the param, in place; mtc-ops.h's formulas (PyTorch's
+ * rules), the hyperparameters f32[] operands read once per thread. */
 static void
 k_update(FILE *fp, const Func *f, const Op *op, Launch *l)
 {
 	int64_t n = shape_numel(SH(f, op->args[0]));
 
-	if (op->kind == OP_ADAM)
-		fprintf(fp, "\tstruct mtc_adam c = mtc_adam_coef(a4[0], %.17g, %.17g, %.17g, %s);\n",
-		        op->fa[0], op->fa[1], op->fa[2], FL(op->fa[3]));
+	if (op->kind == OP_ADAM || op->kind == OP_ADAMW)
+		fprintf(fp, "\tmtc_adam c = mtc_adam_scalars(a4[0], a5[0], a6[0], a7[0], a8[0], %s);\n",
+		        op->kind == OP_ADAMW ? "a9[0]" : "0.0f");
 	fprintf(fp, LOOP("%lldLL"), (long long)n);
 	switch (op->kind) {
 	case OP_SGD:
-		fprintf(fp, "\t\tmtc_sgd_update(a0 + i, a1[i], %s);\n", FL(op->fa[0]));
+		fprintf(fp, "\t\tmtc_sgd_update(&a0[i], a1[i], a2[0], a3[0]);\n");
 		break;
 	case OP_SGDM:
-		fprintf(fp, "\t\tmtc_sgdm_update(a0 + i, a1 + i, a2[i], %s, %s);\n", FL(op->fa[0]), FL(op->fa[1]));
+		fprintf(fp, "\t\tmtc_sgdm_update(&a0[i], &a1[i], a2[i], a3[0], a4[0], a5[0]);\n");
 		break;
 	case OP_ADAM:
-		fprintf(fp, "\t\tmtc_adam_update(a0 + i, a1 + i, a2 + i, a3[i], &c);\n");
+	case OP_ADAMW:
+		fprintf(fp, "\t\tmtc_%s_update(&a0[i], &a1[i], &a2[i], a3[i], &c);\n",
+		        op->kind == OP_ADAMW ? "adamw" : "adam");
 		break;
 	default: die("not an update");
 	}
@@ -628,6 +631,20 @@ k_mse(FILE *fp, const Func *f, const Op *op, Launch *l)
 	}
 	fprintf(fp, "\t\tfloat d = a0[o0] - a1[o1];\n\t\ts += d * d;\n\t}\n\ts = bsum(s);\n"
 	        "\tif (threadIdx.x == 0)\n\t\tr[0] = s / %lld.f;\n}\n", (long long)n);
+	set1(l, 1, BLK);
+}
+
+/* sumsq: one block, each thread's share in double, then a fixed-order tree in shared memory. */
+static void
+k_sumsq(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	fprintf(fp, "\t__shared__ double s[%d];\n\tdouble t = 0;\n"
+	        "\tfor (ll i = threadIdx.x; i < %lldLL; i += blockDim.x)\n\t\tt += (double)a0[i] * a0[i];\n"
+	        "\ts[threadIdx.x] = t;\n\t__syncthreads();\n"
+	        "\tfor (int h = blockDim.x / 2; h > 0; h >>= 1) {\n\t\tif (threadIdx.x < h)\n"
+	        "\t\t\ts[threadIdx.x] += s[threadIdx.x + h];\n\t\t__syncthreads();\n\t}\n"
+	        "\tif (threadIdx.x == 0)\n\t\tr[0] = (float)s[0];\n}\n", BLK,
+	        (long long)shape_numel(SH(f, op->args[0])));
 	set1(l, 1, BLK);
 }
 
@@ -1027,7 +1044,8 @@ k_red(FILE *fp, const Func *f, const Op *op, Launch *l)
 	k_reduce(fp, f, op, &k, op->kind == OP_MAX, op->kind == OP_MEAN, l);
 }
 
-/* Copies and waits: the host code does them (host.c); workspaces are bytes only. No kernel. */
+/* Copies, waits and the step's output copies: the host code does them (host.c); workspaces are
+ * bytes only. No kernel. */
 void
 cuda_hostop(FILE *fp, const Func *f, const Op *op, Launch *l)
 {
@@ -1053,7 +1071,8 @@ cuda_hostop(FILE *fp, const Func *f, const Op *op, Launch *l)
 	K(BN_DX, k_bnew) K(BN_UPDATE, k_bnupdate) K(DROPOUT, k_dropout) \
 	K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) \
 	K(CONV2D_DX, k_conv) K(CONV2D_DW, k_conv) K(MAXPOOL_G, k_poolgrad) K(AVGPOOL_G, k_poolgrad) \
-	K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_tick) \
+	K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(ADAMW, k_update) K(TICK, k_tick) \
+	K(SUMSQ, k_sumsq) K(CLIPCOEF, k_ew) K(COPYOUT, cuda_hostop) \
 	K(SWAPOUT, cuda_hostop) K(SWAPIN, cuda_hostop) K(SWAPHOME, cuda_hostop) \
 	K(WAIT, cuda_hostop) K(ALLREDUCE, cuda_hostop) K(UNBUCKET, cuda_hostop) \
 	K(REDSCAT, cuda_hostop) K(ALLGATHER, cuda_hostop) K(SHARD, cuda_hostop) K(UNSHARD, cuda_hostop)

@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "mt3000.h"
+#include "mtc/mtc-rt.h"
 
 static void
 H(Gen *g, const char *fmt, ...)
@@ -252,6 +253,15 @@ one_op(Seq *s, int i)
 		s->chan[o->res] = s->ncopy++;
 		break;
 	}
+	case OP_COPYOUT: {
+		/* the step's output, when the caller asked for outputs (MODEL_step_out) */
+		int x = o->args[0];
+		hazards(s, &x, 1, NULL, 0);
+		use(s, i, x);
+		H(g, "\tif (out && out[%lld])\n\t\tmemcpy((char *)out[%lld] + %lld, %s + %lld, %lld);\n",
+		  ll(o->ia[0]), ll(o->ia[0]), ll(4 * o->ia[1]), zone(f, x), ll(p->off[x]), ll(vbytes(f, x)));
+		break;
+	}
 	case OP_ALLREDUCE:
 	case OP_REDSCAT:
 	case OP_ALLGATHER: {
@@ -350,16 +360,21 @@ one_op(Seq *s, int i)
 	default:
 		if (op_on_host(f, o)) {
 			/* on the host's thread, once the copies issued so far are done (the gradient's
-			 * copy out last); every operand in host memory, none reused in the step */
+			 * copy out last); every operand in host memory but the hyperparameters, which the
+			 * host reads where they are; none reused in the step */
+			int adam = o->kind == OP_ADAM || o->kind == OP_ADAMW;
+			if (o->nargs + adam > MTC_CALL_ARGS)
+				die("%s on the host with %d arguments", opinfo[o->kind].name, o->nargs + adam);
 			H(g, "\tmtc_host_call(d, hu%d, (const uint64_t[]){ ", i);
 			for (int a = 0; a < o->nargs; a++)
-				H(g, "%sHADDR(%lld)", a ? ", " : "", ll(p->off[o->args[a]]));
-			if (o->kind == OP_ADAM)
+				H(g, "%s%s(%lld)", a ? ", " : "", in_ddr(f, o->args[a]) ? "HADDR" : "ADDR",
+				  ll(p->off[o->args[a]]));
+			if (adam)
 				H(g, ", (uint64_t)(uintptr_t)mtc_dev_flag(d)");
 			if (s->ncopy)
-				H(g, " }, %d, ch[%d]);\n", o->nargs + (o->kind == OP_ADAM), s->ncopy - 1);
+				H(g, " }, %d, ch[%d]);\n", o->nargs + adam, s->ncopy - 1);
 			else
-				H(g, " }, %d, 0);\n", o->nargs + (o->kind == OP_ADAM));
+				H(g, " }, %d, 0);\n", o->nargs + adam);
 			break;
 		}
 		for (int a = 0; a < o->nargs && a < 64; a++) {
@@ -417,8 +432,8 @@ emit_func(Gen *g, const LowFunc *p)
 		s.chan[v] = s.slot[v] = -1;
 	used_inputs(m, f, uses);
 
-	H(g, "\nstatic int\nrun_%s(struct %s *inst, const void *const *in, %s)\n{\n", f->name, g->id,
-	  train ? "float *loss" : "void *const *out");
+	H(g, "\nstatic int\nrun_%s(struct %s *inst, const void *const *in, %svoid *const *out)\n{\n", f->name,
+	  g->id, train ? "float *loss, " : "");
 	H(g, "\tmtc_dev *d = inst->d;\n\tchar *M = mtc_dev_mem(d), *H = mtc_dev_ddr(d);\n"
 	  "\tint64_t ch[%d] = {0};\n\n\t(void)M;\n\t(void)H;\n\t(void)ch;\n", ncopy + 1);
 	/* The host writes inputs into device-visible memory itself (as hthreads' shared buffers
@@ -510,7 +525,7 @@ infos(Gen *g, const char *name, int role)
 	H(g, "static const struct mtc_tensor_info %s[] = {\n", name);
 	for (int i = 0; i < (role < 0 ? f->nout : m->ndecl); i++) {
 		const Type *t = role < 0 ? &f->val[f->out[i]].ty : &m->decl[i].ty;
-		const char *nm = role < 0 ? f->outname[i] : m->decl[i].name;
+		const char *nm = role < 0 ? f->outname[i] : role == R_HYPER ? hyper_name(m->decl[i].name) : m->decl[i].name;
 		if (role >= 0 && (int)m->decl[i].role != role)
 			continue;
 		H(g, "\t{ \"%s\", %s, %d, (const int64_t[]){", nm, t->dt == F32 ? "MTC_F32" : "MTC_I32",
@@ -563,7 +578,7 @@ host_emit(Gen *g)
 	const Module *m = g->m;
 	const char *id = g->id;
 	int nin = count(m, R_INPUT), npar = count(m, R_PARAM), nst = count(m, R_STATE), hstate = 0, hupd = 0;
-	int nbuf = count(m, R_BUFFER);
+	int nbuf = count(m, R_BUFFER), nhy = count(m, R_HYPER);
 	const char *zsel;
 
 	for (int d = 0; d < m->ndecl; d++)
@@ -599,12 +614,18 @@ host_emit(Gen *g)
 	infos(g, "params", R_PARAM);
 	infos(g, "state", R_STATE);
 	infos(g, "buffers", R_BUFFER);
+	infos(g, "hypers", R_HYPER);
 	/* Persistent offsets of params, state and buffers, for get and set. */
 	H(g, "static const int64_t poff[] = {");
 	for (int r = R_PARAM; r <= R_BUFFER; r++)
 		for (int d = 0; d < m->ndecl; d++)
 			if ((int)m->decl[d].role == r)
 				H(g, " %lld,", ll(g->poff[d]));
+	H(g, " 0 };\n");
+	H(g, "/* Persistent offsets of the hyperparameters. */\nstatic const int64_t hoff[] = {");
+	for (int d = 0; d < m->ndecl; d++)
+		if (m->decl[d].role == R_HYPER)
+			H(g, " %lld,", ll(g->poff[d]));
 	H(g, " 0 };\n");
 	if (hstate) {
 		H(g, "/* and their zones: 1 for optimizer state living in host memory */\nstatic const char pzone[] = {");
@@ -662,17 +683,24 @@ host_emit(Gen *g)
 		H(g, "\tif (!out || !out[%d])\n\t\treturn mtc_fail(inst->d, MTC_EINVAL, \"%s_forward: output %s is NULL\");\n",
 		  k, id, m->fwd->outname[k]);
 	H(g, "\treturn run_forward(inst, in, out);\n}\n");
-	H(g, "\nstatic int\nstep(void *p, const void *const *in, float *loss)\n{\n\tstruct %s *inst = p;\n", id);
+	/* step_out: the step, and with out the declared outputs of its forward pass; step: the same
+	 * without them */
+	H(g, "\nstatic int\nstep_out(void *p, const void *const *in, float *loss, void *const *out)\n{\n"
+	  "\tstruct %s *inst = p;\n", id);
 	if (m->step) {
 		api_checks(g, m->step, "step");
+		for (int k = 0; k < m->fwd->nout; k++)
+			H(g, "\tif (out && !out[%d])\n\t\treturn mtc_fail(inst->d, MTC_EINVAL, \"%s_step_out: output %s is NULL\");\n",
+			  k, id, m->fwd->outname[k]);
 		H(g, "\tif (!loss)\n\t\treturn mtc_fail(inst->d, MTC_EINVAL, \"%s_step: loss is NULL\");\n"
-		  "\tint rc = run_step(inst, in, loss);\n\tif (!rc)\n\t\tmtc_dev_count_step(inst->d);\n"
+		  "\tint rc = run_step(inst, in, loss, out);\n\tif (!rc)\n\t\tmtc_dev_count_step(inst->d);\n"
 		  "\treturn rc;\n}\n", id);
 	} else {
-		H(g, "\t(void)in;\n\t(void)loss;\n\tif (!inst)\n\t\treturn mtc_set_last_error(MTC_ENOTRAIN, "
+		H(g, "\t(void)in;\n\t(void)loss;\n\t(void)out;\n\tif (!inst)\n\t\treturn mtc_set_last_error(MTC_ENOTRAIN, "
 		  "\"%s_step: the model does not train\");\n"
 		  "\treturn mtc_fail(inst->d, MTC_ENOTRAIN, \"%s_step: the model does not train\");\n}\n", id, id);
 	}
+	H(g, "\nstatic int\nstep(void *p, const void *const *in, float *loss)\n{\n\treturn step_out(p, in, loss, NULL);\n}\n");
 	H(g, "\n/* Bytes of tensor i of get and set: params, state, buffers. */\nstatic int64_t\nbytes(int i)\n{\n"
 	  "\treturn i < %d ? params[i].bytes : i < %d ? state[i - %d].bytes : buffers[i - %d].bytes;\n}\n",
 	  npar, npar + nst, npar, npar + nst);
@@ -688,6 +716,34 @@ host_emit(Gen *g)
 	  "\tif (i < 0 || i >= %d || !src)\n\t\treturn mtc_fail(inst->d, MTC_EINVAL, \"%s set: bad index %%d or NULL buffer\", i);\n"
 	  "\tmemcpy(%s + poff[i], src, (size_t)bytes(i));\n"
 	  "\treturn 0;\n}\n", id, id, npar + nst + nbuf, id, zsel);
+	/* The hyperparameters: checked against the ranges PyTorch accepts (runtime/hyper.c). */
+	H(g, "\nstatic int\nset_hyper(void *p, int i, float v)\n{\n\tstruct %s *inst = p;\n\tchar err[256];\n"
+	  "\tif (!inst)\n\t\treturn mtc_set_last_error(MTC_EINVAL, \"%s set_hyper: the instance is NULL\");\n"
+	  "\tmtc_dev_clear(inst->d);\n"
+	  "\tif (i < 0 || i >= %d)\n\t\treturn mtc_fail(inst->d, MTC_EINVAL, \"%s set_hyper: bad index %%d\", i);\n"
+	  "\tif (mtc_hyper_check(\"%s\", hypers[i].name, v, err, sizeof err))\n"
+	  "\t\treturn mtc_fail(inst->d, MTC_EINVAL, \"%%s\", err);\n"
+	  "\tmemcpy(mtc_dev_mem(inst->d) + hoff[i], &v, 4);\n\treturn 0;\n}\n", id, id, nhy, id, id);
+	H(g, "\nstatic int\nget_hyper(void *p, int i, float *v)\n{\n\tstruct %s *inst = p;\n"
+	  "\tif (!inst)\n\t\treturn mtc_set_last_error(MTC_EINVAL, \"%s get_hyper: the instance is NULL\");\n"
+	  "\tmtc_dev_clear(inst->d);\n"
+	  "\tif (i < 0 || i >= %d || !v)\n\t\treturn mtc_fail(inst->d, MTC_EINVAL, \"%s get_hyper: bad index %%d or NULL buffer\", i);\n"
+	  "\tmemcpy(v, mtc_dev_mem(inst->d) + hoff[i], 4);\n\treturn 0;\n}\n", id, id, nhy, id);
+	/* The training state in one file (runtime/ckpt.c, through this module's entry points). */
+	const char *mod = g->ranks ? asprintf_a(m->arena, "%s__module", id) : "module";
+	H(g, "\n%sconst struct mtc_module %s;\n", g->ranks ? "extern " : "static ", mod);
+	H(g, "\nstatic int\nsave(void *p, const char *path)\n{\n\tstruct %s *inst = p;\n\tstruct mtc_stats st;\n"
+	  "\tchar err[512];\n\tint rc;\n"
+	  "\tif (!inst)\n\t\treturn mtc_set_last_error(MTC_EINVAL, \"%s_save: the instance is NULL\");\n"
+	  "\tmtc_dev_stats(inst->d, &st);\n"
+	  "\tif ((rc = mtc_state_save(&%s, p, path, st.steps, err, sizeof err)))\n"
+	  "\t\treturn mtc_fail(inst->d, rc, \"%%s\", err);\n\treturn 0;\n}\n", id, id, mod);
+	H(g, "\nstatic int\nload(void *p, const char *path)\n{\n\tstruct %s *inst = p;\n\tint64_t steps = 0;\n"
+	  "\tchar err[512];\n\tint rc;\n"
+	  "\tif (!inst)\n\t\treturn mtc_set_last_error(MTC_EINVAL, \"%s_load: the instance is NULL\");\n"
+	  "\tif ((rc = mtc_state_load(&%s, p, path, &steps, err, sizeof err)))\n"
+	  "\t\treturn mtc_fail(inst->d, rc, \"%%s\", err);\n"
+	  "\tmtc_dev_set_steps(inst->d, steps);\n\treturn 0;\n}\n", id, id, mod);
 	H(g, "\nstatic int\nstats(const void *p, struct mtc_stats *s)\n{\n\tconst struct %s *inst = p;\n"
 	  "\tif (!inst || !s)\n\t\treturn mtc_set_last_error(MTC_EINVAL, \"%s stats: NULL argument\");\n"
 	  "\tmtc_dev_stats(inst->d, s);\n\treturn 0;\n}\n", id, id);
@@ -701,13 +757,14 @@ host_emit(Gen *g)
 	}
 	H(g, "\n%sconst struct mtc_module %s = {\n\tMTC_ABI, \"%s\", \"mt3000\", \"%s\",\n"
 	  "\t%d, %d, %d, %d, inputs, outputs, params, state,\n\t%d, %lld, %lld, %lld, %lld, %lld, %lld, %lluull,\n"
-	  "\t%s, step, forward, destroy, error, get, set, stats,\n\t%d, buffers, %lld,\n};\n",
+	  "\t%s, step, forward, destroy, error, get, set, stats,\n\t%d, buffers, %lld,\n"
+	  "\t0, NULL,\n\t%d, hypers, set_hyper, get_hyper,\n\tsave, load, step_out,\n};\n",
 	  g->ranks ? "" : "static ", g->ranks ? asprintf_a(m->arena, "%s__module", id) : "module",
 	  m->name, g->lo->plan.solver, nin, m->fwd->nout, npar, nst, m->step != NULL,
 	  ll(g->persist + g->arena), ll(m->step ? g->step.arena : g->fwd.arena),
 	  ll(m->step ? g->step.peak : g->fwd.peak), ll(g->param_bytes), ll(g->state_bytes),
 	  ll(g->lo->plan.budget), (unsigned long long)g->bo->seed, g->ranks ? "orphan" : "create", nbuf,
-	  ll(g->lo->buffer_bytes));
+	  ll(g->lo->buffer_bytes), nhy);
 	if (g->ranks)
 		return;
 	H(g, "\nMTC_EXPORT const struct mtc_module *\nmtc_module(void)\n{\n\treturn &module;\n}\n");
@@ -722,6 +779,28 @@ host_emit(Gen *g)
 		typed_inputs(g->m, m->step, g->h, 1);
 		H(g, "\treturn step(mtc_self, mtc_in, loss);\n}\n");
 	}
+	if (m->step) {
+		H(g, "\nMTC_EXPORT int\n%s_step_out(%s *mtc_self", id, id);
+		typed_inputs(g->m, m->step, g->h, 0);
+		H(g, ", float *loss");
+		for (int k = 0; k < m->fwd->nout; k++)
+			H(g, ", %s *%s", c_type(m->fwd->val[m->fwd->out[k]].ty.dt), out_param(g->m, k));
+		H(g, ")\n{\n");
+		typed_inputs(g->m, m->step, g->h, 1);
+		H(g, "\tvoid *mtc_out[] = {");
+		for (int k = 0; k < m->fwd->nout; k++)
+			H(g, " %s,", out_param(g->m, k));
+		H(g, " NULL };\n\treturn step_out(mtc_self, mtc_in, loss, mtc_out);\n}\n");
+	}
+	H(g, "\nMTC_EXPORT int\n%s_save(%s *mtc_self, const char *path)\n{\n\treturn save(mtc_self, path);\n}\n", id, id);
+	H(g, "\nMTC_EXPORT int\n%s_load(%s *mtc_self, const char *path)\n{\n\treturn load(mtc_self, path);\n}\n", id, id);
+	for (int d = 0, k = 0; d < m->ndecl; d++)
+		if (m->decl[d].role == R_HYPER) {
+			char nm[300];
+			c_name(hyper_name(m->decl[d].name), nm, sizeof nm);
+			H(g, "\nMTC_EXPORT int\n%s_set_%s(%s *mtc_self, float v)\n{\n\treturn set_hyper(mtc_self, %d, v);\n}\n",
+			  id, nm, id, k++);
+		}
 	H(g, "\nMTC_EXPORT int\n%s_forward(%s *mtc_self", id, id);
 	typed_inputs(g->m, m->fwd, g->h, 0);
 	for (int k = 0; k < m->fwd->nout; k++)
@@ -793,6 +872,30 @@ host_emit_dp(FILE *fp, const LowDp *dp, const BuildOpts *bo, const char *id, con
 		typed_inputs(m, m->step, fp, 1);
 		H(&w, "\treturn mtc_module()->step(mtc_self, mtc_in, loss);\n}\n");
 	}
+	if (m->step) {
+		H(&w, "\nMTC_EXPORT int\n%s_step_out(%s *mtc_self", id, id);
+		typed_inputs(m, m->step, fp, 0);
+		H(&w, ", float *loss");
+		for (int k = 0; k < m->fwd->nout; k++)
+			H(&w, ", %s *%s", c_type(m->fwd->val[m->fwd->out[k]].ty.dt), out_param(m, k));
+		H(&w, ")\n{\n");
+		typed_inputs(m, m->step, fp, 1);
+		H(&w, "\tvoid *mtc_out[] = {");
+		for (int k = 0; k < m->fwd->nout; k++)
+			H(&w, " %s,", out_param(m, k));
+		H(&w, " NULL };\n\treturn mtc_module()->step_out(mtc_self, mtc_in, loss, mtc_out);\n}\n");
+	}
+	H(&w, "\nMTC_EXPORT int\n%s_save(%s *mtc_self, const char *path)\n{\n"
+	  "\treturn mtc_module()->save(mtc_self, path);\n}\n", id, id);
+	H(&w, "\nMTC_EXPORT int\n%s_load(%s *mtc_self, const char *path)\n{\n"
+	  "\treturn mtc_module()->load(mtc_self, path);\n}\n", id, id);
+	for (int d = 0, k = 0; d < m->ndecl; d++)
+		if (m->decl[d].role == R_HYPER) {
+			char nm[300];
+			c_name(hyper_name(m->decl[d].name), nm, sizeof nm);
+			H(&w, "\nMTC_EXPORT int\n%s_set_%s(%s *mtc_self, float v)\n{\n"
+			  "\treturn mtc_module()->set_hyper(mtc_self, %d, v);\n}\n", id, nm, id, k++);
+		}
 	H(&w, "\nMTC_EXPORT int\n%s_forward(%s *mtc_self", id, id);
 	typed_inputs(m, m->fwd, fp, 0);
 	for (int k = 0; k < m->fwd->nout; k++)

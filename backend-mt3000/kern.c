@@ -1090,33 +1090,39 @@ k_maxgrad(Gen *g, const LowFunc *p, const Op *o)
 }
 
 /* The code of an update after its first pointer w, over the elements [lo, hi) of its split:
- * <mtc/mtc-ops.h>'s formulas (PyTorch's rules). */
+ * <mtc/mtc-ops.h>'s formulas (PyTorch's rules), the hyperparameters f32[] operands read once. */
 static void
 update_code(Gen *g, const Op *o, int64_t n)
 {
 	kptr(g, "w", 0, 1, 0);
-	ksplit(g, n);
 	switch (o->kind) {
 	case OP_SGD:
 		kptr(g, "gr", 1, 0, 0);
-		K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tmtc_sgd_update(w + i, gr[i], %s);\n", FL(o->fa[0]));
+		K(g, "\tfloat lr = *(const float *)(uintptr_t)a[2], wd = *(const float *)(uintptr_t)a[3];\n");
+		ksplit(g, n);
+		K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tmtc_sgd_update(&w[i], gr[i], lr, wd);\n");
 		break;
 	case OP_SGDM:
 		kptr(g, "m", 1, 1, 0);
 		kptr(g, "gr", 2, 0, 0);
-		K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tmtc_sgdm_update(w + i, m + i, gr[i], %s, %s);\n",
-		  FL(o->fa[0]), FL(o->fa[1]));
+		K(g, "\tfloat lr = *(const float *)(uintptr_t)a[3], mu = *(const float *)(uintptr_t)a[4],"
+		  " wd = *(const float *)(uintptr_t)a[5];\n");
+		ksplit(g, n);
+		K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tmtc_sgdm_update(&w[i], &m[i], gr[i], lr, mu, wd);\n");
 		break;
-	default: /* adam: bias corrections from the step counter, which tick advanced */
+	default: /* adam, adamw: bias corrections from the step counter, which tick advanced */
 		kptr(g, "m", 1, 1, 0);
 		kptr(g, "s", 2, 1, 0);
 		kptr(g, "gr", 3, 0, 0);
 		kptr(g, "tc", 4, 0, 1);
-		K(g, "\tint *flag = (int *)(uintptr_t)a[5];\n\tint32_t t = tc[0];\n"
-		  "\tif (t < 1) {\n\t\t*flag = MTC_EINVAL;\n\t\treturn;\n\t}\n"
-		  "\tstruct mtc_adam c = mtc_adam_coef(t, %.17g, %.17g, %.17g, %s);\n"
-		  "\tfor (int64_t i = lo; i < hi; i++)\n\t\tmtc_adam_update(w + i, m + i, s + i, gr[i], &c);\n",
-		  o->fa[0], o->fa[1], o->fa[2], FL(o->fa[3]));
+		K(g, "\tint *flag = (int *)(uintptr_t)a[%d];\n"
+		  "\tmtc_adam c = mtc_adam_scalars(tc[0], *(const float *)(uintptr_t)a[5], *(const float *)(uintptr_t)a[6],\n"
+		  "\t                              *(const float *)(uintptr_t)a[7], *(const float *)(uintptr_t)a[8], %s);\n"
+		  "\tif (c.bad) {\n\t\t*flag = MTC_EINVAL;\n\t\treturn;\n\t}\n",
+		  o->nargs, o->kind == OP_ADAMW ? "*(const float *)(uintptr_t)a[9]" : "0");
+		ksplit(g, n);
+		K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tmtc_%s_update(&w[i], &m[i], &s[i], gr[i], &c);\n",
+		  o->kind == OP_ADAMW ? "adamw" : "adam");
 	}
 	K(g, "}\n");
 }
@@ -1126,8 +1132,10 @@ static void
 k_update(Gen *g, const LowFunc *p, const Op *o)
 {
 	int64_t n = shape_numel(SH(o->args[0]));
-	int v[5], k = kopen(g, opinfo[o->kind].name);
+	int v[16], k = kopen(g, opinfo[o->kind].name);
 
+	if (o->nargs > 16)
+		die("%s with %d operands", opinfo[o->kind].name, o->nargs);
 	for (int i = 0; i < o->nargs; i++)
 		v[i] = o->args[i];
 	if (o->kind == OP_TICK) {
@@ -1137,7 +1145,22 @@ k_update(Gen *g, const LowFunc *p, const Op *o)
 		return;
 	}
 	update_code(g, o, n);
-	launch(g, p, k, v, o->nargs, o->kind == OP_ADAM, 4.0 * (double)n);
+	launch(g, p, k, v, o->nargs, o->kind == OP_ADAM || o->kind == OP_ADAMW, 4.0 * (double)n);
+}
+
+/* sumsq: one thread, in double, in element order: the interpreter's bits. */
+static void
+k_sumsq(Gen *g, const LowFunc *p, const Op *o)
+{
+	int64_t n = shape_numel(SH(o->args[0]));
+	int v[2] = { o->res, o->args[0] }, k = kopen(g, "sumsq");
+
+	kptr(g, "r", 0, 1, 0);
+	kptr(g, "x", 1, 0, 0);
+	K(g, "\tdouble s = 0;\n\tif (tid != 0)\n\t\treturn;\n"
+	  "\tfor (int64_t i = 0; i < %lld; i++)\n\t\ts += (double)x[i] * x[i];\n\tr[0] = (float)s;\n}\n",
+	  ll(n));
+	launch(g, p, k, v, 2, 0, 0);
 }
 
 void
@@ -1161,7 +1184,7 @@ k_ew(Gen *g, const LowFunc *p, const Op *o)
 	kern_ew(g, p, i, i + 1);
 }
 
-/* Copies and waits: the host code sequences them (host.c); no kernel. */
+/* Copies, waits and the step's output copies: the host code does them (host.c); no kernel. */
 void
 mt3000_hostop(Gen *g, const LowFunc *p, const Op *o)
 {
@@ -1187,7 +1210,8 @@ mt3000_hostop(Gen *g, const LowFunc *p, const Op *o)
 	K(BN_UPDATE, k_bn) K(DROPOUT, k_dropout) \
 	K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) \
 	K(CONV2D_DX, k_conv) K(CONV2D_DW, k_conv) K(MAXPOOL_G, k_pool) K(AVGPOOL_G, k_pool) \
-	K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_update) \
+	K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(ADAMW, k_update) K(TICK, k_update) \
+	K(SUMSQ, k_sumsq) K(CLIPCOEF, k_ew) K(COPYOUT, mt3000_hostop) \
 	K(SWAPOUT, mt3000_hostop) K(SWAPIN, mt3000_hostop) K(SWAPHOME, mt3000_hostop) \
 	K(WAIT, mt3000_hostop) K(ALLREDUCE, mt3000_hostop) K(UNBUCKET, mt3000_hostop) \
 	K(REDSCAT, mt3000_hostop) K(ALLGATHER, mt3000_hostop) K(SHARD, mt3000_hostop) K(UNSHARD, mt3000_hostop)

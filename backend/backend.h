@@ -48,6 +48,8 @@ void used_inputs(const Module *, const Func *, uint8_t *uses);
 void typed_inputs(const Module *, const Func *, FILE *, int array);
 /* Output k's parameter name: its own, unless an input or the loss already has it. */
 const char *out_param(const Module *, int k);
+/* A hyperparameter decl's name as the API spells it: "opt.lr" -> "lr". */
+const char *hyper_name(const char *decl);
 /* The prototypes of the typed API of model id (exported: with MTC_EXPORT). */
 void api_protos(const Module *, const char *id, FILE *, int exported);
 

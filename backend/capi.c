@@ -90,6 +90,12 @@ out_param(const Module *m, int k)
 	return buf;
 }
 
+const char *
+hyper_name(const char *decl)
+{
+	return strncmp(decl, "opt.", 4) == 0 ? decl + 4 : decl;
+}
+
 /* The prototypes of the typed API, shared by MODEL.h and the host file. */
 void
 api_protos(const Module *m, const char *id, FILE *fp, int exported)
@@ -102,6 +108,22 @@ api_protos(const Module *m, const char *id, FILE *fp, int exported)
 		typed_inputs(m, m->step, fp, 0);
 		fprintf(fp, ", float *loss);\n");
 	}
+	if (m->step) {
+		fprintf(fp, "%sint %s_step_out(%s *", x, id, id);
+		typed_inputs(m, m->step, fp, 0);
+		fprintf(fp, ", float *loss");
+		for (int k = 0; k < m->fwd->nout; k++)
+			fprintf(fp, ", %s *%s", c_type(m->fwd->val[m->fwd->out[k]].ty.dt), out_param(m, k));
+		fprintf(fp, ");\n");
+	}
+	fprintf(fp, "%sint %s_save(%s *, const char *path);\n", x, id, id);
+	fprintf(fp, "%sint %s_load(%s *, const char *path);\n", x, id, id);
+	for (int d = 0; d < m->ndecl; d++)
+		if (m->decl[d].role == R_HYPER) {
+			char nm[300];
+			c_name(hyper_name(m->decl[d].name), nm, sizeof nm);
+			fprintf(fp, "%sint %s_set_%s(%s *, float %s);\n", x, id, nm, id, nm);
+		}
 	fprintf(fp, "%sint %s_forward(%s *", x, id, id);
 	typed_inputs(m, m->fwd, fp, 0);
 	for (int k = 0; k < m->fwd->nout; k++)

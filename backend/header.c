@@ -81,6 +81,31 @@ where(const Lowered *lo, FILE *fp)
 	free(nm);
 }
 
+/* The setters of the optimizer's hyperparameters, with the model's values; the checkpoints. */
+static void
+train_doc(const Module *m, const char *id, FILE *fp)
+{
+	int first = 1;
+
+	if (m->step) {
+		fprintf(fp, " * Training: %s_step() runs one step of %s (PyTorch's rule). Its hyperparameters are\n"
+		        " * settings of the instance, from the model's values:", id, optim_name[m->opt.kind]);
+		for (int d = 0; d < m->ndecl; d++)
+			if (m->decl[d].role == R_HYPER) {
+				fprintf(fp, "%s %s %g", first ? "" : ",", hyper_name(m->decl[d].name), m->decl[d].init.a);
+				first = 0;
+			}
+		fprintf(fp, ".\n * %s_set_NAME(m, v) changes one from the next step on (e.g. a learning-rate schedule);\n"
+		        " * a value PyTorch would refuse (a negative lr, a beta outside [0, 1)) is MTC_EINVAL.\n"
+		        " * %s_step_out() is %s_step() that also returns the declared outputs, as the step's\n"
+		        " * forward pass computed them (before the update).\n *\n", id, id, id);
+	}
+	fprintf(fp, " * %s_save(m, path) writes the instance's state (params, optimizer state, buffers,\n"
+	        " * hyperparameters, step counter) to one safetensors file; %s_load(m, path) reads one\n"
+	        " * back, so training resumes bit for bit (a file that is not this model's: MTC_EFILE,\n"
+	        " * nothing changed).\n *\n", id, id);
+}
+
 /* The memory plan of one Lowered, in the comment block. */
 static void
 plan_block(FILE *fp, const Lowered *lo)
@@ -103,7 +128,8 @@ plan_block(FILE *fp, const Lowered *lo)
 		fprintf(fp, " *   optimizer state .... %lld  (on the accelerator; %lld more in host memory)\n",
 		        ll(lo->state_bytes), ll(lo->hstate_bytes));
 	else
-		fprintf(fp, " *   optimizer state .... %lld\n", ll(lo->state_bytes));
+		fprintf(fp, " *   optimizer state .... %lld%s\n", ll(lo->state_bytes),
+		        m->step ? "  (its hyperparameters included)" : "");
 	if (lo->buffer_bytes)
 		fprintf(fp, " *   buffers ............ %lld  (not trained, updated by step: running statistics, counters)\n",
 		        ll(lo->buffer_bytes));
@@ -117,7 +143,12 @@ plan_block(FILE *fp, const Lowered *lo)
 		fprintf(fp, " *   budget ............. %lld\n", ll(pl->budget));
 	else
 		fprintf(fp, " *   budget ............. none\n");
-	fprintf(fp, " *   solver ............. %s\n *\n", pl->solver);
+	fprintf(fp, " *   solver ............. %s\n", pl->solver);
+	if (m->micro > 1)
+		fprintf(fp, " *   micro-batches ...... %d  (forward and backward run on %d slices of the batch, the\n"
+		        " *                          gradients summed before the update: --micro-batches)\n",
+		        m->micro, m->micro);
+	fprintf(fp, " *\n");
 	where(lo, fp);
 }
 
@@ -167,6 +198,7 @@ header_emit(const Lowered *lo, const char *id, const char *target, FILE *fp)
 	        " *\n * Memory plan of %s(), in bytes (the words: docs/glossary.md):\n", id, m->name, PACKAGE_VERSION,
 	        target, m->file ? m->file : "?", m->step ? "step" : "forward");
 	plan_block(fp, lo);
+	train_doc(m, id, fp);
 	fprintf(fp, " * Every function returns 0 or an enum mtc_status code (<mtc/mtc.h>) and never aborts;\n"
 	        " * %s_error(instance) says why, %s_error(NULL) why %s_create() returned NULL. */\n",
 	        id, id, id);
@@ -201,6 +233,7 @@ header_emit_dp(const LowDp *dp, const char *id, const char *target, FILE *fp)
 			        dp->ranks[v]);
 		plan_block(fp, &dp->var[v]);
 	}
+	train_doc(m, id, fp);
 	fprintf(fp, " * Every function returns 0 or an enum mtc_status code (<mtc/mtc.h>) and never aborts;\n"
 	        " * %s_error(instance) says why, %s_error(NULL) why %s_create() returned NULL. */\n",
 	        id, id, id);

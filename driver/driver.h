@@ -32,7 +32,9 @@ typedef struct Opts {
 	int64_t bucket;           /* --bucket-bytes; 0: the cost model's choice */
 	int zero;                 /* --zero: 0 none, 1 optimizer state sharded, 2 and gradients;
 	                           * ZERO_AUTO: the planner's choice under a budget */
+	int micro;                /* --micro-batches=K; 0 or 1: none; MICRO_AUTO: the planner's choice */
 } Opts;
+enum { MICRO_AUTO = -1 };
 
 /* What the analyses found about one function, for the dumps. */
 typedef struct Anal {

@@ -84,6 +84,12 @@ static const char usage[] =
 "                        (1), and gradients reduce-scattered (2); each rank updates its shard\n"
 "                        of every param and the params are all-gathered. auto (default):\n"
 "                        under a budget the fastest plan of 0, 1 and 2, else 0\n"
+"  --micro-batches=K|auto  run forward and backward K times on slices of the batch (the\n"
+"                        leading dim of the first input, a const) and sum the gradients\n"
+"                        before one update: the whole batch's step with about a K-th of its\n"
+"                        activation memory; auto: the planner weighs K = 1, 2, 4, ... against\n"
+"                        recomputation and swaps, and takes the fastest modeled step that fits\n"
+"                        the budget (a percentage is of the unconstrained step at K = 1)\n"
 "  --arch=sm_XX          CUDA architecture for NVRTC\n"
 "  -D NAME=INT           override (or define) an integer const of the model; for\n"
 "                        MODEL.onnx, the size of a symbolic input dimension\n"
@@ -200,7 +206,7 @@ static const char *const valopts[] = { "--target", "--schedule", "--emit", "--st
 	"--dump-dir", "--mem-budget", "--solver", "--solver-time", "--solver-nodes", "--arch", "--seed",
 	"--target-flops", "--target-bw", "--copy-bw", "--copy-latency", "--launch", "--accel-bytes",
 	"--align", "--host-flops", "--host-bw", "--offload", "--net-bw", "--net-latency", "--ranks",
-	"--bucket-bytes", "--zero", NULL };
+	"--bucket-bytes", "--zero", "--micro-batches", NULL };
 static const char *const flagopts[] = { "--help", "--version", "--data-parallel", NULL };
 
 static int
@@ -340,6 +346,17 @@ parse_args(Opts *o, int argc, char **argv)
 			o->zero = strcmp(oneof("--zero", v, zeros), "auto") == 0 ? ZERO_AUTO : v[0] - '0';
 		} else if (VAL("--bucket-bytes")) {
 			o->bucket = parse_bytes("--bucket-bytes", v);
+		} else if (VAL("--micro-batches")) {
+			char *e;
+			long k;
+			if (strcmp(v, "auto") == 0) {
+				o->micro = MICRO_AUTO;
+				continue;
+			}
+			k = strtol(v, &e, 10);
+			if (*e || !*v || k < 1 || k > 1 << 20)
+				fatal("invalid --micro-batches '%s': expected a count (1 or more) or auto", v);
+			o->micro = (int)k;
 		} else if (VAL("--arch")) {
 			if (strncmp(v, "sm_", 3) || !v[3] || strspn(v + 3, "0123456789a") != strlen(v + 3))
 				fatal("invalid --arch '%s': expected sm_XX, e.g. sm_90", v);
@@ -871,6 +888,133 @@ out:
 	return rc;
 }
 
+/* The training step of m (its forward holds the loss) at k micro-batches: autodiff's step for
+ * k <= 1; else the source elaborated again at a k-th of its batch, and micro.c's step from
+ * both. 0, or 1 after a diagnostic. */
+static int
+train_step(Module *m, Src *src, const FeOpts *fe, int k)
+{
+	FeOpts mf = *fe;
+	char why[64];
+	Module *mu;
+	int rc;
+
+	if (k <= 1)
+		return autodiff(m, src) ? 1 : 0;
+	snprintf(why, sizeof why, "--micro-batches=%d", k);
+	mf.batch_div = k;
+	mf.batch_why = why;
+	if (!(mu = fe_compile(src, &mf)))
+		return 1;
+	mu->seed = m->seed;
+	rc = micro_batch(m, mu, k, src) ? 1 : 0;
+	mod_free(mu);
+	m->micro = k;
+	return rc;
+}
+
+/* A percentage budget with micro-batches is of the unconstrained step without them: the bytes
+ * of it (0 after a diagnostic). */
+static int64_t
+base_budget(const Opts *o, Src *src, const FeOpts *fe)
+{
+	Module *b = fe_compile(src, fe);
+	int64_t a = 0;
+
+	if (b)
+		b->seed = o->seed;
+	if (b && !autodiff(b, src)) {
+		simplify(b->step);
+		schedule(b->step, &o->tg, o->schedule);
+		a = (int64_t)((double)plan_arena(b->step, &o->tg, NULL) * o->budget_pct / 100);
+	}
+	mod_free(b);
+	return a;
+}
+
+/* --micro-batches=auto, the largest step it tries, in ops: planning time grows with it. */
+enum { MICRO_OPS = 4000 };
+
+/* --micro-batches=auto: of the step at k = 1 (m, scheduled) and at k = 2, 4, ... (while k
+ * divides the batch and the step stays within MICRO_OPS ops), the plan that fits the budget
+ * with the least modeled time; a tie goes to the smaller k, and the search stops at a k that
+ * fits without recomputing or swapping (a larger one only adds launches). A percentage budget
+ * is of the unconstrained step at k = 1; a k whose unplanned step is already slower than the
+ * best plan ends the search. Returns the module taken (the others freed) with its report in
+ * *rep, or NULL after the error of the largest k tried (its percentages are of its own step). */
+static Module *
+auto_micro(const Opts *o, Src *src, const FeOpts *fe, Module *m, PlanReport *rep)
+{
+	PlanOpts po = { o->solver, o->budget, 0, o->solver_time, &o->tg, o->solver_nodes, o->nooffload, 1 };
+	Module *best = NULL, *last = m;
+	PlanReport r;
+	int64_t batch = 0;
+	int k, first = -1, nops = m->step->nop;
+
+	if (!po.budget)
+		po.budget = (int64_t)((double)plan_arena(m->step, &o->tg, NULL) * o->budget_pct / 100);
+	for (int d = 0; d < m->ndecl && first < 0; d++)
+		if (m->decl[d].role == R_INPUT)
+			first = d;
+	if (first >= 0 && m->decl[first].ty.sh.rank > 0)
+		batch = m->decl[first].ty.sh.d[0];
+	for (k = 1; k == 1 || (k <= batch && batch % k == 0 && (int64_t)nops * k <= MICRO_OPS); k *= 2) {
+		Module *c = m;
+		if (k > 1) {
+			if (!(c = fe_compile(src, fe)))
+				break;
+			c->seed = m->seed;
+			if (train_step(c, src, fe, k)) {
+				mod_free(c);
+				break;
+			}
+			simplify(c->fwd);
+			simplify(c->step);
+			schedule(c->step, &o->tg, o->schedule);
+			schedule(c->fwd, &o->tg, o->schedule);
+		}
+		if (last != m && last != best)
+			mod_free(last);
+		last = c;
+		if (best) {
+			/* its unplanned time bounds its planned one: past the best, so is every larger k */
+			Cost ct;
+			double t;
+			cost_fill(&ct, c->step, &o->tg);
+			t = ct.total;
+			cost_free(&ct);
+			if (t >= rep->time)
+				break;
+		}
+		if (plan_step(c, &po, &r))
+			continue;
+		if (!best || r.time < rep->time) {
+			if (best && best != m)
+				mod_free(best);
+			best = c;
+			*rep = r;
+			rep->micro = k;
+		}
+		if (!r.nrec && !r.nswap && !r.hstate)
+			break;
+	}
+	if (!best) {
+		/* nothing fits: the largest k's plan says why, with the smallest arena it reaches */
+		fprintf(stderr, "mtc: note: --micro-batches=auto: no number of micro-batches up to %d fits "
+		        "the budget; at %d:\n", last->micro > 1 ? last->micro : 1, last->micro > 1 ? last->micro : 1);
+		po.quiet = 0;
+		plan_step(last, &po, &r);
+		if (last != m)
+			mod_free(last);
+		return NULL;
+	}
+	if (last != best && last != m)
+		mod_free(last);
+	if (best != m)
+		mod_free(m);
+	return best;
+}
+
 static int
 compile(int argc, char **argv)
 {
@@ -900,6 +1044,7 @@ compile(int argc, char **argv)
 	}
 
 	/* The pipeline. */
+	memset(&fe, 0, sizeof fe);
 	fe.defines = o.defines;
 	fe.ndefines = o.ndefines;
 	m = has_suffix(o.input, ".mir") ? ir_parse(&src) :
@@ -908,18 +1053,36 @@ compile(int argc, char **argv)
 		free((char *)src.text);
 		return 1;
 	}
+	if (o.dp && o.micro && o.micro != 1) {
+		fprintf(stderr, "mtc: error: --micro-batches with --data-parallel is not supported yet "
+		        "(each rank's step is not divided again)\n");
+		rc = 1;
+		goto out;
+	}
 	if (o.dp) {
 		rc = data_parallel(&o, &src, &fe, m);
 		goto out;
 	}
-
+	if (o.micro && o.micro != 1 && (has_suffix(o.input, ".mir") || has_suffix(o.input, ".onnx") ||
+	                                m->fwd->loss < 0)) {
+		fprintf(stderr, "mtc: error: --micro-batches needs a tdsl model that trains (it elaborates "
+		        "the model again at a slice of its batch)\n");
+		rc = 1;
+		goto out;
+	}
+	if (o.micro == MICRO_AUTO && !o.budget && !(o.budget_pct > 0)) {
+		fprintf(stderr, "mtc: error: --micro-batches=auto weighs micro-batches against a budget: "
+		        "give --mem-budget\n");
+		rc = 1;
+		goto out;
+	}
 	if (dump(&o, m, "frontend"))
 		goto emit;
 	/* A .mir may come from any stage: a step means autodiff ran, planned ops that simplify
 	 * must not run again (it would undo the plan). */
 	m->seed = o.seed;
 	if (m->fwd->loss >= 0 && !m->step) {
-		if (autodiff(m, &src)) {
+		if (train_step(m, &src, &fe, o.micro > 1 ? o.micro : 1)) {
 			rc = 1;
 			goto out;
 		}
@@ -947,13 +1110,30 @@ compile(int argc, char **argv)
 	for (int k = 0; k < 2; k++)
 		if (fs[k])
 			schedule(fs[k], &o.tg, given || planned(m) ? "program" : o.schedule);
-	if (o.budget || o.budget_pct > 0) {
+	if (o.micro == MICRO_AUTO) {
+		if (!(m = auto_micro(&o, &src, &fe, m, &rep))) {
+			rc = 1;
+			goto out;
+		}
+		planrep = &rep;
+		m->budget = rep.budget;
+		m->budget_pct = o.budget_pct;
+		snprintf(m->solver, sizeof m->solver, "%s", rep.solver);
+		fs[0] = m->step;
+		fs[1] = m->fwd;
+		dump(&o, m, "plan");
+	} else if (o.budget || o.budget_pct > 0) {
 		PlanOpts po = { o.solver, o.budget, o.budget_pct, o.solver_time, &o.tg, o.solver_nodes,
 		                o.nooffload, 0 };
+		if (o.micro > 1 && o.budget_pct > 0 && !o.budget && !(po.budget = base_budget(&o, &src, &fe))) {
+			rc = 1;
+			goto out;
+		}
 		if (plan_step(m, &po, &rep)) {
 			rc = 1;             /* freed below, so leak checkers see a clean exit */
 			goto out;
 		}
+		rep.micro = m->micro;
 		planrep = &rep;
 		/* the IR states the budget as resolved and the solver actually taken */
 		m->budget = rep.budget;

@@ -9,6 +9,7 @@
 #include "frontend.h"
 #include "onnx.h"
 #include "passes.h"
+#include "mtc/mtc-rt.h"
 #include "safetensors.h"
 #include "run.h"
 
@@ -25,9 +26,19 @@ static const char usage[] =
 "  --steps N             training steps (default 1); prints 'step K loss V' for each\n"
 "  --save-params FILE    write the params after the last step\n"
 "  --forward             run the forward pass instead of training\n"
-"  --save-outputs FILE   with --forward: write the outputs\n"
+"  --save-outputs FILE   write the outputs: of the forward pass (--forward), or of the last\n"
+"                        training step's forward pass, before its update (MODEL_step_out)\n"
+"  --lr-schedule FILE|cosine:W:T  the learning rate of every step: FILE has one a line, line k\n"
+"                        for step k of the whole training (the last one repeats); cosine:W:T\n"
+"                        warms up linearly over W steps, then decays the model's lr to 0 at\n"
+"                        step T (HuggingFace's get_cosine_schedule_with_warmup)\n"
+"  --save-state FILE     write the training state after the last step: params, optimizer\n"
+"                        state, hyperparameters, step counter (what MODEL_save writes)\n"
+"  --load-state FILE     start from a saved state (MODEL_load): training resumes bit for bit\n"
 "  --seed N              seed of the initial values and the inputs (default 0)\n"
 "  -D NAME=INT           override (or define) an integer const of the model\n"
+"  --micro-batches=K     (MODEL.tdsl) train on K slices of the batch, gradients summed before\n"
+"                        one update, as mtc --micro-batches=K builds a module\n"
 "  --version             print the version and exit\n"
 "  --help                print this help and exit\n"
 "\n"
@@ -83,6 +94,19 @@ parse_args(RunOpts *o, int argc, char **argv)
 			o->save_params = v;
 		} else if (OPT("--save-outputs")) {
 			o->save_outputs = v;
+		} else if (OPT("--lr-schedule")) {
+			o->lr_schedule = v;
+		} else if (OPT("--micro-batches")) {
+			char *e;
+			errno = 0;
+			long k = strtol(v, &e, 10);
+			if (*e || !*v || errno || k < 1 || k > 1 << 20)
+				fatal("invalid --micro-batches '%s': expected a count (1 or more)", v);
+			o->micro = (int)k;
+		} else if (OPT("--save-state")) {
+			o->save_state = v;
+		} else if (OPT("--load-state")) {
+			o->load_state = v;
 		} else if (OPT("--steps")) {
 			char *e;
 			errno = 0;
@@ -113,8 +137,17 @@ parse_args(RunOpts *o, int argc, char **argv)
 	}
 	if (!o->model)
 		fatal("no model (see mtc-run --help)");
-	if (o->save_outputs && !o->forward)
-		fatal("--save-outputs needs --forward");
+	if (o->lr_schedule && o->forward)
+		fatal("--lr-schedule needs training, not --forward");
+	if (o->params && o->load_state)
+		fatal("--params and --load-state both set the params: give one of them");
+}
+
+/* "opt.lr" -> "lr": the hyperparameter a decl holds */
+static const char *
+hyper_key(const char *decl)
+{
+	return strncmp(decl, "opt.", 4) == 0 ? decl + 4 : decl;
 }
 
 static int
@@ -177,6 +210,27 @@ save(const char *path, const char **names, Tensor **ts, int n)
 	free(t);
 }
 
+/* The interpreter's training state as a state file holds it: params, optimizer state and
+ * hyperparameters (each role in declaration order, as a module lists them), then the step
+ * counter; the entries point into the interpreter's tensors. Returns the count. */
+static int
+state_entries(Interp *in, const Module *m, mtc_state_entry *e, int32_t *step)
+{
+	static const int64_t scalar[1] = { 0 };
+	int n = 0;
+
+	for (int r = R_PARAM; r <= R_HYPER; r++)
+		for (int d = 0; d < m->ndecl; d++)
+			if ((int)m->decl[d].role == r) {
+				Tensor *t = interp_decl(in, d);
+				e[n++] = (mtc_state_entry){ m->decl[d].name, t->ty.dt == I32 ? MTC_I32 : MTC_F32,
+				                            t->ty.sh.rank, t->ty.sh.d, type_bytes(&t->ty), t->data };
+			}
+	if (m->step)
+		e[n++] = (mtc_state_entry){ "opt.step", MTC_I32, 0, scalar, 4, step };
+	return n;
+}
+
 double
 now_ms(void)
 {
@@ -211,8 +265,12 @@ main(int argc, char **argv)
 	Interp *in;
 	const Func *f;
 	char err[512];
-	double *ms, med = 0;
-	long nrun;
+	double *ms, med = 0, lr0 = 0;
+	long nrun, step = 0;
+	LrSched lrs;
+	int lrd = -1, nents;
+	mtc_state_entry *ents;
+	int32_t step32 = 0;
 
 	parse_args(&o, argc, argv);
 	if (has_suffix(o.model, ".so"))
@@ -232,7 +290,26 @@ main(int argc, char **argv)
 		o.forward = 1;
 	}
 	m->seed = o.seed;
-	if (!o.forward && !m->step) {
+	if (o.micro > 1 && (has_suffix(o.model, ".mir") || has_suffix(o.model, ".onnx") || o.forward ||
+	                    m->fwd->loss < 0))
+		fatal("%s: --micro-batches needs a tdsl model that trains", o.model);
+	if (!o.forward && !m->step && o.micro > 1) {
+		/* the model again at a k-th of its batch: micro.c's step from both (as mtc builds it) */
+		FeOpts mf = fe;
+		char why[64];
+		Module *mu;
+		snprintf(why, sizeof why, "--micro-batches=%d", o.micro);
+		mf.batch_div = o.micro;
+		mf.batch_why = why;
+		if (!(mu = fe_compile(&src, &mf)))
+			return 1;
+		mu->seed = m->seed;
+		if (micro_batch(m, mu, o.micro, &src))
+			return 1;
+		mod_free(mu);
+		m->micro = o.micro;
+		simplify(m->step);
+	} else if (!o.forward && !m->step) {
 		if (autodiff(m, &src))
 			return 1;
 		simplify(m->step);
@@ -254,33 +331,67 @@ main(int argc, char **argv)
 		load(in, m, o.params, 0);
 	if (o.inputs)
 		load(in, m, o.inputs, 1);
+	ents = xcalloc(m->ndecl + 2, sizeof *ents);
+	nents = state_entries(in, m, ents, &step32);
+	if (o.load_state) {
+		if (mtc_state_read(o.load_state, ents, nents, err, sizeof err))
+			fatal("%s", err);
+		for (int d = 0; d < m->ndecl; d++)
+			if (m->decl[d].role == R_HYPER) {
+				float v = *(float *)interp_decl(in, d)->data;
+				if (!mtc_hyper_ok(hyper_key(m->decl[d].name), v))
+					fatal("%s: %s is %g: it must be %s", o.load_state, m->decl[d].name, v,
+					      mtc_hyper_range(hyper_key(m->decl[d].name)));
+			}
+		if (step32 < 0)
+			fatal("%s: opt.step is %d: it must not be negative", o.load_state, (int)step32);
+		step = step32;
+	}
 
+	lr_load(&lrs, o.lr_schedule);
+	if (o.lr_schedule) {
+		if ((lrd = mod_find_decl(m, "opt.lr")) < 0 || m->decl[lrd].role != R_HYPER)
+			fatal("%s: --lr-schedule: model %s has no learning rate", o.model, m->name);
+		lr0 = (float)m->decl[lrd].init.a;    /* the instance's initial lr, as a module's */
+	}
 	nrun = o.forward ? (o.steps ? 1 : 0) : o.steps;
 	ms = xcalloc(nrun ? nrun : 1, sizeof *ms);
 	for (long k = 0; k < nrun; k++) {
 		double t0 = now_ms();
+		if (o.lr_schedule)
+			*(float *)interp_decl(in, lrd)->data = (float)lr_at(&lrs, step + k + 1, lr0);
 		if (interp_run(in, f, err, sizeof err))
 			fatal("%s: %s", o.model, err);
 		ms[k] = now_ms() - t0;
 		if (!o.forward)
-			printf("step %ld loss %.9g\n", k + 1, ((float *)interp_out(in, 0)->data)[0]);
+			printf("step %ld loss %.9g\n", step + k + 1, ((float *)interp_out(in, 0)->data)[0]);
 		fflush(stdout);
 	}
 	med = median_ms(ms, nrun);
 
 	if (o.save_outputs) {
-		const char **nm = xcalloc(f->nout + 1, sizeof *nm);
-		Tensor **ts = xcalloc(f->nout + 1, sizeof *ts);
+		/* the forward's outputs; after training, those of the last step (after its loss) */
+		const Func *fo = m->fwd;
+		const char **nm = xcalloc(fo->nout + 1, sizeof *nm);
+		Tensor **ts = xcalloc(fo->nout + 1, sizeof *ts);
 		if (!nrun)
 			fatal("--save-outputs needs at least one run (--steps 0 given)");
-		for (int i = 0; i < f->nout; i++) {
-			nm[i] = f->outname[i];
-			ts[i] = interp_out(in, i);
+		for (int i = 0; i < fo->nout; i++) {
+			nm[i] = fo->outname[i];
+			ts[i] = interp_out(in, i + !o.forward);
 		}
-		save(o.save_outputs, nm, ts, f->nout);
+		save(o.save_outputs, nm, ts, fo->nout);
 		free(nm);
 		free(ts);
 	}
+	if (o.save_state) {
+		if (step + nrun > INT32_MAX)
+			fatal("--save-state: step %ld does not fit the file's i32 counter", step + nrun);
+		step32 = (int32_t)(step + nrun);
+		if (mtc_state_write(o.save_state, ents, nents, err, sizeof err))
+			fatal("%s", err);
+	}
+	free(ents);
 	if (o.save_params) {
 		const char **nm = xcalloc(m->ndecl, sizeof *nm);
 		Tensor **ts = xcalloc(m->ndecl, sizeof *ts);
@@ -298,6 +409,7 @@ main(int argc, char **argv)
 	printf("peak_bytes %lld plan_bytes 0 budget_bytes 0 step_ms %.3f\n",
 	       (long long)interp_peak(in), med);
 	free(ms);
+	free(lrs.v);
 	interp_free(in);
 	mod_free(m);
 	free((char *)src.text);

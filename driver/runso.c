@@ -74,10 +74,14 @@ run_so(const RunOpts *o)
 	char err[512];
 	double *ms, med = 0;
 	long nrun, steps = o->steps < 0 ? 1 : o->steps;
-	int forward = o->forward;
+	int forward = o->forward, lri = -1;
+	LrSched lrs;
+	float lr0 = 0;
 
 	if (o->ndefines)
 		fatal("-D changes a model's source: it has no meaning for a compiled module");
+	if (o->micro)
+		fatal("a module's micro-batches are built into it (mtc --micro-batches)");
 	if (!dl)
 		fatal("cannot load '%s': %s", o->model, dlerror());
 	if (!(get = (const struct mtc_module *(*)(void))dlsym(dl, "mtc_module")))
@@ -98,6 +102,16 @@ run_so(const RunOpts *o)
 	if (st.rank > 0 && !freopen("/dev/null", "w", stdout))
 		fatal("cannot silence rank %d", st.rank);
 
+	/* The schedule is relative to the model's lr, not to a loaded state's. */
+	lr_load(&lrs, o->lr_schedule);
+	if (o->lr_schedule) {
+		for (lri = 0; lri < md->nhypers && strcmp(md->hypers[lri].name, "lr"); lri++)
+			;
+		if (lri == md->nhypers)
+			fatal("%s: --lr-schedule: model %s has no learning rate", o->model, md->name);
+		if (md->get_hyper(inst, lri, &lr0))
+			fatal("%s: %s", o->model, md->error(inst));
+	}
 	/* Params from the file, by name. */
 	if (o->params) {
 		mtc_st_file *f = mtc_st_read(o->params, err, sizeof err);
@@ -117,6 +131,8 @@ run_so(const RunOpts *o)
 		}
 		mtc_st_free(f);
 	}
+	if (o->load_state && md->load(inst, o->load_state))
+		fatal("%s", md->error(inst));
 	/* Inputs: from the file, else the interpreter's pseudo-random data. */
 	in = zalloc(sizeof *in * (size_t)(md->ninputs + 1));
 	for (int i = 0; i < md->ninputs; i++) {
@@ -142,27 +158,36 @@ run_so(const RunOpts *o)
 	for (int i = 0; i < md->noutputs; i++)
 		out[i] = zalloc((size_t)md->outputs[i].bytes);
 
+	md->stats(inst, &st);
 	nrun = forward ? (steps ? 1 : 0) : steps;
 	ms = zalloc(sizeof *ms * (size_t)(nrun + 1));
 	for (long k = 0; k < nrun; k++) {
 		float loss = 0;
-		double t0 = now_ms();
-		int rc = forward ? md->forward(inst, (const void *const *)in, out)
-		                 : md->step(inst, (const void *const *)in, &loss);
+		double t0;
+		int rc;
+		if (o->lr_schedule && md->set_hyper(inst, lri, (float)lr_at(&lrs, (long)st.steps + k + 1, lr0)))
+			fatal("%s: %s", o->model, md->error(inst));
+		t0 = now_ms();
+		/* the last step of a training run that saves outputs also returns them */
+		rc = forward ? md->forward(inst, (const void *const *)in, out)
+		     : o->save_outputs && k == nrun - 1 ? md->step_out(inst, (const void *const *)in, &loss, out)
+		     : md->step(inst, (const void *const *)in, &loss);
 		ms[k] = now_ms() - t0;
 		if (rc)
 			fatal("%s: %s (code %d)", o->model, md->error(inst), rc);
 		if (!forward)
-			printf("step %ld loss %.9g\n", k + 1, loss);
+			printf("step %ld loss %.9g\n", (long)st.steps + k + 1, loss);
 		fflush(stdout);
 	}
 	med = median_ms(ms, nrun);
 	if (o->save_outputs) {
-		if (!nrun || !forward)
-			fatal("--save-outputs needs --forward and at least one run");
+		if (!nrun)
+			fatal("--save-outputs needs at least one run (--steps 0 given)");
 		if (st.rank == 0)
 			save(o->save_outputs, md->outputs, md->noutputs, out);
 	}
+	if (o->save_state && st.rank == 0 && md->save(inst, o->save_state))
+		fatal("%s", md->error(inst));
 	if (o->save_params && st.rank == 0) {        /* params, then buffers */
 		int n = md->nparams + md->nbuffers;
 		void **p = zalloc(sizeof *p * (size_t)(n + 1));
@@ -193,6 +218,7 @@ run_so(const RunOpts *o)
 	free(in);
 	free(out);
 	free(ms);
+	free(lrs.v);
 	dlclose(dl);
 	return 0;
 }

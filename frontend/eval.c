@@ -538,10 +538,16 @@ const Builtin inits[] = {
 	{ NULL, 0, 0, { { 0 } } },
 };
 
+/* Optimizers: the settings in Optim's order (lr, then momentum or the betas and eps, then
+ * weight_decay); every one takes clip_norm last (0: no clipping). */
 const Builtin optims[] = {
-	{ "sgd", OPT_SGD, 0, { { "lr", 'f', 1, 0 }, { "momentum", 'f', 0, 0 } } },
+	{ "sgd", OPT_SGD, 0, { { "lr", 'f', 1, 0 }, { "momentum", 'f', 0, 0 }, { "weight_decay", 'f', 0, 0 },
+	                       { "clip_norm", 'f', 0, 0 } } },
 	{ "adam", OPT_ADAM, 0, { { "lr", 'f', 1, 0 }, { "beta1", 'f', 0, 0.9 }, { "beta2", 'f', 0, 0.999 },
-	                         { "eps", 'f', 0, 1e-8 } } },
+	                         { "eps", 'f', 0, 1e-8 }, { "clip_norm", 'f', 0, 0 } } },
+	{ "adamw", OPT_ADAMW, 0, { { "lr", 'f', 1, 0 }, { "beta1", 'f', 0, 0.9 }, { "beta2", 'f', 0, 0.999 },
+	                           { "eps", 'f', 0, 1e-8 }, { "weight_decay", 'f', 0, 0.01 },
+	                           { "clip_norm", 'f', 0, 0 } } },
 	{ NULL, 0, 0, { { 0 } } },
 };
 
@@ -560,7 +566,7 @@ isbuiltin(const char *name)
 	return findb(builtins, name) || findb(inits, name) || findb(optims, name);
 }
 
-static int
+int
 nkws(const Builtin *b)
 {
 	int n = 0;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "expand.h"
+#include "mtc/mtc-rt.h"
 
 static void exec(Ctx *, Stmt *, int top);
 
@@ -257,10 +258,11 @@ train(Ctx *c, Stmt *s)
 {
 	char ts[MAXRANK * 24 + 8];
 	const Builtin *b = findb(optims, s->e->name);
-	Node *kv[4] = { 0 };
-	double x[4];
+	Node *kv[6] = { 0 };
+	double x[6];
 	Optim o = { 0 };
 	Val v;
+	int nk;
 
 	if (c->trained) {
 		err(c, s->loc, "a second train statement (the first is at %d:%d)", c->trainloc.line,
@@ -281,42 +283,36 @@ train(Ctx *c, Stmt *s)
 		return;
 	}
 	if (!b) {
-		err(c, s->e->loc, "unknown optimizer '%s' (sgd or adam)", s->e->name);
+		err(c, s->e->loc, "unknown optimizer '%s' (sgd, adam or adamw)", s->e->name);
 		return;
 	}
-	if (bind_args(c, s->e, b->name, 0, b->kw, b->k == OPT_SGD ? 2 : 4, NULL, NULL, kv))
+	nk = nkws(b);
+	if (bind_args(c, s->e, b->name, 0, b->kw, nk, NULL, NULL, kv))
 		return;
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < nk; i++) {
 		x[i] = b->kw[i].def;
 		if (kv[i] && neval(c, kv[i], &x[i]))
 			return;
+		/* the ranges the runtime's setters enforce too (runtime/hyper.c) */
+		if (!mtc_hyper_ok(b->kw[i].name, x[i])) {
+			err(c, kv[i] ? kv[i]->loc : s->e->loc, "%s must be %s, got %g", b->kw[i].name,
+			    mtc_hyper_range(b->kw[i].name), x[i]);
+			return;
+		}
 	}
 	o.kind = b->k;
 	o.lr = x[0];
 	o.loc = s->e->loc;
+	o.clip_norm = x[nk - 1];
 	if (b->k == OPT_SGD) {
 		o.momentum = x[1];
-		if (!(o.momentum >= 0 && o.momentum < 1)) {
-			err(c, kv[1]->loc, "momentum must be in [0, 1), got %g", o.momentum);
-			return;
-		}
+		o.weight_decay = x[2];
 	} else {
 		o.beta1 = x[1];
 		o.beta2 = x[2];
 		o.eps = x[3];
-		for (int i = 1; i < 3; i++)
-			if (!(x[i] >= 0 && x[i] < 1)) {
-				err(c, kv[i]->loc, "%s must be in [0, 1), got %g", b->kw[i].name, x[i]);
-				return;
-			}
-		if (!(o.eps >= 0)) {
-			err(c, kv[3]->loc, "eps must not be negative, got %g", o.eps);
-			return;
-		}
-	}
-	if (!(o.lr >= 0)) {
-		err(c, kv[0]->loc, "lr must not be negative, got %g", o.lr);
-		return;
+		if (b->k == OPT_ADAMW)
+			o.weight_decay = x[4];
 	}
 	c->m->opt = o;
 	c->f->loss = v.v;

@@ -109,6 +109,7 @@ typedef struct Builtin {
 	int nt;             /* tensor operands; -1: one or more */
 	Kw kw[MAXKW];
 } Builtin;
+int nkws(const Builtin *);
 extern const Builtin inits[], optims[];
 const Builtin *findb(const Builtin *, const char *);
 int isbuiltin(const char *);

@@ -1150,47 +1150,86 @@ k_mse(Run *r, const Op *op)
 
 /* ---------- optimizer updates, in place ---------- */
 
-/* The updates: <mtc/mtc-ops.h>'s formulas, as every target runs them. */
+/* The updates: mtc-ops.h's formulas over every element; hyperparameters are f32[] operands. */
+#define HYP(i) (IN(i)[0])
+
+/* sgd_update(p, g, lr, wd) */
 static int
 k_sgd(Run *r, const Op *op)
 {
-	float *p = r->buf[op->args[0]], lr = (float)op->fa[0];
+	float *p = r->buf[op->args[0]], lr = HYP(2), wd = HYP(3);
 	const float *g = IN(1);
 	int64_t n = shape_numel(&TY(0)->sh);
 
 	for (int64_t i = 0; i < n; i++)
-		mtc_sgd_update(p + i, g[i], lr);
+		mtc_sgd_update(&p[i], g[i], lr, wd);
 	return 0;
 }
 
+/* sgd_momentum_update(p, v, g, lr, momentum, wd) */
 static int
 k_sgdm(Run *r, const Op *op)
 {
 	float *p = r->buf[op->args[0]], *v = r->buf[op->args[1]];
-	float lr = (float)op->fa[0], mu = (float)op->fa[1];
+	float lr = HYP(3), mu = HYP(4), wd = HYP(5);
 	const float *g = IN(2);
 	int64_t n = shape_numel(&TY(0)->sh);
 
 	for (int64_t i = 0; i < n; i++)
-		mtc_sgdm_update(p + i, v + i, g[i], lr, mu);
+		mtc_sgdm_update(&p[i], &v[i], g[i], lr, mu, wd);
 	return 0;
 }
 
-/* adam_update(p, m, v, g, t): the step counter t was advanced by tick. */
+/* adam_update(p, m, v, g, t, lr, beta1, beta2, eps) and adamw_update(..., wd) */
 static int
 k_adam(Run *r, const Op *op)
 {
 	float *p = r->buf[op->args[0]], *m = r->buf[op->args[1]], *v = r->buf[op->args[2]];
 	const float *g = IN(3);
 	int32_t t = INI(4)[0];
-	struct mtc_adam c;
+	int w = op->kind == OP_ADAMW;
+	mtc_adam s = mtc_adam_scalars(t, HYP(5), HYP(6), HYP(7), HYP(8), w ? HYP(9) : 0);
 	int64_t n = shape_numel(&TY(0)->sh);
 
-	if (t < 1)
-		return fail(r, "adam_update: step counter is %d; tick must precede the update", t);
-	c = mtc_adam_coef(t, op->fa[0], op->fa[1], op->fa[2], (float)op->fa[3]);
+	if (s.bad)
+		return fail(r, "%s: step counter is %d; tick must precede the update", opinfo[op->kind].name, t);
 	for (int64_t i = 0; i < n; i++)
-		mtc_adam_update(p + i, m + i, v + i, g[i], &c);
+		if (w)
+			mtc_adamw_update(&p[i], &m[i], &v[i], g[i], &s);
+		else
+			mtc_adam_update(&p[i], &m[i], &v[i], g[i], &s);
+	return 0;
+}
+
+/* sumsq(x): in double, in element order (every target's kernel sums the same way) */
+static int
+k_sumsq(Run *r, const Op *op)
+{
+	const float *x = IN(0);
+	int64_t n = shape_numel(&TY(0)->sh);
+	double s = 0;
+
+	for (int64_t i = 0; i < n; i++)
+		s += (double)x[i] * x[i];
+	OUT[0] = (float)s;
+	return 0;
+}
+
+/* copy_out(x) index start: into the step's output slot 1 + index (interp_out), from start on */
+static int
+k_copyout(Run *r, const Op *op)
+{
+	Tensor *o;
+	int64_t k = op->ia[0];
+
+	if (!r->f->mod || r->f != r->f->mod->step)
+		return 0;            /* a function made from a step (a test's): nobody asked */
+	if (1 + k >= r->in->nout)
+		die("copy_out into output %lld of %d", (long long)k, r->in->nout - 1);
+	o = &r->in->out[1 + k];
+	if ((op->ia[1] + shape_numel(&TY(0)->sh)) * 4 > type_bytes(&o->ty))
+		die("copy_out beyond its output");
+	memcpy((char *)o->data + op->ia[1] * 4, r->buf[op->args[0]], type_bytes(TY(0)));
 	return 0;
 }
 
@@ -1345,7 +1384,8 @@ k_nothing(Run *r, const Op *op)
 	K(BN_DX, k_bndx) K(BN_UPDATE, k_bnupdate) K(DROPOUT, k_dropout) \
 	K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) \
 	K(CONV2D_DX, k_conv2d_dx) K(CONV2D_DW, k_conv2d_dw) K(MAXPOOL_G, k_poolgrad) \
-	K(AVGPOOL_G, k_poolgrad) K(SGD, k_sgd) K(SGDM, k_sgdm) K(ADAM, k_adam) K(TICK, k_tick) \
+	K(AVGPOOL_G, k_poolgrad) K(SGD, k_sgd) K(SGDM, k_sgdm) K(ADAM, k_adam) K(ADAMW, k_adam) \
+	K(TICK, k_tick) K(SUMSQ, k_sumsq) K(CLIPCOEF, k_ew) K(COPYOUT, k_copyout) \
 	K(SWAPOUT, k_copy) K(SWAPIN, k_copy) K(SWAPHOME, k_home) K(WAIT, k_nothing) \
 	K(ALLREDUCE, k_allreduce) K(UNBUCKET, k_unbucket) K(REDSCAT, k_allreduce) \
 	K(ALLGATHER, k_allreduce) K(SHARD, k_shard) K(UNSHARD, k_unshard)
@@ -1396,7 +1436,7 @@ source_decl(const Func *f, int v)
 		if (d < 0)
 			return -1;
 		switch (f->op[d].kind) {
-		case OP_RESHAPE: case OP_TRANSPOSE: case OP_SWAPOUT: case OP_SWAPIN:
+		case OP_RESHAPE: case OP_TRANSPOSE: case OP_SLICE: case OP_SWAPOUT: case OP_SWAPIN:
 			v = f->op[d].args[0];
 			break;
 		default:
@@ -1597,6 +1637,17 @@ interp_run(Interp *in, const Func *f, char *err, size_t nerr)
 	free_outs(in);
 	nres = results(f, &res);
 	r.buf = xcalloc(f->nval, sizeof *r.buf);
+	/* results (copies for the caller, not counted) after the run; a step's copy_out ops fill
+	 * the forward's outputs, after its loss, as it runs */
+	in->nout = nres + (f->mod && f == f->mod->step && f->loss >= 0 && f->mod->fwd ? f->mod->fwd->nout : 0);
+	in->out = xcalloc(in->nout ? in->nout : 1, sizeof *in->out);
+	for (int k = nres; k < in->nout && rc == 0; k++) {
+		const Type *t = &f->mod->fwd->val[f->mod->fwd->out[k - nres]].ty;
+		in->out[k].ty = *t;
+		if (!(in->out[k].data = calloc(1, type_bytes(t) ? type_bytes(t) : 1)))
+			rc = fail(&r, "out of memory: output %s needs %lld bytes", f->mod->fwd->outname[k - nres],
+			          (long long)type_bytes(t));
+	}
 	/* last[v]: the index of the op after which v dies; nop for values kept to the end */
 	for (int v = 0; v < f->nval; v++)
 		last[v] = -1;
@@ -1635,16 +1686,16 @@ interp_run(Interp *in, const Func *f, char *err, size_t nerr)
 		}
 	}
 	if (rc == 0) {
-		in->out = xcalloc(nres ? nres : 1, sizeof *in->out);
 		for (int k = 0; k < nres; k++) {
 			const Type *t = &f->val[res[k]].ty;
 			if (!r.buf[res[k]])
 				die("result %%%s was never computed", f->val[res[k]].name);
 			in->out[k].ty = *t;
-			in->out[k].data = xmalloc(type_bytes(t));   /* a copy for the caller: not counted */
+			in->out[k].data = xmalloc(type_bytes(t));
 			memcpy(in->out[k].data, r.buf[res[k]], type_bytes(t));
-			in->nout++;
 		}
+	} else {
+		free_outs(in);
 	}
 	for (int v = 0; v < f->nval; v++)
 		if (f->val[v].decl < 0 && r.buf[v])

@@ -213,11 +213,20 @@ typedef double CostRule(const struct Func *, const struct Op *);
 	X(BN_DSTATS, "batch_norm_dstats",4,0,               "",              "eps",             sh_bndstats, gr_none,      co_layernorm,  0, 0) \
 	X(BN_DX,     "batch_norm_dx",6, 0,                  "training",      "eps",             sh_bndx,     gr_none,      co_layernorm,  0, 0) \
 	X(BN_UPDATE, "batch_norm_update",4,F_MUT | F_NORES, "count",         "momentum",        sh_bnupdate, gr_none,      co_ew1,        2, 0) \
-	/* optimizer updates: in place on params and optimizer state */ \
-	X(SGD,       "sgd_update",  2, F_MUT | F_NORES,     "",              "lr",              sh_sgd,      gr_none,      co_ew1,        1, 0) \
-	X(SGDM,      "sgd_momentum_update",3,F_MUT|F_NORES, "",              "lr momentum",     sh_sgdm,     gr_none,      co_ew1,        2, 0) \
-	X(ADAM,      "adam_update", 5, F_MUT | F_NORES,     "",              "lr beta1 beta2 eps", sh_adam,  gr_none,      co_ew8,        3, 0) \
+	/* optimizer updates: in place on params and optimizer state; the hyperparameters (lr ...) \
+	 * are operands, f32[] decls of role hyper, so they change at run time (passes/grad.c) */ \
+	X(SGD,       "sgd_update",  4, F_MUT | F_NORES,     "",              "",                sh_sgd,      gr_none,      co_ew1,        1, 0) \
+	X(SGDM,      "sgd_momentum_update",6,F_MUT|F_NORES, "",              "",                sh_sgdm,     gr_none,      co_ew1,        2, 0) \
+	X(ADAM,      "adam_update", 9, F_MUT | F_NORES,     "",              "",                sh_adam,     gr_none,      co_ew8,        3, 0) \
+	X(ADAMW,     "adamw_update",10,F_MUT | F_NORES,     "",              "",                sh_adam,     gr_none,      co_ew8,        3, 0) \
 	X(TICK,      "tick",        1, F_MUT | F_NORES,     "",              "",                sh_tick,     gr_none,      co_zero,       1, 0) \
+	/* gradient clipping by global norm (clip_norm): each gradient's sum of squares, then the \
+	 * coefficient from their total and the clip_norm hyperparameter, which scales every gradient */ \
+	X(SUMSQ,     "sumsq",       1, 0,                   "",              "",                sh_sumsq,    gr_none,      co_red,        0, 0) \
+	X(CLIPCOEF,  "clip_coef",   2, F_EW,                "",              "",                sh_binary,   gr_none,      co_ew1,        0, mtc_clip_coef(x0, x1)) \
+	/* a step's output (MODEL_step_out): its value copied to the caller's output `index` from \
+	 * element `start` on (a micro-batch's slice), when the caller asked for outputs */ \
+	X(COPYOUT,   "copy_out",    1, F_NORES,             "index start",   "",                sh_copyout,  gr_none,      co_zero,       0, 0) \
 	/* memory plan: asynchronous copies between accelerator and host memory */ \
 	X(SWAPOUT,   "swap_out",    1, F_COPY,              "",              "",                sh_unary,    gr_none,      co_zero,       0, 0) \
 	X(SWAPIN,    "swap_in",     1, F_COPY,              "",              "",                sh_unary,    gr_none,      co_zero,       0, 0) \
@@ -291,10 +300,12 @@ char *op_ew_expr(Opk, const char *const x[3], const char *const c[2], const char
 /* ---------- values, ops, functions, modules ---------- */
 
 /* What role a module-level tensor plays: given at every call (input), trained (param),
- * optimizer state (state), or a buffer: module state that is not trained but updated by the
+ * optimizer state (state), a buffer: module state that is not trained but updated by the
  * step itself (batch norm's running statistics, dropout's step counter), saved and loaded with
- * the params and read by the forward. */
-typedef enum { R_INPUT, R_PARAM, R_STATE, R_BUFFER } Role;
+ * the params and read by the forward; or an optimizer hyperparameter (lr, momentum ...), an
+ * f32[] that the updates read and the instance sets between steps (MODEL_set_lr), its
+ * initializer the compile-time value. */
+typedef enum { R_INPUT, R_PARAM, R_STATE, R_BUFFER, R_HYPER } Role;
 
 typedef enum { INIT_NONE, INIT_ZEROS, INIT_ONES, INIT_FULL, INIT_NORMAL, INIT_UNIFORM,
 	INIT_FILE, INIT_VALUES } InitKind;
@@ -367,12 +378,14 @@ typedef struct Func {
 	int hcap;
 } Func;
 
-typedef enum { OPT_NONE, OPT_SGD, OPT_ADAM } OptKind;
+typedef enum { OPT_NONE, OPT_SGD, OPT_ADAM, OPT_ADAMW } OptKind;
 typedef struct Optim {
 	OptKind kind;
-	double lr, momentum, beta1, beta2, eps;
+	double lr, momentum, beta1, beta2, eps, weight_decay;
+	double clip_norm;         /* > 0: gradients clipped to this global norm first; 0: none */
 	Loc loc;
 } Optim;
+extern const char *const optim_name[];           /* "" "sgd" "adam" "adamw" */
 
 typedef struct Module {
 	Arena *arena;
@@ -389,6 +402,8 @@ typedef struct Module {
 	                           * dropouts of the step (their masks); not printed: the ops say it */
 	char solver[32];          /* and the solver whose plan it carries */
 	double budget_pct;        /* > 0: the budget as given, percent of the unconstrained arena */
+	int micro;                /* > 1: the step runs forward and backward on this many slices of
+	                           * the batch (--micro-batches; 'micro_batches K' in the IR) */
 } Module;
 
 /* build.c: constructing the IR */
@@ -445,7 +460,8 @@ void interp_set_comm(Interp *, const InterpComm *);
 void interp_free(Interp *);
 Tensor *interp_decl(Interp *, int decl);
 /* Run a function. Outputs (forward) or the loss (step, out[0]) are copied into outs[i]
- * (preallocated by the interpreter; read them with interp_out). Returns 0 or -1 with errbuf. */
+ * (preallocated by the interpreter; read them with interp_out); a step's copy_out ops fill the
+ * forward's outputs after the loss (out[1 + k]). Returns 0 or -1 with errbuf. */
 int interp_run(Interp *, const Func *, char *err, size_t nerr);
 Tensor *interp_out(Interp *, int i);
 /* High-water mark of the bytes the interpreter held: decl tensors plus live values (host

@@ -13,6 +13,7 @@ const OpInfo opinfo[NOP] = {
 };
 
 const char *const phase_name[] = { "fwd", "bwd", "upd", "rec", "mem" };
+const char *const optim_name[] = { "", "sgd", "adam", "adamw" };
 
 int
 op_lookup(const char *name)
@@ -918,9 +919,22 @@ same_as_param(const Func *f, const Op *op, int nsame, char *err, size_t n)
 	return 0;
 }
 
-int sh_sgd(const Func *f, const Op *op, Type *r, char *err, size_t n) { (void)r; return same_as_param(f, op, 2, err, n); }
-int sh_sgdm(const Func *f, const Op *op, Type *r, char *err, size_t n) { (void)r; return same_as_param(f, op, 3, err, n); }
+/* Operands from..nargs are hyperparameters: f32[] scalars. */
+static int
+scalars(const Func *f, const Op *op, int from, char *err, size_t n)
+{
+	for (int i = from; i < op->nargs; i++)
+		if (ARG(i)->dt != F32 || ARG(i)->sh.rank != 0)
+			return fail(err, n, "%s: operand %d (a hyperparameter) must be f32[], got %s",
+			            opinfo[op->kind].name, i + 1, TS(ARG(i)));
+	return 0;
+}
 
+/* sgd_update(p, g, lr, wd), sgd_momentum_update(p, v, g, lr, momentum, wd) */
+int sh_sgd(const Func *f, const Op *op, Type *r, char *err, size_t n) { (void)r; return same_as_param(f, op, 2, err, n) || scalars(f, op, 2, err, n) ? -1 : 0; }
+int sh_sgdm(const Func *f, const Op *op, Type *r, char *err, size_t n) { (void)r; return same_as_param(f, op, 3, err, n) || scalars(f, op, 3, err, n) ? -1 : 0; }
+
+/* adam_update(p, m, v, g, t, lr, beta1, beta2, eps), adamw_update(..., weight_decay) */
 int
 sh_adam(const Func *f, const Op *op, Type *r, char *err, size_t n)
 {
@@ -928,7 +942,31 @@ sh_adam(const Func *f, const Op *op, Type *r, char *err, size_t n)
 	if (same_as_param(f, op, 4, err, n))
 		return -1;
 	if (ARG(4)->dt != I32 || ARG(4)->sh.rank != 0)
-		return fail(err, n, "adam_update: the step counter must be i32[], got %s", TS(ARG(4)));
+		return fail(err, n, "%s: the step counter must be i32[], got %s", opinfo[op->kind].name,
+		            TS(ARG(4)));
+	return scalars(f, op, 5, err, n);
+}
+
+/* sumsq(x) -> f32[]: the sum of the squares of every element of an f32 tensor. */
+int
+sh_sumsq(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	if (ARG(0)->dt != F32)
+		return fail(err, n, "sumsq of %s: wants f32", TS(ARG(0)));
+	*r = (Type){ F32, { 0, {0} } };
+	return 0;
+}
+
+/* copy_out(x) index start: the caller's output index gets x's elements from start on (the
+ * verifier checks them against the forward's output). */
+int
+sh_copyout(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	(void)r;
+	if (op->ia[0] < 0 || op->ia[1] < 0)
+		return fail(err, n, "copy_out: index %lld, start %lld must not be negative",
+		            (long long)op->ia[0], (long long)op->ia[1]);
+	(void)f;
 	return 0;
 }
 

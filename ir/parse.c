@@ -529,15 +529,16 @@ decl(P *p, Role role, Loc kl)
 	return 0;
 }
 
-/* optim := 'optimizer' ('sgd' | 'adam') (KEY '=' NUM)* loc? */
+/* optim := 'optimizer' ('sgd' | 'adam' | 'adamw') (KEY '=' NUM)* loc? */
 static int
 optim(P *p, Loc kl)
 {
-	static const char *const sgd[] = { "lr", "momentum", NULL };
-	static const char *const adam[] = { "lr", "beta1", "beta2", "eps", NULL };
+	static const char *const sgd[] = { "lr", "momentum", "weight_decay", "clip_norm", NULL };
+	static const char *const adam[] = { "lr", "beta1", "beta2", "eps", "clip_norm", NULL };
+	static const char *const adamw[] = { "lr", "beta1", "beta2", "eps", "weight_decay", "clip_norm", NULL };
 	const char *const *keys;
 	Optim o = {0};
-	double *dst[4];
+	double *dst[6];
 	unsigned seen = 0;
 	Loc l;
 	char *w;
@@ -545,18 +546,20 @@ optim(P *p, Loc kl)
 
 	if (p->m->opt.kind != OPT_NONE)
 		return err(p, kl, "a second optimizer");
-	if (!(w = name(p, "an optimizer (sgd or adam)", &l)))
+	if (!(w = name(p, "an optimizer (sgd, adam or adamw)", &l)))
 		return -1;
 	if (strcmp(w, "sgd") == 0) {
 		o.kind = OPT_SGD;
 		keys = sgd;
-		dst[0] = &o.lr, dst[1] = &o.momentum;
-	} else if (strcmp(w, "adam") == 0) {
-		o.kind = OPT_ADAM;
-		keys = adam;
+		dst[0] = &o.lr, dst[1] = &o.momentum, dst[2] = &o.weight_decay, dst[3] = &o.clip_norm;
+	} else if (strcmp(w, "adam") == 0 || strcmp(w, "adamw") == 0) {
+		o.kind = w[4] ? OPT_ADAMW : OPT_ADAM;
+		keys = w[4] ? adamw : adam;
 		dst[0] = &o.lr, dst[1] = &o.beta1, dst[2] = &o.beta2, dst[3] = &o.eps;
+		dst[4] = w[4] ? &o.weight_decay : &o.clip_norm;
+		dst[5] = &o.clip_norm;
 	} else {
-		return err(p, l, "unknown optimizer '%s' (sgd or adam)", w);
+		return err(p, l, "unknown optimizer '%s' (sgd, adam or adamw)", w);
 	}
 	for (;;) {
 		Loc al;
@@ -568,8 +571,7 @@ optim(P *p, Loc kl)
 		for (k = 0; keys[k] && strcmp(keys[k], w); k++)
 			;
 		if (!keys[k])
-			return err(p, al, "optimizer %s has no setting '%s'",
-			           o.kind == OPT_SGD ? "sgd" : "adam", w);
+			return err(p, al, "optimizer %s has no setting '%s'", optim_name[o.kind], w);
 		if (seen & 1u << k)
 			return err(p, al, "setting '%s' given twice", w);
 		seen |= 1u << k;
@@ -580,7 +582,7 @@ optim(P *p, Loc kl)
 		return -1;
 	for (k = 0; keys[k]; k++)
 		if (!(seen & 1u << k))
-			return err(p, l, "optimizer %s needs %s=", o.kind == OPT_SGD ? "sgd" : "adam", keys[k]);
+			return err(p, l, "optimizer %s needs %s=", optim_name[o.kind], keys[k]);
 	p->m->opt = o;
 	return 0;
 }
@@ -1004,6 +1006,22 @@ report(void *ctx, const Func *f, int op, int rel, const char *msg)
 		note(p->src, p->oploc[fi][rel], "op %d, the update in place, is here", rel);
 }
 
+/* 'micro_batches' INT: the step's micro-batches (what it is made of says it too) */
+static int
+micro(P *p, Loc l)
+{
+	int64_t k;
+
+	if (p->m->micro)
+		return err(p, l, "micro_batches given twice");
+	if (integer(p, &k, "the number of micro-batches"))
+		return -1;
+	if (k < 2 || k > 1 << 20)
+		return err(p, l, "micro_batches must be 2 or more (1 is said by leaving the line out)");
+	p->m->micro = (int)k;
+	return eol(p);
+}
+
 /* 'budget' INT 'solver=' STRING ('percent=' NUM)? */
 static int
 budget(P *p, Loc l)
@@ -1049,7 +1067,7 @@ body(P *p)
 	while (p->src->nerr < MAXERR && nextline(p)) {
 		Loc l = here(p);
 		int line = p->line;
-		char *w = name(p, "'input', 'param', 'state', 'buffer', 'optimizer', 'budget' or 'func'", NULL);
+		char *w = name(p, "'input', 'param', 'state', 'buffer', 'hyper', 'optimizer', 'micro_batches', 'budget' or 'func'", NULL);
 		int r;
 
 		if (!w)
@@ -1060,10 +1078,14 @@ body(P *p)
 			r = decl(p, R_PARAM, l);
 		else if (strcmp(w, "state") == 0)
 			r = decl(p, R_STATE, l);
+		else if (strcmp(w, "hyper") == 0)
+			r = decl(p, R_HYPER, l);
 		else if (strcmp(w, "buffer") == 0)
 			r = decl(p, R_BUFFER, l);
 		else if (strcmp(w, "optimizer") == 0)
 			r = optim(p, l);
+		else if (strcmp(w, "micro_batches") == 0)
+			r = micro(p, l);
 		else if (strcmp(w, "budget") == 0)
 			r = budget(p, l);
 		else if (strcmp(w, "func") == 0) {
@@ -1071,7 +1093,7 @@ body(P *p)
 				return;
 			continue;
 		} else
-			r = err(p, l, "expected 'input', 'param', 'state', 'buffer', 'optimizer', 'budget' or 'func', found '%s'", w);
+			r = err(p, l, "expected 'input', 'param', 'state', 'buffer', 'hyper', 'optimizer', 'micro_batches', 'budget' or 'func', found '%s'", w);
 		if (r)
 			skipline(p, line);
 	}

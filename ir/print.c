@@ -128,9 +128,9 @@ pinit(FILE *fp, const Init *in, DType dt, int64_t n_vals)
 static void
 pdecl(FILE *fp, const Module *m, const Decl *d)
 {
-	static const char *const role[] = { "input", "param", "state", "buffer" };
+	static const char *const role[] = { "input", "param", "state", "buffer", "hyper" };
 
-	fprintf(fp, "%s %s : ", d->role <= R_BUFFER ? role[d->role] : "?", d->name);
+	fprintf(fp, "%s %s : ", d->role <= R_HYPER ? role[d->role] : "?", d->name);
 	ptype(fp, &d->ty);
 	pinit(fp, &d->init, d->ty.dt, shape_numel(&d->ty.sh));
 	if (d->of >= 0 && d->of < m->ndecl)
@@ -146,21 +146,22 @@ pdecl(FILE *fp, const Module *m, const Decl *d)
 static void
 poptim(FILE *fp, const Optim *o)
 {
-	if (o->kind == OPT_SGD) {
-		fputs("optimizer sgd lr=", fp);
-		pnum(fp, o->lr);
-		fputs(" momentum=", fp);
-		pnum(fp, o->momentum);
-	} else {
-		fputs("optimizer adam lr=", fp);
-		pnum(fp, o->lr);
-		fputs(" beta1=", fp);
-		pnum(fp, o->beta1);
-		fputs(" beta2=", fp);
-		pnum(fp, o->beta2);
-		fputs(" eps=", fp);
-		pnum(fp, o->eps);
-	}
+	struct { const char *k; double v; int on; } kv[] = {
+		{ "lr", o->lr, 1 },
+		{ "momentum", o->momentum, o->kind == OPT_SGD },
+		{ "beta1", o->beta1, o->kind != OPT_SGD },
+		{ "beta2", o->beta2, o->kind != OPT_SGD },
+		{ "eps", o->eps, o->kind != OPT_SGD },
+		{ "weight_decay", o->weight_decay, o->kind != OPT_ADAM },
+		{ "clip_norm", o->clip_norm, 1 },
+	};
+
+	fprintf(fp, "optimizer %s", o->kind > OPT_NONE && o->kind <= OPT_ADAMW ? optim_name[o->kind] : "?");
+	for (size_t i = 0; i < sizeof kv / sizeof *kv; i++)
+		if (kv[i].on) {
+			fprintf(fp, " %s=", kv[i].k);
+			pnum(fp, kv[i].v);
+		}
 	ploc(fp, o->loc);
 	fputc('\n', fp);
 }
@@ -295,6 +296,8 @@ ir_print(FILE *fp, const Module *m)
 		pdecl(fp, m, &m->decl[i]);
 	if (m->opt.kind != OPT_NONE)
 		poptim(fp, &m->opt);
+	if (m->micro > 1)
+		fprintf(fp, "micro_batches %d\n", m->micro);
 	if (m->budget > 0) {
 		fprintf(fp, "budget %lld solver=", (long long)m->budget);
 		pstr(fp, m->solver);

@@ -96,8 +96,11 @@ check_decls(C *c)
 			continue;
 		if (names && mod_find_decl(m, d->name) != i)
 			bad(c, -1, "%s is declared twice", d->name);
-		if (d->role != R_INPUT && d->role != R_PARAM && d->role != R_STATE && d->role != R_BUFFER)
+		if (d->role != R_INPUT && d->role != R_PARAM && d->role != R_STATE && d->role != R_BUFFER &&
+		    d->role != R_HYPER)
 			bad(c, -1, "%s has no valid role", d->name);
+		if (d->role == R_HYPER && (d->ty.dt != F32 || d->ty.sh.rank != 0 || d->init.kind != INIT_FULL))
+			bad(c, -1, "hyperparameter %s must be f32[] = full(value)", d->name);
 		if (!type_ok(&d->ty))
 			bad(c, -1, "%s has an invalid type %s", d->name, TS(&d->ty, b));
 		if (d->init.kind < INIT_NONE || d->init.kind > INIT_VALUES)
@@ -187,8 +190,9 @@ check_values(C *c)
 
 /* ---------- ops ---------- */
 
-/* An update on the host (its param in host memory): every operand lives there, the ones it
- * writes are declarations. */
+/* An update on the host (its param in host memory): every operand lives there (but the
+ * hyperparameters, settings the host reads where they are), the ones it writes are
+ * declarations. */
 static int
 on_host(const Func *f, const Op *op)
 {
@@ -208,7 +212,8 @@ check_update(C *c, int i, const Op *op)
 	if (host && op->kind == OP_TICK)
 		bad(c, i, "tick runs on the accelerator, not on %%%s in host memory", vname(f, op->args[0]));
 	for (int k = 0; host && k < op->nargs; k++)
-		if (valid(f, op->args[k]) && !f->val[op->args[k]].host)
+		if (valid(f, op->args[k]) && !f->val[op->args[k]].host &&
+		    !(f->val[op->args[k]].decl >= 0 && f->mod->decl[f->val[op->args[k]].decl].role == R_HYPER))
 			bad(c, i, "an update on the host reads %%%s, which is on the accelerator",
 			    vname(f, op->args[k]));
 	for (int k = 0; k < nw && k < op->nargs; k++) {
@@ -246,6 +251,36 @@ check_update(C *c, int i, const Op *op)
 		if (!home)
 			c->mut[v] = i;
 	}
+}
+
+/* copy_out in the step, into forward output `index`: the same dtype and rank, the same dims
+ * but the first, which the copy's rows from `start` on fit (a micro-batch's slice). */
+static void
+check_copyout(C *c, int i, const Op *op)
+{
+	const Module *m = c->m;
+	const Type *x = &c->f->val[op->args[0]].ty, *o;
+	int64_t k = op->ia[0], inner = 1;
+	int ok;
+
+	if (strcmp(c->f->name, "step") != 0 || !m->fwd || k >= m->fwd->nout) {
+		bad(c, i, "copy_out into output %lld, which the forward does not have (or not in the step)",
+		    (long long)k);
+		return;
+	}
+	o = &m->fwd->val[m->fwd->out[k]].ty;
+	ok = x->dt == o->dt && x->sh.rank == o->sh.rank;
+	for (int d = 1; ok && d < x->sh.rank; d++) {
+		ok = x->sh.d[d] == o->sh.d[d];
+		inner *= o->sh.d[d];
+	}
+	if (ok && x->sh.rank > 0)
+		ok = op->ia[1] % inner == 0 && op->ia[1] / inner + x->sh.d[0] <= o->sh.d[0];
+	else if (ok)
+		ok = op->ia[1] == 0;
+	if (!ok)
+		bad(c, i, "copy_out of %%%s from element %lld does not fit output %s", vname(c->f, op->args[0]),
+		    (long long)op->ia[1], m->fwd->outname[k]);
 }
 
 static void
@@ -292,7 +327,8 @@ check_args(C *c, int i, const Op *op)
 		 * it goes to the host for the updates there), and so does dropout (its mask); a batch_norm_update updates running statistics an earlier
 		 * one updated (a batch norm applied twice, as PyTorch's module called twice) */
 		if (v < c->m->ndecl && c->mut[v] >= 0 &&
-		    !((op->kind == OP_ADAM || op->kind == OP_SWAPOUT) && f->op[c->mut[v]].kind == OP_TICK) &&
+		    !((op->kind == OP_ADAM || op->kind == OP_ADAMW || op->kind == OP_SWAPOUT) &&
+		      f->op[c->mut[v]].kind == OP_TICK) &&
 		    !(op->kind == OP_BN_UPDATE && k < 2 && f->op[c->mut[v]].kind == OP_BN_UPDATE) &&
 		    !(op->kind == OP_DROPOUT && f->op[c->mut[v]].kind == OP_TICK) &&
 		    (c->rel = c->mut[v]) >= 0)
@@ -331,6 +367,8 @@ check_op(C *c, int i)
 	check_attrs(c, i, op);
 	if (oi->flags & F_MUT)
 		check_update(c, i, op);
+	if (op->kind == OP_COPYOUT && ok)
+		check_copyout(c, i, op);
 	/* a workspace: a `workspace` result, overwritten by the one op that reads it */
 	if ((oi->flags & F_WS) && ok && op->nargs > oi->nargs) {
 		int v = op->args[op->nargs - 1], d = f->val[v].def;

@@ -1,13 +1,17 @@
 /* autodiff.c: reverse-mode differentiation of the forward into the training step.
  *
  * needs: m->fwd with fwd->loss (an f32[] value) and m->opt.
- * fills: the optimizer's state decls (sgd with momentum: "mom.P" of P; adam: "m.P", "v.P" of
- *        P and one "adam.t" i32[] counter), for dropouts the buffer "dropout.step" (i32[], the
- *        number of the step: `tick`ed first, read by every dropout, so a recomputation or the
- *        gradient draws the same mask), m->step = the forward ops the loss needs (PH_FWD),
- *        the gradient of the loss w.r.t. every param that reaches it (PH_BWD, rules from the op
- *        table, grad.c), and the in-place updates (PH_UPD); then clears fwd->loss, so the
- *        forward keeps only what its outputs need once simplified.
+ * fills: the optimizer's state decls (sgd with momentum: "mom.P" of P; adam, adamw: "m.P",
+ *        "v.P" of P and one "adam.t" i32[] counter) and its hyperparameter decls ("opt.lr" ...,
+ *        role hyper, f32[] = full(the model's value)), for dropouts the buffer "dropout.step"
+ *        (i32[], the number of the step: `tick`ed first, read by every dropout, so a
+ *        recomputation or the gradient draws the same mask), m->step = the forward ops the loss
+ *        or an output needs (PH_FWD; each output copied out right after it is made, for
+ *        MODEL_step_out), the gradient of the loss w.r.t. every param that reaches it (PH_BWD,
+ *        rules from the op table, grad.c), with clip_norm the clipping ops (PH_BWD: sumsq of
+ *        each gradient, their total, clip_coef, each gradient times it), and the in-place
+ *        updates (PH_UPD) that read the hyperparameters; then clears fwd->loss, so the forward
+ *        keeps only what its outputs need once simplified.
  *
  * Decls must come first in every function's value table, and functions exist already: the
  * state decls are added, then the forward is rebuilt (copy.c) so its values renumber. Params
@@ -90,13 +94,15 @@ d_acc(Diff *d, int v, int g)
 
 /* ---------- the pass ---------- */
 
-/* live[v]: the loss needs v; need[v]: v depends on a param. */
+/* live[v]: the loss (outs: or an output) needs v; need[v]: v depends on a param. */
 static void
-mark(const Func *f, int loss, uint8_t *live, uint8_t *need)
+mark(const Func *f, int loss, int outs, uint8_t *live, uint8_t *need)
 {
 	memset(live, 0, f->nval);
 	memset(need, 0, f->nval);
 	live[loss] = 1;
+	for (int k = 0; outs && k < f->nout; k++)
+		live[f->out[k]] = 1;
 	for (int i = f->nop - 1; i >= 0; i--) {
 		const Op *op = &f->op[i];
 		if (op->res >= 0 && live[op->res])
@@ -114,25 +120,59 @@ mark(const Func *f, int loss, uint8_t *live, uint8_t *need)
 	}
 }
 
+/* A decl made by the optimizer: state (zeros, of param p or none) or a hyperparameter
+ * (full(v)), named pfx.P or pfx. Returns its index, or -1 after a diagnostic. */
 static int
-add_state(Module *m, Src *src, const char *pfx, int p, Type ty, Role role)
+add_decl(Module *m, Src *src, const char *pfx, int p, Type ty, Role role, double v)
 {
 	char *nm = asprintf_a(m->arena, "%s%s%s", pfx, p >= 0 ? "." : "", p >= 0 ? m->decl[p].name : "");
+	Init in = { .kind = role == R_HYPER ? INIT_FULL : INIT_ZEROS, .a = v };
 	int i;
 
 	if (mod_find_decl(m, nm) >= 0) {
-		diag(src, m->opt.loc, "optimizer state '%s' clashes with a declaration of that name", nm);
+		diag(src, m->opt.loc, "optimizer %s '%s' clashes with a declaration of that name",
+		     role == R_HYPER ? "setting" : role == R_BUFFER ? "buffer" : "state", nm);
 		return -1;
 	}
 	/* mod_decl refuses decls once functions exist; the forward is rebuilt after. */
 	{
 		Func *fw = m->fwd;
 		m->fwd = NULL;
-		i = mod_decl(m, nm, role, ty, (Init){ .kind = INIT_ZEROS }, m->opt.loc);
+		i = mod_decl(m, nm, role, ty, in, m->opt.loc);
 		m->fwd = fw;
 	}
 	m->decl[i].of = p;
 	return i;
+}
+
+static int
+add_state(Module *m, Src *src, const char *pfx, int p, Type ty, Role role)
+{
+	return add_decl(m, src, pfx, p, ty, role, 0);
+}
+
+/* The hyperparameters, in the order the updates take them. */
+enum { HLR, HMOM, HB1, HB2, HEPS, HWD, HCLIP, NHYP };
+static const char *const hypname[NHYP] = { "opt.lr", "opt.momentum", "opt.beta1", "opt.beta2",
+                                           "opt.eps", "opt.weight_decay", "opt.clip_norm" };
+
+/* The hyperparameter decls the optimizer's updates read: hy[k] their indices, -1 for those
+ * it has not. Returns 0, or -1 after a diagnostic. */
+static int
+add_hypers(Module *m, Src *src, int *hy)
+{
+	const Optim *o = &m->opt;
+	double v[NHYP] = { o->lr, o->momentum, o->beta1, o->beta2, o->eps, o->weight_decay, o->clip_norm };
+	int on[NHYP] = { 1, o->kind == OPT_SGD && o->momentum != 0, o->kind != OPT_SGD, o->kind != OPT_SGD,
+	                 o->kind != OPT_SGD, o->kind != OPT_ADAM, o->clip_norm > 0 };
+	Type sc = { F32, { 0, {0} } };
+	int bad = 0;
+
+	for (int k = 0; k < NHYP; k++)
+		hy[k] = on[k] ? add_decl(m, src, hypname[k], -1, sc, R_HYPER, v[k]) : -1;
+	for (int k = 0; k < NHYP; k++)
+		bad |= on[k] && hy[k] < 0;
+	return bad ? -1 : 0;
 }
 
 /* Renames, applied once the step is complete (the builder's name table must not change
@@ -160,29 +200,28 @@ gname(Diff *d, int v, Names *nm)
 	nm->name[nm->n++] = asprintf_a(d->f->mod->arena, "g.%s", d->f->val[v].name);
 }
 
-/* The update of param p with gradient g; state decls st[] as add_state made them. */
+/* The update of param p with gradient g; state decls st[] as add_state made them, hy[] the
+ * hyperparameters' (passes/grad.c lists each update's operands). */
 static void
-update(Func *s, const Optim *o, int p, int g, const int *st, int t)
+update(Func *s, const Optim *o, int p, int g, const int *st, int t, const int *hy)
 {
-	double fa[MAXFA] = {0};
-	int a[5] = { p, g };
+	int a[10] = { p, g, hy[HLR], hy[HWD] };
 
 	switch (o->kind) {
 	case OPT_SGD:
-		fa[0] = o->lr;
-		if (o->momentum == 0) {
-			func_op(s, OP_SGD, PH_UPD, a, 2, NULL, 0, fa, NULL, NULL, o->loc);
+		if (hy[HMOM] < 0) {
+			func_op(s, OP_SGD, PH_UPD, a, 4, NULL, 0, NULL, NULL, NULL, o->loc);
 			break;
 		}
-		fa[1] = o->momentum;
-		a[1] = st[0];
-		a[2] = g;
-		func_op(s, OP_SGDM, PH_UPD, a, 3, NULL, 0, fa, NULL, NULL, o->loc);
+		a[1] = st[0], a[2] = g, a[3] = hy[HLR], a[4] = hy[HMOM], a[5] = hy[HWD];
+		func_op(s, OP_SGDM, PH_UPD, a, 6, NULL, 0, NULL, NULL, NULL, o->loc);
 		break;
 	case OPT_ADAM:
-		fa[0] = o->lr, fa[1] = o->beta1, fa[2] = o->beta2, fa[3] = o->eps;
+	case OPT_ADAMW:
 		a[1] = st[0], a[2] = st[1], a[3] = g, a[4] = t;
-		func_op(s, OP_ADAM, PH_UPD, a, 5, NULL, 0, fa, NULL, NULL, o->loc);
+		a[5] = hy[HLR], a[6] = hy[HB1], a[7] = hy[HB2], a[8] = hy[HEPS], a[9] = hy[HWD];
+		func_op(s, o->kind == OPT_ADAMW ? OP_ADAMW : OP_ADAM, PH_UPD, a,
+		        o->kind == OPT_ADAMW ? 10 : 9, NULL, 0, NULL, NULL, NULL, o->loc);
 		break;
 	case OPT_NONE:
 		die("no optimizer");
@@ -218,16 +257,16 @@ refuse(Module *m, Src *src)
 }
 
 /* The optimizer state of every param that reaches the loss: st[2p], st[2p+1] its decls (or
- * -1), *tick adam's counter; *drop dropout's (or -1). The forward is rebuilt so its values
- * make room for the decls. Returns 0, or -1 after a diagnostic. */
+ * -1), *tick adam's counter, *drop dropout's (or -1), hy[] the hyperparameters'. The forward
+ * is rebuilt so its values make room for the decls. Returns 0, or -1 after a diagnostic. */
 static int
-states(Module *m, Src *src, int *st, int *tick, int *drop)
+states(Module *m, Src *src, int *st, int *tick, int *hy, int *drop)
 {
 	Func *fw = m->fwd;
 	int nd = m->ndecl, bad = 0;
 	uint8_t *live = xcalloc(fw->nval, 1), *need = xcalloc(fw->nval, 1);
 
-	mark(fw, fw->loss, live, need);
+	mark(fw, fw->loss, 0, live, need);
 	*tick = -1;
 	for (int p = 0; p < nd; p++) {
 		Type ty = m->decl[p].ty;
@@ -239,7 +278,7 @@ states(Module *m, Src *src, int *st, int *tick, int *drop)
 			continue;
 		if (m->opt.kind == OPT_SGD && m->opt.momentum != 0)
 			bad |= (st[2 * p] = add_state(m, src, "mom", p, ty, R_STATE)) < 0;
-		if (m->opt.kind == OPT_ADAM) {
+		if (m->opt.kind == OPT_ADAM || m->opt.kind == OPT_ADAMW) {
 			if (*tick < 0)
 				bad |= (*tick = add_state(m, src, "adam.t", -1, (Type){ I32, { 0, {0} } }, R_STATE)) < 0;
 			bad |= (st[2 * p] = add_state(m, src, "m", p, ty, R_STATE)) < 0;
@@ -250,6 +289,8 @@ states(Module *m, Src *src, int *st, int *tick, int *drop)
 	for (int i = 0; i < fw->nop && *drop < 0 && !bad; i++)
 		if (fw->op[i].kind == OP_DROPOUT && fw->op[i].nargs == 1 && live[fw->op[i].res])
 			bad |= (*drop = add_state(m, src, "dropout.step", -1, (Type){ I32, { 0, {0} } }, R_BUFFER)) < 0;
+	if (!bad)
+		bad = add_hypers(m, src, hy) < 0;
 	if (m->ndecl > nd)
 		func_adopt(fw, func_rebuild(fw, NULL, NULL));
 	free(live);
@@ -305,8 +346,20 @@ train_form(Func *s, const Func *fw, const Op *o, int *map, int drop, BnUpd **bn,
 	return 1;
 }
 
-/* The step's forward: fw's ops the loss needs, as PH_FWD (in training form), after the tick of
- * dropout's counter drop (if >= 0); d->need from fw's marks. */
+/* copy_out of every output that value v of fw is (the step's outputs, MODEL_step_out). */
+static void
+copy_outs(Func *s, const Func *fw, int v, const int *map)
+{
+	for (int k = 0; k < fw->nout; k++)
+		if (fw->out[k] == v) {
+			int64_t ia[MAXIA] = { k, 0 };
+			func_op(s, OP_COPYOUT, PH_FWD, &map[v], 1, ia, 0, NULL, NULL, NULL, fw->val[v].loc);
+		}
+}
+
+/* The step's forward: fw's ops the loss or an output needs, as PH_FWD (in training form),
+ * after the tick of dropout's counter drop (if >= 0), each output copied out right after it is
+ * made; d->need from fw's marks. */
 static void
 forward(Diff *d, Func *fw, int drop, BnUpd **bn, int *nbn)
 {
@@ -314,15 +367,19 @@ forward(Diff *d, Func *fw, int drop, BnUpd **bn, int *nbn)
 	int *map = xmalloc(fw->nval * sizeof *map);
 	uint8_t *live = xcalloc(fw->nval, 1), *need = xcalloc(fw->nval, 1);
 
-	mark(fw, fw->loss, live, need);
+	mark(fw, fw->loss, 1, live, need);
 	for (int v = 0; v < fw->nval; v++)
 		map[v] = fw->val[v].decl >= 0 ? fw->val[v].decl : -1;
 	if (drop >= 0)
 		func_op(s, OP_TICK, PH_UPD, &drop, 1, NULL, 0, NULL, NULL, NULL, s->mod->opt.loc);
+	for (int v = 0; v < fw->mod->ndecl; v++)
+		copy_outs(s, fw, v, map);
 	for (int i = 0; i < fw->nop; i++)
-		if (fw->op[i].res >= 0 && live[fw->op[i].res] &&
-		    !train_form(s, fw, &fw->op[i], map, drop, bn, nbn))
-			copy_op(s, fw, &fw->op[i], map, PH_FWD);
+		if (fw->op[i].res >= 0 && live[fw->op[i].res]) {
+			if (!train_form(s, fw, &fw->op[i], map, drop, bn, nbn))
+				copy_op(s, fw, &fw->op[i], map, PH_FWD);
+			copy_outs(s, fw, fw->op[i].res, map);
+		}
 	s->loss = map[fw->loss];
 	d->grad = xmalloc(s->nval * sizeof *d->grad);
 	d->need = xcalloc(s->nval, 1);
@@ -370,70 +427,193 @@ sweep(Diff *d, Src *src, Names *names)
 	return 0;
 }
 
-/* The updates, params in declaration order; adam ticks its counter first; then the batch
- * norms' running statistics. */
-static void
-updates(Module *m, Diff *d, const int *st, int tick, Names *names, const BnUpd *bn, int nbn)
+/* Clipping by global norm (PyTorch's clip_grad_norm_): each gradient's sum of squares, their
+ * total, and the coefficient from it and the clip_norm hyperparameter. Every update then takes
+ * its gradient scaled by the coefficient, so no update can run before the last gradient is
+ * complete: the IR states that dependence, and liveness and the planner price the gradients
+ * held until then. Returns the coefficient's value. */
+static int
+clip_coef(Module *m, Func *s, const int *grad, const int *hy)
 {
-	int first = 1;
+	Type sc = { F32, { 0, {0} } };
+	int tot = -1;
 
 	for (int p = 0; p < m->ndecl; p++) {
-		if (m->decl[p].role != R_PARAM || d->grad[p] < 0)
+		int g = grad[p], i, a[2];
+		if (m->decl[p].role != R_PARAM || g < 0)
 			continue;
-		if (m->opt.kind == OPT_ADAM && first)
-			func_op(d->f, OP_TICK, PH_UPD, &tick, 1, NULL, 0, NULL, NULL, NULL, m->opt.loc);
-		first = 0;
-		update(d->f, &m->opt, p, d->grad[p], &st[2 * p], tick);
-		gname(d, p, names);
+		i = func_op(s, OP_SUMSQ, PH_BWD, &g, 1, NULL, 0, NULL, &sc,
+		            asprintf_a(m->arena, "gn.%s", m->decl[p].name), m->opt.loc);
+		if (tot < 0) {
+			tot = s->op[i].res;
+			continue;
+		}
+		a[0] = tot;
+		a[1] = s->op[i].res;
+		i = func_op(s, OP_ADD, PH_BWD, a, 2, NULL, 0, NULL, &sc, "gnorm2", m->opt.loc);
+		tot = s->op[i].res;
 	}
+	if (tot < 0)
+		return -1;
+	{
+		int a[2] = { tot, hy[HCLIP] };
+		int i = func_op(s, OP_CLIPCOEF, PH_BWD, a, 2, NULL, 0, NULL, &sc, "clip.coef", m->opt.loc);
+		return s->op[i].res;
+	}
+}
+
+/* The optimizer's decls of a module, as states() made them. */
+struct OptDecls {
+	int *st;          /* st[2p], st[2p+1]: param p's state decls, or -1 */
+	int tick;         /* adam's counter, or -1 */
+	int hy[NHYP];     /* the hyperparameters' decls, or -1 */
+	int drop;         /* dropout's step counter (a buffer), or -1 */
+};
+
+OptDecls *
+autodiff_opt_decls(Module *m, Src *src)
+{
+	OptDecls *od = xcalloc(1, sizeof *od);
+
+	od->st = xmalloc((2 * m->ndecl + 1) * sizeof *od->st);   /* params' decls: state comes after */
+	if (states(m, src, od->st, &od->tick, od->hy, &od->drop)) {
+		autodiff_opt_free(od);
+		return NULL;
+	}
+	return od;
+}
+
+void
+autodiff_opt_free(OptDecls *od)
+{
+	if (od)
+		free(od->st);
+	free(od);
+}
+
+/* The updates, params in declaration order; adam ticks its counter first. With clipping, the
+ * scaled gradients come first (bwd), so the phases stay in order. */
+void
+autodiff_updates(Module *m, Func *s, const int *grad, const OptDecls *od)
+{
+	int first = 1, coef = od->hy[HCLIP] >= 0 ? clip_coef(m, s, grad, od->hy) : -1;
+	int *g = xmalloc((m->ndecl + 1) * sizeof *g);
+
+	for (int p = 0; p < m->ndecl; p++) {
+		g[p] = m->decl[p].role == R_PARAM ? grad[p] : -1;
+		if (g[p] < 0 || coef < 0)
+			continue;
+		int a[2] = { g[p], coef };
+		int i = func_op(s, OP_MUL, PH_BWD, a, 2, NULL, 0, NULL, &s->val[g[p]].ty,
+		                asprintf_a(m->arena, "gc.%s", m->decl[p].name), m->opt.loc);
+		g[p] = s->op[i].res;
+	}
+	for (int p = 0; p < m->ndecl; p++) {
+		if (g[p] < 0)
+			continue;
+		if ((m->opt.kind == OPT_ADAM || m->opt.kind == OPT_ADAMW) && first)
+			func_op(s, OP_TICK, PH_UPD, &od->tick, 1, NULL, 0, NULL, NULL, NULL, m->opt.loc);
+		first = 0;
+		update(s, &m->opt, p, g[p], &od->st[2 * p], od->tick, od->hy);
+	}
+	free(g);
+}
+
+/* The batch norms' running statistics, folded in after the backward (buffers, not trained). */
+static void
+bn_updates(Func *s, const BnUpd *bn, int nbn)
+{
 	for (int k = 0; k < nbn; k++) {
 		int a[4] = { bn[k].rm, bn[k].rv, bn[k].mean, bn[k].var };
 		int64_t ia[MAXIA] = { bn[k].count };
 		double fa[MAXFA] = { bn[k].momentum };
 		char err[256];
-		if (op_infer(d->f, OP_BN_UPDATE, a, 4, ia, 0, fa, &(Type){0}, err, sizeof err))
+		if (op_infer(s, OP_BN_UPDATE, a, 4, ia, 0, fa, &(Type){0}, err, sizeof err))
 			die("autodiff made a bad batch_norm_update: %s", err);
-		func_op(d->f, OP_BN_UPDATE, PH_UPD, a, 4, ia, 0, fa, NULL, NULL, bn[k].loc);
+		func_op(s, OP_BN_UPDATE, PH_UPD, a, 4, ia, 0, fa, NULL, NULL, bn[k].loc);
 	}
 }
 
-int
-autodiff(Module *m, Src *src)
+/* The forward and backward of m's loss into d->f (the batch norms' updates in *bn); the final
+ * gradients renamed g.P. */
+static int
+differentiate(Module *m, Diff *d, Src *src, int drop, BnUpd **bn, int *nbn)
 {
-	int tick, drop, ok, *st, nbn = 0;
 	Names names = {0};
+	int ok;
+
+	forward(d, m->fwd, drop, bn, nbn);
+	ok = sweep(d, src, &names);
+	for (int p = 0; ok == 0 && p < m->ndecl; p++)
+		if (m->decl[p].role == R_PARAM)
+			gname(d, p, &names);
+	for (int i = 0; ok == 0 && i < names.n; i++)
+		d->f->val[names.v[i]].name = names.name[i];
+	free(names.v);
+	free(names.name);
+	return ok;
+}
+
+Func *
+autodiff_grads(Module *m, Src *src, const OptDecls *od, int *grad, int *seed)
+{
 	Diff d = {0};
+	int *map = NULL, ok, nbn = 0;
+	Func *r = NULL;
 	BnUpd *bn = NULL;
 
 	if (m->fwd->loss < 0)
 		die("autodiff of a model without a loss");
 	if (refuse(m, src))
-		return -1;
-	st = xmalloc(2 * m->ndecl * sizeof *st);   /* params' decls: state decls come after */
-	if (states(m, src, st, &tick, &drop)) {
-		free(st);
-		return -1;
-	}
+		return NULL;
 	d.f = func_new(m, "step");
-	forward(&d, m->fwd, drop, &bn, &nbn);
-	ok = sweep(&d, src, &names);
+	ok = differentiate(m, &d, src, od->drop, &bn, &nbn);
 	if (ok == 0) {
-		updates(m, &d, st, tick, &names, bn, nbn);
-		for (int i = 0; i < names.n; i++)
-			d.f->val[names.v[i]].name = names.name[i];
+		bn_updates(d.f, bn, nbn);
+		map = xmalloc((d.f->nval + 1) * sizeof *map);
+		r = func_rebuild(d.f, NULL, map);
+		for (int v = 0; v < m->ndecl; v++)
+			grad[v] = m->decl[v].role == R_PARAM && d.grad[v] >= 0 ? map[d.grad[v]] : -1;
+		*seed = d.need[d.f->loss] ? map[d.grad[d.f->loss]] : -1;
+	}
+	func_free(d.f);
+	free(map);
+	free(bn);
+	free(d.grad);
+	free(d.need);
+	return r;
+}
+
+int
+autodiff(Module *m, Src *src)
+{
+	OptDecls *od;
+	Diff d = {0};
+	int ok, *grad, nbn = 0;
+	BnUpd *bn = NULL;
+
+	if (m->fwd->loss < 0)
+		die("autodiff of a model without a loss");
+	if (refuse(m, src) || !(od = autodiff_opt_decls(m, src)))
+		return -1;
+	d.f = func_new(m, "step");
+	ok = differentiate(m, &d, src, od->drop, &bn, &nbn);
+	if (ok == 0) {
+		grad = xmalloc((m->ndecl + 1) * sizeof *grad);
+		for (int p = 0; p < m->ndecl; p++)
+			grad[p] = d.grad[p];
+		autodiff_updates(m, d.f, grad, od);
+		bn_updates(d.f, bn, nbn);
+		free(grad);
 		func_adopt(d.f, func_rebuild(d.f, NULL, NULL));   /* rehash the new names */
 		m->step = d.f;
 		m->fwd->loss = -1;
 	} else {
-		Func dead = {0};
-		func_adopt(&dead, d.f);
-		func_adopt(&dead, &(Func){0});
+		func_free(d.f);
 	}
+	autodiff_opt_free(od);
+	free(bn);
 	free(d.grad);
 	free(d.need);
-	free(bn);
-	free(names.v);
-	free(names.name);
-	free(st);
 	return ok;
 }

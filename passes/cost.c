@@ -57,7 +57,7 @@ op_bytes(const Func *f, const Op *op)
 {
 	int64_t b = 0;
 
-	if (op->kind == OP_WAIT)
+	if (op->kind == OP_WAIT || op->kind == OP_COPYOUT)
 		return 0;
 	if (opinfo[op->kind].flags & (F_COPY | F_COLL))
 		return type_bytes(&f->val[op->res].ty);
@@ -81,7 +81,8 @@ op_time(const Target *t, const Func *f, const Op *op)
 {
 	double fl, mem;
 
-	if (op->kind == OP_WAIT)
+	/* copy_out copies only when the caller asks for the step's outputs: not a kernel */
+	if (op->kind == OP_WAIT || op->kind == OP_COPYOUT)
 		return 0;
 	if (opinfo[op->kind].flags & F_COPY)
 		return t->copylat + (double)op_bytes(f, op) / t->copybw;

@@ -102,14 +102,25 @@
  *                           * dl / P, P = numel(labels), the number of positions.
  *   mse_grad(a, b, dl)      2 * (a - b) * dl / N, N = numel of the broadcast shape.  (bcast)
  *
- * And the optimizer updates (PH_UPD, in place; PyTorch's rules):
- *   sgd_update(p, g) lr                    p -= lr * g
- *   sgd_momentum_update(p, v, g) lr momentum   v = momentum * v + g; p -= lr * v
- *   tick(t)                                t += 1 (i32; runs before every adam_update)
- *   adam_update(p, m, v, g, t) lr beta1 beta2 eps
+ * And the optimizer updates (PH_UPD, in place; PyTorch's rules, torch.optim 1.13). Their
+ * hyperparameters are f32[] operands (the decls of role hyper that autodiff makes, "opt.lr"
+ * ..., so an instance changes them between steps); the formulas are mtc-ops.h's mtc_*_update,
+ * which the interpreter calls and both targets print:
+ *   sgd_update(p, g, lr, wd)                g' = g + wd p (if wd != 0); p -= lr g'
+ *   sgd_momentum_update(p, v, g, lr, momentum, wd)
+ *                                           g' = g + wd p (if wd != 0); v = momentum v + g';
+ *                                           p -= lr v
+ *   tick(t)                                 t += 1 (i32; runs before every adam_update)
+ *   adam_update(p, m, v, g, t, lr, beta1, beta2, eps)
  *                           m = beta1*m + (1-beta1)*g; v = beta2*v + (1-beta2)*g^2;
  *                           mh = m / (1 - beta1^t); vh = v / (1 - beta2^t);
  *                           p -= lr * mh / (sqrt(vh) + eps)
+ *   adamw_update(p, m, v, g, t, lr, beta1, beta2, eps, wd)
+ *                           p *= 1 - lr*wd (decoupled weight decay), then adam_update's step
+ * Gradient clipping by global norm (clip_grad_norm_) has two ops of its own:
+ *   sumsq(g) -> f32[]       the sum of g's squared elements (in double, element order)
+ *   clip_coef(ss, c) -> f32[]   min(c / (sqrt(ss) + 1e-6), 1) (F_EW: mtc_clip_coef), NaN kept
+ * and every update reads mul(g, coef) instead of g.
  */
 #include "passes.h"
 

@@ -235,7 +235,7 @@ rewrite(const Func *f, const Target *tg, const uint8_t *lvl)
 			continue;
 		if (lvl[i] == HOME_HOSTUPD) {
 			wat[i] = late(t, n, i, copy_s(tg, f, o->args[nw]));
-			anyadam |= o->kind == OP_ADAM;
+			anyadam |= o->kind == OP_ADAM || o->kind == OP_ADAMW;
 			continue;
 		}
 		for (int k = 0; k < nw; k++)
@@ -299,7 +299,7 @@ rewrite(const Func *f, const Target *tg, const uint8_t *lvl)
 			/* the gradient (and Adam's counter) in host memory */
 			int gh = mem(g, OP_SWAPOUT, &a[nw], 1, f->val[o->args[nw]].name, ".host", PH_MEM);
 			a[nw] = gh;
-			if (o->kind == OP_ADAM && (a[4] = th) < 0)
+			if ((o->kind == OP_ADAM || o->kind == OP_ADAMW) && (a[4] = th) < 0)
 				die("home: adam_update on the host before tick");
 			out[8 * i + nout[i]++] = gh;
 		}

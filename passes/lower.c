@@ -247,8 +247,8 @@ laid:
 		}
 		else if (m->decl[d].role == R_STATE && m->decl[d].host)
 			lo->hstate_bytes += b;
-		else if (m->decl[d].role == R_STATE)
-			lo->state_bytes += b;
+		else if (m->decl[d].role == R_STATE || m->decl[d].role == R_HYPER)
+			lo->state_bytes += b;     /* the optimizer's: its state and its settings */
 		else if (m->decl[d].role == R_BUFFER)
 			lo->buffer_bytes += b;
 	}

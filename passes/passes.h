@@ -9,6 +9,34 @@
  * Returns 0, or -1 after a diagnostic. */
 int autodiff(Module *, Src *);
 
+/* The same in parts, for steps made of another module's gradients (micro.c):
+ * autodiff_opt_decls: the optimizer's state and hyperparameter decls of m (and dropout's step
+ *   counter), as autodiff makes them (m's forward rebuilt; functions made after it hold them).
+ *   NULL after a diagnostic.
+ * autodiff_grads: the forward (dropout's counter ticked first) and backward of m's loss, then
+ *   the batch norms' running-statistics updates, as a new function of m (not installed, m
+ *   unchanged; no optimizer ops), with m's decls od: grad[d] (m->ndecl entries) the value of
+ *   param d's gradient in it, -1 for none; *seed the value of the loss's gradient (the
+ *   backward's `const value=1`), -1 if the loss reaches no param. NULL after a diagnostic.
+ * autodiff_updates: the optimizer's ops on step s of m: clipping (with clip_norm), the tick,
+ *   the update of every param d with grad[d] >= 0 (a value of s) in declaration order. */
+typedef struct OptDecls OptDecls;
+Func *autodiff_grads(Module *, Src *, const OptDecls *, int *grad, int *seed);
+OptDecls *autodiff_opt_decls(Module *, Src *);
+void autodiff_updates(Module *, Func *s, const int *grad, const OptDecls *);
+void autodiff_opt_free(OptDecls *);
+
+/* micro.c: needs m (the model at its batch B, its forward with the loss, no step) and mu (the
+ * same model elaborated at B / k: FeOpts.batch_div, not differentiated). fills m->step: k
+ * times, the inputs whose leading dim is the batch sliced to micro-batch j's rows, mu's
+ * forward and backward on them (the loss's gradient seeded with 1/k, outputs copied out at
+ * their rows), the gradients summed over the micro-batches, the loss their mean (the whole
+ * batch's, for a loss that is a mean over it); then the optimizer once (autodiff_updates) with
+ * m's state and hyperparameter decls. Inputs and outputs that depend on the batch other than
+ * by their leading dim, and params that depend on it, are errors. 0, or -1 after a
+ * diagnostic (mu is left to the caller). */
+int micro_batch(Module *m, Module *mu, int k, Src *);
+
 /* The autodiff context: what a gradient rule (grad.c, named in OPTAB) sees. Rules read the
  * gradient of op->res with d_grad and accumulate their f32 operands' gradients with d_acc;
  * every op they emit is an ordinary PH_BWD op of the step, located at the forward op. */

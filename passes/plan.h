@@ -258,6 +258,7 @@ typedef struct PlanReport {
 	int64_t hstate;        /* bytes of optimizer state the plan keeps in host memory */
 	int64_t hparam;        /* bytes of params it keeps there */
 	int nhostupd;          /* updates it runs on the host */
+	int micro;             /* the step's micro-batches (> 1; --micro-batches), else 0 or 1 */
 } PlanReport;
 int plan_step(Module *, const PlanOpts *, PlanReport *);
 /* Each optimizer update moved up to just after the last op it depends on (gradients die

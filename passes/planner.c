@@ -601,6 +601,8 @@ void
 plan_report_print(FILE *fp, const PlanReport *r)
 {
 	fprintf(fp, "solver %s\n", r->solver);
+	if (r->micro > 1)
+		fprintf(fp, "micro_batches %d\n", r->micro);
 	fprintf(fp, "budget_bytes %lld\n", (long long)r->budget);
 	fprintf(fp, "unplanned_peak_bytes %lld\n", (long long)r->base_peak);
 	fprintf(fp, "planned_peak_bytes %lld\n", (long long)r->peak);

@@ -93,15 +93,15 @@ typedef struct Manifest {
 	int64_t budget, plan, peak, persist, arena, host, loss;
 	int nevents, nrecords, nk, nhupd;
 	char (*kname)[64];
-	Tns *t[5];                /* input, param, state, output, buffer */
-	int nt[5];
+	Tns *t[6];                /* input, param, state, output, buffer, hyper */
+	int nt[6];
 	struct mtc_module mod;
-	struct mtc_tensor_info *info[5];
+	struct mtc_tensor_info *info[6];
 	int ok;
 } Manifest;
 
 static Manifest man;
-static const char *const roles[5] = { "input", "param", "state", "output", "buffer" };
+static const char *const roles[6] = { "input", "param", "state", "output", "buffer", "hyper" };
 
 static void
 add_tensor(char *line)
@@ -126,11 +126,12 @@ add_tensor(char *line)
 	           &t.use, &n) < 5)
 		return;
 	t.host = strncmp(p + n, " host", 5) == 0;
-	for (r = 0; r < 5 && strcmp(role, roles[r]); r++)
+	for (r = 0; r < 6 && strcmp(role, roles[r]); r++)
 		;
-	if (r == 5)
+	if (r == 6)
 		return;
-	t.info.name = strdup(name);
+	/* hyperparameters as the API spells them: "opt.lr" is "lr" */
+	t.info.name = strdup(r == 5 && strncmp(name, "opt.", 4) == 0 ? name + 4 : name);
 	t.info.dtype = strcmp(dt, "i32") == 0 ? MTC_I32 : MTC_F32;
 	t.info.rank = rank;
 	t.info.numel = 1;
@@ -156,6 +157,11 @@ static int api_step(void *, const void *const *, float *);
 static int api_get(void *, int, void *);
 static int api_set(void *, int, const void *);
 static int api_stats(const void *, struct mtc_stats *);
+static int api_set_hyper(void *, int, float);
+static int api_get_hyper(void *, int, float *);
+static int api_save(void *, const char *);
+static int api_load(void *, const char *);
+static int api_step_out(void *, const void *const *, float *, void *const *);
 
 static void
 load_manifest(void)
@@ -191,7 +197,7 @@ load_manifest(void)
 			add_tensor(line);
 		}
 	}
-	for (int r = 0; r < 5; r++) {
+	for (int r = 0; r < 6; r++) {
 		man.info[r] = calloc(man.nt[r] + 1, sizeof *man.info[r]);
 		for (int i = 0; i < man.nt[r]; i++) {
 			man.info[r][i] = man.t[r][i].info;
@@ -207,13 +213,17 @@ load_manifest(void)
 		.create = mtc_cu_create, .step = api_step, .forward = mtc_cu_forward,
 		.destroy = mtc_cu_destroy, .error = mtc_cu_error, .get = api_get, .set = api_set,
 		.stats = api_stats, .nbuffers = man.nt[4], .buffers = man.info[4],
+		.nhypers = man.nt[5], .hypers = man.info[5],
+		.set_hyper = api_set_hyper, .get_hyper = api_get_hyper,
+		.save = api_save, .load = api_load, .step_out = api_step_out,
 	};
 	for (int i = 0; i < man.nt[4]; i++)
 		man.mod.buffer_bytes += man.t[4][i].info.bytes;
 	for (int i = 0; i < man.nt[1]; i++)
 		man.mod.param_bytes += man.t[1][i].info.bytes;
-	for (int i = 0; i < man.nt[2]; i++)
-		man.mod.state_bytes += man.t[2][i].info.bytes;
+	for (int r = 2; r <= 5; r += 3)      /* the optimizer's state and its settings */
+		for (int i = 0; i < man.nt[r]; i++)
+			man.mod.state_bytes += man.t[r][i].info.bytes;
 	man.ok = 1;
 }
 
@@ -222,7 +232,7 @@ load_manifest(void)
 __attribute__((destructor)) static void
 unload_manifest(void)
 {
-	for (int r = 0; r < 5; r++) {
+	for (int r = 0; r < 6; r++) {
 		for (int i = 0; i < man.nt[r]; i++)
 			free((char *)man.t[r][i].info.name);
 		free(man.t[r]);
@@ -245,13 +255,15 @@ typedef struct Live {
 	int64_t off, bytes;
 } Live;
 
-/* What an update on the host reads when the copy stream runs it. */
+/* What an update on the host reads when its stream runs it: its operands' pinned host offsets,
+ * and the hyperparameters' values as they were when the step queued it (the instance's
+ * settings of that step; hv[k] for operand k tagged MTC_CU_HYPER). */
 typedef struct Hupd {
 	struct mtc_cu *c;
 	int kind, nargs;
 	int64_t n;
-	uint64_t off[5];
-	double fa[4];
+	uint64_t off[10];
+	float hv[10];
 } Hupd;
 
 struct mtc_cu {
@@ -266,6 +278,8 @@ struct mtc_cu {
 	CUevent *rec;             /* compute events: a position of the compute stream a copy waits for */
 	Hupd *hu;                 /* per update on the host: its closure */
 	int hubad;                /* an update on the host met Adam's counter below 1 */
+	float *hyv;               /* the hyperparameters' settings, as uploaded (updates on the host
+	                           * read them here: the host cannot read device memory) */
 	cublasHandle_t blas;
 	int check;
 	int64_t live, peak, steps;
@@ -273,6 +287,7 @@ struct mtc_cu {
 	int nlv, caplv;
 	int status;
 	char err[512];
+	void *const *out;         /* during step_out: the caller's output buffers */
 };
 
 /* Record the first error of a call; later ones are usually consequences. */
@@ -359,12 +374,12 @@ upload(mtc_cu *c, int64_t off, const void *src, int64_t bytes)
 	return 0;
 }
 
-/* Params and buffers from their initializers, state zeroed (i32 buffers, counters, too); in
- * pinned host memory for those living there. */
+/* Params, buffers and hyperparameters from their initializers, state zeroed (i32 buffers,
+ * counters, too); in pinned host memory for those living there. */
 static int
 init_tensors(mtc_cu *c)
 {
-	for (int r = 1; r <= 4; r++)
+	for (int r = 1; r <= 5; r++)
 		for (int i = 0; r != 3 && i < man.nt[r]; i++) {
 			Tns *t = &man.t[r][i];
 			float *h = t->host ? (float *)(c->host + t->off) : calloc(t->info.numel ? t->info.numel : 1, 4);
@@ -377,6 +392,8 @@ init_tensors(mtc_cu *c)
 				memcpy(h, mtc_cu_data + (int64_t)t->a, (size_t)t->info.bytes);
 			else if (r != 2 && t->init && t->info.dtype == MTC_F32)
 				mtc_init_f32(h, t->info.numel, t->init, t->a, t->b, t->info.name, 0);
+			if (r == 5)
+				c->hyv[i] = h[0];
 			if (!t->host) {
 				rc = upload(c, t->off, h, t->info.bytes);
 				free(h);
@@ -415,7 +432,8 @@ open_instance(mtc_cu *c)
 	c->ev = calloc(man.nevents + 1, sizeof *c->ev);
 	c->rec = calloc(man.nrecords + 1, sizeof *c->rec);
 	c->hu = calloc(man.nhupd + 1, sizeof *c->hu);
-	if (!c->fn || !c->ev || !c->rec || !c->hu)
+	c->hyv = calloc(man.nt[5] + 1, sizeof *c->hyv);
+	if (!c->fn || !c->ev || !c->rec || !c->hu || !c->hyv)
 		return fail(c, MTC_ENOMEM, "out of host memory");
 	for (int i = 0; i < man.nk; i++)
 		CK(c, cu.cuModuleGetFunction(&c->fn[i], c->mod, man.kname[i]), man.kname[i]);
@@ -476,6 +494,7 @@ mtc_cu_destroy(void *p)
 	free(c->ev);
 	free(c->rec);
 	free(c->hu);
+	free(c->hyv);
 	free(c->lv);
 	free(c);
 }
@@ -587,48 +606,61 @@ host_update(void *arg)
 	case MTC_CU_SGD: {
 		const float *g = (const float *)(h + u->off[1]);
 		for (int64_t i = 0; i < u->n; i++)
-			mtc_sgd_update(w + i, g[i], (float)u->fa[0]);
+			mtc_sgd_update(w + i, g[i], u->hv[2], u->hv[3]);
 		break;
 	}
 	case MTC_CU_SGDM: {
 		float *m = (float *)(h + u->off[1]);
 		const float *g = (const float *)(h + u->off[2]);
 		for (int64_t i = 0; i < u->n; i++)
-			mtc_sgdm_update(w + i, m + i, g[i], (float)u->fa[0], (float)u->fa[1]);
+			mtc_sgdm_update(w + i, m + i, g[i], u->hv[3], u->hv[4], u->hv[5]);
 		break;
 	}
 	default: {
 		float *m = (float *)(h + u->off[1]), *v = (float *)(h + u->off[2]);
 		const float *g = (const float *)(h + u->off[3]);
 		int32_t t = *(const int32_t *)(h + u->off[4]);
-		struct mtc_adam k;
-		if (t < 1) {
+		mtc_adam k = mtc_adam_scalars(t, u->hv[5], u->hv[6], u->hv[7], u->hv[8],
+		                              u->kind == MTC_CU_ADAMW ? u->hv[9] : 0);
+		if (k.bad) {
 			u->c->hubad = 1;
 			return;
 		}
-		k = mtc_adam_coef(t, u->fa[0], u->fa[1], u->fa[2], (float)u->fa[3]);
 		for (int64_t i = 0; i < u->n; i++)
-			mtc_adam_update(w + i, m + i, v + i, g[i], &k);
+			if (u->kind == MTC_CU_ADAMW)
+				mtc_adamw_update(w + i, m + i, v + i, g[i], &k);
+			else
+				mtc_adam_update(w + i, m + i, v + i, g[i], &k);
 	}
 	}
 }
 
 int
 mtc_cu_host_update(mtc_cu *c, int kind, int out, int in, int64_t n, const uint64_t *off, int nargs,
-                   double a, double b, double cc, double d, int slot)
+                   int slot)
 {
+	static const int want[] = { 0, 4, 6, 9, 10 };     /* operands per kind */
+	/* the operands in host memory (tensors), then the hyperparameters (scalars) */
+	static const int ntens[] = { 0, 2, 3, 5, 5 };
 	Hupd *u;
 
-	if (slot < 0 || slot >= man.nhupd || kind < MTC_CU_SGD || kind > MTC_CU_ADAM || nargs < 2 ||
-	    nargs > 5 || out < -1 || out >= man.nevents || in < -1 || in >= man.nevents)
+	if (slot < 0 || slot >= man.nhupd || kind < MTC_CU_SGD || kind > MTC_CU_ADAMW ||
+	    nargs != want[kind] || out < -1 || out >= man.nevents || in < -1 || in >= man.nevents)
 		return fail(c, MTC_EINVAL, "bad update on the host (%d)", slot);
-	for (int k = 0; k < nargs; k++)
-		if (off[k] >= (uint64_t)man.host || n * 4 > man.host - (int64_t)off[k])
-			return fail(c, MTC_EINVAL, "bad update on the host (%d): operand %d outside host memory",
-			            slot, k);
 	u = &c->hu[slot];
-	*u = (Hupd){ c, kind, nargs, n, { 0 }, { a, b, cc, d } };
-	memcpy(u->off, off, sizeof *off * (size_t)nargs);
+	*u = (Hupd){ c, kind, nargs, n, { 0 }, { 0 } };
+	for (int k = 0; k < nargs; k++) {
+		int hyp = (off[k] & MTC_CU_HYPER) != 0;
+		uint64_t i = off[k] & ~(uint64_t)MTC_CU_HYPER;
+		if (k < ntens[kind] ? hyp || i >= (uint64_t)man.host || (k == 4 ? 4 : n * 4) >
+		                                   man.host - (int64_t)i
+		                    : !hyp || i >= (uint64_t)man.nt[5])
+			return fail(c, MTC_EINVAL, "bad update on the host (%d): operand %d outside host memory "
+			            "or not a hyperparameter", slot, k);
+		u->off[k] = i;
+		if (hyp)
+			u->hv[k] = c->hyv[i];
+	}
 	if (out >= 0)
 		CK(c, cu.cuStreamWaitEvent(c->s[2], c->ev[out], 0), "ordering an update on the host");
 	if (in >= 0)
@@ -767,8 +799,26 @@ finish(mtc_cu *c, int rc)
 	return c->status;
 }
 
+/* A step's output (copy_out): into the caller's buffer k from byte start, when asked. */
+int
+mtc_cu_copy_out(mtc_cu *c, int k, int64_t start, int64_t dev, int64_t bytes)
+{
+	if (k < 0 || k >= man.nt[3] || start < 0 || start + bytes > man.t[3][k].info.bytes)
+		return fail(c, MTC_EINVAL, "bad copy_out (output %d at %lld)", k, (long long)start);
+	if (c->out && c->out[k])
+		CK(c, cu.cuMemcpyDtoHAsync_v2((char *)c->out[k] + start, c->mem + dev, bytes, c->s[0]),
+		   "reading an output of the step");
+	return 0;
+}
+
 int
 mtc_cu_step(void *p, const void *const *in, float *loss)
+{
+	return mtc_cu_step_out(p, in, loss, NULL);
+}
+
+int
+mtc_cu_step_out(void *p, const void *const *in, float *loss, void *const *out)
 {
 	mtc_cu *c = p;
 	int rc;
@@ -777,7 +827,13 @@ mtc_cu_step(void *p, const void *const *in, float *loss)
 		return c ? fail(c, MTC_ENOTRAIN, "%s has no train statement", man.model) : MTC_ENOTRAIN;
 	if ((rc = begin(c, in, 1)))
 		return rc;
-	if ((rc = finish(c, mtc_cu_sched_step(c))))
+	for (int i = 0; out && i < man.nt[3]; i++)
+		if (!out[i])
+			return fail(c, MTC_EINVAL, "step_out: output %s is NULL", man.t[3][i].info.name);
+	c->out = out;
+	rc = finish(c, mtc_cu_sched_step(c));
+	c->out = NULL;
+	if (rc)
 		return rc;
 	if (loss) {
 		CK(c, cu.cuMemcpyDtoHAsync_v2(loss, c->mem + man.loss, 4, c->s[0]), "reading the loss");
@@ -792,6 +848,46 @@ api_step(void *p, const void *const *in, float *loss)
 {
 	return mtc_cu_step(p, in, loss);
 }
+
+static int
+api_step_out(void *p, const void *const *in, float *loss, void *const *out)
+{
+	return mtc_cu_step_out(p, in, loss, out);
+}
+
+/* The training state (runtime/ckpt.c through this module's entry points). */
+int
+mtc_cu_save(void *p, const char *path)
+{
+	mtc_cu *c = p;
+	char err[512];
+	int rc;
+
+	if (!c)
+		return mtc_set_last_error(MTC_EINVAL, "%s_save: the instance is NULL", man.model);
+	if ((rc = mtc_state_save(&man.mod, c, path, c->steps, err, sizeof err)))
+		return fail(c, rc, "%s", err);
+	return 0;
+}
+
+int
+mtc_cu_load(void *p, const char *path)
+{
+	mtc_cu *c = p;
+	int64_t steps = 0;
+	char err[512];
+	int rc;
+
+	if (!c)
+		return mtc_set_last_error(MTC_EINVAL, "%s_load: the instance is NULL", man.model);
+	if ((rc = mtc_state_load(&man.mod, c, path, &steps, err, sizeof err)))
+		return fail(c, rc, "%s", err);
+	c->steps = steps;
+	return 0;
+}
+
+static int api_save(void *p, const char *path) { return mtc_cu_save(p, path); }
+static int api_load(void *p, const char *path) { return mtc_cu_load(p, path); }
 
 int
 mtc_cu_forward(void *p, const void *const *in, void *const *out)
@@ -866,6 +962,51 @@ api_set(void *p, int i, const void *src)
 		return 0;
 	}
 	return upload(c, t->off, src, t->info.bytes);
+}
+
+/* The hyperparameters (manifest role hyper): checked as every target checks them. */
+int
+mtc_cu_set_hyper(void *p, int i, float v)
+{
+	mtc_cu *c = p;
+	char err[256];
+
+	if (!c)
+		return mtc_set_last_error(MTC_EINVAL, "%s set_hyper: the instance is NULL", man.model);
+	c->status = 0;
+	c->err[0] = 0;
+	if (i < 0 || i >= man.nt[5])
+		return fail(c, MTC_EINVAL, "%s set_hyper: bad index %d", man.model, i);
+	if (mtc_hyper_check(man.model, man.t[5][i].info.name, v, err, sizeof err))
+		return fail(c, MTC_EINVAL, "%s", err);
+	CK(c, cu.cuCtxSetCurrent(c->ctx), "set_hyper");
+	if (upload(c, man.t[5][i].off, &v, 4))
+		return c->status;
+	c->hyv[i] = v;
+	return 0;
+}
+
+static int
+api_set_hyper(void *p, int i, float v)
+{
+	return mtc_cu_set_hyper(p, i, v);
+}
+
+static int
+api_get_hyper(void *p, int i, float *v)
+{
+	mtc_cu *c = p;
+
+	if (!c)
+		return mtc_set_last_error(MTC_EINVAL, "%s get_hyper: the instance is NULL", man.model);
+	c->status = 0;
+	c->err[0] = 0;
+	if (i < 0 || i >= man.nt[5] || !v)
+		return fail(c, MTC_EINVAL, "%s get_hyper: bad index %d or NULL buffer", man.model, i);
+	CK(c, cu.cuCtxSetCurrent(c->ctx), "get_hyper");
+	CK(c, cu.cuMemcpyDtoHAsync_v2(v, c->mem + man.t[5][i].off, 4, c->s[0]), "get_hyper");
+	CK(c, cu.cuStreamSynchronize(c->s[0]), "get_hyper");
+	return 0;
 }
 
 static int

@@ -173,6 +173,7 @@ char *mtc_dev_ddr(mtc_dev *d) { return d->ddr; }
 int *mtc_dev_flag(mtc_dev *d) { return &d->flag; }
 int mtc_dev_nthreads(const mtc_dev *d) { return d->pool.n; }
 void mtc_dev_count_step(mtc_dev *d) { d->steps++; }
+void mtc_dev_set_steps(mtc_dev *d, int64_t steps) { d->steps = steps; }
 
 void
 mtc_dev_stats(const mtc_dev *d, struct mtc_stats *s)

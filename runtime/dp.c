@@ -6,8 +6,9 @@
  * communicator, refuses a batch that does not divide over its ranks, and creates the variant
  * for its size; step and forward hand the variant the rank's rows of each input that holds
  * the batch (the caller passes the whole batch on every rank; only the rank's rows are read),
- * and forward gathers the outputs' rows from every rank. Params, optimizer state and their
- * get/set are the variant's (the same on every rank). */
+ * and forward (and step_out) gather the outputs' rows from every rank. Params, optimizer
+ * state, their get/set, the hyperparameters and the state file are the variant's (the same on
+ * every rank; rank 0 alone writes the file). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,6 +206,75 @@ dp_set(void *q, int i, const void *src)
 	return p->v->m->set(p->in, i, src);
 }
 
+/* The step that also returns the outputs: the variant's, then each output's rows gathered
+ * from every rank as forward does (the variant's step already agreed on errors). */
+static int
+dp_step_out(void *q, const void *const *in, float *loss, void *const *out)
+{
+	dp_inst *p = q;
+	const struct mtc_module *w, *v;
+	int rc;
+
+	if (!p)
+		return mtc_set_last_error(MTC_EINVAL, "step_out: the instance is NULL");
+	w = p->d->whole;
+	v = p->v->m;
+	p->err[0] = 0;
+	if (!in && w->ninputs)
+		return fail(p, MTC_EINVAL, "%s_step_out: the inputs are NULL", w->name);
+	slice_inputs(p, in);
+	for (int k = 0; k < w->noutputs; k++)
+		p->outs[k] = out && out[k] ? (char *)out[k] + p->rank * v->outputs[k].bytes : NULL;
+	if ((rc = v->step_out(p->in, p->slice, loss, p->outs)))
+		return rc;
+	for (int k = 0; out && k < w->noutputs; k++)
+		if (out[k] && (rc = mtc_comm_allgather_bytes(p->c, out[k], v->outputs[k].bytes)))
+			return fail(p, rc, "%s", mtc_comm_error(p->c));
+	return 0;
+}
+
+/* Hyperparameters and checkpoints are the variant's (the same on every rank): every rank sets
+ * and loads; rank 0 alone writes the file. */
+static int
+dp_set_hyper(void *q, int i, float v)
+{
+	dp_inst *p = q;
+	if (!p)
+		return mtc_set_last_error(MTC_EINVAL, "set_hyper: the instance is NULL");
+	p->err[0] = 0;
+	return p->v->m->set_hyper(p->in, i, v);
+}
+
+static int
+dp_get_hyper(void *q, int i, float *v)
+{
+	dp_inst *p = q;
+	if (!p)
+		return mtc_set_last_error(MTC_EINVAL, "get_hyper: the instance is NULL");
+	p->err[0] = 0;
+	return p->v->m->get_hyper(p->in, i, v);
+}
+
+static int
+dp_save(void *q, const char *path)
+{
+	dp_inst *p = q;
+	if (!p)
+		return mtc_set_last_error(MTC_EINVAL, "save: the instance is NULL");
+	p->err[0] = 0;
+	return p->rank == 0 ? p->v->m->save(p->in, path) : 0;
+}
+
+static int
+dp_load(void *q, const char *path)
+{
+	dp_inst *p = q;
+	if (!p)
+		return mtc_set_last_error(MTC_EINVAL, "load: the instance is NULL");
+	p->err[0] = 0;
+	return p->v->m->load(p->in, path);
+}
+
 static int
 dp_stats(const void *q, struct mtc_stats *s)
 {
@@ -233,6 +303,13 @@ mtc_dp_module(const struct mtc_dp_desc *d)
 		mod.stats = dp_stats;
 		mod.data_parallel = 1;
 		mod.create_comm = dp_create_comm;
+		mod.nhypers = d->var[0].m->nhypers;
+		mod.hypers = d->var[0].m->hypers;
+		mod.set_hyper = dp_set_hyper;
+		mod.get_hyper = dp_get_hyper;
+		mod.save = dp_save;
+		mod.load = dp_load;
+		mod.step_out = dp_step_out;
 		desc = d;
 	}
 	return &mod;

@@ -3,7 +3,8 @@
 # (generated code) and, with CUDA, <mtc/mtc-cuda.h>.
 lib_LIBRARIES += runtime/libmtcrt.a
 runtime_libmtcrt_a_SOURCES = runtime/rt-impl.h runtime/device.c runtime/dma.c runtime/pool.c \
-	runtime/kernels.c runtime/init.c runtime/error.c
+	runtime/kernels.c runtime/init.c runtime/error.c \
+	runtime/hyper.c runtime/ckpt.c runtime/safetensors.c runtime/safetensors.h
 # -fPIC: linked into shared objects; hidden: each MODEL.so keeps its copy private.
 # The vectorizer on (it changes no bits without contraction; see backend-mt3000/target.c).
 runtime_libmtcrt_a_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden -ffp-contract=off \

@@ -12,7 +12,6 @@
 
 /* One queued copy, or a call (fn non-NULL: an update on the host, fn(args, 0, 1), once the
  * DMA channel `after` is done). */
-enum { MTC_CALL_ARGS = 8 };
 typedef struct mtc_copy {
 	void *dst;
 	const void *src;

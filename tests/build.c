@@ -1,5 +1,6 @@
 /* build.c: types and ops built in C for the tests (build.h). */
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,4 +43,13 @@ build_op(Func *f, Opk k, Phase ph, const int *args, int nargs, const int64_t *ia
 	if (op_infer(f, k, args, nargs, ia, nia, fa, &r, err, sizeof err))
 		die("test: %s: %s", opinfo[k].name, err);
 	return func_op(f, k, ph, args, nargs, ia, nia, fa, &r, name, loc);
+}
+
+int
+hyper_decl(Module *m, const char *name, double v)
+{
+	char nm[64];
+
+	snprintf(nm, sizeof nm, "opt.%s", name);
+	return mod_decl(m, nm, R_HYPER, ty(F32, 0), (Init){ INIT_FULL, v, 0 }, (Loc){0, 0});
 }

@@ -19,4 +19,8 @@ Type ty_of(const char *);
 int build_op(Func *, Opk, Phase, const int *args, int nargs, const int64_t *ia, int nia,
              const double *fa, const Type *given, const char *name, Loc);
 
+/* A hyperparameter decl of m (role hyper, f32[] = full(v)), named "opt.NAME" as autodiff
+ * names them; before any function exists. Returns its decl index. */
+int hyper_decl(Module *, const char *name, double v);
+
 #endif

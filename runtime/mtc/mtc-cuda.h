@@ -27,9 +27,9 @@ typedef struct mtc_cu mtc_cu;
  *   kernel NAME                                       (in launch-index order)
  *   hostupd N                                         (updates on the host, see mtc_cu_host_update)
  *   tensor ROLE NAME DTYPE RANK D... off OFF init KIND A B use U [host]  (ROLE input|param|state|
- *     output|buffer; U: bit 0 forward reads it, bit 1 step reads it; KIND 6: the values are the
- *     tensor's bytes at offset A of mtc_cu_data; host: it lives in pinned host memory, OFF an
- *     offset there, and the schedules copy it in where they need it)
+ *     output|buffer|hyper; U: bit 0 forward reads it, bit 1 step reads it; KIND 6: the values
+ *     are the tensor's bytes at offset A of mtc_cu_data; host: it lives in pinned host memory,
+ *     OFF an offset there, and the schedules copy it in where they need it)
  *   loss OFF                                          (the step's loss value)
  * OFF is a device offset (persistent zone first, then the arena) for every role.
  * mtc_cu_ptx: NUL-terminated PTX; mtc_cu_cubin: a cubin for mtc_cu_cubin_arch (0: none);
@@ -51,9 +51,14 @@ int mtc_cu_sched_step(mtc_cu *);
 const struct mtc_module *mtc_cu_module(void);
 void *mtc_cu_create(void);
 int mtc_cu_step(void *, const void *const *inputs, float *loss);
+int mtc_cu_step_out(void *, const void *const *inputs, float *loss, void *const *outputs);
+int mtc_cu_save(void *, const char *path);
+int mtc_cu_load(void *, const char *path);
 int mtc_cu_forward(void *, const void *const *inputs, void *const *outputs);
 void mtc_cu_destroy(void *);
 const char *mtc_cu_error(const void *);
+/* Hyperparameter i (manifest order) of the instance; checked as every target checks it. */
+int mtc_cu_set_hyper(void *, int i, float v);
 
 /* Used by the schedules. Offsets are device offsets as in the manifest. */
 uint64_t mtc_cu_base(mtc_cu *);               /* device address of offset 0 */
@@ -77,14 +82,16 @@ int mtc_cu_swap(mtc_cu *, int out, int64_t dev, int64_t host, int64_t bytes, int
 /* An optimizer update on the host (the planner's choice): a host function on the stream of
  * updates on the host, after copy events `out` (-1: none; the latest copy to the host issued
  * before it, so every one before it too: the gradient sent there) and `in` (-1: none; the
- * latest copy in that reads what it writes), running kind's formula
- * (<mtc/mtc-ops.h>) over n elements of its operands at pinned host offsets off[0..nargs) (the
- * param, its state, the gradient, Adam's counter) with the float attributes a..d (lr, then
- * momentum, or beta1 beta2 eps). slot: its place among the manifest's hostupd (the closure the
- * host function reads). */
-enum { MTC_CU_SGD = 1, MTC_CU_SGDM, MTC_CU_ADAM };
+ * latest copy in that reads what it writes), running kind's formula (<mtc/mtc-ops.h>) over n
+ * elements of its operands off[0..nargs), the IR's operands in order: the param, its state,
+ * the gradient and Adam's counter at pinned host offsets, then the hyperparameters as
+ * MTC_CU_HYPER | i, i their index among the manifest's hyper tensors (their values when the
+ * update is queued: the step's settings). slot: its place among the manifest's hostupd (the
+ * closure the host function reads). */
+enum { MTC_CU_SGD = 1, MTC_CU_SGDM, MTC_CU_ADAM, MTC_CU_ADAMW };
+#define MTC_CU_HYPER (1ull << 62)
 int mtc_cu_host_update(mtc_cu *, int kind, int out, int in, int64_t n, const uint64_t *off,
-                       int nargs, double a, double b, double c, double d, int slot);
+                       int nargs, int slot);
 /* Record compute event k on the compute stream (after the op just issued). */
 int mtc_cu_record(mtc_cu *, int k);
 /* The compute stream waits for copy event ev (a swap's completion): the IR's `wait`, and
@@ -97,6 +104,9 @@ int mtc_cu_wait(mtc_cu *, int ev);
  * poisons the dead bytes (outside the result) with NaN. */
 int mtc_cu_born(mtc_cu *, int64_t off, int64_t bytes, const int64_t *dying, int ndying);
 int mtc_cu_dead(mtc_cu *, int64_t off, int64_t bytes, const int64_t *dying, int ndying);
+/* A step's output (copy_out): bytes at device offset dev into the caller's output k from byte
+ * start, on the compute stream, when step_out was given outputs; nothing otherwise. */
+int mtc_cu_copy_out(mtc_cu *, int k, int64_t start, int64_t dev, int64_t bytes);
 
 #ifdef __cplusplus
 }

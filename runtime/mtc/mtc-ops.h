@@ -102,43 +102,76 @@ static inline float mtc_pow_grad(float x, float dy, float c) { return c == 0 ? 0
  * backward; y is strictly inside exactly where the input is). */
 static inline float mtc_clip_grad(float y, float dy, float lo, float hi) { return y > lo && y < hi ? dy : 0; }
 
-/* Optimizer updates, one element of a param at a time, PyTorch 1.13's single-tensor rules.
- * The interpreter, both targets' update kernels and the updates run on the host call these,
- * so an update computes the same bits wherever it runs. */
-/* sgd_update: w -= lr g */
-static inline void mtc_sgd_update(float *w, float g, float lr) { *w = *w + -lr * g; }
-/* sgd_momentum_update: m = mu m + g; w -= lr m */
-static inline void
-mtc_sgdm_update(float *w, float *m, float g, float lr, float mu)
+/* Gradient clipping (torch.nn.utils.clip_grad_norm_): the coefficient that scales every
+ * gradient, from the sum of their squares ss and the clip norm c: min(c / (norm + 1e-6), 1),
+ * NaN kept (a NaN norm scales by NaN, as PyTorch's clamp does). */
+static inline float
+mtc_clip_coef(float ss, float c)
 {
-	float v = *m * mu + g;
-	*m = v;
-	*w = *w + -lr * v;
+	float k = c / (sqrtf(ss) + 1e-6f);
+	return k > 1 ? 1.0f : k;
 }
-/* adam_update's coefficients for step t >= 1: bias corrections in double, as Python computes
- * them, then rounded to float. */
-struct mtc_adam { float b1, a1, b2, a2, eps, step, bc2s; };
-static inline struct mtc_adam
-mtc_adam_coef(int32_t t, double lr, double b1, double b2, float eps)
-{
-	struct mtc_adam c;
-	c.b1 = (float)b1;
-	c.a1 = (float)(1 - b1);
-	c.b2 = (float)b2;
-	c.a2 = (float)(1 - b2);
-	c.eps = eps;
-	c.step = (float)(lr / (1 - pow(b1, (double)t)));
-	c.bc2s = (float)sqrt(1 - pow(b2, (double)t));
-	return c;
-}
-/* adam_update: m = b1 m + (1-b1) g; v = b2 v + (1-b2) g g; w -= step m / (sqrt(v)/bc2s + eps) */
+
+/* Optimizer updates, one element of a param at a time, in place, PyTorch 1.13's single-tensor
+ * rules (passes/grad.c defines them). The interpreter, both targets' update kernels and the
+ * updates run on the host call these, so an update computes the same bits wherever it runs. Hyperparameters arrive as floats (the instance's settings); the scalars that
+ * depend only on them and the step (Adam's bias corrections, AdamW's decay) are computed once
+ * per update by mtc_adam_scalars, in double as Python computes them. */
 static inline void
-mtc_adam_update(float *w, float *m, float *v, float g, const struct mtc_adam *c)
+mtc_sgd_update(float *p, float g, float lr, float wd)
 {
-	float mi = *m * c->b1 + c->a1 * g, vi = *v * c->b2 + c->a2 * g * g;
-	*m = mi;
-	*v = vi;
-	*w = *w + -c->step * (mi / (sqrtf(vi) / c->bc2s + c->eps));
+	if (wd != 0)
+		g = g + wd * *p;
+	*p = *p + -lr * g;
+}
+
+static inline void
+mtc_sgdm_update(float *p, float *v, float g, float lr, float mu, float wd)
+{
+	if (wd != 0)
+		g = g + wd * *p;
+	*v = *v * mu + g;
+	*p = *p + -lr * *v;
+}
+
+typedef struct mtc_adam {
+	float step, bc2s, b1, a1, b2, a2, eps, decay;
+	int bad;                  /* the step counter is below 1: tick must precede the update */
+} mtc_adam;
+
+static inline mtc_adam
+mtc_adam_scalars(int32_t t, float lr, float b1, float b2, float eps, float wd)
+{
+	mtc_adam s;
+	double dt = t;
+
+	s.bad = t < 1;
+	s.step = (float)((double)lr / (1 - pow((double)b1, dt)));
+	s.bc2s = (float)sqrt(1 - pow((double)b2, dt));
+	s.b1 = b1;
+	s.a1 = (float)(1 - (double)b1);
+	s.b2 = b2;
+	s.a2 = (float)(1 - (double)b2);
+	s.eps = eps;
+	s.decay = (float)(1 - (double)lr * (double)wd);
+	return s;
+}
+
+/* Adam: m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; p -= (lr/bc1) m / (sqrt(v)/sqrt(bc2) + eps).
+ * AdamW first decays the param: p *= 1 - lr wd (decoupled weight decay). */
+static inline void
+mtc_adam_update(float *p, float *m, float *v, float g, const mtc_adam *s)
+{
+	*m = *m * s->b1 + s->a1 * g;
+	*v = *v * s->b2 + s->a2 * g * g;
+	*p = *p + -s->step * (*m / (sqrtf(*v) / s->bc2s + s->eps));
+}
+
+static inline void
+mtc_adamw_update(float *p, float *m, float *v, float g, const mtc_adam *s)
+{
+	*p = *p * s->decay;
+	mtc_adam_update(p, m, v, g, s);
 }
 
 #endif

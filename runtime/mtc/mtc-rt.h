@@ -52,6 +52,7 @@ void mtc_range_error(int *flag, int op, const char *kind, const char *in, int64_
 int mtc_dev_nthreads(const mtc_dev *);
 void mtc_dev_stats(const mtc_dev *, struct mtc_stats *);
 void mtc_dev_count_step(mtc_dev *);
+void mtc_dev_set_steps(mtc_dev *, int64_t steps);   /* a loaded state's step counter */
 
 /* Errors: the instance's last error, and a thread's last error for failed creates. */
 int mtc_fail(mtc_dev *, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -75,7 +76,9 @@ void mtc_run(mtc_dev *, mtc_kernel, const uint64_t *args, int64_t work);
 int64_t mtc_dma(mtc_dev *, void *dst, const void *src, int64_t bytes);
 /* Queue an update on the host: fn(args, 0, 1) runs on the host's thread, in the order queued,
  * once DMA channel `after` (and every copy before it: the gradient it reads) is done; args
- * (at most 8) are copied. mtc_dev_finish waits for it. */
+ * (at most MTC_CALL_ARGS: adamw_update's 10 operands and the flag) are copied. mtc_dev_finish
+ * waits for it. */
+enum { MTC_CALL_ARGS = 12 };
 int64_t mtc_host_call(mtc_dev *, mtc_kernel fn, const uint64_t *args, int nargs, int64_t after);
 void mtc_dma_wait(mtc_dev *, int64_t ch);
 
@@ -157,6 +160,36 @@ void mtc_permute(float *dst, const float *src, int rank, const int64_t *shape,
 /* Sum x (shape xs) into r (shape rs: xs with some dims 1), output elements [lo, hi). */
 void mtc_sum_to(float *r, const float *x, int rank, const int64_t *xs, const int64_t *rs,
                 int64_t lo, int64_t hi);
+
+/* Optimizer hyperparameters (hyper.c): is v a valid value of the one called name (lr,
+ * momentum, beta1, beta2, eps, weight_decay, clip_norm)? Its range in words. The check of a
+ * setter: 0, or MTC_EINVAL with "who: lr must be ..., got -1" in err. */
+int mtc_hyper_ok(const char *name, double v);
+const char *mtc_hyper_range(const char *name);
+int mtc_hyper_check(const char *who, const char *name, double v, char *err, size_t n);
+
+/* Training state files (ckpt.c): one tensor of a state, named, with its bytes at data. */
+typedef struct mtc_state_entry {
+	const char *name;
+	int dtype;                    /* enum mtc_dtype */
+	int rank;
+	const int64_t *shape;
+	int64_t bytes;
+	void *data;
+} mtc_state_entry;
+/* Write n entries to path (safetensors); read them back: each must be in the file with its
+ * dtype and shape, and the file must hold nothing else; nothing is copied unless all are
+ * there. 0 or MTC_EFILE (MTC_ENOMEM) with a message naming the file and the tensor in err. */
+int mtc_state_write(const char *path, const mtc_state_entry *, int n, char *err, size_t nerr);
+int mtc_state_read(const char *path, const mtc_state_entry *, int n, char *err, size_t nerr);
+/* A module instance's state through md's entry points: params, optimizer state,
+ * hyperparameters ("opt.NAME") and the step counter "opt.step" (MODEL_save, MODEL_load).
+ * Load checks everything first (hyperparameters in range too), then sets the instance and
+ * returns the file's step in *step. 0 or a status with a message in err. */
+int mtc_state_save(const struct mtc_module *md, void *inst, const char *path, int64_t step,
+                   char *err, size_t nerr);
+int mtc_state_load(const struct mtc_module *md, void *inst, const char *path, int64_t *step,
+                   char *err, size_t nerr);
 
 /* Deterministic initial values (shared with the interpreter): they depend only on the
  * tensor's name, the seed and the initializer. kind: 1 zeros, 2 ones, 3 full(a),

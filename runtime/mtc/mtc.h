@@ -9,7 +9,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever struct mtc_module changes; tools check it before using the rest. */
-#define MTC_ABI 3
+#define MTC_ABI 4
 
 /* Every entry point returns 0 or one of these; the instance's error() says why. */
 enum mtc_status {
@@ -20,14 +20,15 @@ enum mtc_status {
 	MTC_ERANGE = 4,     /* data out of range: a label or an embedding id */
 	MTC_ECHECK = 5,     /* check mode (MTC_CHECK=1) found two live tensors overlapping */
 	MTC_ENOTRAIN = 6,   /* step() on a model without `train` */
+	MTC_EFILE = 7,      /* a state file could not be written or read, or is not this model's */
 	MTC_ECOMM = 8,      /* data-parallel: a collective failed or timed out, or another rank's
 	                     * step failed */
 };
 
 enum mtc_dtype { MTC_F32 = 0, MTC_I32 = 1 };
 
-/* One tensor of the module's interface: an input, an output, a param, optimizer state or a
- * buffer. */
+/* One tensor of the module's interface: an input, an output, a param, optimizer state, a
+ * buffer or an optimizer hyperparameter (f32[], named without its "opt." prefix: "lr"). */
 struct mtc_tensor_info {
 	const char *name;         /* "x", "w.3", "mom.w.3" */
 	int dtype;                /* enum mtc_dtype */
@@ -43,7 +44,8 @@ struct mtc_stats {
 	int64_t peak_bytes;       /* high-water mark of live device bytes (tensors born, not dead) */
 	int64_t device_bytes;     /* device memory the instance holds: persistent zone + arena */
 	int64_t ddr_bytes;        /* the DDR zone for swapped tensors */
-	int64_t steps;            /* step() calls that succeeded */
+	int64_t steps;            /* training steps taken: step() calls that succeeded, counted on
+	                           * from the step of a loaded state (MODEL_load) */
 	int check;                /* check mode was on */
 	/* ABI 3: a data-parallel module's rank in its job (0 of 1 for any other module) and its
 	 * collectives over all steps: bytes reduced, seconds from each one's start to the host
@@ -92,6 +94,22 @@ struct mtc_module {
 	 * MPI_Comm the program made). NULL for other modules. */
 	int data_parallel;
 	void *(*create_comm)(const void *mpi_comm);
+	/* ABI 4: the optimizer's hyperparameters (lr, momentum, beta1, beta2, eps, weight_decay,
+	 * clip_norm: those the model's optimizer has), instance settings that start from the
+	 * model's values. set_hyper refuses a value outside the range PyTorch accepts (a negative
+	 * lr ...) with MTC_EINVAL; the new value holds from the next step on. */
+	int nhypers;
+	const struct mtc_tensor_info *hypers;
+	int (*set_hyper)(void *, int i, float v);
+	int (*get_hyper)(void *, int i, float *v);
+	/* The training state in one safetensors file (params, optimizer state, buffers,
+	 * hyperparameters as "opt.NAME", the step counter "opt.step"), so that training resumes
+	 * bit for bit (MODEL_save, MODEL_load: a file that is not this model's is MTC_EFILE and
+	 * changes nothing); and the step that also returns the declared outputs, computed by its
+	 * forward pass before the update (MODEL_step_out; step() is step_out without outputs). */
+	int (*save)(void *, const char *path);
+	int (*load)(void *, const char *path);
+	int (*step_out)(void *, const void *const *inputs, float *loss, void *const *outputs);
 };
 
 /* Every module exports these two. With two modules linked into one program (not through

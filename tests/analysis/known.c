@@ -137,18 +137,18 @@ static void
 mutation(void)
 {
 	Module *m = mod_new("mut", "mut.c");
-	int p = tb_decl(m, "p", R_PARAM, ty(F32, 2, 4, 4));
+	int p = tb_decl(m, "p", R_PARAM, ty(F32, 2, 4, 4)), lr = hyper_decl(m, "lr", 0.1);
+	int wd = hyper_decl(m, "weight_decay", 0);
 	Func *f = m->fwd = func_new(m, "forward");
 	int a = tb_op1(f, OP_RELU, PH_FWD, p, "a"), g = tb_op1(f, OP_TANH, PH_BWD, a, "g"), b, c;
-	double lr[MAXFA] = { 0.1 };
-	int args[2] = { p, g };
+	int args[4] = { p, g, lr, wd };
 	Dag d;
 	Target t;
 
-	tb_op(f, OP_SGD, PH_UPD, args, 2, NULL, lr, NULL, NULL);
+	tb_op(f, OP_SGD, PH_UPD, args, 4, NULL, NULL, NULL, NULL);
 	b = tb_op1(f, OP_RELU, PH_FWD, p, "b");
 	args[1] = b;
-	tb_op(f, OP_SGD, PH_UPD, args, 2, NULL, lr, NULL, NULL);
+	tb_op(f, OP_SGD, PH_UPD, args, 4, NULL, NULL, NULL, NULL);
 	c = tb_op2(f, OP_ADD, PH_FWD, a, b, "c");
 	func_output(f, "c", c);
 	CHECK(opinfo[OP_SGD].nwritten == 1 && opinfo[OP_ADAM].nwritten == 3 && opinfo[OP_RELU].nwritten == 0,

@@ -67,6 +67,9 @@ tb_mlp(int B, int IN, int D, int L, int C)
 		snprintf(nm, sizeof nm, "mom.b.%d", i);
 		mb[i] = tb_decl(m, nm, R_STATE, m->decl[b[i]].ty);
 	}
+	hyper_decl(m, "lr", 0.05);
+	hyper_decl(m, "momentum", 0.9);
+	hyper_decl(m, "weight_decay", 0);
 	f = m->step = func_new(m, "step");
 	h[0] = x;
 	for (int i = 0; i <= L; i++) {
@@ -92,10 +95,10 @@ tb_mlp(int B, int IN, int D, int L, int C)
 			gh = tb_mm(f, PH_BWD, gu, w[i], 0, 1, "g.h");
 	}
 	for (int i = 0; i <= L + 1; i++) {
-		int a[3] = { w[i], mw[i], gw[i] }, c[3] = { b[i], mb[i], gb[i] };
-		double fa[MAXFA] = { 0.05, 0.9 };
-		tb_op(f, OP_SGDM, PH_UPD, a, 3, NULL, fa, NULL, NULL);
-		tb_op(f, OP_SGDM, PH_UPD, c, 3, NULL, fa, NULL, NULL);
+		int hy[3] = { func_find(f, "opt.lr"), func_find(f, "opt.momentum"), func_find(f, "opt.weight_decay") };
+		int a[6] = { w[i], mw[i], gw[i], hy[0], hy[1], hy[2] }, c[6] = { b[i], mb[i], gb[i], hy[0], hy[1], hy[2] };
+		tb_op(f, OP_SGDM, PH_UPD, a, 6, NULL, NULL, NULL, NULL);
+		tb_op(f, OP_SGDM, PH_UPD, c, 6, NULL, NULL, NULL, NULL);
 	}
 	f->loss = loss;
 	func_output(f, "loss", loss);
@@ -130,6 +133,8 @@ tb_random(unsigned seed, int nops)
 			snprintf(nm, sizeof nm, "p%d%d", a, b);
 			p[a][b] = tb_decl(m, nm, R_PARAM, ty(F32, 2, widths[a], widths[b]));
 		}
+	hyper_decl(m, "lr", 0.1);
+	hyper_decl(m, "weight_decay", 0);
 	f = m->fwd = func_new(m, "forward");
 	while (f->nop < nops) {
 		int r = rnd(&s) % 100, i = rnd(&s) % nv, v = val[i], w = wid[i];
@@ -158,12 +163,12 @@ tb_random(unsigned seed, int nops)
 			wid[nv++] = w;
 		} else {
 			/* an in-place update of a param from a gradient-like product */
-			int j = rnd(&s) % nv, g, a[2];
-			double lr[MAXFA] = { 0.1 };
-			g = tb_mm(f, PH_BWD, v, val[j], 1, 0, NULL);
+			int j = rnd(&s) % nv, a[4];
 			a[0] = p[w][wid[j]];
-			a[1] = g;
-			tb_op(f, OP_SGD, PH_UPD, a, 2, NULL, lr, NULL, NULL);
+			a[1] = tb_mm(f, PH_BWD, v, val[j], 1, 0, NULL);
+			a[2] = func_find(f, "opt.lr");
+			a[3] = func_find(f, "opt.weight_decay");
+			tb_op(f, OP_SGD, PH_UPD, a, 4, NULL, NULL, NULL, NULL);
 		}
 	}
 	func_output(f, "out", val[nv - 1]);

@@ -51,7 +51,7 @@ example(const char *dir, const char *file)
 		nparam += m->decl[i].role == R_PARAM;
 	for (int i = 0, first = 1; i < m->step->nop; i++) {
 		Opk k = m->step->op[i].kind;
-		nupd += k == OP_SGD || k == OP_SGDM || k == OP_ADAM;
+		nupd += k == OP_SGD || k == OP_SGDM || k == OP_ADAM || k == OP_ADAMW;
 		/* after dropout's counter's tick (first: the forward reads the counter it advanced) */
 		if (first && k == OP_TICK)
 			continue;

@@ -60,7 +60,7 @@ optim(const char *name, Optim o)
 	         "%s: no state for a param that misses the loss", name);
 	if (o.kind == OPT_SGD && o.momentum)
 		sm = mod_find_decl(t->m, "mom.w");
-	if (o.kind == OPT_ADAM) {
+	if (o.kind == OPT_ADAM || o.kind == OPT_ADAMW) {
 		sm = mod_find_decl(t->m, "m.w");
 		sv = mod_find_decl(t->m, "v.w");
 		st = mod_find_decl(t->m, "adam.t");
@@ -71,14 +71,37 @@ optim(const char *name, Optim o)
 	} else if (o.momentum) {
 		check(sm >= 0 && t->m->decl[sm].of == w && t->m->decl[sm].role == R_STATE &&
 		         t->m->decl[sm].init.kind == INIT_ZEROS, "%s: state decl mom.w of w, zeros", name);
-	} else
-		check(t->m->ndecl == 3, "%s: plain sgd has no state", name);
-	check(count(t->m->step, OP_SGD) + count(t->m->step, OP_SGDM) + count(t->m->step, OP_ADAM) == 1,
-	         "%s: one update (w only)", name);
+	} else {
+		int nst = 0;
+		for (int d = 0; d < t->m->ndecl; d++)
+			nst += t->m->decl[d].role == R_STATE;
+		check(nst == 0, "%s: plain sgd has no state", name);
+	}
+	{
+		/* the hyperparameters: f32[] decls of the model's values, read by the update */
+		static const char *const hn[] = { "opt.lr", "opt.momentum", "opt.beta1", "opt.beta2",
+		                                  "opt.eps", "opt.weight_decay", "opt.clip_norm" };
+		double hv[] = { o.lr, o.momentum, o.beta1, o.beta2, o.eps, o.weight_decay, o.clip_norm };
+		int want[] = { 1, o.kind == OPT_SGD && o.momentum != 0, o.kind != OPT_SGD, o.kind != OPT_SGD,
+		               o.kind != OPT_SGD, o.kind != OPT_ADAM, o.clip_norm > 0 }, hok = 1;
+		for (int k = 0; k < 7; k++) {
+			int d = mod_find_decl(t->m, hn[k]);
+			hok &= (d >= 0) == want[k];
+			if (d >= 0)
+				hok &= t->m->decl[d].role == R_HYPER && t->m->decl[d].init.kind == INIT_FULL &&
+				       t->m->decl[d].init.a == hv[k] && t->m->decl[d].ty.sh.rank == 0;
+		}
+		check(hok, "%s: hyperparameter decls of the optimizer's settings", name);
+	}
+	check(count(t->m->step, OP_SGD) + count(t->m->step, OP_SGDM) + count(t->m->step, OP_ADAM) +
+	      count(t->m->step, OP_ADAMW) == 1, "%s: one update (w only)", name);
+	check(count(t->m->step, OP_SUMSQ) == (o.clip_norm > 0) && count(t->m->step, OP_CLIPCOEF) == (o.clip_norm > 0),
+	      "%s: clipping ops only with clip_norm", name);
 	check(phases_ordered(t->m->step), "%s: phases fwd, bwd, upd in order", name);
 	check(t->m->fwd->nop == 1 && t->m->fwd->op[0].kind == OP_TANH && t->m->fwd->loss < 0,
 	         "%s: the forward keeps its output's op only, not the loss", name);
-	check(count(t->m->step, OP_TANH) == 0, "%s: the step computes no output the loss misses", name);
+	check(count(t->m->step, OP_TANH) == 1 && count(t->m->step, OP_COPYOUT) == 1,
+	      "%s: the step computes the output the loss misses only to copy it out (step_out)", name);
 
 	{
 		Interp *in = tb_interp(t);
@@ -86,16 +109,25 @@ optim(const char *name, Optim o)
 		char err[256];
 		memcpy(u0, interp_decl(in, u)->data, sizeof u0);
 		for (int k = 1; k <= 3; k++) {
-			double want[4], loss = 0, got;
+			double want[4], loss = 0, got, nrm = 0, coef = 1;
+			for (int j = 0; j < 4; j++)
+				nrm += 4.0 * pw[j] * px[j] * pw[j] * px[j];
+			nrm = sqrt(nrm);
+			if (o.clip_norm > 0 && o.clip_norm / (nrm + 1e-6) < 1)
+				coef = o.clip_norm / (nrm + 1e-6);
 			for (int j = 0; j < 4; j++) {
-				double g = 2.0 * pw[j] * px[j], p = pw[j];
+				double g = 2.0 * pw[j] * px[j] * coef, p = pw[j];
 				loss += (double)pw[j] * pw[j] * px[j];
+				if (o.kind == OPT_SGD)
+					g += o.weight_decay * p;
 				if (o.kind == OPT_SGD && !o.momentum)
 					want[j] = p - o.lr * g;
 				else if (o.kind == OPT_SGD) {
 					m[j] = o.momentum * m[j] + g;
 					want[j] = p - o.lr * m[j];
 				} else {
+					if (o.kind == OPT_ADAMW)
+						p *= 1 - o.lr * o.weight_decay;
 					m[j] = o.beta1 * m[j] + (1 - o.beta1) * g;
 					v[j] = o.beta2 * v[j] + (1 - o.beta2) * g * g;
 					want[j] = p - o.lr * (m[j] / (1 - pow(o.beta1, k))) /
@@ -211,6 +243,10 @@ main(void)
 	optim("sgd", (Optim){ .kind = OPT_SGD, .lr = 0.1 });
 	optim("sgd-momentum", (Optim){ .kind = OPT_SGD, .lr = 0.1, .momentum = 0.9 });
 	optim("adam", (Optim){ .kind = OPT_ADAM, .lr = 0.05, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8 });
+	optim("sgd-wd-clip", (Optim){ .kind = OPT_SGD, .lr = 0.1, .weight_decay = 0.3, .clip_norm = 0.1 });
+	optim("sgd-momentum-wd", (Optim){ .kind = OPT_SGD, .lr = 0.1, .momentum = 0.9, .weight_decay = 0.01 });
+	optim("adamw-clip", (Optim){ .kind = OPT_ADAMW, .lr = 0.05, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8,
+	                             .weight_decay = 0.1, .clip_norm = 0.2 });
 	accumulate();
 	cse();
 	diags();

@@ -127,7 +127,7 @@ tb_gradfunc(Module *m, int *pars, int *npar)
 		switch (op->kind) {
 		case OP_SGD: gv = op->args[1]; break;
 		case OP_SGDM: gv = op->args[2]; break;
-		case OP_ADAM: gv = op->args[3]; break;
+		case OP_ADAM: case OP_ADAMW: gv = op->args[3]; break;
 		default: continue;
 		}
 		pars[(*npar)++] = op->args[0];

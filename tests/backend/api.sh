@@ -14,9 +14,9 @@ rc=$?
 grep -v 'passed,' "$out/api.log"
 p=$(sed -n 's/^\([0-9]*\) passed.*/\1/p' "$out/api.log"); f=$(sed -n 's/^[0-9]* passed, \([0-9]*\) failed.*/\1/p' "$out/api.log")
 p=${p:-0}; f=${f:-1}
-# only the model's API, mtc_module and mtc_last_error are exported
+# only the model's API (its hyperparameters' setters included), mtc_module and mtc_last_error are exported
 syms=$(nm -D --defined-only "$out/mlp.so" | awk '{print $3}' | grep -v '^_' | sort | tr '\n' ' ')
-want="mlp_create mlp_destroy mlp_error mlp_forward mlp_step mtc_last_error mtc_module "
+want="mlp_create mlp_destroy mlp_error mlp_forward mlp_load mlp_save mlp_set_lr mlp_set_momentum mlp_set_weight_decay mlp_step mlp_step_out mtc_last_error mtc_module "
 if [ "$syms" = "$want" ]; then p=$((p + 1)); else echo "FAIL: exported: $syms"; f=$((f + 1)); fi
 echo "$p passed, $f failed"
 [ "$rc" = 0 ] && [ "$f" = 0 ]

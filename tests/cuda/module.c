@@ -42,7 +42,10 @@ tiny(void)
 	w = mod_decl(m, "w", R_PARAM, ty(F32, 2, 16, 10), nrm, (Loc){0, 0});
 	mo = mod_decl(m, "mom.w", R_STATE, ty(F32, 2, 16, 10), z, (Loc){0, 0});
 	m->decl[mo].of = w;
-	m->opt = (Optim){ OPT_SGD, 0.1, 0.9, 0, 0, 0, {0, 0} };
+	m->opt = (Optim){ OPT_SGD, 0.1, 0.9, 0, 0, 0, 0, 0, {0, 0} };
+	hyper_decl(m, "lr", 0.1);
+	hyper_decl(m, "momentum", 0.9);
+	hyper_decl(m, "weight_decay", 0);
 
 	f = m->fwd = func_new(m, "forward");
 	func_output(f, "logits", add(f, OP_MATMUL, A(x, w), 2, 0, 0, 0, 0, NULL));
@@ -59,7 +62,8 @@ tiny(void)
 	g = add(f, OP_XENT_G, A(si, y, one), 3, 0, 0, 0, 0, NULL);
 	gr = add(f, OP_RELU_G, A(h, g), 2, 0, 0, 0, 0, NULL);
 	gw = add(f, OP_MATMUL, A(x, gr), 2, 1, 0, 0, 0, NULL);
-	add(f, OP_SGDM, A(w, mo, gw), 3, 0, 0, 0.1, 0.9, NULL);
+	add(f, OP_SGDM, A(w, mo, gw, func_find(f, "opt.lr"), func_find(f, "opt.momentum"),
+	                  func_find(f, "opt.weight_decay")), 6, 0, 0, 0, 0, NULL);
 	f->loss = l;
 	return m;
 }

@@ -468,30 +468,74 @@ embedding_losses(void)
 	expect("mse_grad = 2 (a-b) dl / n", 1, FL(0, 1, 2, 3), 4, 1e-7);
 }
 
+/* The hyperparameters as f32[] decls: lr, momentum or beta1, beta2, eps, weight_decay. */
+static int
+hyp(const char *name, float v)
+{
+	static float keep[64][1];
+	static int n;
+	keep[n % 64][0] = v;
+	return decl(name, ty(F32, 0), keep[n++ % 64]);
+}
+
 static void
 optimizers(void)
 {
-	int p, v, g, mm, vv, t;
+	int p, v, g, mm, vv, t, lr, mu, wd, b1, b2, eps, ss, c;
 
 	begin();
 	p = decl("p", ty(F32, 1, 2), FL(1, 2));
 	g = decl("g", ty(F32, 1, 2), FL(0.5f, -1));
+	lr = hyp("lr", 0.1f);
+	wd = hyp("wd", 0);
 	start();
-	func_op(f, OP_SGD, PH_UPD, A(p, g), 2, NULL, 0, F(0.1), NULL, NULL, (Loc){0, 0});
+	func_op(f, OP_SGD, PH_UPD, A(p, g, lr, wd), 4, NULL, 0, NULL, NULL, NULL, (Loc){0, 0});
 	func_output(f, "p", p);
 	expect("sgd_update", 0, FL(0.95f, 2.1f), 2, 1e-7);
+	/* a new lr between steps (MODEL_set_lr), read at the next step */
+	*(float *)interp_decl(in, lr)->data = 1;
+	expect("sgd_update with the lr set at run time", 0, FL(0.45f, 3.1f), 2, 1e-7);
+
+	/* weight decay, PyTorch's: g += wd p, then the step */
+	begin();
+	p = decl("p", ty(F32, 1, 2), FL(1, 2));
+	g = decl("g", ty(F32, 1, 2), FL(0.5f, -1));
+	lr = hyp("lr", 0.1f);
+	wd = hyp("wd", 0.5f);
+	start();
+	func_op(f, OP_SGD, PH_UPD, A(p, g, lr, wd), 4, NULL, 0, NULL, NULL, NULL, (Loc){0, 0});
+	func_output(f, "p", p);
+	expect("sgd_update with weight_decay: p -= lr (g + wd p)", 0, FL(1 - 0.1f * 1.0f, 2 - 0.1f * 0.0f), 2, 1e-7);
 
 	begin();
 	p = decl("p", ty(F32, 1, 2), FL(1, 2));
 	v = decl("v", ty(F32, 1, 2), FL(0, 0));
 	g = decl("g", ty(F32, 1, 2), FL(1, -1));
+	lr = hyp("lr", 0.1f);
+	mu = hyp("mu", 0.9f);
+	wd = hyp("wd", 0);
 	start();
-	func_op(f, OP_SGDM, PH_UPD, A(p, v, g), 3, NULL, 0, F(0.1, 0.9), NULL, NULL, (Loc){0, 0});
+	func_op(f, OP_SGDM, PH_UPD, A(p, v, g, lr, mu, wd), 6, NULL, 0, NULL, NULL, NULL, (Loc){0, 0});
 	func_output(f, "p", p);
 	func_output(f, "v", v);
 	expect("sgd_momentum_update step 1: p", 0, FL(0.9f, 2.1f), 2, 1e-7);
 	expect("sgd_momentum_update step 2: v = 0.9 v + g", 1, FL(1.9f, -1.9f), 2, 1e-7);
 	expect("sgd_momentum_update step 3: p", 0, FL(0.9f - 0.19f - 0.271f, 2.1f + 0.19f + 0.271f), 2, 1e-6);
+
+	begin();
+	p = decl("p", ty(F32, 1, 1), FL(2));
+	v = decl("v", ty(F32, 1, 1), FL(1));
+	g = decl("g", ty(F32, 1, 1), FL(1));
+	lr = hyp("lr", 0.1f);
+	mu = hyp("mu", 0.5f);
+	wd = hyp("wd", 0.25f);
+	start();
+	func_op(f, OP_SGDM, PH_UPD, A(p, v, g, lr, mu, wd), 6, NULL, 0, NULL, NULL, NULL, (Loc){0, 0});
+	func_output(f, "p", p);
+	func_output(f, "v", v);
+	/* g' = 1 + 0.25 * 2 = 1.5; v = 0.5 + 1.5 = 2; p = 2 - 0.2 */
+	expect("sgd_momentum_update with weight_decay: v", 1, FL(2), 1, 1e-7);
+	expect("sgd_momentum_update with weight_decay: p", 0, FL(1.8f - 0.1f * (0.5f * 2 + 1 + 0.25f * 1.8f)), 1, 1e-6);
 
 	/* adam: after tick, t = 1: m = 0.1 g, v = 0.001 g^2, update = lr * g/|g| (eps aside) */
 	begin();
@@ -500,9 +544,13 @@ optimizers(void)
 	vv = decl("v", ty(F32, 1, 2), FL(0, 0));
 	g = decl("g", ty(F32, 1, 2), FL(0.5f, -2));
 	t = decl("t", ty(I32, 0), IL(0));
+	lr = hyp("lr", 0.01f);
+	b1 = hyp("b1", 0.9f);
+	b2 = hyp("b2", 0.999f);
+	eps = hyp("eps", 1e-8f);
 	start();
 	func_op(f, OP_TICK, PH_UPD, A(t), 1, NULL, 0, NULL, NULL, NULL, (Loc){0, 0});
-	func_op(f, OP_ADAM, PH_UPD, A(p, mm, vv, g, t), 5, NULL, 0, F(0.01, 0.9, 0.999, 1e-8), NULL,
+	func_op(f, OP_ADAM, PH_UPD, A(p, mm, vv, g, t, lr, b1, b2, eps), 9, NULL, 0, NULL, NULL,
 	        NULL, (Loc){0, 0});
 	func_output(f, "p", p);
 	func_output(f, "t", t);
@@ -514,16 +562,76 @@ optimizers(void)
 		expect_i("tick counts steps", 1, IL(3), 1);
 	}
 
+	/* adamw: the param decays by 1 - lr wd first (decoupled), then Adam's step */
+	begin();
+	p = decl("p", ty(F32, 1, 2), FL(1, 2));
+	mm = decl("m", ty(F32, 1, 2), FL(0, 0));
+	vv = decl("v", ty(F32, 1, 2), FL(0, 0));
+	g = decl("g", ty(F32, 1, 2), FL(0.5f, -2));
+	t = decl("t", ty(I32, 0), IL(0));
+	lr = hyp("lr", 0.01f);
+	b1 = hyp("b1", 0.9f);
+	b2 = hyp("b2", 0.999f);
+	eps = hyp("eps", 1e-8f);
+	wd = hyp("wd", 0.5f);
+	start();
+	func_op(f, OP_TICK, PH_UPD, A(t), 1, NULL, 0, NULL, NULL, NULL, (Loc){0, 0});
+	func_op(f, OP_ADAMW, PH_UPD, A(p, mm, vv, g, t, lr, b1, b2, eps, wd), 10, NULL, 0, NULL, NULL,
+	        NULL, (Loc){0, 0});
+	func_output(f, "p", p);
+	expect("adamw_update step 1: p (1 - lr wd) - lr sign(g)", 0, FL(1 * 0.995f - 0.01f, 2 * 0.995f + 0.01f), 2, 1e-6);
+
 	begin();
 	p = decl("p", ty(F32, 1, 1), FL(1));
 	mm = decl("m", ty(F32, 1, 1), FL(0));
 	vv = decl("v", ty(F32, 1, 1), FL(0));
 	g = decl("g", ty(F32, 1, 1), FL(1));
 	t = decl("t", ty(I32, 0), IL(0));
+	lr = hyp("lr", 0.01f);
+	b1 = hyp("b1", 0.9f);
+	b2 = hyp("b2", 0.999f);
+	eps = hyp("eps", 1e-8f);
 	start();
-	func_op(f, OP_ADAM, PH_UPD, A(p, mm, vv, g, t), 5, NULL, 0, F(0.01, 0.9, 0.999, 1e-8), NULL,
+	func_op(f, OP_ADAM, PH_UPD, A(p, mm, vv, g, t, lr, b1, b2, eps), 9, NULL, 0, NULL, NULL,
 	        NULL, (Loc){0, 0});
 	expect_error("adam_update before any tick is an error", "tick");
+
+	/* clipping: sumsq, then clip_coef = min(C / (sqrt(ss) + 1e-6), 1) */
+	begin();
+	g = decl("g", ty(F32, 2, 2, 2), FL(3, 0, 0, 4));
+	c = hyp("c", 1);
+	start();
+	ss = op(OP_SUMSQ, A(g), 1, NULL, 0, NULL, NULL);
+	func_output(f, "ss", ss);
+	func_output(f, "k", op(OP_CLIPCOEF, A(ss, c), 2, NULL, 0, NULL, NULL));
+	expect("sumsq", 0, FL(25), 1, 0);
+	expect("clip_coef when the norm exceeds the clip norm", 1, FL(1 / (5 + 1e-6f)), 1, 1e-7);
+	*(float *)interp_decl(in, c)->data = 10;
+	expect("clip_coef is 1 below the clip norm", 1, FL(1), 1, 0);
+}
+
+/* copy_out: a step's output, here in two slices of rows as micro-batches make it, lands in the
+ * step's output slot after the loss (interp_out(in, 1)) at its start. */
+static void
+copy_out(void)
+{
+	int a, y, s0, s1, l;
+	Type h = ty(F32, 2, 2, 2);
+
+	begin();
+	a = decl("a", ty(F32, 2, 4, 2), FL(1, -2, 3, -4, 5, -6, 7, -8));
+	start();
+	y = op(OP_RELU, A(a), 1, NULL, 0, NULL, NULL);
+	func_output(f, "y", y);
+	f = m->step = func_new(m, "step");
+	s0 = op(OP_RELU, A(op(OP_SLICE, A(a), 1, I(0, 2), 0, NULL, &h)), 1, NULL, 0, NULL, NULL);
+	s1 = op(OP_RELU, A(op(OP_SLICE, A(a), 1, I(0, 0), 0, NULL, &h)), 1, NULL, 0, NULL, NULL);
+	func_op(f, OP_COPYOUT, PH_FWD, A(s0), 1, I(0, 4), 0, NULL, NULL, NULL, (Loc){0, 0});
+	func_op(f, OP_COPYOUT, PH_FWD, A(s1), 1, I(0, 0), 0, NULL, NULL, NULL, (Loc){0, 0});
+	l = op(OP_MSE, A(s0, s1), 2, NULL, 0, NULL, NULL);
+	f->loss = l;
+	expect("copy_out: the step's loss first", 0, FL((16 + 0 + 16 + 0) / 4.0f), 1, 1e-7);
+	expect("copy_out: then its output, each slice at its start", 1, FL(1, 0, 3, 0, 5, 0, 7, 0), 8, 0);
 }
 
 /* ---------- gradient helpers against finite differences ---------- */
@@ -1359,6 +1467,7 @@ main(void)
 	softmax_layernorm();
 	embedding_losses();
 	optimizers();
+	copy_out();
 	grads();
 	cnn_basic();
 	cnn_conv();

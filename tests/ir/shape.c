@@ -12,7 +12,7 @@
 typedef struct Case {
 	int line;
 	Opk k;
-	const char *a[6];       /* operand types, NULL-terminated */
+	const char *a[12];      /* operand types, NULL-terminated */
 	int64_t ia[MAXIA];
 	int nia;
 	double fa[MAXFA];
@@ -164,11 +164,20 @@ static const Case cases[] = {
 	{ L, OP_CONST, A(NULL), .given = "f32[2]", .want = "f32[2]" },
 	{ L, OP_CONST, A(NULL), .given = "i32[]", .want = "!const must be f32" },
 	/* optimizer updates */
-	{ L, OP_SGD, A("f32[8,8]", "f32[8,8]"), .fa = { 0.1 }, .want = "-" },
-	{ L, OP_SGD, A("f32[8,8]", "f32[8]"), .fa = { 0.1 }, .want = "!operand 2 is f32[8]|f32[8,8]" },
-	{ L, OP_SGDM, A("f32[8]", "f32[8]", "f32[8]"), .want = "-" },
-	{ L, OP_ADAM, A("f32[8]", "f32[8]", "f32[8]", "f32[8]", "i32[]"), .want = "-" },
-	{ L, OP_ADAM, A("f32[8]", "f32[8]", "f32[8]", "f32[8]", "f32[]"), .want = "!step counter must be i32[]" },
+	{ L, OP_SGD, A("f32[8,8]", "f32[8,8]", "f32[]", "f32[]"), .want = "-" },
+	{ L, OP_SGD, A("f32[8,8]", "f32[8]", "f32[]", "f32[]"), .want = "!operand 2 is f32[8]|f32[8,8]" },
+	{ L, OP_SGD, A("f32[8,8]", "f32[8,8]", "f32[1]", "f32[]"), .want = "!operand 3 (a hyperparameter) must be f32[]|f32[1]" },
+	{ L, OP_SGD, A("f32[8,8]", "f32[8,8]", "f32[]"), .want = "!takes 4 operands, got 3" },
+	{ L, OP_SGDM, A("f32[8]", "f32[8]", "f32[8]", "f32[]", "f32[]", "f32[]"), .want = "-" },
+	{ L, OP_SGDM, A("f32[8]", "f32[8]", "f32[8]", "f32[]", "i32[]", "f32[]"), .want = "!operand 5 (a hyperparameter) must be f32[]|i32[]" },
+	{ L, OP_ADAM, A("f32[8]", "f32[8]", "f32[8]", "f32[8]", "i32[]", "f32[]", "f32[]", "f32[]", "f32[]"), .want = "-" },
+	{ L, OP_ADAM, A("f32[8]", "f32[8]", "f32[8]", "f32[8]", "f32[]", "f32[]", "f32[]", "f32[]", "f32[]"), .want = "!step counter must be i32[]" },
+	{ L, OP_ADAMW, A("f32[8]", "f32[8]", "f32[8]", "f32[8]", "i32[]", "f32[]", "f32[]", "f32[]", "f32[]", "f32[]"), .want = "-" },
+	{ L, OP_ADAMW, A("f32[8]", "f32[8]", "f32[4]", "f32[8]", "i32[]", "f32[]", "f32[]", "f32[]", "f32[]", "f32[]"), .want = "!operand 3 is f32[4]|f32[8]" },
+	{ L, OP_ADAMW, A("f32[8]", "f32[8]", "f32[8]", "f32[8]", "i32[]", "f32[]", "f32[]", "f32[]", "f32[]", "f32[2]"), .want = "!operand 10 (a hyperparameter)" },
+	{ L, OP_SUMSQ, A("f32[4,8]"), .want = "f32[]" },
+	{ L, OP_SUMSQ, A("i32[4]"), .want = "!sumsq of i32[4]" },
+	{ L, OP_CLIPCOEF, A("f32[]", "f32[]"), .want = "f32[]" },
 	{ L, OP_TICK, A("i32[]"), .want = "-" },
 	{ L, OP_TICK, A("i32[1]"), .want = "!counter must be i32[]|i32[1]" },
 };
@@ -192,11 +201,11 @@ static void
 run(Module *m, const Case *c)
 {
 	Func *f = m->fwd;
-	int args[6], n = 0, rc;
+	int args[12], n = 0, rc;
 	Type r = {0};
 	char err[400] = "", got[200];
 
-	while (n < 6 && c->a[n])
+	while (n < 11 && c->a[n])
 		args[n] = func_value(f, NULL, ty_of(c->a[n])), n++;
 	if (c->given)
 		r = ty_of(c->given);

@@ -34,6 +34,15 @@ static const int64_t ta[MAXIA] = { 1, 0 };
 static const double lr[MAXFA] = { 0.1, 0.9 };
 static const double one[MAXFA] = { 1 };
 
+/* sgd_momentum_update p, v, g and the three hyperparameters */
+static void
+sgdm(Func *f, const char *p, const char *v, const char *g)
+{
+	int args[6] = { V(f, p), V(f, v), V(f, g), V(f, "opt.lr"), V(f, "opt.momentum"),
+	                V(f, "opt.weight_decay") };
+	build_op(f, OP_SGDM, PH_UPD, args, 6, NULL, 0, NULL, NULL, NULL, (Loc){0});
+}
+
 static void
 body(Func *f)
 {
@@ -57,6 +66,9 @@ build(void)
 	mod_decl(m, "b", R_PARAM, ty_of("f32[8]"), z, (Loc){ 4, 1 });
 	m->decl[mod_decl(m, "mom.w", R_STATE, ty_of("f32[8,8]"), z, (Loc){0})].of = 2;
 	mod_decl(m, "t", R_STATE, ty_of("i32[]"), z, (Loc){0});
+	mod_decl(m, "opt.lr", R_HYPER, ty_of("f32[]"), (Init){ INIT_FULL, 0.1, 0 }, (Loc){0});
+	mod_decl(m, "opt.momentum", R_HYPER, ty_of("f32[]"), (Init){ INIT_FULL, 0.9, 0 }, (Loc){0});
+	mod_decl(m, "opt.weight_decay", R_HYPER, ty_of("f32[]"), (Init){ INIT_FULL, 0, 0 }, (Loc){0});
 	m->opt = (Optim){ .kind = OPT_SGD, .lr = 0.1, .momentum = 0.9 };
 
 	f = m->fwd = func_new(m, "forward");
@@ -76,8 +88,8 @@ build(void)
 	OP2(s, OP_RELU_G, PH_BWD, "g.h", "h.1", "g.r");
 	op(s, OP_MATMUL, PH_BWD, "g.w", "x", "g.h", 0, 0, 0, ta, 2, NULL, NULL);
 	op(s, OP_SUMTO, PH_BWD, "g.b", "g.h", 0, 0, 0, 0, NULL, 0, NULL, "f32[8]");
-	op(s, OP_SGDM, PH_UPD, NULL, "w", "mom.w", "g.w", 0, 0, NULL, 0, lr, NULL);
-	op(s, OP_SGD, PH_UPD, NULL, "b", "g.b", 0, 0, 0, NULL, 0, lr, NULL);
+	sgdm(s, "w", "mom.w", "g.w");
+	op(s, OP_SGD, PH_UPD, NULL, "b", "g.b", "opt.lr", "opt.weight_decay", 0, NULL, 0, NULL, NULL);
 	OP1(s, OP_TICK, PH_UPD, NULL, "t");
 	s->loss = V(s, "l");
 	s->val[V(s, "h")].off = 256;
@@ -120,9 +132,9 @@ static int nth_op(const Func *f, Opk k, int which)
 static int
 raw(Func *f, Opk k, Phase ph, const char *name, const char *type, const char *a0, const char *a1)
 {
-	int args[2] = { V(f, a0), a1 ? V(f, a1) : -1 };
+	int args[4] = { V(f, a0), a1 ? V(f, a1) : -1, V(f, "opt.lr"), V(f, "opt.weight_decay") };
 	Type r = type ? ty_of(type) : (Type){0};
-	return func_op(f, k, ph, args, a1 ? 2 : 1, NULL, 0, lr, &r, name, (Loc){0});
+	return func_op(f, k, ph, args, k == OP_SGD ? 4 : a1 ? 2 : 1, NULL, 0, lr, &r, name, (Loc){0});
 }
 
 /* Each breaks one rule; want is a piece of the message. */
@@ -168,6 +180,19 @@ static void b_bad_name(Module *m) { m->fwd->val[V(m->fwd, "r")].name = "a b"; }
 static void b_bad_type(Module *m) { m->decl[3].ty = ty_of("f32[0]"); m->fwd->val[3].ty = ty_of("f32[0]"); }
 static void b_mirror(Module *m) { m->step->val[2].ty = ty_of("f32[8,9]"); }
 static void b_no_opt(Module *m) { m->opt.kind = OPT_NONE; }
+static void
+copyout(Func *f, const char *v, int64_t k, int64_t start)
+{
+	int a = V(f, v);
+	int64_t ia[MAXIA] = { k, start };
+	func_op(f, OP_COPYOUT, PH_FWD, &a, 1, ia, 0, NULL, NULL, NULL, (Loc){0});
+}
+static void b_copyout_index(Module *m) { copyout(m->step, "r", 1, 0); }
+static void b_copyout_shape(Module *m) { copyout(m->step, "h0", 0, 0); m->step->val[V(m->step, "h0")].ty = ty_of("f32[4,9]"); }
+static void b_copyout_start(Module *m) { copyout(m->step, "r", 0, 8); }
+static void b_copyout_fwd(Module *m) { copyout(m->fwd, "r", 0, 0); }
+static void b_hyper_init(Module *m) { m->decl[6].init.kind = INIT_ZEROS; }
+static void b_hyper_type(Module *m) { m->decl[7].ty = ty_of("f32[1]"); m->fwd->val[7].ty = m->step->val[7].ty = ty_of("f32[1]"); }
 static void b_no_fwd(Module *m) { m->fwd = NULL; }
 static void b_nores_res(Module *m) { m->step->op[nth_op(m->step, OP_TICK, 0)].res = V(m->step, "g.b"); }
 static void b_given(Module *m) { m->step->val[V(m->step, "g.b")].ty = ty_of("f32[3]"); }
@@ -218,6 +243,12 @@ static const struct {
 	{ b_bad_type, "bad type", "b has an invalid type f32[0]" },
 	{ b_mirror, "decl mirror", "does not mirror declaration w" },
 	{ b_no_opt, "step without optimizer", "step function but no optimizer" },
+	{ b_copyout_index, "copy_out into an output the forward lacks", "copy_out into output 1, which the forward does not have" },
+	{ b_copyout_shape, "copy_out of another shape", "copy_out of %h0 from element 0 does not fit output r" },
+	{ b_copyout_start, "copy_out beyond its output", "copy_out of %r from element 8 does not fit output r" },
+	{ b_copyout_fwd, "copy_out in the forward", "(or not in the step)" },
+	{ b_hyper_init, "hyperparameter without its value", "hyperparameter opt.lr must be f32[] = full(value)" },
+	{ b_hyper_type, "hyperparameter not a scalar", "hyperparameter opt.momentum must be f32[] = full(value)" },
 	{ b_no_fwd, "no forward", "no forward function" },
 	{ b_nores_res, "result of an update", "tick has no result, but defines %g.b" },
 	{ b_given, "given type", "sum_to: f32[3] does not broadcast to f32[4,8]" },

@@ -369,12 +369,21 @@ conv(void)
 	}
 }
 
-/* The updates, in a step function: its loss first, then each update on fresh params and
- * state; adam reads the counter the tick advanced. */
+/* Operand a of c: a hyperparameter decl of value v. */
+static void
+hyper(Case *c, int a, double v)
+{
+	c->at[a] = ty(F32, 0);
+	c->role[a] = R_HYPER;
+	c->hv[a] = v;
+}
+
+/* The updates, in a step function: its loss first, then each update on fresh params, state
+ * and hyperparameters; adam reads the counter the tick advanced. Then clipping's ops. */
 static void
 updates(void)
 {
-	Type sh[] = { ty(F32, 2, 4, 8), ty(F32, 2, 130, 150) };
+	Type sh[] = { ty(F32, 2, 4, 8), ty(F32, 2, 130, 150) }, f0 = ty(F32, 0);
 	Case *c;
 
 	group("update", 1);
@@ -390,25 +399,42 @@ updates(void)
 		c->fa[0] = s ? 0.5 : 0.1;
 	}
 	for (int s = 0; s < 2; s++) {
-		c = add(OP_SGD, 2, sh[s], sh[s]);
+		c = add(OP_SGD, 4, sh[s], sh[s], f0, f0);
 		c->role[0] = R_PARAM;
-		c->fa[0] = 0.1;
-		c = add(OP_SGDM, 3, sh[s], sh[s], sh[s]);
+		hyper(c, 2, 0.1);
+		hyper(c, 3, s ? 0.01 : 0);
+		c = add(OP_SGDM, 6, sh[s], sh[s], sh[s], f0, f0, f0);
 		c->role[0] = R_PARAM;
 		c->role[1] = R_STATE;
-		c->fa[0] = 0.1;
-		c->fa[1] = 0.9;
+		hyper(c, 3, 0.1);
+		hyper(c, 4, 0.9);
+		hyper(c, 5, s ? 0 : 0.05);
 		/* v >= 0 as adam keeps it */
-		c = add(OP_ADAM, 5, sh[s], sh[s], sh[s], sh[s], I(ty(F32, 0)));
-		c->role[0] = R_PARAM;
-		c->role[1] = c->role[2] = R_STATE;
-		c->arg[4] = -100 - 1;
-		c->fa[0] = 1e-3;
-		c->fa[1] = 0.9;
-		c->fa[2] = 0.999;
-		c->fa[3] = 1e-8;
-		c->pos = 1;
+		for (int w = 0; w < 2; w++) {
+			c = add(w ? OP_ADAMW : OP_ADAM, 9 + w, sh[s], sh[s], sh[s], sh[s], I(ty(F32, 0)), f0, f0, f0, f0, f0);
+			c->role[0] = R_PARAM;
+			c->role[1] = c->role[2] = R_STATE;
+			c->arg[4] = -100 - 1;
+			hyper(c, 5, 1e-3);
+			hyper(c, 6, 0.9);
+			hyper(c, 7, 0.999);
+			hyper(c, 8, 1e-8);
+			if (w)
+				hyper(c, 9, 0.1);
+			c->pos = 1;
+		}
 	}
+	/* clipping: sumsq of a few sizes (one that splits across threads elsewhere), clip_coef
+	 * of a sum of squares over and under the clip norm */
+	add(OP_SUMSQ, 1, ty(F32, 2, 4, 8));
+	add(OP_SUMSQ, 1, ty(F32, 2, 300, 170));
+	add(OP_SUMSQ, 1, ty(F32, 0));
+	c = add(OP_CLIPCOEF, 2, f0, f0);
+	c->arg[0] = g->ncase - 3;
+	hyper(c, 1, 1.0);
+	c = add(OP_CLIPCOEF, 2, f0, f0);
+	c->arg[0] = g->ncase - 4;
+	hyper(c, 1, 1e4);
 }
 
 const Elsewhere op_elsewhere[] = {
@@ -416,6 +442,7 @@ const Elsewhere op_elsewhere[] = {
 	{ OP_SWAPIN, "tests/backend/swap.sh, tests/cuda/module.c" },
 	{ OP_WAIT, "tests/backend/swap.sh, tests/cuda/module.c" },
 	{ OP_SWAPHOME, "tests/backend/state.sh (never on CUDA: its Target.hoststate is 0)" },
+	{ OP_COPYOUT, "tests/train/api.c and state.sh (step_out; on CUDA built, run with a GPU)" },
 	{ OP_ALLREDUCE, "tests/dp/dp.sh (mpirun), tests/interp/ops.c" },
 	{ OP_UNBUCKET, "tests/dp/dp.sh (mpirun), tests/interp/ops.c" },
 	{ OP_REDSCAT, "tests/dp/dp.sh (mpirun, ZeRO), tests/dp/pass.c" },

@@ -1,7 +1,7 @@
 /* cases.h: the one table of op test cases that tests/ops/ops.c runs on every target.
  *
  * A group of cases becomes one module: each fresh operand an input declaration (a param or
- * optimizer state for the updates), each case one op, its result an output. Groups with
+ * optimizer state or hyperparameter for the updates), each case one op, its result an output. Groups with
  * `step` set are built as a step function (the updates need one): the first case is the
  * loss, the updated params and state are compared after the step. */
 #ifndef MTC_TESTS_OPS_CASES_H
@@ -10,13 +10,14 @@
 #include "ir.h"
 
 #define MAXCASE 128
-#define MAXCARG 6        /* operands of a case */
+#define MAXCARG 12       /* operands of a case (adamw_update has 10) */
 
 typedef struct Case {
 	Opk k;
 	int nargs;
 	Type at[MAXCARG];        /* operand types (fresh operands) */
-	Role role[MAXCARG];      /* fresh operands: input (default), param, state or buffer */
+	Role role[MAXCARG];      /* fresh operands: input (default), param, state, buffer or hyper */
+	double hv[MAXCARG];      /* a hyper operand's value (its decl's full(v)) */
 	int arg[MAXCARG];        /* -1: a fresh operand; c >= 0: the result of case c of the group;
 	                          * -100 - c: the first operand of case c */
 	int64_t ia[MAXIA];

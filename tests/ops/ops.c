@@ -109,8 +109,10 @@ build(const Group *g, Mod *b)
 		for (int a = 0; a < g->c[c].nargs; a++)
 			if (g->c[c].arg[a] == -1) {
 				const Case *k = &g->c[c];
-				Init in = { k->role[a] == R_INPUT ? INIT_NONE : k->at[a].dt == I32 ? INIT_ZEROS :
-				            INIT_NORMAL, 0, 1 };
+				Init in = { k->role[a] == R_INPUT ? INIT_NONE : k->role[a] == R_HYPER ? INIT_FULL :
+				            k->at[a].dt == I32 ? INIT_ZEROS : INIT_NORMAL, 0, 1 };
+				if (k->role[a] == R_HYPER)
+					in.a = k->hv[a];
 				char nm[32];
 				snprintf(nm, sizeof nm, "c%d_%d", c, a);
 				b->dcl[c][a] = mod_decl(m, nm, k->role[a], k->at[a], in, (Loc){0});
@@ -118,7 +120,7 @@ build(const Group *g, Mod *b)
 	m->fwd = func_new(m, "forward");
 	emit(g, b, m->fwd, 0, res);
 	if (g->step) {
-		m->opt = (Optim){ OPT_SGD, 0.1, 0, 0, 0, 0, {0} };
+		m->opt = (Optim){ .kind = OPT_SGD, .lr = 0.1 };
 		m->step = func_new(m, "step");
 		emit(g, b, m->step, 1, res);
 		m->step->loss = res[0];
@@ -548,7 +550,7 @@ group(const Group *g)
 	/* The interpreter's inputs, made positive where the op needs it. */
 	for (int c = 0; c < g->ncase; c++)
 		for (int a = 0; g->c[c].pos && a < g->c[c].nargs; a++)
-			if (g->c[c].arg[a] == -1 && g->c[c].at[a].dt == F32) {
+			if (g->c[c].arg[a] == -1 && g->c[c].at[a].dt == F32 && g->c[c].role[a] != R_HYPER) {
 				Tensor *t = interp_decl(in, b.dcl[c][a]);
 				for (int64_t i = 0; i < shape_numel(&t->ty.sh); i++)
 					((float *)t->data)[i] = fabsf(((float *)t->data)[i]) + 0.25f;
