@@ -57,9 +57,10 @@ main(int argc, char **argv)
 			p = prob_new(orig, &tg);
 			p->tight = rnd() % 2;
 			mode = xcalloc(p->n + 1, 1);
+			/* the rest recomputed, as every solver leaves them: a kept workspace would be
+			 * read again by its convolution's recomputation, which the verifier refuses */
 			for (int i = 0; i < p->n; i++)
-				if (p->cand[i])
-					mode[i] = rnd() % 3 == 0 ? KEEP : rnd() % 2 ? REC : SWAP;
+				mode[i] = !p->cand[i] ? REC : rnd() % 3 == 0 ? KEEP : rnd() % 2 ? REC : SWAP;
 			pl = plan_new(p);
 			plan_expand(p, mode, pl);
 			/* placed again, before the first read plan_expand found (inwait): that may be a
