@@ -43,9 +43,12 @@ plan(CuMod *c)
 		c->fn[k].off = p->off;
 		c->fn[k].last = p->last;
 		c->fn[k].ev = xcalloc(p->f->nval + 1, sizeof *c->fn[k].ev);
-		for (int i = 0; i < p->f->nop; i++)
+		c->fn[k].hu = xmalloc((p->f->nop + 1) * sizeof *c->fn[k].hu);
+		for (int i = 0; i < p->f->nop; i++) {
+			c->fn[k].hu[i] = op_on_host(p->f, &p->f->op[i]) ? c->nhupd++ : -1;
 			if (opinfo[p->f->op[i].kind].flags & F_COPY)
 				c->fn[k].ev[p->f->op[i].res] = c->nev++;
+		}
 		cuda_sync(&c->fn[k], p, &c->nrec);
 	}
 }
@@ -66,21 +69,52 @@ cuda_reads(const Func *f, int v)
 	return 0;
 }
 
+/* A manifest line; an initializer from a file (INIT_FILE) gives its offset in mtc_cu_data. */
 static void
 tensor(FILE *fp, const char *role, const char *name, const Type *t, int64_t off, const Init *in,
-       int use)
+       int use, int64_t dataoff, int host)
 {
 	fprintf(fp, "tensor %s %s %s %d", role, name, dtype_name(t->dt), t->sh.rank);
 	for (int k = 0; k < t->sh.rank; k++)
 		fprintf(fp, " %lld", (long long)t->sh.d[k]);
-	fprintf(fp, " off %lld init %d %.17g %.17g use %d\n", (long long)off, in ? (int)in->kind : 0,
-	        in ? in->a : 0, in ? in->b : 0, use);
+	fprintf(fp, " off %lld init %d %.17g %.17g use %d", (long long)off,
+	        in ? (in->kind == INIT_VALUES ? INIT_FILE : (int)in->kind) : 0,
+	        in && (in->kind == INIT_FILE || in->kind == INIT_VALUES) ? (double)dataoff : in ? in->a : 0,
+	        in ? in->b : 0, use);
+	fprintf(fp, host ? " host\n" : "\n");
+}
+
+/* The initial values that live in files or in the IR (INIT_FILE, INIT_VALUES), one after the
+ * other in c->data (embedded as mtc_cu_data); off[d] is decl d's offset there. 0, or 1 after
+ * a message. */
+static int
+file_data(CuMod *c, int64_t *off)
+{
+	const Module *m = c->m;
+	char msg[512];
+
+	for (int d = 0; d < m->ndecl; d++) {
+		const Decl *dc = &m->decl[d];
+		int64_t n = shape_numel(&dc->ty.sh);
+		if (dc->init.kind != INIT_FILE && dc->init.kind != INIT_VALUES)
+			continue;
+		off[d] = (int64_t)c->ndata;
+		c->data = xrealloc(c->data, c->ndata + (size_t)n * 4 + 1);
+		if (dc->init.kind == INIT_VALUES)
+			memcpy(c->data + c->ndata, dc->init.vals, (size_t)n * 4);
+		else if (init_read(&dc->init, n, (float *)(void *)(c->data + c->ndata), msg, sizeof msg)) {
+			fprintf(stderr, "mtc: error: the initial values of %s: %s\n", dc->name, msg);
+			return 1;
+		}
+		c->ndata += (size_t)n * 4;
+	}
+	return 0;
 }
 
 static const char *ptx_arch(const char *arch, char *buf, size_t n);
 
-/* The description the runtime reads (runtime/mtc/mtc-cuda.h). */
-static void
+/* The description the runtime reads (runtime/mtc/mtc-cuda.h). 0, or 1 after a message. */
+static int
 manifest(CuMod *c)
 {
 	char vbuf[64];
@@ -89,26 +123,34 @@ manifest(CuMod *c)
 	size_t n;
 	FILE *fp = open_memstream(&c->manifest, &n);
 	const Func *st = c->fn[1].f;
+	int64_t *doff = xcalloc(m->ndecl + 1, sizeof *doff);
 
 	if (!fp)
 		die("out of memory");
+	if (file_data(c, doff)) {
+		fclose(fp);
+		free(doff);
+		return 1;
+	}
 	fprintf(fp, "model %s\nsolver %s\nbudget %lld\nplan %lld\npeak %lld\npersist %lld\n"
-	        "arena %lld\nhost %lld\nevents %d\nrecords %d\nloss %lld\narch %s\n", m->name,
+	        "arena %lld\nhost %lld\nevents %d\nrecords %d\nhostupd %d\nloss %lld\narch %s\n", m->name,
 	        c->lo->plan.solver, (long long)c->lo->plan.budget,
 	        (long long)(c->persist + c->arena), (long long)c->peak, (long long)c->persist,
-	        (long long)c->arena, (long long)c->host, c->nev, c->nrec,
+	        (long long)c->arena, (long long)c->host, c->nev, c->nrec, c->nhupd,
 	        st && st->loss >= 0 ? (long long)c->fn[1].off[st->loss] : -1LL,
 	        ptx_arch(c->o->arch, vbuf, sizeof vbuf));
 	for (int k = 0; k < c->prog->nfn; k++)
 		fprintf(fp, "kernel %s\n", c->prog->fname[k]);
 	for (int d = 0; d < m->ndecl; d++)
 		tensor(fp, role[m->decl[d].role], m->decl[d].name, &m->decl[d].ty, c->poff[d],
-		       &m->decl[d].init, cuda_reads(m->fwd, d) | cuda_reads(st, d) << 1);
+		       &m->decl[d].init, cuda_reads(m->fwd, d) | cuda_reads(st, d) << 1, doff[d], m->decl[d].host);
 	for (int k = 0; k < m->fwd->nout; k++) {
 		int v = m->fwd->out[k];
-		tensor(fp, "output", m->fwd->outname[k], &m->fwd->val[v].ty, c->fn[0].off[v], NULL, 0);
+		tensor(fp, "output", m->fwd->outname[k], &m->fwd->val[v].ty, c->fn[0].off[v], NULL, 0, 0, 0);
 	}
 	fclose(fp);
+	free(doff);
+	return 0;
 }
 
 /* ---------- MODEL.h ---------- */
@@ -162,7 +204,8 @@ compile(CuMod *c, int want_cubin)
 	return 0;
 }
 
-static void
+/* 0, or 1 after a message (an initializer's file cannot be read). */
+static int
 prepare(CuMod *c, const Lowered *lo, const BuildOpts *o)
 {
 	const Module *m = lo->m;
@@ -174,7 +217,7 @@ prepare(CuMod *c, const Lowered *lo, const BuildOpts *o)
 	c->id = m->name;
 	plan(c);
 	c->prog = cuda_kernels(m, (const LowFunc *const[2]){ &lo->fwd, m->step ? &lo->step : NULL });
-	manifest(c);
+	return manifest(c);
 }
 
 static void
@@ -182,6 +225,7 @@ release(CuMod *c)
 {
 	for (int i = 0; i < 2; i++) {
 		free(c->fn[i].ev);
+		free(c->fn[i].hu);
 		free(c->fn[i].after);
 		free(c->fn[i].rec);
 		free(c->fn[i].xwait);
@@ -189,6 +233,7 @@ release(CuMod *c)
 	free(c->ptx);
 	free(c->cubin);
 	free(c->manifest);
+	free(c->data);
 	cuprog_free(c->prog);
 }
 
@@ -219,7 +264,10 @@ cuda_emit(const Lowered *lo, const BuildOpts *o, const char *kind, const char *o
 	FILE *fp;
 	int rc = 0;
 
-	prepare(&c, lo, o);
+	if (prepare(&c, lo, o)) {
+		release(&c);
+		return 1;
+	}
 	if (!(fp = out_open(out))) {
 		release(&c);
 		return err("cannot write '%s'%s", out, "");
@@ -279,8 +327,7 @@ cuda_build(const Lowered *lo, const BuildOpts *o, const char *out)
 	if (!dir)
 		return err("the mtc runtime (libmtccuda.a) is not in the build tree nor in %s: run 'make "
 		           "install' or set MTC_RUNTIME_DIR%s", MTC_LIBDIR, "");
-	prepare(&c, lo, o);
-	if ((rc = compile(&c, 1))) {
+	if ((rc = prepare(&c, lo, o)) || (rc = compile(&c, 1))) {
 		release(&c);
 		return rc;
 	}
@@ -318,4 +365,4 @@ cuda_build(const Lowered *lo, const BuildOpts *o, const char *out)
 }
 
 static const char *const emits[] = { "cuda", "ptx", "llvm", "h", NULL };
-const Backend backend_cuda = { "cuda", &target_cuda, emits, cuda_emit, cuda_build, NULL };
+const Backend backend_cuda = { "cuda", &target_cuda, emits, cuda_emit, cuda_build, NULL, NULL };

@@ -258,33 +258,25 @@ k_const(FILE *fp, const Func *f, const Op *op, Launch *l)
 	set1(l, blocks(n, BLK), BLK);
 }
 
-/* Optimizer updates: elementwise over the param, in place; PyTorch's formulas. */
+/* Optimizer updates: elementwise over the param, in place; <mtc/mtc-ops.h>'s formulas. */
 static void
 k_update(FILE *fp, const Func *f, const Op *op, Launch *l)
 {
 	int64_t n = shape_numel(SH(f, op->args[0]));
 
 	if (op->kind == OP_ADAM)
-		fprintf(fp, "\tdouble t = (double)a4[0];\n"
-		        "\tfloat step = (float)(%.17g / (1.0 - pow(%.17g, t)));\n"
-		        "\tfloat bc2s = (float)sqrt(1.0 - pow(%.17g, t));\n",
-		        op->fa[0], op->fa[1], op->fa[2]);
+		fprintf(fp, "\tstruct mtc_adam c = mtc_adam_coef(a4[0], %.17g, %.17g, %.17g, %s);\n",
+		        op->fa[0], op->fa[1], op->fa[2], FL(op->fa[3]));
 	fprintf(fp, LOOP("%lldLL"), (long long)n);
 	switch (op->kind) {
 	case OP_SGD:
-		fprintf(fp, "\t\ta0[i] = a0[i] + -%s * a1[i];\n", FL(op->fa[0]));
+		fprintf(fp, "\t\tmtc_sgd_update(a0 + i, a1[i], %s);\n", FL(op->fa[0]));
 		break;
 	case OP_SGDM:
-		fprintf(fp, "\t\tfloat v = a1[i] * %s + a2[i];\n\t\ta1[i] = v;\n\t\ta0[i] = a0[i] + -%s * v;\n",
-		        FL(op->fa[1]), FL(op->fa[0]));
+		fprintf(fp, "\t\tmtc_sgdm_update(a0 + i, a1 + i, a2[i], %s, %s);\n", FL(op->fa[0]), FL(op->fa[1]));
 		break;
 	case OP_ADAM:
-		fprintf(fp, "\t\tfloat g = a3[i];\n"
-		        "\t\tfloat m = a1[i] * %s + %s * g;\n"
-		        "\t\tfloat v = a2[i] * %s + %s * g * g;\n"
-		        "\t\ta1[i] = m;\n\t\ta2[i] = v;\n"
-		        "\t\ta0[i] = a0[i] + -step * (m / (sqrtf(v) / bc2s + %s));\n",
-		        FL(op->fa[1]), FL(1 - op->fa[1]), FL(op->fa[2]), FL(1 - op->fa[2]), FL(op->fa[3]));
+		fprintf(fp, "\t\tmtc_adam_update(a0 + i, a1 + i, a2 + i, a3[i], &c);\n");
 		break;
 	default: die("not an update");
 	}
@@ -1063,7 +1055,7 @@ cuda_hostop(FILE *fp, const Func *f, const Op *op, Launch *l)
 	K(CONV2D_DX, k_conv) K(CONV2D_DW, k_conv) K(MAXPOOL_G, k_poolgrad) K(AVGPOOL_G, k_poolgrad) \
 	K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_tick) \
 	K(SWAPOUT, cuda_hostop) K(SWAPIN, cuda_hostop) K(SWAPHOME, cuda_hostop) \
-	K(WAIT, cuda_hostop)
+	K(WAIT, cuda_hostop) K(ALLREDUCE, cuda_hostop) K(UNBUCKET, cuda_hostop)
 KERNELS(OP_HAS)
 OPTAB(OP_NEEDS)
 CuKern *const cuda_kern[NOP] = { KERNELS(OP_ENTRY) };
@@ -1077,7 +1069,8 @@ cuda_kernel_op(FILE *fp, const Func *f, const Op *op, const char *name, Launch *
 
 	memset(l, 0, sizeof *l);
 	l->fn = -1;
-	if (cuda_kern[op->kind] == cuda_hostop)
+	/* copies, waits and updates on the host: the host code does them */
+	if (cuda_kern[op->kind] == cuda_hostop || op_on_host(f, op))
 		return 0;
 	bp = open_memstream(&body, &blen);
 	if (!bp)

@@ -1089,7 +1089,39 @@ k_maxgrad(Gen *g, const LowFunc *p, const Op *o)
 	launch(g, p, k, v, 4, 0, (double)(outer * n * inner));
 }
 
-/* Optimizer updates, in place, PyTorch's rules. */
+/* The code of an update after its first pointer w, over the elements [lo, hi) of its split:
+ * <mtc/mtc-ops.h>'s formulas (PyTorch's rules). */
+static void
+update_code(Gen *g, const Op *o, int64_t n)
+{
+	kptr(g, "w", 0, 1, 0);
+	ksplit(g, n);
+	switch (o->kind) {
+	case OP_SGD:
+		kptr(g, "gr", 1, 0, 0);
+		K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tmtc_sgd_update(w + i, gr[i], %s);\n", FL(o->fa[0]));
+		break;
+	case OP_SGDM:
+		kptr(g, "m", 1, 1, 0);
+		kptr(g, "gr", 2, 0, 0);
+		K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tmtc_sgdm_update(w + i, m + i, gr[i], %s, %s);\n",
+		  FL(o->fa[0]), FL(o->fa[1]));
+		break;
+	default: /* adam: bias corrections from the step counter, which tick advanced */
+		kptr(g, "m", 1, 1, 0);
+		kptr(g, "s", 2, 1, 0);
+		kptr(g, "gr", 3, 0, 0);
+		kptr(g, "tc", 4, 0, 1);
+		K(g, "\tint *flag = (int *)(uintptr_t)a[5];\n\tint32_t t = tc[0];\n"
+		  "\tif (t < 1) {\n\t\t*flag = MTC_EINVAL;\n\t\treturn;\n\t}\n"
+		  "\tstruct mtc_adam c = mtc_adam_coef(t, %.17g, %.17g, %.17g, %s);\n"
+		  "\tfor (int64_t i = lo; i < hi; i++)\n\t\tmtc_adam_update(w + i, m + i, s + i, gr[i], &c);\n",
+		  o->fa[0], o->fa[1], o->fa[2], FL(o->fa[3]));
+	}
+	K(g, "}\n");
+}
+
+/* Optimizer updates, in place. */
 static void
 k_update(Gen *g, const LowFunc *p, const Op *o)
 {
@@ -1104,38 +1136,21 @@ k_update(Gen *g, const LowFunc *p, const Op *o)
 		launch(g, p, k, v, 1, 0, 0);
 		return;
 	}
-	kptr(g, "w", 0, 1, 0);
-	ksplit(g, n);
-	switch (o->kind) {
-	case OP_SGD:
-		kptr(g, "gr", 1, 0, 0);
-		K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tw[i] = w[i] + -%s * gr[i];\n", FL(o->fa[0]));
-		break;
-	case OP_SGDM:
-		kptr(g, "m", 1, 1, 0);
-		kptr(g, "gr", 2, 0, 0);
-		K(g, "\tfor (int64_t i = lo; i < hi; i++) {\n\t\tm[i] = m[i] * %s + gr[i];\n"
-		  "\t\tw[i] = w[i] + -%s * m[i];\n\t}\n", FL(o->fa[1]), FL(o->fa[0]));
-		break;
-	default: /* adam: bias corrections from the step counter, which tick advanced */
-		kptr(g, "m", 1, 1, 0);
-		kptr(g, "s", 2, 1, 0);
-		kptr(g, "gr", 3, 0, 0);
-		kptr(g, "tc", 4, 0, 1);
-		/* torch.optim.Adam (1.13): bias corrections in double, as Python computes them. */
-		K(g, "\tint *flag = (int *)(uintptr_t)a[5];\n\tint32_t t = tc[0];\n"
-		  "\tdouble lr = %.17g, b1 = %.17g, b2 = %.17g;\n"
-		  "\tfloat eps = %s, fb1 = (float)b1, fb2 = (float)b2, a1 = (float)(1 - b1), a2 = (float)(1 - b2);\n"
-		  "\tif (t < 1) {\n\t\t*flag = MTC_EINVAL;\n\t\treturn;\n\t}\n"
-		  "\tfloat step = (float)(lr / (1 - pow(b1, t))), bc2s = (float)sqrt(1 - pow(b2, t));\n"
-		  "\tfor (int64_t i = lo; i < hi; i++) {\n"
-		  "\t\tm[i] = m[i] * fb1 + a1 * gr[i];\n"
-		  "\t\ts[i] = s[i] * fb2 + a2 * gr[i] * gr[i];\n"
-		  "\t\tw[i] = w[i] + -step * (m[i] / (sqrtf(s[i]) / bc2s + eps));\n\t}\n",
-		  o->fa[0], o->fa[1], o->fa[2], FL(o->fa[3]));
-	}
-	K(g, "}\n");
+	update_code(g, o, n);
 	launch(g, p, k, v, o->nargs, o->kind == OP_ADAM, 4.0 * (double)n);
+}
+
+void
+kern_host_update(Gen *g, const LowFunc *p, int i, int id)
+{
+	const Op *o = &p->f->op[i];
+	FILE *k = g->k;
+
+	g->k = g->h;
+	K(g, "\n/* %s on the host, run by the host's thread */\nstatic void\n"
+	  "hu%d(const uint64_t *a, int tid, int nt)\n{\n", opinfo[o->kind].name, id);
+	update_code(g, o, shape_numel(SH(o->args[0])));
+	g->k = k;
 }
 
 /* An F_EW op alone: a group of one. */
@@ -1174,7 +1189,7 @@ mt3000_hostop(Gen *g, const LowFunc *p, const Op *o)
 	K(CONV2D_DX, k_conv) K(CONV2D_DW, k_conv) K(MAXPOOL_G, k_pool) K(AVGPOOL_G, k_pool) \
 	K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_update) \
 	K(SWAPOUT, mt3000_hostop) K(SWAPIN, mt3000_hostop) K(SWAPHOME, mt3000_hostop) \
-	K(WAIT, mt3000_hostop)
+	K(WAIT, mt3000_hostop) K(ALLREDUCE, mt3000_hostop) K(UNBUCKET, mt3000_hostop)
 KERNELS(OP_HAS)
 OPTAB(OP_NEEDS)
 KernRule *const mt3000_kern[NOP] = { KERNELS(OP_ENTRY) };

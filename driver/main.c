@@ -1,5 +1,6 @@
 /* main.c: the mtc command line and the pipeline, one straight list of stages. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -7,15 +8,17 @@
 #include "config.h"
 #include "driver.h"
 #include "frontend.h"
+#include "onnx.h"
 #include "passes.h"
 #include "lower.h"
 #include "backend.h"
 
 static const char usage[] =
-"usage: mtc MODEL.tdsl|MODEL.mir [-o OUT] [options]\n"
+"usage: mtc MODEL.tdsl|MODEL.mir|MODEL.onnx [-o OUT] [options]\n"
 "\n"
 "Compile a tdsl model into a training module (MODEL.so and MODEL.h) whose memory is\n"
-"scheduled at compile time.\n"
+"scheduled at compile time. A tdsl model may import ONNX graphs (import \"net.onnx\" as\n"
+"net;); MODEL.onnx itself compiles into a forward-only module (docs/onnx.md).\n"
 "\n"
 "options:\n"
 "  -o FILE               output (.so by default; with --emit, the intermediate; '-' is stdout);\n"
@@ -44,8 +47,8 @@ static const char usage[] =
 "  --dump-dir=DIR        write the IR after every stage, numbered in pipeline order, and\n"
 "                        every function's schedule, DAG, trace and memory picture; without\n"
 "                        -o or --emit the module goes there too (DIR/NAME.so, DIR/NAME.h,\n"
-"                        NAME the input's file name without .tdsl), not into the current\n"
-"                        directory\n"
+"                        NAME the input's file name without .tdsl, .mir or .onnx), not\n"
+"                        into the current directory\n"
 "  --schedule=mem|critical|program   op order (default mem): mem lowers peak live bytes\n"
 "                        (updates run as soon as their gradient exists), critical starts the\n"
 "                        longest latency-weighted path (long copies) first, program keeps the\n"
@@ -60,13 +63,18 @@ static const char usage[] =
 "                        the ILP where it proves an optimum in time, else the better of its\n"
 "                        incumbent and the segmented DP); --emit=schedule starts with the\n"
 "                        plan's summary (solver, solve time, overhead, ILP gap)\n"
+"  --offload=auto|none   whether the planner may keep params and optimizer state in host\n"
+"                        memory between steps and run updates on the host (default auto:\n"
+"                        where the target can and it makes the step faster or fit; none:\n"
+"                        they stay on the accelerator, the planner decides activations)\n"
 "  --solver-nodes=N      the ILP's limit in branch-and-bound nodes per program (default\n"
 "                        50; with --solver-time, none unless given): plans are the same\n"
 "                        on every machine at any load\n"
 "  --solver-time=S       also a wall-clock limit for the ILP, in seconds (default none);\n"
 "                        it makes the plan depend on the machine and its load\n"
 "  --arch=sm_XX          CUDA architecture for NVRTC\n"
-"  -D NAME=INT           override (or define) an integer const of the model\n"
+"  -D NAME=INT           override (or define) an integer const of the model; for\n"
+"                        MODEL.onnx, the size of a symbolic input dimension\n"
 "  -O0 .. -O3            optimization level of generated code (default -O2)\n"
 "  --seed=N              seed of the params' initial values and of dropout's masks\n"
 "                        (default 0)\n"
@@ -143,6 +151,7 @@ static const char *const solvers[] = { "auto", "ilp", "tso", "chen", "none", NUL
 static const char *const emits[] = { "ir", "schedule", "dot", "dot-full", "trace", "memory", "c", "h",
 	"cuda", "ptx", "llvm", NULL };
 static const char *const stages[] = { "frontend", "autodiff", "simplify", NULL };
+static const char *const offloads[] = { "auto", "none", NULL };
 
 static int has_suffix(const char *s, const char *suf);
 
@@ -150,7 +159,7 @@ static int has_suffix(const char *s, const char *suf);
 static const char *const valopts[] = { "--target", "--schedule", "--emit", "--stop-after",
 	"--dump-dir", "--mem-budget", "--solver", "--solver-time", "--solver-nodes", "--arch", "--seed",
 	"--target-flops", "--target-bw", "--copy-bw", "--copy-latency", "--launch", "--accel-bytes",
-	"--align", NULL };
+	"--align", "--host-flops", "--host-bw", "--offload", "--net-bw", "--net-latency", NULL };
 static const char *const flagopts[] = { "--help", "--version", NULL };
 
 static int
@@ -192,7 +201,7 @@ dump_dir_output(Opts *o)
 	size_t n = strlen(b);
 	static char out[4096];   /* the output path lives as long as the options */
 
-	if (has_suffix(b, ".tdsl"))
+	if (has_suffix(b, ".tdsl") || has_suffix(b, ".onnx"))
 		n -= 5;
 	else if (has_suffix(b, ".mir"))
 		n -= 4;
@@ -272,6 +281,8 @@ parse_args(Opts *o, int argc, char **argv)
 			o->solver_time = strtod(v, &e);
 			if (*e || !(o->solver_time > 0))
 				fatal("invalid --solver-time '%s': expected positive seconds", v);
+		} else if (VAL("--offload")) {
+			o->nooffload = strcmp(oneof("--offload", v, offloads), "none") == 0;
 		} else if (VAL("--solver-nodes")) {
 			char *e;
 			o->solver_nodes = strtol(v, &e, 10);
@@ -491,8 +502,8 @@ codegen(const Opts *o, const Module *m, const Anal an[2])
 	return rc;
 }
 
-int
-main(int argc, char **argv)
+static int
+compile(int argc, char **argv)
 {
 	Opts o = {0};
 	Src src = {0};
@@ -520,7 +531,8 @@ main(int argc, char **argv)
 	/* The pipeline. */
 	fe.defines = o.defines;
 	fe.ndefines = o.ndefines;
-	m = has_suffix(o.input, ".mir") ? ir_parse(&src) : fe_compile(&src, &fe);
+	m = has_suffix(o.input, ".mir") ? ir_parse(&src) :
+	    has_suffix(o.input, ".onnx") ? onnx_compile(&src, &fe) : fe_compile(&src, &fe);
 	if (!m) {
 		free((char *)src.text);
 		return 1;
@@ -560,7 +572,8 @@ main(int argc, char **argv)
 		if (fs[k])
 			schedule(fs[k], &o.tg, given || planned(m) ? "program" : o.schedule);
 	if (o.budget || o.budget_pct > 0) {
-		PlanOpts po = { o.solver, o.budget, o.budget_pct, o.solver_time, &o.tg, o.solver_nodes };
+		PlanOpts po = { o.solver, o.budget, o.budget_pct, o.solver_time, &o.tg, o.solver_nodes,
+		                o.nooffload, 0 };
 		if (plan_step(m, &po, &rep)) {
 			rc = 1;             /* freed below, so leak checkers see a clean exit */
 			goto out;
@@ -620,4 +633,36 @@ out:
 	mod_free(m);
 	free((char *)src.text);
 	return rc;
+}
+
+/* The compile runs on a thread of its own with a stack of STACK bytes: the frontend's
+ * documented nesting limits (docs/tdsl.md: 2500 nested expressions and calls) recurse that
+ * deep, which an 8 MiB default stack does not hold in every build (sanitizers triple a
+ * frame). The stack is address space, touched only as deep as a program nests. */
+enum { STACK = 256 << 20 };
+
+struct args { int argc; char **argv; int rc; };
+
+static void *
+compile_thread(void *p)
+{
+	struct args *a = p;
+
+	a->rc = compile(a->argc, a->argv);
+	return NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct args a = { argc, argv, 1 };
+	pthread_attr_t at;
+	pthread_t t;
+
+	if (pthread_attr_init(&at) || pthread_attr_setstacksize(&at, STACK) ||
+	    pthread_create(&t, &at, compile_thread, &a))
+		return compile(argc, argv);     /* no thread: the default stack, limits as before */
+	pthread_attr_destroy(&at);
+	pthread_join(t, NULL);
+	return a.rc;
 }

@@ -7,15 +7,17 @@
 
 #include "config.h"
 #include "frontend.h"
+#include "onnx.h"
 #include "passes.h"
 #include "safetensors.h"
 #include "run.h"
 
 static const char usage[] =
-"usage: mtc-run MODEL.tdsl|MODEL.mir|MODEL.so [options]\n"
+"usage: mtc-run MODEL.tdsl|MODEL.mir|MODEL.onnx|MODEL.so [options]\n"
 "\n"
 "Train a model for a few steps, or run its forward pass, on the reference interpreter\n"
-"(MODEL.tdsl, MODEL.mir) or a compiled module (MODEL.so).\n"
+"(MODEL.tdsl, MODEL.mir, MODEL.onnx: an ONNX graph alone, forward only) or a compiled\n"
+"module (MODEL.so).\n"
 "\n"
 "options:\n"
 "  --params FILE         initial params (safetensors; missing params use their initializers)\n"
@@ -220,7 +222,8 @@ main(int argc, char **argv)
 		fatal("cannot read '%s': %s", o.model, strerror(errno));
 	fe.defines = o.defines;
 	fe.ndefines = o.ndefines;
-	m = has_suffix(o.model, ".mir") ? ir_parse(&src) : fe_compile(&src, &fe);
+	m = has_suffix(o.model, ".mir") ? ir_parse(&src) :
+	    has_suffix(o.model, ".onnx") ? onnx_compile(&src, &fe) : fe_compile(&src, &fe);
 	if (!m)
 		return 1;
 	if (!m->fwd || (!o.forward && m->fwd->loss < 0 && !m->step)) {
@@ -242,7 +245,9 @@ main(int argc, char **argv)
 	if (o.steps < 0)
 		o.steps = 1;
 
-	if (!(in = interp_new(m, o.seed)))
+	if (!(in = interp_new(m, o.seed)) && errno == EIO)
+		fatal("%s: cannot set up model %s (above)", o.model, m->name);
+	if (!in)
 		fatal("%s: the params, inputs and optimizer state of model %s do not fit in this "
 		      "machine's memory", o.model, m->name);
 	if (o.params)

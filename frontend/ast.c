@@ -113,7 +113,7 @@ mkstmt(Parser *p, StmtKind k, Loc loc)
 	return s;
 }
 
-void
+Item *
 additem(Parser *p, ItemKind k, char *name, Loc loc, Node *e, Node *revparams, Stmt *revbody)
 {
 	Item *it = aalloc(p->a, sizeof *it);
@@ -126,6 +126,7 @@ additem(Parser *p, ItemKind k, char *name, Loc loc, Node *e, Node *revparams, St
 	it->body = srev(revbody);
 	*p->tail = it;
 	p->tail = &it->next;
+	return it;
 }
 
 Node *

@@ -43,7 +43,7 @@ struct Node {
 };
 
 typedef enum {
-	S_ASSIGN,   /* name = e */
+	S_ASSIGN,   /* name = e; or a, b, ... = e (names: a list of N_NAME, the first is name) */
 	S_FOR,      /* for name in e..e2 { body } */
 	S_RETURN,   /* return e */
 	S_OUTPUT,   /* output names (a list of N_NAME) */
@@ -67,14 +67,14 @@ struct Stmt {
 	char *name;
 	Loc nameloc;
 	Node *e, *e2;
-	Node *names;        /* S_OUTPUT */
+	Node *names;        /* S_OUTPUT, and S_ASSIGN of several names */
 	TypeEx *ty;         /* S_INPUT, S_PARAM */
 	Node *init;         /* S_PARAM: an N_CALL or NULL */
 	Stmt *body;         /* S_FOR */
 	Stmt *next;
 };
 
-typedef enum { I_CONST, I_DEF, I_MODEL } ItemKind;
+typedef enum { I_CONST, I_DEF, I_MODEL, I_IMPORT } ItemKind;
 
 typedef struct Item Item;
 struct Item {
@@ -85,6 +85,8 @@ struct Item {
 	Node *params;       /* I_DEF: a list of N_NAME */
 	int nparams;
 	Stmt *body;         /* I_DEF, I_MODEL */
+	char *path;         /* I_IMPORT: the model file as written */
+	Loc pathloc;
 	Item *next;
 };
 
@@ -111,7 +113,7 @@ Node *mkcall(Parser *, NodeKind, char *name, Node *revargs, Loc);
 Node *mkindex(Parser *, Node *base, Node *revsubs, Loc);
 Node *mkslice(Parser *, Node *lo, Node *hi, Loc);
 Stmt *mkstmt(Parser *, StmtKind, Loc);
-void additem(Parser *, ItemKind, char *name, Loc, Node *e, Node *revparams, Stmt *revbody);
+Item *additem(Parser *, ItemKind, char *name, Loc, Node *e, Node *revparams, Stmt *revbody);
 Node *nrev(Node *, int *n);         /* reverse a list built backwards; count it */
 Stmt *srev(Stmt *);
 /* The error of a syntax error at loc (stops after MAXERR or a fatal limit). */

@@ -888,6 +888,7 @@ undefined_function(Ctx *c, Node *n)
 	int k = 0, cap = 0;
 
 	keys(&c->defs, &l, &k, &cap);
+	keys(&c->imports, &l, &k, &cap);
 	for (const Builtin *b = builtins; b->name; b++) {
 		if (k == cap)
 			l = xrealloc(l, (cap = cap ? 2 * cap : 64) * sizeof *l);
@@ -911,6 +912,10 @@ call(Ctx *c, Node *n, const char *hint)
 		return err(c, n->loc, "a call is not allowed in a constant expression");
 	if (d)
 		return inline_def(c, n, d, hint);
+	if ((d = mget(&c->imports, n->name))) {
+		(void)hint;         /* an imported graph names its values itself */
+		return import_call(c, n, d, &v, 1) ? ERR : v;
+	}
 	if ((b = findb(builtins, n->name)))
 		return builtin_call(c, n, b, hint);
 	if (findb(inits, n->name))

@@ -77,21 +77,119 @@ out:
 	return v;
 }
 
+int
+import_call(Ctx *c, Node *n, Ent *imp, Val *out, int nout)
+{
+	Onnx *o = (Onnx *)imp->p;
+	int nin, nres, k = 0, bad = 0, *args, *res, rc = -1;
+	char names[512];
+	OnnxCall oc;
+
+	if (!o)
+		return -1;          /* the import failed, and said why */
+	nin = onnx_ninputs(o);
+	nres = onnx_noutputs(o);
+	if (nres != nout) {
+		if (nout == 1)
+			err(c, n->loc, "'%s' returns %d values: bind them all, as in 'a, b = %s(...)'", n->name,
+			    nres, n->name);
+		else
+			err(c, n->loc, "'%s' returns %d value%s, not %d", n->name, nres, nres == 1 ? "" : "s", nout);
+		return -1;
+	}
+	for (Node *a = n->kid; a; a = a->next)
+		if (a->kind == N_KW) {
+			err(c, a->loc, "the arguments of an imported graph are positional");
+			return -1;
+		}
+	if (n->nkid != nin) {
+		size_t w = 0;
+		names[0] = 0;
+		for (int i = 0; i < nin && w < sizeof names - 8; i++)
+			w += (size_t)snprintf(names + w, sizeof names - w, "%s%s", i ? ", " : "", onnx_input_name(o, i));
+		err(c, n->loc, "'%s' takes %d argument%s (%s), got %d", n->name, nin, nin == 1 ? "" : "s",
+		    names, n->nkid);
+		return -1;
+	}
+	args = xcalloc(nin + 1, sizeof *args);
+	res = xcalloc(nres + 1, sizeof *res);
+	for (Node *a = n->kid; a; a = a->next, k++)
+		if ((args[k] = tensor(c, eval(c, a, NULL), a->loc, NULL)) < 0)
+			bad = 1;
+	oc = (OnnxCall){ c->m, c->f, n->name, n->loc, args, nin, res, c->src, MAXOPS, &c->decls };
+	if (!bad && !c->stop && onnx_call(o, &oc) == 0) {
+		for (int i = 0; i < nres; i++)
+			out[i] = (Val){ .k = V_TENSOR, .v = res[i] };
+		rc = 0;
+	}
+	free(args);
+	free(res);
+	return rc;
+}
+
+/* Can s bind name (not a loop variable, not a const)? */
+static int
+bindable(Ctx *c, const char *name, Loc loc)
+{
+	Ent *e = mget(&c->fr->names, name);
+
+	if (e && e->state == B_LOOP) {
+		err(c, loc, "cannot assign to the loop variable '%s'", name);
+		return 0;
+	}
+	if ((!e || e->state == B_NONE) && mget(&c->consts, name)) {
+		err(c, loc, "cannot assign to the const '%s'", name);
+		return 0;
+	}
+	return 1;
+}
+
+/* a, b, ... = NAME(...): the results of an imported graph. */
+static void
+assign_many(Ctx *c, Stmt *s)
+{
+	int n = 0, k = 0;
+	Ent *e;
+	Val *out;
+
+	for (Node *a = s->names; a; a = a->next, n++) {
+		if (!bindable(c, a->name, a->loc))
+			return;
+		for (Node *b = s->names; b != a; b = b->next)
+			if (strcmp(a->name, b->name) == 0) {
+				err(c, a->loc, "'%s' is bound twice", a->name);
+				return;
+			}
+	}
+	if (s->e->kind != N_CALL || !(e = mget(&c->imports, s->e->name))) {
+		err(c, s->e->loc, "only a call of an imported graph gives several values");
+		return;
+	}
+	out = xcalloc(n, sizeof *out);
+	if (import_call(c, s->e, e, out, n))
+		for (int i = 0; i < n; i++)
+			out[i] = ERR;
+	for (Node *a = s->names; a; a = a->next, k++) {
+		e = mput(&c->fr->names, a->name);
+		e->state = B_VAL;
+		e->val = out[k];
+	}
+	free(out);
+}
+
 static void
 assign(Ctx *c, Stmt *s)
 {
-	Ent *e = mget(&c->fr->names, s->name);
+	Ent *e;
 	Val v;
 	int t;
 
-	if (e && e->state == B_LOOP) {
-		err(c, s->nameloc, "cannot assign to the loop variable '%s'", s->name);
+	if (s->names) {
+		assign_many(c, s);
 		return;
 	}
-	if ((!e || e->state == B_NONE) && mget(&c->consts, s->name)) {
-		err(c, s->nameloc, "cannot assign to the const '%s'", s->name);
+	if (!bindable(c, s->name, s->nameloc))
 		return;
-	}
 	v = eval(c, s->e, s->name);
 	/* a bound name is a tensor: numbers become f32[] consts here */
 	if (v.k == V_INT || v.k == V_NUM)
@@ -339,7 +437,7 @@ decl_init(Ctx *c, Stmt *s, Init *in)
 		err(c, kv[0]->loc, "uniform: lo %g is above hi %g", x[0], x[1]);
 		return -1;
 	}
-	*in = (Init){ b->k, x[0], x[1] };
+	*in = (Init){ .kind = b->k, .a = x[0], .b = x[1] };
 	return 0;
 }
 
@@ -349,7 +447,7 @@ declare(Ctx *c, const Item *model, Frame *fr)
 {
 	for (Stmt *s = model->body; s && !c->stop; s = s->next) {
 		Type t = { F32, { 0, { 0 } } };
-		Init in = { INIT_NONE, 0, 0 };
+		Init in = { .kind = INIT_NONE };
 		int64_t n = 0;
 		Ent *e, *k;
 		int d;
@@ -403,6 +501,39 @@ declare(Ctx *c, const Item *model, Frame *fr)
 
 /* ---------- the program ---------- */
 
+/* import "PATH" as NAME: the model read now (PATH relative to the tdsl file). */
+static void
+import_item(Ctx *c, const Item *it)
+{
+	const char *f = c->src->name, *slash = strrchr(f, '/');
+	size_t n = strlen(it->path);
+	char *path;
+	Ent *e;
+
+	if ((e = mget(&c->imports, it->name)) || (e = mget(&c->defs, it->name))) {
+		err(c, it->loc, "'%s' is already %s (at %d:%d)", it->name,
+		    mget(&c->imports, it->name) ? "an import" : "a def", e->loc.line, e->loc.col);
+		return;
+	}
+	if (isbuiltin(it->name)) {
+		err(c, it->loc, "'%s' is a built-in and cannot name an import", it->name);
+		return;
+	}
+	if (n < 5 || strcmp(it->path + n - 5, ".onnx")) {
+		err(c, it->pathloc, "import takes an ONNX model, a file named *.onnx");
+		return;
+	}
+	path = it->path[0] == '/' || !slash ? astrdup(c->a, it->path) :
+	       asprintf_a(c->a, "%.*s/%s", (int)(slash - f), f, it->path);
+	e = mput(&c->imports, it->name);
+	e->loc = it->loc;
+	e->state = B_VAL;
+	if (!(e->p = onnx_open(path, NULL, 0, NULL))) {
+		c->src->nerr++;
+		note(c->src, it->pathloc, "in the import of '%s' here", it->name);
+	}
+}
+
 static void
 register_items(Ctx *c, Parser *p, const Item **model)
 {
@@ -410,6 +541,10 @@ register_items(Ctx *c, Parser *p, const Item **model)
 		Map *m = it->kind == I_CONST ? &c->consts : &c->defs;
 		Ent *e;
 
+		if (it->kind == I_IMPORT) {
+			import_item(c, it);
+			continue;
+		}
 		if (it->kind == I_MODEL) {
 			if (*model)
 				err(c, it->loc, "a second model '%s' (the first is '%s' at %d:%d)", it->name,
@@ -425,6 +560,10 @@ register_items(Ctx *c, Parser *p, const Item **model)
 		}
 		if (it->kind == I_DEF && isbuiltin(it->name)) {
 			err(c, it->loc, "'%s' is a built-in and cannot be redefined", it->name);
+			continue;
+		}
+		if (it->kind == I_DEF && (e = mget(&c->imports, it->name))) {
+			err(c, it->loc, "'%s' is already an import (at %d:%d)", it->name, e->loc.line, e->loc.col);
 			continue;
 		}
 		if (it->kind == I_DEF) {
@@ -520,6 +659,13 @@ fe_expand(Parser *p, const FeOpts *o)
 			nn_buffers(&c);
 	}
 	unused_defines(&c, o);
+	if (c.m && !p->src->nerr)
+		onnx_declare(c.m->fwd, &c.decls);
+	onnx_decls_free(&c.decls);
+	for (int i = 0; i < c.imports.cap; i++)
+		if (c.imports.e[i].key)
+			onnx_close((Onnx *)c.imports.e[i].p);
+	mfree(&c.imports);
 	mfree(&top.names);
 	mfree(&c.consts);
 	mfree(&c.defs);

@@ -3,6 +3,7 @@
 #define MTC_EXPAND_H
 
 #include "ast.h"
+#include "onnx.h"
 
 /* Limits that keep hostile programs from exhausting time, memory or the C stack. */
 enum {
@@ -66,6 +67,8 @@ typedef struct Ctx {
 	Func *f;            /* NULL while folding a const: then no op may be made */
 	Frame *fr;          /* NULL while folding a const: then only consts are visible */
 	Map consts, defs;
+	Map imports;        /* `import ... as NAME`: Ent.p is the model (Onnx), NULL if unreadable */
+	OnnxDecls decls;    /* the params that calls of imported graphs need (onnx.h) */
 	Map seen;           /* locations already reported, keyed "line:col" */
 	Map ren;            /* value names: the next SSA suffix to try for each */
 	Arena *a;           /* for keys of seen */
@@ -129,5 +132,7 @@ void nn_buffers(Ctx *);
 
 /* expand.c */
 Val inline_def(Ctx *, Node *call, Ent *def, const char *hint);
+/* A call of an imported graph: its nout results into out[]; 0, or -1 after diagnostics. */
+int import_call(Ctx *, Node *call, Ent *imp, Val *out, int nout);
 
 #endif

@@ -7,6 +7,24 @@ BUILT_SOURCES += frontend/parse.h frontend/parse.c frontend/lex.c
 EXTRA_DIST += frontend/lex.l frontend/parse.y
 CLEANFILES += frontend/lex.c frontend/parse.c frontend/parse.h frontend/parse.output
 
+# The ONNX importer: protobuf-c's code for frontend/onnx.proto is generated into the build tree.
+libmtc_a_SOURCES += frontend/onnx.h
+EXTRA_DIST += frontend/onnx.proto
+if HAVE_ONNX
+libmtc_a_SOURCES += frontend/onnxint.h frontend/onnx.c frontend/onnxfold.c frontend/onnxcall.c \
+	frontend/onnxops.c
+nodist_libmtc_a_SOURCES += frontend/onnx.pb-c.c frontend/onnx.pb-c.h
+BUILT_SOURCES += frontend/onnx.pb-c.h frontend/onnx.pb-c.c
+CLEANFILES += frontend/onnx.pb-c.c frontend/onnx.pb-c.h
+frontend/onnx.pb-c.c: $(srcdir)/frontend/onnx.proto
+	@$(MKDIR_P) frontend
+	$(AM_V_GEN)$(PROTOC_C) --c_out=frontend --proto_path=$(srcdir)/frontend $(srcdir)/frontend/onnx.proto
+frontend/onnx.pb-c.h: frontend/onnx.pb-c.c
+	@test -f $@ || { rm -f frontend/onnx.pb-c.c; $(MAKE) $(AM_MAKEFLAGS) frontend/onnx.pb-c.c; }
+else
+libmtc_a_SOURCES += frontend/onnxoff.c
+endif
+
 frontend/parse.c: $(srcdir)/frontend/parse.y
 	@$(MKDIR_P) frontend
 	$(AM_V_GEN)$(BISON) -Wall -Werror -o frontend/parse.c --header=frontend/parse.h $(srcdir)/frontend/parse.y

@@ -234,7 +234,7 @@ nn_buffers(Ctx *c)
 			char *nm = asprintf_a(m->arena, "%s.%s", g->name, s ? "running_var" : "running_mean");
 			Loc loc = g->loc;
 			if ((st[2 * k + s] = mod_find_decl(m, nm)) < 0)
-				st[2 * k + s] = mod_decl(m, nm, R_BUFFER, t, (Init){ s ? INIT_ONES : INIT_ZEROS, 0, 0 }, loc);
+				st[2 * k + s] = mod_decl(m, nm, R_BUFFER, t, (Init){ .kind = s ? INIT_ONES : INIT_ZEROS }, loc);
 			g = &m->decl[f->val[o->args[1]].decl];     /* mod_decl may move the decls */
 		}
 	}

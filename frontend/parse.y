@@ -48,8 +48,10 @@ leaf(Parser *p, NodeKind k, Loc loc)
 %token <i> INT "integer"
 %token <f> FLOAT "number"
 %token <s> IDENT "identifier"
+%token <s> STRING "string"
 %token CONST "const" DEF "def" RETURN "return" MODEL "model" INPUT "input" PARAM "param"
 %token OUTPUT "output" TRAIN "train" WITH "with" FOR "for" IN "in" DOTDOT ".."
+%token IMPORT "import" AS "as"
 
 %left '+' '-'
 %left '*' '/' '@'
@@ -70,6 +72,11 @@ item
 	: CONST IDENT '=' expr ';'		{ additem(p, I_CONST, $2, L(@2), $4, NULL, NULL); }
 	| DEF IDENT '(' params ')' '{' stmts '}'	{ additem(p, I_DEF, $2, L(@2), NULL, $4, $7); }
 	| MODEL IDENT '{' stmts '}'		{ additem(p, I_MODEL, $2, L(@2), NULL, NULL, $4); }
+	| IMPORT STRING AS IDENT ';'		{
+		Item *it = additem(p, I_IMPORT, $4, L(@4), NULL, NULL, NULL);
+		it->path = $2;
+		it->pathloc = L(@2);
+	}
 	| error ';'
 	| error '}'
 	;
@@ -92,6 +99,13 @@ stmts
 
 stmt
 	: IDENT '=' expr ';'			{ $$ = mkstmt(p, S_ASSIGN, L(@1)); $$->name = $1; $$->nameloc = L(@1); $$->e = $3; }
+	| IDENT ',' names '=' expr ';'		{
+		Node *first = leaf(p, N_NAME, L(@1));
+		first->name = $1;
+		$$ = mkstmt(p, S_ASSIGN, L(@1)); $$->name = $1; $$->nameloc = L(@1); $$->e = $5;
+		first->next = nrev($3, NULL);
+		$$->names = first;
+	}
 	| FOR IDENT IN expr DOTDOT expr '{' stmts '}'	{
 		$$ = mkstmt(p, S_FOR, L(@1)); $$->name = $2; $$->nameloc = L(@2);
 		$$->e = $4; $$->e2 = $6; $$->body = srev($8);
@@ -208,7 +222,7 @@ yyreport_syntax_error(const yypcontext_t *ctx, void *scan, Parser *p)
 	k = (size_t)snprintf(msg, sizeof msg, "syntax error");
 	if (tok != YYSYMBOL_YYEMPTY) {
 		k += (size_t)snprintf(msg + k, sizeof msg - k, ", unexpected %s", yysymbol_name(tok));
-		for (int i = 0; n <= 4 && i < n && k < sizeof msg; i++)
+		for (int i = 0; n <= 5 && i < n && k < sizeof msg; i++)
 			k += (size_t)snprintf(msg + k, sizeof msg - k, "%s%s", i ? " or " : ", expecting ",
 			                      yysymbol_name(exp[i]));
 	}

@@ -13,6 +13,7 @@
  *   bias corrections computed in double as Python does.
  * A value's buffer is freed right after its last use, so a deep model's step holds only
  * what is live; decl tensors (inputs, params, optimizer state) live in the Interp. */
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -1148,7 +1149,7 @@ k_mse(Run *r, const Op *op)
 
 /* ---------- optimizer updates, in place ---------- */
 
-/* sgd_update(p, g): p -= lr g */
+/* The updates: <mtc/mtc-ops.h>'s formulas, as every target runs them. */
 static int
 k_sgd(Run *r, const Op *op)
 {
@@ -1157,11 +1158,10 @@ k_sgd(Run *r, const Op *op)
 	int64_t n = shape_numel(&TY(0)->sh);
 
 	for (int64_t i = 0; i < n; i++)
-		p[i] = p[i] + -lr * g[i];
+		mtc_sgd_update(p + i, g[i], lr);
 	return 0;
 }
 
-/* sgd_momentum_update(p, v, g): v = mu v + g; p -= lr v */
 static int
 k_sgdm(Run *r, const Op *op)
 {
@@ -1170,35 +1170,26 @@ k_sgdm(Run *r, const Op *op)
 	const float *g = IN(2);
 	int64_t n = shape_numel(&TY(0)->sh);
 
-	for (int64_t i = 0; i < n; i++) {
-		v[i] = v[i] * mu + g[i];
-		p[i] = p[i] + -lr * v[i];
-	}
+	for (int64_t i = 0; i < n; i++)
+		mtc_sgdm_update(p + i, v + i, g[i], lr, mu);
 	return 0;
 }
 
-/* adam_update(p, m, v, g, t), torch.optim.Adam (1.13, single tensor):
- * m = b1 m + (1-b1) g; v = b2 v + (1-b2) g g; p -= (lr/bc1) m / (sqrt(v)/sqrt(bc2) + eps) */
+/* adam_update(p, m, v, g, t): the step counter t was advanced by tick. */
 static int
 k_adam(Run *r, const Op *op)
 {
 	float *p = r->buf[op->args[0]], *m = r->buf[op->args[1]], *v = r->buf[op->args[2]];
 	const float *g = IN(3);
 	int32_t t = INI(4)[0];
-	double lr = op->fa[0], b1 = op->fa[1], b2 = op->fa[2];
-	float eps = (float)op->fa[3], fb1 = (float)b1, fb2 = (float)b2;
-	float a1 = (float)(1 - b1), a2 = (float)(1 - b2), step, bc2s;
+	struct mtc_adam c;
 	int64_t n = shape_numel(&TY(0)->sh);
 
 	if (t < 1)
 		return fail(r, "adam_update: step counter is %d; tick must precede the update", t);
-	step = (float)(lr / (1 - pow(b1, t)));
-	bc2s = (float)sqrt(1 - pow(b2, t));
-	for (int64_t i = 0; i < n; i++) {
-		m[i] = m[i] * fb1 + a1 * g[i];
-		v[i] = v[i] * fb2 + a2 * g[i] * g[i];
-		p[i] = p[i] + -step * (m[i] / (sqrtf(v[i]) / bc2s + eps));
-	}
+	c = mtc_adam_coef(t, op->fa[0], op->fa[1], op->fa[2], (float)op->fa[3]);
+	for (int64_t i = 0; i < n; i++)
+		mtc_adam_update(p + i, m + i, v + i, g[i], &c);
 	return 0;
 }
 
@@ -1206,6 +1197,36 @@ static int
 k_tick(Run *r, const Op *op)
 {
 	((int32_t *)r->buf[op->args[0]])[0]++;
+	return 0;
+}
+
+/* allreduce: the operands packed into the bucket, summed over the ranks in rank order, times
+ * scale. The interpreter runs one rank and takes every other to hold what it holds (so one
+ * rank, or scale 1/ranks with ranks a power of two, gives back the operands' bits). */
+static int
+k_allreduce(Run *r, const Op *op)
+{
+	float *o = OUT, sc = (float)op->fa[0];
+	int64_t n = 0, ranks = op->ia[0];
+
+	for (int k = 0; k < op->nargs; k++) {
+		int64_t m = shape_numel(&TY(k)->sh);
+		memcpy(o + n, IN(k), m * 4);
+		n += m;
+	}
+	for (int64_t i = 0; i < n; i++) {
+		float x = o[i], acc = x;
+		for (int64_t q = 1; q < ranks; q++)
+			acc += x;
+		o[i] = sc == 1.0f ? acc : acc * sc;
+	}
+	return 0;
+}
+
+static int
+k_unbucket(Run *r, const Op *op)
+{
+	memcpy(OUT, IN(0) + op->ia[0], type_bytes(RTY));
 	return 0;
 }
 
@@ -1237,7 +1258,8 @@ k_nothing(Run *r, const Op *op)
 	K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) \
 	K(CONV2D_DX, k_conv2d_dx) K(CONV2D_DW, k_conv2d_dw) K(MAXPOOL_G, k_poolgrad) \
 	K(AVGPOOL_G, k_poolgrad) K(SGD, k_sgd) K(SGDM, k_sgdm) K(ADAM, k_adam) K(TICK, k_tick) \
-	K(SWAPOUT, k_copy) K(SWAPIN, k_copy) K(SWAPHOME, k_home) K(WAIT, k_nothing)
+	K(SWAPOUT, k_copy) K(SWAPIN, k_copy) K(SWAPHOME, k_home) K(WAIT, k_nothing) \
+	K(ALLREDUCE, k_allreduce) K(UNBUCKET, k_unbucket)
 KERNELS(OP_HAS)
 OPTAB(OP_NEEDS)
 static Kern *const kern[NOP] = { KERNELS(OP_ENTRY) };
@@ -1250,20 +1272,30 @@ static Kern *const kern[NOP] = { KERNELS(OP_ENTRY) };
 _Static_assert(INIT_ZEROS == 1 && INIT_ONES == 2 && INIT_FULL == 3 && INIT_NORMAL == 4 &&
                INIT_UNIFORM == 5, "InitKind must match mtc_init_f32's kinds");
 
-void
+int
 init_tensor(const Decl *d, uint64_t seed, Tensor *t)
 {
 	int64_t n = shape_numel(&d->ty.sh);
 	int32_t *iv = t->data;
+	char err[512];
 
 	t->ty = d->ty;
-	if (d->role == R_INPUT)
+	if (d->init.kind == INIT_FILE && init_read(&d->init, n, t->data, err, sizeof err)) {
+		fprintf(stderr, "mtc: error: the initial values of %s: %s\n", d->name, err);
+		return -1;
+	}
+	if (d->init.kind == INIT_FILE)
+		;
+	else if (d->init.kind == INIT_VALUES)
+		memcpy(t->data, d->init.vals, (size_t)n * 4);
+	else if (d->role == R_INPUT)
 		mtc_rand_input(t->data, d->ty.dt == I32 ? MTC_I32 : MTC_F32, n, 0, d->name, seed);
 	else if (d->ty.dt == I32)       /* i32 state (adam's step counter): zeros or a constant */
 		for (int64_t i = 0; i < n; i++)
 			iv[i] = d->init.kind == INIT_FULL ? (int32_t)d->init.a : d->init.kind == INIT_ONES;
 	else
 		mtc_init_f32(t->data, n, d->init.kind, d->init.a, d->init.b, d->name, seed);
+	return 0;
 }
 
 /* Follow an i32 value back through layout-only ops to the decl it comes from, or -1. */
@@ -1351,7 +1383,7 @@ tfree(Interp *in, const Type *t, int host, void *p)
 }
 
 /* Create the tensors of decls added since the last call (autodiff adds optimizer state).
- * -1 when they do not fit in memory. */
+ * -1 when they do not fit in memory (errno ENOMEM) or a file's values cannot be read (EIO). */
 static int
 grow(Interp *in)
 {
@@ -1363,12 +1395,15 @@ grow(Interp *in)
 	for (int i = in->ndecl; i < m->ndecl; i++) {
 		const Decl *d = &m->decl[i];
 		Tensor *t = &in->decl[i];
-		if (!(t->data = talloc(in, &d->ty, 0))) {
+		int bad = 0;
+		if (!(t->data = talloc(in, &d->ty, 0)) || (bad = init_tensor(d, in->seed, t))) {
+			if (bad)
+				tfree(in, &d->ty, 0, t->data);
 			for (int k = in->ndecl; k < i; k++)
 				tfree(in, &m->decl[k].ty, 0, in->decl[k].data);
+			errno = bad ? EIO : ENOMEM;
 			return -1;
 		}
-		init_tensor(d, in->seed, t);
 		if (d->role == R_INPUT && d->ty.dt == I32) {
 			int64_t rg = input_range(m, i), n = shape_numel(&d->ty.sh);
 			int32_t *v = t->data;
@@ -1461,7 +1496,8 @@ interp_run(Interp *in, const Func *f, char *err, size_t nerr)
 	const int *res;
 
 	if (grow(in))
-		return fail(&r, "out of memory: the decls of the module do not fit in memory");
+		return fail(&r, errno == EIO ? "the initial values of a decl cannot be read (above)"
+		            : "out of memory: the decls of the module do not fit in memory");
 	last = xmalloc((f->nval ? f->nval : 1) * sizeof *last);
 	free_outs(in);
 	nres = results(f, &res);

@@ -117,6 +117,9 @@ enum {
 	                      * overwrites them); CSE never merges two */
 	F_WS = 1 << 8,       /* its operand after nargs (optional: F_VARIADIC) is a workspace it
 	                      * overwrites: a `workspace` result that nothing else reads */
+	F_COLL = 1 << 9,     /* a collective over the ranks of a data-parallel job: it reads its
+	                      * operands at once (packing them into a bucket in host memory, its
+	                      * result), runs on the network and is waited for like a copy */
 };
 
 struct Func;
@@ -219,7 +222,12 @@ typedef double CostRule(const struct Func *, const struct Op *);
 	X(SWAPOUT,   "swap_out",    1, F_COPY,              "",              "",                sh_unary,    gr_none,      co_zero,       0, 0) \
 	X(SWAPIN,    "swap_in",     1, F_COPY,              "",              "",                sh_unary,    gr_none,      co_zero,       0, 0) \
 	X(SWAPHOME,  "swap_home",   2, F_COPY,              "",              "",                sh_home,     gr_none,      co_zero,       1, 0) \
-	X(WAIT,      "wait",        1, F_NORES,             "",              "",                sh_wait,     gr_none,      co_zero,       0, 0)
+	X(WAIT,      "wait",        1, F_NORES,             "",              "",                sh_wait,     gr_none,      co_zero,       0, 0) \
+	/* data parallelism (passes/dp.c): allreduce packs gradients into a bucket in host memory \
+	 * and sums it over `ranks` ranks (times scale) on the network; `wait` on the bucket ends \
+	 * it; unbucket copies the elements from `start` back onto the accelerator */ \
+	X(ALLREDUCE, "allreduce",   1, F_COLL | F_VARIADIC, "ranks",         "scale",           sh_allreduce,gr_none,      co_zero,       0, 0) \
+	X(UNBUCKET,  "unbucket",    1, F_COPY | F_GIVEN,    "start",         "",                sh_unbucket, gr_none,      co_zero,       0, 0)
 
 typedef enum {
 #define X(id, ...) OP_##id,
@@ -277,10 +285,19 @@ char *op_ew_expr(Opk, const char *const x[3], const char *const c[2], const char
  * the params and read by the forward. */
 typedef enum { R_INPUT, R_PARAM, R_STATE, R_BUFFER } Role;
 
-typedef enum { INIT_NONE, INIT_ZEROS, INIT_ONES, INIT_FULL, INIT_NORMAL, INIT_UNIFORM } InitKind;
+typedef enum { INIT_NONE, INIT_ZEROS, INIT_ONES, INIT_FULL, INIT_NORMAL, INIT_UNIFORM,
+	INIT_FILE, INIT_VALUES } InitKind;
 typedef struct Init {
 	InitKind kind;
 	double a, b;      /* full(a); normal(mean a, std b); uniform(lo a, hi b) */
+	/* INIT_FILE (f32 only): the values are the tensor's elements as little-endian f32 at byte
+	 * `off` of `file` (an imported model's weights, where the model file holds them: the IR
+	 * refers to them, the interpreter reads them, a module embeds them when it is built). */
+	const char *file;
+	int64_t off;
+	/* INIT_VALUES: every element given (f32 or i32 as the tensor's dtype), in the module's
+	 * arena: a constant an import computed (a mask, positions), `values(...)` in .mir. */
+	const void *vals;
 } Init;
 
 /* A module-level tensor: an input, a param, optimizer state or a buffer. */
@@ -401,7 +418,8 @@ typedef struct Tensor {
 } Tensor;
 typedef struct Interp Interp;
 /* State: one tensor per decl (inputs, params, optimizer state), owned by the interpreter.
- * NULL when they do not fit in the machine's memory. */
+ * NULL when they do not fit in the machine's memory (errno ENOMEM) or an initializer's file
+ * cannot be read (errno EIO, after a message on stderr). */
 Interp *interp_new(const Module *, uint64_t seed);
 void interp_free(Interp *);
 Tensor *interp_decl(Interp *, int decl);
@@ -414,8 +432,11 @@ Tensor *interp_out(Interp *, int i);
 int64_t interp_peak(const Interp *);
 /* Deterministic initial values: a param from its initializer, an input from pseudo-random data
  * (the recipe is in interp.c). Fills t->data (type_bytes(&d->ty) bytes) and sets t->ty.
- * i32 inputs get values in [0, 2^31); interp_new brings them below input_range(). */
-void init_tensor(const Decl *, uint64_t seed, Tensor *);
+ * i32 inputs get values in [0, 2^31); interp_new brings them below input_range().
+ * 0, or -1 after a message on stderr when an INIT_FILE's file cannot be read. */
+int init_tensor(const Decl *, uint64_t seed, Tensor *);
+/* An INIT_FILE initializer's n values into dst; 0, or -1 with a message in err. */
+int init_read(const Init *, int64_t n, float *dst, char *err, size_t nerr);
 /* The values an i32 input may take, [0, range): the rows of the embedding table or the classes
  * of the cross_entropy that reads it (the smallest if several); 0 if nothing bounds it. */
 int64_t input_range(const Module *, int decl);

@@ -963,7 +963,45 @@ sh_wait(const Func *f, const Op *op, Type *r, char *err, size_t n)
 {
 	int d = f->val[op->args[0]].def;
 	(void)r;
-	if (d < 0 || !(opinfo[f->op[d].kind].flags & F_COPY))
-		return fail(err, n, "wait on %%%s, which no copy produced", f->val[op->args[0]].name);
+	if (d < 0 || !(opinfo[f->op[d].kind].flags & (F_COPY | F_COLL)))
+		return fail(err, n, "wait on %%%s, which no copy or collective produced",
+		            f->val[op->args[0]].name);
+	return 0;
+}
+
+/* allreduce %g... ranks scale -> f32[N] in host memory: the f32 device operands packed one
+ * after the other (N elements in all), summed over `ranks` ranks, times scale. */
+int
+sh_allreduce(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	int64_t tot = 0;
+
+	if (op->ia[0] < 1)
+		return fail(err, n, "allreduce over %lld ranks", (long long)op->ia[0]);
+	for (int k = 0; k < op->nargs; k++) {
+		if (want_f32(f, op, k, err, n))
+			return -1;
+		if (add64(tot, shape_numel(&ARG(k)->sh), &tot) || tot > 0x7fffffff)
+			return fail(err, n, "allreduce of more than 2^31 - 1 elements");
+	}
+	if (tot == 0)
+		return fail(err, n, "allreduce of no elements");
+	*r = (Type){ F32, { 1, { tot } } };
+	return 0;
+}
+
+/* unbucket %b start -> T (given): elements [start, start + numel(T)) of a collective's bucket
+ * in host memory, copied onto the accelerator. */
+int
+sh_unbucket(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	const Value *b = ARGV(0);
+	int d = b->def;
+
+	if (d < 0 || !(opinfo[f->op[d].kind].flags & F_COLL) || !b->host)
+		return fail(err, n, "unbucket of %%%s, which no collective produced", b->name);
+	if (r->dt != F32 || op->ia[0] < 0 || shape_numel(&r->sh) > shape_numel(&b->ty.sh) - op->ia[0])
+		return fail(err, n, "unbucket of %s from element %lld out of range for %s", TS(r),
+		            (long long)op->ia[0], TS(&b->ty));
 	return 0;
 }

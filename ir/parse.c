@@ -396,9 +396,10 @@ optloc(P *p, Loc *l)
 
 /* ---------- module level ---------- */
 
-/* init := 'zeros()' | 'ones()' | 'full(' NUM ')' | 'normal(' NUM ',' NUM ')' | 'uniform(' ... ')' */
+/* init := 'zeros()' | 'ones()' | 'full(' NUM ')' | 'normal(' NUM ',' NUM ')' | 'uniform(' ... ')'
+ *        | 'file(' STRING ',' INT ')' | 'values(' NUM (',' NUM)* ')' (t's element count of them) */
 static int
-init(P *p, Init *in)
+init(P *p, Init *in, const Type *t)
 {
 	static const struct { const char *name; InitKind kind; int n; } tab[] = {
 		{ "zeros", INIT_ZEROS, 0 }, { "ones", INIT_ONES, 0 }, { "full", INIT_FULL, 1 },
@@ -410,6 +411,43 @@ init(P *p, Init *in)
 
 	if (!(w = name(p, "an initializer", &l)))
 		return -1;
+	if (strcmp(w, "values") == 0) {
+		int64_t n = shape_numel(&t->sh);
+		void *v;
+		in->kind = INIT_VALUES;
+		if (n > (int64_t)1 << 28)
+			return err(p, l, "values(...) of %lld elements is more than the parser takes", (long long)n);
+		v = aalloc(p->m->arena, (size_t)(n ? n : 1) * 4);
+		if (expect(p, '(', "'('"))
+			return -1;
+		for (int64_t i = 0; i < n; i++) {
+			double x;
+			if ((i && expect(p, ',', "','")) || number(p, &x, "a value"))
+				return -1;
+			if (t->dt == I32 && !(x == (double)(int32_t)x))
+				return err(p, l, "value %g of an i32 tensor is not a 32-bit integer", x);
+			if (t->dt == I32)
+				((int32_t *)v)[i] = (int32_t)x;
+			else
+				((float *)v)[i] = (float)x;
+		}
+		in->vals = v;
+		blank(p);
+		if (peek(p) == ',')
+			return err(p, here(p), "more values than the %lld elements of the tensor", (long long)n);
+		return expect(p, ')', "')'");
+	}
+	if (strcmp(w, "file") == 0) {
+		in->kind = INIT_FILE;
+		if (expect(p, '(', "'('") || !(in->file = string(p)) || expect(p, ',', "','") ||
+		    integer(p, &in->off, "a byte offset"))
+			return -1;
+		if (in->off < 0)
+			return err(p, l, "a byte offset must not be negative");
+		/* the string lives in the parser's scratch arena: the module keeps its own copy */
+		in->file = astrdup(p->m->arena, in->file);
+		return expect(p, ')', "')'");
+	}
 	for (k = 0; k < 5 && strcmp(tab[k].name, w); k++)
 		;
 	if (k == 5)
@@ -446,8 +484,10 @@ decl(P *p, Role role, Loc kl)
 		if (role == R_INPUT)
 			return err(p, here(p), "an input has no initializer");
 		adv(p);
-		if (init(p, &in))
+		if (init(p, &in, &t))
 			return -1;
+		if (in.kind == INIT_FILE && t.dt != F32)
+			return err(p, nl, "values from a file need an f32 tensor, not %s", dtype_name(t.dt));
 	}
 	blank(p);
 	if (isname(peek(p))) {
@@ -475,8 +515,8 @@ decl(P *p, Role role, Loc kl)
 			}
 		}
 		if (w) {
-			if (role != R_STATE)
-				return err(p, ol, "only optimizer state lives in host memory ('host')");
+			if (role == R_INPUT)
+				return err(p, ol, "only params and optimizer state live in host memory ('host')");
 			home = 1;
 		}
 	}

@@ -89,11 +89,30 @@ vname(const Func *f, int v)
 }
 
 static void
-pinit(FILE *fp, const Init *in)
+pinit(FILE *fp, const Init *in, DType dt, int64_t n_vals)
 {
 	static const char *const nm[] = { "", "zeros", "ones", "full", "normal", "uniform" };
 	int n = in->kind == INIT_FULL ? 1 : in->kind >= INIT_NORMAL ? 2 : 0;
 
+	if (in->kind == INIT_FILE) {
+		fputs(" = file(", fp);
+		pstr(fp, in->file ? in->file : "");
+		fprintf(fp, ", %lld)", (long long)in->off);
+		return;
+	}
+	if (in->kind == INIT_VALUES) {
+		fputs(" = values(", fp);
+		for (int64_t i = 0; in->vals && i < n_vals; i++) {
+			if (i)
+				fputs(", ", fp);
+			if (dt == I32)
+				fprintf(fp, "%d", ((const int32_t *)in->vals)[i]);
+			else
+				pnum(fp, ((const float *)in->vals)[i]);
+		}
+		fputc(')', fp);
+		return;
+	}
 	if (in->kind <= INIT_NONE || in->kind > INIT_UNIFORM)
 		return;
 	fprintf(fp, " = %s(", nm[in->kind]);
@@ -113,7 +132,7 @@ pdecl(FILE *fp, const Module *m, const Decl *d)
 
 	fprintf(fp, "%s %s : ", d->role <= R_BUFFER ? role[d->role] : "?", d->name);
 	ptype(fp, &d->ty);
-	pinit(fp, &d->init);
+	pinit(fp, &d->init, d->ty.dt, shape_numel(&d->ty.sh));
 	if (d->of >= 0 && d->of < m->ndecl)
 		fprintf(fp, " of %s", m->decl[d->of].name);
 	if (d->host)
@@ -231,6 +250,9 @@ pop(FILE *fp, const Func *f, const Op *op, const char *saved)
 	if (ok && f->val[r].off >= 0)
 		fprintf(fp, " at=%lld", (long long)f->val[r].off);
 	ploc(fp, op->loc);
+	if ((opinfo[op->kind].flags & F_MUT) && op->nargs > 0 && op->args[0] >= 0 &&
+	    op->args[0] < f->nval && f->val[op->args[0]].host)
+		fputs("  # on the host", fp);
 	if (ok) {
 		fputs("  # ", fp);
 		pbytes(fp, type_bytes(&f->val[r].ty));

@@ -261,3 +261,39 @@ slurp(const char *path, size_t *len)
 	*len = n;
 	return buf;
 }
+
+int
+init_read(const Init *in, int64_t n, float *dst, char *err, size_t nerr)
+{
+	FILE *fp;
+	size_t got;
+
+	if (in->kind != INIT_FILE || !in->file || in->off < 0 || n < 0)
+		die("init_read of an initializer that is not a file's");
+	if (!(fp = fopen(in->file, "rb"))) {
+		snprintf(err, nerr, "cannot open '%s': %s", in->file, strerror(errno));
+		return -1;
+	}
+	if (fseeko(fp, (off_t)in->off, SEEK_SET)) {
+		snprintf(err, nerr, "cannot seek to byte %lld of '%s': %s", (long long)in->off, in->file,
+		         strerror(errno));
+		fclose(fp);
+		return -1;
+	}
+	got = fread(dst, 4, (size_t)n, fp);
+	fclose(fp);
+	if (got != (size_t)n) {
+		snprintf(err, nerr, "'%s' ends before the %lld values at byte %lld", in->file,
+		         (long long)n, (long long)in->off);
+		return -1;
+	}
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	for (int64_t i = 0; i < n; i++) {
+		uint32_t u;
+		memcpy(&u, &dst[i], 4);
+		u = __builtin_bswap32(u);
+		memcpy(&dst[i], &u, 4);
+	}
+#endif
+	return 0;
+}

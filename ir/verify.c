@@ -100,8 +100,12 @@ check_decls(C *c)
 			bad(c, -1, "%s has no valid role", d->name);
 		if (!type_ok(&d->ty))
 			bad(c, -1, "%s has an invalid type %s", d->name, TS(&d->ty, b));
-		if (d->init.kind < INIT_NONE || d->init.kind > INIT_UNIFORM)
+		if (d->init.kind < INIT_NONE || d->init.kind > INIT_VALUES)
 			bad(c, -1, "%s has no valid initializer", d->name);
+		else if (d->init.kind == INIT_VALUES && !d->init.vals)
+			bad(c, -1, "%s: values without data", d->name);
+		else if (d->init.kind == INIT_FILE && (d->ty.dt != F32 || !d->init.file || d->init.off < 0))
+			bad(c, -1, "%s: values from a file need an f32 tensor, a file and an offset >= 0", d->name);
 		else if (d->role == R_INPUT && d->init.kind != INIT_NONE)
 			bad(c, -1, "input %s has an initializer", d->name);
 		if (d->role == R_STATE ? d->of < -1 || d->of >= m->ndecl ||
@@ -174,23 +178,39 @@ check_values(C *c)
 			bad(c, -1, "%%%s is an op result but names declaration %d", x->name, x->decl);
 		if (!defined(f, v))
 			bad(c, -1, "%%%s has no defining op (def %d)", x->name, x->def);
-		else if (x->host != (f->op[x->def].kind == OP_SWAPOUT || f->op[x->def].kind == OP_SWAPHOME))
-			bad(c, x->def, "%%%s: 'host' must be set exactly on swap_out and swap_home results",
-			    x->name);
+		else if (x->host != (f->op[x->def].kind == OP_SWAPOUT || f->op[x->def].kind == OP_SWAPHOME ||
+		                     (opinfo[f->op[x->def].kind].flags & F_COLL)))
+			bad(c, x->def, "%%%s: 'host' must be set exactly on swap_out, swap_home and collective "
+			    "results", x->name);
 	}
 }
 
 /* ---------- ops ---------- */
+
+/* An update on the host (its param in host memory): every operand lives there, the ones it
+ * writes are declarations. */
+static int
+on_host(const Func *f, const Op *op)
+{
+	return (opinfo[op->kind].flags & F_MUT) && op->nargs > 0 && valid(f, op->args[0]) &&
+	       f->val[op->args[0]].host;
+}
 
 static void
 check_update(C *c, int i, const Op *op)
 {
 	const Func *f = c->f;
 	const Module *m = c->m;
-	int nw = opinfo[op->kind].nwritten;
+	int nw = opinfo[op->kind].nwritten, host = on_host(f, op);
 
 	if (strcmp(f->name, "step") != 0)
 		bad(c, i, "%s updates state outside the step function", opinfo[op->kind].name);
+	if (host && op->kind == OP_TICK)
+		bad(c, i, "tick runs on the accelerator, not on %%%s in host memory", vname(f, op->args[0]));
+	for (int k = 0; host && k < op->nargs; k++)
+		if (valid(f, op->args[k]) && !f->val[op->args[k]].host)
+			bad(c, i, "an update on the host reads %%%s, which is on the accelerator",
+			    vname(f, op->args[k]));
 	for (int k = 0; k < nw && k < op->nargs; k++) {
 		int v = op->args[k], home = 0;
 		/* optimizer updates: the param, then its state; batch_norm_update: buffers; tick: a
@@ -198,7 +218,8 @@ check_update(C *c, int i, const Op *op)
 		Role want = op->kind == OP_BN_UPDATE ? R_BUFFER : op->kind != OP_TICK && k == 0 ? R_PARAM : R_STATE;
 		if (!valid(f, v))
 			continue;
-		/* state that lives in host memory is updated in its copy on the accelerator */
+		/* a param or state that lives in host memory is updated in its copy on the
+		 * accelerator, or on the host in its home */
 		if (v >= m->ndecl && f->val[v].def >= 0 && f->val[v].def < i &&
 		    f->op[f->val[v].def].kind == OP_SWAPIN) {
 			int d = f->op[f->val[v].def].args[0];
@@ -256,14 +277,14 @@ check_args(C *c, int i, const Op *op)
 		}
 		if (!type_ok(&x->ty))
 			ok = 0;
-		if (x->host && op->kind != OP_SWAPIN && op->kind != OP_WAIT &&
-		    !(op->kind == OP_SWAPHOME && k == 0))
+		if (x->host && op->kind != OP_SWAPIN && op->kind != OP_WAIT && op->kind != OP_UNBUCKET &&
+		    !(op->kind == OP_SWAPHOME && k == 0) && !on_host(f, op))
 			bad(c, i, "reads %%%s, which lives in host memory", vname(f, v));
-		/* adam_update reads the step counter its tick advanced: that is the design, and so
-		 * does dropout (its mask); a batch_norm_update updates running statistics an earlier
+		/* adam_update reads the step counter its tick advanced: that is the design (a copy of
+		 * it goes to the host for the updates there), and so does dropout (its mask); a batch_norm_update updates running statistics an earlier
 		 * one updated (a batch norm applied twice, as PyTorch's module called twice) */
 		if (v < c->m->ndecl && c->mut[v] >= 0 &&
-		    !(op->kind == OP_ADAM && f->op[c->mut[v]].kind == OP_TICK) &&
+		    !((op->kind == OP_ADAM || op->kind == OP_SWAPOUT) && f->op[c->mut[v]].kind == OP_TICK) &&
 		    !(op->kind == OP_BN_UPDATE && k < 2 && f->op[c->mut[v]].kind == OP_BN_UPDATE) &&
 		    !(op->kind == OP_DROPOUT && f->op[c->mut[v]].kind == OP_TICK) &&
 		    (c->rel = c->mut[v]) >= 0)
@@ -310,9 +331,18 @@ check_op(C *c, int i)
 			    vname(f, v), oi->name);
 	}
 	if (op->kind == OP_SWAPHOME && ok && op->args[0] < c->m->ndecl) {
-		if (c->m->decl[op->args[0]].role != R_STATE)
-			bad(c, i, "swap_home into %%%s, which is not optimizer state", vname(f, op->args[0]));
+		if (c->m->decl[op->args[0]].role == R_INPUT)
+			bad(c, i, "swap_home into %%%s, which is an input", vname(f, op->args[0]));
 		c->mut[op->args[0]] = i;
+	}
+
+	/* a bucket is read only once its collective is complete */
+	if (op->kind == OP_UNBUCKET && ok) {
+		int b = op->args[0], w = 0;
+		for (int j = f->val[b].def + 1; j < i && !w; j++)
+			w = f->op[j].kind == OP_WAIT && f->op[j].args[0] == b;
+		if (!w && f->val[b].def >= 0)
+			bad(c, i, "unbucket of %%%s before the wait on its collective", vname(f, b));
 	}
 
 	r_ok = valid(f, op->res) && op->res >= c->m->ndecl;

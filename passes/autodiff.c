@@ -128,7 +128,7 @@ add_state(Module *m, Src *src, const char *pfx, int p, Type ty, Role role)
 	{
 		Func *fw = m->fwd;
 		m->fwd = NULL;
-		i = mod_decl(m, nm, role, ty, (Init){ INIT_ZEROS, 0, 0 }, m->opt.loc);
+		i = mod_decl(m, nm, role, ty, (Init){ .kind = INIT_ZEROS }, m->opt.loc);
 		m->fwd = fw;
 	}
 	m->decl[i].of = p;

@@ -35,6 +35,15 @@ is_result(const Func *f, int v)
 	return 0;
 }
 
+/* Is op a fetch: a param living in host memory copied in for its readers (home.c)? The planner
+ * treats it as a forward op: dropping it and fetching it again is its recomputation. */
+static int
+is_fetch(const Func *f, const Op *op)
+{
+	int d = op->kind == OP_SWAPIN ? f->val[op->args[0]].decl : -1;
+	return d >= 0 && f->mod->decl[d].role == R_PARAM && f->mod->decl[d].host;
+}
+
 /* Append x to the ascending unique list l of length *n (x is never smaller than its tail). */
 static void
 push(int **l, int *n, int x)
@@ -63,6 +72,30 @@ plan_measure(const Func *f, const Target *tg, Meas *m)
 	cost_free(&c);
 }
 
+void
+plan_aprofile(const Func *f, int64_t align, int64_t *prof)
+{
+	Live l;
+	int64_t acc = 0;
+
+	live_fill(&l, f);
+	for (int i = 0; i < f->nop; i++)
+		prof[i] = 0;
+	for (int v = 0; v < f->nval; v++) {
+		int64_t b = (l.bytes[v] + align - 1) / align * align;
+		if (f->val[v].decl >= 0)
+			acc += b;
+		else if (l.birth[v] >= 0 && l.birth[v] <= l.last[v] && l.birth[v] < f->nop) {
+			prof[l.birth[v]] += b;
+			if (l.last[v] + 1 < f->nop)
+				prof[l.last[v] + 1] -= b;
+		}
+	}
+	for (int i = 0; i < f->nop; i++)
+		prof[i] = acc += prof[i];
+	live_free(&l);
+}
+
 Prob *
 prob_new(const Func *f, const Target *tg)
 {
@@ -75,6 +108,7 @@ prob_new(const Func *f, const Target *tg)
 	p->bw = tg->copybw;
 	p->t = xcalloc(n + 1, sizeof *p->t);
 	p->b = xcalloc(n + 1, sizeof *p->b);
+	p->ab = xcalloc(n + 1, sizeof *p->ab);
 	p->fwd = xcalloc(n + 1, 1);
 	p->cand = xcalloc(n + 1, 1);
 	p->isres = xcalloc(n + 1, 1);
@@ -87,21 +121,24 @@ prob_new(const Func *f, const Target *tg)
 	p->lastuse = xmalloc((n + 1) * sizeof *p->lastuse);
 	p->clob = xmalloc((n + 1) * sizeof *p->clob);
 	p->prof = xcalloc(n + 1, sizeof *p->prof);
+	p->aprof = xcalloc(n + 1, sizeof *p->aprof);
 	for (int i = 0; i < n; i++) {
 		const Op *op = &f->op[i];
 		int fl = opinfo[op->kind].flags;
 		int tmp[64], nt = 0;
 
 		p->t[i] = op_time(tg, f, op);
-		if (op->res >= 0 && !f->val[op->res].host)
+		if (op->res >= 0 && !f->val[op->res].host) {
 			p->b[i] = type_bytes(&f->val[op->res].ty);
+			p->ab[i] = (p->b[i] + tg->align - 1) / tg->align * tg->align;
+		}
 		/* Recomputable: a forward op, or a backward reshape or transpose of recomputable
 		 * values (list scheduling may hoist those into the forward, where they hold memory
 		 * across the turn like any activation). Gradients are not: recomputing them would
 		 * re-run the backward. */
-		p->fwd[i] = (op->phase == PH_FWD ||
-		             (op->phase == PH_BWD && (op->kind == OP_RESHAPE || op->kind == OP_TRANSPOSE))) &&
-		            op->res >= 0 && !(fl & (F_MUT | F_COPY | F_NORES));
+		p->fwd[i] = ((op->phase == PH_FWD ||
+		              (op->phase == PH_BWD && (op->kind == OP_RESHAPE || op->kind == OP_TRANSPOSE))) &&
+		             op->res >= 0 && !(fl & (F_MUT | F_COPY | F_NORES))) || is_fetch(f, op);
 		for (int a = 0; a < op->nargs && p->fwd[i]; a++) {
 			int d = f->val[op->args[a]].def;
 			if (d >= 0 && !p->fwd[d])
@@ -163,20 +200,28 @@ prob_new(const Func *f, const Target *tg)
 			p->split[i] = n;
 			p->lastearly[i] = p->lastuse[i];
 		}
-		/* Recomputing i is wrong once an update has changed a decl it reads. */
+		/* Recomputing i is wrong once an update has changed a decl it reads, or the fetched
+		 * param it reads; a fetch itself may be fetched again right before the update that
+		 * changes it, not after. */
 		for (int k = i + 1; k < n && p->clob[i] == n; k++) {
 			const Op *u = &f->op[k];
 			if (!(opinfo[u->kind].flags & F_MUT))
 				continue;
-			for (int a = 0; a < u->nargs; a++)
+			for (int a = 0; a < u->nargs; a++) {
+				int v = u->args[a], dv = f->val[v].def;
+				if (a < opinfo[u->kind].nwritten && v == op->res)
+					p->clob[i] = k + 1;
 				for (int b = 0; b < op->nargs; b++)
-					if (u->args[a] == op->args[b] && f->val[u->args[a]].decl >= 0)
+					if (v == op->args[b] && (f->val[v].decl >= 0 ||
+					    (a < opinfo[u->kind].nwritten && dv >= 0 && is_fetch(f, &f->op[dv]))))
 						p->clob[i] = k;
+			}
 		}
 	}
 	{
 		Meas me = { .prof = p->prof };
 		plan_measure(f, tg, &me);
+		plan_aprofile(f, tg->align, p->aprof);
 		p->peak = me.peak;
 		p->time = me.time;
 	}
@@ -192,7 +237,7 @@ prob_free(Prob *p)
 		free(p->dep[i]);
 		free(p->use[i]);
 	}
-	free(p->t); free(p->b); free(p->fwd); free(p->cand); free(p->isres); free(p->dep); free(p->ndep);
+	free(p->t); free(p->b); free(p->ab); free(p->aprof); free(p->fwd); free(p->cand); free(p->isres); free(p->dep); free(p->ndep);
 	free(p->use); free(p->nuse); free(p->split); free(p->lastearly); free(p->lastuse);
 	free(p->clob); free(p->prof);
 	free(p);

@@ -1,4 +1,5 @@
-/* mtc-ops.h: the scalar meaning of every elementwise op, one inline function each.
+/* mtc-ops.h: the scalar meaning of every elementwise op and optimizer update, one inline
+ * function each.
  *
  * OPTAB's formula column (ir/ir.h) is written in these functions: the interpreter compiles it,
  * the C target prints it into kernels that include this header, and the CUDA target prints it
@@ -100,5 +101,44 @@ static inline float mtc_pow_grad(float x, float dy, float c) { return c == 0 ? 0
 /* From clip's result y: dy where lo < y < hi (strictly, as PyTorch's hardtanh, ReLU6's
  * backward; y is strictly inside exactly where the input is). */
 static inline float mtc_clip_grad(float y, float dy, float lo, float hi) { return y > lo && y < hi ? dy : 0; }
+
+/* Optimizer updates, one element of a param at a time, PyTorch 1.13's single-tensor rules.
+ * The interpreter, both targets' update kernels and the updates run on the host call these,
+ * so an update computes the same bits wherever it runs. */
+/* sgd_update: w -= lr g */
+static inline void mtc_sgd_update(float *w, float g, float lr) { *w = *w + -lr * g; }
+/* sgd_momentum_update: m = mu m + g; w -= lr m */
+static inline void
+mtc_sgdm_update(float *w, float *m, float g, float lr, float mu)
+{
+	float v = *m * mu + g;
+	*m = v;
+	*w = *w + -lr * v;
+}
+/* adam_update's coefficients for step t >= 1: bias corrections in double, as Python computes
+ * them, then rounded to float. */
+struct mtc_adam { float b1, a1, b2, a2, eps, step, bc2s; };
+static inline struct mtc_adam
+mtc_adam_coef(int32_t t, double lr, double b1, double b2, float eps)
+{
+	struct mtc_adam c;
+	c.b1 = (float)b1;
+	c.a1 = (float)(1 - b1);
+	c.b2 = (float)b2;
+	c.a2 = (float)(1 - b2);
+	c.eps = eps;
+	c.step = (float)(lr / (1 - pow(b1, (double)t)));
+	c.bc2s = (float)sqrt(1 - pow(b2, (double)t));
+	return c;
+}
+/* adam_update: m = b1 m + (1-b1) g; v = b2 v + (1-b2) g g; w -= step m / (sqrt(v)/bc2s + eps) */
+static inline void
+mtc_adam_update(float *w, float *m, float *v, float g, const struct mtc_adam *c)
+{
+	float mi = *m * c->b1 + c->a1 * g, vi = *v * c->b2 + c->a2 * g * g;
+	*m = mi;
+	*v = vi;
+	*w = *w + -c->step * (mi / (sqrtf(vi) / c->bc2s + c->eps));
+}
 
 #endif

@@ -63,8 +63,8 @@ const char *mtc_rt_last_error(void);
  * allocation of this module (create's, the device's, the DMA engine's, the threads') fails;
  * every allocation asks this first. 1: fail this one. */
 int mtc_fail_alloc(void);
-/* After a function's last op: drain the DMA queue, turn the kernels' flag and check-mode
- * findings into a status. */
+/* After a function's last op: drain the DMA queue and the host's thread, turn the kernels'
+ * flag and check-mode findings into a status. */
 int mtc_dev_finish(mtc_dev *);
 
 /* Run a kernel on the accelerator threads and wait for it. work (elements touched) below a
@@ -73,6 +73,10 @@ void mtc_run(mtc_dev *, mtc_kernel, const uint64_t *args, int64_t work);
 
 /* DMA: queue a copy, get a channel; wait until that copy (and every earlier one) is done. */
 int64_t mtc_dma(mtc_dev *, void *dst, const void *src, int64_t bytes);
+/* Queue an update on the host: fn(args, 0, 1) runs on the host's thread, in the order queued,
+ * once DMA channel `after` (and every copy before it: the gradient it reads) is done; args
+ * (at most 8) are copied. mtc_dev_finish waits for it. */
+int64_t mtc_host_call(mtc_dev *, mtc_kernel fn, const uint64_t *args, int nargs, int64_t after);
 void mtc_dma_wait(mtc_dev *, int64_t ch);
 
 /* Check mode (MTC_CHECK=1) and the measured peak. Offsets are device addresses. Births verify

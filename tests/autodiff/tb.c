@@ -37,7 +37,7 @@ tb_decl(Tb *t, const char *name, Role r, DType dt, Shape sh, Vkind vk, double lo
 	int i;
 
 	t->m->fwd = NULL;       /* a late decl: the caller rebuilds the forward */
-	i = mod_decl(t->m, name, r, (Type){ dt, sh }, (Init){ r == R_INPUT ? INIT_NONE : INIT_ZEROS, 0, 0 },
+	i = mod_decl(t->m, name, r, (Type){ dt, sh }, (Init){ .kind = r == R_INPUT ? INIT_NONE : INIT_ZEROS },
 	             (Loc){ 1, 1 });
 	t->m->fwd = fw;
 	if (i >= 64)

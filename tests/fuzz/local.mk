@@ -1,8 +1,9 @@
 # tests/fuzz/local.mk: the fuzz harnesses. make check replays the seed and regression corpora
 # through a plain main() (replay.c) built with the regular compiler; make fuzz builds the
 # libFuzzer binaries (CC=clang; see docs/reliability.md for the configure line).
-FUZZ_TARGETS = fe ir st pipe
-check_PROGRAMS += tests/fuzz/replay-fe tests/fuzz/replay-ir tests/fuzz/replay-st tests/fuzz/replay-pipe
+FUZZ_TARGETS = fe ir st pipe onnx
+check_PROGRAMS += tests/fuzz/replay-fe tests/fuzz/replay-ir tests/fuzz/replay-st tests/fuzz/replay-pipe \
+	tests/fuzz/replay-onnx
 tests_fuzz_replay_fe_SOURCES = tests/fuzz/fe.c tests/fuzz/replay.c
 tests_fuzz_replay_fe_LDADD = $(MTC_LIBS)
 tests_fuzz_replay_ir_SOURCES = tests/fuzz/ir.c tests/fuzz/replay.c
@@ -11,6 +12,8 @@ tests_fuzz_replay_st_SOURCES = tests/fuzz/st.c tests/fuzz/replay.c
 tests_fuzz_replay_st_LDADD = $(MTC_LIBS)
 tests_fuzz_replay_pipe_SOURCES = tests/fuzz/pipe.c tests/fuzz/replay.c
 tests_fuzz_replay_pipe_LDADD = $(MTC_LIBS)
+tests_fuzz_replay_onnx_SOURCES = tests/fuzz/onnx.c tests/fuzz/replay.c
+tests_fuzz_replay_onnx_LDADD = $(MTC_LIBS)
 TESTS += tests/fuzz/replay.sh
 EXTRA_DIST += tests/fuzz/replay.sh tests/fuzz/run.sh tests/fuzz/seed tests/fuzz/regress
 
@@ -23,7 +26,7 @@ fuzz: libmtc.a runtime/libmtcrt.a
 	    $(FUZZ_FLAGS) -o tests/fuzz/fuzz-$$t $(srcdir)/tests/fuzz/$$t.c $(MTC_LIBS) || exit 1; \
 	done
 .PHONY: fuzz
-CLEANFILES += tests/fuzz/fuzz-fe tests/fuzz/fuzz-ir tests/fuzz/fuzz-st tests/fuzz/fuzz-pipe
+CLEANFILES += tests/fuzz/fuzz-fe tests/fuzz/fuzz-ir tests/fuzz/fuzz-st tests/fuzz/fuzz-pipe tests/fuzz/fuzz-onnx
 
 # tests/limits: inputs beyond the limits (limits.sh says which).
 TESTS += tests/limits/limits.sh

@@ -4,7 +4,7 @@
 src=${top_srcdir:-.}
 bin=${top_builddir:-.}/tests/fuzz
 pass=0 fail=0
-for t in fe ir st pipe; do
+for t in fe ir st pipe onnx; do
 	files=$(ls "$src/tests/fuzz/seed/$t"/* "$src/tests/fuzz/regress/$t"/* 2>/dev/null)
 	if timeout 300 "$bin/replay-$t" $files > "$bin/replay-$t.log" 2>&1; then
 		pass=$((pass + 1))

@@ -9,7 +9,7 @@ secs=${2:-600}
 shift 2 2>/dev/null
 src=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-$b/tests/fuzz/work}
-[ $# -gt 0 ] || set -- fe ir st pipe
+[ $# -gt 0 ] || set -- fe ir st pipe onnx
 # stamp: prefix each line with the seconds elapsed (libFuzzer prints none).
 stamp() {
 	t0=$(date +%s)

@@ -416,6 +416,8 @@ const Elsewhere op_elsewhere[] = {
 	{ OP_SWAPIN, "tests/backend/swap.sh, tests/cuda/module.c" },
 	{ OP_WAIT, "tests/backend/swap.sh, tests/cuda/module.c" },
 	{ OP_SWAPHOME, "tests/backend/state.sh (never on CUDA: its Target.hoststate is 0)" },
+	{ OP_ALLREDUCE, "tests/dp/dp.sh (mpirun), tests/interp/ops.c" },
+	{ OP_UNBUCKET, "tests/dp/dp.sh (mpirun), tests/interp/ops.c" },
 };
 const int nop_elsewhere = sizeof op_elsewhere / sizeof *op_elsewhere;
 

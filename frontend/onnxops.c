@@ -1,0 +1,1682 @@
+/* onnxops.c: the ONNX ops mtc imports: for each, how it folds (every input known at import
+ * time) and how it becomes IR ops (onnxcall.c decides which runs). Semantics follow the
+ * ONNX operator documents of opsets 11 to 18; an op or attribute value outside what is
+ * handled here is an error naming the node, never a guess.
+ *
+ * The shape arithmetic exporters write (Shape, Gather, Concat, Unsqueeze, Range, Expand,
+ * Where, Equal, Cast, ConstantOfShape, ...) folds; ops the IR lacks are written with the
+ * ops it has (Erf, Gemm, Pow by 2, Reciprocal, Abs, Flatten, Squeeze). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnxint.h"
+
+/* ---------- helpers ---------- */
+
+static Kv *
+knew(Ox *x, KDt dt, const Shape *sh)
+{
+	int64_t n = 1;
+
+	for (int i = 0; i < sh->rank; i++)
+		if (sh->d[i] < 0 || mul64(n, sh->d[i], &n) || n > MAXKNOWN) {
+			xerr(x, "a tensor folded at import time would have more than %d elements", MAXKNOWN);
+			return NULL;
+		}
+	return kv_new(x->a, dt, sh);
+}
+
+/* A shallow copy of k with shape sh (same element count): reshapes move no data. */
+static Kv *
+kreshape(Ox *x, const Kv *k, const Shape *sh)
+{
+	Kv *r = aalloc(x->a, sizeof *r);
+
+	*r = *k;
+	r->sh = *sh;
+	return r;
+}
+
+static int
+rank_ok(Ox *x, int r)
+{
+	if (r > MAXRANK)
+		return xerr(x, "the result would have rank %d, more than mtc's limit of %d", r, MAXRANK);
+	return 0;
+}
+
+/* A known 1-D (or scalar) integer tensor as a list of at most MAXRANK integers. */
+static int
+klist(Ox *x, const Kv *k, int64_t *v, int *n, const char *what)
+{
+	if (!k)
+		return -1;
+	if (k->dt == KF || k->sh.rank > 1)
+		return xerr(x, "%s must be a list of integers", what);
+	if (k->n > MAXRANK)
+		return xerr(x, "%s has %lld elements, more than mtc's rank limit of %d", what,
+		            (long long)k->n, MAXRANK);
+	for (int64_t i = 0; i < k->n; i++)
+		v[i] = k->i[i];
+	*n = (int)k->n;
+	return 0;
+}
+
+/* A known scalar (or one-element tensor) as a double. */
+static int
+kscalar(Ox *x, const Kv *k, double *v, const char *what)
+{
+	if (!k)
+		return -1;
+	if (k->n != 1)
+		return xerr(x, "%s must be a single value, it has %lld", what, (long long)k->n);
+	*v = kv_get(k, 0);
+	return 0;
+}
+
+/* A list of axes (negatives counted from the end of rank r), each once, into v. */
+static int
+axes_of(Ox *x, int64_t *v, int n, int r)
+{
+	int seen[MAXRANK] = { 0 };
+
+	for (int i = 0; i < n; i++) {
+		int a = axis_of(x, v[i], r);
+		if (a < 0)
+			return -1;
+		if (seen[a]++)
+			return xerr(x, "axis %lld is given twice", (long long)v[i]);
+		v[i] = a;
+	}
+	return 0;
+}
+
+/* The axes of Unsqueeze, Squeeze, ReduceX and Split-like ops: an attribute before opset
+ * `since`, the optional input `in` from it. *n = -1: not given. */
+static int
+axes_arg(Ox *x, int since, int in, const char *att, int64_t *v, int *n)
+{
+	if (x->o->opset >= since) {
+		*n = -1;
+		return has_in(x, in) ? klist(x, in_k(x, in), v, n, "the axes") : 0;
+	}
+	*n = att_ints(x, att, v, MAXRANK);
+	return *n == -2 ? xerr(x, "attribute '%s' has more than %d elements", att, MAXRANK) : 0;
+}
+
+/* ---------- Constant, Shape, Size, ConstantOfShape, Identity, Cast ---------- */
+
+static int
+fold_constant(Ox *x)
+{
+	static const char *const other[] = { "sparse_value", "value_string", "value_strings" };
+	Onnx__AttributeProto *a;
+	Shape sh = { 0, { 0 } };
+	Kv *k = NULL;
+
+	if ((a = ox_attr(x->nd, "value")) && a->t)
+		k = kv_tensor(x->o, x->nd, a->t, x->a);
+	else if ((a = ox_attr(x->nd, "value_float")) && a->has_f) {
+		if ((k = knew(x, KF, &sh)))
+			k->f[0] = a->f;
+	} else if ((a = ox_attr(x->nd, "value_int")) && a->has_i) {
+		if ((k = knew(x, KI, &sh)))
+			k->i[0] = a->i;
+	} else if ((a = ox_attr(x->nd, "value_floats")) || (a = ox_attr(x->nd, "value_ints"))) {
+		int fl = a->n_floats > 0 || strcmp(a->name, "value_floats") == 0;
+		sh = (Shape){ 1, { fl ? (int64_t)a->n_floats : (int64_t)a->n_ints } };
+		if ((k = knew(x, fl ? KF : KI, &sh)))
+			for (int64_t i = 0; i < k->n; i++) {
+				if (fl)
+					k->f[i] = a->floats[i];
+				else
+					k->i[i] = a->ints[i];
+			}
+	} else {
+		for (int i = 0; i < 3; i++)
+			if (ox_attr(x->nd, other[i]))
+				return xerr(x, "a constant given as '%s' is not supported", other[i]);
+		return xerr(x, "the constant has no value");
+	}
+	if (!k)
+		return -1;
+	out_k(x, 0, k);
+	return 0;
+}
+
+static int
+fold_shape(Ox *x)
+{
+	Type t;
+	int64_t s, e;
+	Shape sh;
+	Kv *k;
+
+	if (in_type(x, 0, &t))
+		return -1;
+	s = att_i(x, "start", 0);
+	e = att_i(x, "end", t.sh.rank);
+	s = s < 0 ? s + t.sh.rank : s;
+	e = e < 0 ? e + t.sh.rank : e;
+	s = s < 0 ? 0 : s > t.sh.rank ? t.sh.rank : s;
+	e = e < 0 ? 0 : e > t.sh.rank ? t.sh.rank : e;
+	sh = (Shape){ 1, { e > s ? e - s : 0 } };
+	if (!(k = knew(x, KI, &sh)))
+		return -1;
+	for (int64_t i = s; i < e; i++)
+		k->i[i - s] = t.sh.d[i];
+	out_k(x, 0, k);
+	return 0;
+}
+
+static int
+fold_size(Ox *x)
+{
+	Shape sh = { 0, { 0 } };
+	Type t;
+	Kv *k;
+
+	if (in_type(x, 0, &t) || !(k = knew(x, KI, &sh)))
+		return -1;
+	k->i[0] = shape_numel(&t.sh);
+	out_k(x, 0, k);
+	return 0;
+}
+
+/* A list of dims (Expand's, ConstantOfShape's) as a shape. */
+static int
+kdims(Ox *x, const Kv *k, Shape *sh, const char *what)
+{
+	int n;
+
+	if (klist(x, k, sh->d, &n, what))
+		return -1;
+	sh->rank = n;
+	for (int i = 0; i < n; i++)
+		if (sh->d[i] < 0)
+			return xerr(x, "%s has a negative dimension %lld", what, (long long)sh->d[i]);
+	return 0;
+}
+
+static int
+fold_cos(Ox *x)
+{
+	Onnx__AttributeProto *a = ox_attr(x->nd, "value");
+	Kv *v = NULL, *k;
+	Shape sh;
+
+	if (kdims(x, in_k(x, 0), &sh, "the shape"))
+		return -1;
+	if (a && a->t && !(v = kv_tensor(x->o, x->nd, a->t, x->a)))
+		return -1;
+	if (v && v->n != 1)
+		return xerr(x, "the value must have one element, it has %lld", (long long)v->n);
+	if (!(k = knew(x, v ? v->dt : KF, &sh)))
+		return -1;
+	for (int64_t i = 0; i < k->n; i++)
+		if (k->dt == KF)
+			k->f[i] = v ? v->f[0] : 0;
+		else
+			k->i[i] = v->i[0];
+	out_k(x, 0, k);
+	return 0;
+}
+
+static int
+fold_identity(Ox *x)
+{
+	Kv *k = in_k(x, 0);
+
+	if (!k)
+		return -1;
+	out_k(x, 0, k);
+	return 0;
+}
+
+static int
+emit_identity(Ox *x)
+{
+	int v = in_t(x, 0);
+
+	if (v < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
+/* Cast's target as known values' type: -1 for a type mtc does not fold into. */
+static int
+cast_to(int to)
+{
+	switch (to) {
+	case DT_FLOAT: case DT_DOUBLE: case DT_FLOAT16: return KF;
+	case DT_BOOL: return KB;
+	case DT_INT8: case DT_UINT8: case DT_INT16: case DT_UINT16: case DT_INT32: case DT_INT64:
+	case DT_UINT32: case DT_UINT64: return KI;
+	default: return -1;
+	}
+}
+
+static int
+fold_cast(Ox *x)
+{
+	int to = (int)att_i(x, "to", 0), dt = cast_to(to);
+	Kv *k = in_k(x, 0), *r;
+
+	if (!k)
+		return -1;
+	if (dt < 0)
+		return xerr(x, "a cast to %s is not supported", dt_name(to));
+	if (!(r = knew(x, (KDt)dt, &k->sh)))
+		return -1;
+	for (int64_t i = 0; i < k->n; i++) {
+		double v = kv_get(k, i);
+		if (dt == KF)
+			r->f[i] = k->dt == KF ? k->f[i] : (float)k->i[i];
+		else if (dt == KB)
+			r->i[i] = v != 0;
+		else if (k->dt != KF)
+			r->i[i] = k->i[i];
+		else if (!(v > -9.2e18 && v < 9.2e18))
+			return xerr(x, "the value %g does not fit in %s", v, dt_name(to));
+		else
+			r->i[i] = (int64_t)v;       /* toward zero */
+	}
+	out_k(x, 0, r);
+	return 0;
+}
+
+static int
+emit_cast(Ox *x)
+{
+	int to = (int)att_i(x, "to", 0), dt = cast_to(to), v = in_t(x, 0);
+
+	if (v < 0)
+		return -1;
+	if ((dt == KF) != (x->c->f->val[v].ty.dt == F32) || dt == KB)
+		return xerr(x, "a cast of a run-time %s tensor to %s is not supported",
+		            dtype_name(x->c->f->val[v].ty.dt), dt_name(to));
+	out_t(x, 0, v);
+	return 0;
+}
+
+/* ---------- elementwise ---------- */
+
+enum { E_ADD, E_SUB, E_MUL, E_DIV, E_POW, E_EQ, E_LT, E_GT, E_LE, E_GE, E_AND, E_OR, E_XOR,
+       E_MIN, E_MAX, E_MOD };
+
+static const struct { const char *name; int code; } binops[] = {
+	{ "Add", E_ADD }, { "Sub", E_SUB }, { "Mul", E_MUL }, { "Div", E_DIV }, { "Pow", E_POW },
+	{ "Equal", E_EQ }, { "Less", E_LT }, { "Greater", E_GT }, { "LessOrEqual", E_LE },
+	{ "GreaterOrEqual", E_GE }, { "And", E_AND }, { "Or", E_OR }, { "Xor", E_XOR },
+	{ "Min", E_MIN }, { "Max", E_MAX }, { "Mod", E_MOD },
+};
+
+static int
+binop_code(const char *name)
+{
+	for (size_t i = 0; i < sizeof binops / sizeof *binops; i++)
+		if (strcmp(binops[i].name, name) == 0)
+			return binops[i].code;
+	die("no binary op %s", name);
+}
+
+/* One element: floats in f32 (as the exporter's runtime computes), integers in int64. */
+static int
+bin1(Ox *x, int code, int fl, double a, double b, int64_t ia, int64_t ib, double *rf, int64_t *ri)
+{
+	switch (code) {
+	case E_EQ: *ri = fl ? a == b : ia == ib; return 0;
+	case E_LT: *ri = fl ? a < b : ia < ib; return 0;
+	case E_GT: *ri = fl ? a > b : ia > ib; return 0;
+	case E_LE: *ri = fl ? a <= b : ia <= ib; return 0;
+	case E_GE: *ri = fl ? a >= b : ia >= ib; return 0;
+	case E_AND: *ri = ia && ib; return 0;
+	case E_OR: *ri = ia || ib; return 0;
+	case E_XOR: *ri = !ia != !ib; return 0;
+	}
+	if (fl) {
+		float fa = (float)a, fb = (float)b;
+		switch (code) {
+		case E_ADD: *rf = fa + fb; break;
+		case E_SUB: *rf = fa - fb; break;
+		case E_MUL: *rf = fa * fb; break;
+		case E_DIV: *rf = fa / fb; break;
+		case E_POW: *rf = powf(fa, fb); break;
+		case E_MIN: *rf = fa < fb ? fa : fb; break;
+		case E_MAX: *rf = fa > fb ? fa : fb; break;
+		default: *rf = fmodf(fa, fb); break;
+		}
+		return 0;
+	}
+	switch (code) {
+	case E_ADD: if (add64(ia, ib, ri)) goto big; return 0;
+	case E_SUB: if (__builtin_sub_overflow(ia, ib, ri)) goto big; return 0;
+	case E_MUL: if (mul64(ia, ib, ri)) goto big; return 0;
+	case E_DIV:
+	case E_MOD:
+		if (ib == 0 || (ia == INT64_MIN && ib == -1))
+			return xerr(x, "integer division of %lld by %lld", (long long)ia, (long long)ib);
+		*ri = code == E_DIV ? ia / ib : ((ia % ib) + ib) % ib;      /* Mod: the divisor's sign */
+		return 0;
+	case E_POW: {
+		int64_t r = 1;
+		if (ib < 0)
+			return xerr(x, "an integer power with a negative exponent %lld", (long long)ib);
+		for (int64_t k = 0; k < ib; k++)
+			if (mul64(r, ia, &r))
+				goto big;
+		*ri = r;
+		return 0;
+	}
+	case E_MIN: *ri = ia < ib ? ia : ib; return 0;
+	default: *ri = ia > ib ? ia : ib; return 0;
+	}
+big:
+	return xerr(x, "integer overflow folding %lld and %lld", (long long)ia, (long long)ib);
+}
+
+static Kv *
+fold2(Ox *x, int code, const Kv *a, const Kv *b)
+{
+	int fl = a->dt == KF || b->dt == KF, cmp = code >= E_EQ && code <= E_XOR;
+	char sa[MAXRANK * 24 + 8], sb[MAXRANK * 24 + 8];
+	Shape sh;
+	Kv *r;
+
+	if (shape_broadcast(&a->sh, &b->sh, &sh)) {
+		xerr(x, "shapes %s and %s do not broadcast", shape_str(&a->sh, sa, sizeof sa),
+		     shape_str(&b->sh, sb, sizeof sb));
+		return NULL;
+	}
+	if (!(r = knew(x, cmp ? KB : fl ? KF : a->dt, &sh)))
+		return NULL;
+	for (int64_t i = 0; i < r->n; i++) {
+		int64_t p = bcast_index(&a->sh, &sh, i), q = bcast_index(&b->sh, &sh, i), ri = 0;
+		double rf = 0;
+		if (bin1(x, code, fl, kv_get(a, p), kv_get(b, q), a->dt == KF ? 0 : a->i[p],
+		         b->dt == KF ? 0 : b->i[q], &rf, &ri))
+			return NULL;
+		if (r->dt == KF)
+			r->f[i] = (float)rf;
+		else
+			r->i[i] = ri;
+	}
+	return r;
+}
+
+static int
+fold_bin(Ox *x)
+{
+	int code = binop_code(x->nd->op);
+	Kv *r = in_k(x, 0);
+
+	/* Min and Max take one or more operands */
+	for (int i = 1; r && i < x->nd->nin; i++) {
+		Kv *b = in_k(x, i);
+		r = b ? fold2(x, code, r, b) : NULL;
+	}
+	if (!r)
+		return -1;
+	out_k(x, 0, r);
+	return 0;
+}
+
+static int
+emit_bin(Ox *x)
+{
+	static const Opk ir[] = { [E_ADD] = OP_ADD, [E_SUB] = OP_SUB, [E_MUL] = OP_MUL, [E_DIV] = OP_DIV };
+	int code = binop_code(x->nd->op), v;
+
+	if (code > E_DIV)
+		return xerr(x, "this op is supported only on values known at import time");
+	v = xemit2(x, ir[code], in_t(x, 0), in_t(x, 1));
+	if (v < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
+/* x ** c with c known: by 2 as x * x (PyTorch's pow by 2, bit for bit), else pow. */
+static int
+emit_pow(Ox *x)
+{
+	double c, fa[MAXFA] = { 0 };
+	int a = in_t(x, 0), v;
+	Kv *k;
+
+	if (a < 0)
+		return -1;
+	if (!has_in(x, 1) || x->x[x->nd->in[1]].v >= 0)
+		return xerr(x, "the exponent must be known at import time");
+	if (!(k = in_k(x, 1)) || !kv_uniform(k))
+		return k ? xerr(x, "the exponent must be one value") : -1;
+	c = kv_get(k, 0);
+	fa[0] = c;
+	if (c == 1)
+		v = a;
+	else if (c == 2)
+		v = xemit2(x, OP_MUL, a, a);
+	else
+		v = xemit(x, OP_POW, &a, 1, NULL, 0, fa, NULL);
+	if (v >= 0 && k->sh.rank > 0) {     /* a broadcast exponent can grow the result */
+		Shape sh;
+		if (shape_broadcast(&x->c->f->val[v].ty.sh, &k->sh, &sh))
+			return xerr(x, "the exponent does not broadcast with the base");
+		if (!shape_eq(&sh, &x->c->f->val[v].ty.sh))
+			v = xemit2(x, OP_ADD, v, xconst(x, 0, &sh));
+	}
+	if (v < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
+enum { U_NEG, U_SQRT, U_RECIP, U_ABS, U_EXP, U_LOG, U_RELU, U_TANH, U_SIGMOID, U_ERF, U_NOT,
+       U_FLOOR, U_CEIL };
+
+static const struct { const char *name; int code; Opk ir; } unops[] = {
+	{ "Neg", U_NEG, OP_NEG }, { "Sqrt", U_SQRT, OP_SQRT }, { "Reciprocal", U_RECIP, NOP },
+	{ "Abs", U_ABS, NOP }, { "Exp", U_EXP, OP_EXP }, { "Log", U_LOG, OP_LOG },
+	{ "Relu", U_RELU, OP_RELU }, { "Tanh", U_TANH, OP_TANH }, { "Sigmoid", U_SIGMOID, OP_SIGMOID },
+	{ "Erf", U_ERF, NOP }, { "Not", U_NOT, NOP }, { "Floor", U_FLOOR, NOP }, { "Ceil", U_CEIL, NOP },
+};
+
+static int
+unop(const char *name)
+{
+	for (size_t i = 0; i < sizeof unops / sizeof *unops; i++)
+		if (strcmp(unops[i].name, name) == 0)
+			return (int)i;
+	die("no unary op %s", name);
+}
+
+static int
+fold_un(Ox *x)
+{
+	int code = unops[unop(x->nd->op)].code;
+	Kv *k = in_k(x, 0), *r;
+
+	if (!k)
+		return -1;
+	if (code == U_NOT || (k->dt != KF && (code == U_NEG || code == U_ABS || code == U_FLOOR ||
+	                                      code == U_CEIL || code == U_RELU))) {
+		if (!(r = knew(x, k->dt, &k->sh)))
+			return -1;
+		for (int64_t i = 0; i < k->n; i++) {
+			int64_t v = k->i[i];
+			if (code == U_NOT)
+				r->i[i] = !v;
+			else if ((code == U_NEG || (code == U_ABS && v < 0)) && v == INT64_MIN)
+				return xerr(x, "integer overflow folding %lld", (long long)v);
+			else
+				r->i[i] = code == U_NEG || (code == U_ABS && v < 0) ? -v :
+				          code == U_RELU && v < 0 ? 0 : v;
+		}
+		out_k(x, 0, r);
+		return 0;
+	}
+	if (!(r = knew(x, KF, &k->sh)))
+		return -1;
+	for (int64_t i = 0; i < k->n; i++) {
+		float v = (float)kv_get(k, i);
+		switch (code) {
+		case U_NEG: v = -v; break;
+		case U_SQRT: v = sqrtf(v); break;
+		case U_RECIP: v = 1 / v; break;
+		case U_ABS: v = fabsf(v); break;
+		case U_EXP: v = expf(v); break;
+		case U_LOG: v = logf(v); break;
+		case U_RELU: v = v > 0 ? v : 0; break;
+		case U_TANH: v = tanhf(v); break;
+		case U_SIGMOID: v = 1 / (1 + expf(-v)); break;
+		case U_ERF: v = erff(v); break;
+		case U_FLOOR: v = floorf(v); break;
+		default: v = ceilf(v); break;
+		}
+		r->f[i] = v;
+	}
+	out_k(x, 0, r);
+	return 0;
+}
+
+/* erf(x) from the IR's ops: erf is odd, so erf(x) = P(relu(-x)) - P(relu(x)) with
+ * P(u) = 1 - erf(u) for u >= 0 by Abramowitz and Stegun 7.1.26: (a1 t + ... + a5 t^5) e^(-u^2),
+ * t = 1 / (1 + p u), absolute error below 1.5e-7; P(0) = 1 - 1e-9. */
+static int
+erfc_as(Ox *x, int u)
+{
+	static const double a[] = { 0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429 };
+	const Shape one = { 0, { 0 } };
+	int t, p;
+
+	t = xemit2(x, OP_DIV, xconst(x, 1, &one),
+	          xemit2(x, OP_ADD, xconst(x, 1, &one), xemit2(x, OP_MUL, u, xconst(x, 0.3275911, &one))));
+	p = xemit2(x, OP_MUL, t, xconst(x, a[4], &one));
+	for (int i = 3; i >= 0; i--)
+		p = xemit2(x, OP_MUL, t, xemit2(x, OP_ADD, p, xconst(x, a[i], &one)));
+	return xemit2(x, OP_MUL, p, xemit1(x, OP_EXP, xemit1(x, OP_NEG, xemit2(x, OP_MUL, u, u))));
+}
+
+static int
+emit_un(Ox *x)
+{
+	int i = unop(x->nd->op), a = in_t(x, 0), v;
+	const Shape one = { 0, { 0 } };
+
+	if (a < 0)
+		return -1;
+	switch (unops[i].code) {
+	case U_RECIP:
+		v = xemit2(x, OP_DIV, xconst(x, 1, &one), a);
+		break;
+	case U_ABS:         /* |x| = relu(x) + relu(-x): d|x|/dx at 0 is 0, as PyTorch's */
+		v = xemit2(x, OP_ADD, xemit1(x, OP_RELU, a), xemit1(x, OP_RELU, xemit1(x, OP_NEG, a)));
+		break;
+	case U_ERF:
+		v = xemit2(x, OP_SUB, erfc_as(x, xemit1(x, OP_RELU, xemit1(x, OP_NEG, a))),
+		          erfc_as(x, xemit1(x, OP_RELU, a)));
+		break;
+	default:
+		if (unops[i].ir == NOP)
+			return xerr(x, "this op is supported only on values known at import time");
+		v = xemit1(x, unops[i].ir, a);
+	}
+	if (v < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
+/* ---------- Where, Expand, Range ---------- */
+
+static int
+fold_where(Ox *x)
+{
+	Kv *c = in_k(x, 0), *a = in_k(x, 1), *b = in_k(x, 2), *r;
+	Shape s1, sh;
+
+	if (!c || !a || !b)
+		return -1;
+	if (shape_broadcast(&c->sh, &a->sh, &s1) || shape_broadcast(&s1, &b->sh, &sh))
+		return xerr(x, "the condition and the values do not broadcast");
+	if (!(r = knew(x, a->dt == KF || b->dt == KF ? KF : a->dt, &sh)))
+		return -1;
+	for (int64_t i = 0; i < r->n; i++) {
+		int sel = kv_get(c, bcast_index(&c->sh, &sh, i)) != 0;
+		const Kv *s = sel ? a : b;
+		int64_t j = bcast_index(&s->sh, &sh, i);
+		if (r->dt == KF)
+			r->f[i] = (float)kv_get(s, j);
+		else
+			r->i[i] = s->i[j];
+	}
+	out_k(x, 0, r);
+	return 0;
+}
+
+/* Is input i known at import time without ops, and not made from a param? */
+static int
+known_in(Ox *x, int i)
+{
+	int id = has_in(x, i) ? x->nd->in[i] : -1;
+	const Xv *v = id >= 0 ? &x->x[id] : NULL;
+
+	return v && !v->param && v->v < 0 && (v->k || v->wait || x->o->initof[id] >= 0);
+}
+
+/* fill[i] = sel(c[i]) ? k[i] : 0 over shape sh (k NULL: 1); a known operand of Where. */
+static Kv *
+where_part(Ox *x, const Kv *c, const Kv *k, int sel, const Shape *sh)
+{
+	Kv *r = knew(x, KF, sh);
+
+	for (int64_t i = 0; r && i < r->n; i++)
+		r->f[i] = (kv_get(c, bcast_index(&c->sh, sh, i)) != 0) == sel ?
+		          (k ? (float)kv_get(k, bcast_index(&k->sh, sh, i)) : 1) : 0;
+	return r;
+}
+
+/* Where with a condition known at import time: one branch where the condition is uniform;
+ * else a * C + b * (1 - C) with the 0/1 mask C, a known branch given as its values where it
+ * is selected (so -inf fills stay -inf): the gradient of a branch is zero where the other is
+ * taken, as PyTorch's. */
+static int
+emit_where(Ox *x)
+{
+	Kv *c = in_k(x, 0), *m;
+	const char *nm = x->nd->nout && x->nd->out[0] >= 0 ? x->o->name[x->nd->out[0]] : "where";
+	Type ta, tb;
+	Shape s1, sh;
+	int v, part[2];
+
+	if (!c || in_type(x, 1, &ta) || in_type(x, 2, &tb))
+		return -1;
+	if (shape_broadcast(&c->sh, &ta.sh, &s1) || shape_broadcast(&s1, &tb.sh, &sh))
+		return xerr(x, "the condition and the values do not broadcast");
+	if (kv_uniform(c)) {
+		v = in_t(x, kv_get(c, 0) != 0 ? 1 : 2);
+		if (v >= 0 && !shape_eq(&x->c->f->val[v].ty.sh, &sh))
+			v = xemit2(x, OP_ADD, v, xconst(x, 0, &sh));
+		if (v < 0)
+			return -1;
+		out_t(x, 0, v);
+		return 0;
+	}
+	for (int b = 0; b < 2; b++) {
+		int sel = b == 0;       /* branch a where the condition holds, b where it does not */
+		if (known_in(x, 1 + b)) {
+			Kv *k = in_k(x, 1 + b);
+			Shape ks;
+			if (!k || shape_broadcast(&c->sh, &k->sh, &ks) || !(m = where_part(x, c, k, sel, &ks)))
+				return -1;
+			part[b] = xknown(x, m, asprintf_a(x->a, "%s.%s", nm, sel ? "then" : "else"));
+		} else {
+			if (!(m = where_part(x, c, NULL, sel, &c->sh)))
+				return -1;
+			part[b] = xemit2(x, OP_MUL, in_t(x, 1 + b),
+			                xknown(x, m, asprintf_a(x->a, "%s.%s", nm, sel ? "mask" : "unmask")));
+		}
+	}
+	v = xemit2(x, OP_ADD, part[0], part[1]);
+	if (v >= 0 && !shape_eq(&x->c->f->val[v].ty.sh, &sh))
+		v = xemit2(x, OP_ADD, v, xconst(x, 0, &sh));
+	if (v < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
+static int
+fold_expand(Ox *x)
+{
+	Kv *k = in_k(x, 0), *r;
+	Shape want, sh;
+	char sa[MAXRANK * 24 + 8], sb[MAXRANK * 24 + 8];
+
+	if (!k || kdims(x, in_k(x, 1), &want, "the shape"))
+		return -1;
+	if (shape_broadcast(&k->sh, &want, &sh))
+		return xerr(x, "%s does not expand to %s", shape_str(&k->sh, sa, sizeof sa),
+		            shape_str(&want, sb, sizeof sb));
+	if (!(r = knew(x, k->dt, &sh)))
+		return -1;
+	for (int64_t i = 0; i < r->n; i++) {
+		int64_t j = bcast_index(&k->sh, &sh, i);
+		if (r->dt == KF)
+			r->f[i] = k->f[j];
+		else
+			r->i[i] = k->i[j];
+	}
+	out_k(x, 0, r);
+	return 0;
+}
+
+static int
+emit_expand(Ox *x)
+{
+	int v = in_t(x, 0);
+	Shape want, sh;
+	char sa[MAXRANK * 24 + 8], sb[MAXRANK * 24 + 8];
+
+	if (v < 0 || kdims(x, in_k(x, 1), &want, "the shape"))
+		return -1;
+	if (shape_broadcast(&x->c->f->val[v].ty.sh, &want, &sh))
+		return xerr(x, "%s does not expand to %s", shape_str(&x->c->f->val[v].ty.sh, sa, sizeof sa),
+		            shape_str(&want, sb, sizeof sb));
+	if (!shape_eq(&sh, &x->c->f->val[v].ty.sh))
+		v = xemit2(x, OP_ADD, v, xconst(x, 0, &sh));     /* a broadcast that autodiff sums back */
+	if (v < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
+static int
+fold_range(Ox *x)
+{
+	Kv *s = in_k(x, 0), *l = in_k(x, 1), *d = in_k(x, 2), *r;
+	double a = 0, b = 0, c = 0, n;
+	Shape sh;
+
+	if (kscalar(x, s, &a, "start") || kscalar(x, l, &b, "limit") || kscalar(x, d, &c, "delta"))
+		return -1;
+	if (c == 0)
+		return xerr(x, "delta is 0");
+	n = ceil((b - a) / c);
+	if (!(n < MAXKNOWN))
+		return xerr(x, "the range has more than %d elements", MAXKNOWN);
+	sh = (Shape){ 1, { n > 0 ? (int64_t)n : 0 } };
+	if (!(r = knew(x, s->dt == KF ? KF : KI, &sh)))
+		return -1;
+	for (int64_t i = 0; i < r->n; i++)
+		if (r->dt == KF)
+			r->f[i] = (float)(s->f[0] + (float)i * (float)c);
+		else
+			r->i[i] = s->i[0] + i * d->i[0];
+	out_k(x, 0, r);
+	return 0;
+}
+
+/* ---------- layout: Reshape, Flatten, Unsqueeze, Squeeze, Transpose, Concat ---------- */
+
+/* Reshape's target for a tensor of shape in: 0 copies in's dim (unless allowzero), one -1
+ * takes what is left. */
+static int
+reshape_to(Ox *x, const Shape *in, Kv *k, int allowzero, Shape *r)
+{
+	int64_t prod = 1, total = shape_numel(in);
+	int n, hole = -1;
+	char sa[MAXRANK * 24 + 8];
+
+	if (klist(x, k, r->d, &n, "the shape"))
+		return -1;
+	r->rank = n;
+	for (int i = 0; i < n; i++) {
+		if (r->d[i] == 0 && !allowzero) {
+			if (i >= in->rank)
+				return xerr(x, "dimension %d is 0 (copy), but the input has rank %d", i, in->rank);
+			r->d[i] = in->d[i];
+		}
+		if (r->d[i] == -1) {
+			if (hole >= 0)
+				return xerr(x, "the shape has two -1");
+			hole = i;
+			continue;
+		}
+		if (r->d[i] < 0 || mul64(prod, r->d[i], &prod))
+			return xerr(x, "the shape has a bad dimension %lld", (long long)r->d[i]);
+	}
+	if (hole >= 0) {
+		if (prod == 0 || total % prod)
+			return xerr(x, "-1 does not divide: %s has %lld elements", shape_str(in, sa, sizeof sa),
+			            (long long)total);
+		r->d[hole] = total / prod;
+	} else if (prod != total) {
+		char sb[MAXRANK * 24 + 8];
+		return xerr(x, "cannot reshape %s into %s", shape_str(in, sa, sizeof sa),
+		            shape_str(r, sb, sizeof sb));
+	}
+	return 0;
+}
+
+/* The result shape of the layout op being translated, for an input of shape in. */
+static int
+layout_shape(Ox *x, const Shape *in, Shape *r)
+{
+	const char *op = x->nd->op;
+	int64_t ax[MAXRANK];
+	int n;
+
+	if (strcmp(op, "Reshape") == 0)
+		return reshape_to(x, in, in_k(x, 1), (int)att_i(x, "allowzero", 0), r);
+	if (strcmp(op, "Flatten") == 0) {
+		int a = (int)att_i(x, "axis", 1);
+		int64_t p = 1;
+		if (a < 0)
+			a += in->rank;
+		if (a < 0 || a > in->rank)
+			return xerr(x, "axis %lld is out of range for rank %d", (long long)att_i(x, "axis", 1),
+			            in->rank);
+		for (int i = 0; i < a; i++)
+			p *= in->d[i];
+		*r = (Shape){ 2, { p, a == 0 ? shape_numel(in) : shape_numel(in) / (p ? p : 1) } };
+		if (p == 0)
+			r->d[1] = 1;
+		return 0;
+	}
+	if (axes_arg(x, 13, 1, "axes", ax, &n))
+		return -1;
+	if (strcmp(op, "Unsqueeze") == 0) {
+		int ins[MAXRANK + 1] = { 0 };
+		if (n < 0)
+			return xerr(x, "the axes are missing");
+		if (rank_ok(x, in->rank + n) || axes_of(x, ax, n, in->rank + n))
+			return -1;
+		for (int i = 0; i < n; i++)
+			ins[ax[i]] = 1;
+		r->rank = in->rank + n;
+		for (int i = 0, k = 0; i < r->rank; i++)
+			r->d[i] = ins[i] ? 1 : in->d[k++];
+		return 0;
+	}
+	/* Squeeze: the given axes (each of size 1), or every axis of size 1 */
+	{
+		int drop[MAXRANK] = { 0 };
+		if (n > 0 && axes_of(x, ax, n, in->rank))
+			return -1;
+		for (int i = 0; i < n; i++) {
+			if (in->d[ax[i]] != 1)
+				return xerr(x, "axis %lld has size %lld, not 1", (long long)ax[i], (long long)in->d[ax[i]]);
+			drop[ax[i]] = 1;
+		}
+		for (int i = 0; n < 0 && i < in->rank; i++)
+			drop[i] = in->d[i] == 1;
+		r->rank = 0;
+		for (int i = 0; i < in->rank; i++)
+			if (!drop[i])
+				r->d[r->rank++] = in->d[i];
+	}
+	return 0;
+}
+
+static int
+fold_layout(Ox *x)
+{
+	Kv *k = in_k(x, 0);
+	Shape sh;
+
+	if (!k || layout_shape(x, &k->sh, &sh))
+		return -1;
+	out_k(x, 0, kreshape(x, k, &sh));
+	return 0;
+}
+
+static int
+emit_layout(Ox *x)
+{
+	int v = in_t(x, 0);
+	Shape sh;
+
+	if (v < 0 || layout_shape(x, &x->c->f->val[v].ty.sh, &sh) || (v = xreshape(x, v, &sh)) < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
+static int
+perm_of(Ox *x, int r, int64_t *p)
+{
+	int n = att_ints(x, "perm", p, MAXRANK), seen[MAXRANK] = { 0 };
+
+	if (n == -1) {
+		for (int i = 0; i < r; i++)
+			p[i] = r - 1 - i;
+		return 0;
+	}
+	if (n != r)
+		return xerr(x, "perm has %d axes for a tensor of rank %d", n, r);
+	for (int i = 0; i < r; i++)
+		if (p[i] < 0 || p[i] >= r || seen[p[i]]++)
+			return xerr(x, "perm is not a permutation of 0..%d", r - 1);
+	return 0;
+}
+
+static int
+fold_transpose(Ox *x)
+{
+	Kv *k = in_k(x, 0), *r;
+	int64_t p[MAXRANK], st[MAXRANK];
+	Shape sh;
+
+	if (!k || perm_of(x, k->sh.rank, p))
+		return -1;
+	sh.rank = k->sh.rank;
+	for (int i = sh.rank - 1, s = 1; i >= 0; s *= (int)k->sh.d[i], i--)
+		st[i] = s;
+	for (int i = 0; i < sh.rank; i++)
+		sh.d[i] = k->sh.d[p[i]];
+	if (!(r = knew(x, k->dt, &sh)))
+		return -1;
+	for (int64_t i = 0; i < r->n; i++) {
+		int64_t rem = i, j = 0;
+		for (int a = sh.rank - 1; a >= 0; a--) {
+			j += (rem % sh.d[a]) * st[p[a]];
+			rem /= sh.d[a];
+		}
+		if (r->dt == KF)
+			r->f[i] = k->f[j];
+		else
+			r->i[i] = k->i[j];
+	}
+	out_k(x, 0, r);
+	return 0;
+}
+
+static int
+emit_transpose(Ox *x)
+{
+	int v = in_t(x, 0), id = 1;
+	int64_t p[MAXRANK];
+
+	if (v < 0 || perm_of(x, x->c->f->val[v].ty.sh.rank, p))
+		return -1;
+	for (int i = 0; i < x->c->f->val[v].ty.sh.rank; i++)
+		id &= p[i] == i;
+	if (!id)
+		v = xemit(x, OP_TRANSPOSE, &v, 1, p, x->c->f->val[v].ty.sh.rank, NULL, NULL);
+	if (v < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
+static int
+fold_concat(Ox *x)
+{
+	Kv *k[x->nd->nin + 1], *r;
+	int64_t outer = 1, at = 0;
+	Shape sh;
+	int a, n = 0;
+
+	for (int i = 0; i < x->nd->nin; i++)
+		if (has_in(x, i) && !(k[n++] = in_k(x, i)))
+			return -1;
+	if (!n)
+		return xerr(x, "nothing to concatenate");
+	if ((a = axis_of(x, att_i(x, "axis", 0), k[0]->sh.rank)) < 0)
+		return -1;
+	sh = k[0]->sh;
+	sh.d[a] = 0;
+	for (int i = 0; i < n; i++) {
+		if (k[i]->sh.rank != sh.rank || (k[i]->dt == KF) != (k[0]->dt == KF))
+			return xerr(x, "operands differ in rank or type");
+		for (int d = 0; d < sh.rank; d++)
+			if (d != a && k[i]->sh.d[d] != sh.d[d])
+				return xerr(x, "operands differ off the axis");
+		sh.d[a] += k[i]->sh.d[a];
+	}
+	if (!(r = knew(x, k[0]->dt, &sh)))
+		return -1;
+	for (int d = 0; d < a; d++)
+		outer *= sh.d[d];
+	for (int64_t o = 0; o < outer; o++)
+		for (int i = 0; i < n; i++) {
+			int64_t run = k[i]->n / (outer ? outer : 1);
+			for (int64_t j = 0; j < run; j++, at++)
+				if (r->dt == KF)
+					r->f[at] = k[i]->f[o * run + j];
+				else
+					r->i[at] = k[i]->i[o * run + j];
+		}
+	out_k(x, 0, r);
+	return 0;
+}
+
+static int
+emit_concat(Ox *x)
+{
+	int args[x->nd->nin + 1], n = 0, v;
+	int64_t ia[MAXIA] = { 0 };
+	Type t;
+
+	for (int i = 0; i < x->nd->nin; i++)
+		if (has_in(x, i) && (args[n++] = in_t(x, i)) < 0)
+			return -1;
+	if (!n || in_type(x, 0, &t) || (ia[0] = axis_of(x, att_i(x, "axis", 0), t.sh.rank)) < 0)
+		return n ? -1 : xerr(x, "nothing to concatenate");
+	v = n == 1 ? args[0] : xemit(x, OP_CONCAT, args, n, ia, 1, NULL, NULL);
+	if (v < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
+/* ---------- Gather, Slice, Split ---------- */
+
+static int
+fold_gather(Ox *x)
+{
+	Kv *k = in_k(x, 0), *ix = in_k(x, 1), *r;
+	int64_t outer = 1, inner = 1, at = 0;
+	Shape sh;
+	int a;
+
+	if (!k || !ix)
+		return -1;
+	if (ix->dt == KF)
+		return xerr(x, "the indices are not integers");
+	if ((a = axis_of(x, att_i(x, "axis", 0), k->sh.rank)) < 0 ||
+	    rank_ok(x, k->sh.rank - 1 + ix->sh.rank))
+		return -1;
+	sh.rank = 0;
+	for (int d = 0; d < a; d++)
+		sh.d[sh.rank++] = k->sh.d[d], outer *= k->sh.d[d];
+	for (int d = 0; d < ix->sh.rank; d++)
+		sh.d[sh.rank++] = ix->sh.d[d];
+	for (int d = a + 1; d < k->sh.rank; d++)
+		sh.d[sh.rank++] = k->sh.d[d], inner *= k->sh.d[d];
+	if (!(r = knew(x, k->dt, &sh)))
+		return -1;
+	for (int64_t o = 0; o < outer; o++)
+		for (int64_t j = 0; j < ix->n; j++) {
+			int64_t q = ix->i[j] < 0 ? ix->i[j] + k->sh.d[a] : ix->i[j];
+			if (q < 0 || q >= k->sh.d[a])
+				return xerr(x, "index %lld is out of range for a dimension of %lld",
+				            (long long)ix->i[j], (long long)k->sh.d[a]);
+			for (int64_t i = 0; i < inner; i++, at++) {
+				int64_t s = (o * k->sh.d[a] + q) * inner + i;
+				if (r->dt == KF)
+					r->f[at] = k->f[s];
+				else
+					r->i[at] = k->i[s];
+			}
+		}
+	out_k(x, 0, r);
+	return 0;
+}
+
+/* Gather at run time: an embedding lookup of the data seen as [rows along the axis, the rest]
+ * (moved to the front by a transpose first, and the result's axes back after), by indices
+ * computed at run time or known (then a constant, negative ones counted from the end). */
+static int
+emit_gather(Ox *x)
+{
+	Type td, ti;
+	Shape sh, two;
+	int t, ids, v, a, r, q;
+	int64_t p1[MAXRANK], p2[MAXRANK];
+
+	if (in_type(x, 0, &td) || in_type(x, 1, &ti))
+		return -1;
+	r = td.sh.rank;
+	q = ti.sh.rank;
+	if ((a = axis_of(x, att_i(x, "axis", 0), r)) < 0 || rank_ok(x, q + r - 1))
+		return -1;
+	if (td.dt != F32 || ti.dt != I32)
+		return xerr(x, "a gather at run time takes a float tensor by integer indices");
+	if (known_in(x, 1)) {
+		Kv *k = in_k(x, 1), *w;
+		if (!k || !(w = knew(x, KI, &k->sh)))
+			return -1;
+		for (int64_t i = 0; i < k->n; i++) {
+			w->i[i] = k->i[i] < 0 ? k->i[i] + td.sh.d[a] : k->i[i];
+			if (w->i[i] < 0 || w->i[i] >= td.sh.d[a])
+				return xerr(x, "index %lld is out of range for a dimension of %lld",
+				            (long long)k->i[i], (long long)td.sh.d[a]);
+		}
+		ids = xknown(x, w, asprintf_a(x->a, "%s.indices", x->o->name[x->nd->in[1]]));
+	} else {
+		ids = in_t(x, 1);
+	}
+	t = in_t(x, 0);
+	if (a > 0) {            /* the gathered axis first */
+		p1[0] = a;
+		for (int d = 0, k = 1; d < r; d++)
+			if (d != a)
+				p1[k++] = d;
+		t = xemit(x, OP_TRANSPOSE, &t, 1, p1, r, NULL, NULL);
+	}
+	two = (Shape){ 2, { td.sh.d[a], td.sh.d[a] ? shape_numel(&td.sh) / td.sh.d[a] : 1 } };
+	v = xemit2(x, OP_EMBEDDING, xreshape(x, t, &two), ids);
+	sh = ti.sh;
+	for (int d = 0; d < r; d++)
+		if (d != a)
+			sh.d[sh.rank++] = td.sh.d[d];
+	v = xreshape(x, v, &sh);
+	if (a > 0) {            /* [indices, before, after] to [before, indices, after] */
+		int k = 0;
+		for (int d = 0; d < a; d++)
+			p2[k++] = q + d;
+		for (int d = 0; d < q; d++)
+			p2[k++] = d;
+		for (int d = q + a; d < q + r - 1; d++)
+			p2[k++] = d;
+		if (q > 0)
+			v = xemit(x, OP_TRANSPOSE, &v, 1, p2, q + r - 1, NULL, NULL);
+	}
+	if (v < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
+/* Slice's starts, ends, axes and steps as a per-axis start, step and count. */
+typedef struct Sl {
+	int64_t start[MAXRANK], step[MAXRANK];
+	Shape sh;
+} Sl;
+
+static int
+slice_of(Ox *x, const Shape *in, Sl *s)
+{
+	int64_t st[MAXRANK], en[MAXRANK], ax[MAXRANK], sp[MAXRANK];
+	int n, ne, na = -1, ns = -1;
+
+	if (x->o->opset < 10)
+		return xerr(x, "Slice before opset 10 is not supported");
+	if (klist(x, in_k(x, 1), st, &n, "starts") || klist(x, in_k(x, 2), en, &ne, "ends") ||
+	    (has_in(x, 3) && klist(x, in_k(x, 3), ax, &na, "axes")) ||
+	    (has_in(x, 4) && klist(x, in_k(x, 4), sp, &ns, "steps")))
+		return -1;
+	if (ne != n || (na >= 0 && na != n) || (ns >= 0 && ns != n))
+		return xerr(x, "starts, ends, axes and steps differ in length");
+	for (int i = 0; na < 0 && i < n; i++)
+		ax[i] = i;
+	if (axes_of(x, ax, n, in->rank))
+		return -1;
+	s->sh = *in;
+	for (int d = 0; d < in->rank; d++)
+		s->start[d] = 0, s->step[d] = 1;
+	for (int i = 0; i < n; i++) {
+		int a = (int)ax[i];
+		int64_t dim = in->d[a], step = ns >= 0 ? sp[i] : 1, b = st[i], e = en[i], c;
+		if (step == 0)
+			return xerr(x, "a step of 0");
+		b = b < 0 ? (b < -dim ? -1 : b + dim) : b;
+		e = e < 0 ? (e < -dim ? -1 : e + dim) : e;
+		if (step > 0) {
+			b = b < 0 ? 0 : b > dim ? dim : b;
+			e = e < 0 ? 0 : e > dim ? dim : e;
+			c = e > b ? (e - b + step - 1) / step : 0;
+		} else {
+			b = b < 0 ? -1 : b > dim - 1 ? dim - 1 : b;
+			e = e < -1 ? -1 : e > dim - 1 ? dim - 1 : e;
+			c = b > e ? (b - e - step - 1) / -step : 0;
+		}
+		s->start[a] = b;
+		s->step[a] = step;
+		s->sh.d[a] = c;
+	}
+	return 0;
+}
+
+static int
+fold_slice(Ox *x)
+{
+	Kv *k = in_k(x, 0), *r;
+	Sl s;
+
+	if (!k || slice_of(x, &k->sh, &s) || !(r = knew(x, k->dt, &s.sh)))
+		return -1;
+	for (int64_t i = 0; i < r->n; i++) {
+		int64_t rem = i, j = 0, st = 1;
+		for (int a = s.sh.rank - 1; a >= 0; a--) {
+			j += (s.start[a] + (rem % s.sh.d[a]) * s.step[a]) * st;
+			rem /= s.sh.d[a];
+			st *= k->sh.d[a];
+		}
+		if (r->dt == KF)
+			r->f[i] = k->f[j];
+		else
+			r->i[i] = k->i[j];
+	}
+	out_k(x, 0, r);
+	return 0;
+}
+
+/* x[start : start + n] along axis a, as the IR's slice (step 1). */
+static int
+emit_slice1(Ox *x, int v, int a, int64_t start, int64_t n)
+{
+	int64_t ia[MAXIA] = { a, start };
+	Type t;
+
+	if (v < 0)
+		return -1;
+	t = x->c->f->val[v].ty;
+	if (start == 0 && n == t.sh.d[a])
+		return v;
+	t.sh.d[a] = n;
+	return xemit(x, OP_SLICE, &v, 1, ia, 2, NULL, &t);
+}
+
+/* Slice at run time: one IR slice per sliced axis (steps of 1 only). */
+static int
+emit_slice(Ox *x)
+{
+	int v = in_t(x, 0);
+	Sl s;
+
+	if (v < 0 || slice_of(x, &x->c->f->val[v].ty.sh, &s))
+		return -1;
+	for (int a = 0; a < s.sh.rank && v >= 0; a++) {
+		if (s.step[a] != 1 && s.sh.d[a] > 1)
+			return xerr(x, "a slice with step %lld at run time is not supported", (long long)s.step[a]);
+		if (s.sh.d[a] == 0)
+			return xerr(x, "the slice of axis %d is empty", a);
+		v = emit_slice1(x, v, a, s.start[a], s.sh.d[a]);
+	}
+	if (v < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
+/* Split's sizes along axis a of a dimension dim into sp[nout]; 0, or -1 after an error. */
+static int
+split_sizes(Ox *x, int64_t dim, int64_t *sp, int nout)
+{
+	int64_t at = 0;
+	int n = -1;
+
+	if (nout > 64)
+		return xerr(x, "more than 64 outputs");
+	if (x->o->opset >= 13 && has_in(x, 1)) {
+		Kv *s = in_k(x, 1);
+		if (!s || s->dt == KF || s->n != nout)
+			return s ? xerr(x, "split must list one size per output") : -1;
+		for (int i = 0; i < nout; i++)
+			sp[i] = s->i[i];
+		n = nout;
+	} else if (x->o->opset < 13 && (n = att_ints(x, "split", sp, 64)) >= 0 && n != nout) {
+		return xerr(x, "split must list one size per output");
+	}
+	if (n < 0) {            /* equal parts; the last may be smaller (opset 18) */
+		int64_t part = (dim + nout - 1) / (nout ? nout : 1);
+		for (int i = 0; i < nout; i++)
+			sp[i] = dim - part * i < part ? dim - part * i : part;
+	}
+	for (int i = 0; i < nout; i++)
+		if (sp[i] < 0 || (at += sp[i]) > dim)
+			return xerr(x, "the split sizes do not add up to the axis's %lld", (long long)dim);
+	if (at != dim)
+		return xerr(x, "the split sizes do not add up to the axis's %lld", (long long)dim);
+	return 0;
+}
+
+static int
+emit_split(Ox *x)
+{
+	int v = in_t(x, 0), a;
+	int64_t sp[64], at = 0;
+
+	if (v < 0 || (a = axis_of(x, att_i(x, "axis", 0), x->c->f->val[v].ty.sh.rank)) < 0 ||
+	    split_sizes(x, x->c->f->val[v].ty.sh.d[a], sp, x->nd->nout))
+		return -1;
+	for (int i = 0; i < x->nd->nout; i++) {
+		int r;
+		if (sp[i] == 0)
+			return xerr(x, "output %d is empty", i + 1);
+		if ((r = emit_slice1(x, v, a, at, sp[i])) < 0)
+			return -1;
+		out_t(x, i, r);
+		at += sp[i];
+	}
+	return 0;
+}
+
+static int
+fold_split(Ox *x)
+{
+	Kv *k = in_k(x, 0);
+	int64_t sp[64], outer = 1, inner = 1, at = 0;
+	int a, nout = x->nd->nout;
+
+	if (!k || (a = axis_of(x, att_i(x, "axis", 0), k->sh.rank)) < 0 ||
+	    split_sizes(x, k->sh.d[a], sp, nout))
+		return -1;
+	for (int d = 0; d < a; d++)
+		outer *= k->sh.d[d];
+	for (int d = a + 1; d < k->sh.rank; d++)
+		inner *= k->sh.d[d];
+	at = 0;
+	for (int i = 0; i < nout; i++) {
+		Shape sh = k->sh;
+		Kv *r;
+		int64_t w = 0;
+		sh.d[a] = sp[i];
+		if (!(r = knew(x, k->dt, &sh)))
+			return -1;
+		for (int64_t o = 0; o < outer; o++)
+			for (int64_t j = 0; j < sp[i] * inner; j++, w++) {
+				int64_t s = (o * k->sh.d[a] + at) * inner + j;
+				if (r->dt == KF)
+					r->f[w] = k->f[s];
+				else
+					r->i[w] = k->i[s];
+			}
+		at += sp[i];
+		out_k(x, i, r);
+	}
+	return 0;
+}
+
+/* ---------- reductions ---------- */
+
+/* The axes a ReduceX node reduces, as a mask over rank r; *all set when it reduces all. */
+static int
+reduce_axes(Ox *x, int r, int *mask)
+{
+	int64_t ax[MAXRANK];
+	int n, since = strcmp(x->nd->op, "ReduceSum") == 0 ? 13 : 18;
+
+	if (axes_arg(x, since, 1, "axes", ax, &n) || (n > 0 && axes_of(x, ax, n, r)))
+		return -1;
+	for (int i = 0; i < r; i++)
+		mask[i] = n <= 0;
+	if (n == 0 && att_i(x, "noop_with_empty_axes", 0))
+		for (int i = 0; i < r; i++)
+			mask[i] = 0;
+	for (int i = 0; i < n; i++)
+		mask[ax[i]] = 1;
+	return 0;
+}
+
+static int
+fold_reduce(Ox *x)
+{
+	const char *op = x->nd->op;
+	Kv *k = in_k(x, 0), *r;
+	int mask[MAXRANK], keep = (int)att_i(x, "keepdims", 1);
+	Shape sh = { 0, { 0 } }, ksh;
+	int64_t *cnt;
+
+	if (!k || reduce_axes(x, k->sh.rank, mask))
+		return -1;
+	ksh = k->sh;
+	for (int i = 0; i < k->sh.rank; i++) {
+		if (mask[i])
+			ksh.d[i] = 1;
+		if (!mask[i] || keep)
+			sh.d[sh.rank++] = mask[i] ? 1 : k->sh.d[i];
+	}
+	if (!(r = knew(x, k->dt == KF || strcmp(op, "ReduceMean") == 0 ? KF : k->dt, &ksh)))
+		return -1;
+	cnt = aalloc(x->a, (size_t)(r->n ? r->n : 1) * sizeof *cnt);
+	for (int64_t i = 0; i < k->n; i++) {
+		int64_t rem = i, j = 0, st = 1;
+		double v = kv_get(k, i), acc;
+		for (int a = k->sh.rank - 1; a >= 0; a--) {
+			if (!mask[a])
+				j += (rem % k->sh.d[a]) * st;
+			rem /= k->sh.d[a];
+			st *= ksh.d[a];
+		}
+		acc = kv_get(r, j);
+		if (cnt[j]++ == 0)
+			acc = v;
+		else if (strcmp(op, "ReduceMax") == 0)
+			acc = v > acc ? v : acc;
+		else if (strcmp(op, "ReduceMin") == 0)
+			acc = v < acc ? v : acc;
+		else if (strcmp(op, "ReduceProd") == 0)
+			acc *= v;
+		else
+			acc += v;
+		if (r->dt == KF)
+			r->f[j] = (float)acc;
+		else
+			r->i[j] = (int64_t)acc;
+	}
+	if (strcmp(op, "ReduceMean") == 0)
+		for (int64_t j = 0; j < r->n; j++)
+			r->f[j] = cnt[j] ? r->f[j] / (float)cnt[j] : NAN;
+	out_k(x, 0, kreshape(x, r, &sh));
+	return 0;
+}
+
+/* ReduceMean, ReduceSum and ReduceMax at run time: one IR reduction per axis, the last
+ * axis first (so the others keep their numbers without keepdims). */
+static int
+emit_reduce(Ox *x)
+{
+	const char *op = x->nd->op;
+	Opk k = strcmp(op, "ReduceMean") == 0 ? OP_MEAN : strcmp(op, "ReduceSum") == 0 ? OP_SUM :
+	        strcmp(op, "ReduceMax") == 0 ? OP_MAX : NOP;
+	int mask[MAXRANK], v = in_t(x, 0), keep = (int)att_i(x, "keepdims", 1);
+
+	if (k == NOP)
+		return xerr(x, "this op is supported only on values known at import time");
+	if (v < 0 || reduce_axes(x, x->c->f->val[v].ty.sh.rank, mask))
+		return -1;
+	for (int a = x->c->f->val[v].ty.sh.rank - 1; a >= 0 && v >= 0; a--)
+		if (mask[a]) {
+			int64_t ia[MAXIA] = { a, keep };
+			v = xemit(x, k, &v, 1, ia, 2, NULL, NULL);
+		}
+	if (v < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
+/* ---------- neural network ops ---------- */
+
+static int
+emit_softmax(Ox *x)
+{
+	int v = in_t(x, 0), r;
+	int64_t ia[MAXIA] = { 0 };
+
+	if (v < 0)
+		return -1;
+	r = x->c->f->val[v].ty.sh.rank;
+	if ((ia[0] = axis_of(x, att_i(x, "axis", x->o->opset >= 13 ? -1 : 1), r)) < 0)
+		return -1;
+	if (x->o->opset < 13 && ia[0] != r - 1)
+		return xerr(x, "before opset 13 a softmax flattens the axes from its axis on; mtc "
+		            "imports it only along the last axis");
+	v = xemit(x, strcmp(x->nd->op, "Softmax") == 0 ? OP_SOFTMAX : OP_LOGSOFTMAX, &v, 1, ia, 1,
+	         NULL, NULL);
+	if (v < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
+/* Input i as a matmul operand: a Transpose of the last two axes that waits (a weight's
+ * transpose) is read in place, *tr set, instead of being made. */
+static int
+mm_operand(Ox *x, int i, int64_t *tr)
+{
+	int id = has_in(x, i) ? x->nd->in[i] : -1, n;
+	const OxNode *p, *save = x->nd;
+	int64_t perm[MAXRANK];
+	Type t;
+	int v, ok = 1;
+
+	*tr = 0;
+	if (id < 0 || x->x[id].v >= 0 || !x->x[id].wait || x->o->defnode[id] < 0)
+		return in_t(x, i);
+	p = &x->o->node[x->o->defnode[id]];
+	if (strcmp(p->op, "Transpose") || p->nin < 1 || p->in[0] < 0)
+		return in_t(x, i);
+	x->nd = p;
+	n = att_ints(x, "perm", perm, MAXRANK);
+	if (in_type(x, 0, &t)) {
+		x->nd = save;
+		return -1;
+	}
+	ok = n == t.sh.rank && n >= 2 && perm[n - 1] == n - 2 && perm[n - 2] == n - 1;
+	for (int k = 0; ok && k < n - 2; k++)
+		ok = perm[k] == k;
+	v = ok ? in_t(x, 0) : -1;
+	x->nd = save;
+	if (!ok)
+		return in_t(x, i);
+	*tr = 1;
+	return v;
+}
+
+static int
+emit_matmul(Ox *x)
+{
+	int64_t ia[MAXIA] = { 0, 0 };
+	int a = mm_operand(x, 0, &ia[0]), b = mm_operand(x, 1, &ia[1]), v, r1, r2;
+	Shape sa, sb, sr;
+
+	if (a < 0 || b < 0)
+		return -1;
+	sa = x->c->f->val[a].ty.sh;
+	sb = x->c->f->val[b].ty.sh;
+	r1 = sa.rank == 1;
+	r2 = sb.rank == 1;
+	if (r1)                 /* a vector: a row of one, dropped after */
+		a = xreshape(x, a, &(Shape){ 2, { 1, sa.d[0] } });
+	if (r2)
+		b = xreshape(x, b, &(Shape){ 2, { sb.d[0], 1 } });
+	if ((v = xemit(x, OP_MATMUL, (int[]){ a, b }, 2, ia, 2, NULL, NULL)) < 0)
+		return -1;
+	sr = x->c->f->val[v].ty.sh;
+	if (r1 || r2) {
+		Shape s = sr;
+		s.rank -= r1 + r2;
+		if (r1 && !r2)
+			s.d[s.rank - 1] = sr.d[sr.rank - 1];
+		v = xreshape(x, v, &s);
+	}
+	if (v < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
+/* Gemm: alpha op(A) op(B) + beta C. */
+static int
+emit_gemm(Ox *x)
+{
+	int64_t ia[MAXIA] = { att_i(x, "transA", 0) != 0, att_i(x, "transB", 0) != 0 };
+	double alpha = att_f(x, "alpha", 1), beta = att_f(x, "beta", 1);
+	const Shape one = { 0, { 0 } };
+	int v;
+
+	v = xemit(x, OP_MATMUL, (int[]){ in_t(x, 0), in_t(x, 1) }, 2, ia, 2, NULL, NULL);
+	if (alpha != 1)
+		v = xemit2(x, OP_MUL, v, xconst(x, alpha, &one));
+	if (has_in(x, 2) && beta != 0) {
+		int c = in_t(x, 2);
+		if (beta != 1)
+			c = xemit2(x, OP_MUL, c, xconst(x, beta, &one));
+		v = xemit2(x, OP_ADD, v, c);
+	}
+	if (v < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
+static int
+emit_dropout(Ox *x)
+{
+	double ratio = att_f(x, "ratio", 0.5);
+	int train = 0, v;
+	Kv *k = NULL;
+
+	if (x->o->opset >= 12) {
+		ratio = 0.5;
+		if (has_in(x, 1) && kscalar(x, in_k(x, 1), &ratio, "the ratio"))
+			return -1;
+		if (has_in(x, 2) && (!(k = in_k(x, 2)) || !kv_uniform(k)))
+			return k ? xerr(x, "training_mode must be one value") : -1;
+		train = has_in(x, 2) && kv_get(k, 0) != 0;
+	}
+	if (x->nd->nout > 1 && x->nd->out[1] >= 0 && (train && ratio != 0))
+		return xerr(x, "the dropout mask output is not supported");
+	if (train && ratio != 0)
+		return xerr(x, "dropout in training mode (ratio %g) is not supported yet", ratio);
+	if ((v = in_t(x, 0)) < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
+/* LayerNormalization (opset 17): over the axes from `axis` on, as the IR's layernorm over a
+ * last axis that holds them all. */
+static int
+emit_layernorm(Ox *x)
+{
+	double fa[MAXFA] = { att_f(x, "epsilon", 1e-5) };
+	int v = in_t(x, 0), g, b, a;
+	Shape sx, flat, par;
+
+	if (v < 0)
+		return -1;
+	sx = x->c->f->val[v].ty.sh;
+	if ((a = axis_of(x, att_i(x, "axis", -1), sx.rank)) < 0)
+		return -1;
+	for (int j = 1; j < x->nd->nout; j++)
+		if (x->nd->out[j] >= 0)
+			return xerr(x, "the mean and inverse deviation outputs are not supported");
+	flat = sx;
+	flat.rank = a + 1;
+	flat.d[a] = 1;
+	for (int i = a; i < sx.rank; i++)
+		flat.d[a] *= sx.d[i];
+	par = (Shape){ 1, { flat.d[a] } };
+	g = xreshape(x, in_t(x, 1), &par);
+	b = has_in(x, 2) ? xreshape(x, in_t(x, 2), &par) : xconst(x, 0, &par);
+	v = xemit(x, OP_LAYERNORM, (int[]){ xreshape(x, v, &flat), g, b }, 3, NULL, 0, fa, NULL);
+	if ((v = xreshape(x, v, &sx)) < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
+/* ---------- the table ---------- */
+
+static const OxOp ops[] = {
+	{ "Abs", fold_un, emit_un, 0 },
+	{ "Add", fold_bin, emit_bin, 0 },
+	{ "And", fold_bin, NULL, 0 },
+	{ "Cast", fold_cast, emit_cast, 0 },
+	{ "Ceil", fold_un, NULL, 0 },
+	{ "Concat", fold_concat, emit_concat, 0 },
+	{ "Constant", fold_constant, NULL, 0 },
+	{ "ConstantOfShape", fold_cos, NULL, 0 },
+	{ "Div", fold_bin, emit_bin, 0 },
+	{ "Dropout", NULL, emit_dropout, 0 },
+	{ "Equal", fold_bin, NULL, 0 },
+	{ "Erf", fold_un, emit_un, 0 },
+	{ "Exp", fold_un, emit_un, 0 },
+	{ "Expand", fold_expand, emit_expand, 0 },
+	{ "Flatten", fold_layout, emit_layout, 0 },
+	{ "Floor", fold_un, NULL, 0 },
+	{ "Gather", fold_gather, emit_gather, 0 },
+	{ "Gemm", NULL, emit_gemm, 0 },
+	{ "Greater", fold_bin, NULL, 0 },
+	{ "GreaterOrEqual", fold_bin, NULL, 0 },
+	{ "Identity", fold_identity, emit_identity, 0 },
+	{ "LayerNormalization", NULL, emit_layernorm, 0 },
+	{ "Less", fold_bin, NULL, 0 },
+	{ "LessOrEqual", fold_bin, NULL, 0 },
+	{ "Log", fold_un, emit_un, 0 },
+	{ "LogSoftmax", NULL, emit_softmax, 0 },
+	{ "MatMul", NULL, emit_matmul, 0 },
+	{ "Max", fold_bin, NULL, 0 },
+	{ "Min", fold_bin, NULL, 0 },
+	{ "Mod", fold_bin, NULL, 0 },
+	{ "Mul", fold_bin, emit_bin, 0 },
+	{ "Neg", fold_un, emit_un, 0 },
+	{ "Not", fold_un, NULL, 0 },
+	{ "Or", fold_bin, NULL, 0 },
+	{ "Pow", fold_bin, emit_pow, 0 },
+	{ "Range", fold_range, NULL, 0 },
+	{ "Reciprocal", fold_un, emit_un, 0 },
+	{ "ReduceMax", fold_reduce, emit_reduce, 0 },
+	{ "ReduceMean", fold_reduce, emit_reduce, 0 },
+	{ "ReduceMin", fold_reduce, NULL, 0 },
+	{ "ReduceProd", fold_reduce, NULL, 0 },
+	{ "ReduceSum", fold_reduce, emit_reduce, 0 },
+	{ "Relu", fold_un, emit_un, 0 },
+	{ "Reshape", fold_layout, emit_layout, 0 },
+	{ "Shape", fold_shape, NULL, 1 },
+	{ "Sigmoid", fold_un, emit_un, 0 },
+	{ "Size", fold_size, NULL, 1 },
+	{ "Slice", fold_slice, emit_slice, 0 },
+	{ "Softmax", NULL, emit_softmax, 0 },
+	{ "Split", fold_split, emit_split, 0 },
+	{ "Sqrt", fold_un, emit_un, 0 },
+	{ "Squeeze", fold_layout, emit_layout, 0 },
+	{ "Sub", fold_bin, emit_bin, 0 },
+	{ "Tanh", fold_un, emit_un, 0 },
+	{ "Transpose", fold_transpose, emit_transpose, 0 },
+	{ "Unsqueeze", fold_layout, emit_layout, 0 },
+	{ "Where", fold_where, emit_where, 0 },
+	{ "Xor", fold_bin, NULL, 0 },
+};
+
+const OxOp *
+ox_op(const char *name)
+{
+	static int sorted;
+	size_t lo = 0, hi = sizeof ops / sizeof *ops;
+
+	for (size_t i = 1; !sorted && i < hi; i++)
+		if (strcmp(ops[i - 1].name, ops[i].name) >= 0)
+			die("the ONNX op table is not sorted at %s", ops[i].name);
+	sorted = 1;
+
+	while (lo < hi) {       /* the table is sorted by name */
+		size_t mid = (lo + hi) / 2;
+		int c = strcmp(name, ops[mid].name);
+		if (c == 0)
+			return &ops[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}

@@ -1,0 +1,271 @@
+#!/usr/bin/python3
+# models.py: small PyTorch modules exported to ONNX for mtc's importer tests, with PyTorch's
+# own results to compare with: the forward outputs, and the losses of 5 training steps of
+# the same module from the same weights.
+#
+# usage: tests/onnx/models.py OUTDIR [NAME...]     (default: every model)
+# writes, for each model NAME, into OUTDIR:
+#   NAME.onnx          torch.onnx.export(..., training=TRAINING, do_constant_folding=False)
+#   NAME.tdsl          a model that imports NAME.onnx, adds the loss and SGD, for mtc-run
+#   NAME.in.st         the graph's inputs (safetensors), named as in NAME.onnx and NAME.tdsl
+#   NAME.train.st      those and the labels (y) and targets (t) of the loss
+#   NAME.out.st        PyTorch's forward outputs for those inputs
+#   NAME.loss          PyTorch's loss at each of the 5 steps, one per line
+#   NAME.args          the mtc flags `mtc NAME.onnx` needs (-D for symbolic dimensions)
+import copy
+import json
+import math
+import os
+import struct
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+STEPS = 5
+
+
+def st_write(path, tensors):
+    """A safetensors file of float32 and int32 tensors (an ordered dict name -> tensor)."""
+    hdr, blobs, off = {}, [], 0
+    for name, t in tensors.items():
+        t = t.detach().contiguous()
+        dt = "I32" if t.dtype in (torch.int32, torch.int64) else "F32"
+        t = t.to(torch.int32 if dt == "I32" else torch.float32)
+        b = t.numpy().tobytes()
+        hdr[name] = {"dtype": dt, "shape": list(t.shape), "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    h = json.dumps(hdr, separators=(",", ":")).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
+# ---------- the modules ----------
+
+class Mlp(nn.Module):
+    """Gemm, Relu, LogSoftmax."""
+    def __init__(self):
+        super().__init__()
+        self.l1, self.l2 = nn.Linear(8, 16), nn.Linear(16, 4)
+
+    def forward(self, x):
+        return F.log_softmax(self.l2(torch.relu(self.l1(x))), dim=-1)
+
+
+class GeluLn(nn.Module):
+    """Linear on a 3-D input (MatMul of a transposed weight), exact GELU (Erf), LayerNorm
+    written out (ReduceMean, Sub, Pow, Sqrt, Div at opset 14), Tanh, Sigmoid."""
+    def __init__(self):
+        super().__init__()
+        self.l1, self.ln, self.l2 = nn.Linear(12, 24), nn.LayerNorm(24), nn.Linear(24, 6)
+
+    def forward(self, x):
+        h = self.ln(F.gelu(self.l1(x)))
+        return self.l2(torch.tanh(h) * torch.sigmoid(h))
+
+
+class Shapes(nn.Module):
+    """The shape arithmetic exporters write around reshapes: x.view(x.size(0), -1), unsqueeze,
+    expand, cat, mean and sum over axes, a division by a size."""
+    def __init__(self):
+        super().__init__()
+        self.l1, self.l2 = nn.Linear(20, 10), nn.Linear(20, 5)
+
+    def forward(self, x):
+        b = x.size(0)
+        h = torch.relu(self.l1(x.view(b, -1)))
+        g = h.unsqueeze(1).expand(b, 2, h.size(1)).sum(dim=1) / h.size(1)
+        h = torch.cat([h, g - h.mean(dim=-1, keepdim=True)], dim=1)
+        return self.l2(h)
+
+
+class Embed(nn.Module):
+    """An embedding of int64 token ids (Gather), mean over positions, Softmax-free head."""
+    def __init__(self):
+        super().__init__()
+        self.emb, self.head = nn.Embedding(30, 16), nn.Linear(16, 30)
+
+    def forward(self, ids):
+        return self.head(torch.relu(self.emb(ids)))
+
+
+class TwoOut(nn.Module):
+    """Two outputs: logits and a features tensor (a, b = net(x) in tdsl)."""
+    def __init__(self):
+        super().__init__()
+        self.l1, self.l2 = nn.Linear(8, 8), nn.Linear(8, 3)
+
+    def forward(self, x):
+        f = torch.tanh(self.l1(x))
+        return self.l2(f), f * 2.0 - 1.0
+
+
+class Ln17(nn.Module):
+    """nn.LayerNorm exported as LayerNormalization (opset 17), Reciprocal, Abs, Pow by 3."""
+    def __init__(self):
+        super().__init__()
+        self.l1, self.ln, self.l2 = nn.Linear(10, 10), nn.LayerNorm(10), nn.Linear(10, 4)
+
+    def forward(self, x):
+        h = self.ln(self.l1(x))
+        h = h * torch.reciprocal(1.0 + torch.abs(h)) + 0.1 * h.pow(3)
+        return self.l2(h)
+
+
+class Gpt(nn.Module):
+    """A GPT-2-style model: token and position embeddings (Gather by run-time ids, and by the
+    positions Range makes), a pre-norm block of causal self-attention (a tril buffer compared
+    with 0 and masked_fill with -inf: Equal, Where) with a tanh-GELU MLP (Pow by 3, Tanh), a
+    final LayerNorm and a head."""
+    def __init__(self, V=32, T=8, C=16, H=2):
+        super().__init__()
+        self.H = H
+        self.wte, self.wpe = nn.Embedding(V, C), nn.Embedding(T, C)
+        self.ln1, self.ln2, self.lnf = nn.LayerNorm(C), nn.LayerNorm(C), nn.LayerNorm(C)
+        self.q, self.k, self.v, self.proj = (nn.Linear(C, C) for _ in range(4))
+        self.fc, self.fc2 = nn.Linear(C, 4 * C), nn.Linear(4 * C, C)
+        self.head = nn.Linear(C, V, bias=False)
+        self.register_buffer("mask", torch.tril(torch.ones(T, T)).view(1, 1, T, T))
+
+    def forward(self, idx):
+        B, T = idx.size()
+        C, H = self.wte.embedding_dim, self.H
+        pos = torch.arange(0, T, dtype=torch.long)
+        x = self.wte(idx) + self.wpe(pos)
+        h = self.ln1(x)
+        q, k, v = (f(h).view(B, T, H, C // H).transpose(1, 2) for f in (self.q, self.k, self.v))
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = att.masked_fill(self.mask[:, :, :T, :T] == 0, float("-inf"))
+        y = (F.softmax(att, dim=-1) @ v).transpose(1, 2).contiguous().view(B, T, C)
+        x = x + self.proj(y)
+        h = self.fc(self.ln2(x))
+        h = 0.5 * h * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (h + 0.044715 * torch.pow(h, 3.0))))
+        return self.head(self.lnf(x + self.fc2(h)))
+
+
+class Encoder(nn.Module):
+    """torch.nn.TransformerEncoder: two post-norm layers (multi-head attention with a packed
+    in-projection sliced in three, ReLU feed-forward, LayerNorm), then a head."""
+    def __init__(self, D=16, H=2, F=32, L=2, C=5):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(D, H, F, dropout=0.0, batch_first=True)
+        self.enc, self.head = nn.TransformerEncoder(layer, L), nn.Linear(D, C)
+
+    def forward(self, x):
+        return self.head(self.enc(x))
+
+
+def i64(*shape, hi):
+    return ("i64", shape, hi)
+
+
+def f32(*shape):
+    return ("f32", shape, None)
+
+
+# name: (module, inputs {name: spec}, loss, opset, dynamic axes, lr, momentum)
+# loss: "xent" (cross_entropy of output 0 over its last axis against labels y),
+#       "xent+mse" (plus the mse of output 1 against targets t)
+MODELS = {
+    "mlp": (Mlp, {"x": f32(4, 8)}, "xent", 14, None, 0.1, 0.9),
+    "geluln": (GeluLn, {"x": f32(2, 5, 12)}, "xent", 14, None, 0.1, 0.9),
+    "shapes": (Shapes, {"x": f32(3, 4, 5)}, "xent", 13, {"x": {0: "batch"}}, 0.1, 0.0),
+    "embed": (Embed, {"ids": i64(2, 7, hi=30)}, "xent", 14, None, 0.5, 0.9),
+    "twoout": (TwoOut, {"x": f32(5, 8)}, "xent+mse", 15, None, 0.1, 0.9),
+    "ln17": (Ln17, {"x": f32(6, 10)}, "xent", 17, None, 0.1, 0.9),
+    "gpt": (Gpt, {"idx": i64(2, 8, hi=32)}, "xent", 14, None, 0.1, 0.9),
+    "encoder": (Encoder, {"x": f32(2, 6, 16)}, "xent", 14, None, 0.1, 0.9),
+}
+
+
+def make(name, seed=0):
+    cls, ins, loss, opset, dyn, lr, mom = MODELS[name]
+    torch.manual_seed(seed)
+    m = cls()
+    g = torch.Generator().manual_seed(seed + 1)
+    xs = {}
+    for k, (dt, shape, hi) in ins.items():
+        xs[k] = torch.randint(0, hi, shape, generator=g) if dt == "i64" else torch.randn(*shape, generator=g)
+    return m, xs, loss, opset, dyn, lr, mom
+
+
+def tdsl_type(t):
+    return ("i32" if t.dtype in (torch.int32, torch.int64) else "f32") + "[" + ", ".join(map(str, t.shape)) + "]"
+
+
+def export(name, out):
+    m, xs, loss, opset, dyn, lr, mom = make(name)
+    ref = copy.deepcopy(m)          # export traces the module: train from the state before
+    outs = m(*xs.values())
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    onames = ["out%d" % i for i in range(len(outs))]
+    torch.onnx.export(m, tuple(xs.values()), os.path.join(out, name + ".onnx"), opset_version=opset,
+                      input_names=list(xs), output_names=onames, dynamic_axes=dyn,
+                      training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
+    # the labels of the loss, from the output's shape
+    g = torch.Generator().manual_seed(99)
+    y = torch.randint(0, outs[0].shape[-1], outs[0].shape[:-1], generator=g)
+    data = dict(xs)
+    data["y"] = y
+    if loss == "xent+mse":
+        data["t"] = torch.randn(*outs[1].shape, generator=g)
+    st_write(os.path.join(out, name + ".in.st"), xs)
+    st_write(os.path.join(out, name + ".train.st"), data)
+    with torch.no_grad():
+        fo = ref(*xs.values())
+    fo = fo if isinstance(fo, tuple) else (fo,)
+    st_write(os.path.join(out, name + ".out.st"), dict(zip(onames, fo)))
+    # PyTorch's training: the same module, data and SGD
+    opt = torch.optim.SGD(ref.parameters(), lr=lr, momentum=mom)
+    losses = []
+    for _ in range(STEPS):
+        opt.zero_grad()
+        o = ref(*xs.values())
+        o = o if isinstance(o, tuple) else (o,)
+        lv = F.cross_entropy(o[0].reshape(-1, o[0].shape[-1]), y.reshape(-1))
+        if loss == "xent+mse":
+            lv = lv + F.mse_loss(o[1], data["t"])
+        lv.backward()
+        opt.step()
+        losses.append(lv.item())
+    with open(os.path.join(out, name + ".loss"), "w") as f:
+        f.write("".join("%.9g\n" % v for v in losses))
+    # the tdsl model that trains the import
+    lines = ['import "%s.onnx" as net;' % name, "model %s_train {" % name]
+    for k, t in xs.items():
+        lines.append("  input %s : %s;" % (k, tdsl_type(t)))
+    lines.append("  input y : %s;" % tdsl_type(y))
+    if loss == "xent+mse":
+        lines.append("  input t : %s;" % tdsl_type(data["t"]))
+    res = ", ".join("o%d" % i for i in range(len(outs)))
+    lines.append("  %s = net(%s);" % (res, ", ".join(xs)))
+    lines.append("  loss = cross_entropy(o0, y)%s;" % (" + mse(o1, t)" if loss == "xent+mse" else ""))
+    lines.append("  output o0;")
+    lines.append("  train loss with sgd(lr = %g, momentum = %g);" % (lr, mom))
+    lines.append("}")
+    with open(os.path.join(out, name + ".tdsl"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    args = []
+    for k, axes in (dyn or {}).items():
+        for ax, sym in axes.items():
+            args.append("-D %s=%d" % (sym, xs[k].shape[ax]))
+    with open(os.path.join(out, name + ".args"), "w") as f:
+        f.write(" ".join(args) + "\n")
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__ if __doc__ else "usage: models.py OUTDIR [NAME...]", file=sys.stderr)
+        return 2
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    for name in sys.argv[2:] or MODELS:
+        export(name, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
