@@ -8,7 +8,7 @@
 # [memory] events) are summed in time order, and the largest running sum is the
 # step's peak of bytes allocated beyond what lived before it (activations, gradients,
 # temporaries: grads are freed by zero_grad(set_to_none=True), so they count, as in mtc's
-# arena). state_bytes: params, optimizer state and inputs, which live across steps.
+# arena). state_bytes: params, optimizer state, buffers and inputs, which live across steps.
 import json, math, os, sys, time
 import torch
 from torch.utils.checkpoint import checkpoint, checkpoint_sequential
@@ -71,7 +71,7 @@ for peer, loss in (("eager", eager), ("ckpt-sqrt", sqrtn), ("ckpt-layer", perlay
         t0 = time.perf_counter()
         run(loss)
         ms.append((time.perf_counter() - t0) * 1e3)
-    st = sum(p.numel() * 4 for p in ps) + sum(t.numel() * t.element_size() for t in inputs)
+    st = sum(p.numel() * 4 for p in ps) + sum(t.numel() * t.element_size() for t in inputs + m.get("bufs", []))
     st += sum(v.numel() * v.element_size() for s in opt.state.values() for v in s.values()
               if torch.is_tensor(v))
     print(json.dumps({"peer": peer, "segments": segs if peer == "ckpt-sqrt" else None,

@@ -34,7 +34,8 @@ COST = ["--target-flops=3e9", "--target-bw=10e9", "--copy-bw=1e6", "--copy-laten
         "--launch=5e-6"]
 MODELS = [("mlp", "mlp.tdsl", []), ("transformer-L2", "transformer.tdsl", ["L=2"]),
           ("transformer-L4", "transformer.tdsl", ["L=4"]),
-          ("transformer-L8", "transformer.tdsl", ["L=8"]), ("skipnet", "skipnet.tdsl", [])]
+          ("transformer-L8", "transformer.tdsl", ["L=8"]), ("skipnet", "skipnet.tdsl", []),
+          ("resnet-W16", "resnet.tdsl", ["W=16", "B=8"]), ("mobilenet", "mobilenet.tdsl", ["B=8"])]
 if QUICK:
     MODELS = MODELS[1:2]
 if os.environ.get("BENCH_MODELS"):   # a comma-separated subset, e.g. mlp,skipnet
@@ -159,7 +160,7 @@ def floor(f, d):
     return int(m.group(1)) if m else None
 
 def peers(name, d, threads):
-    mod = "transformer" if name.startswith("transformer") else name
+    mod = name.split("-")[0]            # transformer-L2: bench/torchmodels.py's transformer
     r = subprocess.run(["/usr/bin/python3", os.path.join(SRC, "bench", "peers.py"), mod,
                         str(threads), str(STEPS)] + d, capture_output=True, text=True)
     out = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]

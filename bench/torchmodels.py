@@ -2,7 +2,8 @@
 # hold mtc against it (bench/peers.py, tests/backend/bench.py).
 # build(name, K) -> dict: layers (each a module of its params, as checkpoint_sequential wants),
 # first() (the input to the first layer), head(h) (the loss from the last layer's output), ps
-# (params), opt (the optimizer the .tdsl names), inputs. K(NAME, default) gives the model's
+# (params), opt (the optimizer the .tdsl names), inputs, bufs (buffers: batch norm's running
+# statistics; absent where none). K(NAME, default) gives the model's
 # consts (the .tdsl's, -D overrides applied by the caller).
 import torch
 import torch.nn.functional as F
@@ -70,5 +71,82 @@ def transformer(K):
     return dict(layers=[Fn(block, p) for p in blocks], first=lambda: F.embedding(tok, emb) + pos,
                 head=head, ps=ps, opt=torch.optim.Adam(ps, lr=0.001), inputs=[tok, tgt, mask])
 
+def bn(h, g, b, rm, rv):
+    return F.batch_norm(h, rm, rv, g, b, training=True, momentum=0.1, eps=1e-5)
+
+def BN(c):
+    # gamma, beta (trained), running mean and variance (buffers: not trained, updated in place)
+    return [P(c, fill=1.0), P(c, fill=0.0), torch.zeros(c), torch.ones(c)]
+
+def conv(co, ci, k):
+    return P(co, ci, k, k, std=(2.0 / (co * k * k)) ** 0.5)
+
+def resnet(K):
+    # examples/resnet.tdsl: ResNet-18 for SxS images, basic blocks, strided 1x1 shortcuts
+    B, C, S, W = K("B", 2), K("K", 10), K("S", 32), K("W", 64)
+    stem = [conv(W, 3, 3)] + BN(W)
+    def block(h, w1, g1, b1, m1, v1, w2, g2, b2, m2, v2):
+        t = F.relu(bn(F.conv2d(h, w1, padding=1), g1, b1, m1, v1))
+        return F.relu(bn(F.conv2d(t, w2, padding=1), g2, b2, m2, v2) + h)
+    def down(h, w1, g1, b1, m1, v1, w2, g2, b2, m2, v2, ws, gs, bs, ms, vs):
+        t = F.relu(bn(F.conv2d(h, w1, stride=2, padding=1), g1, b1, m1, v1))
+        t = bn(F.conv2d(t, w2, padding=1), g2, b2, m2, v2)
+        return F.relu(t + bn(F.conv2d(h, ws, stride=2), gs, bs, ms, vs))
+    layers, ps, c = [], stem[:3], W
+    for s in range(4):
+        co = W << s
+        for k in range(2):
+            if s and not k:
+                p = [conv(co, c, 3)] + BN(co) + [conv(co, co, 3)] + BN(co) + [conv(co, c, 1)] + BN(co)
+                layers.append(Fn(down, p))
+            else:
+                p = [conv(co, co, 3)] + BN(co) + [conv(co, co, 3)] + BN(co)
+                layers.append(Fn(block, p))
+            ps += [t for t in p if t.requires_grad]
+            c = co
+    bufs = [t for f in [stem] + [l.ps for l in layers] for t in f if not t.requires_grad]
+    bound = (1.0 / c) ** 0.5
+    fc, fcb = (torch.empty(c, C).uniform_(-bound, bound).requires_grad_(),
+               torch.empty(C).uniform_(-bound, bound).requires_grad_())
+    ps += [fc, fcb]
+    x, y = torch.randn(B, 3, S, S), torch.randint(0, C, (B,))
+    return dict(layers=layers, first=lambda: F.relu(bn(F.conv2d(x, stem[0], padding=1), *stem[1:])),
+                head=lambda h: F.cross_entropy(h.mean((2, 3)) @ fc + fcb, y), ps=ps,
+                opt=torch.optim.SGD(ps, lr=0.005, momentum=0.9), inputs=[x, y], bufs=bufs)
+
+def mobilenet(K):
+    # examples/mobilenet.tdsl: inverted residuals (1x1 expansion, 3x3 depthwise, 1x1 projection)
+    B, C, S = K("B", 4), K("K", 10), K("S", 32)
+    relu6 = lambda h: torch.clamp(h, 0, 6)
+    stem = [conv(32, 3, 3)] + BN(32) + [conv(32, 1, 3)] + BN(32) + [conv(16, 32, 1)] + BN(16)
+    def first():
+        h = relu6(bn(F.conv2d(x, stem[0], padding=1), *stem[1:5]))
+        h = relu6(bn(F.conv2d(h, stem[5], padding=1, groups=32), *stem[6:10]))
+        return bn(F.conv2d(h, stem[10]), *stem[11:15])
+    def inv(s, res):
+        def f(h, we, ge, be, me, ve, wd, gd, bd, md, vd, wp, gp, bp, mp, vp):
+            t = relu6(bn(F.conv2d(h, we), ge, be, me, ve))
+            t = relu6(bn(F.conv2d(t, wd, stride=s, padding=1, groups=wd.shape[0]), gd, bd, md, vd))
+            t = bn(F.conv2d(t, wp), gp, bp, mp, vp)
+            return h + t if res else t
+        return f
+    layers, ps, c = [], [t for t in stem if t.requires_grad], 16
+    for co, s, res in ((24, 1, 0), (24, 1, 1), (32, 2, 0), (32, 1, 1), (64, 2, 0), (64, 1, 1)):
+        e = 6 * c
+        p = [conv(e, c, 1)] + BN(e) + [conv(e, 1, 3)] + BN(e) + [conv(co, e, 1)] + BN(co)
+        layers.append(Fn(inv(s, res), p))
+        ps += [t for t in p if t.requires_grad]
+        c = co
+    hd = [conv(256, c, 1)] + BN(256)
+    fc, fcb = P(256, C, std=0.01), P(C, fill=0.0)
+    ps += [t for t in hd if t.requires_grad] + [fc, fcb]
+    def head(h):
+        h = relu6(bn(F.conv2d(h, hd[0]), *hd[1:])).mean((2, 3))
+        return F.cross_entropy(F.dropout(h, 0.2) @ fc + fcb, y)
+    x, y = torch.randn(B, 3, S, S), torch.randint(0, C, (B,))
+    bufs = [t for f in [stem, hd] + [l.ps for l in layers] for t in f if not t.requires_grad]
+    return dict(layers=layers, first=first, head=head, ps=ps,
+                opt=torch.optim.SGD(ps, lr=0.01, momentum=0.9), inputs=[x, y], bufs=bufs)
+
 def build(name, K):
-    return {"mlp": mlp, "skipnet": skipnet}.get(name, transformer)(K)
+    return {"mlp": mlp, "skipnet": skipnet, "resnet": resnet, "mobilenet": mobilenet}.get(name, transformer)(K)

@@ -64,8 +64,11 @@ home_allowed(const Func *f, const Target *tg, int u)
 		return mask;
 	par = f->val[o->args[0]].decl >= 0 && f->mod->decl[o->args[0]].role == R_PARAM &&
 	      !f->mod->decl[o->args[0]].host && home_candidate(f, o->args[0]);
+	/* optimizer state only: a buffer (batch norm's running statistics) is read by the forward
+	 * too, which has no copies of state to read */
 	for (int k = 1; k < nw; k++)
-		if (f->val[o->args[k]].decl < 0 || f->mod->decl[o->args[k]].host || !home_candidate(f, o->args[k]))
+		if (f->val[o->args[k]].decl < 0 || f->mod->decl[o->args[k]].role != R_STATE ||
+		    f->mod->decl[o->args[k]].host || !home_candidate(f, o->args[k]))
 			st = 0;
 	if (st)
 		mask |= 1 << HOME_STATE;

@@ -11,10 +11,10 @@ check_PROGRAMS += tests/backend/api
 tests_backend_api_SOURCES = tests/backend/api.c
 tests_backend_api_LDADD = runtime/libmtcrt.a $(BLAS_LIBS) $(LIBS)
 TESTS += tests/backend/examples.sh tests/backend/swap.sh tests/backend/state.sh tests/backend/api.sh tests/backend/train.sh \
-	tests/backend/faults.sh
+	tests/backend/faults.sh tests/backend/cnn.sh tests/backend/cnn_twin.sh
 EXTRA_DIST += tests/backend/examples.sh tests/backend/swap.sh tests/backend/state.sh tests/backend/api.sh tests/backend/train.sh \
-	tests/backend/faults.sh \
-	tests/backend/allops.tdsl tests/backend/fwdonly.tdsl tests/backend/swap.mir tests/backend/nowait.mir
+	tests/backend/faults.sh tests/backend/cnn.sh tests/backend/cnn_twin.sh tests/backend/cnn_twin.py \
+	tests/backend/cnndrop.tdsl tests/backend/allops.tdsl tests/backend/fwdonly.tdsl tests/backend/swap.mir tests/backend/nowait.mir
 EXTRA_DIST += tests/backend/bench.sh tests/backend/bench.py
 
 # make bench: also the examples' step time against PyTorch (tests/backend/bench.sh).

@@ -134,7 +134,8 @@ access(const Func *f, const OpT *t, int i, int w, Rng *r)
 	const Op *o = &f->op[i];
 	int n = 0;
 
-	if (o->kind == OP_WAIT)
+	/* a workspace launches nothing: the one op that reads it writes its bytes, at its launch */
+	if (o->kind == OP_WAIT || o->kind == OP_WORKSPACE)
 		return 0;
 	if (o->nargs > 60)
 		die("op %d has %d operands", i, o->nargs);
@@ -148,6 +149,8 @@ access(const Func *f, const OpT *t, int i, int w, Rng *r)
 			r[n++] = where(f, t, o->res);
 		for (int a = 0; a < opinfo[o->kind].nwritten && a < o->nargs; a++)
 			r[n++] = where(f, t, o->args[a]);
+		if ((opinfo[o->kind].flags & F_WS) && o->nargs > opinfo[o->kind].nargs)
+			r[n++] = where(f, t, o->args[o->nargs - 1]);
 		return n;
 	}
 	if (o->kind == OP_SWAPOUT)

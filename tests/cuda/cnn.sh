@@ -1,0 +1,52 @@
+#!/bin/sh
+# cnn.sh: the convolutional examples (ResNet-18 narrowed, MobileNet) through --target=cuda under
+# memory budgets, no GPU needed: at 50%, 35% and the smallest budget the planner reaches (ResNet
+# at batch 32: on CUDA the optimizer state is in the arena, which 8 images leave above 35%), the
+# plan fits its budget (the schedule's arena), NVRTC compiles the kernels and ptxas accepts the
+# PTX, the host IR's stream events are race-free (tests/cuda/sync), and at the smallest budget
+# MODEL.so builds (tests/cuda/examples.sh covers the other archs, unplanned).
+# tests/backend/cnn.sh runs such plans on the C target.
+: "${top_srcdir:=.}" "${top_builddir:=.}" "${MTC:=$top_builddir/mtc}"
+PTXAS=${PTXAS:-}
+out=$top_builddir/tests/cuda/out-cnn
+rm -rf "$out" && mkdir -p "$out"
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+t() { if eval "$2"; then ok; else bad "$1"; fi; }
+plan=--solver=tso
+set --
+while read -r n model defs; do
+	e=$top_srcdir/$model
+	# shellcheck disable=SC2086
+	min=$("$MTC" "$e" --target=cuda $plan $defs --mem-budget=1% --emit=schedule -o /dev/null 2>&1 |
+	      sed -n 's/.*--mem-budget=\([0-9]*\)% or more.*/\1/p')
+	[ -n "$min" ] || { bad "$n: no smallest budget from the planner"; continue; }
+	for pct in $(printf '50\n35\n%s\n' "$min" | awk '!seen[$1]++'); do
+		f=$out/$n.$pct o="--target=cuda $plan $defs --mem-budget=$pct%"
+		# shellcheck disable=SC2086
+		if ! "$MTC" "$e" $o --emit=schedule -o "$f.sched" 2>"$f.err"; then
+			bad "$n: $pct%: $(head -1 "$f.err")"; continue
+		fi
+		t "$n: $pct%: the arena within the budget" "awk '/^budget_bytes/ { b = \$2 } /^peak_live_bytes/ { a = \$4 }
+			END { exit !(b > 0 && a > 0 && a <= b) }' '$f.sched'"
+		t "$n: $pct%: --emit=ptx" "'$MTC' '$e' $o --emit=ptx -o '$f.ptx' && grep -q '.target sm_75' '$f.ptx'"
+		if [ -n "$PTXAS" ] && [ -x "$PTXAS" ]; then
+			t "$n: $pct%: ptxas accepts the PTX" "'$PTXAS' -arch=sm_75 -o /dev/null '$f.ptx'"
+		fi
+		t "$n: $pct%: --emit=ir, --emit=llvm" "'$MTC' '$e' $o --emit=ir -o '$f.mir' && '$MTC' '$e' $o --emit=llvm -o '$f.ll'"
+		set -- "$@" "$f.mir" "$f.ll"
+		# the whole module (kernels and host code linked) at the smallest budget
+		[ "$pct" = "$min" ] &&
+			t "$n: $pct%: builds MODEL.so" "'$MTC' '$e' $o -o '$f.so' && nm -D --defined-only '$f.so' | grep -q ' T ${n}_step\$'"
+		echo "$n: --target=cuda at $pct%: $(grep -h '^peak_live_bytes' "$f.sched")"
+	done
+done <<EOT
+resnet examples/resnet.tdsl -D W=8 -D B=32
+mobilenet examples/mobilenet.tdsl -D S=16
+EOT
+# the stream events of every plan above (the swaps they make), without a GPU
+"$top_builddir/tests/cuda/sync" "$@" >"$out/sync.log" 2>&1 && ok || { cat "$out/sync.log"; bad "stream events"; }
+tail -1 "$out/sync.log"
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
