@@ -158,6 +158,26 @@ class Encoder(nn.Module):
         return self.head(self.enc(x))
 
 
+class ConvNet(nn.Module):
+    """Conv (padded, strided, grouped, depthwise, with and without bias), ReLU and ReLU6
+    (Clip), MaxPool, AveragePool with padding, adaptive average pooling to 1x1
+    (GlobalAveragePool), Flatten, Linear."""
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.c2 = nn.Conv2d(8, 8, 3, stride=2, padding=1, groups=2, bias=False)
+        self.dw = nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.pw = nn.Conv2d(8, 12, 1)
+        self.fc = nn.Linear(12, 5)
+
+    def forward(self, x):
+        h = F.max_pool2d(torch.relu(self.c1(x)), 2)
+        h = F.relu6(self.c2(h))
+        h = F.avg_pool2d(self.dw(h), 3, stride=1, padding=1)
+        h = F.adaptive_avg_pool2d(torch.relu(self.pw(h)), 1)
+        return self.fc(torch.flatten(h, 1))
+
+
 def i64(*shape, hi):
     return ("i64", shape, hi)
 
@@ -178,6 +198,7 @@ MODELS = {
     "ln17": (Ln17, {"x": f32(6, 10)}, "xent", 17, None, 0.1, 0.9),
     "gpt": (Gpt, {"idx": i64(2, 8, hi=32)}, "xent", 14, None, 0.1, 0.9),
     "encoder": (Encoder, {"x": f32(2, 6, 16)}, "xent", 14, None, 0.1, 0.9),
+    "convnet": (ConvNet, {"x": f32(2, 3, 12, 12)}, "xent", 14, None, 0.1, 0.9),
 }
 
 
