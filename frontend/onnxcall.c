@@ -354,9 +354,14 @@ xemit(Ox *x, Opk k, const int *args, int nargs, const int64_t *ia, int nia, cons
 		args = &none;
 	if (op_infer(c->f, k, args, nargs, ia, nia, fa, &r, e, sizeof e))
 		return xerr(x, "%s", e);
-	if (shape_numel(&r.sh) > MAXBYTES / 4)
-		return xerr(x, "a result of type %s exceeds the target's memory outright",
-		            type_str(&r, ts, sizeof ts));
+	{                       /* a shape from the file may be absurd: checked without overflow */
+		int64_t n = 1;
+		for (int i = 0; i < r.sh.rank; i++)
+			if (r.sh.d[i] < 1 || mul64(n, r.sh.d[i], &n) || n > MAXBYTES / 4)
+				return xerr(x, "a result of type %s %s", type_str(&r, ts, sizeof ts),
+				            r.sh.d[i] < 1 ? "has an empty dimension" :
+				            "exceeds the target's memory outright");
+	}
 	o = func_op(c->f, k, PH_FWD, args, nargs, ia, nia, fa, &r,
 	            x->nd && x->nd->nout && x->nd->out[0] >= 0 ?
 	            irname(x->a, c->prefix, vn(x, x->nd->out[0])) : NULL, c->loc);
@@ -670,9 +675,15 @@ onnx_compile(Src *src, const FeOpts *fo)
 				diag(src, (Loc){ 0, 0 }, "graph input '%s': dimension %d is '%s'; give its size "
 				     "with -D %s=N", o->name[in->id], k, in->sym[k], in->sym[k]);
 		}
-		if (!src->nerr && shape_numel(&t.sh) > MAXBYTES / 4)
-			diag(src, (Loc){ 0, 0 }, "graph input '%s' exceeds the target's memory outright",
-			     o->name[in->id]);
+		if (!src->nerr) {       /* the file's sizes, checked without overflow */
+			int64_t n = 1;
+			for (int k = 0; k < in->rank; k++)
+				if (mul64(n, t.sh.d[k], &n) || n > MAXBYTES / 4) {
+					diag(src, (Loc){ 0, 0 }, "graph input '%s' exceeds the target's memory outright",
+					     o->name[in->id]);
+					break;
+				}
+		}
 		if (!src->nerr)
 			args[i] = mod_decl(m, irname(a, "", o->name[in->id]), R_INPUT, t,
 			                   (Init){ .kind = INIT_NONE }, (Loc){ 0, 0 });

@@ -1159,11 +1159,11 @@ slice_of(Ox *x, const Shape *in, Sl *s)
 		if (step > 0) {
 			b = b < 0 ? 0 : b > dim ? dim : b;
 			e = e < 0 ? 0 : e > dim ? dim : e;
-			c = e > b ? (e - b + step - 1) / step : 0;
+			c = e > b ? (e - b - 1) / step + 1 : 0;
 		} else {
 			b = b < 0 ? -1 : b > dim - 1 ? dim - 1 : b;
 			e = e < -1 ? -1 : e > dim - 1 ? dim - 1 : e;
-			c = b > e ? (b - e - step - 1) / -step : 0;
+			c = b > e ? (step == INT64_MIN ? 0 : (b - e - 1) / -step) + 1 : 0;
 		}
 		s->start[a] = b;
 		s->step[a] = step;
@@ -1375,19 +1375,23 @@ emit_pad(Ox *x)
 {
 	int64_t b[MAXRANK], e[MAXRANK];
 	double val;
-	int v = in_t(x, 0);
+	int v = in_t(x, 0), r;
 
-	if (v < 0 || pads_of(x, x->c->f->val[v].ty.sh.rank, b, e, &val))
+	if (v < 0 || pads_of(x, r = x->c->f->val[v].ty.sh.rank, b, e, &val))
 		return -1;
-	for (int a = 0; a < x->c->f->val[v].ty.sh.rank && v >= 0; a++) {
+	for (int a = 0; a < r; a++) {
 		Shape sh = x->c->f->val[v].ty.sh;
 		int64_t ia[MAXIA] = { a };
 		int parts[3], n = 0;
 		if (b[a] < 0 || e[a] < 0) {
-			int64_t lo = b[a] < 0 ? -b[a] : 0, hi = e[a] < 0 ? -e[a] : 0;
+			int64_t lo, hi;
+			if (b[a] < -sh.d[a] || e[a] < -sh.d[a])
+				return xerr(x, "the pads crop axis %d to nothing", a);
+			lo = b[a] < 0 ? -b[a] : 0, hi = e[a] < 0 ? -e[a] : 0;
 			if (lo + hi >= sh.d[a])
 				return xerr(x, "the pads crop axis %d to nothing", a);
-			v = emit_slice1(x, v, a, lo, sh.d[a] - lo - hi);
+			if ((v = emit_slice1(x, v, a, lo, sh.d[a] - lo - hi)) < 0)
+				return -1;
 			sh = x->c->f->val[v].ty.sh;
 		}
 		if (b[a] > 0)
@@ -1395,8 +1399,8 @@ emit_pad(Ox *x)
 		parts[n++] = v;
 		if (e[a] > 0)
 			sh.d[a] = e[a], parts[n++] = xconst(x, val, &sh);
-		if (n > 1)
-			v = xemit(x, OP_CONCAT, parts, n, ia, 1, NULL, NULL);
+		if (n > 1 && (v = xemit(x, OP_CONCAT, parts, n, ia, 1, NULL, NULL)) < 0)
+			return -1;
 	}
 	if (v < 0)
 		return -1;
@@ -1416,8 +1420,8 @@ fold_pad(Ox *x)
 		return -1;
 	sh = k->sh;
 	for (int a = 0; a < sh.rank; a++)
-		if ((sh.d[a] += b[a] + e[a]) < 0)
-			return xerr(x, "the pads crop axis %d to nothing", a);
+		if (add64(sh.d[a], b[a], &sh.d[a]) || add64(sh.d[a], e[a], &sh.d[a]) || sh.d[a] < 0)
+			return xerr(x, "the pads of axis %d are out of range", a);
 	if (!(r = knew(x, k->dt, &sh)))
 		return -1;
 	for (int64_t i = 0; i < r->n; i++) {
