@@ -117,15 +117,15 @@ class Ln17(nn.Module):
 
 class Gpt(nn.Module):
     """A GPT-2-style model: token and position embeddings (Gather by run-time ids, and by the
-    positions Range makes), a pre-norm block of causal self-attention (a tril buffer compared
-    with 0 and masked_fill with -inf: Equal, Where) with a tanh-GELU MLP (Pow by 3, Tanh), a
-    final LayerNorm and a head."""
+    positions Range makes), a pre-norm block of causal self-attention (one projection split
+    into q, k and v: Split; a tril buffer compared with 0 and masked_fill with -inf: Equal,
+    Where) with a tanh-GELU MLP (Pow by 3, Tanh), a final LayerNorm and a head."""
     def __init__(self, V=32, T=8, C=16, H=2):
         super().__init__()
         self.H = H
         self.wte, self.wpe = nn.Embedding(V, C), nn.Embedding(T, C)
         self.ln1, self.ln2, self.lnf = nn.LayerNorm(C), nn.LayerNorm(C), nn.LayerNorm(C)
-        self.q, self.k, self.v, self.proj = (nn.Linear(C, C) for _ in range(4))
+        self.c_attn, self.proj = nn.Linear(C, 3 * C), nn.Linear(C, C)
         self.fc, self.fc2 = nn.Linear(C, 4 * C), nn.Linear(4 * C, C)
         self.head = nn.Linear(C, V, bias=False)
         self.register_buffer("mask", torch.tril(torch.ones(T, T)).view(1, 1, T, T))
@@ -136,7 +136,7 @@ class Gpt(nn.Module):
         pos = torch.arange(0, T, dtype=torch.long)
         x = self.wte(idx) + self.wpe(pos)
         h = self.ln1(x)
-        q, k, v = (f(h).view(B, T, H, C // H).transpose(1, 2) for f in (self.q, self.k, self.v))
+        q, k, v = (t.view(B, T, H, C // H).transpose(1, 2) for t in self.c_attn(h).split(C, dim=2))
         att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
         att = att.masked_fill(self.mask[:, :, :T, :T] == 0, float("-inf"))
         y = (F.softmax(att, dim=-1) @ v).transpose(1, 2).contiguous().view(B, T, C)
