@@ -115,7 +115,7 @@ manifest(CuMod *c)
 {
 	char vbuf[64];
 	const Module *m = c->m;
-	static const char *const role[] = { "input", "param", "state" };
+	static const char *const role[] = { "input", "param", "state", "buffer" };
 	size_t n;
 	FILE *fp = open_memstream(&c->manifest, &n);
 	const Func *st = c->fn[1].f;

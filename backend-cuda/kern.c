@@ -696,52 +696,6 @@ k_matmul(FILE *fp, const Func *f, const Op *op, Launch *l)
 
 /* ---------- convolution ---------- */
 
-/* im2col: a thread per column entry [(c*kh + i)*kw + j, n, oh, ow]. */
-static void
-k_im2col(FILE *fp, const Func *f, const Op *op, Launch *l)
-{
-	const Shape *x = SH(f, op->args[0]), *c = SH(f, op->res);
-	const int64_t *a = op->ia;
-	int64_t n = shape_numel(c), P = c->d[2] * c->d[3];
-
-	fprintf(fp, LOOP("%lldLL") "\t\tll ow = i %% %lldLL, oh = i / %lldLL %% %lldLL, im = i / %lldLL %% %lldLL;\n"
-	        "\t\tll row = i / %lldLL, j = row %% %lldLL, ki = row / %lldLL %% %lldLL, ch = row / %lldLL;\n"
-	        "\t\tll h = oh * %lldLL - %lldLL + ki * %lldLL, w = ow * %lldLL - %lldLL + j * %lldLL;\n"
-	        "\t\tr[i] = h >= 0 && h < %lldLL && w >= 0 && w < %lldLL ? a0[((im * %lldLL + ch) * %lldLL + h) * %lldLL + w] : 0.f;\n"
-	        "\t}\n}\n", (long long)n, (long long)c->d[3], (long long)c->d[3], (long long)c->d[2],
-	        (long long)P, (long long)c->d[1], (long long)(P * c->d[1]), (long long)a[1],
-	        (long long)a[1], (long long)a[0], (long long)(a[0] * a[1]), (long long)a[2],
-	        (long long)a[4], (long long)a[6], (long long)a[3], (long long)a[5], (long long)a[7],
-	        (long long)x->d[2], (long long)x->d[3], (long long)x->d[1], (long long)x->d[2],
-	        (long long)x->d[3]);
-	set1(l, blocks(n, BLK), BLK);
-}
-
-/* col2im: a thread per x entry, its kernel offsets gathered i then j (the interpreter's order). */
-static void
-k_col2im(FILE *fp, const Func *f, const Op *op, Launch *l)
-{
-	const Shape *x = SH(f, op->res), *c = SH(f, op->args[0]);
-	const int64_t *a = op->ia;
-	int64_t n = shape_numel(x), ho = c->d[2], wo = c->d[3];
-
-	fprintf(fp, LOOP("%lldLL") "\t\tll w = i %% %lldLL, h = i / %lldLL %% %lldLL, ch = i / %lldLL %% %lldLL, im = i / %lldLL;\n"
-	        "\t\tfloat s = 0.f;\n\t\tfor (ll ki = 0; ki < %lldLL; ki++)\n"
-	        "\t\t\tfor (ll j = 0; j < %lldLL; j++) {\n"
-	        "\t\t\t\tll th = h + %lldLL - ki * %lldLL, tw = w + %lldLL - j * %lldLL;\n"
-	        "\t\t\t\tif (th < 0 || tw < 0 || th %% %lldLL || tw %% %lldLL || th / %lldLL >= %lldLL || tw / %lldLL >= %lldLL)\n"
-	        "\t\t\t\t\tcontinue;\n"
-	        "\t\t\t\ts += a0[((((ch * %lldLL + ki) * %lldLL + j) * %lldLL + im) * %lldLL + th / %lldLL) * %lldLL + tw / %lldLL];\n"
-	        "\t\t\t}\n\t\tr[i] = s;\n\t}\n}\n",
-	        (long long)n, (long long)x->d[3], (long long)x->d[3], (long long)x->d[2],
-	        (long long)(x->d[2] * x->d[3]), (long long)x->d[1], (long long)(x->d[1] * x->d[2] * x->d[3]),
-	        (long long)a[0], (long long)a[1], (long long)a[4], (long long)a[6], (long long)a[5],
-	        (long long)a[7], (long long)a[2], (long long)a[3], (long long)a[2], (long long)ho,
-	        (long long)a[3], (long long)wo, (long long)a[0], (long long)a[1], (long long)x->d[0],
-	        (long long)ho, (long long)a[2], (long long)wo, (long long)a[3]);
-	set1(l, blocks(n, BLK), BLK);
-}
-
 /* Device code of a pool window: the arg-max (PyTorch's, as the interpreter's) of output
  * (oh, ow) in plane p as `best`, or the divisor of avg_pool2d as `dv`; H W kh kw sh sw ph pw dh
  * dw are the op's. */
@@ -836,68 +790,203 @@ k_poolgrad(FILE *fp, const Func *f, const Op *op, Launch *l)
 	set1(l, blocks(n, BLK), BLK);
 }
 
-/* One GEMM per group z as TILE x TILE tiles: C_z = op(A_z) op(B_z), M x N over K, operands at
- * z times their strides; each output on one thread, its sum in a fixed order (no atomics). */
-typedef struct Gemm {
-	int64_t nb, m, n, k, lda, ldb, ldc;
-	int ta, tb;
-	int64_t astr, bstr, cstr;
-	const char *a, *b;        /* the operands' parameter names */
-} Gemm;
+/* ---------- batch norm (passes/grad.c) ---------- */
 
+/* x [N, C, Q]. */
 static void
-tiled_gemm(FILE *fp, const Gemm *g, Launch *l)
+ncq(const Shape *x, int64_t *n, int64_t *c, int64_t *q)
 {
-	int64_t mb = (g->m + TILE - 1) / TILE, nbk = (g->n + TILE - 1) / TILE;
+	*n = x->d[0];
+	*c = x->d[1];
+	*q = shape_numel(x) / (*n * *c);
+}
+
+/* `float is = invstd of channel c` from the variance `var`. */
+static void
+invstd(FILE *fp, const char *ind, const char *var, double eps)
+{
+	fprintf(fp, "%sfloat is = (float)(1.0 / sqrt((double)%s[c] + %.17g));\n", ind, var, eps);
+}
+
+/* batch_norm and batch_norm_dx: a thread per element. */
+static void
+k_bnew(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	int64_t N, C, Q, n = shape_numel(SH(f, op->args[0]));
+
+	ncq(SH(f, op->args[0]), &N, &C, &Q);
+	fprintf(fp, LOOP("%lldLL") "\t\tll c = i / %lldLL %% %lldLL;\n", (long long)n, (long long)Q, (long long)C);
+	if (op->kind == OP_BATCHNORM) {
+		invstd(fp, "\t\t", "a4", op->fa[0]);
+		fprintf(fp, "\t\tfloat a = a1[c] * is, sh = a2[c] - a3[c] * a;\n\t\tr[i] = a0[i] * a + sh;\n");
+	} else {
+		invstd(fp, "\t\t", "a3", op->fa[0]);
+		fprintf(fp, "\t\tfloat w = is * a1[c];\n");
+		if (op->ia[0])
+			fprintf(fp, "\t\tfloat gm = (float)((double)a5[%lldLL + c] / %lld.0), pj = (float)((double)a5[c] * is / %lld.0);\n"
+			        "\t\tr[i] = (a4[i] - gm - (a0[i] - a2[c]) * pj) * w;\n", (long long)C,
+			        (long long)(N * Q), (long long)(N * Q));
+		else
+			fprintf(fp, "\t\tr[i] = a4[i] * w;\n");
+	}
+	fprintf(fp, "\t}\n}\n");
+	set1(l, blocks(n, BLK), BLK);
+}
+
+/* batch_norm_mean, batch_norm_var, batch_norm_dstats: a block per channel, its threads'
+ * double sums added by a fixed tree in shared memory (deterministic, no atomics). */
+static void
+k_bnstat(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	int64_t N, C, Q;
+	int two = op->kind == OP_BN_DSTATS;
+
+	ncq(SH(f, op->args[0]), &N, &C, &Q);
+	fprintf(fp, "\t__shared__ double s0[%d], s1[%d];\n\tint t = threadIdx.x;\n"
+	        "\tfor (ll c = blockIdx.x; c < %lldLL; c += gridDim.x) {\n"
+	        "\t\tdouble u = 0, v = 0;\n\t\tfor (ll j = t; j < %lldLL; j += %d) {\n"
+	        "\t\t\tll e = (j / %lldLL * %lldLL + c) * %lldLL + j %% %lldLL;\n",
+	        BLK, BLK, (long long)C, (long long)(N * Q), BLK, (long long)Q, (long long)C,
+	        (long long)Q, (long long)Q);
+	if (op->kind == OP_BN_MEAN)
+		fprintf(fp, "\t\t\tu += a0[e];\n");
+	else if (op->kind == OP_BN_VAR)
+		fprintf(fp, "\t\t\tdouble d = (double)a0[e] - a1[c];\n\t\t\tu += d * d;\n");
+	else
+		fprintf(fp, "\t\t\tu += (double)a3[e] * ((double)a0[e] - a1[c]);\n\t\t\tv += a3[e];\n");
+	fprintf(fp, "\t\t}\n\t\ts0[t] = u;\n\t\ts1[t] = v;\n\t\t__syncthreads();\n"
+	        "\t\tfor (int o = %d; o > 0; o >>= 1) {\n\t\t\tif (t < o) {\n"
+	        "\t\t\t\ts0[t] += s0[t + o];\n\t\t\t\ts1[t] += s1[t + o];\n\t\t\t}\n"
+	        "\t\t\t__syncthreads();\n\t\t}\n\t\tif (t == 0) {\n", BLK / 2);
+	if (two) {
+		invstd(fp, "\t\t\t", "a2", op->fa[0]);
+		fprintf(fp, "\t\t\tr[c] = (float)(s0[0] * is);\n\t\t\tr[%lldLL + c] = (float)s1[0];\n", (long long)C);
+	} else {
+		fprintf(fp, "\t\t\tr[c] = (float)(s0[0] / %lld.0);\n", (long long)(N * Q));
+	}
+	fprintf(fp, "\t\t}\n\t\t__syncthreads();\n\t}\n}\n");
+	set1(l, blocks(C, 1), BLK);
+}
+
+/* batch_norm_update(rm, rv, mean, var): a thread per channel, in double. */
+static void
+k_bnupdate(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	int64_t C = SH(f, op->args[0])->d[0];
+	double m = op->fa[0], cnt = (double)op->ia[0];
+
+	fprintf(fp, LOOP("%lldLL") "\t\tll c = i;\n\t\ta0[c] = (float)(%.17g * a2[c] + %.17g * a0[c]);\n"
+	        "\t\ta1[c] = (float)(%.17g * ((double)a3[c] * %.17g / %.17g) + %.17g * a1[c]);\n\t}\n}\n",
+	        (long long)C, m, 1 - m, m, cnt, cnt - 1, 1 - m);
+	set1(l, blocks(C, BLK), BLK);
+}
+
+/* dropout(x, t): Philox's draw per element (the prelude's <mtc/mtc-ops.h>); dropout(x) copies. */
+static void
+k_dropout(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	int64_t n = shape_numel(SH(f, op->res));
+
+	fprintf(fp, LOOP("%lldLL"), (long long)n);
+	if (op->nargs < 2)
+		fprintf(fp, "\t\tr[i] = a0[i];\n");
+	else
+		fprintf(fp, "\t\tr[i] = mtc_dropout_u(i, %d, a1[0], %lluull) >= %s ? a0[i] * %s : 0.f;\n",
+		        (int)op->ia[0], (unsigned long long)op->ia[1], FL(op->fa[0]), FL(1.0 / (1.0 - op->fa[0])));
+	fprintf(fp, "\t}\n}\n");
+	set1(l, blocks(n, BLK), BLK);
+}
+
+/* ---------- convolution: implicit GEMMs ---------- */
+
+/* One GEMM per group z < nz as TILE x TILE tiles, C(i, j) = sum over k < K of A(i, k) B(k, j),
+ * M x N; the operands are read in place: a and b are statements that set `float v` to A(i, k)
+ * and B(k, j) (ll i, j, k, z in scope), c a statement that stores `s` as C(i, j). An im2col's
+ * columns are computed as they are loaded, so a convolution needs no workspace here. Each
+ * output on one thread, its sum in a fixed order (no atomics). */
+static void
+igemm(FILE *fp, Launch *l, int64_t nz, int64_t m, int64_t n, int64_t k, const char *a,
+      const char *b, const char *c)
+{
+	int64_t mb = (m + TILE - 1) / TILE, nbk = (n + TILE - 1) / TILE;
 
 	fprintf(fp, "\t__shared__ float sa[%d][%d], sb[%d][%d];\n\tint tx = threadIdx.x, ty = threadIdx.y;\n",
 	        TILE, TILE + 1, TILE, TILE + 1);
 	fprintf(fp, "\tfor (ll z = blockIdx.z; z < %lldLL; z += gridDim.z)\n"
 	        "\tfor (ll by = blockIdx.y; by < %lldLL; by += gridDim.y)\n"
 	        "\tfor (ll bx = blockIdx.x; bx < %lldLL; bx += gridDim.x) {\n"
-	        "\t\tll i = by * %d + ty, j = bx * %d + tx;\n\t\tfloat s = 0.f;\n"
-	        "\t\tconst float *A = %s + z * %lldLL, *B = %s + z * %lldLL;\n"
-	        "\t\tfor (ll k0 = 0; k0 < %lldLL; k0 += %d) {\n"
-	        "\t\t\tll ka = k0 + tx, kb = k0 + ty;\n",
-	        (long long)g->nb, (long long)mb, (long long)nbk, TILE, TILE, g->a, (long long)g->astr,
-	        g->b, (long long)g->bstr, (long long)g->k, TILE);
-	fprintf(fp, "\t\t\tsa[ty][tx] = i < %lldLL && ka < %lldLL ? A[%s * %lldLL + %s] : 0.f;\n",
-	        (long long)g->m, (long long)g->k, g->ta ? "ka" : "i", (long long)g->lda, g->ta ? "i" : "ka");
-	fprintf(fp, "\t\t\tsb[ty][tx] = j < %lldLL && kb < %lldLL ? B[%s * %lldLL + %s] : 0.f;\n",
-	        (long long)g->n, (long long)g->k, g->tb ? "j" : "kb", (long long)g->ldb, g->tb ? "kb" : "j");
-	fprintf(fp, "\t\t\t__syncthreads();\n\t\t\tfor (int t = 0; t < %d; t++)\n"
+	        "\t\tfloat s = 0.f;\n\t\tfor (ll k0 = 0; k0 < %lldLL; k0 += %d) {\n"
+	        "\t\t\t{\n\t\t\t\tll i = by * %d + ty, k = k0 + tx;\n\t\t\t\tfloat v = 0.f;\n"
+	        "\t\t\t\tif (i < %lldLL && k < %lldLL) {\n%s\t\t\t\t}\n\t\t\t\tsa[ty][tx] = v;\n\t\t\t}\n"
+	        "\t\t\t{\n\t\t\t\tll j = bx * %d + tx, k = k0 + ty;\n\t\t\t\tfloat v = 0.f;\n"
+	        "\t\t\t\tif (j < %lldLL && k < %lldLL) {\n%s\t\t\t\t}\n\t\t\t\tsb[ty][tx] = v;\n\t\t\t}\n"
+	        "\t\t\t__syncthreads();\n\t\t\tfor (int t = 0; t < %d; t++)\n"
 	        "\t\t\t\ts += sa[ty][t] * sb[t][tx];\n\t\t\t__syncthreads();\n\t\t}\n"
-	        "\t\tif (i < %lldLL && j < %lldLL)\n\t\t\tr[z * %lldLL + i * %lldLL + j] = s;\n\t}\n}\n",
-	        TILE, (long long)g->m, (long long)g->n, (long long)g->cstr, (long long)g->ldc);
+	        "\t\t{\n\t\t\tll i = by * %d + ty, j = bx * %d + tx;\n"
+	        "\t\t\tif (i < %lldLL && j < %lldLL) {\n%s\t\t\t}\n\t\t}\n\t}\n}\n",
+	        (long long)nz, (long long)mb, (long long)nbk, (long long)k, TILE, TILE, (long long)m,
+	        (long long)k, a, TILE, (long long)n, (long long)k, b, TILE, TILE, TILE, (long long)m,
+	        (long long)n, c);
 	l->grid[0] = blocks(nbk, 1);
 	l->grid[1] = blocks(mb, 1);
-	l->grid[2] = blocks(g->nb, 1);
+	l->grid[2] = blocks(nz, 1);
 	l->block[0] = l->block[1] = TILE;
 	l->block[2] = 1;
 }
 
-/* conv2d, conv2d_dx, conv2d_dw (grad.c): G groups, Cog = Cout/G, Kg = Cin/G*kh*kw,
- * M = N*Ho*Wo. */
+/* conv2d, conv2d_dx, conv2d_dw (passes/grad.c) as implicit GEMMs, one per group z: the
+ * workspace, which the C target fills with columns, is not read. */
 static void
 k_conv(FILE *fp, const Func *f, const Op *op, Launch *l)
 {
-	const Shape *w = SH(f, op->kind == OP_CONV2D_DX ? op->args[0] : op->kind == OP_CONV2D ? op->args[1] : op->res);
-	const Shape *c = SH(f, op->kind == OP_CONV2D_DX ? op->res : op->args[0]);
-	int64_t G = op->ia[0], M = c->d[1] * c->d[2] * c->d[3], Cog = w->d[0] / G;
-	int64_t Kg = w->d[1] * w->d[2] * w->d[3];
-	Gemm g;
+	int dx = op->kind == OP_CONV2D_DX, dw = op->kind == OP_CONV2D_DW;
+	const Shape *x = SH(f, dx ? op->res : op->args[0]), *w = SH(f, dx ? op->args[0] : dw ? op->res : op->args[1]);
+	const int64_t *a = op->ia;
+	long long N = x->d[0], C = x->d[1], H = x->d[2], W = x->d[3], G = a[6], co = w->d[0];
+	long long cog = co / G, cg = C / G, kh = w->d[2], kw = w->d[3], kg = cg * kh * kw;
+	long long ho = window_out(H, kh, a[0], a[2], a[4]), wo = window_out(W, kw, a[1], a[3], a[5]), P = ho * wo;
+	char col[1024], ea[1024], eb[1024], ec[512];
 
+	/* v = x's column entry (row: a channel of group z and a kernel offset; column: an image
+	 * and an output position), x the operand a0; 0 in the padding */
+	snprintf(col, sizeof col,
+	         "\t\t\t\t\tll n = %s / %lldLL, p = %s %% %lldLL, c = %s / %lldLL;\n"
+	         "\t\t\t\t\tll h = p / %lldLL * %lldLL - %lldLL + %s / %lldLL %% %lldLL * %lldLL;\n"
+	         "\t\t\t\t\tll w = p %% %lldLL * %lldLL - %lldLL + %s %% %lldLL * %lldLL;\n"
+	         "\t\t\t\t\tif (h >= 0 && h < %lldLL && w >= 0 && w < %lldLL)\n"
+	         "\t\t\t\t\t\tv = a0[((n * %lldLL + z * %lldLL + c) * %lldLL + h) * %lldLL + w];\n",
+	         dw ? "k" : "j", P, dw ? "k" : "j", P, dw ? "j" : "k", kh * kw, wo, (long long)a[0],
+	         (long long)a[2], dw ? "j" : "k", kw, kh, (long long)a[4], wo, (long long)a[1], (long long)a[3],
+	         dw ? "j" : "k", kw, (long long)a[5], H, W, C, cg, H, W);
 	switch (op->kind) {
-	case OP_CONV2D:        /* y_g = w_g [Cog, Kg] @ cols_g [Kg, M] */
-		g = (Gemm){ G, Cog, M, Kg, Kg, M, M, 0, 0, Cog * Kg, Kg * M, Cog * M, "a1", "a0" };
+	case OP_CONV2D:        /* y_z [Cog, (n, p)] = w_z [Cog, Kg] @ cols_z */
+		snprintf(ea, sizeof ea, "\t\t\t\t\tv = a1[(z * %lldLL + i) * %lldLL + k];\n", cog, kg);
+		snprintf(ec, sizeof ec, "\t\t\t\tr[(j / %lldLL * %lldLL + z * %lldLL + i) * %lldLL + j %% %lldLL] = s;\n",
+		         P, co, cog, P, P);
+		igemm(fp, l, G, cog, N * P, kg, ea, col, ec);
 		break;
-	case OP_CONV2D_DX:     /* dcols_g = w_g^T [Kg, Cog] @ dy_g [Cog, M] */
-		g = (Gemm){ G, Kg, M, Cog, Kg, M, M, 1, 0, Cog * Kg, Cog * M, Kg * M, "a0", "a1" };
+	case OP_CONV2D_DW:     /* dw_z [Cog, Kg] = dy_z [Cog, (n, p)] @ cols_z^T */
+		snprintf(ea, sizeof ea, "\t\t\t\t\tv = a1[(k / %lldLL * %lldLL + z * %lldLL + i) * %lldLL + k %% %lldLL];\n",
+		         P, co, cog, P, P);
+		snprintf(ec, sizeof ec, "\t\t\t\tr[(z * %lldLL + i) * %lldLL + j] = s;\n", cog, kg);
+		igemm(fp, l, G, cog, kg, N * P, ea, col, ec);
 		break;
-	default:               /* dw_g = dy_g [Cog, M] @ cols_g^T [M, Kg] */
-		g = (Gemm){ G, Cog, Kg, M, M, M, Kg, 0, 1, Cog * M, Kg * M, Cog * Kg, "a1", "a0" };
+	default:               /* dx_z [Cg, (n, h, w)] = the sum over (o, kernel offset) of w * dy */
+		snprintf(ea, sizeof ea, "\t\t\t\t\tv = a0[((z * %lldLL + k / %lldLL) * %lldLL + i) * %lldLL + k %% %lldLL];\n",
+		         cog, kh * kw, cg, kh * kw, kh * kw);
+		snprintf(eb, sizeof eb,
+		         "\t\t\t\t\tll n = j / %lldLL, h = j / %lldLL %% %lldLL, w = j %% %lldLL, o = k / %lldLL;\n"
+		         "\t\t\t\t\tll th = h + %lldLL - k / %lldLL %% %lldLL * %lldLL, tw = w + %lldLL - k %% %lldLL * %lldLL;\n"
+		         "\t\t\t\t\tif (th >= 0 && tw >= 0 && th %% %lldLL == 0 && tw %% %lldLL == 0 && th / %lldLL < %lldLL && tw / %lldLL < %lldLL)\n"
+		         "\t\t\t\t\t\tv = a1[((n * %lldLL + z * %lldLL + o) * %lldLL + th / %lldLL) * %lldLL + tw / %lldLL];\n",
+		         H * W, W, H, W, kh * kw, (long long)a[2], kw, kh, (long long)a[4], (long long)a[3], kw,
+		         (long long)a[5], (long long)a[0], (long long)a[1], (long long)a[0], ho, (long long)a[1], wo,
+		         co, cog, ho, (long long)a[0], wo, (long long)a[1]);
+		snprintf(ec, sizeof ec, "\t\t\t\tr[((j / %lldLL * %lldLL + z * %lldLL + i) * %lldLL) + j %% %lldLL] = s;\n",
+		         H * W, C, cg, H * W, H * W);
+		igemm(fp, l, G, cg, N * H * W, cog * kh * kw, ea, eb, ec);
+		return;
 	}
-	tiled_gemm(fp, &g, l);
 }
 
 /* ---------- per op ---------- */
@@ -938,7 +1027,7 @@ k_red(FILE *fp, const Func *f, const Op *op, Launch *l)
 	k_reduce(fp, f, op, &k, op->kind == OP_MAX, op->kind == OP_MEAN, l);
 }
 
-/* Copies and waits: the host code does them (host.c); no kernel. */
+/* Copies and waits: the host code does them (host.c); workspaces are bytes only. No kernel. */
 void
 cuda_hostop(FILE *fp, const Func *f, const Op *op, Launch *l)
 {
@@ -959,8 +1048,10 @@ cuda_hostop(FILE *fp, const Func *f, const Op *op, Launch *l)
 	K(SIGMOID_G, k_ew) K(SQRT_G, k_ew) K(RSQRT_G, k_ew) K(POW_G, k_ew) K(MAX_G, k_maxgrad) \
 	K(SOFTMAX_G, k_softmaxgrad) K(LOGSOFTMAX_G, k_softmaxgrad) K(LN_DX, k_lndx) \
 	K(LN_DGAMMA, k_lndgamma) K(EMBED_G, k_embedgrad) K(XENT_G, k_xentgrad) K(MSE_G, k_ew) \
-	K(CLIP, k_ew) K(IM2COL, k_im2col) K(CONV2D, k_conv) K(MAXPOOL, k_pool) K(AVGPOOL, k_pool) \
-	K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) K(COL2IM, k_col2im) \
+	K(CLIP, k_ew) K(WORKSPACE, cuda_hostop) K(CONV2D, k_conv) K(MAXPOOL, k_pool) K(AVGPOOL, k_pool) \
+	K(BATCHNORM, k_bnew) K(BN_MEAN, k_bnstat) K(BN_VAR, k_bnstat) K(BN_DSTATS, k_bnstat) \
+	K(BN_DX, k_bnew) K(BN_UPDATE, k_bnupdate) K(DROPOUT, k_dropout) \
+	K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) \
 	K(CONV2D_DX, k_conv) K(CONV2D_DW, k_conv) K(MAXPOOL_G, k_poolgrad) K(AVGPOOL_G, k_poolgrad) \
 	K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_tick) \
 	K(SWAPOUT, cuda_hostop) K(SWAPIN, cuda_hostop) K(SWAPHOME, cuda_hostop) \

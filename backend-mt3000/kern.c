@@ -360,19 +360,23 @@ k_matmul(Gen *g, const LowFunc *p, const Op *o)
 
 /* ---------- convolution ---------- */
 
-/* The GEMM of each conv op (grad.c), one per group g in k_matmul's fixed tile grid: C_g =
- * op(A_g) op(B_g), M x N over K, the operands of group g at g times their strides. */
+/* ---------- convolution ---------- */
+
+/* A GEMM kernel over a batch: for bt < nb, C_bt (+)= sum over s < ns of op(A) op(B), M x N
+ * over K, in k_matmul's fixed tile grid (a tile's sum over s on one thread, in order, so the
+ * bits do not depend on the thread count). Operands: A at bt % amod * astr + s * asum, B at
+ * bt * bstr + s * bsum, C at bt * cstr, from the pointers a[1], a[2], a[0]; with addarg, the
+ * sums go on from C when a[3] is not 0 (a chunk after the first). Returns the kernel. */
 typedef struct Gemm {
-	int64_t nb, M, N, K, lda, ldb, ldc;
-	int ta, tb;
-	int64_t astr, bstr, cstr;
+	int64_t nb, ns, M, N, K, lda, ldb, ldc;
+	int ta, tb, addarg;
+	int64_t amod, astr, asum, bstr, bsum, cstr;
 } Gemm;
 
-static void
-gemm_groups(Gen *g, const LowFunc *p, const char *what, int ares, int aa, int ab, const Gemm *m)
+static int
+gemm_kernel(Gen *g, const char *what, const Gemm *m)
 {
 	int64_t tr, tc, mbl, nbl;
-	int v[3] = { ares, aa, ab };
 	int k = kopen(g, what);
 	char bcol[32] = "";
 
@@ -384,60 +388,156 @@ gemm_groups(Gen *g, const LowFunc *p, const char *what, int ares, int aa, int ab
 	kptr(g, "C", 0, 1, 0);
 	kptr(g, "A", 1, 0, 0);
 	kptr(g, "B", 2, 0, 0);
+	K(g, "\tint add = %s;\n", m->addarg ? "a[3] != 0" : "0");
 	ksplit(g, m->nb * mbl * nbl);
 	K(g, "\tfor (int64_t w = lo; w < hi; w++) {\n");
-	K(g, "\t\tint64_t gr = w / %lld, r0 = w / %lld %% %lld * %lld, c0 = w %% %lld * %lld;\n",
+	K(g, "\t\tint64_t bt = w / %lld, r0 = w / %lld %% %lld * %lld, c0 = w %% %lld * %lld;\n",
 	  ll(mbl * nbl), ll(nbl), ll(mbl), ll(tr), ll(nbl), ll(tc));
 	K(g, "\t\tint64_t r1 = r0 + %lld < %lld ? r0 + %lld : %lld, c1 = c0 + %lld < %lld ? c0 + %lld : %lld;\n",
 	  ll(tr), ll(m->M), ll(tr), ll(m->M), ll(tc), ll(m->N), ll(tc), ll(m->N));
-	K(g, "\t\tmtc_sgemm_rows(%d, %d, r0, r1, c1 - c0, %lld, A + gr * %lld, %lld, B + gr * %lld + c0%s, "
-	  "%lld, C + gr * %lld + c0, %lld);\n\t}\n}\n", m->ta, m->tb, ll(m->K), ll(m->astr), ll(m->lda),
-	  ll(m->bstr), bcol, ll(m->ldb), ll(m->cstr), ll(m->ldc));
-	launch(g, p, k, v, 3, 0, 2.0 * (double)(m->nb * m->M) * (double)m->N * (double)m->K);
+	K(g, "\t\tfor (int64_t s = 0; s < %lld; s++)\n", ll(m->ns));
+	K(g, "\t\t\t(s || add ? mtc_sgemm_rows_add : mtc_sgemm_rows)(%d, %d, r0, r1, c1 - c0, %lld, "
+	  "A + bt %% %lld * %lld + s * %lld, %lld, B + bt * %lld + s * %lld + c0%s, %lld, "
+	  "C + bt * %lld + c0, %lld);\n\t}\n}\n", m->ta, m->tb, ll(m->K), ll(m->amod), ll(m->astr),
+	  ll(m->asum), ll(m->lda), ll(m->bstr), ll(m->bsum), bcol, ll(m->ldb), ll(m->cstr), ll(m->ldc));
+	return k;
 }
 
-/* conv2d, conv2d_dx, conv2d_dw: G groups, Cog = Cout/G, Kg = Cin/G*kh*kw, M = N*Ho*Wo. */
+/* A kernel of the runtime's over the units [0, n) (planes of im2col/col2im, pairs of
+ * mtc_chanfirst): its call's text `call`, with lo and hi. */
+static int
+loop_kernel(Gen *g, const char *what, int64_t n, const char *call)
+{
+	int k = kopen(g, what);
+
+	kptr(g, "p0", 0, 1, 0);
+	kptr(g, "p1", 1, 0, 0);
+	ksplit(g, n);
+	K(g, "\t%s\n}\n", call);
+	return k;
+}
+
+/* The host's launch of kernel k on pointers given as C expressions. */
+static void
+launch_ptrs(Gen *g, int k, const char *const *ptr, int n, double work)
+{
+	H(g, "\t\tmtc_run(d, KERN[%d], (const uint64_t[]){ ", k);
+	for (int i = 0; i < n; i++)
+		H(g, "%s%s", i ? ", " : "", ptr[i]);
+	H(g, " }, %lld);\n", ll(work > 9e18 ? (int64_t)9e18 : (int64_t)work));
+}
+
+/* conv2d, conv2d_dx, conv2d_dw (passes/grad.c). A pointwise one is one launch of GEMMs on the
+ * tensors as they are, per image and group. Any other works through its workspace a chunk of
+ * k images at a time (ops.c's conv_workspace): region A the columns [C*kh*kw, k*P], region B
+ * the GEMM's other side channels first [Cout, k*P]; per chunk: im2col into A, the GEMM, y out of
+ * B (conv2d); dy into B, the GEMM into A, col2im (conv2d_dx); im2col into A, dy into B, the GEMM
+ * adding into dw (conv2d_dw). */
 static void
 k_conv(Gen *g, const LowFunc *p, const Op *o)
 {
-	const Shape *w = SH(o->kind == OP_CONV2D_DX ? o->args[0] : o->kind == OP_CONV2D ? o->args[1] : o->res);
-	const Shape *c = SH(o->kind == OP_CONV2D_DX ? o->res : o->args[0]);
-	int64_t G = o->ia[0], M = c->d[1] * c->d[2] * c->d[3], Cog = w->d[0] / G;
-	int64_t Kg = w->d[1] * w->d[2] * w->d[3];
+	int dx = o->kind == OP_CONV2D_DX, dw = o->kind == OP_CONV2D_DW;
+	const Shape *x = SH(dx ? o->res : o->args[0]), *w = SH(dx ? o->args[0] : dw ? o->res : o->args[1]);
+	const int64_t *a = o->ia;
+	int64_t N = x->d[0], C = x->d[1], H_ = x->d[2], W_ = x->d[3], G = a[6], co = w->d[0], cog = co / G;
+	int64_t kh = w->d[2], kw = w->d[3], cg = C / G, kg = cg * kh * kw, kc = C * kh * kw;
+	int64_t ho = window_out(H_, kh, a[0], a[2], a[4]), wo = window_out(W_, kw, a[1], a[3], a[5]), P = ho * wo;
+	int vx = dx ? o->res : o->args[0], vw = dx ? o->args[0] : dw ? o->res : o->args[1];
+	int vy = o->kind == OP_CONV2D ? o->res : o->args[1];
+	double fl = 2.0 * (double)(N * co * P) * (double)kg;
+	char ptr[4][96], call[512];
+	const char *pp[4] = { ptr[0], ptr[1], ptr[2], ptr[3] };
 	Gemm m;
+	int kg1, kg2;
 
-	switch (o->kind) {
-	case OP_CONV2D:        /* y_g = w_g [Cog, Kg] @ cols_g [Kg, M] */
-		m = (Gemm){ G, Cog, M, Kg, Kg, M, M, 0, 0, Cog * Kg, Kg * M, Cog * M };
-		gemm_groups(g, p, "conv2d", o->res, o->args[1], o->args[0], &m);
-		break;
-	case OP_CONV2D_DX:     /* dcols_g = w_g^T [Kg, Cog] @ dy_g [Cog, M] */
-		m = (Gemm){ G, Kg, M, Cog, Kg, M, M, 1, 0, Cog * Kg, Cog * M, Kg * M };
-		gemm_groups(g, p, "conv2d_dx", o->res, o->args[0], o->args[1], &m);
-		break;
-	default:               /* dw_g = dy_g [Cog, M] @ cols_g^T [M, Kg] */
-		m = (Gemm){ G, Cog, Kg, M, M, M, Kg, 0, 1, Cog * M, Kg * M, Cog * Kg };
-		gemm_groups(g, p, "conv2d_dw", o->res, o->args[1], o->args[0], &m);
+	if (o->nargs == 2) {      /* pointwise: x and y are the GEMMs' operands as they are */
+		if (o->kind == OP_CONV2D)
+			m = (Gemm){ N * G, 1, cog, P, cg, cg, P, P, 0, 0, 0, G, cog * cg, 0, cg * P, 0, cog * P };
+		else if (dx)
+			m = (Gemm){ N * G, 1, cg, P, cog, cg, P, P, 1, 0, 0, G, cog * cg, 0, cog * P, 0, cg * P };
+		else
+			m = (Gemm){ G, N, cog, cg, P, P, P, cg, 0, 1, 0, G, cog * P, co * P, cg * P, C * P, cog * cg };
+		kg1 = gemm_kernel(g, opinfo[o->kind].name, &m);
+		H(g, "\t{\n");
+		snprintf(ptr[0], sizeof ptr[0], "ADDR(%lld)", ll(p->off[dx ? vx : dw ? vw : vy]));
+		snprintf(ptr[1], sizeof ptr[1], "ADDR(%lld)", ll(p->off[o->kind == OP_CONV2D ? vw : dx ? vw : vy]));
+		snprintf(ptr[2], sizeof ptr[2], "ADDR(%lld)", ll(p->off[o->kind == OP_CONV2D ? vx : dx ? vy : vx]));
+		launch_ptrs(g, kg1, pp, 3, fl);
+		H(g, "\t}\n");
+		return;
+	}
+	{
+		int64_t k = SH(o->args[2])->d[0], kp = k * P, ws = p->off[o->args[2]], wb = ws + 4 * kc * kp;
+		int64_t xc = 4 * k * C * H_ * W_, yc = 4 * k * co * P;     /* a chunk's bytes of x, y */
+		int im, tr;
+
+		snprintf(call, sizeof call, "mtc_im2col(p0, p1, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, "
+		         "%lld, %lld, %lld, %lld, %lld, %lld, lo, hi);", ll(k), ll(C), ll(H_), ll(W_), ll(kh),
+		         ll(kw), ll(a[0]), ll(a[1]), ll(a[2]), ll(a[3]), ll(a[4]), ll(a[5]), ll(ho), ll(wo));
+		if (dx)
+			memcpy(call + 4, "col2im", 6);      /* mtc_col2im: the same arguments, the other way */
+		im = loop_kernel(g, dx ? "col2im" : "im2col", k * C, call);
+		/* a[0] the destination, a[1] the source: B out into y, or dy into B */
+		if (o->kind == OP_CONV2D)
+			snprintf(call, sizeof call, "mtc_chanfirst((float *)p1, p0, %lld, %lld, %lld, 0, lo, hi);",
+			         ll(k), ll(co), ll(P));
+		else
+			snprintf(call, sizeof call, "mtc_chanfirst(p0, (float *)p1, %lld, %lld, %lld, 1, lo, hi);",
+			         ll(k), ll(co), ll(P));
+		tr = loop_kernel(g, o->kind == OP_CONV2D ? "conv2d: out of channels first" : "channels first", k * co, call);
+		if (o->kind == OP_CONV2D)
+			m = (Gemm){ G, 1, cog, kp, kg, kg, kp, kp, 0, 0, 0, G, cog * kg, 0, kg * kp, 0, cog * kp };
+		else if (dx)
+			m = (Gemm){ G, 1, kg, kp, cog, kg, kp, kp, 1, 0, 0, G, cog * kg, 0, cog * kp, 0, kg * kp };
+		else
+			m = (Gemm){ G, 1, cog, kg, kp, kp, kp, kg, 0, 1, 1, G, cog * kp, 0, kg * kp, 0, cog * kg };
+		kg2 = gemm_kernel(g, opinfo[o->kind].name, &m);
+		H(g, "\tfor (int64_t c = 0; c < %lld; c++) {\n", ll(N / k));
+		if (o->kind == OP_CONV2D) {
+			snprintf(ptr[0], sizeof ptr[0], "ADDR(%lld)", ll(ws));
+			snprintf(ptr[1], sizeof ptr[1], "ADDR(%lld) + c * %lld", ll(p->off[vx]), ll(xc));
+			launch_ptrs(g, im, pp, 2, (double)(kc * kp));
+			snprintf(ptr[0], sizeof ptr[0], "ADDR(%lld)", ll(wb));
+			snprintf(ptr[1], sizeof ptr[1], "ADDR(%lld)", ll(p->off[vw]));
+			snprintf(ptr[2], sizeof ptr[2], "ADDR(%lld)", ll(ws));
+			launch_ptrs(g, kg2, pp, 3, fl / (double)(N / k));
+			/* out of B into y: mtc_chanfirst(t = B, y = chunk of y, to 0) */
+			snprintf(ptr[0], sizeof ptr[0], "ADDR(%lld) + c * %lld", ll(p->off[vy]), ll(yc));
+			snprintf(ptr[1], sizeof ptr[1], "ADDR(%lld)", ll(wb));
+			launch_ptrs(g, tr, pp, 2, (double)(co * kp));
+		} else {
+			/* dy into B: mtc_chanfirst(t = B, y = chunk of dy, to 1) */
+			snprintf(ptr[0], sizeof ptr[0], "ADDR(%lld)", ll(wb));
+			snprintf(ptr[1], sizeof ptr[1], "ADDR(%lld) + c * %lld", ll(p->off[vy]), ll(yc));
+			launch_ptrs(g, tr, pp, 2, (double)(co * kp));
+			if (dw) {
+				snprintf(ptr[0], sizeof ptr[0], "ADDR(%lld)", ll(ws));
+				snprintf(ptr[1], sizeof ptr[1], "ADDR(%lld) + c * %lld", ll(p->off[vx]), ll(xc));
+				launch_ptrs(g, im, pp, 2, (double)(kc * kp));
+				snprintf(ptr[0], sizeof ptr[0], "ADDR(%lld)", ll(p->off[vw]));
+				snprintf(ptr[1], sizeof ptr[1], "ADDR(%lld)", ll(wb));
+				snprintf(ptr[2], sizeof ptr[2], "ADDR(%lld)", ll(ws));
+				snprintf(ptr[3], sizeof ptr[3], "(uint64_t)c");
+				launch_ptrs(g, kg2, pp, 4, fl / (double)(N / k));
+			} else {
+				snprintf(ptr[0], sizeof ptr[0], "ADDR(%lld)", ll(ws));
+				snprintf(ptr[1], sizeof ptr[1], "ADDR(%lld)", ll(p->off[vw]));
+				snprintf(ptr[2], sizeof ptr[2], "ADDR(%lld)", ll(wb));
+				launch_ptrs(g, kg2, pp, 3, fl / (double)(N / k));
+				snprintf(ptr[0], sizeof ptr[0], "ADDR(%lld) + c * %lld", ll(p->off[vx]), ll(xc));
+				snprintf(ptr[1], sizeof ptr[1], "ADDR(%lld)", ll(ws));
+				launch_ptrs(g, im, pp, 2, (double)(kc * kp));
+			}
+		}
+		H(g, "\t}\n");
 	}
 }
 
-/* im2col and col2im: the runtime's loops over the planes (n, c), split over threads. */
+/* workspace: bytes and nothing to run. */
 static void
-k_window(Gen *g, const LowFunc *p, const Op *o)
+k_workspace(Gen *g, const LowFunc *p, const Op *o)
 {
-	int col2im = o->kind == OP_COL2IM;
-	const Shape *x = SH(col2im ? o->res : o->args[0]), *c = SH(col2im ? o->args[0] : o->res);
-	const int64_t *a = o->ia;
-	int v[2] = { o->res, o->args[0] }, k = kopen(g, opinfo[o->kind].name);
-
-	kptr(g, "r", 0, 1, 0);
-	kptr(g, "x", 1, 0, 0);
-	ksplit(g, x->d[0] * x->d[1]);
-	K(g, "\tmtc_%s(r, x, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, "
-	  "%lld, %lld, lo, hi);\n}\n", opinfo[o->kind].name, ll(x->d[0]), ll(x->d[1]), ll(x->d[2]),
-	  ll(x->d[3]), ll(a[0]), ll(a[1]), ll(a[2]), ll(a[3]), ll(a[4]), ll(a[5]), ll(a[6]), ll(a[7]),
-	  ll(c->d[2]), ll(c->d[3]));
-	launch(g, p, k, v, 2, 0, (double)shape_numel(c));
+	(void)g, (void)p, (void)o;
 }
 
 /* max_pool2d, avg_pool2d and their gradients: the runtime's loops over planes (n, c). */
@@ -463,6 +563,77 @@ k_pool(Gen *g, const LowFunc *p, const Op *o)
 	  avg ? 2 - (int)a[6] : 0, ll(x->d[2]), ll(x->d[3]), ll(a[0]), ll(a[1]), ll(a[2]), ll(a[3]),
 	  ll(a[4]), ll(a[5]), avg ? 1LL : ll(a[6]), avg ? 1LL : ll(a[7]), ll(y->d[2]), ll(y->d[3]));
 	launch(g, p, k, v, mx ? 3 : 2, 0, (double)shape_numel(y) * (double)(a[0] * a[1]));
+}
+
+/* batch norm's ops: the runtime's loops, over planes (n, c) for the elementwise parts and
+ * channels for the statistics (a channel's sum on one thread, in order). */
+static void
+k_bn(Gen *g, const LowFunc *p, const Op *o)
+{
+	const Shape *x = SH(o->args[0]);      /* the input; batch_norm_update's running mean */
+	int upd = o->kind == OP_BN_UPDATE;
+	int64_t N = upd ? 1 : x->d[0], C = upd ? x->d[0] : x->d[1], Q = shape_numel(x) / (N * C);
+	int v[7], k = kopen(g, opinfo[o->kind].name), nv = 0;
+	char fa[64];       /* eps, or batch_norm_update's momentum */
+
+	if (o->res >= 0)
+		v[nv++] = o->res;
+	for (int i = 0; i < o->nargs; i++)
+		v[nv++] = o->args[i];
+	for (int i = 0; i < nv; i++) {
+		char nm[8];
+		snprintf(nm, sizeof nm, "p%d", i);
+		kptr(g, nm, i, i == 0 || (o->kind == OP_BN_UPDATE && i == 1), 0);
+	}
+	snprintf(fa, sizeof fa, "%.17g", o->fa[0]);
+	switch (o->kind) {
+	case OP_BATCHNORM:
+		ksplit(g, N * C);
+		K(g, "\tmtc_bn_apply(p0, p1, p2, p3, p4, p5, %s, %lld, %lld, lo, hi);\n", fa, ll(C), ll(Q));
+		break;
+	case OP_BN_MEAN:
+	case OP_BN_VAR:
+		ksplit(g, C);
+		K(g, "\tmtc_bn_stat(p0, p1, %s, %lld, %lld, %lld, lo, hi);\n", o->kind == OP_BN_VAR ? "p2" : "0",
+		  ll(N), ll(C), ll(Q));
+		break;
+	case OP_BN_DSTATS:
+		ksplit(g, C);
+		K(g, "\tmtc_bn_dstats(p0, p1, p2, p3, p4, %s, %lld, %lld, %lld, lo, hi);\n", fa, ll(N), ll(C), ll(Q));
+		break;
+	case OP_BN_DX:
+		ksplit(g, N * C);
+		K(g, "\tmtc_bn_dx(p0, p1, p2, p3, p4, p5, p6, %d, %s, %lld, %lld, %lld, lo, hi);\n",
+		  (int)o->ia[0], fa, ll(N), ll(C), ll(Q));
+		break;
+	default:      /* batch_norm_update: operands only, the first two written */
+		ksplit(g, C);
+		K(g, "\tmtc_bn_update(p0, p1, p2, p3, %s, %lld.0, lo, hi);\n", fa, ll(o->ia[0]));
+	}
+	K(g, "}\n");
+	launch(g, p, k, v, nv, 0, (double)shape_numel(x) * 2);
+}
+
+/* dropout(x, t): Philox's draw per element (<mtc/mtc-ops.h>), the same bits as the
+ * interpreter's; dropout(x) copies. */
+static void
+k_dropout(Gen *g, const LowFunc *p, const Op *o)
+{
+	int64_t n = shape_numel(SH(o->res));
+	int v[3] = { o->res, o->args[0], o->nargs > 1 ? o->args[1] : 0 }, k = kopen(g, "dropout");
+
+	kptr(g, "r", 0, 1, 0);
+	kptr(g, "x", 1, 0, 0);
+	ksplit(g, n);
+	if (o->nargs < 2) {
+		K(g, "\tif (hi > lo)\n\t\tmemcpy(r + lo, x + lo, sizeof(float) * (size_t)(hi - lo));\n}\n");
+	} else {
+		kptr(g, "t", 2, 0, 1);
+		K(g, "\tfor (int64_t i = lo; i < hi; i++)\n"
+		  "\t\tr[i] = mtc_dropout_u(i, %d, t[0], %lluull) >= %s ? x[i] * %s : 0.0f;\n}\n",
+		  (int)o->ia[0], (unsigned long long)o->ia[1], FL(o->fa[0]), FL(1.0 / (1.0 - o->fa[0])));
+	}
+	launch(g, p, k, v, o->nargs + 1, 0, 10.0 * (double)n);
 }
 
 static void
@@ -898,21 +1069,11 @@ k_maxgrad(Gen *g, const LowFunc *p, const Op *o)
 	launch(g, p, k, v, 4, 0, (double)(outer * n * inner));
 }
 
-/* Optimizer updates, in place: <mtc/mtc-ops.h>'s formulas (PyTorch's rules). */
+/* The code of an update after its first pointer w, over the elements [lo, hi) of its split:
+ * <mtc/mtc-ops.h>'s formulas (PyTorch's rules). */
 static void
-k_update(Gen *g, const LowFunc *p, const Op *o)
+update_code(Gen *g, const Op *o, int64_t n)
 {
-	int64_t n = shape_numel(SH(o->args[0]));
-	int v[5], k = kopen(g, opinfo[o->kind].name);
-
-	for (int i = 0; i < o->nargs; i++)
-		v[i] = o->args[i];
-	if (o->kind == OP_TICK) {
-		kptr(g, "t", 0, 1, 1);
-		K(g, "\tif (tid == 0)\n\t\tt[0] = t[0] + 1;\n}\n");
-		launch(g, p, k, v, 1, 0, 0);
-		return;
-	}
 	kptr(g, "w", 0, 1, 0);
 	ksplit(g, n);
 	switch (o->kind) {
@@ -938,7 +1099,38 @@ k_update(Gen *g, const LowFunc *p, const Op *o)
 		  o->fa[0], o->fa[1], o->fa[2], FL(o->fa[3]));
 	}
 	K(g, "}\n");
+}
+
+/* Optimizer updates, in place. */
+static void
+k_update(Gen *g, const LowFunc *p, const Op *o)
+{
+	int64_t n = shape_numel(SH(o->args[0]));
+	int v[5], k = kopen(g, opinfo[o->kind].name);
+
+	for (int i = 0; i < o->nargs; i++)
+		v[i] = o->args[i];
+	if (o->kind == OP_TICK) {
+		kptr(g, "t", 0, 1, 1);
+		K(g, "\tif (tid == 0)\n\t\tt[0] = t[0] + 1;\n}\n");
+		launch(g, p, k, v, 1, 0, 0);
+		return;
+	}
+	update_code(g, o, n);
 	launch(g, p, k, v, o->nargs, o->kind == OP_ADAM, 4.0 * (double)n);
+}
+
+void
+kern_host_update(Gen *g, const LowFunc *p, int i, int id)
+{
+	const Op *o = &p->f->op[i];
+	FILE *k = g->k;
+
+	g->k = g->h;
+	K(g, "\n/* %s on the host, run by the DMA queue's thread */\nstatic void\n"
+	  "hu%d(const uint64_t *a, int tid, int nt)\n{\n", opinfo[o->kind].name, id);
+	update_code(g, o, shape_numel(SH(o->args[0])));
+	g->k = k;
 }
 
 /* An F_EW op alone: a group of one. */
@@ -970,8 +1162,10 @@ mt3000_hostop(Gen *g, const LowFunc *p, const Op *o)
 	K(SIGMOID_G, k_ew) K(SQRT_G, k_ew) K(RSQRT_G, k_ew) K(POW_G, k_ew) K(MAX_G, k_maxgrad) \
 	K(SOFTMAX_G, k_softmax) K(LOGSOFTMAX_G, k_softmax) K(LN_DX, k_layernorm) \
 	K(LN_DGAMMA, k_layernorm) K(EMBED_G, k_embedding) K(XENT_G, k_xent) K(MSE_G, k_ew) \
-	K(CLIP, k_ew) K(IM2COL, k_window) K(CONV2D, k_conv) K(MAXPOOL, k_pool) K(AVGPOOL, k_pool) \
-	K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) K(COL2IM, k_window) \
+	K(CLIP, k_ew) K(WORKSPACE, k_workspace) K(CONV2D, k_conv) K(MAXPOOL, k_pool) K(AVGPOOL, k_pool) \
+	K(BATCHNORM, k_bn) K(BN_MEAN, k_bn) K(BN_VAR, k_bn) K(BN_DSTATS, k_bn) K(BN_DX, k_bn) \
+	K(BN_UPDATE, k_bn) K(DROPOUT, k_dropout) \
+	K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) \
 	K(CONV2D_DX, k_conv) K(CONV2D_DW, k_conv) K(MAXPOOL_G, k_pool) K(AVGPOOL_G, k_pool) \
 	K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_update) \
 	K(SWAPOUT, mt3000_hostop) K(SWAPIN, mt3000_hostop) K(SWAPHOME, mt3000_hostop) \

@@ -30,6 +30,9 @@ void kern_op(Gen *, const LowFunc *, int op);
 typedef void KernRule(Gen *, const LowFunc *, const Op *);
 extern KernRule *const mt3000_kern[];
 KernRule mt3000_hostop;
+/* An update on the host (op_on_host): the same code as its kernel, as function hu<id> of the
+ * host translation unit, which the host code queues with mtc_dma_call. */
+void kern_host_update(Gen *, const LowFunc *, int op, int id);
 void kern_prologue(Gen *);
 void kern_epilogue(Gen *);
 

@@ -1,6 +1,9 @@
 /* header.c: MODEL.h, the same for every target: the typed API, with the memory plan stated
  * in a comment block (as tfcompile's generated headers do), so users see what the step needs
  * before running it. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "config.h"
 #include "backend.h"
 
@@ -21,13 +24,61 @@ sizes(FILE *fp, const char *guard, const char *name, const Type *t)
 		fprintf(fp, "#define %s_%s_DIM%d %lld\n", guard, nm, d, ll(t->sh.d[d]));
 }
 
+/* Names, wrapped into the comment. */
+static void
+names(FILE *fp, const char *head, const char *const *nm, int n)
+{
+	int col = 0;
+
+	fprintf(fp, " * %s\n", head);
+	for (int i = 0; i < n; i++) {
+		int w = (int)strlen(nm[i]) + 1;
+		if (col && col + w > 86) {
+			fputc('\n', fp);
+			col = 0;
+		}
+		fprintf(fp, "%s%s", col ? " " : " *   ", nm[i]);
+		col += col ? w : w + 4;
+	}
+	if (n)
+		fprintf(fp, "\n");
+	fprintf(fp, " *\n");
+}
+
+/* Which params and optimizer state live in host memory between steps, which updates run on
+ * the host (the planner's choice): where every module tensor lives, and when it comes in. */
+static void
+where(const Lowered *lo, FILE *fp)
+{
+	const Module *m = lo->m;
+	const char **nm = malloc(sizeof *nm * (size_t)(m->ndecl + 1));
+	int n = 0;
+
+	if (!nm)
+		return;
+	for (int d = 0; d < m->ndecl; d++)
+		if (m->decl[d].host)
+			nm[n++] = m->decl[d].name;
+	if (n)
+		names(fp, "In host memory between steps (fetched or copied in where the step needs them,\n"
+		      " * the rest of the params and state stays on the accelerator):", nm, n);
+	n = 0;
+	for (int i = 0; m->step && i < m->step->nop; i++)
+		if (op_on_host(m->step, &m->step->op[i]))
+			nm[n++] = m->decl[m->step->op[i].args[0]].name;
+	if (n)
+		names(fp, "Updated on the host (their gradient sent there, the new params fetched in the next step):",
+		      nm, n);
+	free(nm);
+}
+
 void
 header_emit(const Lowered *lo, const char *id, const char *target, FILE *fp)
 {
 	const Module *m = lo->m;
 	const LowFunc *p = m->step ? &lo->step : &lo->fwd;
 	const LowPlan *pl = &lo->plan;
-	int64_t inputs = lo->persist - lo->param_bytes - lo->state_bytes;
+	int64_t inputs = lo->persist - (lo->param_bytes - lo->hparam_bytes) - lo->state_bytes - lo->buffer_bytes;
 	char guard[256];
 	int i;
 
@@ -41,10 +92,21 @@ header_emit(const Lowered *lo, const char *id, const char *target, FILE *fp)
 	fprintf(fp, " *   arena .............. %lld  (module tensors + values as laid out: what --mem-budget bounds;\n"
 	        " *                          create() refuses more than MTC_ACCEL_BYTES)\n", ll(lo->persist + lo->arena));
 	fprintf(fp, " *   value zone ......... %lld  (the arena less the module tensors)\n", ll(p->arena));
-	fprintf(fp, " *   params ............. %lld\n", ll(lo->param_bytes));
-	fprintf(fp, " *   optimizer state .... %lld\n", ll(lo->state_bytes));
+	if (lo->hparam_bytes)
+		fprintf(fp, " *   params ............. %lld  (%lld of them in host memory between steps)\n",
+		        ll(lo->param_bytes), ll(lo->hparam_bytes));
+	else
+		fprintf(fp, " *   params ............. %lld\n", ll(lo->param_bytes));
+	if (lo->hstate_bytes)
+		fprintf(fp, " *   optimizer state .... %lld  (on the accelerator; %lld more in host memory)\n",
+		        ll(lo->state_bytes), ll(lo->hstate_bytes));
+	else
+		fprintf(fp, " *   optimizer state .... %lld\n", ll(lo->state_bytes));
+	if (lo->buffer_bytes)
+		fprintf(fp, " *   buffers ............ %lld  (not trained, updated by step: running statistics, counters)\n",
+		        ll(lo->buffer_bytes));
 	fprintf(fp, " *   inputs (+ padding) . %lld\n", ll(inputs));
-	fprintf(fp, " *   host zone .......... %lld  (swapped-out values, in host memory)\n", ll(p->ddr));
+	fprintf(fp, " *   host zone .......... %lld  (swapped-out values, and what lives in host memory)\n", ll(p->ddr));
 	if (pl->budget && pl->budget_pct > 0)
 		fprintf(fp, " *   budget ............. %lld  (--mem-budget=%g%% of the unconstrained arena)\n",
 		        ll(pl->budget), pl->budget_pct);
@@ -53,6 +115,7 @@ header_emit(const Lowered *lo, const char *id, const char *target, FILE *fp)
 	else
 		fprintf(fp, " *   budget ............. none\n");
 	fprintf(fp, " *   solver ............. %s\n *\n", pl->solver);
+	where(lo, fp);
 	fprintf(fp, " * Every function returns 0 or an enum mtc_status code (<mtc/mtc.h>) and never aborts;\n"
 	        " * %s_error(instance) says why, %s_error(NULL) why %s_create() returned NULL. */\n",
 	        id, id, id);

@@ -62,6 +62,10 @@ static const char usage[] =
 "                        the ILP where it proves an optimum in time, else the better of its\n"
 "                        incumbent and the segmented DP); --emit=schedule starts with the\n"
 "                        plan's summary (solver, solve time, overhead, ILP gap)\n"
+"  --offload=auto|none   whether the planner may keep params and optimizer state in host\n"
+"                        memory between steps and run updates on the host (default auto:\n"
+"                        where the target can and it makes the step faster or fit; none:\n"
+"                        they stay on the accelerator, the planner decides activations)\n"
 "  --solver-nodes=N      the ILP's limit in branch-and-bound nodes per program (default\n"
 "                        50; with --solver-time, none unless given): plans are the same\n"
 "                        on every machine at any load\n"
@@ -71,7 +75,8 @@ static const char usage[] =
 "  -D NAME=INT           override (or define) an integer const of the model; for\n"
 "                        MODEL.onnx, the size of a symbolic input dimension\n"
 "  -O0 .. -O3            optimization level of generated code (default -O2)\n"
-"  --seed=N              seed of the params' initial values (default 0)\n"
+"  --seed=N              seed of the params' initial values and of dropout's masks\n"
+"                        (default 0)\n"
 "  --version             print the version and exit\n"
 "  --help                print this help and exit\n"
 "\n"
@@ -145,6 +150,7 @@ static const char *const solvers[] = { "auto", "ilp", "tso", "chen", "none", NUL
 static const char *const emits[] = { "ir", "schedule", "dot", "dot-full", "trace", "memory", "c", "h",
 	"cuda", "ptx", "llvm", NULL };
 static const char *const stages[] = { "frontend", "autodiff", "simplify", NULL };
+static const char *const offloads[] = { "auto", "none", NULL };
 
 static int has_suffix(const char *s, const char *suf);
 
@@ -152,7 +158,7 @@ static int has_suffix(const char *s, const char *suf);
 static const char *const valopts[] = { "--target", "--schedule", "--emit", "--stop-after",
 	"--dump-dir", "--mem-budget", "--solver", "--solver-time", "--solver-nodes", "--arch", "--seed",
 	"--target-flops", "--target-bw", "--copy-bw", "--copy-latency", "--launch", "--accel-bytes",
-	"--align", NULL };
+	"--align", "--host-flops", "--host-bw", "--offload", NULL };
 static const char *const flagopts[] = { "--help", "--version", NULL };
 
 static int
@@ -274,6 +280,8 @@ parse_args(Opts *o, int argc, char **argv)
 			o->solver_time = strtod(v, &e);
 			if (*e || !(o->solver_time > 0))
 				fatal("invalid --solver-time '%s': expected positive seconds", v);
+		} else if (VAL("--offload")) {
+			o->nooffload = strcmp(oneof("--offload", v, offloads), "none") == 0;
 		} else if (VAL("--solver-nodes")) {
 			char *e;
 			o->solver_nodes = strtol(v, &e, 10);
@@ -532,6 +540,7 @@ main(int argc, char **argv)
 		goto emit;
 	/* A .mir may come from any stage: a step means autodiff ran, planned ops that simplify
 	 * must not run again (it would undo the plan). */
+	m->seed = o.seed;
 	if (m->fwd->loss >= 0 && !m->step) {
 		if (autodiff(m, &src)) {
 			rc = 1;
@@ -562,7 +571,8 @@ main(int argc, char **argv)
 		if (fs[k])
 			schedule(fs[k], &o.tg, given || planned(m) ? "program" : o.schedule);
 	if (o.budget || o.budget_pct > 0) {
-		PlanOpts po = { o.solver, o.budget, o.budget_pct, o.solver_time, &o.tg, o.solver_nodes };
+		PlanOpts po = { o.solver, o.budget, o.budget_pct, o.solver_time, &o.tg, o.solver_nodes,
+		                o.nooffload };
 		if (plan_step(m, &po, &rep)) {
 			rc = 1;             /* freed below, so leak checkers see a clean exit */
 			goto out;

@@ -124,10 +124,10 @@ has_suffix(const char *s, const char *suf)
 	return n >= k && strcmp(s + n - k, suf) == 0;
 }
 
-static const char *const rolename[] = { "input", "param", "optimizer state" };
+static const char *const rolename[] = { "input", "param", "optimizer state", "buffer" };
 
 /* Copy the tensors of a safetensors file into the interpreter's decls: every name must be a
- * decl of an allowed role, with the decl's dtype and shape. */
+ * decl of an allowed role (inputs; or params and buffers), with the decl's dtype and shape. */
 static void
 load(Interp *in, const Module *m, const char *path, int inputs)
 {
@@ -143,10 +143,10 @@ load(Interp *in, const Module *m, const char *path, int inputs)
 		if (d < 0)
 			fatal("%s: tensor '%s' is not %s of model %s", path, t->name,
 			      inputs ? "an input" : "a param", m->name);
-		if ((m->decl[d].role == R_INPUT) != inputs)
+		if (inputs ? m->decl[d].role != R_INPUT : m->decl[d].role != R_PARAM && m->decl[d].role != R_BUFFER)
 			fatal("%s: tensor '%s' is %s %s, not %s", path, t->name,
 			      m->decl[d].role == R_INPUT ? "an" : "a", rolename[m->decl[d].role],
-			      inputs ? "an input" : "a param (give inputs with --inputs)");
+			      inputs ? "an input" : "a param or buffer (give inputs with --inputs)");
 		ty.dt = t->dtype == MTC_ST_I32 ? I32 : F32;
 		ty.sh.rank = t->rank;
 		memcpy(ty.sh.d, t->shape, sizeof ty.sh.d);
@@ -231,6 +231,7 @@ main(int argc, char **argv)
 			fatal("%s: model %s has no 'train' statement: run it with --forward", o.model, m->name);
 		o.forward = 1;
 	}
+	m->seed = o.seed;
 	if (!o.forward && !m->step) {
 		if (autodiff(m, &src))
 			return 1;
@@ -284,11 +285,12 @@ main(int argc, char **argv)
 		const char **nm = xcalloc(m->ndecl, sizeof *nm);
 		Tensor **ts = xcalloc(m->ndecl, sizeof *ts);
 		int n = 0;
-		for (int d = 0; d < m->ndecl; d++)
-			if (m->decl[d].role == R_PARAM) {
-				nm[n] = m->decl[d].name;
-				ts[n++] = interp_decl(in, d);
-			}
+		for (int r = R_PARAM; r <= R_BUFFER; r += R_BUFFER - R_PARAM)    /* params, then buffers */
+			for (int d = 0; d < m->ndecl; d++)
+				if (m->decl[d].role == (Role)r) {
+					nm[n] = m->decl[d].name;
+					ts[n++] = interp_decl(in, d);
+				}
 		save(o.save_params, nm, ts, n);
 		free(nm);
 		free(ts);

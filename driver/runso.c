@@ -102,8 +102,11 @@ run_so(const RunOpts *o)
 		for (int i = 0; i < f->n; i++) {
 			int k;
 			const struct mtc_tensor_info *w = find(md->params, md->nparams, f->t[i].name, &k);
+			if (!w && (w = find(md->buffers, md->nbuffers, f->t[i].name, &k)))
+				k += md->nparams + md->nstate;      /* get and set index buffers after state */
 			if (!w)
-				fatal("%s: tensor '%s' is not a param of model %s", o->params, f->t[i].name, md->name);
+				fatal("%s: tensor '%s' is not a param or buffer of model %s", o->params, f->t[i].name,
+				      md->name);
 			check_type(o->params, &f->t[i], w);
 			if (md->set(inst, k, f->t[i].data))
 				fatal("%s", md->error(inst));
@@ -155,17 +158,22 @@ run_so(const RunOpts *o)
 			fatal("--save-outputs needs --forward and at least one run");
 		save(o->save_outputs, md->outputs, md->noutputs, out);
 	}
-	if (o->save_params) {
-		void **p = zalloc(sizeof *p * (size_t)(md->nparams + 1));
-		for (int i = 0; i < md->nparams; i++) {
-			p[i] = zalloc((size_t)md->params[i].bytes);
-			if (md->get(inst, i, p[i]))
+	if (o->save_params) {        /* params, then buffers */
+		int n = md->nparams + md->nbuffers;
+		void **p = zalloc(sizeof *p * (size_t)(n + 1));
+		struct mtc_tensor_info *ti = zalloc(sizeof *ti * (size_t)(n + 1));
+		for (int i = 0; i < n; i++) {
+			int b = i >= md->nparams;
+			ti[i] = b ? md->buffers[i - md->nparams] : md->params[i];
+			p[i] = zalloc((size_t)ti[i].bytes);
+			if (md->get(inst, b ? i + md->nstate : i, p[i]))
 				fatal("%s", md->error(inst));
 		}
-		save(o->save_params, md->params, md->nparams, p);
-		for (int i = 0; i < md->nparams; i++)
+		save(o->save_params, ti, n, p);
+		for (int i = 0; i < n; i++)
 			free(p[i]);
 		free(p);
+		free(ti);
 	}
 	md->stats(inst, &st);
 	printf("peak_bytes %lld plan_bytes %lld budget_bytes %lld step_ms %.3f\n",

@@ -491,7 +491,7 @@ eval(Ctx *c, Node *n, const char *hint)
 /* ---------- built-in calls ---------- */
 
 /* Built-ins that expand to more than one op (or none): their Builtin.k, past the op kinds. */
-enum { B_FLATTEN = NOP, B_CONV2D, B_POOL };
+enum { B_FLATTEN = NOP, B_CONV2D, B_POOL, B_BATCHNORM, B_DROPOUT };
 
 static const Builtin builtins[] = {
 	{ "relu", OP_RELU, 1, { { 0 } } },
@@ -524,6 +524,8 @@ static const Builtin builtins[] = {
 	                             { "dilation", 'p', 0, 1 } } },
 	{ "avg_pool2d", B_POOL, 1, { { "kernel", 'p', 1, 0 }, { "stride", 'p', 0, 0 }, { "padding", 'p', 0, 0 },
 	                             { "count_include_pad", 'b', 0, 1 } } },
+	{ "batch_norm", B_BATCHNORM, 3, { { "eps", 'f', 0, 1e-5 }, { "momentum", 'f', 0, 0.1 } } },
+	{ "dropout", B_DROPOUT, 1, { { "p", 'f', 1, 0 } } },
 	{ NULL, 0, 0, { { 0 } } },
 };
 
@@ -860,6 +862,12 @@ builtin_call(Ctx *c, Node *n, const Builtin *b, const char *hint)
 		goto out;
 	case B_POOL:
 		v = nn_pool2d(c, n, b->name[0] == 'm' ? OP_MAXPOOL : OP_AVGPOOL, args[0], kv, hint);
+		goto out;
+	case B_BATCHNORM:
+		v = nn_batchnorm(c, n, args, kv, hint);
+		goto out;
+	case B_DROPOUT:
+		v = nn_dropout(c, n, args[0], kv, hint);
 		goto out;
 	default:
 		break;

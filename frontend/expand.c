@@ -655,6 +655,8 @@ fe_expand(Parser *p, const FeOpts *o)
 		c.fr = &top;
 		exec(&c, model->body, 1);
 		c.fr = NULL;
+		if (!p->src->nerr)
+			nn_buffers(&c);
 	}
 	unused_defines(&c, o);
 	if (c.m && !p->src->nerr)
@@ -669,6 +671,7 @@ fe_expand(Parser *p, const FeOpts *o)
 	mfree(&c.defs);
 	mfree(&c.seen);
 	mfree(&c.ren);
+	free(c.bn);
 	if (p->src->nerr && c.m) {
 		mod_free(c.m);
 		c.m = NULL;

@@ -77,6 +77,8 @@ typedef struct Ctx {
 	int stop;           /* a limit was hit: unwind without further messages */
 	int trained;
 	Loc trainloc;
+	int *bn, nbn;       /* batch_norm ops whose running statistics are not declared yet */
+	int ndropout;       /* dropouts so far: each one's key, so each draws its own mask */
 } Ctx;
 
 extern const Val ERR;
@@ -122,6 +124,11 @@ Val emit(Ctx *, Opk, const int *args, int na, const int64_t *ia, int nia, const 
  * named arguments in the order of their Builtin entry (eval.c), NULL where not given. */
 Val nn_conv2d(Ctx *, Node *call, const int *args, Node **kv, const char *hint);
 Val nn_pool2d(Ctx *, Node *call, Opk, int x, Node **kv, const char *hint);
+Val nn_batchnorm(Ctx *, Node *call, const int *args, Node **kv, const char *hint);
+Val nn_dropout(Ctx *, Node *call, int x, Node **kv, const char *hint);
+/* After the model body: declare the running statistics of every batch_norm (buffers named
+ * after its gamma, GAMMA.running_mean and GAMMA.running_var) and make the ops read them. */
+void nn_buffers(Ctx *);
 
 /* expand.c */
 Val inline_def(Ctx *, Node *call, Ent *def, const char *hint);

@@ -3,9 +3,11 @@
  * needs: a Ctx inside a model body and a call whose operands eval.c evaluated and bound.
  * fills: the ops (docs/ir.md, "Convolutional networks"), checked at the language's level first
  * so that a mistake is reported in the terms of the call, not of the ops it expands to. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "expand.h"
+#include "passes.h"      /* func_rebuild: the running statistics are declared after the body */
 
 #define TS(t) type_str((t), (char[MAXRANK * 24 + 8]){0}, MAXRANK * 24 + 8)
 
@@ -54,16 +56,16 @@ fits(Ctx *c, Loc loc, const char *fn, const Type *x, const int64_t *k, const int
 	return 0;
 }
 
-/* conv2d(x, w, b?, stride, padding, dilation, groups), PyTorch's: the columns of x (im2col),
- * the grouped GEMM conv2d into f32[Cout, N, Ho, Wo] (one GEMM over the whole batch per group),
- * transposed to NCHW, and the bias added as f32[Cout, 1, 1]. */
+/* conv2d(x, w, b?, stride, padding, dilation, groups), PyTorch's: the op conv2d, with its
+ * workspace (the columns of a chunk of images: none for a pointwise convolution), then the
+ * bias added as f32[Cout, 1, 1]. */
 Val
 nn_conv2d(Ctx *c, Node *n, const int *args, Node **kv, const char *hint)
 {
 	const Type *x = &c->f->val[args[0]].ty, *w = &c->f->val[args[1]].ty;
-	int64_t st[2], pd[2], dl[2], g = 1, k[2], ia[MAXIA] = { 0 };
-	int cols = args[0], b = -1, ops[2];
-	Type r = { F32, { 0, { 0 } } };
+	int64_t st[2], pd[2], dl[2], g = 1, k[2];
+	int b = -1, ops[3] = { args[0], args[1], -1 };
+	Type r = { F32, { 0, { 0 } } }, ws;
 	Val y;
 
 	if (nchw(c, n->loc, "conv2d", x))
@@ -96,22 +98,15 @@ nn_conv2d(Ctx *c, Node *n, const int *args, Node **kv, const char *hint)
 			           (long long)w->sh.d[0], TS(w), TS(bt));
 	}
 	{
-		int64_t wa[MAXIA] = { k[0], k[1], st[0], st[1], pd[0], pd[1], dl[0], dl[1] };
-		Val v = emit(c, OP_IM2COL, &cols, 1, wa, 8, NULL, &r, NULL, n->loc);
-		if (v.k == V_ERR)
-			return ERR;
-		cols = v.v;
-	}
-	ops[0] = cols;
-	ops[1] = args[1];
-	ia[0] = g;
-	y = emit(c, OP_CONV2D, ops, 2, ia, 1, NULL, &r, NULL, n->loc);
-	if (y.k == V_ERR)
-		return ERR;
-	{
-		int64_t perm[MAXIA] = { 1, 0, 2, 3 };
-		r = (Type){ F32, { 0, { 0 } } };
-		y = emit(c, OP_TRANSPOSE, &y.v, 1, perm, 4, NULL, &r, b < 0 ? hint : NULL, n->loc);
+		int64_t ia[MAXIA] = { st[0], st[1], pd[0], pd[1], dl[0], dl[1], g };
+		if (conv_workspace(&x->sh, &w->sh, ia, &ws)) {
+			int none[1] = { 0 };      /* func_op copies operands even when there are none */
+			Val v = emit(c, OP_WORKSPACE, none, 0, NULL, 0, NULL, &ws, NULL, n->loc);
+			if (v.k == V_ERR)
+				return ERR;
+			ops[2] = v.v;
+		}
+		y = emit(c, OP_CONV2D, ops, ops[2] < 0 ? 2 : 3, ia, 7, NULL, &r, b < 0 ? hint : NULL, n->loc);
 	}
 	if (y.k == V_ERR || b < 0)
 		return y;
@@ -158,4 +153,97 @@ nn_pool2d(Ctx *c, Node *n, Opk k, int x, Node **kv, const char *hint)
 		                      k == OP_MAXPOOL ? dl[0] : cip, dl[1] };
 		return emit(c, k, &x, 1, ia, k == OP_MAXPOOL ? 8 : 7, NULL, &r, hint, n->loc);
 	}
+}
+
+/* batch_norm(x, gamma, beta, eps = 1e-5, momentum = 0.1), PyTorch's BatchNorm over every axis
+ * but 1 of x [N, C, ...] (BatchNorm1d and 2d alike). The forward is inference (eval()): the op
+ * normalizes with the running statistics; autodiff gives the step the training form. Until
+ * the model's end the statistics' operands hold gamma (nn_buffers puts the buffers there). */
+Val
+nn_batchnorm(Ctx *c, Node *n, const int *args, Node **kv, const char *hint)
+{
+	const Type *x = &c->f->val[args[0]].ty;
+	double fa[MAXFA] = { 1e-5, 0.1 };
+	int64_t ia[MAXIA] = { 0 };
+	int a[5] = { args[0], args[1], args[2], args[1], args[1] };
+	Type r = { F32, { 0, { 0 } } };
+	Val v;
+
+	if (x->dt != F32 || x->sh.rank < 2)
+		return err(c, n->loc, "batch_norm needs an input f32[N, C, ...], got %s", TS(x));
+	for (int i = 1; i < 3; i++) {
+		const Type *t = &c->f->val[args[i]].ty;
+		const Node *a = i == 1 ? n->kid->next : n->kid->next->next;
+		if (t->dt != F32 || t->sh.rank != 1 || t->sh.d[0] != x->sh.d[1])
+			return err(c, a->loc, "batch_norm: %s must be f32[%lld] for the input %s, got %s",
+			           i == 1 ? "gamma" : "beta", (long long)x->sh.d[1], TS(x), TS(t));
+	}
+	if (c->f->val[args[1]].decl < 0 || c->m->decl[c->f->val[args[1]].decl].role != R_PARAM)
+		return err(c, n->kid->next->loc, "batch_norm: gamma must be a param (its running "
+		           "statistics are named after it)");
+	if ((kv[0] && neval(c, kv[0], &fa[0])) || (kv[1] && neval(c, kv[1], &fa[1])))
+		return ERR;
+	if (!(fa[0] > 0))
+		return err(c, kv[0]->loc, "batch_norm: eps must be positive, got %g", fa[0]);
+	if (!(fa[1] >= 0 && fa[1] <= 1))
+		return err(c, kv[1]->loc, "batch_norm: momentum must be in [0, 1], got %g", fa[1]);
+	if (shape_numel(&x->sh) / x->sh.d[1] < 2)
+		return err(c, n->loc, "batch_norm needs more than one value per channel to train, %s "
+		           "has one", TS(x));
+	v = emit(c, OP_BATCHNORM, a, 5, ia, 1, fa, &r, hint, n->loc);
+	if (v.k == V_TENSOR) {
+		c->bn = xrealloc(c->bn, (c->nbn + 1) * sizeof *c->bn);
+		c->bn[c->nbn++] = c->f->val[v.v].def;
+	}
+	return v;
+}
+
+/* dropout(x, p): zeros with probability p, the rest scaled by 1/(1-p), in training (the
+ * step); the forward (inference) is the identity. Each dropout of the model gets its own key
+ * (its number in the order of expansion) for the mask (passes/grad.c). */
+Val
+nn_dropout(Ctx *c, Node *n, int x, Node **kv, const char *hint)
+{
+	double fa[MAXFA] = { 0 };
+	int64_t ia[MAXIA] = { c->ndropout, 0 };
+	Type r = { F32, { 0, { 0 } } };
+
+	if (neval(c, kv[0], &fa[0]))
+		return ERR;
+	if (!(fa[0] >= 0 && fa[0] <= 1))
+		return err(c, kv[0]->loc, "dropout: p must be in [0, 1], got %g", fa[0]);
+	if (c->ndropout == INT32_MAX)
+		return err(c, n->loc, "more than %d dropouts", INT32_MAX);
+	c->ndropout++;
+	return emit(c, OP_DROPOUT, &x, 1, ia, 2, fa, &r, hint, n->loc);
+}
+
+void
+nn_buffers(Ctx *c)
+{
+	Module *m = c->m;
+	Func *f = m->fwd;
+	int nd = m->ndecl, *st = xmalloc((2 * c->nbn + 1) * sizeof *st);
+
+	m->fwd = NULL;        /* decls are added before functions: the forward is rebuilt below */
+	for (int k = 0; k < c->nbn; k++) {
+		const Op *o = &f->op[c->bn[k]];
+		const Decl *g = &m->decl[f->val[o->args[1]].decl];
+		Type t = g->ty;
+		for (int s = 0; s < 2; s++) {
+			char *nm = asprintf_a(m->arena, "%s.%s", g->name, s ? "running_var" : "running_mean");
+			Loc loc = g->loc;
+			if ((st[2 * k + s] = mod_find_decl(m, nm)) < 0)
+				st[2 * k + s] = mod_decl(m, nm, R_BUFFER, t, (Init){ .kind = s ? INIT_ONES : INIT_ZEROS }, loc);
+			g = &m->decl[f->val[o->args[1]].decl];     /* mod_decl may move the decls */
+		}
+	}
+	m->fwd = f;
+	if (m->ndecl > nd)
+		func_adopt(f, func_rebuild(f, NULL, NULL));
+	for (int k = 0; k < c->nbn; k++) {
+		f->op[c->bn[k]].args[3] = st[2 * k];
+		f->op[c->bn[k]].args[4] = st[2 * k + 1];
+	}
+	free(st);
 }

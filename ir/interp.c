@@ -414,50 +414,93 @@ gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t ld
 	free(bt);
 }
 
-/* A window's geometry from kh kw sh sw ph pw dh dw over x [N, C, H, W], and the columns'
- * Ho, Wo. */
+/* A window's geometry: kh kw sh sw ph pw dh dw over x [N, C, H, W], output Ho x Wo. */
 typedef struct Win {
 	int64_t n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo;
 } Win;
 
+/* A pool's window: the op's attributes kh kw sh sw ph pw dh dw; y its result (or gradient). */
 static Win
-win(const Op *op, const Shape *x, const Shape *cols)
+win(const Op *op, const Shape *x, const Shape *y)
 {
 	const int64_t *a = op->ia;
 	return (Win){ x->d[0], x->d[1], x->d[2], x->d[3], a[0], a[1], a[2], a[3], a[4], a[5], a[6],
-	              a[7], cols->d[2], cols->d[3] };
+	              a[7], y->d[2], y->d[3] };
 }
 
-/* im2col: cols[(c*kh + i)*kw + j, n, oh, ow] = x[n, c, oh*sh - ph + i*dh, ow*sw - pw + j*dw],
- * 0 in the padding. */
-static int
-k_im2col(Run *r, const Op *op)
+/* A convolution's: x, the weight w (kh, kw), attributes sh sw ph pw dh dw groups. */
+static Win
+cwin(const Op *op, const Shape *x, const Shape *w)
 {
-	Win g = win(op, &TY(0)->sh, &RTY->sh);
-	const float *x = IN(0);
-	float *o = OUT;
+	const int64_t *a = op->ia;
+	Win g = { x->d[0], x->d[1], x->d[2], x->d[3], w->d[2], w->d[3], a[0], a[1], a[2], a[3], a[4],
+	          a[5], 0, 0 };
+	g.ho = window_out(g.h, g.kh, g.sh, g.ph, g.dh);
+	g.wo = window_out(g.w, g.kw, g.sw, g.pw, g.dw);
+	return g;
+}
 
-	for (int64_t c = 0; c < g.c; c++)
-		for (int64_t i = 0; i < g.kh; i++)
-			for (int64_t j = 0; j < g.kw; j++)
-				for (int64_t n = 0; n < g.n; n++)
-					for (int64_t oh = 0; oh < g.ho; oh++)
-						for (int64_t ow = 0; ow < g.wo; ow++) {
-							int64_t h = oh * g.sh - g.ph + i * g.dh, w = ow * g.sw - g.pw + j * g.dw;
-							*o++ = h >= 0 && h < g.h && w >= 0 && w < g.w ?
-							       x[((n * g.c + c) * g.h + h) * g.w + w] : 0;
+/* The columns of x (grad.c): cols[(c*kh + i)*kw + j, (n, oh, ow)], 0 in the padding. */
+static float *
+columns(const Win *g, const float *x)
+{
+	int64_t m = g->n * g->ho * g->wo;
+	float *o = xmalloc((g->c * g->kh * g->kw * m > 0 ? g->c * g->kh * g->kw * m : 1) * sizeof *o), *p = o;
+
+	for (int64_t c = 0; c < g->c; c++)
+		for (int64_t i = 0; i < g->kh; i++)
+			for (int64_t j = 0; j < g->kw; j++)
+				for (int64_t n = 0; n < g->n; n++)
+					for (int64_t oh = 0; oh < g->ho; oh++)
+						for (int64_t ow = 0; ow < g->wo; ow++) {
+							int64_t h = oh * g->sh - g->ph + i * g->dh, w = ow * g->sw - g->pw + j * g->dw;
+							*p++ = h >= 0 && h < g->h && w >= 0 && w < g->w ?
+							       x[((n * g->c + c) * g->h + h) * g->w + w] : 0;
 						}
+	return o;
+}
+
+/* t [C, N, P] <-> y [N, C, P]: to (1) or from (0) channels first. */
+static void
+chanfirst(float *t, float *y, int64_t n, int64_t c, int64_t p, int to)
+{
+	for (int64_t a = 0; a < n; a++)
+		for (int64_t b = 0; b < c; b++)
+			memcpy(to ? t + (b * n + a) * p : y + (a * c + b) * p, to ? y + (a * c + b) * p : t + (b * n + a) * p,
+			       p * sizeof *t);
+}
+
+/* conv2d(x, w): per group the GEMM w_g [Cog, Kg] @ cols_g [Kg, N*Ho*Wo], then NCHW. */
+static int
+k_conv2d(Run *r, const Op *op)
+{
+	Win g = cwin(op, &TY(0)->sh, &TY(1)->sh);
+	int64_t G = op->ia[6], co = TY(1)->sh.d[0], cog = co / G, kg = g.c / G * g.kh * g.kw;
+	int64_t m = g.n * g.ho * g.wo;
+	float *cols = columns(&g, IN(0)), *t = xmalloc((co * m > 0 ? co * m : 1) * sizeof *t);
+
+	for (int64_t k = 0; k < G; k++)
+		gemm(0, 0, cog, m, kg, IN(1) + k * cog * kg, kg, cols + k * kg * m, m, t + k * cog * m, m);
+	chanfirst(t, OUT, g.n, co, g.ho * g.wo, 0);
+	free(cols);
+	free(t);
 	return 0;
 }
 
-/* col2im, its transpose (grad.c): each x element sums its kernel offsets, i then j. */
+/* conv2d_dx(w, dy): dcols_g = w_g^T @ dy_g, then col2im (each x element sums its kernel
+ * offsets, i then j). */
 static int
-k_col2im(Run *r, const Op *op)
+k_conv2d_dx(Run *r, const Op *op)
 {
-	Win g = win(op, &RTY->sh, &TY(0)->sh);
-	const float *dc = IN(0);
+	Win g = cwin(op, &RTY->sh, &TY(0)->sh);
+	int64_t G = op->ia[6], co = TY(0)->sh.d[0], cog = co / G, kg = g.c / G * g.kh * g.kw;
+	int64_t m = g.n * g.ho * g.wo;
+	float *t = xmalloc((co * m > 0 ? co * m : 1) * sizeof *t), *dc = xmalloc((G * kg * m > 0 ? G * kg * m : 1) * sizeof *dc);
 	float *o = OUT;
 
+	chanfirst(t, (float *)IN(1), g.n, co, g.ho * g.wo, 1);
+	for (int64_t k = 0; k < G; k++)
+		gemm(1, 0, kg, m, cog, IN(0) + k * cog * kg, kg, t + k * cog * m, m, dc + k * kg * m, m);
 	for (int64_t n = 0; n < g.n; n++)
 		for (int64_t c = 0; c < g.c; c++)
 			for (int64_t h = 0; h < g.h; h++)
@@ -469,11 +512,29 @@ k_col2im(Run *r, const Op *op)
 							if (th < 0 || tw < 0 || th % g.sh || tw % g.sw || th / g.sh >= g.ho ||
 							    tw / g.sw >= g.wo)
 								continue;
-							s += dc[((((c * g.kh + i) * g.kw + j) * g.n + n) * g.ho + th / g.sh) * g.wo +
-							        tw / g.sw];
+							s += dc[((c * g.kh + i) * g.kw + j) * m + (n * g.ho + th / g.sh) * g.wo + tw / g.sw];
 						}
 					*o++ = s;
 				}
+	free(t);
+	free(dc);
+	return 0;
+}
+
+/* conv2d_dw(x, dy): per group dy_g [Cog, M] @ cols_g^T [M, Kg]. */
+static int
+k_conv2d_dw(Run *r, const Op *op)
+{
+	Win g = cwin(op, &TY(0)->sh, &RTY->sh);
+	int64_t G = op->ia[6], co = RTY->sh.d[0], cog = co / G, kg = g.c / G * g.kh * g.kw;
+	int64_t m = g.n * g.ho * g.wo;
+	float *cols = columns(&g, IN(0)), *t = xmalloc((co * m > 0 ? co * m : 1) * sizeof *t);
+
+	chanfirst(t, (float *)IN(1), g.n, co, g.ho * g.wo, 1);
+	for (int64_t k = 0; k < G; k++)
+		gemm(0, 1, cog, kg, m, t + k * cog * m, m, cols + k * kg * m, m, OUT + k * cog * kg, kg);
+	free(cols);
+	free(t);
 	return 0;
 }
 
@@ -587,50 +648,140 @@ k_poolgrad(Run *r, const Op *op)
 	return 0;
 }
 
-/* The GEMM sizes of a conv op: G groups, Cog = Cout/G, Kg = Cin/G*kh*kw, M = N*Ho*Wo. */
+/* ---------- dropout ---------- */
+
+/* dropout(x, t): each element kept (times 1/(1-p)) where its draw is at least p; dropout(x)
+ * (inference) copies x. */
+static int
+k_dropout(Run *r, const Op *op)
+{
+	int64_t n = shape_numel(&RTY->sh);
+	const float *x = IN(0);
+	float *o = OUT, p = (float)op->fa[0], sc = (float)(1.0 / (1.0 - op->fa[0]));
+	int t = op->nargs > 1 ? INI(1)[0] : 0;
+
+	for (int64_t i = 0; i < n; i++)
+		o[i] = op->nargs < 2 ? x[i] :
+		       mtc_dropout_u(i, (int)op->ia[0], t, (unsigned long long)op->ia[1]) >= p ? x[i] * sc : 0;
+	return 0;
+}
+
+/* ---------- batch norm ---------- */
+
+/* x [N, C, ...] as N x C x Q. */
 static void
-convdims(const Op *op, const Shape *w, const Shape *cols, int64_t *G, int64_t *Cog, int64_t *Kg,
-         int64_t *M)
+ncq(const Shape *x, int64_t *n, int64_t *c, int64_t *q)
 {
-	*G = op->ia[0];
-	*Cog = w->d[0] / *G;
-	*Kg = w->d[1] * w->d[2] * w->d[3];
-	*M = cols->d[1] * cols->d[2] * cols->d[3];
+	*n = x->d[0];
+	*c = x->d[1];
+	*q = shape_numel(x) / (*n * *c);
 }
 
-/* conv2d(cols, w) groups: per group, w_g [Cog, Kg] @ cols_g [Kg, M]. */
-static int
-k_conv2d(Run *r, const Op *op)
+static float
+invstd(float var, double eps)
 {
-	int64_t G, Cog, Kg, M;
+	return (float)(1 / sqrt((double)var + eps));
+}
 
-	convdims(op, &TY(1)->sh, &TY(0)->sh, &G, &Cog, &Kg, &M);
-	for (int64_t g = 0; g < G; g++)
-		gemm(0, 0, Cog, M, Kg, IN(1) + g * Cog * Kg, Kg, IN(0) + g * Kg * M, M, OUT + g * Cog * M, M);
+/* batch_norm: y = x * a + b per channel, a = gamma * invstd, b = beta - mean * a. */
+static int
+k_batchnorm(Run *r, const Op *op)
+{
+	int64_t N, C, Q;
+	const float *x = IN(0), *g = IN(1), *b = IN(2), *mu = IN(3), *var = IN(4);
+	float *o = OUT;
+
+	ncq(&TY(0)->sh, &N, &C, &Q);
+	for (int64_t n = 0; n < N; n++)
+		for (int64_t c = 0; c < C; c++) {
+			float a = g[c] * invstd(var[c], op->fa[0]), sh = b[c] - mu[c] * a;
+			const float *xp = x + (n * C + c) * Q;
+			float *op_ = o + (n * C + c) * Q;
+			for (int64_t q = 0; q < Q; q++)
+				op_[q] = xp[q] * a + sh;
+		}
 	return 0;
 }
 
-/* conv2d_dx(w, dy) groups: per group, w_g^T [Kg, Cog] @ dy_g [Cog, M]. */
+/* batch_norm_mean, batch_norm_var: per channel, in double over (n, q) in order. */
 static int
-k_conv2d_dx(Run *r, const Op *op)
+k_bnstat(Run *r, const Op *op)
 {
-	int64_t G, Cog, Kg, M;
+	int64_t N, C, Q;
+	const float *x = IN(0);
+	float *o = OUT;
 
-	convdims(op, &TY(0)->sh, &RTY->sh, &G, &Cog, &Kg, &M);
-	for (int64_t g = 0; g < G; g++)
-		gemm(1, 0, Kg, M, Cog, IN(0) + g * Cog * Kg, Kg, IN(1) + g * Cog * M, M, OUT + g * Kg * M, M);
+	ncq(&TY(0)->sh, &N, &C, &Q);
+	for (int64_t c = 0; c < C; c++) {
+		double s = 0, mu = op->kind == OP_BN_VAR ? IN(1)[c] : 0;
+		for (int64_t n = 0; n < N; n++)
+			for (int64_t q = 0; q < Q; q++) {
+				double v = x[(n * C + c) * Q + q];
+				s += op->kind == OP_BN_VAR ? (v - mu) * (v - mu) : v;
+			}
+		o[c] = (float)(s / (double)(N * Q));
+	}
 	return 0;
 }
 
-/* conv2d_dw(cols, dy) groups: per group, dy_g [Cog, M] @ cols_g^T [M, Kg]. */
+/* batch_norm_dstats(x, mean, var, dy): [sum dy (x - mean) * invstd; sum dy] per channel. */
 static int
-k_conv2d_dw(Run *r, const Op *op)
+k_bndstats(Run *r, const Op *op)
 {
-	int64_t G, Cog, Kg, M;
+	int64_t N, C, Q;
+	const float *x = IN(0), *mu = IN(1), *var = IN(2), *dy = IN(3);
+	float *o = OUT;
 
-	convdims(op, &RTY->sh, &TY(0)->sh, &G, &Cog, &Kg, &M);
-	for (int64_t g = 0; g < G; g++)
-		gemm(0, 1, Cog, Kg, M, IN(1) + g * Cog * M, M, IN(0) + g * Kg * M, M, OUT + g * Cog * Kg, Kg);
+	ncq(&TY(0)->sh, &N, &C, &Q);
+	for (int64_t c = 0; c < C; c++) {
+		double dot = 0, s = 0;
+		for (int64_t n = 0; n < N; n++)
+			for (int64_t q = 0; q < Q; q++) {
+				int64_t e = (n * C + c) * Q + q;
+				dot += (double)dy[e] * ((double)x[e] - mu[c]);
+				s += dy[e];
+			}
+		o[c] = (float)(dot * invstd(var[c], op->fa[0]));
+		o[C + c] = (float)s;
+	}
+	return 0;
+}
+
+/* batch_norm_dx(x, gamma, mean, var, dy, ds) training: PyTorch's formula (grad.c). */
+static int
+k_bndx(Run *r, const Op *op)
+{
+	int64_t N, C, Q;
+	const float *x = IN(0), *g = IN(1), *mu = IN(2), *var = IN(3), *dy = IN(4), *ds = IN(5);
+	float *o = OUT;
+
+	ncq(&TY(0)->sh, &N, &C, &Q);
+	for (int64_t c = 0; c < C; c++) {
+		float is = invstd(var[c], op->fa[0]), w = is * g[c];
+		float gm = (float)((double)ds[C + c] / (double)(N * Q));
+		float pj = (float)((double)ds[c] * is / (double)(N * Q));
+		for (int64_t n = 0; n < N; n++)
+			for (int64_t q = 0; q < Q; q++) {
+				int64_t e = (n * C + c) * Q + q;
+				o[e] = op->ia[0] ? (dy[e] - gm - (x[e] - mu[c]) * pj) * w : dy[e] * w;
+			}
+	}
+	return 0;
+}
+
+/* batch_norm_update(rmean, rvar, mean, var) count momentum, in place, in double. */
+static int
+k_bnupdate(Run *r, const Op *op)
+{
+	float *rm = r->buf[op->args[0]], *rv = r->buf[op->args[1]];
+	const float *mu = IN(2), *var = IN(3);
+	double m = op->fa[0], cnt = (double)op->ia[0];
+	int64_t C = TY(0)->sh.d[0];
+
+	for (int64_t c = 0; c < C; c++) {
+		rm[c] = (float)(m * mu[c] + (1 - m) * rm[c]);
+		rv[c] = (float)(m * ((double)var[c] * cnt / (cnt - 1)) + (1 - m) * rv[c]);
+	}
 	return 0;
 }
 
@@ -1071,8 +1222,10 @@ k_nothing(Run *r, const Op *op)
 	K(SIGMOID_G, k_ew) K(SQRT_G, k_ew) K(RSQRT_G, k_ew) K(POW_G, k_ew) K(MAX_G, k_maxgrad) \
 	K(SOFTMAX_G, k_softmaxgrad) K(LOGSOFTMAX_G, k_softmaxgrad) K(LN_DX, k_lndx) \
 	K(LN_DGAMMA, k_lndgamma) K(EMBED_G, k_embedgrad) K(XENT_G, k_xentgrad) K(MSE_G, k_ew) \
-	K(CLIP, k_ew) K(IM2COL, k_im2col) K(CONV2D, k_conv2d) K(MAXPOOL, k_pool) K(AVGPOOL, k_pool) \
-	K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) K(COL2IM, k_col2im) \
+	K(CLIP, k_ew) K(WORKSPACE, k_nothing) K(CONV2D, k_conv2d) K(MAXPOOL, k_pool) K(AVGPOOL, k_pool) \
+	K(BATCHNORM, k_batchnorm) K(BN_MEAN, k_bnstat) K(BN_VAR, k_bnstat) K(BN_DSTATS, k_bndstats) \
+	K(BN_DX, k_bndx) K(BN_UPDATE, k_bnupdate) K(DROPOUT, k_dropout) \
+	K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) \
 	K(CONV2D_DX, k_conv2d_dx) K(CONV2D_DW, k_conv2d_dw) K(MAXPOOL_G, k_poolgrad) \
 	K(AVGPOOL_G, k_poolgrad) K(SGD, k_sgd) K(SGDM, k_sgdm) K(ADAM, k_adam) K(TICK, k_tick) \
 	K(SWAPOUT, k_copy) K(SWAPIN, k_copy) K(SWAPHOME, k_home) K(WAIT, k_nothing)

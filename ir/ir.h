@@ -86,6 +86,11 @@ int64_t shape_numel(const Shape *);             /* product of dims (checked when
 /* Output extent of a window (kernel k, stride s, padding p each side, dilation d) sliding
  * over an input extent n, PyTorch's; 0 when it does not fit. */
 int64_t window_out(int64_t n, int64_t k, int64_t s, int64_t p, int64_t d);
+/* The workspace a convolution of x [N, C, H, W] by w [Cout, C/G, kh, kw] with attributes
+ * a = sh sw ph pw dh dw groups uses (ops.c, docs/ir.md): 0 for a pointwise one (1x1, stride
+ * 1, no padding: its GEMMs read x and write y as they are), else 1 with *ws the workspace's
+ * type, f32[k, (C*kh*kw + Cout) * Ho*Wo] for chunks of k images. */
+int conv_workspace(const Shape *x, const Shape *w, const int64_t *a, Type *ws);
 int64_t type_bytes(const Type *);               /* numel * 4 */
 int shape_eq(const Shape *, const Shape *);
 /* NumPy broadcasting of a and b into *r; 0 on success, -1 if incompatible. */
@@ -108,9 +113,10 @@ enum {
 	F_NORES = 1 << 4,    /* has no result value */
 	F_GIVEN = 1 << 5,    /* result type is given (parsed or set by the builder), the rule checks it */
 	F_VARIADIC = 1 << 6, /* nargs is a minimum */
-	F_EXPAND = 1 << 7,   /* a result far larger than its operand, cheap to make again (im2col's
-	                      * columns): CSE never merges a backward occurrence into a forward one,
-	                      * so the step saves the operand, not the expansion */
+	F_SCRATCH = 1 << 7,  /* a workspace: bytes of its own for the one op that reads it (and
+	                      * overwrites them); CSE never merges two */
+	F_WS = 1 << 8,       /* its operand after nargs (optional: F_VARIADIC) is a workspace it
+	                      * overwrites: a `workspace` result that nothing else reads */
 };
 
 struct Func;
@@ -168,10 +174,14 @@ typedef double CostRule(const struct Func *, const struct Op *);
 	X(MSE,       "mse",         2, F_LANG,              "",              "",                sh_mse,      gr_mse,       co_ew8,        0, 0) \
 	/* convolutional networks (docs/ir.md: their definitions are in passes/grad.c) */ \
 	X(CLIP,      "clip",        1, F_LANG | F_EW,       "",              "lo hi",           sh_clip,     gr_clip,      co_ew1,        0, mtc_clip(x0, c, d)) \
-	X(IM2COL,    "im2col",      1, F_EXPAND,            "kh kw sh sw ph pw dh dw", "",      sh_im2col,   gr_im2col,    co_zero,       0, 0) \
-	X(CONV2D,    "conv2d",      2, F_LANG,              "groups",        "",                sh_conv2d,   gr_conv2d,    co_conv2d,     0, 0) \
+	X(WORKSPACE, "workspace",   0, F_GIVEN | F_SCRATCH, "",              "",                sh_workspace,gr_none,      co_zero,       0, 0) \
+	X(CONV2D,    "conv2d",      2, F_LANG | F_VARIADIC | F_WS, "sh sw ph pw dh dw groups", "", sh_conv2d, gr_conv2d,  co_conv2d,     0, 0) \
 	X(MAXPOOL,   "max_pool2d",  1, F_LANG,              "kh kw sh sw ph pw dh dw", "",      sh_pool,     gr_maxpool,   co_pool,       0, 0) \
 	X(AVGPOOL,   "avg_pool2d",  1, F_LANG,              "kh kw sh sw ph pw count_include_pad", "", sh_pool, gr_avgpool, co_pool,       0, 0) \
+	X(BATCHNORM, "batch_norm",  5, F_LANG,              "training",      "eps momentum",    sh_batchnorm,gr_batchnorm, co_layernorm,  0, 0) \
+	X(BN_MEAN,   "batch_norm_mean",1,0,                 "",              "",                sh_bnstat,   gr_none,      co_red,        0, 0) \
+	X(BN_VAR,    "batch_norm_var",2, 0,                 "",              "",                sh_bnstat,   gr_none,      co_red,        0, 0) \
+	X(DROPOUT,   "dropout",     1, F_LANG | F_VARIADIC, "key seed",      "p",               sh_dropout,  gr_dropout,   co_ew8,        0, 0) \
 	/* gradient helpers (made by autodiff) */ \
 	X(SUMTO,     "sum_to",      1, F_GIVEN,             "",              "",                sh_sumto,    gr_none,      co_red,        0, 0) \
 	X(BCAST,     "broadcast",   1, F_GIVEN | F_EW,      "",              "",                sh_bcast,    gr_none,      co_zero,       0, x0) \
@@ -193,11 +203,13 @@ typedef double CostRule(const struct Func *, const struct Op *);
 	X(SLICE,     "slice",       1, F_GIVEN,             "axis start",    "",                sh_slice,    gr_slice,     co_zero,       0, 0) \
 	X(SLICE_G,   "slice_grad",  1, F_GIVEN,             "axis start",    "",                sh_slicegrad,gr_none,      co_zero,       0, 0) \
 	X(CLIP_G,    "clip_grad",   2, F_EW,                "",              "lo hi",           sh_binary,   gr_none,      co_ew1,        0, mtc_clip_grad(x0, x1, c, d)) \
-	X(COL2IM,    "col2im",      1, F_GIVEN,             "kh kw sh sw ph pw dh dw", "",      sh_col2im,   gr_none,      co_zero,       0, 0) \
-	X(CONV2D_DX, "conv2d_dx",   2, 0,                   "groups",        "",                sh_conv2d_dx,gr_none,      co_conv2d_dx,  0, 0) \
-	X(CONV2D_DW, "conv2d_dw",   2, F_GIVEN,             "groups",        "",                sh_conv2d_dw,gr_none,      co_conv2d_dw,  0, 0) \
+	X(CONV2D_DX, "conv2d_dx",   2, F_GIVEN | F_VARIADIC | F_WS, "sh sw ph pw dh dw groups", "", sh_conv2d_dx, gr_none, co_conv2d_dx, 0, 0) \
+	X(CONV2D_DW, "conv2d_dw",   2, F_GIVEN | F_VARIADIC | F_WS, "sh sw ph pw dh dw groups", "", sh_conv2d_dw, gr_none, co_conv2d_dw, 0, 0) \
 	X(MAXPOOL_G, "max_pool2d_grad",2,0,                 "kh kw sh sw ph pw dh dw", "",      sh_poolgrad, gr_none,      co_pool,       0, 0) \
 	X(AVGPOOL_G, "avg_pool2d_grad",1,F_GIVEN,           "kh kw sh sw ph pw count_include_pad", "", sh_poolgrad, gr_none, co_pool,     0, 0) \
+	X(BN_DSTATS, "batch_norm_dstats",4,0,               "",              "eps",             sh_bndstats, gr_none,      co_layernorm,  0, 0) \
+	X(BN_DX,     "batch_norm_dx",6, 0,                  "training",      "eps",             sh_bndx,     gr_none,      co_layernorm,  0, 0) \
+	X(BN_UPDATE, "batch_norm_update",4,F_MUT | F_NORES, "count",         "momentum",        sh_bnupdate, gr_none,      co_ew1,        2, 0) \
 	/* optimizer updates: in place on params and optimizer state */ \
 	X(SGD,       "sgd_update",  2, F_MUT | F_NORES,     "",              "lr",              sh_sgd,      gr_none,      co_ew1,        1, 0) \
 	X(SGDM,      "sgd_momentum_update",3,F_MUT|F_NORES, "",              "lr momentum",     sh_sgdm,     gr_none,      co_ew1,        2, 0) \
@@ -259,8 +271,11 @@ char *op_ew_expr(Opk, const char *const x[3], const char *const c[2], const char
 
 /* ---------- values, ops, functions, modules ---------- */
 
-/* What role a module-level tensor plays. */
-typedef enum { R_INPUT, R_PARAM, R_STATE } Role;
+/* What role a module-level tensor plays: given at every call (input), trained (param),
+ * optimizer state (state), or a buffer: module state that is not trained but updated by the
+ * step itself (batch norm's running statistics, dropout's step counter), saved and loaded with
+ * the params and read by the forward. */
+typedef enum { R_INPUT, R_PARAM, R_STATE, R_BUFFER } Role;
 
 typedef enum { INIT_NONE, INIT_ZEROS, INIT_ONES, INIT_FULL, INIT_NORMAL, INIT_UNIFORM,
 	INIT_FILE, INIT_VALUES } InitKind;
@@ -277,12 +292,12 @@ typedef struct Init {
 	const void *vals;
 } Init;
 
-/* A module-level tensor: an input, a param, or optimizer state. */
+/* A module-level tensor: an input, a param, optimizer state or a buffer. */
 typedef struct Decl {
 	char *name;       /* "x", "w.3", "mom.w.3" */
 	Role role;
 	Type ty;
-	Init init;        /* params and state */
+	Init init;        /* params, state and buffers */
 	int of;           /* state: the decl index of its param (-1: none, e.g. adam's step) */
 	uint8_t host;     /* state that lives in host memory between steps (the planner's choice,
 	                   * ' host' in the IR): the step copies it in for its update (swap_in)
@@ -351,6 +366,8 @@ typedef struct Module {
 	Func *fwd;                /* always */
 	Func *step;               /* trained models only */
 	int64_t budget;           /* the --mem-budget in bytes the step was planned for, 0: none */
+	uint64_t seed;            /* the build's seed (--seed), which autodiff writes into the
+	                           * dropouts of the step (their masks); not printed: the ops say it */
 	char solver[32];          /* and the solver whose plan it carries */
 	double budget_pct;        /* > 0: the budget as given, percent of the unconstrained arena */
 } Module;

@@ -661,108 +661,243 @@ sh_poolgrad(const Func *f, const Op *op, Type *r, char *err, size_t n)
 	return 0;
 }
 
-/* im2col(x) kh kw sh sw ph pw dh dw: the columns f32[C*kh*kw, N, Ho, Wo]. */
-int
-sh_im2col(const Func *f, const Op *op, Type *r, char *err, size_t n)
+/* ---------- batch norm ---------- */
+
+/* x f32[N, C, ...] and each of the n operands from `first` on f32[C]. */
+static int
+per_channel(const Func *f, const Op *op, int first, int n, char *err, size_t nerr)
 {
 	const Type *x = ARG(0);
-	int64_t ho, wo, k, t;
 
-	if (window(f, op, x, &ho, &wo, err, n))
-		return -1;
-	if (mul64(x->sh.d[1], op->ia[0] * op->ia[1], &k) || mul64(k, x->sh.d[0], &t) ||
-	    mul64(t, ho, &t) || mul64(t, wo, &t) || mul64(t, 4, &t))
-		return fail(err, n, "im2col of %s: the columns' size overflows", TS(x));
-	*r = (Type){ F32, { 4, { k, x->sh.d[0], ho, wo } } };
+	if (x->dt != F32 || x->sh.rank < 2)
+		return fail(err, nerr, "%s needs an input f32[N, C, ...], got %s", opinfo[op->kind].name, TS(x));
+	for (int i = first; i < first + n; i++)
+		if (ARG(i)->dt != F32 || ARG(i)->sh.rank != 1 || ARG(i)->sh.d[0] != x->sh.d[1])
+			return fail(err, nerr, "%s: operand %d must be f32[%lld] for the input %s, got %s",
+			            opinfo[op->kind].name, i + 1, (long long)x->sh.d[1], TS(x), TS(ARG(i)));
 	return 0;
 }
 
-/* col2im(cols) kh kw sh sw ph pw dh dw -> T (given: f32[N, C, H, W]): cols has the shape of
- * im2col(T). */
+/* batch_norm(x, gamma, beta, mean, var) training eps momentum: x's type. */
 int
-sh_col2im(const Func *f, const Op *op, Type *r, char *err, size_t n)
+sh_batchnorm(const Func *f, const Op *op, Type *r, char *err, size_t n)
 {
-	const Type *c = ARG(0);
+	if (per_channel(f, op, 1, 4, err, n))
+		return -1;
+	if (op->ia[0] != 0 && op->ia[0] != 1)
+		return fail(err, n, "batch_norm: training must be 0 or 1");
+	if (!(op->fa[0] > 0))
+		return fail(err, n, "batch_norm: eps must be positive");
+	*r = *ARG(0);
+	return 0;
+}
+
+/* batch_norm_mean(x), batch_norm_var(x, mean): f32[C]. */
+int
+sh_bnstat(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	if (per_channel(f, op, 1, op->nargs - 1, err, n))
+		return -1;
+	*r = (Type){ F32, { 1, { ARG(0)->sh.d[1] } } };
+	return 0;
+}
+
+/* batch_norm_dstats(x, mean, var, dy) eps: f32[2, C]. */
+int
+sh_bndstats(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	if (per_channel(f, op, 1, 2, err, n))
+		return -1;
+	if (ARG(3)->dt != F32 || !shape_eq(&ARG(3)->sh, &ARG(0)->sh))
+		return fail(err, n, "%s: the gradient %s must have the input's shape %s",
+		            opinfo[op->kind].name, TS(ARG(3)), TS(ARG(0)));
+	*r = (Type){ F32, { 2, { 2, ARG(0)->sh.d[1] } } };
+	return 0;
+}
+
+/* batch_norm_dx(x, gamma, mean, var, dy, dstats) training eps: x's type. */
+int
+sh_bndx(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	Type ds;
+
+	if (per_channel(f, op, 1, 3, err, n))
+		return -1;
+	if (ARG(4)->dt != F32 || !shape_eq(&ARG(4)->sh, &ARG(0)->sh))
+		return fail(err, n, "batch_norm_dx: the gradient %s must have the input's shape %s",
+		            TS(ARG(4)), TS(ARG(0)));
+	ds = (Type){ F32, { 2, { 2, ARG(0)->sh.d[1] } } };
+	if (ARG(5)->dt != F32 || !shape_eq(&ARG(5)->sh, &ds.sh))
+		return fail(err, n, "batch_norm_dx: the sums %s must be %s", TS(ARG(5)), TS(&ds));
+	if (op->ia[0] != 0 && op->ia[0] != 1)
+		return fail(err, n, "batch_norm_dx: training must be 0 or 1");
+	*r = *ARG(0);
+	return 0;
+}
+
+/* batch_norm_update(rmean, rvar, mean, var) count momentum: four f32[C], count >= 2. */
+int
+sh_bnupdate(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	(void)r;
+	for (int i = 0; i < 4; i++)
+		if (ARG(i)->dt != F32 || ARG(i)->sh.rank != 1 || ARG(i)->sh.d[0] != ARG(0)->sh.d[0])
+			return fail(err, n, "batch_norm_update: operand %d is %s, the running mean %s", i + 1,
+			            TS(ARG(i)), TS(ARG(0)));
+	if (op->ia[0] < 2)
+		return fail(err, n, "batch_norm_update: count %lld; the unbiased variance needs 2 or more",
+		            (long long)op->ia[0]);
+	return 0;
+}
+
+/* dropout(x) key seed p: x's type (inference: the identity); dropout(x, t): with the step
+ * counter t, an i32[] (training: the mask of passes/grad.c). */
+int
+sh_dropout(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	if (want_f32(f, op, 0, err, n))
+		return -1;
+	if (op->nargs > 2 || (op->nargs == 2 && (ARG(1)->dt != I32 || ARG(1)->sh.rank != 0)))
+		return fail(err, n, "dropout takes x and, in training, the step counter (i32[])");
+	if (!(op->fa[0] >= 0 && op->fa[0] <= 1))
+		return fail(err, n, "dropout: p must be in [0, 1], got %g", op->fa[0]);
+	if (op->ia[0] < 0 || op->ia[0] > INT32_MAX)
+		return fail(err, n, "dropout: key %lld out of range", (long long)op->ia[0]);
+	*r = *ARG(0);
+	return 0;
+}
+
+/* A convolution's geometry (ops conv2d, conv2d_dx, conv2d_dx: attributes sh sw ph pw dh dw
+ * groups): x f32[N, C, H, W] by w f32[Cout, C/groups, kh, kw] gives f32[N, Cout, Ho, Wo]. */
+static int
+conv_geom(const Op *op, const Type *x, const Type *w, Type *y, char *err, size_t n)
+{
+	const int64_t *a = op->ia;
+	const char *nm = opinfo[op->kind].name;
 	int64_t ho, wo;
 
-	if (want_f32(f, op, 0, err, n) || window(f, op, r, &ho, &wo, err, n))
-		return -1;
-	if (c->sh.rank != 4 || c->sh.d[0] != r->sh.d[1] * op->ia[0] * op->ia[1] || c->sh.d[1] != r->sh.d[0] ||
-	    c->sh.d[2] != ho || c->sh.d[3] != wo)
-		return fail(err, n, "col2im: %s are not the columns of %s", TS(c), TS(r));
-	return 0;
-}
-
-/* The weight of conv2d and its gradients: f32[Cout, Cin/groups, kh, kw], groups dividing Cout. */
-static int
-conv_weight(const Op *op, const Type *w, char *err, size_t n)
-{
+	if (x->dt != F32 || x->sh.rank != 4)
+		return fail(err, n, "%s needs an input f32[N, C, H, W], got %s", nm, TS(x));
 	if (w->dt != F32 || w->sh.rank != 4)
-		return fail(err, n, "%s: the weight must be f32[Cout, Cin/groups, kh, kw], got %s",
-		            opinfo[op->kind].name, TS(w));
-	if (op->ia[0] < 1 || w->sh.d[0] % op->ia[0])
-		return fail(err, n, "%s: groups=%lld must divide the %lld output channels of %s",
-		            opinfo[op->kind].name, (long long)op->ia[0], (long long)w->sh.d[0], TS(w));
+		return fail(err, n, "%s: the weight must be f32[Cout, Cin/groups, kh, kw], got %s", nm, TS(w));
+	if (a[0] < 1 || a[1] < 1 || a[2] < 0 || a[3] < 0 || a[4] < 1 || a[5] < 1 || a[6] < 1)
+		return fail(err, n, "%s: stride, dilation and groups must be positive, padding not negative", nm);
+	for (int k = 0; k < 6; k++)
+		if (a[k] > INT32_MAX)
+			return fail(err, n, "%s: attribute %d out of range", nm, k + 1);
+	if (w->sh.d[0] % a[6] || w->sh.d[1] * a[6] != x->sh.d[1])
+		return fail(err, n, "%s: weight %s with groups=%lld does not go with input %s", nm, TS(w),
+		            (long long)a[6], TS(x));
+	ho = window_out(x->sh.d[2], w->sh.d[2], a[0], a[2], a[4]);
+	wo = window_out(x->sh.d[3], w->sh.d[3], a[1], a[3], a[5]);
+	if (ho < 1 || wo < 1)
+		return fail(err, n, "%s: the kernel of %s does not fit the input %s", nm, TS(w), TS(x));
+	*y = (Type){ F32, { 4, { x->sh.d[0], w->sh.d[0], ho, wo } } };
 	return 0;
 }
 
-/* Columns [groups * Cin/groups * kh * kw, N, Ho, Wo] that go with weight w. */
 static int
-conv_cols(const Op *op, const Type *c, const Type *w, char *err, size_t n)
+pointwise(const Shape *w, const int64_t *a)
 {
-	int64_t k = op->ia[0] * w->sh.d[1] * w->sh.d[2] * w->sh.d[3];
+	return w->d[2] == 1 && w->d[3] == 1 && a[0] == 1 && a[1] == 1 && a[2] == 0 && a[3] == 0;
+}
 
-	if (c->dt != F32 || c->sh.rank != 4 || c->sh.d[0] != k)
-		return fail(err, n, "%s: columns %s do not go with weight %s and groups=%lld (want "
-		            "f32[%lld, N, Ho, Wo])", opinfo[op->kind].name, TS(c), TS(w),
-		            (long long)op->ia[0], (long long)k);
+/* A workspace of the images in chunks of k, k dividing N: columns and GEMM rows per image
+ * (C*kh*kw + Cout) * Ho*Wo floats; k the most that keeps the workspace within twice the larger
+ * of x and y, or, where that gives GEMMs of fewer than 256 columns, the fewest images that have
+ * them (the planner cannot shrink a workspace: it stays in proportion to the activations
+ * around it, but a BLAS runs a GEMM of a few columns slowly). At least 1. */
+int
+conv_workspace(const Shape *x, const Shape *w, const int64_t *a, Type *ws)
+{
+	int64_t p, r, cap, k = 1, act;
+
+	if (pointwise(w, a))
+		return 0;
+	p = window_out(x->d[2], w->d[2], a[0], a[2], a[4]) * window_out(x->d[3], w->d[3], a[1], a[3], a[5]);
+	r = (x->d[1] * w->d[2] * w->d[3] + w->d[0]) * p;
+	act = x->d[1] * x->d[2] * x->d[3] > w->d[0] * p ? x->d[1] * x->d[2] * x->d[3] : w->d[0] * p;
+	cap = 2 * x->d[0] * act;
+	if (cap < r * ((256 + p - 1) / p))
+		cap = r * ((256 + p - 1) / p);
+	for (int64_t d = 2; d <= x->d[0]; d++)
+		if (x->d[0] % d == 0 && d * r <= cap)
+			k = d;
+	*ws = (Type){ F32, { 2, { k, r } } };
+	return 1;
+}
+
+/* A conv op's workspace: none only for a pointwise convolution; else f32[k, R], k dividing
+ * N (conv_workspace's R; k may be any divisor). */
+static int
+conv_ws(const Func *f, const Op *op, const Type *x, const Type *w, int nws, char *err, size_t n)
+{
+	const char *nm = opinfo[op->kind].name;
+	Type want;
+
+	if (op->nargs > nws + 1)
+		return fail(err, n, "%s takes %d operands and a workspace", nm, nws);
+	if (!conv_workspace(&x->sh, &w->sh, op->ia, &want)) {
+		if (op->nargs > nws)
+			return fail(err, n, "%s: a pointwise convolution takes no workspace", nm);
+		return 0;
+	}
+	if (op->nargs == nws)
+		return fail(err, n, "%s needs a workspace f32[k, %lld] (k dividing %lld)", nm,
+		            (long long)want.sh.d[1], (long long)x->sh.d[0]);
+	if (ARG(nws)->dt != F32 || ARG(nws)->sh.rank != 2 || ARG(nws)->sh.d[1] != want.sh.d[1] ||
+	    x->sh.d[0] % ARG(nws)->sh.d[0])
+		return fail(err, n, "%s: workspace %s, want f32[k, %lld] with k dividing %lld", nm,
+		            TS(ARG(nws)), (long long)want.sh.d[1], (long long)x->sh.d[0]);
 	return 0;
 }
 
-/* conv2d(cols, w) groups: f32[Cout, N, Ho, Wo], channels first (one GEMM per group). */
+/* workspace -> T (given): bytes for one op, contents undefined. */
+int
+sh_workspace(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	(void)f;
+	(void)op;
+	if (r->dt != F32 || r->sh.rank < 1)
+		return fail(err, n, "a workspace is f32 of rank 1 or more, not %s", TS(r));
+	return 0;
+}
+
+/* conv2d(x, w, ws?) sh sw ph pw dh dw groups: f32[N, Cout, Ho, Wo]. */
 int
 sh_conv2d(const Func *f, const Op *op, Type *r, char *err, size_t n)
 {
-	const Type *c = ARG(0), *w = ARG(1);
-
-	if (conv_weight(op, w, err, n) || conv_cols(op, c, w, err, n))
+	if (conv_geom(op, ARG(0), ARG(1), r, err, n))
 		return -1;
-	(void)f;
-	*r = (Type){ F32, { 4, { w->sh.d[0], c->sh.d[1], c->sh.d[2], c->sh.d[3] } } };
-	return 0;
+	return conv_ws(f, op, ARG(0), ARG(1), 2, err, n);
 }
 
-/* conv2d_dx(w, dy) groups, dy f32[Cout, N, Ho, Wo]: the columns' gradient,
- * f32[Cin*kh*kw, N, Ho, Wo]. */
+/* conv2d_dx(w, dy, ws?) -> T (given: x's type): dy has the shape of conv2d(T, w). */
 int
 sh_conv2d_dx(const Func *f, const Op *op, Type *r, char *err, size_t n)
 {
-	const Type *w = ARG(0), *dy = ARG(1);
+	Type y;
 
-	if (conv_weight(op, w, err, n))
+	if (conv_geom(op, r, ARG(0), &y, err, n))
 		return -1;
-	if (dy->dt != F32 || dy->sh.rank != 4 || dy->sh.d[0] != w->sh.d[0])
-		return fail(err, n, "conv2d_dx: gradient %s does not go with weight %s", TS(dy), TS(w));
-	(void)f;
-	*r = (Type){ F32, { 4, { op->ia[0] * w->sh.d[1] * w->sh.d[2] * w->sh.d[3], dy->sh.d[1],
-	                         dy->sh.d[2], dy->sh.d[3] } } };
-	return 0;
+	if (ARG(1)->dt != F32 || !shape_eq(&ARG(1)->sh, &y.sh))
+		return fail(err, n, "conv2d_dx: gradient %s, the convolution of %s by %s is %s", TS(ARG(1)),
+		            TS(r), TS(ARG(0)), TS(&y));
+	return conv_ws(f, op, r, ARG(0), 2, err, n);
 }
 
-/* conv2d_dw(cols, dy) groups -> T (given: the weight's type). */
+/* conv2d_dw(x, dy, ws?) -> T (given: w's type): dy has the shape of conv2d(x, T). */
 int
 sh_conv2d_dw(const Func *f, const Op *op, Type *r, char *err, size_t n)
 {
-	const Type *c = ARG(0), *dy = ARG(1);
+	Type y;
 
-	if (conv_weight(op, r, err, n) || conv_cols(op, c, r, err, n))
+	if (conv_geom(op, ARG(0), r, &y, err, n))
 		return -1;
-	if (dy->dt != F32 || dy->sh.rank != 4 || dy->sh.d[0] != r->sh.d[0] || dy->sh.d[1] != c->sh.d[1] ||
-	    dy->sh.d[2] != c->sh.d[2] || dy->sh.d[3] != c->sh.d[3])
-		return fail(err, n, "conv2d_dw: gradient %s does not go with columns %s and weight %s",
-		            TS(dy), TS(c), TS(r));
-	(void)f;
-	return 0;
+	if (ARG(1)->dt != F32 || !shape_eq(&ARG(1)->sh, &y.sh))
+		return fail(err, n, "conv2d_dw: gradient %s, the convolution of %s by %s is %s", TS(ARG(1)),
+		            TS(ARG(0)), TS(r), TS(&y));
+	return conv_ws(f, op, ARG(0), r, 2, err, n);
 }
 
 /* Optimizer updates: every operand but the step counter has the param's type. */

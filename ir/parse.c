@@ -461,7 +461,7 @@ init(P *p, Init *in, const Type *t)
 	return expect(p, ')', "')'");
 }
 
-/* decl := ('input' | 'param' | 'state') NAME ':' type ('=' init)? ('of' NAME)? loc? */
+/* decl := ('input' | 'param' | 'state' | 'buffer') NAME ':' type ('=' init)? ('of' NAME)? loc? */
 static int
 decl(P *p, Role role, Loc kl)
 {
@@ -515,8 +515,8 @@ decl(P *p, Role role, Loc kl)
 			}
 		}
 		if (w) {
-			if (role != R_STATE)
-				return err(p, ol, "only optimizer state lives in host memory ('host')");
+			if (role == R_INPUT)
+				return err(p, ol, "only params and optimizer state live in host memory ('host')");
 			home = 1;
 		}
 	}
@@ -1049,7 +1049,7 @@ body(P *p)
 	while (p->src->nerr < MAXERR && nextline(p)) {
 		Loc l = here(p);
 		int line = p->line;
-		char *w = name(p, "'input', 'param', 'state', 'optimizer', 'budget' or 'func'", NULL);
+		char *w = name(p, "'input', 'param', 'state', 'buffer', 'optimizer', 'budget' or 'func'", NULL);
 		int r;
 
 		if (!w)
@@ -1060,6 +1060,8 @@ body(P *p)
 			r = decl(p, R_PARAM, l);
 		else if (strcmp(w, "state") == 0)
 			r = decl(p, R_STATE, l);
+		else if (strcmp(w, "buffer") == 0)
+			r = decl(p, R_BUFFER, l);
 		else if (strcmp(w, "optimizer") == 0)
 			r = optim(p, l);
 		else if (strcmp(w, "budget") == 0)
@@ -1069,7 +1071,7 @@ body(P *p)
 				return;
 			continue;
 		} else
-			r = err(p, l, "expected 'input', 'param', 'state', 'optimizer', 'budget' or 'func', found '%s'", w);
+			r = err(p, l, "expected 'input', 'param', 'state', 'buffer', 'optimizer', 'budget' or 'func', found '%s'", w);
 		if (r)
 			skipline(p, line);
 	}

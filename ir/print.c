@@ -128,9 +128,9 @@ pinit(FILE *fp, const Init *in, DType dt, int64_t n_vals)
 static void
 pdecl(FILE *fp, const Module *m, const Decl *d)
 {
-	static const char *const role[] = { "input", "param", "state" };
+	static const char *const role[] = { "input", "param", "state", "buffer" };
 
-	fprintf(fp, "%s %s : ", d->role <= R_STATE ? role[d->role] : "?", d->name);
+	fprintf(fp, "%s %s : ", d->role <= R_BUFFER ? role[d->role] : "?", d->name);
 	ptype(fp, &d->ty);
 	pinit(fp, &d->init, d->ty.dt, shape_numel(&d->ty.sh));
 	if (d->of >= 0 && d->of < m->ndecl)
@@ -250,6 +250,9 @@ pop(FILE *fp, const Func *f, const Op *op, const char *saved)
 	if (ok && f->val[r].off >= 0)
 		fprintf(fp, " at=%lld", (long long)f->val[r].off);
 	ploc(fp, op->loc);
+	if ((opinfo[op->kind].flags & F_MUT) && op->nargs > 0 && op->args[0] >= 0 &&
+	    op->args[0] < f->nval && f->val[op->args[0]].host)
+		fputs("  # on the host", fp);
 	if (ok) {
 		fputs("  # ", fp);
 		pbytes(fp, type_bytes(&f->val[r].ty));

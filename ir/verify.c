@@ -16,6 +16,7 @@ typedef struct C {
 	void *ctx;
 	int n;
 	int *mut;         /* decl -> index of the op that updated it in place, or -1 */
+	int *uses;        /* value -> how many operands read it */
 	int rel;          /* the next report's related op, or -1 */
 } C;
 
@@ -95,7 +96,7 @@ check_decls(C *c)
 			continue;
 		if (names && mod_find_decl(m, d->name) != i)
 			bad(c, -1, "%s is declared twice", d->name);
-		if (d->role != R_INPUT && d->role != R_PARAM && d->role != R_STATE)
+		if (d->role != R_INPUT && d->role != R_PARAM && d->role != R_STATE && d->role != R_BUFFER)
 			bad(c, -1, "%s has no valid role", d->name);
 		if (!type_ok(&d->ty))
 			bad(c, -1, "%s has an invalid type %s", d->name, TS(&d->ty, b));
@@ -185,30 +186,50 @@ check_values(C *c)
 
 /* ---------- ops ---------- */
 
+/* An update on the host (its param in host memory): every operand lives there, the ones it
+ * writes are declarations. */
+static int
+on_host(const Func *f, const Op *op)
+{
+	return (opinfo[op->kind].flags & F_MUT) && op->nargs > 0 && valid(f, op->args[0]) &&
+	       f->val[op->args[0]].host;
+}
+
 static void
 check_update(C *c, int i, const Op *op)
 {
 	const Func *f = c->f;
 	const Module *m = c->m;
-	int nw = opinfo[op->kind].nwritten;
+	int nw = opinfo[op->kind].nwritten, host = on_host(f, op);
 
 	if (strcmp(f->name, "step") != 0)
 		bad(c, i, "%s updates state outside the step function", opinfo[op->kind].name);
+	if (host && op->kind == OP_TICK)
+		bad(c, i, "tick runs on the accelerator, not on %%%s in host memory", vname(f, op->args[0]));
+	for (int k = 0; host && k < op->nargs; k++)
+		if (valid(f, op->args[k]) && !f->val[op->args[k]].host)
+			bad(c, i, "an update on the host reads %%%s, which is on the accelerator",
+			    vname(f, op->args[k]));
 	for (int k = 0; k < nw && k < op->nargs; k++) {
 		int v = op->args[k], home = 0;
-		Role want = op->kind != OP_TICK && k == 0 ? R_PARAM : R_STATE;
+		/* optimizer updates: the param, then its state; batch_norm_update: buffers; tick: a
+		 * counter, optimizer state (adam's) or a buffer (dropout's) */
+		Role want = op->kind == OP_BN_UPDATE ? R_BUFFER : op->kind != OP_TICK && k == 0 ? R_PARAM : R_STATE;
 		if (!valid(f, v))
 			continue;
-		/* state that lives in host memory is updated in its copy on the accelerator */
+		/* a param or state that lives in host memory is updated in its copy on the
+		 * accelerator, or on the host in its home */
 		if (v >= m->ndecl && f->val[v].def >= 0 && f->val[v].def < i &&
 		    f->op[f->val[v].def].kind == OP_SWAPIN) {
 			int d = f->op[f->val[v].def].args[0];
 			if (valid(f, d) && d < m->ndecl && m->decl[d].host)
 				v = d, home = 1;
 		}
+		if (v < m->ndecl && op->kind == OP_TICK && m->decl[v].role == R_BUFFER)
+			want = R_BUFFER;
 		if (v >= m->ndecl || m->decl[v].role != want) {
 			bad(c, i, "updates %%%s in place, which is not %s", vname(f, v),
-			    want == R_PARAM ? "a param" : "optimizer state");
+			    want == R_PARAM ? "a param" : want == R_BUFFER ? "a buffer" : "optimizer state");
 			continue;
 		}
 		for (int j = 0; j < op->nargs; j++)
@@ -256,11 +277,15 @@ check_args(C *c, int i, const Op *op)
 		if (!type_ok(&x->ty))
 			ok = 0;
 		if (x->host && op->kind != OP_SWAPIN && op->kind != OP_WAIT &&
-		    !(op->kind == OP_SWAPHOME && k == 0))
+		    !(op->kind == OP_SWAPHOME && k == 0) && !on_host(f, op))
 			bad(c, i, "reads %%%s, which lives in host memory", vname(f, v));
-		/* adam_update reads the step counter its tick advanced: that is the design */
+		/* adam_update reads the step counter its tick advanced: that is the design (a copy of
+		 * it goes to the host for the updates there), and so does dropout (its mask); a batch_norm_update updates running statistics an earlier
+		 * one updated (a batch norm applied twice, as PyTorch's module called twice) */
 		if (v < c->m->ndecl && c->mut[v] >= 0 &&
-		    !(op->kind == OP_ADAM && f->op[c->mut[v]].kind == OP_TICK) &&
+		    !((op->kind == OP_ADAM || op->kind == OP_SWAPOUT) && f->op[c->mut[v]].kind == OP_TICK) &&
+		    !(op->kind == OP_BN_UPDATE && k < 2 && f->op[c->mut[v]].kind == OP_BN_UPDATE) &&
+		    !(op->kind == OP_DROPOUT && f->op[c->mut[v]].kind == OP_TICK) &&
 		    (c->rel = c->mut[v]) >= 0)
 			bad(c, i, "reads %%%s after op %d updated it in place", vname(f, v), c->mut[v]);
 	}
@@ -297,9 +322,16 @@ check_op(C *c, int i)
 	check_attrs(c, i, op);
 	if (oi->flags & F_MUT)
 		check_update(c, i, op);
+	/* a workspace: a `workspace` result, overwritten by the one op that reads it */
+	if ((oi->flags & F_WS) && ok && op->nargs > oi->nargs) {
+		int v = op->args[op->nargs - 1], d = f->val[v].def;
+		if (d < 0 || d >= f->nop || f->op[d].kind != OP_WORKSPACE || c->uses[v] != 1)
+			bad(c, i, "the workspace %%%s of %s must be a workspace result that nothing else reads",
+			    vname(f, v), oi->name);
+	}
 	if (op->kind == OP_SWAPHOME && ok && op->args[0] < c->m->ndecl) {
-		if (c->m->decl[op->args[0]].role != R_STATE)
-			bad(c, i, "swap_home into %%%s, which is not optimizer state", vname(f, op->args[0]));
+		if (c->m->decl[op->args[0]].role == R_INPUT)
+			bad(c, i, "swap_home into %%%s, which is an input", vname(f, op->args[0]));
 		c->mut[op->args[0]] = i;
 	}
 
@@ -382,11 +414,17 @@ check_func(C *c, const Func *f)
 	if (f->nval < c->m->ndecl)
 		return;
 	c->mut = xcalloc(c->m->ndecl ? c->m->ndecl : 1, sizeof *c->mut);
+	c->uses = xcalloc(f->nval ? f->nval : 1, sizeof *c->uses);
 	for (int v = 0; v < c->m->ndecl; v++)
 		c->mut[v] = -1;
 	for (int i = 0; i < f->nop; i++)
+		for (int k = 0; k < f->op[i].nargs && f->op[i].args; k++)
+			if (valid(f, f->op[i].args[k]))
+				c->uses[f->op[i].args[k]]++;
+	for (int i = 0; i < f->nop; i++)
 		check_op(c, i);
 	free(c->mut);
+	free(c->uses);
 	check_outputs(c);
 }
 

@@ -2,7 +2,9 @@
  *
  * needs: m->fwd with fwd->loss (an f32[] value) and m->opt.
  * fills: the optimizer's state decls (sgd with momentum: "mom.P" of P; adam: "m.P", "v.P" of
- *        P and one "adam.t" i32[] counter), m->step = the forward ops the loss needs (PH_FWD),
+ *        P and one "adam.t" i32[] counter), for dropouts the buffer "dropout.step" (i32[], the
+ *        number of the step: `tick`ed first, read by every dropout, so a recomputation or the
+ *        gradient draws the same mask), m->step = the forward ops the loss needs (PH_FWD),
  *        the gradient of the loss w.r.t. every param that reaches it (PH_BWD, rules from the op
  *        table, grad.c), and the in-place updates (PH_UPD); then clears fwd->loss, so the
  *        forward keeps only what its outputs need once simplified.
@@ -11,7 +13,14 @@
  * state decls are added, then the forward is rebuilt (copy.c) so its values renumber. Params
  * that do not reach the loss get neither state nor update (PyTorch: their grad is None).
  * A forward value that a backward op reads is an activation the step saves; every other
- * forward value dies at its last forward use: the ops' phases show which is which. */
+ * forward value dies at its last forward use: the ops' phases show which is which.
+ *
+ * The forward is in inference form, the step gets the training form of the ops that have one
+ * (PyTorch's eval() and train()): a batch_norm on its running statistics becomes one on the
+ * batch's (batch_norm_mean, batch_norm_var), whose values batch_norm_update folds into the
+ * running statistics' buffers among the updates. An update is not recomputable, so a plan
+ * that recomputes the batch norm never repeats it. A dropout (the identity in inference)
+ * gets the step counter and the build's seed (m->seed). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,7 +115,7 @@ mark(const Func *f, int loss, uint8_t *live, uint8_t *need)
 }
 
 static int
-add_state(Module *m, Src *src, const char *pfx, int p, Type ty)
+add_state(Module *m, Src *src, const char *pfx, int p, Type ty, Role role)
 {
 	char *nm = asprintf_a(m->arena, "%s%s%s", pfx, p >= 0 ? "." : "", p >= 0 ? m->decl[p].name : "");
 	int i;
@@ -119,7 +128,7 @@ add_state(Module *m, Src *src, const char *pfx, int p, Type ty)
 	{
 		Func *fw = m->fwd;
 		m->fwd = NULL;
-		i = mod_decl(m, nm, R_STATE, ty, (Init){ .kind = INIT_ZEROS }, m->opt.loc);
+		i = mod_decl(m, nm, role, ty, (Init){ .kind = INIT_ZEROS }, m->opt.loc);
 		m->fwd = fw;
 	}
 	m->decl[i].of = p;
@@ -209,10 +218,10 @@ refuse(Module *m, Src *src)
 }
 
 /* The optimizer state of every param that reaches the loss: st[2p], st[2p+1] its decls (or
- * -1), *tick adam's counter. The forward is rebuilt so its values make room for the decls.
- * Returns 0, or -1 after a diagnostic. */
+ * -1), *tick adam's counter; *drop dropout's (or -1). The forward is rebuilt so its values
+ * make room for the decls. Returns 0, or -1 after a diagnostic. */
 static int
-states(Module *m, Src *src, int *st, int *tick)
+states(Module *m, Src *src, int *st, int *tick, int *drop)
 {
 	Func *fw = m->fwd;
 	int nd = m->ndecl, bad = 0;
@@ -229,14 +238,18 @@ states(Module *m, Src *src, int *st, int *tick)
 		if (m->decl[p].role != R_PARAM || !live[p])
 			continue;
 		if (m->opt.kind == OPT_SGD && m->opt.momentum != 0)
-			bad |= (st[2 * p] = add_state(m, src, "mom", p, ty)) < 0;
+			bad |= (st[2 * p] = add_state(m, src, "mom", p, ty, R_STATE)) < 0;
 		if (m->opt.kind == OPT_ADAM) {
 			if (*tick < 0)
-				bad |= (*tick = add_state(m, src, "adam.t", -1, (Type){ I32, { 0, {0} } })) < 0;
-			bad |= (st[2 * p] = add_state(m, src, "m", p, ty)) < 0;
-			bad |= (st[2 * p + 1] = add_state(m, src, "v", p, ty)) < 0;
+				bad |= (*tick = add_state(m, src, "adam.t", -1, (Type){ I32, { 0, {0} } }, R_STATE)) < 0;
+			bad |= (st[2 * p] = add_state(m, src, "m", p, ty, R_STATE)) < 0;
+			bad |= (st[2 * p + 1] = add_state(m, src, "v", p, ty, R_STATE)) < 0;
 		}
 	}
+	*drop = -1;
+	for (int i = 0; i < fw->nop && *drop < 0 && !bad; i++)
+		if (fw->op[i].kind == OP_DROPOUT && fw->op[i].nargs == 1 && live[fw->op[i].res])
+			bad |= (*drop = add_state(m, src, "dropout.step", -1, (Type){ I32, { 0, {0} } }, R_BUFFER)) < 0;
 	if (m->ndecl > nd)
 		func_adopt(fw, func_rebuild(fw, NULL, NULL));
 	free(live);
@@ -244,9 +257,58 @@ states(Module *m, Src *src, int *st, int *tick)
 	return bad ? -1 : 0;
 }
 
-/* The step's forward: fw's ops the loss needs, as PH_FWD; d->need from fw's marks. */
+/* The running statistics a training batch_norm updates: buffers rm, rv from the batch's
+ * statistics mean, var (values of the step). */
+typedef struct BnUpd {
+	int rm, rv, mean, var;
+	int64_t count;
+	double momentum;
+	Loc loc;
+} BnUpd;
+
+/* Copy fw's op o into the step in its training form where it has one (see the top); returns
+ * 1 if it did, 0 for an op to copy as it is. A batch_norm update is appended to *bn. */
+static int
+train_form(Func *s, const Func *fw, const Op *o, int *map, int drop, BnUpd **bn, int *nbn)
+{
+	const Type *x;
+	int a[5], st[2], i;
+
+	if (o->kind == OP_DROPOUT && o->nargs == 1) {
+		int64_t ia[MAXIA] = { o->ia[0], (int64_t)s->mod->seed };
+		a[0] = map[o->args[0]];
+		a[1] = drop;
+		i = func_op(s, OP_DROPOUT, PH_FWD, a, 2, ia, 0, o->fa, &fw->val[o->res].ty,
+		            fw->val[o->res].name, o->loc);
+		map[o->res] = s->op[i].res;
+		return 1;
+	}
+	if (o->kind != OP_BATCHNORM || o->ia[0] != 0)
+		return 0;
+	x = &fw->val[o->args[0]].ty;
+	for (int k = 0; k < 5; k++)
+		a[k] = map[o->args[k]];
+	for (int k = 0; k < 2; k++) {
+		Type c = { F32, { 1, { x->sh.d[1] } } };
+		int b[2] = { a[0], st[0] };
+		i = func_op(s, k ? OP_BN_VAR : OP_BN_MEAN, PH_FWD, b, k + 1, NULL, 0, NULL, &c,
+		            asprintf_a(s->mod->arena, "%s.%s", fw->val[o->res].name, k ? "var" : "mean"), o->loc);
+		st[k] = s->op[i].res;
+	}
+	*bn = xrealloc(*bn, (*nbn + 1) * sizeof **bn);
+	(*bn)[(*nbn)++] = (BnUpd){ a[3], a[4], st[0], st[1], shape_numel(&x->sh) / x->sh.d[1], o->fa[1], o->loc };
+	a[3] = st[0];
+	a[4] = st[1];
+	i = func_op(s, OP_BATCHNORM, PH_FWD, a, 5, (int64_t[MAXIA]){ 1 }, 0, o->fa,
+	            &fw->val[o->res].ty, fw->val[o->res].name, o->loc);
+	map[o->res] = s->op[i].res;
+	return 1;
+}
+
+/* The step's forward: fw's ops the loss needs, as PH_FWD (in training form), after the tick of
+ * dropout's counter drop (if >= 0); d->need from fw's marks. */
 static void
-forward(Diff *d, Func *fw)
+forward(Diff *d, Func *fw, int drop, BnUpd **bn, int *nbn)
 {
 	Func *s = d->f;
 	int *map = xmalloc(fw->nval * sizeof *map);
@@ -255,8 +317,11 @@ forward(Diff *d, Func *fw)
 	mark(fw, fw->loss, live, need);
 	for (int v = 0; v < fw->nval; v++)
 		map[v] = fw->val[v].decl >= 0 ? fw->val[v].decl : -1;
+	if (drop >= 0)
+		func_op(s, OP_TICK, PH_UPD, &drop, 1, NULL, 0, NULL, NULL, NULL, s->mod->opt.loc);
 	for (int i = 0; i < fw->nop; i++)
-		if (fw->op[i].res >= 0 && live[fw->op[i].res])
+		if (fw->op[i].res >= 0 && live[fw->op[i].res] &&
+		    !train_form(s, fw, &fw->op[i], map, drop, bn, nbn))
 			copy_op(s, fw, &fw->op[i], map, PH_FWD);
 	s->loss = map[fw->loss];
 	d->grad = xmalloc(s->nval * sizeof *d->grad);
@@ -305,9 +370,10 @@ sweep(Diff *d, Src *src, Names *names)
 	return 0;
 }
 
-/* The updates, params in declaration order; adam ticks its counter first. */
+/* The updates, params in declaration order; adam ticks its counter first; then the batch
+ * norms' running statistics. */
 static void
-updates(Module *m, Diff *d, const int *st, int tick, Names *names)
+updates(Module *m, Diff *d, const int *st, int tick, Names *names, const BnUpd *bn, int nbn)
 {
 	int first = 1;
 
@@ -320,29 +386,39 @@ updates(Module *m, Diff *d, const int *st, int tick, Names *names)
 		update(d->f, &m->opt, p, d->grad[p], &st[2 * p], tick);
 		gname(d, p, names);
 	}
+	for (int k = 0; k < nbn; k++) {
+		int a[4] = { bn[k].rm, bn[k].rv, bn[k].mean, bn[k].var };
+		int64_t ia[MAXIA] = { bn[k].count };
+		double fa[MAXFA] = { bn[k].momentum };
+		char err[256];
+		if (op_infer(d->f, OP_BN_UPDATE, a, 4, ia, 0, fa, &(Type){0}, err, sizeof err))
+			die("autodiff made a bad batch_norm_update: %s", err);
+		func_op(d->f, OP_BN_UPDATE, PH_UPD, a, 4, ia, 0, fa, NULL, NULL, bn[k].loc);
+	}
 }
 
 int
 autodiff(Module *m, Src *src)
 {
-	int tick, ok, *st;
+	int tick, drop, ok, *st, nbn = 0;
 	Names names = {0};
 	Diff d = {0};
+	BnUpd *bn = NULL;
 
 	if (m->fwd->loss < 0)
 		die("autodiff of a model without a loss");
 	if (refuse(m, src))
 		return -1;
 	st = xmalloc(2 * m->ndecl * sizeof *st);   /* params' decls: state decls come after */
-	if (states(m, src, st, &tick)) {
+	if (states(m, src, st, &tick, &drop)) {
 		free(st);
 		return -1;
 	}
 	d.f = func_new(m, "step");
-	forward(&d, m->fwd);
+	forward(&d, m->fwd, drop, &bn, &nbn);
 	ok = sweep(&d, src, &names);
 	if (ok == 0) {
-		updates(m, &d, st, tick, &names);
+		updates(m, &d, st, tick, &names, bn, nbn);
 		for (int i = 0; i < names.n; i++)
 			d.f->val[names.v[i]].name = names.name[i];
 		func_adopt(d.f, func_rebuild(d.f, NULL, NULL));   /* rehash the new names */
@@ -355,6 +431,7 @@ autodiff(Module *m, Src *src)
 	}
 	free(d.grad);
 	free(d.need);
+	free(bn);
 	free(names.v);
 	free(names.name);
 	free(st);

@@ -36,27 +36,17 @@ co_matmul(const Func *f, const Op *op)
 	return 2.0 * numel_res(f, op) * (double)k;
 }
 
-/* Convolutions as the GEMMs they are: 2 flops per product of a weight and a column entry. */
-double
-co_conv2d(const Func *f, const Op *op)          /* per output: Kg products */
+/* Convolutions as the GEMMs they are: 2 flops per product of a weight and a column entry,
+ * Cg*kh*kw of them per output element; the two gradients' GEMMs have the same sizes. */
+static double
+conv_flops(const Shape *w, const Shape *y)
 {
-	const Shape *w = &f->val[op->args[1]].ty.sh;
-	return 2.0 * numel_res(f, op) * (double)(w->d[1] * w->d[2] * w->d[3]);
+	return 2.0 * (double)shape_numel(y) * (double)(w->d[1] * w->d[2] * w->d[3]);
 }
 
-double
-co_conv2d_dx(const Func *f, const Op *op)       /* per column entry: Cout/groups products */
-{
-	const Shape *w = &f->val[op->args[0]].ty.sh;
-	return 2.0 * numel_res(f, op) * (double)(w->d[0] / op->ia[0]);
-}
-
-double
-co_conv2d_dw(const Func *f, const Op *op)       /* per weight: N*Ho*Wo products */
-{
-	const Shape *dy = &f->val[op->args[1]].ty.sh;
-	return 2.0 * numel_res(f, op) * (double)(dy->d[0] * dy->d[2] * dy->d[3]);
-}
+double co_conv2d(const Func *f, const Op *op) { return conv_flops(&f->val[op->args[1]].ty.sh, &f->val[op->res].ty.sh); }
+double co_conv2d_dx(const Func *f, const Op *op) { return conv_flops(&f->val[op->args[0]].ty.sh, &f->val[op->args[1]].ty.sh); }
+double co_conv2d_dw(const Func *f, const Op *op) { return conv_flops(&f->val[op->res].ty.sh, &f->val[op->args[1]].ty.sh); }
 
 double co_pool(const Func *f, const Op *op) { return numel_res(f, op) * (double)(op->ia[0] * op->ia[1]); }
 
@@ -80,6 +70,12 @@ op_bytes(const Func *f, const Op *op)
 	return b;
 }
 
+int
+op_on_host(const Func *f, const Op *op)
+{
+	return (opinfo[op->kind].flags & F_MUT) && op->nargs > 0 && f->val[op->args[0]].host;
+}
+
 double
 op_time(const Target *t, const Func *f, const Op *op)
 {
@@ -89,6 +85,11 @@ op_time(const Target *t, const Func *f, const Op *op)
 		return 0;
 	if (opinfo[op->kind].flags & F_COPY)
 		return t->copylat + (double)op_bytes(f, op) / t->copybw;
+	if (op_on_host(f, op)) {
+		fl = t->hostflops > 0 ? opinfo[op->kind].cost(f, op) / t->hostflops : 0;
+		mem = t->hostbw > 0 ? (double)op_bytes(f, op) / t->hostbw : 0;
+		return fl > mem ? fl : mem;
+	}
 	fl = opinfo[op->kind].cost(f, op) / t->flops;
 	mem = (double)op_bytes(f, op) / t->bw;
 	return t->launch + (fl > mem ? fl : mem);
@@ -96,7 +97,8 @@ op_time(const Target *t, const Func *f, const Op *op)
 
 /* A copy is issued where it stands in the order: it starts once the compute op before it has
  * ended (so arena bytes it overwrites are free), its operand exists and the copy engine is
- * idle; compute continues meanwhile. A wait blocks the compute stream until its copy ends. */
+ * idle; compute continues meanwhile. An update on the host is queued the same way, behind
+ * the copies. A wait blocks the compute stream until its copy ends. */
 void
 cost_fill(Cost *c, const Func *f, const Target *t)
 {
@@ -116,7 +118,7 @@ cost_fill(Cost *c, const Func *f, const Target *t)
 				ready = c->end[d];
 		}
 		c->dur[i] = op_time(t, f, op);
-		if (opinfo[op->kind].flags & F_COPY) {
+		if ((opinfo[op->kind].flags & F_COPY) || op_on_host(f, op)) {
 			c->start[i] = ready > copy ? ready : copy;
 			if (comp > c->start[i])
 				c->start[i] = comp;

@@ -45,6 +45,23 @@ dump_schedule(FILE *fp, const Func *f, const Live *l, const Cost *c, const Layou
 	}
 	fprintf(fp, "# module tensors %lld bytes (live throughout), peak live bytes at op %d, host zone %lld bytes\n",
 	        (long long)l->base, l->peakop, (long long)lay->host);
+	/* where the rest lives: in host memory between steps, fetched (swap_in) where needed */
+	for (int k = 0; k < 2; k++) {
+		int any = 0;
+		for (int i = 0; i < (k ? f->nop : f->mod->ndecl); i++) {
+			const char *nm = NULL;
+			if (!k && f->mod->decl[i].host)
+				nm = f->mod->decl[i].name;
+			else if (k && op_on_host(f, &f->op[i]))
+				nm = f->val[f->op[i].args[0]].name;
+			if (!nm)
+				continue;
+			fprintf(fp, "%s %s", any ? "" : k ? "# updated on the host:" : "# in host memory between steps:", nm);
+			any = 1;
+		}
+		if (any)
+			fputc('\n', fp);
+	}
 	fprintf(fp, "peak_live_bytes %lld arena_bytes %lld modeled_ms %.6f\n", (long long)l->peak,
 	        (long long)lay->arena, c->total * 1e3);
 }

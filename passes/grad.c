@@ -15,24 +15,23 @@
  *                           x[.., start + j, ..] along axis, 0 <= start, start + n <= x.d[axis].
  *   slice_grad(dy) axis start -> T (given)   zeros of T, then r[.., start + j, ..] =
  *                           dy[.., j, ..] along axis (the transpose of slice).
- *   im2col(x) kh kw sh sw ph pw dh dw (a forward op, here for its layout): the columns
- *                           f32[C*kh*kw, N, Ho, Wo] of x [N, C, H, W]: c[(ch*kh + i)*kw + j, n,
- *                           oh, ow] = x[n, ch, oh*sh - ph + i*dh, ow*sw - pw + j*dw], 0 in the
- *                           padding (Ho, Wo: ir.h's window_out).
- *   conv2d(cols, w) groups (forward): f32[Cout, N, Ho, Wo], channels first: for each group g
- *                           (G groups, Cog = Cout/G, Kg = Cin/G*kh*kw, M = N*Ho*Wo), rows g*Cog..
- *                           of the result are w_g [Cog, Kg] @ cols rows g*Kg.. [Kg, M], each
- *                           entry summed over k ascending in one float from 0.
- *   col2im(dc) kh kw sh sw ph pw dh dw -> T (given f32[N, C, H, W]): the transpose of im2col:
- *                           r[n, ch, h, w] = sum over the kernel offsets (i, j), i then j
- *                           ascending, for which h = oh*sh - ph + i*dh and w = ow*sw - pw + j*dw
- *                           for some output position (oh, ow), of dc[(ch*kh + i)*kw + j, n, oh,
- *                           ow] (summed in float from 0).
- *   conv2d_dx(w, dy) groups  dy f32[Cout, N, Ho, Wo]: the columns' gradient, per group
- *                           w_g^T [Kg, Cog] @ dy_g [Cog, M], summed over o ascending.
- *   conv2d_dw(cols, dy) groups -> T (given: w's type)   per group dy_g [Cog, M] @ cols_g^T
- *                           [M, Kg], summed over the columns m ascending (images, then
- *                           positions) in one float.
+ *   Convolution (sh sw ph pw dh dw groups: strides, paddings, dilations, groups G) of x
+ *   f32[N, C, H, W] by w f32[Cout, Cg = C/G, kh, kw], output Ho x Wo (ir.h's window_out), Cog =
+ *   Cout/G. The columns of x: cols[(c*kh + i)*kw + j, (n, oh, ow)] = x[n, c, oh*sh - ph + i*dh,
+ *   ow*sw - pw + j*dw], 0 in the padding; group g's rows are those of its channels (Kg = Cg*kh*kw
+ *   of them). Every sum below is in one float from 0, its terms in the order given:
+ *   workspace -> T (given)  bytes, contents undefined, for the one op that takes it (F_WS).
+ *   conv2d(x, w, ws?) (forward): y[n, o, oh, ow] = sum over k < Kg of w_g[o, k] * cols_g[k, (n,
+ *                           oh, ow)], g = o / Cog: the GEMM w_g [Cog, Kg] @ cols_g, k ascending.
+ *   conv2d_dx(w, dy, ws?) -> T (given: x's type)   dx = col2im(dcols), dcols_g = w_g^T @ dy_g
+ *                           (o ascending), col2im: dx[n, c, h, w] = the sum over the kernel
+ *                           offsets (i, j), i then j ascending, whose column (n, oh, ow) reads
+ *                           x[n, c, h, w], of dcols[(c*kh + i)*kw + j, (n, oh, ow)].
+ *   conv2d_dw(x, dy, ws?) -> T (given: w's type)   dw_g = dy_g [Cog, N*Ho*Wo] @ cols_g^T, the
+ *                           columns (n, oh, ow) ascending.
+ *   The workspace (all but pointwise convolutions: 1x1, stride 1, no padding) holds the
+ *   columns and the GEMM's rows of a chunk of images at a time (ir.h's conv_workspace); it
+ *   changes no sum's order.
  *   max_pool2d(x) kh kw sh sw ph pw dh dw (forward), PyTorch's: each output the max over its
  *                           window (kernel offsets (i, j) row-major, at oh*sh - ph + i*dh,
  *                           ow*sw - pw + j*dw, the padding left out); its arg-max the first
@@ -44,6 +43,33 @@
  *                           (count_include_pad 1) or by the number of them inside x (0).
  *   avg_pool2d_grad(dy) same attributes -> T (given: x's type): zeros, then for every output in
  *                           order dy / its divisor added to each element of its window in x.
+ *   Batch norm over x f32[N, C, ...] (C the channels; each channel's Q = numel/C values),
+ *   with invstd[c] = (float)(1 / sqrt((double)var[c] + eps)) (double, as PyTorch's
+ *   accumulation type on the CPU), sums in double in index order, rounded to float once:
+ *   batch_norm(x, gamma, beta, mean, var) training eps momentum (forward): with a = gamma[c] *
+ *                           invstd[c] and b = beta[c] - mean[c] * a (float), y = x * a + b
+ *                           (PyTorch's order). training and momentum are for autodiff: 0 means
+ *                           mean and var are the running statistics (buffers), 1 the batch's
+ *                           (made by the next two ops, updated into the buffers by
+ *                           batch_norm_update).
+ *   batch_norm_mean(x) (forward)   f32[C]: the sum of channel c's values / Q.
+ *   batch_norm_var(x, mean) (forward)  f32[C]: the sum of ((double)x - mean)^2 / Q (biased).
+ *   batch_norm_dstats(x, mean, var, dy) eps -> f32[2, C]: row 0 the sum of dy * ((double)x -
+ *                           mean) times invstd (gamma's gradient), row 1 the sum of dy (beta's).
+ *   batch_norm_dx(x, gamma, mean, var, dy, ds) training eps: with w = invstd * gamma (float):
+ *                           training 1, gm = ds[1, c] / Q and pj = ds[0, c] * invstd / Q (in
+ *                           double, then float): dx = (dy - gm - (x - mean) * pj) * w; training
+ *                           0 (constant statistics): dx = dy * w. PyTorch's formulas.
+ *   batch_norm_update(rmean, rvar, mean, var) count momentum (an update of buffers, in place, in
+ *                           double): rmean = m * mean + (1 - m) * rmean; rvar = m * var * count /
+ *                           (count - 1) + (1 - m) * rvar (the unbiased variance, count = Q).
+ *   dropout(x, t) key seed p (forward; t the step counter, i32[]): element i of x kept, times
+ *                           scale = (float)(1 / (1 - p)), where u = mtc_dropout_u(i, key, t,
+ *                           seed) (<mtc/mtc-ops.h>: Philox4x32-10 of the counter (i, key, t)
+ *                           under the key seed, 24 bits as a float in [0, 1)) is at least p,
+ *                           else 0. A function of its operands and attributes: a recomputation
+ *                           draws the same mask, and so does the gradient, dropout(dy, t) with
+ *                           the same attributes. dropout(x) (no counter, inference) is x.
  *   relu_grad(x, dy)        dy where x > 0, else 0 (x: relu's input or result). (bcast)
  *   clip_grad(y, dy) lo hi  dy where lo < y < hi, else 0 (y: clip's result; strict at the
  *                           bounds, as PyTorch's hardtanh, so ReLU6's gradient). (bcast)
@@ -245,36 +271,31 @@ gr_slice(Diff *d, const Op *op)
 
 /* ---------- convolution ---------- */
 
-void
-gr_im2col(Diff *d, const Op *op)
+/* A workspace for a convolution of x by w (none for a pointwise one: -1). */
+static int
+conv_ws(Diff *d, const Shape *x, const Shape *w, const int64_t *a)
 {
-	int a = d_grad(d, op->res);
-	d_acc(d, A(0), d_emit(d, OP_COL2IM, &a, 1, op->ia, 0, NULL, TY(A(0))));
+	Type t;
+	if (!conv_workspace(x, w, a, &t))
+		return -1;
+	return d_emit(d, OP_WORKSPACE, NULL, 0, NULL, 0, NULL, &t);
 }
 
-/* y = conv2d(cols, w): dcols = conv2d_dx(w, dy), dw = conv2d_dw(cols, dy). cols is an im2col
- * of x: dw takes a fresh im2col of x in the backward (F_EXPAND keeps CSE from merging it with
- * the forward's), so the step saves x, as PyTorch does, not columns kh*kw times its size;
- * the planner can still keep or recompute x as it likes. */
+/* y = conv2d(x, w): dx = conv2d_dx(w, dy), dw = conv2d_dw(x, dy), each with a workspace of
+ * its own: only x is saved, as PyTorch does. */
 void
 gr_conv2d(Diff *d, const Op *op)
 {
-	int dy = d_grad(d, op->res), cols = A(0), def = d->f->val[cols].def;
+	int dy = d_grad(d, op->res);
+	Shape xs = TY(A(0))->sh, ws = TY(A(1))->sh;
 
 	if (d_need(d, A(0))) {
-		int a[2] = { A(1), dy };
-		d_acc(d, A(0), d_emit(d, OP_CONV2D_DX, a, 2, op->ia, 0, NULL, NULL));
+		int a[3] = { A(1), dy, conv_ws(d, &xs, &ws, op->ia) };
+		d_acc(d, A(0), d_emit(d, OP_CONV2D_DX, a, 2 + (a[2] >= 0), op->ia, 0, NULL, TY(A(0))));
 	}
-	if (!d_need(d, A(1)))
-		return;
-	if (def >= 0 && d->f->op[def].kind == OP_IM2COL) {
-		Op im = d->f->op[def];     /* a copy: emitting moves d->f->op */
-		int x = im.args[0];
-		cols = d_emit(d, OP_IM2COL, &x, 1, im.ia, 0, NULL, NULL);
-	}
-	{
-		int a[2] = { cols, dy };
-		d_acc(d, A(1), d_emit(d, OP_CONV2D_DW, a, 2, op->ia, 0, NULL, TY(A(1))));
+	if (d_need(d, A(1))) {
+		int a[3] = { A(0), dy, conv_ws(d, &xs, &ws, op->ia) };
+		d_acc(d, A(1), d_emit(d, OP_CONV2D_DW, a, 2 + (a[2] >= 0), op->ia, 0, NULL, TY(A(1))));
 	}
 }
 
@@ -290,6 +311,41 @@ gr_avgpool(Diff *d, const Op *op)
 {
 	int a = d_grad(d, op->res);
 	d_acc(d, A(0), d_emit(d, OP_AVGPOOL_G, &a, 1, op->ia, 0, NULL, TY(A(0))));
+}
+
+/* batch_norm: gamma's and beta's gradients are the two rows of batch_norm_dstats; x's is
+ * batch_norm_dx, which in training takes the batch statistics' dependence on x into account
+ * (the statistics' own ops are not differentiated: their values get no gradient). */
+void
+gr_batchnorm(Diff *d, const Op *op)
+{
+	int dy = d_grad(d, op->res), a[6] = { A(0), A(3), A(4), dy }, ds;
+	Type c = *TY(A(1)), row = { F32, { 2, { 1, c.sh.d[0] } } };
+
+	ds = d_emit(d, OP_BN_DSTATS, a, 4, NULL, 0, &op->fa[0], NULL);
+	for (int k = 0; k < 2; k++)
+		if (d_need(d, A(1 + k))) {
+			int64_t ia[MAXIA] = { 0, k };
+			int s = d_emit(d, OP_SLICE, &ds, 1, ia, 0, NULL, &row);
+			d_acc(d, A(1 + k), d_emit(d, OP_RESHAPE, &s, 1, NULL, 0, NULL, &c));
+		}
+	if (d_need(d, A(0))) {
+		int x[6] = { A(0), A(1), A(3), A(4), dy, ds };
+		d_acc(d, A(0), d_emit(d, OP_BN_DX, x, 6, op->ia, 0, &op->fa[0], NULL));
+	}
+}
+
+/* The mask again, from the counter: nothing is saved for it. */
+void
+gr_dropout(Diff *d, const Op *op)
+{
+	int dy = d_grad(d, op->res), a[2] = { dy, op->nargs > 1 ? A(1) : -1 };
+
+	if (op->nargs == 1) {
+		d_acc(d, A(0), dy);
+		return;
+	}
+	d_acc(d, A(0), d_emit(d, OP_DROPOUT, a, 2, op->ia, 0, op->fa, NULL));
 }
 
 /* ---------- reductions ---------- */

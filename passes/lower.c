@@ -240,12 +240,17 @@ laid:
 	lo->hpersist = align(lo->hpersist, a);
 	for (int d = 0; d < m->ndecl; d++) {
 		int64_t b = type_bytes(&m->decl[d].ty);
-		if (m->decl[d].role == R_PARAM)
+		if (m->decl[d].role == R_PARAM) {
 			lo->param_bytes += b;
+			if (m->decl[d].host)
+				lo->hparam_bytes += b;
+		}
 		else if (m->decl[d].role == R_STATE && m->decl[d].host)
 			lo->hstate_bytes += b;
 		else if (m->decl[d].role == R_STATE)
 			lo->state_bytes += b;
+		else if (m->decl[d].role == R_BUFFER)
+			lo->buffer_bytes += b;
 	}
 	lower_func(lo, &lo->fwd, m->fwd, 0, live ? live[0] : NULL, dag ? dag[0] : NULL);
 	lo->nids = m->fwd->nval;

@@ -49,9 +49,11 @@ typedef struct Lowered {
 	int64_t *poff;           /* per decl: offset in the persistent zone (in the host one for
 	                          * a Decl.host) */
 	int64_t persist;         /* persistent zone bytes (inputs, params, optimizer state) */
-	int64_t hpersist;        /* the host's: optimizer state living in host memory, at the
-	                          * start of the DDR zone */
+	int64_t hpersist;        /* the host's: params and optimizer state living in host memory,
+	                          * at the start of the DDR zone */
 	int64_t param_bytes, state_bytes, hstate_bytes;   /* state_bytes: on the accelerator */
+	int64_t hparam_bytes;    /* of param_bytes, those living in host memory */
+	int64_t buffer_bytes;    /* buffers (batch norm's running statistics, counters) */
 	LowFunc fwd, step;       /* step.f NULL without training */
 	int64_t arena, ddr;      /* the device's: the larger of the two functions' */
 	int nids;                /* check-mode names: the values of both functions */

@@ -59,7 +59,10 @@ typedef struct Target {
 	double launch;      /* overhead of launching one op, s */
 	int64_t capacity;   /* accelerator memory, bytes */
 	int64_t align;      /* arena alignment, bytes (a power of two) */
-	int hoststate;      /* its code can keep optimizer state in host memory (swap_home) */
+	int hoststate;      /* its code can keep params and optimizer state in host memory and
+	                     * update them there (swap_home, updates on the host) */
+	double hostflops;   /* FLOP/s of the host threads that run updates on the host (f32) */
+	double hostbw;      /* their memory bandwidth, bytes/s */
 } Target;
 /* The built-in descriptions; each target (backend/backend.h) points to its own. */
 extern const Target target_mt3000, target_cuda;
@@ -72,8 +75,9 @@ extern const char target_help[];   /* the lines --help prints for those options 
 
 /* cost.c: the cost rules of the op table (FLOPs per op), and the cost model.
  * needs: f in execution order, a target; fills: every op's modeled duration and its start and
- * end on two streams (compute, copy): compute ops run one after another; copies run in order
- * on the copy stream, each starting when its operand exists; a wait ends when its copy does. */
+ * end on two streams (compute, copy): compute ops run one after another; copies and updates on
+ * the host run in order on the copy stream, each starting when its operands exist; a wait
+ * ends when its copy does. */
 typedef struct Cost {
 	int nop;
 	double *dur;        /* modeled seconds of each op */
@@ -82,8 +86,11 @@ typedef struct Cost {
 } Cost;
 /* Bytes an op reads and writes in accelerator memory (operands + result). */
 int64_t op_bytes(const Func *, const Op *);
+/* Does op run on the host: an optimizer update of tensors in host memory? Such an update is
+ * queued behind the copies (one stream, in order: the copy it reads is done when it runs). */
+int op_on_host(const Func *, const Op *);
 /* Modeled seconds of one op on a target: roofline max(flops/peak, bytes/bw) + launch; copies
- * latency + bytes/copybw; waits 0. */
+ * latency + bytes/copybw; updates on the host max(flops/hostflops, bytes/hostbw); waits 0. */
 double op_time(const Target *, const Func *, const Op *);
 void cost_fill(Cost *, const Func *, const Target *);
 void cost_free(Cost *);

@@ -35,6 +35,15 @@ is_result(const Func *f, int v)
 	return 0;
 }
 
+/* Is op a fetch: a param living in host memory copied in for its readers (home.c)? The planner
+ * treats it as a forward op: dropping it and fetching it again is its recomputation. */
+static int
+is_fetch(const Func *f, const Op *op)
+{
+	int d = op->kind == OP_SWAPIN ? f->val[op->args[0]].decl : -1;
+	return d >= 0 && f->mod->decl[d].role == R_PARAM && f->mod->decl[d].host;
+}
+
 /* Append x to the ascending unique list l of length *n (x is never smaller than its tail). */
 static void
 push(int **l, int *n, int x)
@@ -99,9 +108,9 @@ prob_new(const Func *f, const Target *tg)
 		 * values (list scheduling may hoist those into the forward, where they hold memory
 		 * across the turn like any activation). Gradients are not: recomputing them would
 		 * re-run the backward. */
-		p->fwd[i] = (op->phase == PH_FWD ||
-		             (op->phase == PH_BWD && (op->kind == OP_RESHAPE || op->kind == OP_TRANSPOSE))) &&
-		            op->res >= 0 && !(fl & (F_MUT | F_COPY | F_NORES));
+		p->fwd[i] = ((op->phase == PH_FWD ||
+		              (op->phase == PH_BWD && (op->kind == OP_RESHAPE || op->kind == OP_TRANSPOSE))) &&
+		             op->res >= 0 && !(fl & (F_MUT | F_COPY | F_NORES))) || is_fetch(f, op);
 		for (int a = 0; a < op->nargs && p->fwd[i]; a++) {
 			int d = f->val[op->args[a]].def;
 			if (d >= 0 && !p->fwd[d])
@@ -163,15 +172,22 @@ prob_new(const Func *f, const Target *tg)
 			p->split[i] = n;
 			p->lastearly[i] = p->lastuse[i];
 		}
-		/* Recomputing i is wrong once an update has changed a decl it reads. */
+		/* Recomputing i is wrong once an update has changed a decl it reads, or the fetched
+		 * param it reads; a fetch itself may be fetched again right before the update that
+		 * changes it, not after. */
 		for (int k = i + 1; k < n && p->clob[i] == n; k++) {
 			const Op *u = &f->op[k];
 			if (!(opinfo[u->kind].flags & F_MUT))
 				continue;
-			for (int a = 0; a < u->nargs; a++)
+			for (int a = 0; a < u->nargs; a++) {
+				int v = u->args[a], dv = f->val[v].def;
+				if (a < opinfo[u->kind].nwritten && v == op->res)
+					p->clob[i] = k + 1;
 				for (int b = 0; b < op->nargs; b++)
-					if (u->args[a] == op->args[b] && f->val[u->args[a]].decl >= 0)
+					if (v == op->args[b] && (f->val[v].decl >= 0 ||
+					    (a < opinfo[u->kind].nwritten && dv >= 0 && is_fetch(f, &f->op[dv]))))
 						p->clob[i] = k;
+			}
 		}
 	}
 	{

@@ -111,11 +111,39 @@ int64_t plan_arena_of(const Prob *, const Plan *);
  * rec ops before their uses, swap_out/swap_in/wait ops, and late uses renamed. */
 Func *remat(const Prob *, const Plan *);
 
-/* home.c: optimizer state living in host memory. home_candidate: may decl d live there (state
- * that one update writes and nothing else reads)? home_state: a new function (not installed)
- * with the copies around the updates of every state whose Decl.host the caller set. */
+/* home.c: params and optimizer state living in host memory. An update's group (its param and
+ * the state it writes) lives at one level between steps: */
+enum {
+	HOME_DEV,        /* all on the accelerator */
+	HOME_STATE,      /* the state in host memory, copied in for the update and home after it */
+	HOME_PARAM,      /* the param in host memory: fetched for its readers, home after the update */
+	HOME_BOTH,       /* both in host memory, the update on the accelerator */
+	HOME_HOSTUPD,    /* both in host memory, the update runs on the host on the gradient sent
+	                  * there (ZeRO-Offload) */
+	NHOME
+};
+/* home_candidate: may decl d live in host memory (a param or state one update writes; state
+ * nothing else reads)? home_allowed: the levels update op u of f may take, a mask of
+ * 1 << HOME_* (HOME_DEV always; none other where the target keeps nothing in host memory).
+ * home_mark: set (on) or clear Decl.host of the decls the levels lvl (one per op of f, 0 for
+ * non-updates) move; how many. home_step, home_fwd: the step (for lvl) and the forward
+ * rewritten for the Decl.host marks, new functions not installed. */
 int home_candidate(const Func *, int d);
-Func *home_state(const Func *, const Target *);
+int home_allowed(const Func *, const Target *, int u);
+int home_mark(Module *, const Func *, const uint8_t *lvl, int on);
+Func *home_step(const Func *, const Target *, const uint8_t *lvl);
+Func *home_fwd(const Func *, const Target *);
+
+/* place.c: the placement search above the activation solvers: the levels (one per op of f, 0
+ * for non-updates; malloc'ed) of the placement whose planned step is the fastest that fits
+ * budget, NULL if moving nothing is as fast (t0: the modeled seconds of f's own plan,
+ * INFINITY if it has none) or nothing may move. *fits = 0 with the levels of the most that
+ * can move when no placement fits as planned (the planner's fallbacks then start there).
+ * fit: the plan of a step within budget after layout, or NULL (the planner's tso rounds);
+ * nodes: the ILP's limit for Probs it makes. Leaves Decl.host as it found it. */
+typedef Plan *PlaceFitFn(Prob *, int64_t budget, double *stime, int64_t *arena);
+uint8_t *place_search(Module *, Func *f, const Target *, int64_t budget, long nodes, double t0,
+                      PlaceFitFn *fit, double *stime, int *fits);
 void func_free(Func *);
 
 /* chen.c: sqrt(n) checkpointing over the segments of segments.c's cuts. Always 0: the plan's
@@ -163,6 +191,8 @@ typedef struct PlanOpts {
 	const Target *tg;      /* the cost model's machine (copybw 0: no swaps) */
 	long nodes;            /* ILP branch-and-bound nodes per program; 0: PLAN_NODES without
 	                        * tlim, none with it */
+	int nooffload;         /* params, gradients and optimizer state stay on the accelerator
+	                        * (--offload=none): the planner decides activations only */
 } PlanOpts;
 enum { PLAN_NODES = 50 };      /* the ILP's default limit (nodes per program) */
 typedef struct PlanReport {
@@ -173,6 +203,8 @@ typedef struct PlanReport {
 	double base_time, time, stime, gap;
 	int nrec, nswap;
 	int64_t hstate;        /* bytes of optimizer state the plan keeps in host memory */
+	int64_t hparam;        /* bytes of params it keeps there */
+	int nhostupd;          /* updates it runs on the host */
 } PlanReport;
 int plan_step(Module *, const PlanOpts *, PlanReport *);
 /* The same with the fallback's swaps all placed for memory, not loosened by relax.c: the

@@ -162,13 +162,15 @@ solve(Prob *p, const char *solver, int64_t B, double tlim)
 static void
 explain(FILE *fp, const Func *g, int64_t arena)
 {
+	enum { NW = 11 };
 	Live l;
-	int64_t by[8] = {0};
-	static const char *const what[8] = {
+	int64_t by[NW] = {0}, hp = 0, hs = 0;
+	static const char *const what[NW] = {
 		"params", "inputs", "optimizer state", "activations kept or recomputed",
 		"activations swapped back in", "gradients", "update temporaries", "copies in flight",
+		"params fetched from host memory", "optimizer state copied in for its update", "buffers",
 	};
-	int t, first = 1;
+	int t, first = 1, nhost = 0;
 
 	live_fill(&l, g);
 	t = l.peakop;
@@ -179,11 +181,15 @@ explain(FILE *fp, const Func *g, int64_t arena)
 			continue;
 		if (x->decl >= 0) {
 			Role r = g->mod->decl[x->decl].role;
-			k = r == R_PARAM ? 0 : r == R_INPUT ? 1 : 2;
+			k = r == R_PARAM ? 0 : r == R_INPUT ? 1 : r == R_BUFFER ? 10 : 2;
 		} else {
 			const Op *o = &g->op[x->def];
-			k = o->phase == PH_FWD || o->phase == PH_REC ? 3 : o->phase == PH_BWD ? 5 :
-			    o->phase == PH_UPD ? 6 : o->kind == OP_SWAPIN ? 4 : 7;
+			int d = o->kind == OP_SWAPIN ? g->val[o->args[0]].decl : -1;
+			if (d >= 0)
+				k = g->mod->decl[d].role == R_PARAM ? 8 : 9;
+			else
+				k = o->phase == PH_FWD || o->phase == PH_REC ? 3 : o->phase == PH_BWD ? 5 :
+				    o->phase == PH_UPD ? 6 : o->kind == OP_SWAPIN ? 4 : 7;
 		}
 		by[k] += l.bytes[v];
 	}
@@ -192,19 +198,24 @@ explain(FILE *fp, const Func *g, int64_t arena)
 	if (t >= 0 && g->op[t].res >= 0)
 		fprintf(fp, " %%%s", g->val[g->op[t].res].name);
 	fprintf(fp, ") it holds");
-	for (int k = 0; k < 8; k++)
+	for (int k = 0; k < NW; k++)
 		if (by[k]) {
 			fprintf(fp, "%s %lld bytes of %s", first ? "" : ",", (long long)by[k], what[k]);
 			first = 0;
 		}
 	fprintf(fp, ", and %lld bytes of layout fragmentation", (long long)(arena - l.peak));
-	{
-		int64_t h = 0;
-		for (int d = 0; d < g->mod->ndecl; d++)
-			if (g->mod->decl[d].host)
-				h += type_bytes(&g->mod->decl[d].ty);
-		if (h)
-			fprintf(fp, "; %lld bytes of optimizer state live in host memory", (long long)h);
+	for (int d = 0; d < g->mod->ndecl; d++)
+		if (g->mod->decl[d].host) {
+			int64_t b = type_bytes(&g->mod->decl[d].ty);
+			*(g->mod->decl[d].role == R_PARAM ? &hp : &hs) += b;
+		}
+	for (int i = 0; i < g->nop; i++)
+		nhost += op_on_host(g, &g->op[i]);
+	if (hp || hs) {
+		fprintf(fp, "; in host memory between steps: %lld bytes of params and %lld bytes of "
+		        "optimizer state", (long long)hp, (long long)hs);
+		if (nhost)
+			fprintf(fp, ", %d updates run on the host", nhost);
 	}
 	fputc('\n', fp);
 	live_free(&l);
@@ -346,28 +357,32 @@ solve_fit(Prob *p, const PlanOpts *o, int64_t budget, double tlim, int tight_onl
 	return best;
 }
 
-/* Set Decl.host of the state that may live in host memory (on: 1, or back to 0); how many. */
-static int
-homes(Module *m, const Func *f, int on)
+/* tso's rounds at budget B: how the placement search prices a placement. */
+static Plan *
+fit_tso(Prob *p, int64_t B, double *stime, int64_t *arena)
 {
-	int n = 0;
-
-	for (int d = 0; d < m->ndecl; d++)
-		if (home_candidate(f, d)) {
-			m->decl[d].host = on;
-			n++;
-		}
-	return n;
+	return fit(p, "tso", B, 0, stime, arena, NULL);
 }
 
-/* A plan with state at home not taken after all (an error): the decls back, its step freed. */
-static void
-unhome(Module *m, const Func *f, Func *hf)
+/* Does a decl live in host memory already (a planned .mir read back)? */
+static int
+placed_before(const Module *m)
 {
-	if (hf) {
-		homes(m, f, 0);
-		func_free(hf);
-	}
+	for (int d = 0; d < m->ndecl; d++)
+		if (m->decl[d].host)
+			return 1;
+	return 0;
+}
+
+/* A placement not taken after all (an error): the decls back on the accelerator, its step
+ * and levels freed. */
+static void
+unhome(Module *m, const Func *f, Func *hf, uint8_t *lv)
+{
+	if (lv)
+		home_mark(m, f, lv, 0);
+	func_free(hf);
+	free(lv);
 }
 
 static void
@@ -385,7 +400,9 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 	Func *f = m->step;
 	Prob *p;
 	Plan *best = NULL;
-	Func *hf = NULL;         /* the step with state in host memory, if its plan is taken */
+	Func *hf = NULL;         /* the step rewritten for where params and state live */
+	uint8_t *lv = NULL;      /* its levels (home.c), one per op of f */
+	int lvfits = 0;
 	int64_t budget, arena0, persist;
 	double tlim = o->tlim > 0 ? o->tlim : 0, stime = 0;
 
@@ -430,47 +447,45 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 		prob_free(p);
 		return -1;
 	}
-	/* If nothing fits, again with swaps placed for memory rather than time (their copies
-	 * then stall the compute), then loosened where the budget leaves room (relax.c), from
-	 * that plan and from the time-placed one that missed by the least. chen has no swaps. */
-	best = solve_fit(p, o, budget, tlim, tight_only, &stime, &r->arena);
-	/* Optimizer state in host memory (home.c), where the target can and the plan without
-	 * it does not fit or costs time: the step with every such state copied in before its
-	 * update and home after it, planned the same way; the faster plan that fits is taken
-	 * (the one without, on a tie). chen stays the activation-only baseline. */
-	if (o->tg->hoststate && p->bw > 0 && strcmp(o->solver, "chen") &&
-	    (!best || best->time > p->time) && homes(m, f, 1)) {
-		Func *g = home_state(f, o->tg);
-		Prob *q = prob_new(g, o->tg);
-		int64_t qa = plan_arena(g, o->tg, NULL);
-		Plan *qb;
+	/* Where params and optimizer state live (place.c), where the target can keep them in
+	 * host memory and tso's plan with everything on the accelerator does not fit or costs
+	 * time: the placement whose tso plan is the fastest that fits. With everything on the
+	 * accelerator the solver asked for plans as ever; else it plans the step rewritten for
+	 * the placement (home.c) with tso, for auto and ilp too: the ILP does not model the
+	 * copies of params and state yet (GLPK spent minutes on such steps). Then, whichever step: if
+	 * nothing fits, again with swaps placed for memory rather than time (their copies then
+	 * stall the compute), then loosened where the budget leaves room (relax.c), from that
+	 * plan and from the time-placed one that missed by the least. chen, the activation-only
+	 * baseline, moves nothing. */
+	if (!o->nooffload && o->tg->hoststate && p->bw > 0 && strcmp(o->solver, "chen") &&
+	    !placed_before(m)) {
+		int64_t ta;
+		Plan *t0 = fit(p, "tso", budget, 0, &stime, &ta, NULL);
+		if (!t0 || t0->time > p->time)
+			lv = place_search(m, f, o->tg, budget, p->nodes, t0 ? t0->time : INFINITY, fit_tso,
+			                  &stime, &lvfits);
+		plan_free(t0);
+	}
+	if (!lv) {
+		best = solve_fit(p, o, budget, tlim, tight_only, &stime, &r->arena);
+	} else {
 		PlanOpts qo = *o;
-		/* auto plans this step with tso alone: the ILP does not model the state's copies
-		 * yet, and GLPK spent minutes on such steps (allops at 50%: 4 min against 0.4 s) */
-		if (strcmp(o->solver, "auto") == 0)
+		int64_t qa;
+		home_mark(m, f, lv, 1);
+		hf = home_step(f, o->tg, lv);
+		prob_free(p);
+		p = prob_new(hf, o->tg);
+		p->nodes = o->nodes > 0 ? o->nodes : tlim > 0 ? 0 : PLAN_NODES;
+		if (strcmp(o->solver, "auto") == 0 || strcmp(o->solver, "ilp") == 0)
 			qo.solver = "tso";
-		q->nodes = p->nodes;
-		if (qa <= budget) {
-			/* it fits unplanned with the state at home */
-			qb = plan_new(q);
-			plan_eval(q, qb, budget);
-			qb->solver = qo.solver;
+		if ((qa = plan_arena(hf, o->tg, NULL)) <= budget) {
+			/* it fits unplanned with params and state where they are */
+			best = plan_new(p);
+			plan_eval(p, best, budget);
+			best->solver = qo.solver;
 		} else
-			qb = solve_fit(q, &qo, budget, tlim, tight_only, &stime, &qa);
-		if (qb ? !best || qb->time < best->time : !best) {
-			/* taken, or (nothing fits either way) the floor is sought with it */
-			plan_free(best);
-			best = qb;
-			r->arena = qa;
-			prob_free(p);
-			p = q;
-			hf = g;
-		} else {
-			plan_free(qb);
-			prob_free(q);
-			func_free(g);
-			homes(m, f, 0);
-		}
+			best = solve_fit(p, &qo, budget, tlim, tight_only, &stime, &qa);
+		r->arena = qa;
 	}
 	if (!best && strcmp(o->solver, "chen") == 0) {
 		/* The baseline was asked for: no other solver's plan stands in for it. */
@@ -485,7 +500,7 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 		        100.0 * (double)budget / (double)arena0);
 		plan_free(c);
 		prob_free(p);
-		unhome(m, f, hf);
+		unhome(m, f, hf, lv);
 		return -1;
 	}
 	if (!best) {
@@ -512,7 +527,7 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 			}
 			plan_free(fl);
 			prob_free(p);
-			unhome(m, f, hf);
+			unhome(m, f, hf, lv);
 			return -1;
 		}
 	}
@@ -527,15 +542,24 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 	m->step = remat(p, best);
 	plan_free(best);
 	prob_free(p);
-	func_free(f);
 	if (hf) {
+		/* the forward fetches the params that live in host memory, as the step does */
 		for (int d = 0; d < m->ndecl; d++)
 			if (m->decl[d].host) {
 				mod_set_host(m, d);
-				r->hstate += type_bytes(&m->decl[d].ty);
+				if (m->decl[d].role == R_PARAM)
+					r->hparam += type_bytes(&m->decl[d].ty);
+				else
+					r->hstate += type_bytes(&m->decl[d].ty);
 			}
+		for (int i = 0; i < f->nop; i++)
+			r->nhostupd += lv[i] == HOME_HOSTUPD;
+		if (r->hparam)
+			func_adopt(m->fwd, home_fwd(m->fwd, o->tg));
 		func_free(hf);
 	}
+	func_free(f);
+	free(lv);
 	return 0;
 }
 
@@ -560,8 +584,12 @@ plan_report_print(FILE *fp, const PlanReport *r)
 	fprintf(fp, "planned_peak_bytes %lld\n", (long long)r->peak);
 	fprintf(fp, "arena_bytes %lld\n", (long long)r->arena);
 	fprintf(fp, "recomputed_ops %d\nswapped_values %d\n", r->nrec, r->nswap);
+	if (r->hparam)
+		fprintf(fp, "params_in_host_bytes %lld\n", (long long)r->hparam);
 	if (r->hstate)
 		fprintf(fp, "state_in_host_bytes %lld\n", (long long)r->hstate);
+	if (r->nhostupd)
+		fprintf(fp, "updates_on_host %d\n", r->nhostupd);
 	fprintf(fp, "modeled_step_s %.9g\nunplanned_step_s %.9g\n", r->time, r->base_time);
 	fprintf(fp, "overhead %.2f%%\n", r->base_time > 0 ? 100 * (r->time / r->base_time - 1) : 0);
 	/* what ended the ILP (optimal, node limit, time limit, ...; "-": none ran); the time

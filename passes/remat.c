@@ -121,6 +121,9 @@ remat(const Prob *p, const Plan *pl)
 			k = emit(g, f, o, PH_REC, cur, nm);
 			g->op[k].of = orig[i];
 			cur[o->res] = g->op[k].res;
+			/* a param fetched again (plan.c's is_fetch): its copy is awaited at once */
+			if (opinfo[o->kind].flags & F_COPY)
+				wait(g, cur[o->res]);
 		}
 		k = emit(g, f, op, op->phase, cur, op->res >= 0 ? f->val[op->res].name : NULL);
 		orig[t] = g->op[k].res;
@@ -129,11 +132,15 @@ remat(const Prob *p, const Plan *pl)
 			cur[op->res] = g->op[k].res;
 		for (int j = out.first[t]; j < out.first[t + 1]; j++) {
 			int s = out.ix[j], r = f->op[pl->sw[s].op].res;
+			const Op *so = &f->op[pl->sw[s].op];
 			snprintf(nm, sizeof nm, "%s.host", f->val[r].name);
-			host[s] = mem_op(g, OP_SWAPOUT, cur[r], nm);
+			/* A fetched param is not copied out: its home holds it; the swap_in fetches
+			 * it from there again. */
+			host[s] = so->kind == OP_SWAPIN ? so->args[0] : mem_op(g, OP_SWAPOUT, cur[r], nm);
 		}
 		for (int j = outw.first[t]; j < outw.first[t + 1]; j++)
-			wait(g, host[outw.ix[j]]);
+			if (f->op[pl->sw[outw.ix[j]].op].kind != OP_SWAPIN)
+				wait(g, host[outw.ix[j]]);
 	}
 	for (int k = 0; k < f->nout; k++)
 		func_output(g, f->outname[k], cur[f->out[k]]);

@@ -3,20 +3,22 @@
  * needs: a function before planning (no rec or mem ops: merging a recomputation with what it
  *        recomputes would undo the plan, the failure Checkmate's users hit).
  * fills: the same function with each repeated pure op (same kind, operands, attributes and
- *        result type) replaced by its first occurrence, and only the ops that its outputs, its
- *        loss and its in-place updates (F_MUT) need; values renumbered, names kept.
+ *        result type) replaced by its first occurrence, an inference dropout by its operand
+ *        (the identity), and only the ops that its outputs, its loss and its in-place updates
+ *        (F_MUT) need; values renumbered, names kept.
  * An op keeps its phase, and a first occurrence precedes its repeats, so a backward op merged
- * into a forward one only makes that forward value saved for the backward; F_EXPAND ops
- * (im2col) are never merged across phases, so their large results are not saved that way. */
+ * into a forward one only makes that forward value saved for the backward. Workspaces
+ * (F_SCRATCH) are never merged: each belongs to the one op that reads it. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "passes.h"
 
+/* May CSE merge op with an earlier one? Not a workspace: each is its op's own bytes. */
 static int
 pure(const Op *op)
 {
-	return op->res >= 0 && !(opinfo[op->kind].flags & (F_MUT | F_COPY | F_NORES)) &&
+	return op->res >= 0 && !(opinfo[op->kind].flags & (F_MUT | F_COPY | F_NORES | F_SCRATCH)) &&
 	       op->phase != PH_REC && op->phase != PH_MEM;
 }
 
@@ -72,11 +74,14 @@ cse(Func *f, int *repl)
 			memset(tab, 0, cap * sizeof *tab);
 		if (!pure(op))
 			continue;
+		if (op->kind == OP_DROPOUT && op->nargs == 1) {     /* inference: the identity */
+			repl[op->res] = op->args[0];
+			n++;
+			continue;
+		}
 		for (h = hash(f, op) & (cap - 1); tab[h]; h = (h + 1) & (cap - 1))
 			if (same(f, &f->op[tab[h] - 1], op))
 				break;
-		if (tab[h] && (opinfo[op->kind].flags & F_EXPAND) && f->op[tab[h] - 1].phase != op->phase)
-			continue;      /* saving the expansion for the backward would cost its size */
 		if (tab[h]) {
 			repl[op->res] = f->op[tab[h] - 1].res;
 			n++;

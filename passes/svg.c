@@ -90,7 +90,9 @@ dump_memory(FILE *fp, const Func *f, const Live *l, const Layout *lay, int64_t b
 		esc(fp, x->name);
 		fprintf(fp, " %s, %lld bytes at offset %lld, ops %d..%d%s</title></rect>\n",
 		        type_str(&x->ty, tb, sizeof tb), (long long)l->bytes[v], (long long)x->off,
-		        l->birth[v], l->last[v], x->decl >= 0 ? " (module tensor, whole step)" : "");
+		        l->birth[v], l->last[v], x->decl >= 0 ? " (module tensor, whole step)" :
+		        x->def >= 0 && f->op[x->def].kind == OP_SWAPIN && f->val[f->op[x->def].args[0]].decl >= 0 ?
+		        " (copied in from its home in host memory)" : "");
 	}
 	/* live bytes, the peak (lower bound), the arena, the budget: docs/glossary.md's words */
 	fprintf(fp, "<polyline fill=\"none\" stroke=\"black\" stroke-width=\"1.2\" points=\"");
@@ -150,6 +152,23 @@ dump_memory(FILE *fp, const Func *f, const Live *l, const Layout *lay, int64_t b
 		fprintf(fp, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"10\" fill=\"%s\"/><text x=\"%d\" y=\"%d\">%s</text>\n",
 		        LM + W + 4, y, ph > PH_MEM ? "#bdbdbd" : fill[ph], LM + W + 20, y + 9,
 		        ph > PH_MEM ? "module tensor" : phase_name[ph]);
+	}
+	/* what lives in host memory between steps: not in the arena, fetched where needed */
+	{
+		int64_t hb[2] = { 0, 0 };
+		int nh = 0;
+		for (int d = 0; d < f->mod->ndecl; d++)
+			if (f->mod->decl[d].host)
+				hb[f->mod->decl[d].role == R_STATE] += type_bytes(&f->mod->decl[d].ty);
+		for (int i = 0; i < f->nop; i++)
+			nh += op_on_host(f, &f->op[i]);
+		if (hb[0] || hb[1]) {
+			mb(b1, sizeof b1, hb[0]);
+			mb(b2, sizeof b2, hb[1]);
+			fprintf(fp, "<text x=\"%d\" y=\"%d\">in host memory between steps: params %s,</text>\n"
+			        "<text x=\"%d\" y=\"%d\">optimizer state %s; %d updates on the host</text>\n",
+			        LM + W + 4, TM + 260, b1, LM + W + 4, TM + 274, b2, nh);
+		}
 	}
 	fprintf(fp, "</svg>\n");
 #undef X

@@ -10,18 +10,25 @@
  *   per-cluster DDR/HBM); DDR<->accelerator copies 10 GB/s with 20 us latency (assumed; the
  *   survey calls them asymmetric and slow); capacity 8 GiB of fast memory (the survey's
  *   figure); 20 us per kernel launch through hthreads (assumed); 64-byte DMA alignment.
+ *   Its host, the CPU zone (16 ARMv8 cores at 2 GHz): 256 GFLOP/s f32 (16 x 2e9 x 8, two
+ *   128-bit FMA lanes) and 50 GB/s of DDR (assumed) for updates run there.
  * cuda (an H100 SXM): 67 TFLOP/s f32 (no tensor cores), 3.35 TB/s HBM3, 25 GB/s pinned PCIe 5
- *   copies with 10 us latency, 80 GB, 5 us launch, 256-byte alignment (cudaMalloc's).
- * hoststate: the C target keeps optimizer state in host memory when the planner asks; the
- * CUDA target does not yet (its host code has no swap_home), so the planner never asks it. */
+ *   copies with 10 us latency, 80 GB, 5 us launch, 256-byte alignment (cudaMalloc's). Its
+ *   host, the CPU beside it: 1 TFLOP/s f32 and 100 GB/s for updates run there (assumed: about
+ *   what DeepSpeed's CPU Adam reaches on a two-socket server, 3e9 params/s).
+ * hoststate: the target's code keeps params and optimizer state in host memory and updates
+ * them there when the planner asks: the C target does; the CUDA target not yet (its host
+ * code has no swap_home), so the planner never asks it. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "passes.h"
 
-const Target target_mt3000 = { "mt3000", 11.6e12, 200e9, 10e9, 20e-6, 20e-6, 8LL << 30, 64, 1 };
-const Target target_cuda = { "cuda", 67e12, 3.35e12, 25e9, 10e-6, 5e-6, 80000000000LL, 256, 0 };
+const Target target_mt3000 = { "mt3000", 11.6e12, 200e9, 10e9, 20e-6, 20e-6, 8LL << 30, 64, 1,
+                                256e9, 50e9 };
+const Target target_cuda = { "cuda", 67e12, 3.35e12, 25e9, 10e-6, 5e-6, 80000000000LL, 256, 0,
+                             1e12, 100e9 };
 static const Target *const builtin[] = { &target_mt3000, &target_cuda };
 
 const char target_help[] =
@@ -31,7 +38,10 @@ const char target_help[] =
 "  --copy-latency=S      latency of one copy, seconds (mt3000 20e-6, cuda 10e-6)\n"
 "  --launch=S            overhead of one op, seconds (mt3000 20e-6, cuda 5e-6)\n"
 "  --accel-bytes=N       accelerator capacity, bytes (mt3000 8 GiB, cuda 80e9)\n"
-"  --align=N             arena alignment: a power of two up to 1M (mt3000 64, cuda 256)\n";
+"  --align=N             arena alignment: a power of two up to 1M (mt3000 64, cuda 256)\n"
+"  --host-flops=F        FLOP/s of the host threads that run updates on the host (mt3000\n"
+"                        256e9, cuda 1e12)\n"
+"  --host-bw=B           their memory bandwidth, bytes/s (mt3000 50e9, cuda 100e9)\n";
 
 int
 target_get(Target *t, const char *name)
@@ -50,9 +60,10 @@ target_option(Target *t, const char *arg, char *err, size_t nerr)
 	static const struct { const char *opt; int pos, isint; } tab[] = {
 		{ "--target-flops=", 0, 0 }, { "--target-bw=", 1, 0 }, { "--copy-bw=", 2, 0 },
 		{ "--copy-latency=", 3, 0 }, { "--launch=", 4, 0 }, { "--accel-bytes=", 5, 1 },
-		{ "--align=", 6, 1 },
+		{ "--align=", 6, 1 }, { "--host-flops=", 7, 0 }, { "--host-bw=", 8, 0 },
 	};
 	double *dv[] = { &t->flops, &t->bw, &t->copybw, &t->copylat, &t->launch };
+	double *hv[] = { &t->hostflops, &t->hostbw };
 	int64_t *iv[] = { &t->capacity, &t->align };
 
 	for (size_t i = 0; i < sizeof tab / sizeof *tab; i++) {
@@ -68,10 +79,10 @@ target_option(Target *t, const char *arg, char *err, size_t nerr)
 		if (end == s || *end || errno || !(v >= 0) || v > 1e30)
 			goto bad;
 		/* Rates must be positive; latencies and overheads may be zero. */
-		if (tab[i].pos <= 2 && v == 0)
+		if ((tab[i].pos <= 2 || tab[i].pos >= 7) && v == 0)
 			goto bad;
 		if (!tab[i].isint) {
-			*dv[tab[i].pos] = v;
+			*(tab[i].pos >= 7 ? hv[tab[i].pos - 7] : dv[tab[i].pos]) = v;
 			return 0;
 		}
 		if (v < 1 || v >= 9.2e18 || v != (double)(int64_t)v)

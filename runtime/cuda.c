@@ -88,15 +88,15 @@ typedef struct Manifest {
 	int64_t budget, plan, peak, persist, arena, host, loss;
 	int nevents, nrecords, nk;
 	char (*kname)[64];
-	Tns *t[4];                /* input, param, state, output */
-	int nt[4];
+	Tns *t[5];                /* input, param, state, output, buffer */
+	int nt[5];
 	struct mtc_module mod;
-	struct mtc_tensor_info *info[4];
+	struct mtc_tensor_info *info[5];
 	int ok;
 } Manifest;
 
 static Manifest man;
-static const char *const roles[4] = { "input", "param", "state", "output" };
+static const char *const roles[5] = { "input", "param", "state", "output", "buffer" };
 
 static void
 add_tensor(char *line)
@@ -120,9 +120,9 @@ add_tensor(char *line)
 	if (sscanf(p, " off %lld init %d %lf %lf use %d", (long long *)&t.off, &t.init, &t.a, &t.b,
 	           &t.use) < 1)
 		return;
-	for (r = 0; r < 4 && strcmp(role, roles[r]); r++)
+	for (r = 0; r < 5 && strcmp(role, roles[r]); r++)
 		;
-	if (r == 4)
+	if (r == 5)
 		return;
 	t.info.name = strdup(name);
 	t.info.dtype = strcmp(dt, "i32") == 0 ? MTC_I32 : MTC_F32;
@@ -183,7 +183,7 @@ load_manifest(void)
 			add_tensor(line);
 		}
 	}
-	for (int r = 0; r < 4; r++) {
+	for (int r = 0; r < 5; r++) {
 		man.info[r] = calloc(man.nt[r] + 1, sizeof *man.info[r]);
 		for (int i = 0; i < man.nt[r]; i++) {
 			man.info[r][i] = man.t[r][i].info;
@@ -198,8 +198,10 @@ load_manifest(void)
 		.peak_bytes = man.peak, .budget_bytes = man.budget,
 		.create = mtc_cu_create, .step = api_step, .forward = mtc_cu_forward,
 		.destroy = mtc_cu_destroy, .error = mtc_cu_error, .get = api_get, .set = api_set,
-		.stats = api_stats,
+		.stats = api_stats, .nbuffers = man.nt[4], .buffers = man.info[4],
 	};
+	for (int i = 0; i < man.nt[4]; i++)
+		man.mod.buffer_bytes += man.t[4][i].info.bytes;
 	for (int i = 0; i < man.nt[1]; i++)
 		man.mod.param_bytes += man.t[1][i].info.bytes;
 	for (int i = 0; i < man.nt[2]; i++)
@@ -212,7 +214,7 @@ load_manifest(void)
 __attribute__((destructor)) static void
 unload_manifest(void)
 {
-	for (int r = 0; r < 4; r++) {
+	for (int r = 0; r < 5; r++) {
 		for (int i = 0; i < man.nt[r]; i++)
 			free((char *)man.t[r][i].info.name);
 		free(man.t[r]);
@@ -338,12 +340,12 @@ upload(mtc_cu *c, int64_t off, const void *src, int64_t bytes)
 	return 0;
 }
 
-/* Params from their initializers, state zeroed. */
+/* Params and buffers from their initializers, state zeroed (i32 buffers, counters, too). */
 static int
 init_tensors(mtc_cu *c)
 {
-	for (int r = 1; r <= 2; r++)
-		for (int i = 0; i < man.nt[r]; i++) {
+	for (int r = 1; r <= 4; r++)
+		for (int i = 0; r != 3 && i < man.nt[r]; i++) {
 			Tns *t = &man.t[r][i];
 			float *h = calloc(t->info.numel ? t->info.numel : 1, 4);
 			int rc;
@@ -351,7 +353,7 @@ init_tensors(mtc_cu *c)
 				return fail(c, MTC_ENOMEM, "out of host memory");
 			if (t->init == 6)       /* INIT_FILE: the values embedded at offset a */
 				memcpy(h, mtc_cu_data + (int64_t)t->a, (size_t)t->info.bytes);
-			else if (r == 1 && t->init)
+			else if (r != 2 && t->init && t->info.dtype == MTC_F32)
 				mtc_init_f32(h, t->info.numel, t->init, t->a, t->b, t->info.name, 0);
 			rc = upload(c, t->off, h, t->info.bytes);
 			free(h);
@@ -709,6 +711,7 @@ mtc_cu_forward(void *p, const void *const *in, void *const *out)
 	return 0;
 }
 
+/* get and set's tensor i: params, state, buffers. */
 static Tns *
 nth(int i)
 {
@@ -716,6 +719,8 @@ nth(int i)
 		return &man.t[1][i];
 	if (i >= man.nt[1] && i < man.nt[1] + man.nt[2])
 		return &man.t[2][i - man.nt[1]];
+	if (i >= man.nt[1] + man.nt[2] && i < man.nt[1] + man.nt[2] + man.nt[4])
+		return &man.t[4][i - man.nt[1] - man.nt[2]];
 	return NULL;
 }
 

@@ -1,4 +1,5 @@
-/* dma.c: the emulated DMA engine: a thread executing queued copies in order, with channels. */
+/* dma.c: the emulated DMA engine: a thread executing queued copies in order, with channels;
+ * the host's updates run in the same queue (the host thread of the MT-3000's CPU zone). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +15,10 @@ run_next(mtc_dma_engine *e)
 
 	e->busy = 1;
 	pthread_mutex_unlock(&e->mu);
-	memcpy(c.dst, c.src, (size_t)c.bytes);
+	if (c.fn)
+		c.fn(c.args, 0, 1);
+	else
+		memcpy(c.dst, c.src, (size_t)c.bytes);
 	pthread_mutex_lock(&e->mu);
 	e->busy = 0;
 	e->completed++;
@@ -83,7 +87,25 @@ mtc_dma(mtc_dev *d, void *dst, const void *src, int64_t bytes)
 	pthread_mutex_lock(&e->mu);
 	while (e->queued - e->completed == e->cap)
 		pthread_cond_wait(&e->done, &e->mu);
-	e->q[e->queued % e->cap] = (mtc_copy){ dst, src, bytes };
+	e->q[e->queued % e->cap] = (mtc_copy){ dst, src, bytes, NULL, { 0 } };
+	ch = ++e->queued;
+	pthread_cond_signal(&e->more);
+	pthread_mutex_unlock(&e->mu);
+	return ch;
+}
+
+int64_t
+mtc_dma_call(mtc_dev *d, mtc_kernel fn, const uint64_t *args, int nargs)
+{
+	mtc_dma_engine *e = &d->dma;
+	mtc_copy c = { NULL, NULL, 0, fn, { 0 } };
+	int64_t ch;
+
+	memcpy(c.args, args, sizeof *args * (size_t)(nargs < MTC_CALL_ARGS ? nargs : MTC_CALL_ARGS));
+	pthread_mutex_lock(&e->mu);
+	while (e->queued - e->completed == e->cap)
+		pthread_cond_wait(&e->done, &e->mu);
+	e->q[e->queued % e->cap] = c;
 	ch = ++e->queued;
 	pthread_cond_signal(&e->more);
 	pthread_mutex_unlock(&e->mu);

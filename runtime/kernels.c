@@ -14,12 +14,13 @@
 enum { KB = 256, NB = 1024 };
 
 /* Rows of op(A) @ B with B not transposed: for each k (ascending, so every element sums in
- * the same order however rows are split), c[i, :] += a(i, k) * b[k, :]. */
+ * the same order however rows are split), c[i, :] += a(i, k) * b[k, :], from zero unless add
+ * (then the sums go on from c's values, in the same order). */
 static void
-gemm_nn(int ta, int64_t r0, int64_t r1, int64_t n, int64_t k, const float *a, int64_t lda,
+gemm_nn(int add, int ta, int64_t r0, int64_t r1, int64_t n, int64_t k, const float *a, int64_t lda,
         const float *b, int64_t ldb, float *c, int64_t ldc)
 {
-	for (int64_t i = r0; i < r1; i++)
+	for (int64_t i = r0; i < r1 && !add; i++)
 		memset(c + i * ldc, 0, sizeof(float) * (size_t)n);
 	for (int64_t j0 = 0; j0 < n; j0 += NB) {
 		int64_t j1 = j0 + NB < n ? j0 + NB : n;
@@ -38,9 +39,9 @@ gemm_nn(int ta, int64_t r0, int64_t r1, int64_t n, int64_t k, const float *a, in
 	}
 }
 
-void
-mtc_sgemm_rows(int ta, int tb, int64_t r0, int64_t r1, int64_t n, int64_t k,
-               const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc)
+static void
+sgemm(int add, int ta, int tb, int64_t r0, int64_t r1, int64_t n, int64_t k, const float *a,
+      int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc)
 {
 	if (r1 <= r0)
 		return;
@@ -48,7 +49,7 @@ mtc_sgemm_rows(int ta, int tb, int64_t r0, int64_t r1, int64_t n, int64_t k,
 	if (!mtc_blas_off) {
 		cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
 		            (int)(r1 - r0), (int)n, (int)k, 1.0f, ta ? a + r0 : a + r0 * lda, (int)lda,
-		            b, (int)ldb, 0.0f, c + r0 * ldc, (int)ldc);
+		            b, (int)ldb, add ? 1.0f : 0.0f, c + r0 * ldc, (int)ldc);
 		return;
 	}
 #endif
@@ -59,21 +60,45 @@ mtc_sgemm_rows(int ta, int tb, int64_t r0, int64_t r1, int64_t n, int64_t k,
 			for (int64_t j = 0; j < n; j++)
 				for (int64_t p = 0; p < k; p++)
 					bt[p * n + j] = b[j * ldb + p];
-			gemm_nn(ta, r0, r1, n, k, a, lda, bt, n, c, ldc);
+			gemm_nn(add, ta, r0, r1, n, k, a, lda, bt, n, c, ldc);
 			free(bt);
 			return;
 		}
 		/* No memory for the copy: the same sums, in the same order, strided. */
 		for (int64_t i = r0; i < r1; i++)
 			for (int64_t j = 0; j < n; j++) {
-				float s = 0;
+				float s = add ? c[i * ldc + j] : 0;
 				for (int64_t p = 0; p < k; p++)
 					s += (ta ? a[p * lda + i] : a[i * lda + p]) * b[j * ldb + p];
 				c[i * ldc + j] = s;
 			}
 		return;
 	}
-	gemm_nn(ta, r0, r1, n, k, a, lda, b, ldb, c, ldc);
+	gemm_nn(add, ta, r0, r1, n, k, a, lda, b, ldb, c, ldc);
+}
+
+void
+mtc_sgemm_rows(int ta, int tb, int64_t r0, int64_t r1, int64_t n, int64_t k,
+               const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc)
+{
+	sgemm(0, ta, tb, r0, r1, n, k, a, lda, b, ldb, c, ldc);
+}
+
+void
+mtc_sgemm_rows_add(int ta, int tb, int64_t r0, int64_t r1, int64_t n, int64_t k,
+                   const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc)
+{
+	sgemm(1, ta, tb, r0, r1, n, k, a, lda, b, ldb, c, ldc);
+}
+
+/* Between y [N, C, P] and t [C, N, P] (to: into t), the pairs (n, c) in [lo, hi). */
+void
+mtc_chanfirst(float *t, float *y, int64_t n, int64_t c, int64_t p, int to, int64_t lo, int64_t hi)
+{
+	for (int64_t q = lo; q < hi; q++) {
+		float *yp = y + q * p, *tp = t + (q % c * n + q / c) * p;
+		memcpy(to ? tp : yp, to ? yp : tp, sizeof(float) * (size_t)p);
+	}
 }
 
 /* im2col of the planes q = n*C + c in [lo, hi) of x [N, C, H, W]: plane (n, c) fills image n's
@@ -237,6 +262,96 @@ mtc_pool2d_grad(float *dx, const float *x, const float *dy, int kind, int64_t H,
 						if (h0 + i >= 0 && h0 + i < H && w0 + j >= 0 && w0 + j < W)
 							dp[(h0 + i) * W + w0 + j] += v;
 			}
+	}
+}
+
+/* Batch norm over x [N, C, Q] (passes/grad.c defines each): statistics per channel c in
+ * [lo, hi), in double in index order; the elementwise parts per plane n*C + c in [lo, hi). */
+static float
+invstd(float var, double eps)
+{
+	return (float)(1 / sqrt((double)var + eps));
+}
+
+void
+mtc_bn_apply(float *y, const float *x, const float *g, const float *b, const float *mu,
+             const float *var, double eps, int64_t C, int64_t Q, int64_t lo, int64_t hi)
+{
+	for (int64_t p = lo; p < hi; p++) {
+		int64_t c = p % C;
+		float a = g[c] * invstd(var[c], eps), sh = b[c] - mu[c] * a;
+		const float *xp = x + p * Q;
+		float *yp = y + p * Q;
+		for (int64_t q = 0; q < Q; q++)
+			yp[q] = xp[q] * a + sh;
+	}
+}
+
+void
+mtc_bn_stat(float *o, const float *x, const float *mu, int64_t N, int64_t C, int64_t Q,
+            int64_t lo, int64_t hi)
+{
+	for (int64_t c = lo; c < hi; c++) {
+		double s = 0, m = mu ? mu[c] : 0;
+		for (int64_t n = 0; n < N; n++) {
+			const float *xp = x + (n * C + c) * Q;
+			if (mu)
+				for (int64_t q = 0; q < Q; q++)
+					s += ((double)xp[q] - m) * ((double)xp[q] - m);
+			else
+				for (int64_t q = 0; q < Q; q++)
+					s += xp[q];
+		}
+		o[c] = (float)(s / (double)(N * Q));
+	}
+}
+
+void
+mtc_bn_dstats(float *o, const float *x, const float *mu, const float *var, const float *dy,
+              double eps, int64_t N, int64_t C, int64_t Q, int64_t lo, int64_t hi)
+{
+	for (int64_t c = lo; c < hi; c++) {
+		double dot = 0, s = 0;
+		for (int64_t n = 0; n < N; n++) {
+			const float *xp = x + (n * C + c) * Q, *dp = dy + (n * C + c) * Q;
+			for (int64_t q = 0; q < Q; q++) {
+				dot += (double)dp[q] * ((double)xp[q] - mu[c]);
+				s += dp[q];
+			}
+		}
+		o[c] = (float)(dot * invstd(var[c], eps));
+		o[C + c] = (float)s;
+	}
+}
+
+void
+mtc_bn_dx(float *dx, const float *x, const float *g, const float *mu, const float *var,
+          const float *dy, const float *ds, int train, double eps, int64_t N, int64_t C,
+          int64_t Q, int64_t lo, int64_t hi)
+{
+	for (int64_t p = lo; p < hi; p++) {
+		int64_t c = p % C;
+		float is = invstd(var[c], eps), w = is * g[c];
+		float gm = (float)((double)ds[C + c] / (double)(N * Q));
+		float pj = (float)((double)ds[c] * is / (double)(N * Q));
+		const float *xp = x + p * Q, *dp = dy + p * Q;
+		float *op = dx + p * Q;
+		if (train)
+			for (int64_t q = 0; q < Q; q++)
+				op[q] = (dp[q] - gm - (xp[q] - mu[c]) * pj) * w;
+		else
+			for (int64_t q = 0; q < Q; q++)
+				op[q] = dp[q] * w;
+	}
+}
+
+void
+mtc_bn_update(float *rm, float *rv, const float *mu, const float *var, double m, double count,
+              int64_t lo, int64_t hi)
+{
+	for (int64_t c = lo; c < hi; c++) {
+		rm[c] = (float)(m * mu[c] + (1 - m) * rm[c]);
+		rv[c] = (float)(m * ((double)var[c] * count / (count - 1)) + (1 - m) * rv[c]);
 	}
 }
 

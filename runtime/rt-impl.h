@@ -10,11 +10,15 @@
 /* An allocation that fails on demand (mtc_fail_alloc, MTC_FAIL_ALLOC=N); e runs only if not. */
 #define RT_ALLOC(e) (mtc_fail_alloc() ? NULL : (e))
 
-/* One queued copy. */
+/* One queued copy, or a call run in its place in the queue (fn non-NULL: an update on the
+ * host, fn(args, 0, 1)). */
+enum { MTC_CALL_ARGS = 8 };
 typedef struct mtc_copy {
 	void *dst;
 	const void *src;
 	int64_t bytes;
+	mtc_kernel fn;
+	uint64_t args[MTC_CALL_ARGS];
 } mtc_copy;
 
 /* The DMA engine: one thread draining a FIFO ring; channels are sequence numbers, so waiting

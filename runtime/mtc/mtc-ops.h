@@ -49,6 +49,38 @@ mtc_clip(float x, float lo, float hi)
 	return y > hi ? hi : y;
 }
 
+/* Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC'11), word 0
+ * of the block of counter (c0, c1, c2, c3) under key (k0, k1): dropout's generator. Counter
+ * based, so any element of any mask is drawn alone, the same on every target. */
+static inline unsigned int
+mtc_philox(unsigned int c0, unsigned int c1, unsigned int c2, unsigned int c3, unsigned int k0,
+           unsigned int k1)
+{
+	for (int r = 0; r < 10; r++) {
+		unsigned long long p0 = 0xD2511F53ull * c0, p1 = 0xCD9E8D57ull * c2;
+		unsigned int h0 = (unsigned int)(p0 >> 32), l0 = (unsigned int)p0;
+		unsigned int h1 = (unsigned int)(p1 >> 32), l1 = (unsigned int)p1;
+		c0 = h1 ^ c1 ^ k0;
+		c1 = l1;
+		c2 = h0 ^ c3 ^ k1;
+		c3 = l0;
+		k0 += 0x9E3779B9u;
+		k1 += 0xBB67AE85u;
+	}
+	return c0;
+}
+
+/* dropout's uniform draw for element i of the dropout `key` at step t under `seed`: the top 24
+ * bits of Philox's word as a float in [0, 1) (exact). */
+static inline float
+mtc_dropout_u(long long i, int key, int t, unsigned long long seed)
+{
+	unsigned int r = mtc_philox((unsigned int)i, (unsigned int)((unsigned long long)i >> 32),
+	                            (unsigned int)key, (unsigned int)t, (unsigned int)seed,
+	                            (unsigned int)(seed >> 32));
+	return (float)(r >> 8) * 5.9604644775390625e-8f;
+}
+
 /* Gradient helpers: (saved forward value, dy) -> dx; which forward value each takes (x or
  * y) is in docs/ir.md. */
 static inline float mtc_relu_grad(float x, float dy) { return x > 0 ? dy : 0; }

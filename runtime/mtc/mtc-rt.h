@@ -73,6 +73,10 @@ void mtc_run(mtc_dev *, mtc_kernel, const uint64_t *args, int64_t work);
 
 /* DMA: queue a copy, get a channel; wait until that copy (and every earlier one) is done. */
 int64_t mtc_dma(mtc_dev *, void *dst, const void *src, int64_t bytes);
+/* Queue an update on the host: fn(args, 0, 1) runs in the DMA queue's order, after every copy
+ * queued before it (the gradient it reads), on the host's thread; args (at most 8) are
+ * copied. A channel, as for a copy. */
+int64_t mtc_dma_call(mtc_dev *, mtc_kernel fn, const uint64_t *args, int nargs);
 void mtc_dma_wait(mtc_dev *, int64_t ch);
 
 /* Check mode (MTC_CHECK=1) and the measured peak. Offsets are device addresses. Births verify
@@ -99,7 +103,13 @@ mtc_split(int64_t n, int tid, int nthr, int64_t *lo, int64_t *hi)
 /* C[m,n] = op(A) op(B) for rows [r0, r1) of C; op transposes when ta/tb. Row-major. */
 void mtc_sgemm_rows(int ta, int tb, int64_t r0, int64_t r1, int64_t n, int64_t k,
                     const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc);
+/* The same adding into C: C += op(A) op(B), each sum going on in order from C's values. */
+void mtc_sgemm_rows_add(int ta, int tb, int64_t r0, int64_t r1, int64_t n, int64_t k,
+                        const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
+                        int64_t ldc);
 enum { MTC_GEMM_ROWS = 32 };          /* fewest rows of a GEMM tile (the grid is fixed by the shape) */
+/* Between y [N, C, P] and t [C, N, P] (to != 0: y into t), the pairs (n, c) in [lo, hi). */
+void mtc_chanfirst(float *t, float *y, int64_t n, int64_t c, int64_t p, int to, int64_t lo, int64_t hi);
 /* im2col and col2im (docs/ir.md) of the planes [lo, hi) of an x [N, C, H, W] (plane n*C + c):
  * a window kh x kw, stride sh x sw, padding ph x pw, dilation dh x dw, output Ho x Wo. */
 void mtc_im2col(float *col, const float *x, int64_t N, int64_t C, int64_t H, int64_t W, int64_t kh,
@@ -116,6 +126,20 @@ void mtc_pool2d(float *y, const float *x, int kind, int64_t H, int64_t W, int64_
 void mtc_pool2d_grad(float *dx, const float *x, const float *dy, int kind, int64_t H, int64_t W,
                    int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
                    int64_t dh, int64_t dw, int64_t ho, int64_t wo, int64_t lo, int64_t hi);
+/* Batch norm (passes/grad.c): mtc_bn_apply and mtc_bn_dx over planes n*C + c in [lo, hi),
+ * the statistics (mtc_bn_stat: the mean with mu NULL, else the biased variance) and the
+ * running statistics' update over channels. */
+void mtc_bn_apply(float *y, const float *x, const float *g, const float *b, const float *mu,
+                  const float *var, double eps, int64_t C, int64_t Q, int64_t lo, int64_t hi);
+void mtc_bn_stat(float *o, const float *x, const float *mu, int64_t N, int64_t C, int64_t Q,
+                 int64_t lo, int64_t hi);
+void mtc_bn_dstats(float *o, const float *x, const float *mu, const float *var, const float *dy,
+                   double eps, int64_t N, int64_t C, int64_t Q, int64_t lo, int64_t hi);
+void mtc_bn_dx(float *dx, const float *x, const float *g, const float *mu, const float *var,
+               const float *dy, const float *ds, int train, double eps, int64_t N, int64_t C,
+               int64_t Q, int64_t lo, int64_t hi);
+void mtc_bn_update(float *rm, float *rv, const float *mu, const float *var, double m, double count,
+                   int64_t lo, int64_t hi);
 /* Permute axes: dst has shape (rank dims) `shape`, dst[i...] = src at the source strides. */
 void mtc_permute(float *dst, const float *src, int rank, const int64_t *shape,
                  const int64_t *sstride, int64_t lo, int64_t hi);

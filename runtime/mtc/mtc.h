@@ -9,7 +9,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever struct mtc_module changes; tools check it before using the rest. */
-#define MTC_ABI 1
+#define MTC_ABI 2
 
 /* Every entry point returns 0 or one of these; the instance's error() says why. */
 enum mtc_status {
@@ -24,7 +24,8 @@ enum mtc_status {
 
 enum mtc_dtype { MTC_F32 = 0, MTC_I32 = 1 };
 
-/* One tensor of the module's interface: an input, an output, a param or optimizer state. */
+/* One tensor of the module's interface: an input, an output, a param, optimizer state or a
+ * buffer. */
 struct mtc_tensor_info {
 	const char *name;         /* "x", "w.3", "mom.w.3" */
 	int dtype;                /* enum mtc_dtype */
@@ -67,10 +68,17 @@ struct mtc_module {
 	int (*forward)(void *, const void *const *inputs, void *const *outputs);
 	void (*destroy)(void *);
 	const char *(*error)(const void *);                      /* NULL instance: create's error */
-	/* Read or write param i (0 <= i < nparams) or state i - nparams. */
+	/* Read or write param i (0 <= i < nparams), state i - nparams (i < nparams + nstate) or
+	 * buffer i - nparams - nstate. */
 	int (*get)(void *, int i, void *dst);
 	int (*set)(void *, int i, const void *src);
 	int (*stats)(const void *, struct mtc_stats *);
+	/* Buffers (abi 2): module state that is not trained but updated by step() (batch norm's
+	 * running statistics, dropout's step counter); forward() reads them. Saved and loaded
+	 * with the params. */
+	int nbuffers;
+	const struct mtc_tensor_info *buffers;
+	int64_t buffer_bytes;
 };
 
 /* Every module exports these two. With two modules linked into one program (not through

@@ -141,27 +141,54 @@ static int c_mse_bc(Tb *t) { int a = U("a", SH(3, 4)), b = U("b", SH(4)); return
 static int c_clip(Tb *t) { int x = P("x", SH(3, 4), V_SIGNED, 0.6, 1); return tb_op(t, OP_CLIP, &x, 1, NULL, 0, FA(-3, 0.5), NULL); }
 static int c_slice(Tb *t) { int x = U("x", SH(3, 4, 5)); return tb_op(t, OP_SLICE, &x, 1, IA(1, 1), 0, NULL, &SH(3, 2, 5)); }
 
-/* conv2d as the frontend makes it: im2col (dx through col2im, dw from a fresh im2col); and
- * over columns that are not an im2col (a param). */
+/* conv2d as the frontend makes it, with its workspace (none for a pointwise one); dx and dw
+ * each get a workspace of their own in the backward. */
 static int
-cv(Tb *t, Shape xs, Shape wsh, const int64_t *a, int64_t g)
+cv(Tb *t, Shape xs, Shape wsh, const int64_t *a)
 {
 	int x = U("x", xs), w = U("w", wsh);
-	if (a)
-		x = tb_op(t, OP_IM2COL, &x, 1, a, 0, NULL, NULL);
-	return tb_op(t, OP_CONV2D, ARGS(x, w), IA(g), 0, NULL, NULL);
+	Type ws;
+	if (conv_workspace(&xs, &wsh, a, &ws)) {
+		int k = tb_op(t, OP_WORKSPACE, (int[]){ 0 }, 0, NULL, 0, NULL, &ws.sh);
+		return tb_op(t, OP_CONV2D, ARGS(x, w, k), a, 0, NULL, NULL);
+	}
+	return tb_op(t, OP_CONV2D, ARGS(x, w), a, 0, NULL, NULL);
 }
-static int c_conv(Tb *t) { return cv(t, SH(2, 3, 5, 4), SH(4, 3, 3, 3), IA(3, 3, 2, 1, 1, 1, 1, 1), 1); }
-static int c_conv_dil(Tb *t) { return cv(t, SH(1, 4, 6, 6), SH(4, 2, 2, 3), IA(2, 3, 1, 2, 0, 2, 2, 1), 2); }
-static int c_conv_dw(Tb *t) { return cv(t, SH(2, 3, 4, 4), SH(3, 1, 3, 3), IA(3, 3, 1, 1, 1, 1, 1, 1), 3); }
-static int c_conv_1x1(Tb *t) { return cv(t, SH(2, 4, 3, 3), SH(5, 4, 1, 1), IA(1, 1, 2, 2, 0, 0, 1, 1), 1); }
-static int c_conv_cols(Tb *t) { return cv(t, SH(8, 2, 3, 3), SH(5, 4, 1, 2), NULL, 1); }
+static int c_conv(Tb *t) { return cv(t, SH(2, 3, 5, 4), SH(4, 3, 3, 3), IA(2, 1, 1, 1, 1, 1, 1)); }
+static int c_conv_dil(Tb *t) { return cv(t, SH(2, 4, 6, 6), SH(4, 2, 2, 3), IA(1, 2, 0, 2, 2, 1, 2)); }
+static int c_conv_dw(Tb *t) { return cv(t, SH(2, 3, 4, 4), SH(3, 1, 3, 3), IA(1, 1, 1, 1, 1, 1, 3)); }
+static int c_conv_1x1s2(Tb *t) { return cv(t, SH(2, 4, 3, 3), SH(5, 4, 1, 1), IA(2, 2, 0, 0, 1, 1, 1)); }
+static int c_conv_pw(Tb *t) { return cv(t, SH(2, 4, 3, 2), SH(6, 2, 1, 1), IA(1, 1, 0, 0, 1, 1, 2)); }
 
 /* pools; max_pool2d's inputs distinct multiples of 0.1 so that its arg-maxes stay put */
 static int c_maxpool(Tb *t) { int x = P("x", SH(2, 2, 5, 5), V_GRID, -2.5, 0.1); return tb_op(t, OP_MAXPOOL, &x, 1, IA(3, 3, 2, 2, 1, 1, 1, 1), 0, NULL, NULL); }
 static int c_maxpool_dil(Tb *t) { int x = P("x", SH(1, 2, 5, 6), V_GRID, -3, 0.1); return tb_op(t, OP_MAXPOOL, &x, 1, IA(2, 2, 1, 2, 0, 1, 2, 1), 0, NULL, NULL); }
 static int c_avgpool(Tb *t) { int x = U("x", SH(2, 2, 5, 4)); return tb_op(t, OP_AVGPOOL, &x, 1, IA(3, 2, 2, 1, 1, 1, 1), 0, NULL, NULL); }
 static int c_avgpool_ex(Tb *t) { int x = U("x", SH(2, 2, 5, 4)); return tb_op(t, OP_AVGPOOL, &x, 1, IA(3, 3, 1, 2, 1, 1, 0), 0, NULL, NULL); }
+
+/* batch_norm in its training form (the step's): the batch's statistics, so dx includes their
+ * dependence on x; over NCHW and over [N, C]. */
+static int
+bn(Tb *t, Shape xs)
+{
+	int64_t c = xs.d[1];
+	int x = P("x", xs, V_UNIF, -2, 2), g = P("g", (Shape){ 1, { c } }, V_UNIF, 0.5, 1.5);
+	int b = U("b", (Shape){ 1, { c } });
+	int mu = tb_op(t, OP_BN_MEAN, &x, 1, NULL, 0, NULL, NULL);
+	int vr = tb_op(t, OP_BN_VAR, ARGS(x, mu), NULL, 0, NULL, NULL);
+	return tb_op(t, OP_BATCHNORM, ARGS(x, g, b, mu, vr), IA(1), 0, FA(1e-5, 0.1), NULL);
+}
+static int c_bn(Tb *t) { return bn(t, SH(3, 2, 2, 3)); }
+static int c_bn1d(Tb *t) { return bn(t, SH(5, 3)); }
+
+/* dropout in its training form, the counter an input: the mask is fixed, the gradient the
+ * same dropout of dy */
+static int
+c_dropout(Tb *t)
+{
+	int x = U("x", SH(4, 6)), c = tb_decl(t, "t", R_INPUT, I32, SCALAR, V_INT, 0, 100);
+	return tb_op(t, OP_DROPOUT, ARGS(x, c), IA(2, 9), 0, FA(0.4), NULL);
+}
 
 /* Compositions: a param used several times (its gradients accumulate), an input operand
  * (no gradient wanted), an attention-like chain. */
@@ -205,9 +232,10 @@ static const struct { const char *name; Build *fn; } cases[] = {
 	{ "mse", c_mse }, { "mse-bcast", c_mse_bc },
 	{ "clip", c_clip }, { "slice", c_slice },
 	{ "conv2d", c_conv }, { "conv2d-dilated-groups", c_conv_dil }, { "conv2d-depthwise", c_conv_dw },
-	{ "conv2d-1x1-stride2", c_conv_1x1 }, { "conv2d-over-columns", c_conv_cols },
+	{ "conv2d-1x1-stride2", c_conv_1x1s2 }, { "conv2d-pointwise-groups", c_conv_pw },
 	{ "max_pool2d", c_maxpool }, { "max_pool2d-dilated", c_maxpool_dil }, { "avg_pool2d", c_avgpool },
-	{ "avg_pool2d-without-padding", c_avgpool_ex },
+	{ "avg_pool2d-without-padding", c_avgpool_ex }, { "batch_norm", c_bn }, { "batch_norm-1d", c_bn1d },
+	{ "dropout", c_dropout },
 	{ "param-used-twice", c_twice }, { "attention", c_attn },
 };
 
@@ -253,16 +281,16 @@ grad_case(const char *name, Build *fn)
 	simplify(t->m->step);
 	check(ir_verify(t->m, "gradcheck") == 0, "%s: the IR verifies", name);
 	{
-		/* expansions (im2col's columns) are made again in the backward, never saved */
+		/* workspaces are never saved: each lives for its one op */
 		const Func *s = t->m->step;
 		int saved = 0;
 		for (int i = 0; i < s->nop; i++)
 			for (int k = 0; k < s->op[i].nargs && s->op[i].phase == PH_BWD; k++) {
 				int d = s->val[s->op[i].args[k]].def;
-				saved |= d >= 0 && s->op[d].phase == PH_FWD && (opinfo[s->op[d].kind].flags & F_EXPAND);
+				saved |= d >= 0 && s->op[d].phase == PH_FWD && (opinfo[s->op[d].kind].flags & F_SCRATCH);
 			}
 		if (saved)
-			check(0, "%s: a backward op reads a forward expansion", name);
+			check(0, "%s: a backward op reads a forward workspace", name);
 	}
 	for (int i = 0; i < t->m->ndecl; i++)
 		nparam += t->m->decl[i].role == R_PARAM;

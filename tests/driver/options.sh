@@ -35,7 +35,7 @@ for o in $(grep -o -- '--[a-z][a-z-]*=' "$dir/mtc.help" | sort -u); do
 	case $o in
 	--emit=) v=schedule ;; --stop-after=) v=simplify ;; --target=) v=mt3000 ;;
 	--schedule=) v=mem ;; --solver=) v=tso ;; --arch=) v=sm_90 ;; --dump-dir=) v=$dir/dd ;;
-	--mem-budget=) v=90% ;; --align=) v=64 ;; *) v=1 ;;
+	--mem-budget=) v=90% ;; --align=) v=64 ;; --offload=) v=none ;; *) v=1 ;;
 	esac
 	extra=; [ "$o" = --stop-after= ] && extra=--emit=ir
 	check "mtc accepts $o$v" '$MTC "$ex" --emit=schedule $extra "$o$v" >/dev/null 2>"$dir/err" || ! grep -q "unknown option\|invalid" "$dir/err"'
@@ -51,7 +51,7 @@ for o in $(grep -o -- '--[a-z][a-z-]*=' "$dir/mtc.help" | sort -u); do
 	case $o in
 	--emit) v=schedule ;; --stop-after) continue ;; --target) v=mt3000 ;;
 	--schedule) v=mem ;; --solver) v=tso ;; --arch) v=sm_90 ;; --dump-dir) v=$dir/dd2 ;;
-	--mem-budget) v=90% ;; --align) v=64 ;; *) v=1 ;;
+	--mem-budget) v=90% ;; --align) v=64 ;; --offload) v=none ;; *) v=1 ;;
 	esac
 	check "mtc accepts $o $v" '$MTC "$ex" --emit=schedule "$o" "$v" -o /dev/null 2>"$dir/err" || ! grep -q "unknown option\|invalid\|more than one input" "$dir/err"'
 done

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ir.h"
+#include "mtc/mtc-ops.h"
 #include "../build.h"
 #include "../check.h"
 
@@ -787,95 +788,95 @@ conv_ref(const float *x, const float *w, const int64_t *a, int64_t G, const int6
 				}
 }
 
-/* im2col by hand; conv2d (over im2col) against the direct convolution; col2im, conv2d_dx and
- * conv2d_dw against finite differences of the forward ops. */
+/* A conv op on f with its workspace (none for a pointwise convolution); returns its value. */
+static int
+conv_op(Opk k, int a0, int a1, const Type *x, const Type *w, const int64_t *a, const Type *given)
+{
+	Type ws;
+	if (conv_workspace(&x->sh, &w->sh, a, &ws)) {
+		int s = op(OP_WORKSPACE, A(0), 0, NULL, 0, NULL, &ws);
+		return op(k, A(a0, a1, s), 3, a, 7, NULL, given);
+	}
+	return op(k, A(a0, a1), 2, a, 7, NULL, given);
+}
+
+/* conv2d by hand and against the direct convolution; conv2d_dx and conv2d_dw against finite
+ * differences of conv2d. */
 static void
 cnn_conv(void)
 {
-	static float xv[150], wv[120], cw[2048], gbuf[2048];
-	int x, w, cl, y;
+	static float xv[300], wv[120], cw[2048], gbuf[2048];
+	int x, w, y;
 
-	for (int i = 0; i < 150; i++)
-		xv[i] = xs[i % 24] * (1 + i / 24 * 0.1f);
+	for (int i = 0; i < 300; i++)
+		xv[i] = xs[i % 24] * (1 + (float)(i / 24) * 0.1f);
 	for (int i = 0; i < 120; i++)
-		wv[i] = ws[i % 24] * (1 - i / 24 * 0.15f);
+		wv[i] = ws[i % 24] * (1 - (float)(i / 24) * 0.15f);
 	for (int i = 0; i < 2048; i++)
 		cw[i] = ws[(i * 7) % 24];
 
+	/* a 2x2 kernel of ones over 1..9: the sums of the four 2x2 windows */
 	begin();
-	x = decl("x", ty(F32, 4, 1, 1, 3, 3), FL(1, 2, 3, 4, 5, 6, 7, 8, 9));
-	start();
-	func_output(f, "c", op(OP_IM2COL, A(x), 1, I(2, 2, 1, 1, 0, 0, 1, 1), 8, NULL, NULL));
-	expect("im2col 2x2 of a 3x3", 0, FL(1, 2, 4, 5, 2, 3, 5, 6, 4, 5, 7, 8, 5, 6, 8, 9), 16, 0);
+	{
+		Type tx = ty(F32, 4, 1, 1, 3, 3), tw = ty(F32, 4, 1, 1, 2, 2);
+		x = decl("x", tx, FL(1, 2, 3, 4, 5, 6, 7, 8, 9));
+		w = decl("w", tw, FL(1, 1, 1, 1));
+		start();
+		func_output(f, "y", conv_op(OP_CONV2D, x, w, &tx, &tw, I(1, 1, 0, 0, 1, 1, 1), NULL));
+		expect("conv2d of a 2x2 kernel of ones", 0, FL(12, 16, 24, 28), 4, 0);
+	}
 
-	/* x [2, 3, 5, 5], w [6, 3/G, 3, 3]: padding, strides, dilation, groups */
+	/* x [4, 3, 5, 5], w [6, 3/G, kh, kw]: padding, strides, dilation, groups, a pointwise
+	 * one; batches in chunks where the workspace says so */
 	static const int64_t cfg[][9] = {
 		{ 3, 3, 1, 1, 1, 1, 1, 1, 1 },
 		{ 3, 2, 2, 1, 1, 0, 1, 2, 3 },
 		{ 3, 3, 2, 2, 2, 2, 2, 2, 1 },
+		{ 1, 1, 1, 1, 0, 0, 1, 1, 3 },
 	};
-	for (int k = 0; k < 3; k++) {
-		const int64_t *a = cfg[k], G = a[8];
-		int64_t xs4[4] = { 2, 3, 5, 5 }, ho = window_out(5, a[0], a[2], a[4], a[6]);
-		int64_t wo = window_out(5, a[1], a[3], a[5], a[7]), ny = 2 * 6 * ho * wo;
-		double yr[400];
-		float want[400];
-		char what[96];
-		Type tw = ty(F32, 4, 6, (int)(3 / G), (int)a[0], (int)a[1]), tx = ty(F32, 4, 2, 3, 5, 5);
-		Type tc, ty4 = ty(F32, 4, 6, 2, (int)ho, (int)wo);
+	for (int k = 0; k < 4; k++) {
+		const int64_t *c = cfg[k], G = c[8];
+		int64_t xs4[4] = { 4, 3, 5, 5 }, at[MAXIA] = { c[2], c[3], c[4], c[5], c[6], c[7], G };
+		int64_t ho = window_out(5, c[0], c[2], c[4], c[6]), wo = window_out(5, c[1], c[3], c[5], c[7]);
+		int64_t ny = 4 * 6 * ho * wo;
+		double yr[600];
+		float want[600];
+		char what[128];
+		Type tw = ty(F32, 4, 6, (int)(3 / G), (int)c[0], (int)c[1]), tx = ty(F32, 4, 4, 3, 5, 5);
+		Type ty4 = ty(F32, 4, 4, 6, (int)ho, (int)wo);
 
-		conv_ref(xv, wv, a, G, xs4, 6, ho, wo, yr);
-		for (int64_t i = 0; i < ny; i++)      /* conv2d is channels first: [6, 2, Ho, Wo] */
-			want[(i / (ho * wo) % 6 * 2 + i / (6 * ho * wo)) * ho * wo + i % (ho * wo)] = (float)yr[i];
+		conv_ref(xv, wv, c, G, xs4, 6, ho, wo, yr);
+		for (int64_t i = 0; i < ny; i++)
+			want[i] = (float)yr[i];
 		begin();
 		x = decl("x", tx, xv);
 		w = decl("w", tw, wv);
 		start();
-		cl = op(OP_IM2COL, A(x), 1, a, 8, NULL, NULL);
-		func_output(f, "y", op(OP_CONV2D, A(cl, w), 2, I(G), 1, NULL, NULL));
-		snprintf(what, sizeof what, "conv2d(im2col(x)) kernel %lldx%lld stride %lldx%lld pad %lldx%lld "
-		         "dil %lldx%lld groups %lld", (long long)a[0], (long long)a[1], (long long)a[2],
-		         (long long)a[3], (long long)a[4], (long long)a[5], (long long)a[6], (long long)a[7],
+		func_output(f, "y", conv_op(OP_CONV2D, x, w, &tx, &tw, at, NULL));
+		snprintf(what, sizeof what, "conv2d kernel %lldx%lld stride %lldx%lld pad %lldx%lld "
+		         "dil %lldx%lld groups %lld", (long long)c[0], (long long)c[1], (long long)c[2],
+		         (long long)c[3], (long long)c[4], (long long)c[5], (long long)c[6], (long long)c[7],
 		         (long long)G);
 		expect(what, 0, want, ny, 1e-5);
 
-		/* col2im: L = sum(im2col(x) * cw) */
-		tc = f->val[cl].ty;
-		begin();
-		fd_x = decl("x", tx, xv);
-		fd_w = decl("w", tc, cw);
-		start();
-		y = op(OP_IM2COL, A(fd_x), 1, a, 8, NULL, NULL);
-		finish_loss(y);
-		func_output(f, "loss", fd_loss);
-		func_output(f, "grad", op(OP_COL2IM, A(fd_w), 1, a, 8, NULL, &tx));
-		run();
-		memcpy(gbuf, interp_out(in, 1)->data, 150 * sizeof *gbuf);
-		snprintf(what, sizeof what, "col2im(dc), config %d", k);
-		fd_check(what, gbuf, 150, 0.1, 2e-3);      /* linear: a large step, less rounding */
-
-		/* conv2d_dx and conv2d_dw: L = sum(conv2d(cols, w) * cw) over cols and w */
+		/* conv2d_dx and conv2d_dw: L = sum(conv2d(x, w) * cw) over x and over w */
 		for (int dw = 0; dw < 2; dw++) {
-			float *cols = xmalloc(type_bytes(&tc));
-			for (int64_t i = 0; i < shape_numel(&tc.sh); i++)
-				cols[i] = xs[i % 24] * 0.5f;
 			begin();
-			fd_x = decl(dw ? "w" : "c", dw ? tw : tc, dw ? (void *)wv : cols);
-			x = decl(dw ? "c" : "w", dw ? tc : tw, dw ? (void *)cols : wv);
+			fd_x = decl(dw ? "w" : "x", dw ? tw : tx, dw ? wv : xv);
+			w = decl(dw ? "x" : "w", dw ? tx : tw, dw ? xv : wv);
 			fd_w = decl("dy", ty4, cw);
 			start();
-			y = op(OP_CONV2D, A(dw ? x : fd_x, dw ? fd_x : x), 2, I(G), 1, NULL, NULL);
+			y = conv_op(OP_CONV2D, dw ? w : fd_x, dw ? fd_x : w, &tx, &tw, at, NULL);
 			finish_loss(y);
 			func_output(f, "loss", fd_loss);
 			if (dw)
-				func_output(f, "grad", op(OP_CONV2D_DW, A(x, fd_w), 2, I(G), 1, NULL, &tw));
+				func_output(f, "grad", conv_op(OP_CONV2D_DW, w, fd_w, &tx, &tw, at, &tw));
 			else
-				func_output(f, "grad", op(OP_CONV2D_DX, A(x, fd_w), 2, I(G), 1, NULL, NULL));
+				func_output(f, "grad", conv_op(OP_CONV2D_DX, w, fd_w, &tx, &tw, at, &tx));
 			run();
 			memcpy(gbuf, interp_out(in, 1)->data, type_bytes(&interp_out(in, 1)->ty));
-			snprintf(what, sizeof what, "%s, config %d", dw ? "conv2d_dw(cols, dy)" : "conv2d_dx(w, dy)", k);
+			snprintf(what, sizeof what, "%s, config %d", dw ? "conv2d_dw(x, dy)" : "conv2d_dx(w, dy)", k);
 			fd_check(what, gbuf, shape_numel(&interp_out(in, 1)->ty.sh), 0.1, 2e-3);
-			free(cols);
 		}
 	}
 }
@@ -930,6 +931,199 @@ cnn_pool(void)
 			snprintf(what, sizeof what, "%s count_include_pad=%d", opinfo[gk].name, k == 1);
 		fd_check(what, gbuf, 32, 1e-2, 2e-3);
 	}
+}
+
+/* Batch norm: the training form against a double-precision reference; its gradients (dx in
+ * both forms, gamma's and beta's rows of dstats) against finite differences; the update by
+ * hand. */
+static void
+cnn_bn(void)
+{
+	static float gv[3] = { 1.5f, -0.5f, 0.8f }, bv[3] = { 0.1f, 0.2f, -0.3f }, xv[60], wv[60];
+	static float rm[3] = { 0.5f, -1, 2 }, rv[3] = { 1, 4, 0.25f };
+	float want[60], gbuf[60];
+	Type tx = ty(F32, 4, 2, 3, 2, 5), tc = ty(F32, 1, 3);
+	int x, g, b, mu, vr, y, ds;
+
+	for (int i = 0; i < 60; i++) {
+		xv[i] = xs[i % 24] * (1 + (float)(i / 24) * 0.3f);
+		wv[i] = ws[(i * 5) % 24];
+	}
+	for (int c = 0; c < 3; c++) {
+		double s = 0, v = 0, m;
+		for (int n = 0; n < 2; n++)
+			for (int q = 0; q < 10; q++)
+				s += xv[(n * 3 + c) * 10 + q];
+		m = s / 20;
+		for (int n = 0; n < 2; n++)
+			for (int q = 0; q < 10; q++)
+				v += (xv[(n * 3 + c) * 10 + q] - m) * (xv[(n * 3 + c) * 10 + q] - m);
+		v /= 20;
+		for (int n = 0; n < 2; n++)
+			for (int q = 0; q < 10; q++)
+				want[(n * 3 + c) * 10 + q] = (float)((xv[(n * 3 + c) * 10 + q] - m) / sqrt(v + 1e-5) * gv[c] + bv[c]);
+	}
+	begin();
+	x = decl("x", tx, xv);
+	g = decl("g", tc, gv);
+	b = decl("b", tc, bv);
+	start();
+	mu = op(OP_BN_MEAN, A(x), 1, NULL, 0, NULL, NULL);
+	vr = op(OP_BN_VAR, A(x, mu), 2, NULL, 0, NULL, NULL);
+	func_output(f, "y", op(OP_BATCHNORM, A(x, g, b, mu, vr), 5, I(1), 1, F(1e-5, 0.1), NULL));
+	expect("batch_norm on the batch's statistics", 0, want, 60, 2e-6);
+
+	/* the training form's gradients: L = sum(batch_norm(x, g, b, mean(x), var(x)) * w) */
+	for (int k = 0; k < 3; k++) {
+		static const char *const what[] = { "batch_norm_dx(x, gamma, mean, var, dy, ds) training=1",
+		                                     "batch_norm_dstats row 0 (gamma's gradient)",
+		                                     "batch_norm_dstats row 1 (beta's gradient)" };
+		begin();
+		x = decl("x", tx, xv);
+		g = decl("g", tc, gv);
+		b = decl("b", tc, bv);
+		fd_w = decl("w", tx, wv);
+		start();
+		mu = op(OP_BN_MEAN, A(x), 1, NULL, 0, NULL, NULL);
+		vr = op(OP_BN_VAR, A(x, mu), 2, NULL, 0, NULL, NULL);
+		y = op(OP_BATCHNORM, A(x, g, b, mu, vr), 5, I(1), 1, F(1e-5, 0.1), NULL);
+		finish_loss(y);
+		func_output(f, "loss", fd_loss);
+		ds = op(OP_BN_DSTATS, A(x, mu, vr, fd_w), 4, NULL, 0, F(1e-5), NULL);
+		func_output(f, "ds", ds);
+		func_output(f, "dx", op(OP_BN_DX, A(x, g, mu, vr, fd_w, ds), 6, I(1), 1, F(1e-5), NULL));
+		run();
+		if (k == 0)
+			memcpy(gbuf, interp_out(in, 2)->data, 60 * sizeof *gbuf);
+		else
+			memcpy(gbuf, (float *)interp_out(in, 1)->data + 3 * (k - 1), 3 * sizeof *gbuf);
+		fd_x = k == 0 ? x : k == 1 ? g : b;
+		fd_check(what[k], gbuf, k ? 3 : 60, 1e-2, 3e-3);
+	}
+
+	/* the inference form: constant statistics */
+	begin();
+	fd_x = decl("x", tx, xv);
+	g = decl("g", tc, gv);
+	b = decl("b", tc, bv);
+	mu = decl("rm", tc, rm);
+	vr = decl("rv", tc, rv);
+	fd_w = decl("w", tx, wv);
+	start();
+	y = op(OP_BATCHNORM, A(fd_x, g, b, mu, vr), 5, I(0), 1, F(1e-5, 0.1), NULL);
+	finish_loss(y);
+	func_output(f, "loss", fd_loss);
+	ds = op(OP_BN_DSTATS, A(fd_x, mu, vr, fd_w), 4, NULL, 0, F(1e-5), NULL);
+	func_output(f, "dx", op(OP_BN_DX, A(fd_x, g, mu, vr, fd_w, ds), 6, I(0), 1, F(1e-5), NULL));
+	run();
+	memcpy(gbuf, interp_out(in, 1)->data, 60 * sizeof *gbuf);
+	fd_check("batch_norm_dx training=0 (running statistics)", gbuf, 60, 1e-2, 2e-3);
+
+	/* the running statistics' update, twice (two batch norms of one module) */
+	begin();
+	mu = mod_decl(m, "rm", R_BUFFER, tc, (Init){INIT_ZEROS, 0, 0}, (Loc){0, 0});
+	vr = mod_decl(m, "rv", R_BUFFER, tc, (Init){INIT_ONES, 0, 0}, (Loc){0, 0});
+	x = decl("m", tc, FL(1, 2, 3));
+	y = decl("v", tc, FL(2, 4, 8));
+	m->opt.kind = OPT_SGD;
+	f = m->step = func_new(m, "step");
+	m->fwd = func_new(m, "forward");
+	for (int k = 0; k < 2; k++)
+		func_op(f, OP_BN_UPDATE, PH_UPD, A(mu, vr, x, y), 4, I(5), 1, F(0.1), NULL, NULL, (Loc){0, 0});
+	run();
+	{
+		const float *a = interp_decl(in, mu)->data, *v = interp_decl(in, vr)->data;
+		/* m: 0 -> 0.1 m -> 0.1 m + 0.9 * 0.1 m = 0.19 m; v: 1 -> 0.1 * 1.25 v + 0.9 -> ... */
+		int ok = 1;
+		for (int c = 0; c < 3; c++) {
+			double mm = (c + 1), vv = (double)(c == 0 ? 2 : c == 1 ? 4 : 8) * 5 / 4;
+			double r1 = 0.1 * vv + 0.9, r2 = 0.1 * vv + 0.9 * r1;
+			ok &= fabs(a[c] - 0.19 * mm) < 1e-6 && fabs(v[c] - r2) < 1e-6;
+		}
+		check(ok, "batch_norm_update twice: momentum 0.1, unbiased variance (count 5)");
+	}
+}
+
+/* dropout: Philox against Random123's known answers; the mask's rate, scale and independence
+ * of key, step and seed; the gradient (the same mask) by finite differences; inference. */
+static void
+cnn_dropout(void)
+{
+	enum { NE = 20000 };
+	static float xv[NE], wv[NE], o1[NE];
+	float gbuf[24];
+	int x, t, y;
+	int64_t kept = 0, same = 0;
+
+	check(mtc_philox(0, 0, 0, 0, 0, 0) == 0x6627e8d5u &&
+	      mtc_philox(~0u, ~0u, ~0u, ~0u, ~0u, ~0u) == 0x408f276du &&
+	      mtc_philox(0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u, 0xa4093822u, 0x299f31d0u) == 0xd16cfe09u,
+	      "Philox4x32-10 gives Random123's known answers");
+	for (int i = 0; i < NE; i++)
+		xv[i] = 1 + (float)(i % 7);
+
+	begin();
+	x = decl("x", ty(F32, 2, 100, 200), xv);
+	t = mod_decl(m, "t", R_INPUT, ty(I32, 0), (Init){INIT_NONE, 0, 0}, (Loc){0, 0});
+	data[t] = IL(5);
+	start();
+	func_output(f, "a", op(OP_DROPOUT, A(x, t), 2, I(3, 11), 2, F(0.3), NULL));
+	func_output(f, "b", op(OP_DROPOUT, A(x, t), 2, I(4, 11), 2, F(0.3), NULL));
+	func_output(f, "c", op(OP_DROPOUT, A(x, t), 2, I(3, 12), 2, F(0.3), NULL));
+	func_output(f, "e", op(OP_DROPOUT, A(x), 1, I(3, 11), 2, F(0.3), NULL));
+	run();
+	{
+		const float *a = interp_out(in, 0)->data, *b = interp_out(in, 1)->data;
+		const float *c = interp_out(in, 2)->data, *e = interp_out(in, 3)->data;
+		float sc = (float)(1.0 / 0.7);
+		int ok = 1, eq = 1;
+		int64_t sb = 0, sc2 = 0;
+		for (int i = 0; i < NE; i++) {
+			kept += a[i] != 0;
+			ok &= a[i] == 0 || a[i] == xv[i] * sc;
+			ok &= (a[i] != 0) == (mtc_dropout_u(i, 3, 5, 11) >= 0.3f);
+			sb += (a[i] != 0) == (b[i] != 0);
+			sc2 += (a[i] != 0) == (c[i] != 0);
+			eq &= e[i] == xv[i];
+			o1[i] = a[i];
+		}
+		/* 70% kept: 14000 of 20000, the binomial's sd about 65 */
+		check(ok && kept > 14000 - 400 && kept < 14000 + 400,
+		      "dropout p=0.3: %lld of %d kept, each x/(1-p), as mtc_dropout_u says", (long long)kept, NE);
+		/* independent masks agree on 0.7^2 + 0.3^2 = 58% of the elements */
+		check(sb > 11600 - 500 && sb < 11600 + 500 && sc2 > 11600 - 500 && sc2 < 11600 + 500,
+		      "another key or seed draws another mask (agreement %lld, %lld of %d)", (long long)sb,
+		      (long long)sc2, NE);
+		check(eq, "dropout without a step counter (inference) is the identity");
+	}
+	data[t] = IL(6);
+	interp_free(in);
+	in = NULL;
+	run();
+	{
+		const float *a = interp_out(in, 0)->data;
+		for (int i = 0; i < NE; i++)
+			same += (a[i] != 0) == (o1[i] != 0);
+		check(same > 11600 - 500 && same < 11600 + 500, "the next step draws another mask (agreement %lld)",
+		      (long long)same);
+	}
+
+	/* the gradient: dropout of dy with the same counter and attributes */
+	for (int i = 0; i < 24; i++)
+		wv[i] = ws[i];
+	begin();
+	fd_x = decl("x", ty(F32, 2, 4, 6), xs);
+	fd_w = decl("w", ty(F32, 2, 4, 6), wv);
+	t = mod_decl(m, "t", R_INPUT, ty(I32, 0), (Init){INIT_NONE, 0, 0}, (Loc){0, 0});
+	data[t] = IL(2);
+	start();
+	y = op(OP_DROPOUT, A(fd_x, t), 2, I(1, 7), 2, F(0.5), NULL);
+	finish_loss(y);
+	func_output(f, "loss", fd_loss);
+	func_output(f, "grad", op(OP_DROPOUT, A(fd_w, t), 2, I(1, 7), 2, F(0.5), NULL));
+	run();
+	memcpy(gbuf, interp_out(in, 1)->data, 24 * sizeof *gbuf);
+	fd_check("dropout's gradient: dropout(dy, t)", gbuf, 24, 1e-2, 2e-3);
 }
 
 /* swap_out/swap_in/wait and rec ops give the same values; buffers die after their last use. */
@@ -1088,6 +1282,8 @@ main(void)
 	cnn_basic();
 	cnn_conv();
 	cnn_pool();
+	cnn_bn();
+	cnn_dropout();
 	planner_ops();
 	init_values();
 	{

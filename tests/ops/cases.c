@@ -261,6 +261,12 @@ cnn(void)
 	c->given = ty(F32, 3, 3, 4, 5);
 	c = attrs(add(OP_SLICE_G, 1, ty(F32, 2, 100, 200)), 2, 0, 200);
 	c->given = ty(F32, 2, 300, 200);
+	/* dropout: with a step counter (any i32[]: the draws are a function of it) and without */
+	for (int s = 0; s < 3; s++) {
+		c = attrs(add(OP_DROPOUT, 2, sh[s], I(ty(F32, 0))), 2, s, 12345 + s);
+		c->fa[0] = s == 2 ? 0.9 : 0.3;
+	}
+	attrs(add(OP_DROPOUT, 1, sh[1]), 2, 7, 0)->fa[0] = 0.5;
 }
 
 /* Convolutions: im2col and col2im with strides, padding and dilation; the GEMMs with groups
@@ -268,13 +274,16 @@ cnn(void)
 static void
 conv(void)
 {
-	/* N C H W, kh kw sh sw ph pw dh dw, groups, Cout */
+	/* N C H W, kh kw sh sw ph pw dh dw, groups, Cout: each conv op with its workspace (the
+	 * pointwise ones have none) */
 	static const int cv[][14] = {
 		{ 2, 3, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 6 },
 		{ 1, 4, 7, 9, 3, 2, 2, 1, 1, 0, 1, 2, 2, 6 },
 		{ 2, 6, 6, 6, 3, 3, 2, 2, 2, 2, 2, 2, 6, 6 },      /* depthwise, dilated */
 		{ 2, 8, 5, 5, 1, 1, 2, 2, 0, 0, 1, 1, 1, 4 },      /* strided 1x1 shortcut */
-		{ 3, 16, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 40 },  /* split across threads */
+		{ 3, 8, 4, 3, 1, 1, 1, 1, 0, 0, 1, 1, 2, 6 },      /* pointwise: no workspace */
+		{ 2, 4, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 2 },    /* in chunks of one image */
+		{ 3, 16, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 40 },    /* split across threads */
 	};
 	Case *c;
 
@@ -282,17 +291,23 @@ conv(void)
 	for (size_t i = 0; i < sizeof cv / sizeof *cv; i++) {
 		const int *v = cv[i];
 		int ho = (int)window_out(v[2], v[4], v[6], v[8], v[10]);
-		int wo = (int)window_out(v[3], v[5], v[7], v[9], v[11]), k = v[1] * v[4] * v[5];
+		int wo = (int)window_out(v[3], v[5], v[7], v[9], v[11]);
+		int64_t a[MAXIA] = { v[6], v[7], v[8], v[9], v[10], v[11], v[12] };
 		Type x = ty(F32, 4, v[0], v[1], v[2], v[3]), w = ty(F32, 4, v[13], v[1] / v[12], v[4], v[5]);
-		Type cols = ty(F32, 4, k, v[0], ho, wo), y = ty(F32, 4, v[13], v[0], ho, wo);
-		attrs(add(OP_IM2COL, 1, x), 8, v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11]);
-		c = attrs(add(OP_COL2IM, 1, cols), 8, v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11]);
-		c->given = x;
-		c = attrs(add(OP_CONV2D, 2, cols, w), 1, v[12]);
-		c->arg[0] = g->ncase - 3;      /* the columns of x */
-		attrs(add(OP_CONV2D_DX, 2, w, y), 1, v[12]);
-		c = attrs(add(OP_CONV2D_DW, 2, cols, y), 1, v[12]);
-		c->given = w;
+		Type y = ty(F32, 4, v[0], v[13], ho, wo), ws;
+		int has = conv_workspace(&x.sh, &w.sh, a, &ws);
+		for (int k = 0; k < 3; k++) {
+			static const Opk ks[3] = { OP_CONV2D, OP_CONV2D_DX, OP_CONV2D_DW };
+			int wc = g->ncase;
+			if (has)
+				add(OP_WORKSPACE, 0)->given = ws;
+			c = k == 0 ? add(ks[k], 2 + has, x, w, ws) : k == 1 ? add(ks[k], 2 + has, w, y, ws) :
+			             add(ks[k], 2 + has, x, y, ws);
+			attrs(c, 7, v[6], v[7], v[8], v[9], v[10], v[11], v[12]);
+			c->given = k == 1 ? x : k == 2 ? w : (Type){ 0 };
+			if (has)
+				c->arg[2] = wc;
+		}
 	}
 	/* pools: N C H W, kh kw sh sw ph pw, dh dw (max) or count_include_pad (avg) */
 	static const int pl[][12] = {
@@ -316,8 +331,39 @@ conv(void)
 			c->given = x;
 		}
 	}
-	/* columns made elsewhere (any f32[Cin*kh*kw, N, Ho, Wo]) */
-	attrs(add(OP_CONV2D, 2, ty(F32, 4, 8, 2, 4, 3), ty(F32, 4, 5, 8, 1, 1)), 1, 1);
+	/* batch norm: inputs positive (so are the variances); the statistics of x itself */
+	{
+		Type bs[] = { ty(F32, 4, 2, 3, 4, 5), ty(F32, 2, 6, 4), ty(F32, 3, 3, 16, 200) };
+		for (size_t i = 0; i < sizeof bs / sizeof *bs; i++) {
+			Type x = bs[i], cc = ty(F32, 1, (int)x.sh.d[1]), d2 = ty(F32, 2, 2, (int)x.sh.d[1]);
+			int mu = g->ncase, vr = mu + 1, ds = mu + 2;
+			add(OP_BN_MEAN, 1, x)->pos = 1;
+			c = add(OP_BN_VAR, 2, x, cc);
+			c->arg[0] = -100 - mu;
+			c->arg[1] = mu;
+			c->pos = 1;
+			c = add(OP_BN_DSTATS, 4, x, cc, cc, x);
+			c->arg[0] = -100 - mu;
+			c->arg[1] = mu;
+			c->arg[2] = vr;
+			c->fa[0] = 1e-5;
+			for (int tr = 0; tr < 2; tr++) {
+				c = attrs(add(OP_BATCHNORM, 5, x, cc, cc, cc, cc), 1, tr);
+				c->arg[0] = -100 - mu;
+				c->arg[3] = tr ? mu : -1;
+				c->arg[4] = tr ? vr : -1;
+				c->fa[0] = tr ? 1e-5 : 1e-3;
+				c->fa[1] = 0.1;
+				c->pos = 1;
+				c = attrs(add(OP_BN_DX, 6, x, cc, cc, cc, x, d2), 1, tr);
+				c->arg[0] = -100 - mu;
+				c->arg[2] = mu;
+				c->arg[3] = vr;
+				c->arg[5] = ds;
+				c->fa[0] = 1e-5;
+			}
+		}
+	}
 }
 
 /* The updates, in a step function: its loss first, then each update on fresh params and
@@ -332,6 +378,14 @@ updates(void)
 	add(OP_MSE, 2, ty(F32, 2, 4, 8), ty(F32, 2, 4, 8));
 	c = add(OP_TICK, 1, I(ty(F32, 0)));
 	c->role[0] = R_STATE;
+	c = add(OP_TICK, 1, I(ty(F32, 0)));
+	c->role[0] = R_BUFFER;                /* dropout's counter is a buffer */
+	for (int s = 0; s < 2; s++) {
+		Type cc = ty(F32, 1, s ? 300 : 7);
+		c = attrs(add(OP_BN_UPDATE, 4, cc, cc, cc, cc), 1, s ? 2 : 40);
+		c->role[0] = c->role[1] = R_BUFFER;
+		c->fa[0] = s ? 0.5 : 0.1;
+	}
 	for (int s = 0; s < 2; s++) {
 		c = add(OP_SGD, 2, sh[s], sh[s]);
 		c->role[0] = R_PARAM;

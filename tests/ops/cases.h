@@ -10,13 +10,14 @@
 #include "ir.h"
 
 #define MAXCASE 128
+#define MAXCARG 6        /* operands of a case */
 
 typedef struct Case {
 	Opk k;
 	int nargs;
-	Type at[5];              /* operand types (fresh operands) */
-	Role role[5];            /* fresh operands: input (default), param or state */
-	int arg[5];              /* -1: a fresh operand; c >= 0: the result of case c of the group;
+	Type at[MAXCARG];        /* operand types (fresh operands) */
+	Role role[MAXCARG];      /* fresh operands: input (default), param, state or buffer */
+	int arg[MAXCARG];        /* -1: a fresh operand; c >= 0: the result of case c of the group;
 	                          * -100 - c: the first operand of case c */
 	int64_t ia[MAXIA];
 	int nia;

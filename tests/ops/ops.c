@@ -64,7 +64,7 @@ enum { NTGT = sizeof targets / sizeof *targets };
 
 typedef struct Mod {
 	Module *m;
-	int dcl[MAXCASE][5];      /* fresh operand a of case c: its decl */
+	int dcl[MAXCASE][MAXCARG];   /* fresh operand a of case c: its decl */
 } Mod;
 
 /* The cases into f (the updates only in a step function); res[c]: case c's value or -1. */
@@ -75,7 +75,7 @@ emit(const Group *g, Mod *b, Func *f, int step, int *res)
 
 	for (int c = 0; c < g->ncase; c++) {
 		const Case *k = &g->c[c];
-		int args[5], op, mut = opinfo[k->k].flags & F_MUT;
+		int args[MAXCARG], op, mut = opinfo[k->k].flags & F_MUT;
 		int64_t ia[MAXIA];
 		double fa[MAXFA];
 		Type r = k->given;
@@ -94,8 +94,8 @@ emit(const Group *g, Mod *b, Func *f, int step, int *res)
 		op = func_op(f, k->k, mut ? PH_UPD : PH_FWD, args, k->nargs, ia, k->nia, fa, &r,
 		             mut ? NULL : nm, (Loc){0});
 		res[c] = f->op[op].res;
-		if (!step && res[c] >= 0)
-			func_output(f, nm, res[c]);
+		if (!step && res[c] >= 0 && !(opinfo[k->k].flags & F_SCRATCH))
+			func_output(f, nm, res[c]);     /* a workspace's bytes mean nothing */
 	}
 }
 
@@ -134,7 +134,7 @@ static const Case *
 out_case(const Group *g, int k)
 {
 	for (int c = 0; c < g->ncase; c++)
-		if (!(opinfo[g->c[c].k].flags & F_MUT) && k-- == 0)
+		if (!(opinfo[g->c[c].k].flags & (F_MUT | F_SCRATCH)) && k-- == 0)
 			return &g->c[c];
 	die("%s has no output %d", g->name, k);
 }
@@ -151,7 +151,7 @@ typedef struct Ref {
 static void
 ref_free(Ref *r, const struct mtc_module *md)
 {
-	int nps = md->nparams + md->nstate;
+	int nps = md->nparams + md->nstate + md->nbuffers;
 	for (int i = 0; i < md->ninputs; i++)
 		free(r->in[i]);
 	for (int i = 0; i < nps; i++) {
@@ -169,7 +169,8 @@ ref_free(Ref *r, const struct mtc_module *md)
 static const struct mtc_tensor_info *
 ps_info(const struct mtc_module *md, int i)
 {
-	return i < md->nparams ? &md->params[i] : &md->state[i - md->nparams];
+	return i < md->nparams ? &md->params[i] : i < md->nparams + md->nstate ? &md->state[i - md->nparams] :
+	       &md->buffers[i - md->nparams - md->nstate];
 }
 
 static void *
@@ -185,7 +186,7 @@ static void
 ref_of(Ref *r, const struct mtc_module *md, const Module *m, void **d0, void **d1, Interp *in,
        float loss)
 {
-	int nps = md->nparams + md->nstate;
+	int nps = md->nparams + md->nstate + md->nbuffers;
 
 	r->in = xcalloc(md->ninputs + 1, sizeof *r->in);
 	r->ps0 = xcalloc(nps + 1, sizeof *r->ps0);
@@ -207,7 +208,7 @@ ref_of(Ref *r, const struct mtc_module *md, const Module *m, void **d0, void **d
 static int
 ref_io(Ref *r, const struct mtc_module *md, FILE *fp, int wr)
 {
-	int nps = md->nparams + md->nstate, ok = 1;
+	int nps = md->nparams + md->nstate + md->nbuffers, ok = 1;
 #define IO(p, n) (ok = ok && (wr ? fwrite(p, 1, n, fp) : fread(p, 1, n, fp)) == (size_t)(n))
 
 	if (!wr) {
@@ -290,7 +291,7 @@ run_module(Tgt *t, const Group *g, const struct mtc_module *md, const Ref *r)
 
 	for (int run = 0; run < 2; run++) {
 		void *inst, **outs;
-		int rc, nps = md->nparams + md->nstate;
+		int rc, nps = md->nparams + md->nstate + md->nbuffers;
 
 		setenv(t->env, t->val[run], 1);
 		inst = md->create();
@@ -489,6 +490,8 @@ cuda_offline(const Group *g, const Module *m, const Lowered *lo)
 		for (int i = 0; fs[j] && i < fs[j]->nop; i++) {
 			const Op *o = &fs[j]->op[i];
 			const Launch *l = &p->launch[j][i];
+			if (cuda_kern[o->kind] == cuda_hostop)     /* a workspace: bytes, no kernel */
+				continue;
 			nop++;
 			check(l->fn >= 0 && l->block[0] * l->block[1] * l->block[2] <= 256 && l->grid[0] >= 1,
 			      "cuda %s: %s op %d (%s): a kernel with a launch of at most 256 threads", g->name,
@@ -500,7 +503,8 @@ cuda_offline(const Group *g, const Module *m, const Lowered *lo)
 	if (!program(what, p, (const char *const[]){ "sm_75", "sm_90", NULL }, 0))
 		for (int j = 0; j < 2; j++)
 			for (int i = 0; fs[j] && i < fs[j]->nop; i++)
-				one_kernel(g->name, fs[j], &fs[j]->op[i]);
+				if (cuda_kern[fs[j]->op[i].kind] != cuda_hostop)
+					one_kernel(g->name, fs[j], &fs[j]->op[i]);
 	cuprog_free(p);
 	p = cuda_kernels(m, pl);
 	for (int j = 0; j < 2; j++)

@@ -3,8 +3,8 @@
  * the same bits.
  *
  * One example per optimizer (skipnet: plain SGD, mlp: momentum, transformer: Adam), made
- * small with -D, at a budget of 100% (the updates hoisted, nothing planned) and of 50%
- * (planned with tso, state on the accelerator): the step verifies; before every update
+ * small with -D, at a budget of 100% (the updates hoisted, nothing planned) and of 65%
+ * (planned with tso, params and state on the accelerator: --offload=none): the step verifies; before every update
  * (skipping copies, waits and the other updates hoisted to the same place) stands an op it
  * depends on; its gradient's last use is the update in the step's liveness and in the
  * lowering both targets generate code from (mt3000 and CUDA); the mt3000 host code frees the
@@ -160,7 +160,7 @@ one(const char *top, int k, int pct)
 	char path[4096];
 	const char *nm = models[k].opt;
 	Module *m0, *m;
-	PlanOpts o = { "tso", 0, pct, 0, &target_mt3000, 0 };
+	PlanOpts o = { "tso", 0, pct, 0, &target_mt3000, 0, 1 };
 	PlanReport r;
 	Live l0, l;
 	int nupd = 0, late = 0, alive = 0, lowfail[2] = { 0, 0 }, notfreed = 0, cudarc = 0;
@@ -232,7 +232,7 @@ main(void)
 
 	for (size_t k = 0; k < sizeof models / sizeof *models; k++) {
 		one(top ? top : ".", (int)k, 100);
-		one(top ? top : ".", (int)k, 50);
+		one(top ? top : ".", (int)k, 65);
 	}
 	return done();
 }

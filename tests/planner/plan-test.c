@@ -140,7 +140,7 @@ tight_vs_loose(const char *top)
 		const Target *t = c[k].cpu ? &cpu : &tg;
 		Module *m[2], *ref;
 		PlanReport r[2];
-		PlanOpts o = { c[k].solver, 0, c[k].pct, 1, t };
+		PlanOpts o = { c[k].solver, 0, c[k].pct, 1, t, 0, 1 };   /* the activations alone */
 		const char *mn = c[k].file, *sn = c[k].solver;
 		int rc[2], pct = c[k].pct;
 		double ov[2];

@@ -120,13 +120,26 @@ intern(Tab *t, const Key *k)
 	return t->n++;
 }
 
-/* Keys of every value; results of F_MUT ops give keys in mk[op]. Returns -1 on misuse. */
+/* The key of decl d as it stands after ver updates (negative: apart from op keys). */
+static int
+snap(const int *key, int d, const int *ver)
+{
+	return -2 - (key[d] * 1000 + ver[d]);
+}
+
+/* Keys of every value; results of F_MUT ops give keys in mk[op]. A copy of a decl (a param
+ * fetched from host memory, state copied in for its update, Adam's counter sent to the host)
+ * is the decl as it stands then; an update of such a copy updates the decl (its copy goes
+ * home after); swap_home moves nothing new. Returns -1 on misuse. */
 static int
 keys(const Func *f, Tab *t, int *key, int *mk, char *err, size_t ne)
 {
 	int nd = f->mod->ndecl;
-	int *ver = xcalloc(nd + 1, sizeof *ver);
+	int *ver = xcalloc(nd + 1, sizeof *ver), *of = xmalloc((f->nval + 1) * sizeof *of);
 	uint8_t *waited = xcalloc(f->nval + 1, 1);
+
+	for (int v = 0; v < f->nval; v++)
+		of[v] = -1;
 
 	for (int v = 0; v < f->nval; v++)
 		key[v] = -1;
@@ -142,13 +155,19 @@ keys(const Func *f, Tab *t, int *key, int *mk, char *err, size_t ne)
 		memset(&k, 0, sizeof k);
 		for (int a = 0; a < op->nargs; a++) {
 			int v = op->args[a];
-			if (key[v] < 0) {
+			if (key[v] == -1) {
 				snprintf(err, ne, "op %d reads %%%s before it is made", i, f->val[v].name);
+				free(ver);
+				free(of);
+				free(waited);
 				return -1;
 			}
 			if (f->val[v].def >= 0 && f->op[f->val[v].def].kind == OP_SWAPIN && !waited[v] &&
 			    op->kind != OP_WAIT) {
 				snprintf(err, ne, "op %d reads %%%s before its wait", i, f->val[v].name);
+				free(ver);
+				free(of);
+				free(waited);
 				return -1;
 			}
 		}
@@ -158,7 +177,14 @@ keys(const Func *f, Tab *t, int *key, int *mk, char *err, size_t ne)
 			continue;
 		}
 		if (op->kind == OP_SWAPOUT || op->kind == OP_SWAPIN) {
-			key[op->res] = key[op->args[0]];
+			int v = op->args[0], d = f->val[v].decl;
+			key[op->res] = d >= 0 ? snap(key, d, ver) : key[v];
+			of[op->res] = d >= 0 ? d : of[v];
+			mk[i] = -1;
+			continue;
+		}
+		if (op->kind == OP_SWAPHOME) {
+			key[op->res] = key[op->args[1]];
 			mk[i] = -1;
 			continue;
 		}
@@ -171,16 +197,19 @@ keys(const Func *f, Tab *t, int *key, int *mk, char *err, size_t ne)
 			k.args[a] = key[v];
 			/* A decl's key changes with each update of it. */
 			if (f->val[v].decl >= 0)
-				k.args[a] = key[v] * 1000 + ver[f->val[v].decl];
+				k.args[a] = snap(key, f->val[v].decl, ver);
 		}
 		mk[i] = intern(t, &k);
 		if (op->res >= 0)
 			key[op->res] = mk[i];
-		for (int a = 0; a < opinfo[op->kind].nwritten && a < op->nargs; a++)
-			if (f->val[op->args[a]].decl >= 0)
-				ver[f->val[op->args[a]].decl]++;
+		for (int a = 0; a < opinfo[op->kind].nwritten && a < op->nargs; a++) {
+			int v = op->args[a], d = f->val[v].decl >= 0 ? f->val[v].decl : of[v];
+			if (d >= 0)
+				ver[d]++;
+		}
 	}
 	free(ver);
+	free(of);
 	free(waited);
 	return 0;
 }

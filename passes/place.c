@@ -1,0 +1,282 @@
+/* place.c: where each param's group lives between steps: the search the planner runs above
+ * the activation solvers.
+ *
+ * needs: m->step in execution order, its updates hoisted; a budget; a way to fit a step's
+ *        activation plan (the planner's tso rounds, handed in: this file calls no solver).
+ * fills: the levels (home.c's HOME_*) of the placement whose step, planned, is the fastest
+ *        that fits, found by few plans: each group's levels are ranked by the bytes they take
+ *        off the accelerator per second of copy stream they cost (copies in and home, the
+ *        gradient out, the update on the host), the cheapest bytes first, and the search
+ *        walks prefixes of that list: about the smallest prefix that fits (bisection), then
+ *        prefixes between it and the whole list, spaced in log(1 + prefix), refined around the
+ *        best. A prefix is measured as the
+ *        pass will install it: home.c's rewrite, and the activation plan only if the
+ *        rewritten step does not fit as it is. Deterministic: no clock decides anything. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes.h"
+
+/* One step up a group's levels. */
+typedef struct Up {
+	int op;                /* the update op of the group */
+	int lvl;               /* the level it moves to */
+	double ratio;          /* bytes off the accelerator per second of copy stream */
+	int64_t bytes;         /* bytes this step takes off */
+	int rank;              /* its place in the group's chain */
+} Up;
+
+typedef struct S {
+	Module *m;
+	Func *f;
+	const Target *tg;
+	int64_t budget;
+	PlaceFitFn *fit;
+	double *stime;
+	Up *up;
+	int nup;
+	uint8_t *lvl;          /* scratch: the levels of one prefix */
+	double *time;          /* per prefix: modeled seconds, INFINITY: does not fit, NAN: not yet */
+	long nodes;
+} S;
+
+static double
+cs(const Target *tg, int64_t b)
+{
+	return tg->copylat + (double)b / tg->copybw;
+}
+
+static int64_t
+vb(const Func *f, int v)
+{
+	return type_bytes(&f->val[v].ty);
+}
+
+/* What level l of update u takes off the accelerator (*freed) and costs the copy stream. */
+static double
+level_cost(const Func *f, const Target *tg, const Op *u, int l, int64_t *freed)
+{
+	int nw = opinfo[u->kind].nwritten;
+	int64_t pb = vb(f, u->args[0]), sb = 0;
+	double st = 0, c = 0;
+
+	for (int k = 1; k < nw; k++) {
+		sb += vb(f, u->args[k]);
+		st += 2 * cs(tg, vb(f, u->args[k]));
+	}
+	switch (l) {
+	case HOME_STATE:
+		*freed = sb;
+		return st;
+	case HOME_PARAM:
+		*freed = pb;
+		return 3 * cs(tg, pb);          /* fetched, fetched again for the backward, home */
+	case HOME_BOTH:
+		*freed = pb + sb;
+		return 3 * cs(tg, pb) + st;
+	case HOME_HOSTUPD: {
+		double fl = opinfo[u->kind].cost(f, u) / tg->hostflops;
+		double mb = (double)(op_bytes(f, u) + vb(f, u->args[nw])) / tg->hostbw;
+		*freed = pb + sb;
+		c = 2 * cs(tg, pb) + cs(tg, vb(f, u->args[nw]));
+		return c + (fl > mb ? fl : mb);
+	}
+	}
+	*freed = 0;
+	return 0;
+}
+
+static int
+cmp_up(const void *x, const void *y)
+{
+	const Up *a = x, *b = y;
+
+	if (a->ratio != b->ratio)
+		return a->ratio > b->ratio ? -1 : 1;
+	if (a->bytes != b->bytes)
+		return a->bytes > b->bytes ? -1 : 1;
+	if (a->op != b->op)
+		return a->op - b->op;
+	return a->rank - b->rank;
+}
+
+/* Each group's chain of levels (the lower hull of cost against bytes: from where it stands,
+ * the level that takes the most bytes off per second more), all chains in one list, cheapest
+ * bytes first; a group's steps keep their order (each cheaper per byte than the next). */
+static void
+upgrades(S *s)
+{
+	const Func *f = s->f;
+
+	s->up = xcalloc((size_t)f->nop * NHOME + 1, sizeof *s->up);
+	for (int i = 0; i < f->nop; i++) {
+		int mask = home_allowed(f, s->tg, i), at = HOME_DEV, rank = 0;
+		int64_t fb = 0;
+		double fc = 0;
+		if (mask == 1 << HOME_DEV)
+			continue;
+		for (;;) {
+			int best = -1;
+			int64_t bb = 0;
+			double br = 0, bc = 0;
+			for (int l = HOME_STATE; l < NHOME; l++) {
+				int64_t b;
+				double c, r;
+				if (!(mask & 1 << l))
+					continue;
+				c = level_cost(f, s->tg, &f->op[i], l, &b);
+				if (b <= fb)
+					continue;
+				r = c <= fc ? INFINITY : (double)(b - fb) / (c - fc);
+				if (best < 0 || r > br || (r == br && b > bb)) {
+					best = l;
+					br = r;
+					bb = b;
+					bc = c;
+				}
+			}
+			if (best < 0)
+				break;
+			s->up[s->nup++] = (Up){ i, best, br, bb - fb, rank++ };
+			at = best;
+			fb = bb;
+			fc = bc;
+		}
+		(void)at;
+	}
+	/* a stable order: the ranks within a chain decrease in ratio, so sorting keeps them */
+	qsort(s->up, s->nup, sizeof *s->up, cmp_up);
+}
+
+/* The levels of prefix k into s->lvl. */
+static void
+levels(S *s, int k)
+{
+	memset(s->lvl, 0, s->f->nop + 1);
+	for (int j = 0; j < k; j++)
+		s->lvl[s->up[j].op] = (uint8_t)s->up[j].lvl;
+}
+
+/* Modeled seconds of prefix k's step as the pass would plan it; INFINITY if it does not fit.
+ * With bound > 0, a step whose unplanned time (which a plan only adds to) is not below bound
+ * is not planned: bound is returned, a time no better than the best known. */
+static double
+eval(S *s, int k, double bound)
+{
+	Func *g;
+	int64_t a;
+	double tm;
+	Meas me = {0};
+
+	if (!isnan(s->time[k]))
+		return s->time[k];
+	levels(s, k);
+	home_mark(s->m, s->f, s->lvl, 1);
+	g = home_step(s->f, s->tg, s->lvl);
+	a = plan_arena(g, s->tg, NULL);
+	plan_measure(g, s->tg, &me);
+	if (a <= s->budget || (bound > 0 && me.time >= bound)) {
+		tm = a <= s->budget ? me.time : bound;
+	} else {
+		Prob *q = prob_new(g, s->tg);
+		int64_t qa;
+		Plan *pl;
+		q->nodes = s->nodes;
+		pl = s->fit(q, s->budget, s->stime, &qa);
+		tm = pl ? pl->time : INFINITY;
+		plan_free(pl);
+		prob_free(q);
+	}
+	home_mark(s->m, s->f, s->lvl, 0);
+	func_free(g);
+	return s->time[k] = tm;
+}
+
+/* The best prefix measured so far (the smallest of equal times). */
+static int
+best_of(const S *s)
+{
+	int b = 0;
+
+	for (int k = 1; k <= s->nup; k++)
+		if (!isnan(s->time[k]) && s->time[k] < s->time[b])
+			b = k;
+	return b;
+}
+
+uint8_t *
+place_search(Module *m, Func *f, const Target *tg, int64_t budget, long nodes, double t0,
+             PlaceFitFn *fit, double *stime, int *fits)
+{
+	S s = { m, f, tg, budget, fit, stime, NULL, 0, NULL, NULL, nodes };
+	int lo, hi, best = 0, K;
+	uint8_t *r = NULL;
+
+	*fits = 0;
+	upgrades(&s);
+	K = s.nup;
+	if (!K) {
+		free(s.up);
+		return NULL;
+	}
+	s.lvl = xcalloc(f->nop + 1, 1);
+	s.time = xmalloc((K + 1) * sizeof *s.time);
+	for (int k = 0; k <= K; k++)
+		s.time[k] = NAN;
+	s.time[0] = t0;
+	if (isinf(t0) && isinf(eval(&s, K, 0))) {
+		/* nothing fits as planned: the most that can move, for the planner's fallbacks */
+		levels(&s, K);
+		r = s.lvl;
+		s.lvl = NULL;
+		goto out;
+	}
+	*fits = 1;
+	/* about the smallest prefix that fits (fitting grows with the prefix), to a sixteenth of
+	 * the list */
+	lo = 0;
+	hi = K;
+	if (isinf(t0))
+		while (hi - lo > (K / 16 > 1 ? K / 16 : 1)) {
+			int mid = lo + (hi - lo) / 2;
+			if (isinf(eval(&s, mid, 0)))
+				lo = mid;
+			else
+				hi = mid;
+		}
+	else
+		hi = 0;
+	/* Between it and the whole list the step's time falls as the activations get room and
+	 * rises with the copies, not smoothly, and the least is most often early in the list:
+	 * six prefixes spaced evenly in log(1 + prefix), then twice the midpoints on either side
+	 * of the best; a prefix whose step, unplanned, is already slower than the best is not
+	 * planned. */
+	for (int j = 0; j <= 5; j++)
+		eval(&s, hi + (int)lround(expm1(log1p(K - hi) * j / 5)), s.time[best_of(&s)]);
+	for (int round = 0; round < 2; round++) {
+		int l = -1, rr = K + 1;
+		best = best_of(&s);
+		for (int k = best - 1; k >= 0 && l < 0; k--)
+			if (!isnan(s.time[k]))
+				l = k;
+		for (int k = best + 1; k <= K && rr > K; k++)
+			if (!isnan(s.time[k]))
+				rr = k;
+		if (l >= 0 && best - l > 1)
+			eval(&s, (l + best) / 2, s.time[best]);
+		if (rr <= K && rr - best > 1)
+			eval(&s, (best + rr) / 2, s.time[best]);
+	}
+	best = best_of(&s);
+	if (best > 0) {
+		levels(&s, best);
+		r = s.lvl;
+		s.lvl = NULL;
+	}
+out:
+	free(s.lvl);
+	free(s.time);
+	free(s.up);
+	return r;
+}
