@@ -14,7 +14,7 @@ TESTS += tests/backend/examples.sh tests/backend/swap.sh tests/backend/state.sh 
 	tests/backend/faults.sh
 EXTRA_DIST += tests/backend/examples.sh tests/backend/swap.sh tests/backend/state.sh tests/backend/api.sh tests/backend/train.sh \
 	tests/backend/faults.sh \
-	tests/backend/allops.tdsl tests/backend/fwdonly.tdsl tests/backend/swap.mir tests/backend/nowait.mir
+	tests/backend/allops.tdsl tests/backend/bnstate.tdsl tests/backend/fwdonly.tdsl tests/backend/swap.mir tests/backend/nowait.mir
 EXTRA_DIST += tests/backend/bench.sh tests/backend/bench.py
 
 # make bench: also the examples' step time against PyTorch (tests/backend/bench.sh).
