@@ -1676,13 +1676,55 @@ emit_dropout(Ox *x)
 			return k ? xerr(x, "training_mode must be one value") : -1;
 		train = has_in(x, 2) && kv_get(k, 0) != 0;
 	}
-	if (x->nd->nout > 1 && x->nd->out[1] >= 0 && (train && ratio != 0))
-		return xerr(x, "the dropout mask output is not supported");
-	if (train && ratio != 0)
-		return xerr(x, "dropout in training mode (ratio %g) is not supported yet", ratio);
+	if (!(ratio >= 0 && ratio < 1))
+		return xerr(x, "ratio %g is not in [0, 1)", ratio);
 	if ((v = in_t(x, 0)) < 0)
 		return -1;
+	/* In training mode tdsl's dropout: the identity in the forward, in the step the mask of
+	 * the model's next key (mtc's own generator, not PyTorch's). */
+	if (train && ratio != 0) {
+		int64_t ia[MAXIA] = { *x->c->ndropout, 0 };
+		double fa[MAXFA] = { ratio };
+		if (*x->c->ndropout == INT32_MAX)
+			return xerr(x, "more than %d dropouts", INT32_MAX);
+		++*x->c->ndropout;
+		if ((v = xemit(x, OP_DROPOUT, &v, 1, ia, 2, fa, NULL)) < 0)
+			return -1;
+	}
 	out_t(x, 0, v);
+	return 0;
+}
+
+/* BatchNormalization: tdsl's batch_norm, the inference form on the running statistics (the
+ * graph's mean and var initializers, made buffers), which autodiff turns into the training
+ * form in the step whatever training_mode says, as PyTorch's module.train(). ONNX's momentum
+ * weighs the running statistic, PyTorch's (the IR's) the batch's: 1 - momentum. */
+static int
+emit_bn(Ox *x)
+{
+	double fa[MAXFA] = { att_f(x, "epsilon", 1e-5), 1 - att_f(x, "momentum", 0.9) };
+	int64_t ia[MAXIA] = { 0 };
+	Type t;
+	int a[5], v;
+
+	if (in_type(x, 0, &t))
+		return -1;
+	if (t.dt != F32 || t.sh.rank < 2)
+		return xerr(x, "the input must be f32[N, C, ...]");
+	if (!(fa[0] > 0) || !(fa[1] >= 0 && fa[1] <= 1))
+		return xerr(x, "epsilon must be positive and momentum in [0, 1]");
+	a[0] = in_t(x, 0);
+	a[1] = in_t(x, 1);
+	a[2] = in_t(x, 2);
+	a[3] = in_buffer(x, 3);
+	a[4] = in_buffer(x, 4);
+	if ((v = xemit(x, OP_BATCHNORM, a, 5, ia, 1, fa, NULL)) < 0)
+		return -1;
+	out_t(x, 0, v);
+	/* outputs 2 and 3 of training mode, the updated statistics: the buffers themselves (the
+	 * step's update writes them) */
+	out_t(x, 1, a[3]);
+	out_t(x, 2, a[4]);
 	return 0;
 }
 
@@ -1700,9 +1742,6 @@ emit_layernorm(Ox *x)
 	sx = x->c->f->val[v].ty.sh;
 	if ((a = axis_of(x, att_i(x, "axis", -1), sx.rank)) < 0)
 		return -1;
-	for (int j = 1; j < x->nd->nout; j++)
-		if (x->nd->out[j] >= 0)
-			return xerr(x, "the mean and inverse deviation outputs are not supported");
 	flat = sx;
 	flat.rank = a + 1;
 	flat.d[a] = 1;
@@ -1782,8 +1821,8 @@ window2d(Ox *x, const Type *t, const int64_t *kw, int64_t *k, int64_t *s, int64_
 	return 0;
 }
 
-/* Conv: the ops of tdsl's conv2d (frontend/nn.c): the input's columns (im2col), the grouped
- * GEMM into f32[Cout, N, Ho, Wo], transposed to NCHW, plus the bias as f32[Cout, 1, 1]. */
+/* Conv: the ops of tdsl's conv2d (frontend/nn.c): conv2d with its workspace (none for a
+ * pointwise convolution), plus the bias as f32[Cout, 1, 1]. */
 static int
 emit_conv(Ox *x)
 {
@@ -1803,11 +1842,13 @@ emit_conv(Ox *x)
 		return xerr(x, "group=%lld does not fit %lld input and %lld output channels", (long long)g,
 		            (long long)tx.sh.d[1], (long long)tw.sh.d[0]);
 	{
-		int64_t wa[MAXIA] = { k[0], k[1], s[0], s[1], p[0], p[1], d[0], d[1] }, ga[MAXIA] = { g };
-		int64_t perm[MAXIA] = { 1, 0, 2, 3 };
-		c = xemit(x, OP_IM2COL, (int[]){ in_t(x, 0) }, 1, wa, 8, NULL, NULL);
-		v = xemit(x, OP_CONV2D, (int[]){ c, in_t(x, 1) }, 2, ga, 1, NULL, NULL);
-		v = xemit(x, OP_TRANSPOSE, &v, 1, perm, 4, NULL, NULL);
+		int64_t ia[MAXIA] = { s[0], s[1], p[0], p[1], d[0], d[1], g };
+		int ops[3] = { in_t(x, 0), in_t(x, 1), -1 };
+		Type ws;
+		c = 2;
+		if (conv_workspace(&tx.sh, &tw.sh, ia, &ws))
+			ops[c++] = xemit(x, OP_WORKSPACE, NULL, 0, NULL, 0, NULL, &ws);
+		v = xemit(x, OP_CONV2D, ops, c, ia, 7, NULL, NULL);
 	}
 	if (has_in(x, 2))
 		v = xemit2(x, OP_ADD, v, xreshape(x, in_t(x, 2), &(Shape){ 3, { tw.sh.d[0], 1, 1 } }));
@@ -1828,8 +1869,6 @@ emit_pool(Ox *x)
 
 	if (in_type(x, 0, &t) || window2d(x, &t, NULL, k, s, p, d))
 		return -1;
-	if (x->nd->nout > 1 && x->nd->out[1] >= 0)
-		return xerr(x, "the indices output is not supported");
 	if (!mx && (d[0] != 1 || d[1] != 1))
 		return xerr(x, "an average pool with dilations is not supported");
 	if (mx && att_i(x, "storage_order", 0))
@@ -1922,6 +1961,7 @@ static const OxOp ops[] = {
 	{ "Add", fold_bin, emit_bin, 0 },
 	{ "And", fold_bin, NULL, 0 },
 	{ "AveragePool", NULL, emit_pool, 0 },
+	{ "BatchNormalization", NULL, emit_bn, 0 },
 	{ "Cast", fold_cast, emit_cast, 0 },
 	{ "Ceil", fold_un, NULL, 0 },
 	{ "Clip", NULL, emit_clip, 0 },
