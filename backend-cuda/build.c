@@ -43,9 +43,12 @@ plan(CuMod *c)
 		c->fn[k].off = p->off;
 		c->fn[k].last = p->last;
 		c->fn[k].ev = xcalloc(p->f->nval + 1, sizeof *c->fn[k].ev);
-		for (int i = 0; i < p->f->nop; i++)
+		c->fn[k].hu = xmalloc((p->f->nop + 1) * sizeof *c->fn[k].hu);
+		for (int i = 0; i < p->f->nop; i++) {
+			c->fn[k].hu[i] = op_on_host(p->f, &p->f->op[i]) ? c->nhupd++ : -1;
 			if (opinfo[p->f->op[i].kind].flags & F_COPY)
 				c->fn[k].ev[p->f->op[i].res] = c->nev++;
+		}
 		cuda_sync(&c->fn[k], p, &c->nrec);
 	}
 }
@@ -69,15 +72,16 @@ cuda_reads(const Func *f, int v)
 /* A manifest line; an initializer from a file (INIT_FILE) gives its offset in mtc_cu_data. */
 static void
 tensor(FILE *fp, const char *role, const char *name, const Type *t, int64_t off, const Init *in,
-       int use, int64_t dataoff)
+       int use, int64_t dataoff, int host)
 {
 	fprintf(fp, "tensor %s %s %s %d", role, name, dtype_name(t->dt), t->sh.rank);
 	for (int k = 0; k < t->sh.rank; k++)
 		fprintf(fp, " %lld", (long long)t->sh.d[k]);
-	fprintf(fp, " off %lld init %d %.17g %.17g use %d\n", (long long)off,
+	fprintf(fp, " off %lld init %d %.17g %.17g use %d", (long long)off,
 	        in ? (in->kind == INIT_VALUES ? INIT_FILE : (int)in->kind) : 0,
 	        in && (in->kind == INIT_FILE || in->kind == INIT_VALUES) ? (double)dataoff : in ? in->a : 0,
 	        in ? in->b : 0, use);
+	fprintf(fp, host ? " host\n" : "\n");
 }
 
 /* The initial values that live in files or in the IR (INIT_FILE, INIT_VALUES), one after the
@@ -129,20 +133,20 @@ manifest(CuMod *c)
 		return 1;
 	}
 	fprintf(fp, "model %s\nsolver %s\nbudget %lld\nplan %lld\npeak %lld\npersist %lld\n"
-	        "arena %lld\nhost %lld\nevents %d\nrecords %d\nloss %lld\narch %s\n", m->name,
+	        "arena %lld\nhost %lld\nevents %d\nrecords %d\nhostupd %d\nloss %lld\narch %s\n", m->name,
 	        c->lo->plan.solver, (long long)c->lo->plan.budget,
 	        (long long)(c->persist + c->arena), (long long)c->peak, (long long)c->persist,
-	        (long long)c->arena, (long long)c->host, c->nev, c->nrec,
+	        (long long)c->arena, (long long)c->host, c->nev, c->nrec, c->nhupd,
 	        st && st->loss >= 0 ? (long long)c->fn[1].off[st->loss] : -1LL,
 	        ptx_arch(c->o->arch, vbuf, sizeof vbuf));
 	for (int k = 0; k < c->prog->nfn; k++)
 		fprintf(fp, "kernel %s\n", c->prog->fname[k]);
 	for (int d = 0; d < m->ndecl; d++)
 		tensor(fp, role[m->decl[d].role], m->decl[d].name, &m->decl[d].ty, c->poff[d],
-		       &m->decl[d].init, cuda_reads(m->fwd, d) | cuda_reads(st, d) << 1, doff[d]);
+		       &m->decl[d].init, cuda_reads(m->fwd, d) | cuda_reads(st, d) << 1, doff[d], m->decl[d].host);
 	for (int k = 0; k < m->fwd->nout; k++) {
 		int v = m->fwd->out[k];
-		tensor(fp, "output", m->fwd->outname[k], &m->fwd->val[v].ty, c->fn[0].off[v], NULL, 0, 0);
+		tensor(fp, "output", m->fwd->outname[k], &m->fwd->val[v].ty, c->fn[0].off[v], NULL, 0, 0, 0);
 	}
 	fclose(fp);
 	free(doff);
@@ -221,6 +225,7 @@ release(CuMod *c)
 {
 	for (int i = 0; i < 2; i++) {
 		free(c->fn[i].ev);
+		free(c->fn[i].hu);
 		free(c->fn[i].after);
 		free(c->fn[i].rec);
 		free(c->fn[i].xwait);
@@ -360,4 +365,4 @@ cuda_build(const Lowered *lo, const BuildOpts *o, const char *out)
 }
 
 static const char *const emits[] = { "cuda", "ptx", "llvm", "h", NULL };
-const Backend backend_cuda = { "cuda", &target_cuda, emits, cuda_emit, cuda_build, NULL };
+const Backend backend_cuda = { "cuda", &target_cuda, emits, cuda_emit, cuda_build, NULL, NULL };

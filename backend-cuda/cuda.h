@@ -62,6 +62,7 @@ typedef struct CuFn {
 	const int64_t *off;       /* per value: device offset, or pinned host offset (host values) */
 	const int *last;          /* per value: the op after which it is dead; nop: never */
 	int *ev;                  /* per value a copy makes: the event of its completion */
+	int *hu;                  /* per op: its slot among the updates on the host, -1: none */
 	/* sync.c: events between the streams (-1: none). after: per copy, the compute event it
 	 * waits for; rec: per op, the compute event recorded once it is issued; xwait: per
 	 * launching op, a copy op whose event the compute stream waits for before it. */
@@ -79,6 +80,7 @@ typedef struct CuMod {
 	CuFn fn[2];               /* forward, step (f NULL without training) */
 	int nev;                  /* copy events */
 	int nrec;                 /* compute events */
+	int nhupd;                /* updates on the host (their slots in the runtime) */
 	char *ptx, *cubin;
 	size_t ptxlen, cubinlen;
 	int cubin_arch;           /* 90 for sm_90; 0: no cubin */

@@ -14,7 +14,7 @@
 #include <llvm-c/TargetMachine.h>
 
 #include "cuda.h"
-#include "mtc/mtc.h"
+#include "mtc/mtc-cuda.h"
 
 typedef struct Fn {
 	LLVMTypeRef ty;
@@ -27,7 +27,7 @@ typedef struct G {
 	LLVMModuleRef mod;
 	LLVMBuilderRef b;
 	LLVMTypeRef i8, i32, i64, ptr, vd;
-	Fn base, launch, gemm, swap, wait, record, born, dead;
+	Fn base, launch, gemm, swap, wait, record, born, dead, hupd;
 	/* inside a schedule */
 	LLVMValueRef rt, vbase, args, dy, failphi;
 	int nargs, ndy;            /* the sizes of args and dy */
@@ -89,6 +89,8 @@ runtime_decls(G *g)
 	LLVMTypeRef ts[] = { p, i32, i64, i64, i64, i32, i32 };
 	LLVMTypeRef tw[] = { p, i32 };
 	LLVMTypeRef tb[] = { p, i64, i64, p, i32 };
+	LLVMTypeRef dbl = LLVMDoubleTypeInContext(g->cx);
+	LLVMTypeRef th[] = { p, i32, i32, i64, p, i32, dbl, dbl, dbl, dbl, i32 };
 
 	g->base = fn(g, "mtc_cu_base", i64, &p, 1, 1);
 	g->launch = fn(g, "mtc_cu_launch", i32, tl, 10, 1);
@@ -98,6 +100,7 @@ runtime_decls(G *g)
 	g->record = fn(g, "mtc_cu_record", i32, tw, 2, 1);
 	g->born = fn(g, "mtc_cu_born", i32, tb, 5, 1);
 	g->dead = fn(g, "mtc_cu_dead", i32, tb, 5, 1);
+	g->hupd = fn(g, "mtc_cu_host_update", i32, th, 11, 1);
 }
 
 /* Branch to the failure exit when rc is nonzero. */
@@ -173,13 +176,31 @@ op_code(G *g, const CuFn *p, const Launch *l, int i)
 		LLVMValueRef a[2] = { g->rt, C32(g, p->ev[f->op[p->xwait[i]].res]) };
 		check(g, call(g, g->wait, a, 2));
 	}
-	if (o->kind == OP_SWAPOUT || o->kind == OP_SWAPIN) {
-		/* on the copy stream, after the compute event p->after[i] (-1: none needed) */
-		int out = o->kind == OP_SWAPOUT;
-		LLVMValueRef a[7] = { g->rt, C32(g, out), C64(g, out ? p->off[o->args[0]] : p->off[r]),
-		                      C64(g, out ? p->off[r] : p->off[o->args[0]]), C64(g, rb ? rb : type_bytes(&f->val[r].ty)),
+	if (opinfo[o->kind].flags & F_COPY) {
+		/* on the copy stream, after the compute event p->after[i] (-1: none needed);
+		 * swap_home copies its second operand into its decl's home */
+		int out = o->kind != OP_SWAPIN, src = o->args[o->kind == OP_SWAPHOME];
+		LLVMValueRef a[7] = { g->rt, C32(g, out), C64(g, out ? p->off[src] : p->off[r]),
+		                      C64(g, out ? p->off[r] : p->off[src]), C64(g, rb ? rb : type_bytes(&f->val[r].ty)),
 		                      C32(g, p->ev[r]), C32(g, p->after[i]) };
 		check(g, call(g, g->swap, a, 7));
+	} else if (p->hu[i] >= 0) {
+		/* an update on the host: a host function on its own stream, after the latest copy
+		 * issued (the gradient's copy out); its operands' offsets in pinned host memory */
+		LLVMValueRef a[11];
+		int lc = -1;
+		for (int k = i - 1; k >= 0 && lc < 0; k--)
+			if (opinfo[f->op[k].kind].flags & F_COPY)
+				lc = p->ev[f->op[k].res];
+		for (int k = 0; k < o->nargs; k++)
+			LLVMBuildStore(g->b, C64(g, p->off[o->args[k]]), slot(g, g->args, g->nargs, k));
+		a[0] = g->rt, a[2] = C32(g, lc);
+		a[1] = C32(g, o->kind == OP_SGD ? MTC_CU_SGD : o->kind == OP_SGDM ? MTC_CU_SGDM : MTC_CU_ADAM);
+		a[3] = C64(g, shape_numel(&f->val[o->args[0]].ty.sh)), a[4] = argp, a[5] = C32(g, o->nargs);
+		for (int k = 0; k < 4; k++)
+			a[6 + k] = LLVMConstReal(LLVMDoubleTypeInContext(g->cx), o->fa[k]);
+		a[10] = C32(g, p->hu[i]);
+		check(g, call(g, g->hupd, a, 11));
 	} else if (o->kind == OP_WAIT) {
 		LLVMValueRef a[2] = { g->rt, C32(g, p->ev[o->args[0]]) };
 		check(g, call(g, g->wait, a, 2));

@@ -1055,7 +1055,7 @@ cuda_hostop(FILE *fp, const Func *f, const Op *op, Launch *l)
 	K(CONV2D_DX, k_conv) K(CONV2D_DW, k_conv) K(MAXPOOL_G, k_poolgrad) K(AVGPOOL_G, k_poolgrad) \
 	K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_tick) \
 	K(SWAPOUT, cuda_hostop) K(SWAPIN, cuda_hostop) K(SWAPHOME, cuda_hostop) \
-	K(WAIT, cuda_hostop)
+	K(WAIT, cuda_hostop) K(ALLREDUCE, cuda_hostop) K(UNBUCKET, cuda_hostop)
 KERNELS(OP_HAS)
 OPTAB(OP_NEEDS)
 CuKern *const cuda_kern[NOP] = { KERNELS(OP_ENTRY) };
@@ -1069,7 +1069,8 @@ cuda_kernel_op(FILE *fp, const Func *f, const Op *op, const char *name, Launch *
 
 	memset(l, 0, sizeof *l);
 	l->fn = -1;
-	if (cuda_kern[op->kind] == cuda_hostop)
+	/* copies, waits and updates on the host: the host code does them */
+	if (cuda_kern[op->kind] == cuda_hostop || op_on_host(f, op))
 		return 0;
 	bp = open_memstream(&body, &blen);
 	if (!bp)

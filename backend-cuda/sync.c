@@ -8,7 +8,8 @@
  *        IR's `wait`s.
  *
  * Kernels run in program order on the compute stream, copies in program order on the copy
- * stream, so only edges of passes/deps.c's DAG that cross streams need events, and of those
+ * stream (an update on the host, on a stream of its own, waits for the latest copy before it
+ * and touches only host memory: no event here), so only edges of passes/deps.c's DAG that cross streams need events, and of those
  * only the latest one into an op: an event covers everything its stream did before it, and a
  * stream that waited on one carries that wait into its later events. A copy after a `wait`
  * needs nothing for it: the wait only orders compute after an earlier copy, which the copy
@@ -60,6 +61,8 @@ cuda_sync(CuFn *p, const LowFunc *pl, int *nrec)
 			int c = f->val[o->args[0]].def;
 			if (c > s0)
 				s0 = c;
+		} else if (op_on_host(f, o)) {
+			continue;
 		} else if (pl->grp[i] < 0 || pl->grp[i] == i) {
 			/* a launch: the latest copy any op it runs depends on */
 			int end = pl->grp[i] == i ? pl->gend[i] : i + 1;

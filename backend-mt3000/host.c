@@ -93,6 +93,8 @@ typedef struct Seq {
 	int *chan;           /* per value: the copy channel that produced it, -1 */
 	int ncopy;
 	uint8_t *gone;       /* per value: handed its bytes over inside a fused group */
+	int *slot;           /* per value: the collective's slot that produced it, -1 */
+	int nslot, inflight; /* collectives started; started and not waited for */
 } Seq;
 
 static int
@@ -214,6 +216,14 @@ use(Seq *s, int i, int v)
 		  ll(vbytes(s->p->f, v)));
 }
 
+/* Between kernels, MPI moves the collectives in flight along (it has no thread of its own). */
+static void
+progress(Seq *s)
+{
+	if (s->inflight)
+		H(s->g, "\tmtc_comm_progress(inst->c);\n");
+}
+
 /* One op that is not part of a fused group: a copy, a wait or a kernel. */
 static void
 one_op(Seq *s, int i)
@@ -242,8 +252,49 @@ one_op(Seq *s, int i)
 		s->chan[o->res] = s->ncopy++;
 		break;
 	}
+	case OP_ALLREDUCE: {
+		/* the bucket packed by the host (as it writes the inputs), then its collective
+		 * started: the network runs it while the kernels go on */
+		int64_t at = 0;
+		for (int a = 0; a < o->nargs; a++)
+			hazards(s, &o->args[a], 1, NULL, 0);
+		hazards(s, NULL, 0, &o->res, 1);
+		for (int a = 0; a < o->nargs; a++) {
+			int v = o->args[a];
+			use(s, i, v);
+			H(g, "\tmemcpy(H + %lld, M + %lld, %lld);\n", ll(p->off[o->res] + at), ll(p->off[v]),
+			  ll(vbytes(f, v)));
+			at += vbytes(f, v);
+		}
+		H(g, "\tmtc_comm_start(inst->c, %d, MTC_ALLREDUCE, (float *)(H + %lld), %lld);\n", s->nslot,
+		  ll(p->off[o->res]), ll(at / 4));
+		s->slot[o->res] = s->nslot++;
+		s->inflight++;
+		break;
+	}
+	case OP_UNBUCKET: {
+		/* a part of a bucket back onto the accelerator: a copy like swap_in's */
+		int b = o->args[0];
+		born(s, o->res);
+		if (s->nfl == 256)
+			wait_upto(s, s->fl[0].c);
+		H(g, "\tch[%d] = mtc_dma(d, M + %lld, H + %lld, %lld);\n", s->ncopy, ll(p->off[o->res]),
+		  ll(p->off[b] + 4 * o->ia[0]), ll(vbytes(f, o->res)));
+		s->fl[s->nfl++] = (Flight){ s->ncopy, b, o->res };
+		s->chan[o->res] = s->ncopy++;
+		break;
+	}
 	case OP_WAIT: {
-		int c = s->chan[o->args[0]];
+		int c = s->chan[o->args[0]], v = o->args[0];
+		if (s->slot[v] >= 0) {
+			const Op *co = &f->op[f->val[v].def];
+			char sc[48];
+			snprintf(sc, sizeof sc, "%af", (double)(float)co->fa[0]);
+			H(g, "\tmtc_comm_wait(inst->c, %d, (float *)(H + %lld), %lld, %s);\n", s->slot[v],
+			  ll(p->off[v]), ll(vbytes(f, v) / 4), sc);
+			s->inflight--;
+			break;
+		}
 		for (int k = 0; k < s->nfl; k++)
 			if (s->fl[k].c == c) {
 				wait_upto(s, c);
@@ -253,16 +304,17 @@ one_op(Seq *s, int i)
 	}
 	default:
 		if (op_on_host(f, o)) {
-			/* in the DMA queue, behind the gradient's copy out; every operand in host memory */
-			if (s->nfl == 256)
-				wait_upto(s, s->fl[0].c);
-			H(g, "\tch[%d] = mtc_dma_call(d, hu%d, (const uint64_t[]){ ", s->ncopy, i);
+			/* on the host's thread, once the copies issued so far are done (the gradient's
+			 * copy out last); every operand in host memory, none reused in the step */
+			H(g, "\tmtc_host_call(d, hu%d, (const uint64_t[]){ ", i);
 			for (int a = 0; a < o->nargs; a++)
 				H(g, "%sHADDR(%lld)", a ? ", " : "", ll(p->off[o->args[a]]));
 			if (o->kind == OP_ADAM)
 				H(g, ", (uint64_t)(uintptr_t)mtc_dev_flag(d)");
-			H(g, " }, %d);\n", o->nargs + (o->kind == OP_ADAM));
-			s->fl[s->nfl++] = (Flight){ s->ncopy++, o->args[0], o->args[0] };
+			if (s->ncopy)
+				H(g, " }, %d, ch[%d]);\n", o->nargs + (o->kind == OP_ADAM), s->ncopy - 1);
+			else
+				H(g, " }, %d, 0);\n", o->nargs + (o->kind == OP_ADAM));
 			break;
 		}
 		for (int a = 0; a < o->nargs && a < 64; a++) {
@@ -277,6 +329,7 @@ one_op(Seq *s, int i)
 			use(s, i, o->args[a]);
 		born(s, o->res);
 		kern_op(g, p, i);
+		progress(s);
 	}
 }
 
@@ -309,13 +362,14 @@ emit_func(Gen *g, const LowFunc *p)
 	uint8_t *uses = malloc((size_t)m->ndecl + 1);
 
 	for (i = 0; i < f->nop; i++)
-		ncopy += (opinfo[f->op[i].kind].flags & F_COPY) || op_on_host(f, &f->op[i]);
+		ncopy += (opinfo[f->op[i].kind].flags & F_COPY) != 0;
 	s.chan = malloc(sizeof *s.chan * (size_t)f->nval);
+	s.slot = malloc(sizeof *s.slot * (size_t)f->nval);
 	s.gone = calloc((size_t)f->nval + 1, 1);
-	if (!s.chan || !s.gone)
+	if (!s.chan || !s.gone || !s.slot)
 		die("out of memory");
 	for (int v = 0; v < f->nval; v++)
-		s.chan[v] = -1;
+		s.chan[v] = s.slot[v] = -1;
 	used_inputs(m, f, uses);
 
 	H(g, "\nstatic int\nrun_%s(struct %s *inst, const void *const *in, %s)\n{\n", f->name, g->id,
@@ -355,6 +409,7 @@ emit_func(Gen *g, const LowFunc *p)
 						use(&s, k, f->op[k].args[a]);
 			group_births(&s, i, end);
 			kern_ew(g, p, i, end);
+			progress(&s);
 			deaths(&s, i, end);
 			deferred(&s, i, end);
 			i = end;
@@ -382,7 +437,18 @@ emit_func(Gen *g, const LowFunc *p)
 			  ll(p->off[f->out[k]]), ll(vbytes(f, f->out[k])));
 	}
 	deaths(&s, f->nop, f->nop + 1);
-	H(g, "\treturn mtc_dev_finish(d);\n}\n");
+	if (s.inflight)
+		die("%s: %d collectives never waited for", f->name, s.inflight);
+	if (g->ranks && train) {
+		/* every rank learns whether any failed; the loss becomes the ranks' mean */
+		H(g, "\t{\n\t\tchar e[512] = \"\";\n\t\tint rc = mtc_dev_finish(d);\n"
+		  "\t\tint all = mtc_comm_finish(inst->c, rc, loss, e, sizeof e);\n"
+		  "\t\treturn all && !rc ? mtc_fail(d, all, \"%%s\", e) : rc;\n\t}\n}\n");
+	} else
+		H(g, "\treturn mtc_dev_finish(d);\n}\n");
+	if (train && s.nslot > g->nslots)
+		g->nslots = s.nslot;
+	free(s.slot);
 	free(s.chan);
 	free(s.gone);
 	free(uses);
@@ -463,13 +529,18 @@ host_emit(Gen *g)
 	H(g, "/* %s.c: host code of model %s, generated by mtc %s for the MT-3000 target.\n"
 	  " * It owns the device, sequences the kernels of %s-dev.c and the DMA copies, and exports\n"
 	  " * the API of %s.h and mtc_module(). */\n", id, m->name, PACKAGE_VERSION, id, id);
-	H(g, "#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n\n#include <mtc/mtc-rt.h>\n%s\n",
-	  hupd ? "#include <mtc/mtc-ops.h>\n" : "");
+	H(g, "#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n\n#include <mtc/mtc-rt.h>\n%s%s\n",
+	  hupd ? "#include <mtc/mtc-ops.h>\n" : "", g->ranks ? "#include <mtc/mtc-comm.h>\n" : "");
 	H(g, "typedef struct %s %s;\n", id, id);
-	api_protos(g->m, g->id, g->h, 1);
+	if (g->ranks)
+		H(g, "/* The step of one of %d ranks of a data-parallel module: its API is the module's. */\n"
+		  "extern const struct mtc_module %s__module;\nvoid *%s__create(mtc_comm *);\n", g->ranks, id, id);
+	else
+		api_protos(g->m, g->id, g->h, 1);
 	H(g, "\n#define ADDR(off) ((uint64_t)(uintptr_t)(M + (off)))\n"
 	  "#define HADDR(off) ((uint64_t)(uintptr_t)(H + (off)))\n#define KERN %s__kernels\n"
-	  "extern const mtc_kernel %s__kernels[];\n\nstruct %s {\n\tmtc_dev *d;\n};\n\n", id, id, id);
+	  "extern const mtc_kernel %s__kernels[];\n\nstruct %s {\n\tmtc_dev *d;\n%s};\n\n", id, id, id,
+	  g->ranks ? "\tmtc_comm *c;                  /* the module's: it runs the collectives */\n" : "");
 
 	H(g, "/* Check-mode names of the tensors, by id. */\nstatic const char *const names[] = {");
 	for (int v = 0; v < m->fwd->nval; v++)
@@ -576,13 +647,24 @@ host_emit(Gen *g)
 	  "\tif (!inst || !s)\n\t\treturn mtc_set_last_error(MTC_EINVAL, \"%s stats: NULL argument\");\n"
 	  "\tmtc_dev_stats(inst->d, s);\n\treturn 0;\n}\n", id, id);
 
-	H(g, "\nstatic const struct mtc_module module = {\n\tMTC_ABI, \"%s\", \"mt3000\", \"%s\",\n"
+	if (g->ranks) {
+		/* created by the data-parallel module only, on its communicator */
+		H(g, "\nstatic void *\norphan(void)\n{\n\tmtc_set_last_error(MTC_EINVAL, \"%s: a variant of a "
+		  "data-parallel module is created by the module\");\n\treturn NULL;\n}\n", id);
+		H(g, "\nvoid *\n%s__create(mtc_comm *c)\n{\n\tstruct %s *inst = create();\n\tif (inst)\n"
+		  "\t\tinst->c = c;\n\treturn inst;\n}\n", id, id);
+	}
+	H(g, "\n%sconst struct mtc_module %s = {\n\tMTC_ABI, \"%s\", \"mt3000\", \"%s\",\n"
 	  "\t%d, %d, %d, %d, inputs, outputs, params, state,\n\t%d, %lld, %lld, %lld, %lld, %lld, %lld, %lluull,\n"
-	  "\tcreate, step, forward, destroy, error, get, set, stats,\n\t%d, buffers, %lld,\n};\n",
+	  "\t%s, step, forward, destroy, error, get, set, stats,\n\t%d, buffers, %lld,\n};\n",
+	  g->ranks ? "" : "static ", g->ranks ? asprintf_a(m->arena, "%s__module", id) : "module",
 	  m->name, g->lo->plan.solver, nin, m->fwd->nout, npar, nst, m->step != NULL,
 	  ll(g->persist + g->arena), ll(m->step ? g->step.arena : g->fwd.arena),
 	  ll(m->step ? g->step.peak : g->fwd.peak), ll(g->param_bytes), ll(g->state_bytes),
-	  ll(g->lo->plan.budget), (unsigned long long)g->bo->seed, nbuf, ll(g->lo->buffer_bytes));
+	  ll(g->lo->plan.budget), (unsigned long long)g->bo->seed, g->ranks ? "orphan" : "create", nbuf,
+	  ll(g->lo->buffer_bytes));
+	if (g->ranks)
+		return;
 	H(g, "\nMTC_EXPORT const struct mtc_module *\nmtc_module(void)\n{\n\treturn &module;\n}\n");
 	H(g, "\nMTC_EXPORT const char *\nmtc_last_error(void)\n{\n\treturn mtc_rt_last_error();\n}\n");
 
@@ -607,4 +689,76 @@ host_emit(Gen *g)
 	H(g, " NULL };\n\treturn forward(mtc_self, mtc_in, mtc_out);\n}\n");
 	H(g, "\nMTC_EXPORT void\n%s_destroy(%s *inst)\n{\n\tdestroy(inst);\n}\n", id, id);
 	H(g, "\nMTC_EXPORT const char *\n%s_error(const %s *inst)\n{\n\treturn error(inst);\n}\n", id, id);
+}
+
+void
+host_emit_dp(FILE *fp, const LowDp *dp, const BuildOpts *bo, const char *id, const char *const *vid)
+{
+	const Module *m = dp->whole;
+	Gen w = { .m = m, .h = fp, .id = id, .bo = bo };
+	int64_t plan = 0, arena = 0, peak = 0, st = 0, pb = 0;
+
+	H(&w, "/* %s-dp.c: the data-parallel module %s, generated by mtc %s for the MT-3000 target:\n"
+	  " * one variant of the step per number of ranks (%s-rN.c), the whole model's description,\n"
+	  " * mtc_module() and the API of %s.h; runtime/dp.c picks the variant at create. */\n",
+	  id, m->name, PACKAGE_VERSION, id, id);
+	H(&w, "#include <stdint.h>\n#include <mpi.h>\n\n#include <mtc/mtc-rt.h>\n#include <mtc/mtc-comm.h>\n\n");
+	H(&w, "typedef struct %s %s;\n", id, id);
+	api_protos(m, id, fp, 1);
+	H(&w, "MTC_EXPORT %s *%s_create_comm(MPI_Comm comm);\n\n", id, id);
+	for (int v = 0; v < dp->nvar; v++) {
+		const Lowered *lo = &dp->var[v];
+		const LowFunc *p = lo->m->step ? &lo->step : &lo->fwd;
+		H(&w, "extern const struct mtc_module %s__module;\nvoid *%s__create(mtc_comm *);\n", vid[v], vid[v]);
+		plan = lo->persist + lo->arena > plan ? lo->persist + lo->arena : plan;
+		arena = p->arena > arena ? p->arena : arena;
+		peak = p->peak > peak ? p->peak : peak;
+		st = lo->state_bytes > st ? lo->state_bytes : st;
+		pb = lo->param_bytes;
+	}
+	H(&w, "\nstatic const struct mtc_dp_variant variants[] = {\n");
+	for (int v = 0; v < dp->nvar; v++)
+		H(&w, "\t{ %d, %d, &%s__module, %s__create },\n", dp->ranks[v], dp->nslots[v], vid[v], vid[v]);
+	H(&w, "};\n\n/* The whole batch's tensors. */\n");
+	infos(&w, "inputs", R_INPUT);
+	infos(&w, "outputs", -1);
+	infos(&w, "params", R_PARAM);
+	infos(&w, "state", R_STATE);
+	infos(&w, "buffers", R_BUFFER);
+	/* the plan's figures: those of the largest variant, a bound for every rank */
+	H(&w, "\nstatic const struct mtc_module whole = {\n\tMTC_ABI, \"%s\", \"mt3000\", \"%s\",\n"
+	  "\t%d, %d, %d, %d, inputs, outputs, params, state,\n\t%d, %lld, %lld, %lld, %lld, %lld, %lld, %lluull,\n"
+	  "\tNULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,\n\t%d, buffers, %lld,\n};\n",
+	  m->name, dp->var[0].plan.solver, count(m, R_INPUT), m->fwd->nout, count(m, R_PARAM),
+	  count(m, R_STATE), m->step != NULL, ll(plan), ll(arena), ll(peak), ll(pb), ll(st),
+	  ll(dp->var[0].plan.budget), (unsigned long long)bo->seed, count(m, R_BUFFER),
+	  ll(dp->var[0].buffer_bytes));
+	H(&w, "static const struct mtc_dp_desc desc = { &whole, %lld, variants, %d };\n", ll(dp->batch),
+	  dp->nvar);
+	H(&w, "\nMTC_EXPORT const struct mtc_module *\nmtc_module(void)\n{\n\treturn mtc_dp_module(&desc);\n}\n");
+	H(&w, "\nMTC_EXPORT const char *\nmtc_last_error(void)\n{\n\treturn mtc_rt_last_error();\n}\n");
+	/* The typed API, through the module. */
+	H(&w, "\nMTC_EXPORT %s *\n%s_create(void)\n{\n\treturn mtc_module()->create();\n}\n", id, id);
+	H(&w, "\nMTC_EXPORT %s *\n%s_create_comm(MPI_Comm comm)\n{\n\treturn mtc_module()->create_comm(&comm);\n}\n",
+	  id, id);
+	if (m->step) {
+		H(&w, "\nMTC_EXPORT int\n%s_step(%s *mtc_self", id, id);
+		typed_inputs(m, m->step, fp, 0);
+		H(&w, ", float *loss)\n{\n");
+		typed_inputs(m, m->step, fp, 1);
+		H(&w, "\treturn mtc_module()->step(mtc_self, mtc_in, loss);\n}\n");
+	}
+	H(&w, "\nMTC_EXPORT int\n%s_forward(%s *mtc_self", id, id);
+	typed_inputs(m, m->fwd, fp, 0);
+	for (int k = 0; k < m->fwd->nout; k++)
+		H(&w, ", %s *%s", c_type(m->fwd->val[m->fwd->out[k]].ty.dt), out_param(m, k));
+	H(&w, ")\n{\n");
+	typed_inputs(m, m->fwd, fp, 1);
+	H(&w, "\tvoid *mtc_out[] = {");
+	for (int k = 0; k < m->fwd->nout; k++)
+		H(&w, " %s,", out_param(m, k));
+	H(&w, " NULL };\n\treturn mtc_module()->forward(mtc_self, mtc_in, mtc_out);\n}\n");
+	H(&w, "\nMTC_EXPORT void\n%s_destroy(%s *inst)\n{\n\tmtc_module()->destroy(inst);\n}\n", id, id);
+	H(&w, "\nMTC_EXPORT const char *\n%s_error(const %s *inst)\n{\n\treturn mtc_module()->error(inst);\n}\n",
+	  id, id);
 }

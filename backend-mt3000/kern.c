@@ -428,7 +428,8 @@ launch_ptrs(Gen *g, int k, const char *const *ptr, int n, double work)
 }
 
 /* conv2d, conv2d_dx, conv2d_dw (passes/grad.c). A pointwise one is one launch of GEMMs on the
- * tensors as they are, per image and group. Any other works through its workspace a chunk of
+ * tensors as they are, per image and group; a depthwise one the runtime's direct loops
+ * (mtc_dwconv*: the GEMMs' sums, in their order). Any other works through its workspace a chunk of
  * k images at a time (ops.c's conv_workspace): region A the columns [C*kh*kw, k*P], region B
  * the GEMM's other side channels first [Cout, k*P]; per chunk: im2col into A, the GEMM, y out of
  * B (conv2d); dy into B, the GEMM into A, col2im (conv2d_dx); im2col into A, dy into B, the GEMM
@@ -450,6 +451,25 @@ k_conv(Gen *g, const LowFunc *p, const Op *o)
 	Gemm m;
 	int kg1, kg2;
 
+	if (o->nargs == 2 && G == C && co == G && !(kh == 1 && kw == 1 && a[0] == 1 && a[1] == 1 &&
+	                                              a[2] == 0 && a[3] == 0)) {
+		/* depthwise: the runtime's direct loops over planes (dw: over channels) */
+		int k = kopen(g, opinfo[o->kind].name);
+		kptr(g, "o", 0, 1, 0);
+		kptr(g, "p", 1, 0, 0);
+		kptr(g, "q", 2, 0, 0);
+		ksplit(g, dw ? C : N * C);
+		if (dw)
+			K(g, "	mtc_dwconv_dw(o, p, q, %lld, ", ll(N));
+		else
+			K(g, "	%s(o, p, q, ", dx ? "mtc_dwconv_dx" : "mtc_dwconv");
+		K(g, "%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, lo, hi);\n}\n",
+		  ll(C), ll(H_), ll(W_), ll(kh), ll(kw), ll(a[0]), ll(a[1]), ll(a[2]), ll(a[3]), ll(a[4]),
+		  ll(a[5]), ll(ho), ll(wo));
+		/* o the result; p, q: x, w (conv2d), w, dy (conv2d_dx), x, dy (conv2d_dw) */
+		launch(g, p, k, (int[]){ o->res, o->args[0], o->args[1] }, 3, 0, fl);
+		return;
+	}
 	if (o->nargs == 2) {      /* pointwise: x and y are the GEMMs' operands as they are */
 		if (o->kind == OP_CONV2D)
 			m = (Gemm){ N * G, 1, cog, P, cg, cg, P, P, 0, 0, 0, G, cog * cg, 0, cg * P, 0, cog * P };
@@ -1127,7 +1147,7 @@ kern_host_update(Gen *g, const LowFunc *p, int i, int id)
 	FILE *k = g->k;
 
 	g->k = g->h;
-	K(g, "\n/* %s on the host, run by the DMA queue's thread */\nstatic void\n"
+	K(g, "\n/* %s on the host, run by the host's thread */\nstatic void\n"
 	  "hu%d(const uint64_t *a, int tid, int nt)\n{\n", opinfo[o->kind].name, id);
 	update_code(g, o, shape_numel(SH(o->args[0])));
 	g->k = k;
@@ -1169,7 +1189,7 @@ mt3000_hostop(Gen *g, const LowFunc *p, const Op *o)
 	K(CONV2D_DX, k_conv) K(CONV2D_DW, k_conv) K(MAXPOOL_G, k_pool) K(AVGPOOL_G, k_pool) \
 	K(SGD, k_update) K(SGDM, k_update) K(ADAM, k_update) K(TICK, k_update) \
 	K(SWAPOUT, mt3000_hostop) K(SWAPIN, mt3000_hostop) K(SWAPHOME, mt3000_hostop) \
-	K(WAIT, mt3000_hostop)
+	K(WAIT, mt3000_hostop) K(ALLREDUCE, mt3000_hostop) K(UNBUCKET, mt3000_hostop)
 KERNELS(OP_HAS)
 OPTAB(OP_NEEDS)
 KernRule *const mt3000_kern[NOP] = { KERNELS(OP_ENTRY) };

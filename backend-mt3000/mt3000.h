@@ -20,6 +20,9 @@ typedef struct Gen {
 	LowFunc fwd, step;    /* step.f NULL without training */
 	int64_t arena, ddr;  /* the device's: the larger of the two functions' */
 	int nids;            /* check-mode names */
+	int ranks;           /* > 0: a variant of a data-parallel module, for this many ranks: no
+	                      * exported symbol, its collectives on the instance's communicator */
+	int nslots;          /* the collectives' slots its step uses (host_emit fills it) */
 } Gen;
 
 /* kern.c: one device kernel per op or fused group, and its launch in the host code. */
@@ -31,12 +34,15 @@ typedef void KernRule(Gen *, const LowFunc *, const Op *);
 extern KernRule *const mt3000_kern[];
 KernRule mt3000_hostop;
 /* An update on the host (op_on_host): the same code as its kernel, as function hu<id> of the
- * host translation unit, which the host code queues with mtc_dma_call. */
+ * host translation unit, which the host code queues with mtc_host_call. */
 void kern_host_update(Gen *, const LowFunc *, int op, int id);
 void kern_prologue(Gen *);
 void kern_epilogue(Gen *);
 
 /* host.c: the host translation unit: the instance, sequencing, the API and mtc_module. */
 void host_emit(Gen *);
+/* The data-parallel module's own translation unit: its variants' table, the whole model's
+ * description, mtc_module() and the typed API (runtime/dp.c does the rest). */
+void host_emit_dp(FILE *, const LowDp *, const BuildOpts *, const char *id, const char *const *vid);
 
 #endif

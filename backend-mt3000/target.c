@@ -30,17 +30,20 @@
 #define MTC_RT_LIBS "-lpthread -lm"
 #endif
 
-static void
-run_gen(const Lowered *lo, const BuildOpts *bo, const char *id, FILE *host, FILE *dev)
+/* The code of one Lowered; ranks > 0: as the variant of a data-parallel module for that many
+ * ranks. Returns the collectives' slots its step uses. */
+static int
+run_gen(const Lowered *lo, const BuildOpts *bo, const char *id, FILE *host, FILE *dev, int ranks)
 {
 	Gen g = { .m = lo->m, .lo = lo, .bo = bo, .id = id, .h = host, .k = dev,
 	          .poff = lo->poff, .persist = lo->persist, .param_bytes = lo->param_bytes,
 	          .state_bytes = lo->state_bytes, .fwd = lo->fwd, .step = lo->step,
-	          .arena = lo->arena, .ddr = lo->ddr, .nids = lo->nids };
+	          .arena = lo->arena, .ddr = lo->ddr, .nids = lo->nids, .ranks = ranks };
 
 	kern_prologue(&g);
 	host_emit(&g);
 	kern_epilogue(&g);
+	return g.nslots;
 }
 
 /* The model's name as a C identifier (the prefix of everything the module exports). */
@@ -165,7 +168,7 @@ emit(const Lowered *lo, const BuildOpts *o, const char *kind, const char *out)
 		FILE *h = open_memstream(&hb, &hn), *d = open_memstream(&db, &dn);
 		if (!h || !d)
 			die("out of memory");
-		run_gen(lo, o, id, h, d);
+		run_gen(lo, o, id, h, d, 0);
 		fclose(h);
 		fclose(d);
 		fwrite(db, 1, dn, fp);
@@ -183,7 +186,7 @@ emit(const Lowered *lo, const BuildOpts *o, const char *kind, const char *out)
 			free(id);
 			return 1;
 		}
-		run_gen(lo, o, id, fp, dp);
+		run_gen(lo, o, id, fp, dp, 0);
 		fclose(dp);
 		free(dpath);
 	}
@@ -193,42 +196,44 @@ emit(const Lowered *lo, const BuildOpts *o, const char *kind, const char *out)
 	return 0;
 }
 
+/* MTC_MARCH, when set, must name a CPU. 0, or 1 after a message. */
 static int
-build(const Lowered *lo, const BuildOpts *o, const char *out)
+check_march(void)
 {
-	char *id = c_ident(lo->m->name), *hpath, cmd[16384] = "", inc[4096], lib[4096], tmp[4096];
-	char hp[4200], dp[4200];
-	const char *cc = getenv("CC"), *td = getenv("TMPDIR"), *march = getenv("MTC_MARCH");
-	FILE *h, *d, *fh;
-	int rc;
-
+	const char *march = getenv("MTC_MARCH");
 	if (march && strspn(march, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
 	    strlen(march)) {
 		fprintf(stderr, "mtc: error: MTC_MARCH='%s' is not a CPU name\n", march);
-		free(id);
 		return 1;
 	}
-	if (find_runtime(inc, lib, sizeof inc)) {
-		free(id);
-		return 1;
-	}
-	snprintf(tmp, sizeof tmp, "%s/mtc-XXXXXX", td && *td ? td : "/tmp");
+	return 0;
+}
+
+/* A temporary directory for the generated C, in tmp (4096 bytes). 0, or 1 after a message. */
+static int
+make_tmp(char *tmp)
+{
+	const char *td = getenv("TMPDIR");
+	snprintf(tmp, 4096, "%s/mtc-XXXXXX", td && *td ? td : "/tmp");
 	if (!mkdtemp(tmp)) {
 		fprintf(stderr, "mtc: error: cannot create a temporary directory in %s\n", td ? td : "/tmp");
-		free(id);
 		return 1;
 	}
-	snprintf(hp, sizeof hp, "%s/%s.c", tmp, id);
-	snprintf(dp, sizeof dp, "%s/%s-dev.c", tmp, id);
-	hpath = stem_with(out, ".h");
-	if (!(h = open_w(hp)) || !(d = open_w(dp)) || !(fh = open_w(hpath)))
-		exit(1);
-	run_gen(lo, o, id, h, d);
-	header_emit(lo, id, "mt3000", fh);
-	fclose(h);
-	fclose(d);
-	fclose(fh);
+	return 0;
+}
 
+/* Compile the nsrc generated files (in tmp) and link them with the runtime into out; with
+ * mpi, against MPI too (a data-parallel module). The files and tmp are removed unless the
+ * compiler fails or MTC_KEEP_C is set. 0, or 1 after a message. */
+static int
+compile(const BuildOpts *o, char *const *src, int nsrc, const char *tmp, const char *out, int mpi)
+{
+	char cmd[32768] = "", inc[4096], lib[4096], l[4200];
+	const char *cc = getenv("CC"), *march = getenv("MTC_MARCH");
+	int rc;
+
+	if (find_runtime(inc, lib, sizeof inc))
+		return 1;
 	/* -ffp-contract=off and no fast-math: the bits must not depend on fusion or the plan.
 	 * -fno-math-errno and -fno-trapping-math change no value (sqrtf needs no errno branch;
 	 * selects may be if-converted); with -ftree-vectorize they let the elementwise loops,
@@ -242,34 +247,153 @@ build(const Lowered *lo, const BuildOpts *o, const char *out)
 	         o->opt_level >= 2 ? " -ftree-vectorize -fvect-cost-model=dynamic" : "",
 	         march && !*march ? "" : " -march=", march && !*march ? "" : march ? march : "native");
 	quote(cmd, sizeof cmd, inc);
-	strcat(cmd, " ");
-	quote(cmd, sizeof cmd, hp);
-	strcat(cmd, " ");
-	quote(cmd, sizeof cmd, dp);
-	strcat(cmd, " ");
-	snprintf(tmp + strlen(tmp), 1, "%s", "");
-	{
-		char l[4200];
-		snprintf(l, sizeof l, "%s/libmtcrt.a", lib);
-		quote(cmd, sizeof cmd, l);
+#ifdef HAVE_MPI
+	if (mpi)
+		strcat(cmd, " " MTC_MPI_CFLAGS);
+#endif
+	for (int i = 0; i < nsrc; i++) {
+		strcat(cmd, " ");
+		quote(cmd, sizeof cmd, src[i]);
 	}
-	strcat(cmd, " -Wl,--exclude-libs,ALL " MTC_RT_LIBS " -o ");
+	strcat(cmd, " ");
+	snprintf(l, sizeof l, "%s/libmtcrt.a", lib);
+	quote(cmd, sizeof cmd, l);
+	strcat(cmd, " -Wl,--exclude-libs,ALL " MTC_RT_LIBS);
+#ifdef HAVE_MPI
+	if (mpi)
+		strcat(cmd, " " MTC_MPI_LIBS);
+#else
+	(void)mpi;
+#endif
+	strcat(cmd, " -o ");
 	quote(cmd, sizeof cmd, out);
 	rc = system(cmd);
 	if (rc != 0)
 		fprintf(stderr, "mtc: error: the C compiler failed on the generated code (kept in %s):\n  %s\n",
 		        tmp, cmd);
 	else if (!getenv("MTC_KEEP_C")) {
-		unlink(hp);
-		unlink(dp);
+		for (int i = 0; i < nsrc; i++)
+			unlink(src[i]);
 		rmdir(tmp);
 	} else
 		fprintf(stderr, "mtc: generated C kept in %s\n", tmp);
+	return rc != 0;
+}
+
+static int
+build(const Lowered *lo, const BuildOpts *o, const char *out)
+{
+	char *id = c_ident(lo->m->name), *hpath, tmp[4096], hp[4200], dp[4200];
+	char *src[2] = { hp, dp };
+	FILE *h, *d, *fh;
+	int rc;
+
+	if (check_march() || make_tmp(tmp)) {
+		free(id);
+		return 1;
+	}
+	snprintf(hp, sizeof hp, "%s/%s.c", tmp, id);
+	snprintf(dp, sizeof dp, "%s/%s-dev.c", tmp, id);
+	hpath = stem_with(out, ".h");
+	if (!(h = open_w(hp)) || !(d = open_w(dp)) || !(fh = open_w(hpath)))
+		exit(1);
+	run_gen(lo, o, id, h, d, 0);
+	header_emit(lo, id, "mt3000", fh);
+	fclose(h);
+	fclose(d);
+	fclose(fh);
+	rc = compile(o, src, 2, tmp, out, 0);
 	free(hpath);
 	free(id);
-	return rc != 0;
+	return rc;
+}
+
+/* A data-parallel module: each variant's two translation units (its symbols prefixed
+ * MODEL__rN), the module's own (MODEL-dp.c), MODEL.h; --emit=c writes the variant for the
+ * most ranks and the module's unit (F.c, F-dev.c, F-dp.c; on standard output one after the
+ * other), --emit=h the header. */
+static int
+dp(const LowDp *dp, const BuildOpts *o, const char *kind, const char *out)
+{
+	char *id = c_ident(dp->whole->name), tmp[4096] = "", **src, **vid;
+	int n = dp->nvar, rc = 1, nsrc = 0, *slots = xcalloc(n + 1, sizeof *slots);
+	FILE *fp = NULL, *h, *d;
+	int tostdout = !out || strcmp(out, "-") == 0;
+
+	src = xcalloc(2 * n + 2, sizeof *src);
+	vid = xcalloc(n + 1, sizeof *vid);
+	for (int v = 0; v < n; v++)
+		vid[v] = asprintf_a(dp->whole->arena, "%s__r%d", id, dp->ranks[v]);
+	if (kind && strcmp(kind, "h") == 0) {
+		if ((fp = tostdout ? stdout : open_w(out))) {
+			header_emit_dp(dp, id, "mt3000", fp);
+			rc = 0;
+		}
+		goto out;
+	}
+	if (kind) {
+		/* --emit=c: the variant for the most ranks, then the module around it */
+		char *hp = tostdout ? NULL : xstrdup(out), *dv = tostdout ? NULL : stem_with(out, "-dev.c");
+		char *mp = tostdout ? NULL : stem_with(out, "-dp.c");
+		h = tostdout ? stdout : open_w(hp);
+		d = tostdout ? stdout : h ? open_w(dv) : NULL;
+		fp = tostdout ? stdout : d ? open_w(mp) : NULL;
+		if (fp) {
+			run_gen(&dp->var[n - 1], o, vid[n - 1], h, d, dp->ranks[n - 1]);
+			host_emit_dp(fp, dp, o, id, (const char *const *)vid);
+			rc = 0;
+		}
+		if (!tostdout) {
+			if (h)
+				fclose(h);
+			if (d)
+				fclose(d);
+		}
+		free(hp);
+		free(dv);
+		free(mp);
+		goto out;
+	}
+	if (check_march() || make_tmp(tmp))
+		goto out;
+	for (int v = 0; v < n; v++) {
+		src[nsrc++] = asprintf_a(dp->whole->arena, "%s/%s.c", tmp, vid[v]);
+		src[nsrc++] = asprintf_a(dp->whole->arena, "%s/%s-dev.c", tmp, vid[v]);
+		if (!(h = open_w(src[nsrc - 2])) || !(d = open_w(src[nsrc - 1])))
+			exit(1);
+		slots[v] = run_gen(&dp->var[v], o, vid[v], h, d, dp->ranks[v]);
+		fclose(h);
+		fclose(d);
+	}
+	src[nsrc++] = asprintf_a(dp->whole->arena, "%s/%s-dp.c", tmp, id);
+	{
+		char *hpath = stem_with(out, ".h");
+		LowDp x = *dp;
+		x.nslots = slots;
+		if (!(fp = open_w(src[nsrc - 1])) || !(h = open_w(hpath)))
+			exit(1);
+		host_emit_dp(fp, &x, o, id, (const char *const *)vid);
+		header_emit_dp(&x, id, "mt3000", h);
+		fclose(h);
+		free(hpath);
+	}
+	fclose(fp);
+	fp = NULL;
+	rc = compile(o, src, nsrc, tmp, out, 1);
+out:
+	if (fp && fp != stdout)
+		fclose(fp);
+	free(src);
+	free(vid);
+	free(slots);
+	free(id);
+	return rc;
 }
 
 static const char *const emits[] = { "c", "h", NULL };
 
-const Backend backend_mt3000 = { "mt3000", &target_mt3000, emits, emit, build, NULL };
+#ifdef HAVE_MPI
+const Backend backend_mt3000 = { "mt3000", &target_mt3000, emits, emit, build, NULL, dp };
+#else
+const Backend backend_mt3000 = { "mt3000", &target_mt3000, emits, emit, build, NULL, NULL };
+#endif

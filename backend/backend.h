@@ -27,6 +27,10 @@ typedef struct Backend {
 	int (*build)(const Lowered *, const BuildOpts *, const char *out);
 	/* Its per-op kernel table (NOP entries), NULL where the target has none yet. */
 	const void *kernels;
+	/* A data-parallel module: --emit=KIND (kind non-NULL: the header, or the code of the
+	 * variant for the most ranks and of the module around it) or build (kind NULL). 0 or 1
+	 * after a message. NULL: the target has no data-parallel modules. */
+	int (*dp)(const LowDp *, const BuildOpts *, const char *kind, const char *out);
 } Backend;
 
 /* backend-mt3000/ */
@@ -49,5 +53,8 @@ void api_protos(const Module *, const char *id, FILE *, int exported);
 
 /* header.c: MODEL.h for target `target`: the typed API with the memory plan in a comment. */
 void header_emit(const Lowered *, const char *id, const char *target, FILE *);
+/* The same for a data-parallel module: each variant's plan, the whole batch's API, and
+ * MODEL_create_comm(MPI_Comm). */
+void header_emit_dp(const LowDp *, const char *id, const char *target, FILE *);
 
 #endif

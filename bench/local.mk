@@ -1,17 +1,18 @@
 # bench/local.mk: `make bench`: the planner's benchmark table (not a test; see docs/planner.md).
 EXTRA_PROGRAMS = bench/plan-bench
-bench_plan_bench_SOURCES = bench/plan-bench.c tests/planner/synth.c tests/planner/synth.h
+bench_plan_bench_SOURCES = bench/plan-bench.c tests/planner/synth.c tests/planner/synth.h tests/planner/exhaust.c \
+	tests/planner/chainopt.c
 bench_plan_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/planner
 bench_plan_bench_LDADD = $(MTC_LIBS) -lm
 CLEANFILES += bench/plan-bench$(EXEEXT)
-.PHONY: bench bench-plan
-# Every benchmark, each part's time and the whole: the planner's table (~1 min), the examples'
-# step time against PyTorch at 1 and 2 threads (~3 min), the budget sweep against the peers
-# (~10 min); about 15 minutes on 2 quiet cores. Tables also go to bench/results/.
+.PHONY: bench bench-plan bench-state
+# Every benchmark, each part's time and the whole: the planner's table (~1 min), params and
+# state under the budget (~3 min), the examples' step time against PyTorch at 1 and 2 threads
+# (~3 min), the budget sweep against the peers (~10 min); about 18 minutes on 2 quiet cores. Tables also go to bench/results/.
 bench: all bench/plan-bench$(EXEEXT)
 	@mkdir -p $(top_builddir)/bench/results; t0=`date +%s`; \
 	echo "make bench: `date -u '+%Y-%m-%d %H:%M UTC'`, `nproc` cores, load average `cut -d' ' -f1-3 /proc/loadavg`"; \
-	for p in plan backend peers; do \
+	for p in plan state backend peers; do \
 		t=`date +%s`; \
 		$(MAKE) $(AM_MAKEFLAGS) bench-$$p || exit 1; \
 		echo "make bench-$$p: $$((`date +%s` - t)) s"; \
@@ -21,4 +22,10 @@ bench-plan: bench/plan-bench$(EXEEXT)
 	@mkdir -p $(top_builddir)/bench/results
 	top_srcdir=$(top_srcdir) ./bench/plan-bench$(EXEEXT) >$(top_builddir)/bench/results/plan.md; \
 		rc=$$?; cat $(top_builddir)/bench/results/plan.md; exit $$rc
+# Params and optimizer state under the budget: smallest budgets and overheads, mt3000 and CUDA.
+bench-state: all
+	@mkdir -p $(top_builddir)/bench/results
+	MTC=$(abs_top_builddir)/mtc top_srcdir=$(top_srcdir) $(SHELL) $(top_srcdir)/bench/state.sh \
+		>$(top_builddir)/bench/results/state.md; rc=$$?; cat $(top_builddir)/bench/results/state.md; exit $$rc
+EXTRA_DIST += bench/state.sh
 include $(top_srcdir)/bench/peers.mk

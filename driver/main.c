@@ -1,5 +1,6 @@
 /* main.c: the mtc command line and the pipeline, one straight list of stages. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -158,7 +159,7 @@ static int has_suffix(const char *s, const char *suf);
 static const char *const valopts[] = { "--target", "--schedule", "--emit", "--stop-after",
 	"--dump-dir", "--mem-budget", "--solver", "--solver-time", "--solver-nodes", "--arch", "--seed",
 	"--target-flops", "--target-bw", "--copy-bw", "--copy-latency", "--launch", "--accel-bytes",
-	"--align", "--host-flops", "--host-bw", "--offload", NULL };
+	"--align", "--host-flops", "--host-bw", "--offload", "--net-bw", "--net-latency", NULL };
 static const char *const flagopts[] = { "--help", "--version", NULL };
 
 static int
@@ -501,8 +502,8 @@ codegen(const Opts *o, const Module *m, const Anal an[2])
 	return rc;
 }
 
-int
-main(int argc, char **argv)
+static int
+compile(int argc, char **argv)
 {
 	Opts o = {0};
 	Src src = {0};
@@ -572,7 +573,7 @@ main(int argc, char **argv)
 			schedule(fs[k], &o.tg, given || planned(m) ? "program" : o.schedule);
 	if (o.budget || o.budget_pct > 0) {
 		PlanOpts po = { o.solver, o.budget, o.budget_pct, o.solver_time, &o.tg, o.solver_nodes,
-		                o.nooffload };
+		                o.nooffload, 0 };
 		if (plan_step(m, &po, &rep)) {
 			rc = 1;             /* freed below, so leak checkers see a clean exit */
 			goto out;
@@ -632,4 +633,36 @@ out:
 	mod_free(m);
 	free((char *)src.text);
 	return rc;
+}
+
+/* The compile runs on a thread of its own with a stack of STACK bytes: the frontend's
+ * documented nesting limits (docs/tdsl.md: 2500 nested expressions and calls) recurse that
+ * deep, which an 8 MiB default stack does not hold in every build (sanitizers triple a
+ * frame). The stack is address space, touched only as deep as a program nests. */
+enum { STACK = 256 << 20 };
+
+struct args { int argc; char **argv; int rc; };
+
+static void *
+compile_thread(void *p)
+{
+	struct args *a = p;
+
+	a->rc = compile(a->argc, a->argv);
+	return NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct args a = { argc, argv, 1 };
+	pthread_attr_t at;
+	pthread_t t;
+
+	if (pthread_attr_init(&at) || pthread_attr_setstacksize(&at, STACK) ||
+	    pthread_create(&t, &at, compile_thread, &a))
+		return compile(argc, argv);     /* no thread: the default stack, limits as before */
+	pthread_attr_destroy(&at);
+	pthread_join(t, NULL);
+	return a.rc;
 }

@@ -93,6 +93,10 @@ run_so(const RunOpts *o)
 	}
 	if (!(inst = md->create()))
 		fatal("%s: %s", o->model, md->error(NULL));
+	/* a data-parallel module under mpirun: every rank runs, rank 0 alone speaks and writes */
+	md->stats(inst, &st);
+	if (st.rank > 0 && !freopen("/dev/null", "w", stdout))
+		fatal("cannot silence rank %d", st.rank);
 
 	/* Params from the file, by name. */
 	if (o->params) {
@@ -156,9 +160,10 @@ run_so(const RunOpts *o)
 	if (o->save_outputs) {
 		if (!nrun || !forward)
 			fatal("--save-outputs needs --forward and at least one run");
-		save(o->save_outputs, md->outputs, md->noutputs, out);
+		if (st.rank == 0)
+			save(o->save_outputs, md->outputs, md->noutputs, out);
 	}
-	if (o->save_params) {        /* params, then buffers */
+	if (o->save_params && st.rank == 0) {        /* params, then buffers */
 		int n = md->nparams + md->nbuffers;
 		void **p = zalloc(sizeof *p * (size_t)(n + 1));
 		struct mtc_tensor_info *ti = zalloc(sizeof *ti * (size_t)(n + 1));
@@ -176,8 +181,10 @@ run_so(const RunOpts *o)
 		free(ti);
 	}
 	md->stats(inst, &st);
+	/* a data-parallel module's plan is its variant's: the device bytes its instance holds */
 	printf("peak_bytes %lld plan_bytes %lld budget_bytes %lld step_ms %.3f\n",
-	       (long long)st.peak_bytes, (long long)md->plan_bytes, (long long)md->budget_bytes, med);
+	       (long long)st.peak_bytes, (long long)(md->data_parallel ? st.device_bytes : md->plan_bytes),
+	       (long long)md->budget_bytes, med);
 	md->destroy(inst);
 	for (int i = 0; i < md->ninputs; i++)
 		free(in[i]);

@@ -57,7 +57,7 @@ fits(Ctx *c, Loc loc, const char *fn, const Type *x, const int64_t *k, const int
 }
 
 /* conv2d(x, w, b?, stride, padding, dilation, groups), PyTorch's: the op conv2d, with its
- * workspace (the columns of a chunk of images: none for a pointwise convolution), then the
+ * workspace (the columns of a chunk of images: none for a pointwise or depthwise convolution), then the
  * bias added as f32[Cout, 1, 1]. */
 Val
 nn_conv2d(Ctx *c, Node *n, const int *args, Node **kv, const char *hint)

@@ -203,7 +203,7 @@ func_op(Func *f, Opk k, Phase ph, const int *args, int nargs, const int64_t *ia,
 		op->res = func_value(f, name, *r);
 		f->val[op->res].def = f->nop;
 		f->val[op->res].loc = loc;
-		f->val[op->res].host = k == OP_SWAPOUT || k == OP_SWAPHOME;
+		f->val[op->res].host = k == OP_SWAPOUT || k == OP_SWAPHOME || (opinfo[k].flags & F_COLL);
 	}
 	return f->nop++;
 }

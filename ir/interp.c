@@ -1200,6 +1200,36 @@ k_tick(Run *r, const Op *op)
 	return 0;
 }
 
+/* allreduce: the operands packed into the bucket, summed over the ranks in rank order, times
+ * scale. The interpreter runs one rank and takes every other to hold what it holds (so one
+ * rank, or scale 1/ranks with ranks a power of two, gives back the operands' bits). */
+static int
+k_allreduce(Run *r, const Op *op)
+{
+	float *o = OUT, sc = (float)op->fa[0];
+	int64_t n = 0, ranks = op->ia[0];
+
+	for (int k = 0; k < op->nargs; k++) {
+		int64_t m = shape_numel(&TY(k)->sh);
+		memcpy(o + n, IN(k), m * 4);
+		n += m;
+	}
+	for (int64_t i = 0; i < n; i++) {
+		float x = o[i], acc = x;
+		for (int64_t q = 1; q < ranks; q++)
+			acc += x;
+		o[i] = sc == 1.0f ? acc : acc * sc;
+	}
+	return 0;
+}
+
+static int
+k_unbucket(Run *r, const Op *op)
+{
+	memcpy(OUT, IN(0) + op->ia[0], type_bytes(RTY));
+	return 0;
+}
+
 static int
 k_nothing(Run *r, const Op *op)
 {
@@ -1228,7 +1258,8 @@ k_nothing(Run *r, const Op *op)
 	K(SLICE, k_slice) K(SLICE_G, k_slicegrad) K(CLIP_G, k_ew) \
 	K(CONV2D_DX, k_conv2d_dx) K(CONV2D_DW, k_conv2d_dw) K(MAXPOOL_G, k_poolgrad) \
 	K(AVGPOOL_G, k_poolgrad) K(SGD, k_sgd) K(SGDM, k_sgdm) K(ADAM, k_adam) K(TICK, k_tick) \
-	K(SWAPOUT, k_copy) K(SWAPIN, k_copy) K(SWAPHOME, k_home) K(WAIT, k_nothing)
+	K(SWAPOUT, k_copy) K(SWAPIN, k_copy) K(SWAPHOME, k_home) K(WAIT, k_nothing) \
+	K(ALLREDUCE, k_allreduce) K(UNBUCKET, k_unbucket)
 KERNELS(OP_HAS)
 OPTAB(OP_NEEDS)
 static Kern *const kern[NOP] = { KERNELS(OP_ENTRY) };

@@ -88,8 +88,8 @@ int64_t shape_numel(const Shape *);             /* product of dims (checked when
 int64_t window_out(int64_t n, int64_t k, int64_t s, int64_t p, int64_t d);
 /* The workspace a convolution of x [N, C, H, W] by w [Cout, C/G, kh, kw] with attributes
  * a = sh sw ph pw dh dw groups uses (ops.c, docs/ir.md): 0 for a pointwise one (1x1, stride
- * 1, no padding: its GEMMs read x and write y as they are), else 1 with *ws the workspace's
- * type, f32[k, (C*kh*kw + Cout) * Ho*Wo] for chunks of k images. */
+ * 1, no padding: its GEMMs read x and write y as they are) and a depthwise one (groups = C =
+ * Cout: direct loops), else 1 with *ws the workspace's type, f32[k, (C*kh*kw + Cout) * Ho*Wo] for chunks of k images. */
 int conv_workspace(const Shape *x, const Shape *w, const int64_t *a, Type *ws);
 int64_t type_bytes(const Type *);               /* numel * 4 */
 int shape_eq(const Shape *, const Shape *);
@@ -117,6 +117,9 @@ enum {
 	                      * overwrites them); CSE never merges two */
 	F_WS = 1 << 8,       /* its operand after nargs (optional: F_VARIADIC) is a workspace it
 	                      * overwrites: a `workspace` result that nothing else reads */
+	F_COLL = 1 << 9,     /* a collective over the ranks of a data-parallel job: it reads its
+	                      * operands at once (packing them into a bucket in host memory, its
+	                      * result), runs on the network and is waited for like a copy */
 };
 
 struct Func;
@@ -219,7 +222,12 @@ typedef double CostRule(const struct Func *, const struct Op *);
 	X(SWAPOUT,   "swap_out",    1, F_COPY,              "",              "",                sh_unary,    gr_none,      co_zero,       0, 0) \
 	X(SWAPIN,    "swap_in",     1, F_COPY,              "",              "",                sh_unary,    gr_none,      co_zero,       0, 0) \
 	X(SWAPHOME,  "swap_home",   2, F_COPY,              "",              "",                sh_home,     gr_none,      co_zero,       1, 0) \
-	X(WAIT,      "wait",        1, F_NORES,             "",              "",                sh_wait,     gr_none,      co_zero,       0, 0)
+	X(WAIT,      "wait",        1, F_NORES,             "",              "",                sh_wait,     gr_none,      co_zero,       0, 0) \
+	/* data parallelism (passes/dp.c): allreduce packs gradients into a bucket in host memory \
+	 * and sums it over `ranks` ranks (times scale) on the network; `wait` on the bucket ends \
+	 * it; unbucket copies the elements from `start` back onto the accelerator */ \
+	X(ALLREDUCE, "allreduce",   1, F_COLL | F_VARIADIC, "ranks",         "scale",           sh_allreduce,gr_none,      co_zero,       0, 0) \
+	X(UNBUCKET,  "unbucket",    1, F_COPY | F_GIVEN,    "start",         "",                sh_unbucket, gr_none,      co_zero,       0, 0)
 
 typedef enum {
 #define X(id, ...) OP_##id,

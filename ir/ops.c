@@ -802,6 +802,13 @@ pointwise(const Shape *w, const int64_t *a)
 	return w->d[2] == 1 && w->d[3] == 1 && a[0] == 1 && a[1] == 1 && a[2] == 0 && a[3] == 0;
 }
 
+/* Depthwise: a group per channel, one output channel each (the C target's direct loops). */
+static int
+depthwise(const Shape *x, const Shape *w, const int64_t *a)
+{
+	return a[6] == x->d[1] && w->d[0] == a[6];
+}
+
 /* A workspace of the images in chunks of k, k dividing N: columns and GEMM rows per image
  * (C*kh*kw + Cout) * Ho*Wo floats; k the most that keeps the workspace within twice the larger
  * of x and y, or, where that gives GEMMs of fewer than 256 columns, the fewest images that have
@@ -812,7 +819,7 @@ conv_workspace(const Shape *x, const Shape *w, const int64_t *a, Type *ws)
 {
 	int64_t p, r, cap, k = 1, act;
 
-	if (pointwise(w, a))
+	if (pointwise(w, a) || depthwise(x, w, a))
 		return 0;
 	p = window_out(x->d[2], w->d[2], a[0], a[2], a[4]) * window_out(x->d[3], w->d[3], a[1], a[3], a[5]);
 	r = (x->d[1] * w->d[2] * w->d[3] + w->d[0]) * p;
@@ -827,7 +834,7 @@ conv_workspace(const Shape *x, const Shape *w, const int64_t *a, Type *ws)
 	return 1;
 }
 
-/* A conv op's workspace: none only for a pointwise convolution; else f32[k, R], k dividing
+/* A conv op's workspace: none for a pointwise or a depthwise convolution; else f32[k, R], k dividing
  * N (conv_workspace's R; k may be any divisor). */
 static int
 conv_ws(const Func *f, const Op *op, const Type *x, const Type *w, int nws, char *err, size_t n)
@@ -839,7 +846,7 @@ conv_ws(const Func *f, const Op *op, const Type *x, const Type *w, int nws, char
 		return fail(err, n, "%s takes %d operands and a workspace", nm, nws);
 	if (!conv_workspace(&x->sh, &w->sh, op->ia, &want)) {
 		if (op->nargs > nws)
-			return fail(err, n, "%s: a pointwise convolution takes no workspace", nm);
+			return fail(err, n, "%s: a pointwise or depthwise convolution takes no workspace", nm);
 		return 0;
 	}
 	if (op->nargs == nws)
@@ -956,7 +963,45 @@ sh_wait(const Func *f, const Op *op, Type *r, char *err, size_t n)
 {
 	int d = f->val[op->args[0]].def;
 	(void)r;
-	if (d < 0 || !(opinfo[f->op[d].kind].flags & F_COPY))
-		return fail(err, n, "wait on %%%s, which no copy produced", f->val[op->args[0]].name);
+	if (d < 0 || !(opinfo[f->op[d].kind].flags & (F_COPY | F_COLL)))
+		return fail(err, n, "wait on %%%s, which no copy or collective produced",
+		            f->val[op->args[0]].name);
+	return 0;
+}
+
+/* allreduce %g... ranks scale -> f32[N] in host memory: the f32 device operands packed one
+ * after the other (N elements in all), summed over `ranks` ranks, times scale. */
+int
+sh_allreduce(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	int64_t tot = 0;
+
+	if (op->ia[0] < 1)
+		return fail(err, n, "allreduce over %lld ranks", (long long)op->ia[0]);
+	for (int k = 0; k < op->nargs; k++) {
+		if (want_f32(f, op, k, err, n))
+			return -1;
+		if (add64(tot, shape_numel(&ARG(k)->sh), &tot) || tot > 0x7fffffff)
+			return fail(err, n, "allreduce of more than 2^31 - 1 elements");
+	}
+	if (tot == 0)
+		return fail(err, n, "allreduce of no elements");
+	*r = (Type){ F32, { 1, { tot } } };
+	return 0;
+}
+
+/* unbucket %b start -> T (given): elements [start, start + numel(T)) of a collective's bucket
+ * in host memory, copied onto the accelerator. */
+int
+sh_unbucket(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	const Value *b = ARGV(0);
+	int d = b->def;
+
+	if (d < 0 || !(opinfo[f->op[d].kind].flags & F_COLL) || !b->host)
+		return fail(err, n, "unbucket of %%%s, which no collective produced", b->name);
+	if (r->dt != F32 || op->ia[0] < 0 || shape_numel(&r->sh) > shape_numel(&b->ty.sh) - op->ia[0])
+		return fail(err, n, "unbucket of %s from element %lld out of range for %s", TS(r),
+		            (long long)op->ia[0], TS(&b->ty));
 	return 0;
 }

@@ -178,9 +178,10 @@ check_values(C *c)
 			bad(c, -1, "%%%s is an op result but names declaration %d", x->name, x->decl);
 		if (!defined(f, v))
 			bad(c, -1, "%%%s has no defining op (def %d)", x->name, x->def);
-		else if (x->host != (f->op[x->def].kind == OP_SWAPOUT || f->op[x->def].kind == OP_SWAPHOME))
-			bad(c, x->def, "%%%s: 'host' must be set exactly on swap_out and swap_home results",
-			    x->name);
+		else if (x->host != (f->op[x->def].kind == OP_SWAPOUT || f->op[x->def].kind == OP_SWAPHOME ||
+		                     (opinfo[f->op[x->def].kind].flags & F_COLL)))
+			bad(c, x->def, "%%%s: 'host' must be set exactly on swap_out, swap_home and collective "
+			    "results", x->name);
 	}
 }
 
@@ -276,7 +277,7 @@ check_args(C *c, int i, const Op *op)
 		}
 		if (!type_ok(&x->ty))
 			ok = 0;
-		if (x->host && op->kind != OP_SWAPIN && op->kind != OP_WAIT &&
+		if (x->host && op->kind != OP_SWAPIN && op->kind != OP_WAIT && op->kind != OP_UNBUCKET &&
 		    !(op->kind == OP_SWAPHOME && k == 0) && !on_host(f, op))
 			bad(c, i, "reads %%%s, which lives in host memory", vname(f, v));
 		/* adam_update reads the step counter its tick advanced: that is the design (a copy of
@@ -333,6 +334,15 @@ check_op(C *c, int i)
 		if (c->m->decl[op->args[0]].role == R_INPUT)
 			bad(c, i, "swap_home into %%%s, which is an input", vname(f, op->args[0]));
 		c->mut[op->args[0]] = i;
+	}
+
+	/* a bucket is read only once its collective is complete */
+	if (op->kind == OP_UNBUCKET && ok) {
+		int b = op->args[0], w = 0;
+		for (int j = f->val[b].def + 1; j < i && !w; j++)
+			w = f->op[j].kind == OP_WAIT && f->op[j].args[0] == b;
+		if (!w && f->val[b].def >= 0)
+			bad(c, i, "unbucket of %%%s before the wait on its collective", vname(f, b));
 	}
 
 	r_ok = valid(f, op->res) && op->res >= c->m->ndecl;

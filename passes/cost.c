@@ -59,7 +59,7 @@ op_bytes(const Func *f, const Op *op)
 
 	if (op->kind == OP_WAIT)
 		return 0;
-	if (opinfo[op->kind].flags & F_COPY)
+	if (opinfo[op->kind].flags & (F_COPY | F_COLL))
 		return type_bytes(&f->val[op->res].ty);
 	for (int i = 0; i < op->nargs; i++)
 		b += type_bytes(&f->val[op->args[i]].ty);
@@ -83,7 +83,7 @@ op_time(const Target *t, const Func *f, const Op *op)
 
 	if (op->kind == OP_WAIT)
 		return 0;
-	if (opinfo[op->kind].flags & F_COPY)
+	if (opinfo[op->kind].flags & (F_COPY | F_COLL))
 		return t->copylat + (double)op_bytes(f, op) / t->copybw;
 	if (op_on_host(f, op)) {
 		fl = t->hostflops > 0 ? opinfo[op->kind].cost(f, op) / t->hostflops : 0;
@@ -95,19 +95,38 @@ op_time(const Target *t, const Func *f, const Op *op)
 	return t->launch + (fl > mem ? fl : mem);
 }
 
+double
+op_net_time(const Target *t, const Func *f, const Op *op)
+{
+	double r, b;
+
+	if (!(opinfo[op->kind].flags & F_COLL))
+		return 0;
+	r = (double)op->ia[0];
+	b = (double)op_bytes(f, op);
+	if (r <= 1)
+		return 0;
+	return 2 * (r - 1) * t->netlat + 2 * (r - 1) / r * b / t->netbw;
+}
+
 /* A copy is issued where it stands in the order: it starts once the compute op before it has
  * ended (so arena bytes it overwrites are free), its operand exists and the copy engine is
- * idle; compute continues meanwhile. An update on the host is queued the same way, behind
- * the copies. A wait blocks the compute stream until its copy ends. */
+ * idle; compute continues meanwhile. An update on the host is issued the same way to the
+ * host's thread, which runs it once every copy issued before it is done (its gradient's among
+ * them) and the updates before it are. A collective packs its operands on the compute stream,
+ * then runs on the network once the collectives before it are done. A wait blocks the compute
+ * stream until its copy or collective ends. */
 void
 cost_fill(Cost *c, const Func *f, const Target *t)
 {
-	double comp = 0, copy = 0;
+	double comp = 0, copy = 0, host = 0, net = 0;
 
 	c->nop = f->nop;
 	c->dur = xcalloc(f->nop + 1, sizeof *c->dur);
 	c->start = xcalloc(f->nop + 1, sizeof *c->start);
 	c->end = xcalloc(f->nop + 1, sizeof *c->end);
+	c->net = xcalloc(f->nop + 1, sizeof *c->net);
+	c->pack = xcalloc(f->nop + 1, sizeof *c->pack);
 	for (int i = 0; i < f->nop; i++) {
 		const Op *op = &f->op[i];
 		double ready = 0;
@@ -118,7 +137,25 @@ cost_fill(Cost *c, const Func *f, const Target *t)
 				ready = c->end[d];
 		}
 		c->dur[i] = op_time(t, f, op);
-		if ((opinfo[op->kind].flags & F_COPY) || op_on_host(f, op)) {
+		if (opinfo[op->kind].flags & F_COLL) {
+			/* packed on the compute stream, then in order on the network */
+			c->start[i] = ready > comp ? ready : comp;
+			comp = c->start[i] + c->dur[i];
+			c->pack[i] = c->dur[i];
+			c->net[i] = comp > net ? comp : net;
+			net = c->net[i] + op_net_time(t, f, op);
+			c->end[i] = net;
+			c->dur[i] = c->end[i] - c->start[i];
+			continue;
+		}
+		if (op_on_host(f, op)) {
+			c->start[i] = copy > host ? copy : host;
+			if (comp > c->start[i])
+				c->start[i] = comp;
+			host = c->end[i] = c->start[i] + c->dur[i];
+			continue;
+		}
+		if (opinfo[op->kind].flags & F_COPY) {
 			c->start[i] = ready > copy ? ready : copy;
 			if (comp > c->start[i])
 				c->start[i] = comp;
@@ -129,6 +166,10 @@ cost_fill(Cost *c, const Func *f, const Target *t)
 		comp = c->end[i] = c->start[i] + c->dur[i];
 	}
 	c->total = comp > copy ? comp : copy;
+	if (host > c->total)
+		c->total = host;
+	if (net > c->total)
+		c->total = net;
 }
 
 void
@@ -137,5 +178,7 @@ cost_free(Cost *c)
 	free(c->dur);
 	free(c->start);
 	free(c->end);
+	free(c->net);
+	free(c->pack);
 	memset(c, 0, sizeof *c);
 }

@@ -258,27 +258,38 @@ void
 dump_trace(FILE *fp, const Func *f, const Live *l, const Cost *c)
 {
 	char rb[256];
+	int coll = 0;
 
 	fprintf(fp, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
 	fprintf(fp, "{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":");
 	qstr(fp, f->mod->name);
+	for (int i = 0; i < f->nop; i++)
+		coll |= (opinfo[f->op[i].kind].flags & F_COLL) != 0;
 	fprintf(fp, "}},\n{\"ph\":\"M\",\"pid\":1,\"tid\":1,\"name\":\"thread_name\",\"args\":{\"name\":\"compute\"}},\n"
 	        "{\"ph\":\"M\",\"pid\":1,\"tid\":2,\"name\":\"thread_name\",\"args\":{\"name\":\"copy\"}}");
+	if (coll)
+		fprintf(fp, ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":3,\"name\":\"thread_name\",\"args\":{\"name\":\"network\"}}");
 	for (int i = 0; i < f->nop; i++) {
 		const Op *op = &f->op[i];
-		int tid = opinfo[op->kind].flags & F_COPY ? 2 : 1;
-		fprintf(fp, ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"name\":\"%s\","
-		        "\"cat\":\"%s\",\"args\":{\"op\":%d,\"result\":", tid, c->start[i] * 1e6,
-		        (c->end[i] - c->start[i]) * 1e6, opinfo[op->kind].name, phase_name[op->phase], i);
-		qstr(fp, opres(f, op, rb, sizeof rb));
-		fprintf(fp, ",\"bytes\":%lld}}", (long long)op_bytes(f, op));
+		int tid = opinfo[op->kind].flags & F_COPY ? 2 : 1, cl = (opinfo[op->kind].flags & F_COLL) != 0;
+		/* a collective: its packing on the compute stream, then its run on the network */
+		for (int part = 0; part <= cl; part++) {
+			double s0 = part ? c->net[i] : c->start[i];
+			double s1 = part ? c->end[i] : cl ? c->start[i] + c->pack[i] : c->end[i];
+			fprintf(fp, ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"name\":\"%s%s\","
+			        "\"cat\":\"%s\",\"args\":{\"op\":%d,\"result\":", part ? 3 : tid, s0 * 1e6,
+			        (s1 - s0) * 1e6, opinfo[op->kind].name, cl && !part ? " (pack)" : "",
+			        phase_name[op->phase], i);
+			qstr(fp, opres(f, op, rb, sizeof rb));
+			fprintf(fp, ",\"bytes\":%lld}}", (long long)op_bytes(f, op));
+		}
 		/* up when the op starts; down when a compute op is done (a copy's operand is freed
-		 * by its wait, a compute op) */
+		 * by its wait, a compute op; a collective's once it is packed) */
 		fprintf(fp, ",\n{\"ph\":\"C\",\"pid\":1,\"ts\":%.3f,\"name\":\"live bytes\",\"args\":{\"bytes\":%lld}}",
 		        c->start[i] * 1e6, (long long)l->at[i]);
 		if (tid == 1)
 			fprintf(fp, ",\n{\"ph\":\"C\",\"pid\":1,\"ts\":%.3f,\"name\":\"live bytes\",\"args\":{\"bytes\":%lld}}",
-			        c->end[i] * 1e6, (long long)l->after[i]);
+			        (cl ? c->start[i] + c->pack[i] : c->end[i]) * 1e6, (long long)l->after[i]);
 	}
 	fprintf(fp, "\n]}\n");
 }

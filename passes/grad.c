@@ -29,7 +29,8 @@
  *                           x[n, c, h, w], of dcols[(c*kh + i)*kw + j, (n, oh, ow)].
  *   conv2d_dw(x, dy, ws?) -> T (given: w's type)   dw_g = dy_g [Cog, N*Ho*Wo] @ cols_g^T, the
  *                           columns (n, oh, ow) ascending.
- *   The workspace (all but pointwise convolutions: 1x1, stride 1, no padding) holds the
+ *   The workspace (all but pointwise convolutions, 1x1, stride 1, no padding, and depthwise
+ *   ones, groups = C = Cout) holds the
  *   columns and the GEMM's rows of a chunk of images at a time (ir.h's conv_workspace); it
  *   changes no sum's order.
  *   max_pool2d(x) kh kw sh sw ph pw dh dw (forward), PyTorch's: each output the max over its
@@ -271,7 +272,7 @@ gr_slice(Diff *d, const Op *op)
 
 /* ---------- convolution ---------- */
 
-/* A workspace for a convolution of x by w (none for a pointwise one: -1). */
+/* A workspace for a convolution of x by w (none for a pointwise or depthwise one: -1). */
 static int
 conv_ws(Diff *d, const Shape *x, const Shape *w, const int64_t *a)
 {

@@ -312,7 +312,7 @@ build(Ilp *m, const Prob *p, int64_t budget, const Plan *warm)
 	if (warm)
 		warm_rs(m, warm);
 	for (int t = 0; t < n; t++) {
-		double fixed = kib(m->fix ? m->fix[t] : p->prof[t]);
+		double fixed = kib(m->fix ? m->fix[t] : p->aprof[t]);
 		int first = 1, prevk = -1, ur;
 
 		/* The ops computed in stage t, in the order they run. */
@@ -323,7 +323,7 @@ build(Ilp *m, const Prob *p, int64_t budget, const Plan *warm)
 		kt[nk++] = t;
 		for (int i = 0; i < n && i <= t; i++)
 			if (m->dec[i] && t <= p->lastuse[i] && !m->fix)
-				fixed -= kib(p->b[i]);
+				fixed -= kib(p->ab[i]);
 		/* Swap buffers: the swapped-in copy from its swap_in, the source until its wait. */
 		for (int q = 0; q < nk; q++) {
 			int k = kt[q], rk = k == t ? 0 : R(m, t, k);
@@ -375,16 +375,18 @@ build(Ilp *m, const Prob *p, int64_t budget, const Plan *warm)
 			ur = row(m, GLP_FX, 0, 0);
 			coef(m, ur, ucol[q], 1);
 			if (first) {
-				/* U = fixed + resident + the first op's result */
-				m->rlo[ur] = m->rhi_[ur] = fixed;
-				w = fixed;
+				/* U = fixed + resident + the first op's result; before op t, its own result
+				 * is not there yet (it is added at op t) */
+				double f0 = fixed - (m->dec[t] || m->fix ? 0 : kib(p->ab[t]));
+				m->rlo[ur] = m->rhi_[ur] = f0;
+				w = f0;
 				for (int i = 0; i < t; i++) {
 					int c = S(m, t, i);
-					coef(m, ur, c, -kib(p->b[i]));
-					w += kib(p->b[i]) * wv(m, c);
+					coef(m, ur, c, -kib(p->ab[i]));
+					w += kib(p->ab[i]) * wv(m, c);
 					if (m->x[i] && t >= m->sw[i].in && t < p->split[i]) {
-						coef(m, ur, m->x[i], -kib(p->b[i]));
-						w += kib(p->b[i]) * wv(m, m->x[i]);
+						coef(m, ur, m->x[i], -kib(p->ab[i]));
+						w += kib(p->ab[i]) * wv(m, m->x[i]);
 					}
 				}
 				first = 0;
@@ -438,20 +440,20 @@ build(Ilp *m, const Prob *p, int64_t budget, const Plan *warm)
 					coef(m, r2, fc, 1);
 					m->rlo[r2] += prevk == t ? 1 : 0;
 					m->warm[fc] = hzw < 0.5;
-					coef(m, ur, fc, kib(p->b[i]));
-					w -= kib(p->b[i]) * m->warm[fc];
+					coef(m, ur, fc, kib(p->ab[i]));
+					w -= kib(p->ab[i]) * m->warm[fc];
 				}
 			}
 			/* the op's own result */
 			if (k == t) {
-				if (m->dec[t]) {
-					m->rlo[ur] += kib(p->b[t]);
-					m->rhi_[ur] += kib(p->b[t]);
-					w += kib(p->b[t]);
+				if (m->dec[t] || !m->fix) {
+					m->rlo[ur] += kib(p->ab[t]);
+					m->rhi_[ur] += kib(p->ab[t]);
+					w += kib(p->ab[t]);
 				}
 			} else {
-				coef(m, ur, rk, -kib(p->b[k]));
-				w += kib(p->b[k]) * wv(m, rk);
+				coef(m, ur, rk, -kib(p->ab[k]));
+				w += kib(p->ab[k]) * wv(m, rk);
 			}
 			m->warm[ucol[q]] = w;
 			prevk = k;

@@ -48,7 +48,8 @@ live_fill(Live *l, const Func *f)
 			if (l->last[a] < i)
 				l->last[a] = i;
 			/* A copy reads its operand until the wait on it: keep the operand alive. */
-			if (op->kind == OP_WAIT && f->val[a].def >= 0) {
+			if (op->kind == OP_WAIT && f->val[a].def >= 0 &&
+			    (opinfo[f->op[f->val[a].def].kind].flags & F_COPY)) {
 				const Op *c = &f->op[f->val[a].def];
 				for (int j = 0; j < c->nargs; j++)
 					if (l->last[c->args[j]] < i)
@@ -56,6 +57,13 @@ live_fill(Live *l, const Func *f)
 			}
 		}
 	}
+	/* an update on the host runs on its own thread, after the copies issued before it but
+	 * maybe after later ones too: what it reads in host memory is not reused in the step */
+	for (int i = 0; i < n; i++)
+		if (op_on_host(f, &f->op[i]))
+			for (int k = 0; k < f->op[i].nargs; k++)
+				if (f->val[f->op[i].args[k]].decl < 0)
+					l->last[f->op[i].args[k]] = n;
 	for (int k = 0; k < f->nout; k++)
 		l->last[f->out[k]] = n;
 	if (f->loss >= 0)

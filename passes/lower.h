@@ -60,6 +60,18 @@ typedef struct Lowered {
 	LowPlan plan;
 } Lowered;
 
+/* A data-parallel module (mtc --data-parallel): one variant of the step per number of ranks,
+ * each lowered on its own (the model elaborated at its slice of the batch, collectives
+ * inserted, planned), and the model at its whole batch, whose tables the module shows. */
+typedef struct LowDp {
+	const Module *whole;
+	int64_t batch;           /* the leading dim of the first input */
+	int nvar;
+	const Lowered *var;      /* ascending in ranks */
+	const int *ranks;
+	const int *nslots;       /* the collectives each variant's step starts */
+} LowDp;
+
 /* lower.c: needs a module after the pipeline: ops in execution order, Value.off set by the
  * layout pass (values still at -1 get a slot of their own after everything placed, so they
  * share no byte: tests hand in modules the layout never saw). live[k] and dag[k] (k = 0

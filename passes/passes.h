@@ -63,6 +63,8 @@ typedef struct Target {
 	                     * update them there (swap_home, updates on the host) */
 	double hostflops;   /* FLOP/s of the host threads that run updates on the host (f32) */
 	double hostbw;      /* their memory bandwidth, bytes/s */
+	double netbw;       /* data parallelism: network bandwidth of one rank's link, bytes/s */
+	double netlat;      /* latency of one message between two ranks, s */
 } Target;
 /* The built-in descriptions; each target (backend/backend.h) points to its own. */
 extern const Target target_mt3000, target_cuda;
@@ -75,31 +77,42 @@ extern const char target_help[];   /* the lines --help prints for those options 
 
 /* cost.c: the cost rules of the op table (FLOPs per op), and the cost model.
  * needs: f in execution order, a target; fills: every op's modeled duration and its start and
- * end on two streams (compute, copy): compute ops run one after another; copies and updates on
- * the host run in order on the copy stream, each starting when its operands exist; a wait
- * ends when its copy does. */
+ * end on four streams: compute ops run one after another; copies in order on the copy stream,
+ * each starting when its operand exists; updates on the host in order on the host's thread,
+ * each once the copies issued before it are done; a collective packs on the compute stream,
+ * then runs in order on the network; a wait ends when its copy or collective does. */
 typedef struct Cost {
 	int nop;
 	double *dur;        /* modeled seconds of each op */
 	double *start, *end;
+	double *net;        /* a collective's start on the network, else 0 */
+	double *pack;       /* a collective's packing (its part on the compute stream), else 0 */
 	double total;       /* modeled seconds of the whole function */
 } Cost;
 /* Bytes an op reads and writes in accelerator memory (operands + result). */
 int64_t op_bytes(const Func *, const Op *);
-/* Does op run on the host: an optimizer update of tensors in host memory? Such an update is
- * queued behind the copies (one stream, in order: the copy it reads is done when it runs). */
+/* Does op run on the host: an optimizer update of tensors in host memory? Such an update runs
+ * on the host's thread once every copy issued before it (the gradient's) is done. */
 int op_on_host(const Func *, const Op *);
 /* Modeled seconds of one op on a target: roofline max(flops/peak, bytes/bw) + launch; copies
- * latency + bytes/copybw; updates on the host max(flops/hostflops, bytes/hostbw); waits 0. */
+ * latency + bytes/copybw; updates on the host max(flops/hostflops, bytes/hostbw); waits 0; a
+ * collective its packing (a copy of its operands to host memory), after which it runs on the
+ * network for op_net_time. */
 double op_time(const Target *, const Func *, const Op *);
+/* A collective's seconds on the network after its packing (0 for other ops): a ring over
+ * `ranks` ranks, 2 (r - 1) latencies and 2 (r - 1) / r of the bucket's bytes per link for an
+ * all-reduce. */
+double op_net_time(const Target *, const Func *, const Op *);
 void cost_fill(Cost *, const Func *, const Target *);
 void cost_free(Cost *);
 
 /* liveness.c: needs f in execution order; fills, for every value, the op that creates it,
  * the last op that needs it and its accelerator bytes, and the bytes live at every op.
  * Module tensors (inputs, params, state) are live the whole function; outputs and the loss to
- * its end; host values (swap_out results) take no accelerator bytes; a copy's operand stays
- * live until the `wait` on the copy. A value is live at op i when birth <= i <= last: while op
+ * its end; host values (swap_out results) take no accelerator bytes, and those an update on the
+ * host reads live to the end (its thread may run after later copies); a copy's operand stays
+ * live until the `wait` on the copy (a collective's operands only until the collective, which
+ * packs them at once). A value is live at op i when birth <= i <= last: while op
  * i runs, its operands and its result are all resident. */
 typedef struct Live {
 	int nop, nval;
@@ -184,6 +197,29 @@ void dump_trace(FILE *, const Func *, const Live *, const Cost *);
 /* svg.c: the arena over time as SVG: x the op index, y the byte offset, a rectangle per
  * tensor, the peak marked, the budget (bytes, 0: none) as a line. */
 void dump_memory(FILE *, const Func *, const Live *, const Layout *, int64_t budget);
+
+/* dp.c: data parallelism (see dp.c for the contract). dp_step: f's step for one of `ranks`
+ * ranks, gradients all-reduced in buckets of about cap bytes (cap <= 0: one bucket), their
+ * readers last (schedule it again); *nbuckets the buckets made. dp_choose: m->step replaced
+ * by the fastest such step under the cost model, scheduled with `sched`, over bucket sizes
+ * from one bucket down to one per gradient (cap > 0: that size only); with a budget (po
+ * non-NULL: the budget in bytes) the fastest once planned by tso, the smaller buckets
+ * holding gradients for less time; its figures in *r. -1 (m unchanged) if no param has a
+ * gradient. dp_update_grad: the gradient update u reads (-1: none). */
+typedef struct DpReport {
+	int ranks, nbuckets;
+	int64_t cap;            /* the bucket size taken, bytes */
+	int64_t bytes;          /* all-reduced per step */
+	double modeled_s;       /* the step's modeled time */
+	double net_s;           /* of which its collectives on the network */
+	double exposed_s;       /* the time the step loses to them: the rest is hidden */
+} DpReport;
+Func *dp_step(const Func *f, int ranks, int64_t cap, int *nbuckets);
+struct PlanOpts;
+int dp_choose(Module *m, int ranks, int64_t cap, const Target *tg, const char *sched,
+              const struct PlanOpts *po, DpReport *r);
+int dp_update_grad(const Func *f, const Op *u);
+void dp_report_print(FILE *, const DpReport *);
 
 /* plan.c, remat.c, chen.c, tso.c, ilp.c, planner.c: the memory planner. */
 #include "plan.h"

@@ -53,9 +53,11 @@ vb(const Func *f, int v)
 	return type_bytes(&f->val[v].ty);
 }
 
-/* What level l of update u takes off the accelerator (*freed) and costs the copy stream. */
+/* What level l of update u takes off the accelerator (*freed) and costs the copy stream and
+ * the host's thread; an update on the host costs also what of its host time the compute
+ * after it (slack seconds) cannot cover: run last in the backward, it would add to the step. */
 static double
-level_cost(const Func *f, const Target *tg, const Op *u, int l, int64_t *freed)
+level_cost(const Func *f, const Target *tg, const Op *u, int l, double slack, int64_t *freed)
 {
 	int nw = opinfo[u->kind].nwritten;
 	int64_t pb = vb(f, u->args[0]), sb = 0;
@@ -80,7 +82,8 @@ level_cost(const Func *f, const Target *tg, const Op *u, int l, int64_t *freed)
 		double mb = (double)(op_bytes(f, u) + vb(f, u->args[nw])) / tg->hostbw;
 		*freed = pb + sb;
 		c = 2 * cs(tg, pb) + cs(tg, vb(f, u->args[nw]));
-		return c + (fl > mb ? fl : mb);
+		c += fl > mb ? fl : mb;
+		return c + ((fl > mb ? fl : mb) > slack ? (fl > mb ? fl : mb) - slack : 0);
 	}
 	}
 	*freed = 0;
@@ -108,7 +111,9 @@ static void
 upgrades(S *s)
 {
 	const Func *f = s->f;
+	Cost co;
 
+	cost_fill(&co, f, s->tg);
 	s->up = xcalloc((size_t)f->nop * NHOME + 1, sizeof *s->up);
 	for (int i = 0; i < f->nop; i++) {
 		int mask = home_allowed(f, s->tg, i), at = HOME_DEV, rank = 0;
@@ -125,7 +130,7 @@ upgrades(S *s)
 				double c, r;
 				if (!(mask & 1 << l))
 					continue;
-				c = level_cost(f, s->tg, &f->op[i], l, &b);
+				c = level_cost(f, s->tg, &f->op[i], l, co.total - co.end[i], &b);
 				if (b <= fb)
 					continue;
 				r = c <= fc ? INFINITY : (double)(b - fb) / (c - fc);
@@ -145,6 +150,7 @@ upgrades(S *s)
 		}
 		(void)at;
 	}
+	cost_free(&co);
 	/* a stable order: the ranks within a chain decrease in ratio, so sorting keeps them */
 	qsort(s->up, s->nup, sizeof *s->up, cmp_up);
 }

@@ -72,6 +72,30 @@ plan_measure(const Func *f, const Target *tg, Meas *m)
 	cost_free(&c);
 }
 
+void
+plan_aprofile(const Func *f, int64_t align, int64_t *prof)
+{
+	Live l;
+	int64_t acc = 0;
+
+	live_fill(&l, f);
+	for (int i = 0; i < f->nop; i++)
+		prof[i] = 0;
+	for (int v = 0; v < f->nval; v++) {
+		int64_t b = (l.bytes[v] + align - 1) / align * align;
+		if (f->val[v].decl >= 0)
+			acc += b;
+		else if (l.birth[v] >= 0 && l.birth[v] <= l.last[v] && l.birth[v] < f->nop) {
+			prof[l.birth[v]] += b;
+			if (l.last[v] + 1 < f->nop)
+				prof[l.last[v] + 1] -= b;
+		}
+	}
+	for (int i = 0; i < f->nop; i++)
+		prof[i] = acc += prof[i];
+	live_free(&l);
+}
+
 Prob *
 prob_new(const Func *f, const Target *tg)
 {
@@ -84,6 +108,7 @@ prob_new(const Func *f, const Target *tg)
 	p->bw = tg->copybw;
 	p->t = xcalloc(n + 1, sizeof *p->t);
 	p->b = xcalloc(n + 1, sizeof *p->b);
+	p->ab = xcalloc(n + 1, sizeof *p->ab);
 	p->fwd = xcalloc(n + 1, 1);
 	p->cand = xcalloc(n + 1, 1);
 	p->isres = xcalloc(n + 1, 1);
@@ -96,14 +121,17 @@ prob_new(const Func *f, const Target *tg)
 	p->lastuse = xmalloc((n + 1) * sizeof *p->lastuse);
 	p->clob = xmalloc((n + 1) * sizeof *p->clob);
 	p->prof = xcalloc(n + 1, sizeof *p->prof);
+	p->aprof = xcalloc(n + 1, sizeof *p->aprof);
 	for (int i = 0; i < n; i++) {
 		const Op *op = &f->op[i];
 		int fl = opinfo[op->kind].flags;
 		int tmp[64], nt = 0;
 
 		p->t[i] = op_time(tg, f, op);
-		if (op->res >= 0 && !f->val[op->res].host)
+		if (op->res >= 0 && !f->val[op->res].host) {
 			p->b[i] = type_bytes(&f->val[op->res].ty);
+			p->ab[i] = (p->b[i] + tg->align - 1) / tg->align * tg->align;
+		}
 		/* Recomputable: a forward op, or a backward reshape or transpose of recomputable
 		 * values (list scheduling may hoist those into the forward, where they hold memory
 		 * across the turn like any activation). Gradients are not: recomputing them would
@@ -193,6 +221,7 @@ prob_new(const Func *f, const Target *tg)
 	{
 		Meas me = { .prof = p->prof };
 		plan_measure(f, tg, &me);
+		plan_aprofile(f, tg->align, p->aprof);
 		p->peak = me.peak;
 		p->time = me.time;
 	}
@@ -208,7 +237,7 @@ prob_free(Prob *p)
 		free(p->dep[i]);
 		free(p->use[i]);
 	}
-	free(p->t); free(p->b); free(p->fwd); free(p->cand); free(p->isres); free(p->dep); free(p->ndep);
+	free(p->t); free(p->b); free(p->ab); free(p->aprof); free(p->fwd); free(p->cand); free(p->isres); free(p->dep); free(p->ndep);
 	free(p->use); free(p->nuse); free(p->split); free(p->lastearly); free(p->lastuse);
 	free(p->clob); free(p->prof);
 	free(p);

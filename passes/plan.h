@@ -20,6 +20,8 @@ typedef struct Prob {
 	int n;                 /* ops */
 	double *t;             /* modeled seconds of each op */
 	int64_t *b;            /* bytes of each op's result on the accelerator (0: none) */
+	int64_t *ab;           /* the same rounded up to the target's alignment, as layout places
+	                        * it in the arena: the exact solvers' (chain.c, ilp.c) bytes */
 	uint8_t *fwd;          /* recomputable: a pure op of decls and recomputable values */
 	int **dep, *ndep;      /* ops whose results op i reads (no decls), ascending, unique */
 	int **use, *nuse;      /* ops reading op i's result, ascending, unique */
@@ -35,6 +37,7 @@ typedef struct Prob {
 	double time;           /* modeled seconds of the unplanned step */
 	int64_t peak;          /* peak accelerator bytes of the unplanned step */
 	int64_t *prof;         /* live bytes at each op of the unplanned step */
+	int64_t *aprof;        /* the same in ab's bytes: the arena's lower bound there */
 	long nodes;            /* the ILP's limit: branch-and-bound nodes per program (0: none);
 	                        * with no --solver-time the only limit, so plans are the same on
 	                        * every machine at any load */
@@ -83,6 +86,9 @@ typedef struct Meas {
 	int64_t *prof;         /* in: NULL or nop entries, out: the live bytes at each op */
 } Meas;
 void plan_measure(const Func *, const Target *, Meas *);
+/* The live bytes at each op (prof: f->nop entries) with every value's rounded up to align as
+ * layout places them: the lower bound of the arena there, Prob.aprof. */
+void plan_aprofile(const Func *, int64_t align, int64_t *prof);
 /* Turn one mode per forward op (KEEP, REC, SWAP) into a schedule: recompute on demand before
  * the first late use, swaps placed so the copies hide behind compute. Modes that cannot be
  * honoured (a recompute after its inputs were updated) fall back to KEEP. */
@@ -150,6 +156,17 @@ void func_free(Func *);
  * feasible says whether it fits. */
 int solve_chen(const Prob *, int64_t budget, Plan *);
 
+/* chain.c: tso's exact DP over the forward as a chain of stages cut at segments.c's cuts
+ * (base: the bytes at each op no decision of it moves; glong: values decided outside).
+ * chain_new: NULL where the step is no such chain (late reads out of the stages' order).
+ * chain_solve: the recomputations of the cheapest plan within budget into pl (swaps
+ * cleared), its seconds of recomputation; -1 if none fits or none costs at most ub (>= 0). */
+typedef struct Chain Chain;
+Chain *chain_new(const Prob *, const int *fops, int nf, const int *seg, const int *bnd, int nseg,
+                 const int *endp, const uint8_t *lng, const uint8_t *glong, const int64_t *base);
+double chain_solve(Chain *, int64_t budget, double ub, Plan *);
+void chain_free(Chain *);
+
 /* tso.c: the segmented dynamic program. 0, or -1 if it cannot fit. */
 int solve_tso(const Prob *, int64_t budget, Plan *);
 /* segments.c: the forward cut into segments at single-value boundaries: seg[k] is the index into the
@@ -193,6 +210,7 @@ typedef struct PlanOpts {
 	                        * tlim, none with it */
 	int nooffload;         /* params, gradients and optimizer state stay on the accelerator
 	                        * (--offload=none): the planner decides activations only */
+	int quiet;             /* no messages (the driver tries several steps: micro-batches) */
 } PlanOpts;
 enum { PLAN_NODES = 50 };      /* the ILP's default limit (nodes per program) */
 typedef struct PlanReport {
@@ -207,6 +225,9 @@ typedef struct PlanReport {
 	int nhostupd;          /* updates it runs on the host */
 } PlanReport;
 int plan_step(Module *, const PlanOpts *, PlanReport *);
+/* Each optimizer update moved up to just after the last op it depends on (gradients die
+ * early), as plan_step does before planning; the tests plan the same step. */
+void plan_hoist_updates(Func *);
 /* The same with the fallback's swaps all placed for memory, not loosened by relax.c: the
  * plan relax.c starts from, which the tests compare with. */
 int plan_step_tight(Module *, const PlanOpts *, PlanReport *);

@@ -44,8 +44,8 @@ conflicts(const Func *f, const Op *k, const Op *u)
  * dies as soon as it can: no live set grows (an update allocates nothing), the results are
  * the same (every dependence on the decls it updates is kept), and what the planner has to
  * fit is the forward's and backward's values, not all the gradients at once. */
-static void
-hoist_updates(Func *f)
+void
+plan_hoist_updates(Func *f)
 {
 	for (int i = 0; i < f->nop; i++) {
 		Op u = f->op[i];
@@ -344,14 +344,28 @@ solve_fit(Prob *p, const PlanOpts *o, int64_t budget, double tlim, int tight_onl
 	Plan *miss = NULL, *best;
 
 	best = fit(p, o->solver, budget, tlim, stime, arena, &miss);
-	if (!best && p->bw > 0 && strcmp(o->solver, "chen")) {
+	/* None fits, or one that costs time and swaps nothing though the machine can (tso's
+	 * recomputation-only plans reach lower than its swaps placed for time): again with the
+	 * swaps placed for memory (auto: by tso alone, the ILP has had its turn), loosened where
+	 * the budget leaves room; the faster is taken. */
+	if ((!best || (best->nsw == 0 && best->time > p->time)) && p->bw > 0 && strcmp(o->solver, "chen")) {
+		Plan *tb;
+		int64_t ta = 0;
 		p->tight = 1;
-		best = fit(p, o->solver, budget, tlim, stime, arena, NULL);
+		tb = fit(p, best && !strcmp(o->solver, "auto") ? "tso" : o->solver, budget, tlim, stime, &ta, NULL);
 		p->tight = 0;
 		if (!tight_only) {
-			best = loosen(p, budget, best, miss, arena, stime);
+			tb = loosen(p, budget, tb, miss, &ta, stime);
 			miss = NULL;
 		}
+		if (tb && (!best || tb->time < best->time)) {
+			if (best && !tb->stop)
+				tb->stop = best->stop;    /* what ended the ILP, whose plan was not taken */
+			plan_free(best);
+			best = tb;
+			*arena = ta;
+		} else
+			plan_free(tb);
 	}
 	plan_free(miss);
 	return best;
@@ -418,15 +432,16 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 		r->budget = budget;
 		r->arena = a;
 		if (a > budget) {
-			fprintf(stderr, "mtc: error: the forward needs %lld bytes, over the budget of %lld "
-			        "bytes; the planner plans training steps only\n", (long long)a, (long long)budget);
+			if (!o->quiet)
+				fprintf(stderr, "mtc: error: the forward needs %lld bytes, over the budget of %lld "
+				        "bytes; the planner plans training steps only\n", (long long)a, (long long)budget);
 			return -1;
 		}
 		return 0;
 	}
 	arena0 = plan_arena(f, o->tg, &persist);
 	if (o->budget || o->budget_pct > 0)
-		hoist_updates(f);
+		plan_hoist_updates(f);
 	p = prob_new(f, o->tg);
 	p->nodes = o->nodes > 0 ? o->nodes : tlim > 0 ? 0 : PLAN_NODES;
 	/* A percentage is of the whole unconstrained arena, module tensors included. */
@@ -442,8 +457,9 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 		return 0;
 	}
 	if (strcmp(o->solver, "none") == 0) {
-		fprintf(stderr, "mtc: error: the step needs %lld bytes, over the budget of %lld bytes, "
-		        "and --solver=none plans nothing\n", (long long)arena0, (long long)budget);
+		if (!o->quiet)
+			fprintf(stderr, "mtc: error: the step needs %lld bytes, over the budget of %lld bytes, "
+			        "and --solver=none plans nothing\n", (long long)arena0, (long long)budget);
 		prob_free(p);
 		return -1;
 	}
@@ -493,11 +509,12 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 		int64_t ca;
 		solve_chen(p, 1, c);
 		ca = plan_arena_of(p, c);
-		fprintf(stderr, "mtc: error: --solver=chen: sqrt(n) checkpointing needs an arena of %lld "
-		        "bytes at the least (%.1f%% of the unconstrained %lld), over the budget of %lld "
-		        "bytes (%.1f%%); --solver=tso, ilp or auto may fit it\n", (long long)ca,
-		        100.0 * (double)ca / (double)arena0, (long long)arena0, (long long)budget,
-		        100.0 * (double)budget / (double)arena0);
+		if (!o->quiet)
+			fprintf(stderr, "mtc: error: --solver=chen: sqrt(n) checkpointing needs an arena of %lld "
+			        "bytes at the least (%.1f%% of the unconstrained %lld), over the budget of %lld "
+			        "bytes (%.1f%%); --solver=tso, ilp or auto may fit it\n", (long long)ca,
+			        100.0 * (double)ca / (double)arena0, (long long)arena0, (long long)budget,
+			        100.0 * (double)budget / (double)arena0);
 		plan_free(c);
 		prob_free(p);
 		unhome(m, f, hf, lv);
@@ -508,18 +525,20 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 		int64_t fa;
 		Plan *fl = floor_plan(p, arena0, &fa);
 		if (fl && fa <= budget) {
-			fprintf(stderr, "mtc: note: %s found no plan within the budget; taking the "
-			        "smallest plan the planner knows (%s's)\n", o->solver, fl->solver);
+			if (!o->quiet)
+				fprintf(stderr, "mtc: note: %s found no plan within the budget; taking the "
+				        "smallest plan the planner knows (%s's)\n", o->solver, fl->solver);
 			r->arena = fa;
 			best = tight_only ? fl : loosen(p, budget, fl, NULL, &r->arena, &stime);
 		} else {
-			fprintf(stderr, "mtc: error: the budget of %lld bytes (%.1f%% of the unconstrained "
-			        "arena of %lld) cannot be met: the smallest arena the planner reaches is "
-			        "%lld bytes (%.1f%%; --mem-budget=%.0f%% or more)\n",
-			        (long long)budget, 100.0 * (double)budget / (double)arena0,
-			        (long long)arena0, (long long)fa, 100.0 * (double)fa / (double)arena0,
-			        ceil(100.0 * (double)fa / (double)arena0));
-			if (fl) {
+			if (!o->quiet)
+				fprintf(stderr, "mtc: error: the budget of %lld bytes (%.1f%% of the unconstrained "
+				        "arena of %lld) cannot be met: the smallest arena the planner reaches is "
+				        "%lld bytes (%.1f%%; --mem-budget=%.0f%% or more)\n",
+				        (long long)budget, 100.0 * (double)budget / (double)arena0,
+				        (long long)arena0, (long long)fa, 100.0 * (double)fa / (double)arena0,
+				        ceil(100.0 * (double)fa / (double)arena0));
+			if (fl && !o->quiet) {
 				Func *g = remat(p, fl);
 				plan_arena(g, p->tg, NULL);
 				explain(stderr, g, fa);

@@ -4,8 +4,8 @@
  * needs: f in a valid order (taken as the program order) and a Target.
  * fills: f->op in the new execution order (Value.def relinked).
  *
- * The scheduler simulates the two streams of the cost model: an op whose operand comes from a
- * copy becomes ready when the copy is modeled to end, so other work fills the gap. Among the
+ * The scheduler simulates the streams of the cost model: an op whose operand comes from a
+ * copy or a collective becomes ready when it is modeled to end, so other work fills the gap. Among the
  * ready ops the priority picks:
  *   mem       memory-aware: the op that frees the most bytes net (operands it is the last
  *             user of, less its result). Two variants run: while every ready op allocates,
@@ -42,7 +42,8 @@ typedef struct {
 		for (int j_ = 0; j_ < k_; j_++) \
 			d_ |= op_->args[j_] == v; \
 		if (!d_) { body; } \
-		if (op_->kind == OP_WAIT && (f)->val[v].def >= 0) { \
+		if (op_->kind == OP_WAIT && (f)->val[v].def >= 0 && \
+		    (opinfo[(f)->op[(f)->val[v].def].kind].flags & F_COPY)) { \
 			const Op *c_ = &(f)->op[(f)->val[v].def]; \
 			for (int m_ = 0; m_ < c_->nargs; m_++) { \
 				int v2_ = c_->args[m_]; \
@@ -72,7 +73,7 @@ static void
 list_order(const Func *f, const Target *t, int prio, int *order)
 {
 	int n = f->nop, nready = 0, *ready, *npred, *nsucc, **succ;
-	double *dur, *est, *bl, comp = 0, copy = 0;
+	double *dur, *est, *bl, comp = 0, copy = 0, net = 0;
 	Dag d;
 	S s = { f, NULL, NULL };
 	int crit = prio == P_CRIT;
@@ -96,7 +97,7 @@ list_order(const Func *f, const Target *t, int prio, int *order)
 		for (int k = 0; k < nsucc[i]; k++)
 			if (bl[succ[i][k]] > m)
 				m = bl[succ[i][k]];
-		bl[i] = dur[i] + m;
+		bl[i] = dur[i] + op_net_time(t, f, &f->op[i]) + m;
 	}
 	s.users = xcalloc(f->nval, sizeof *s.users);
 	s.pin = xcalloc(f->nval, sizeof *s.pin);
@@ -154,7 +155,12 @@ list_order(const Func *f, const Target *t, int prio, int *order)
 		/* the two streams, as cost_fill models them */
 		{
 			double st = est[best], en;
-			if (opinfo[f->op[best].kind].flags & F_COPY) {
+			if (opinfo[f->op[best].kind].flags & F_COLL) {
+				st = st > comp ? st : comp;
+				comp = st + dur[best];
+				net = (comp > net ? comp : net) + op_net_time(t, f, &f->op[best]);
+				en = net;
+			} else if (opinfo[f->op[best].kind].flags & F_COPY) {
 				st = st > copy ? st : copy;
 				st = st > comp ? st : comp;
 				copy = en = st + dur[best];

@@ -17,8 +17,12 @@
  *   host, the CPU beside it: 1 TFLOP/s f32 and 100 GB/s for updates run there (assumed: about
  *   what DeepSpeed's CPU Adam reaches on a two-socket server, 3e9 params/s).
  * hoststate: the target's code keeps params and optimizer state in host memory and updates
- * them there when the planner asks: the C target does; the CUDA target not yet (its host
- * code has no swap_home), so the planner never asks it. */
+ * them there when the planner asks: both do (CUDA in pinned memory, updates on the host as
+ * host functions on its copy stream).
+ * The network (data parallelism, one link per rank): mt3000 25 GB/s (a 200 Gb/s link, assumed
+ * for a Tianhe-class interconnect) with 5 us per message (assumed); cuda NVLink 4 of an H100,
+ * 450 GB/s per direction (NVIDIA's figure) with 3 us per message (assumed, NCCL-like). 100 Gb/s
+ * Ethernet between machines is --net-bw=12.5e9 --net-latency=20e-6. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,9 +30,9 @@
 #include "passes.h"
 
 const Target target_mt3000 = { "mt3000", 11.6e12, 200e9, 10e9, 20e-6, 20e-6, 8LL << 30, 64, 1,
-                                256e9, 50e9 };
-const Target target_cuda = { "cuda", 67e12, 3.35e12, 25e9, 10e-6, 5e-6, 80000000000LL, 256, 0,
-                             1e12, 100e9 };
+                                256e9, 50e9, 25e9, 5e-6 };
+const Target target_cuda = { "cuda", 67e12, 3.35e12, 25e9, 10e-6, 5e-6, 80000000000LL, 256, 1,
+                             1e12, 100e9, 450e9, 3e-6 };
 static const Target *const builtin[] = { &target_mt3000, &target_cuda };
 
 const char target_help[] =
@@ -41,7 +45,10 @@ const char target_help[] =
 "  --align=N             arena alignment: a power of two up to 1M (mt3000 64, cuda 256)\n"
 "  --host-flops=F        FLOP/s of the host threads that run updates on the host (mt3000\n"
 "                        256e9, cuda 1e12)\n"
-"  --host-bw=B           their memory bandwidth, bytes/s (mt3000 50e9, cuda 100e9)\n";
+"  --host-bw=B           their memory bandwidth, bytes/s (mt3000 50e9, cuda 100e9)\n"
+"  --net-bw=B            data parallelism: network bandwidth of a rank's link, bytes/s (mt3000\n"
+"                        25e9, cuda 450e9: NVLink; 100 Gb/s Ethernet is 12.5e9)\n"
+"  --net-latency=S       latency of one message between ranks, seconds (mt3000 5e-6, cuda 3e-6)\n";
 
 int
 target_get(Target *t, const char *name)
@@ -61,9 +68,10 @@ target_option(Target *t, const char *arg, char *err, size_t nerr)
 		{ "--target-flops=", 0, 0 }, { "--target-bw=", 1, 0 }, { "--copy-bw=", 2, 0 },
 		{ "--copy-latency=", 3, 0 }, { "--launch=", 4, 0 }, { "--accel-bytes=", 5, 1 },
 		{ "--align=", 6, 1 }, { "--host-flops=", 7, 0 }, { "--host-bw=", 8, 0 },
+		{ "--net-bw=", 9, 0 }, { "--net-latency=", 10, 0 },
 	};
 	double *dv[] = { &t->flops, &t->bw, &t->copybw, &t->copylat, &t->launch };
-	double *hv[] = { &t->hostflops, &t->hostbw };
+	double *hv[] = { &t->hostflops, &t->hostbw, &t->netbw, &t->netlat };
 	int64_t *iv[] = { &t->capacity, &t->align };
 
 	for (size_t i = 0; i < sizeof tab / sizeof *tab; i++) {
@@ -79,7 +87,7 @@ target_option(Target *t, const char *arg, char *err, size_t nerr)
 		if (end == s || *end || errno || !(v >= 0) || v > 1e30)
 			goto bad;
 		/* Rates must be positive; latencies and overheads may be zero. */
-		if ((tab[i].pos <= 2 || tab[i].pos >= 7) && v == 0)
+		if ((tab[i].pos <= 2 || (tab[i].pos >= 7 && tab[i].pos <= 9)) && v == 0)
 			goto bad;
 		if (!tab[i].isint) {
 			*(tab[i].pos >= 7 ? hv[tab[i].pos - 7] : dv[tab[i].pos]) = v;

@@ -55,6 +55,7 @@ typedef struct Dp {
 	uint8_t *glong;        /* spanning much of the forward: kept or swapped outside the DP */
 	int *endp;             /* the last forward op (index into fops) of each value's early uses */
 	int64_t *base;         /* bytes at each op that no mode decision moves */
+	int64_t *abase;        /* the same in the arena's bytes (Prob.ab), chain.c's */
 	int noswap;            /* this run plans recomputation only */
 	int lg;                /* log table for the range maximum */
 	int64_t **rmq;
@@ -377,6 +378,10 @@ nest_costs(const Dp *d, int j, int k)
  * the plans are measured. */
 enum { NSCALE = 9 };
 static const double scale[NSCALE] = { 1.0, 0.9, 1.1, 0.8, 1.25, 0.7, 1.5, 1.75, 2.0 };
+/* chain.c's model is exact on chains; where a long-lived value or a swap makes it less so,
+ * a little below the budget */
+enum { NCSCALE = 4 };
+static const double cscale[NCSCALE] = { 1.0, 0.97, 0.93, 0.85 };
 
 /* Put a state into cell row k: the cell of its stored bytes keeps the cheapest. */
 static void
@@ -646,13 +651,48 @@ spread_swaps(const Dp *d, int64_t budget, uint8_t *best, const int *nsplit, cons
 	free(dist); free(ord); free(mode);
 }
 
+/* The bytes no decision moves (d->base, d->abase: the profile less the candidates' late parts, plus the
+ * long-lived values as combo has them: bit q of it swaps lc[q], the others are kept) and the
+ * modes that makes (the rest KEEP); returns the swaps' cost. */
+static double
+long_modes(Dp *d, const int64_t *free_, int combo, const int *lc, int nlc, uint8_t *mode)
+{
+	const Prob *p = d->p;
+	int64_t acc = 0, aacc = 0;
+	double extra = 0;
+
+	for (int i = 0; i < p->n; i++) {
+		acc += free_[2 * i];
+		aacc += free_[2 * i + 1];
+		d->base[i] = p->prof[i] - acc;
+		d->abase[i] = p->aprof[i] - aacc;
+	}
+	for (int i = 0; i < p->n; i++)
+		mode[i] = p->cand[i] ? KEEP : REC;
+	for (int i = 0; i < p->n; i++) {
+		int sw = 0;
+		if (!p->cand[i] || !d->glong[i])
+			continue;
+		for (int q = 0; q < nlc; q++)
+			if (lc[q] == i && (combo >> q & 1))
+				sw = 1;
+		mode[i] = sw ? SWAP : KEEP;
+		extra += sw ? swap_cost(p, i) : 0;
+		for (int k = sw ? p->split[i] : p->lastearly[i] + 1; k <= p->lastuse[i]; k++) {
+			d->base[k] += p->b[i];
+			d->abase[k] += p->ab[i];
+		}
+	}
+	return extra;
+}
+
 int
 solve_tso(const Prob *p, int64_t budget, Plan *pl)
 {
 	Dp d;
 	memset(&d, 0, sizeof d);
 	d.p = p;
-	int *cuts, *bnd, nlc = 0, lc[6], ok = 0;
+	int *cuts, *bnd, nlc = 0, lc[6], ok = 0, fromchain = 0;
 	int64_t *free_;
 	Held *h, *h2;
 	uint8_t *mode = xmalloc(p->n + 1), *best = xmalloc(p->n + 1);
@@ -703,16 +743,19 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 		g->xlast = seg_excess(&d, g, bout, 1);
 	}
 	/* What no decision moves: live bytes less the late parts of the candidates. */
-	free_ = xcalloc(p->n + 2, sizeof *free_);
+	free_ = xcalloc(2 * p->n + 4, sizeof *free_);
 	for (int i = 0; i < p->n; i++)
 		if (p->cand[i]) {
-			free_[p->lastearly[i] + 1] += p->b[i];
-			free_[p->lastuse[i] + 1] -= p->b[i];
+			free_[2 * (p->lastearly[i] + 1)] += p->b[i];
+			free_[2 * (p->lastuse[i] + 1)] -= p->b[i];
+			free_[2 * (p->lastearly[i] + 1) + 1] += p->ab[i];
+			free_[2 * (p->lastuse[i] + 1) + 1] -= p->ab[i];
 		}
 	for (int i = 0; i < p->n; i++)
 		if (p->cand[i] && d.glong[i] && nlc < 6)
 			lc[nlc++] = i;
 	d.base = xmalloc((p->n + 1) * sizeof *d.base);
+	d.abase = xmalloc((p->n + 1) * sizeof *d.abase);
 	d.grp = xmalloc(((size_t)d.ns * MAXG + 1) * sizeof *d.grp);
 	d.nest = xmalloc(((size_t)d.ns * NESTG + 1) * sizeof *d.nest);
 	d.nscr = xmalloc((size_t)NESTG * (NESTL + 1) * (NESTL + 1) * sizeof *d.nscr);
@@ -732,8 +775,8 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 	 * the measured time decides. */
 	for (int run = 0, last = -1; run < (1 << nlc) * NSCALE * 2; run++) {
 		int combo = run / (NSCALE * 2), si = run / 2 % NSCALE;
-		int64_t acc = 0, dpb = (int64_t)((double)budget * scale[si]);
-		double extra = 0, cost;
+		int64_t dpb = (int64_t)((double)budget * scale[si]);
+		double extra, cost;
 		/* A plan that fits as fast as the unplanned step cannot be beaten. */
 		if (pl->feasible && pl->time <= p->time)
 			break;
@@ -744,24 +787,7 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 			continue;
 		if (combo && d.noswap)
 			continue;
-		for (int i = 0; i < p->n; i++) {
-			acc += free_[i];
-			d.base[i] = p->prof[i] - acc;
-		}
-		for (int i = 0; i < p->n; i++)
-			mode[i] = p->cand[i] ? KEEP : REC;
-		for (int i = 0; i < p->n; i++) {
-			int sw = 0;
-			if (!p->cand[i] || !d.glong[i])
-				continue;
-			for (int q = 0; q < nlc; q++)
-				if (lc[q] == i && (combo >> q & 1))
-					sw = 1;
-			mode[i] = sw ? SWAP : KEEP;
-			extra += sw ? swap_cost(p, i) : 0;
-			for (int k = sw ? p->split[i] : p->lastearly[i] + 1; k <= p->lastuse[i]; k++)
-				d.base[k] += p->b[i];
-		}
+		extra = long_modes(&d, free_, combo, lc, nlc, mode);
 		/* The groups' costs depend on the long-lived modes only. */
 		if (combo != last) {
 			if (!d.rmq)
@@ -786,11 +812,43 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 			continue;
 		if (try_modes(&d, mode, nsplit, nend, budget, tmp, pl)) {
 			pl->obj = cost + extra;
+			fromchain = 0;
 			memcpy(best, mode, p->n);
 			memcpy(bestsplit, nsplit, (d.ns + 1) * sizeof *nsplit);
 			memcpy(bestend, nend, (d.ns + 1) * sizeof *nend);
 			ok = 1;
 		}
+	}
+	/* The exact DP over the chain of stages (chain.c), for each choice of long-lived modes,
+	 * where the plans above are slower than the unplanned step; what costs more than the
+	 * fastest of them (measured, without swaps) is left out of its fronts. */
+	for (int combo = 0; combo < 1 << nlc && !(pl->feasible && pl->time <= p->time); combo++) {
+		double extra, ub;
+		Chain *ch;
+		if (combo && p->bw <= 0)
+			break;
+		extra = long_modes(&d, free_, combo, lc, nlc, mode);
+		ub = pl->feasible && extra == 0 ? (pl->time - p->time) * (1 + 1e-9) : -1;
+		ch = chain_new(p, d.fops, d.nf, cuts, bnd, d.ns, d.endp, d.lng, d.glong, d.abase);
+		for (int k = 0; ch && k < NCSCALE; k++) {
+			double cc = chain_solve(ch, (int64_t)((double)budget * cscale[k]), ub, tmp);
+			if (cc < 0)
+				break;
+			for (int i = 0; i < p->n; i++)
+				if (mode[i] == SWAP && d.glong[i] && p->cand[i])
+					plan_place_swap(p, i, p->split[i], &tmp->sw[tmp->nsw++]);
+			plan_eval(p, tmp, budget);
+			if (tmp->feasible && plan_better(tmp, pl))
+				plan_fits(p, tmp, budget);
+			if (plan_better(tmp, pl)) {
+				plan_copy(pl, tmp);
+				pl->obj = cc + extra;
+				ok = fromchain = 1;
+			}
+			if (tmp->feasible)
+				break;
+		}
+		chain_free(ch);
 	}
 	/* Plans of equal peak differ in what the layout makes of them: if none fit, the
 	 * extremes are candidates too, every value swapped or every one recomputed. */
@@ -800,12 +858,13 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 		for (int i = 0; i < p->n; i++)
 			mode[i] = p->cand[i] ? m : REC;
 		if (try_modes(&d, mode, NULL, NULL, budget, tmp, pl)) {
+			fromchain = 0;
 			memcpy(best, mode, p->n);
 			memset(bestsplit, 0, (d.ns + 1) * sizeof *bestsplit);
 			ok = 1;
 		}
 	}
-	if (pl->feasible && pl->nsw > 1 && p->n <= 1500)
+	if (pl->feasible && pl->nsw > 1 && p->n <= 1500 && !fromchain)
 		spread_swaps(&d, budget, best, bestsplit, bestend, tmp, pl);
 	pl->solver = "tso";
 	pl->stime = plan_clock() - t0;
@@ -813,7 +872,7 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 		free(d.rmq[k]);
 	free(d.rmq);
 	free(d.grp); free(d.nest); free(d.nscr); free(nsplit); free(bestsplit); free(nend); free(bestend); free(h); free(h2);
-	free(d.base); free(free_); free(d.s); free(d.fops); free(cuts); free(bnd); free(d.lng); free(d.glong); free(d.endp); free(mode); free(best);
+	free(d.base); free(d.abase); free(free_); free(d.s); free(d.fops); free(cuts); free(bnd); free(d.lng); free(d.glong); free(d.endp); free(mode); free(best);
 	plan_free(tmp);
 	return ok ? 0 : -1;
 }

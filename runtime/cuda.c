@@ -1,5 +1,6 @@
 /* cuda.c: the runtime's CUDA part: libcuda and cuBLAS through dlopen, one device arena, a
- * compute and a copy stream, pinned host memory for swaps, events, check mode, the module API.
+ * compute and a copy stream, pinned host memory for swaps and for the params and state that
+ * live there, a stream of updates on the host, events, check mode, the module API.
  *
  * Nothing here links against CUDA: the few driver API types are declared below, so a module
  * loads everywhere and create() says plainly when there is no driver or no GPU. */
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "mtc/mtc-cuda.h"
+#include "mtc/mtc-ops.h"
 #include "mtc/mtc-rt.h"
 
 /* ---------- the driver API, as far as we use it ---------- */
@@ -22,6 +24,7 @@ typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
+typedef void (*CUhostFn)(void *);
 enum { CU_EVENT_DISABLE_TIMING = 2, CU_STREAM_NON_BLOCKING = 1,
        CU_ATTR_CC_MAJOR = 75, CU_ATTR_CC_MINOR = 76 };
 
@@ -52,6 +55,7 @@ enum { CU_EVENT_DISABLE_TIMING = 2, CU_STREAM_NON_BLOCKING = 1,
 	X(cuEventRecord, (CUevent, CUstream)) \
 	X(cuLaunchKernel, (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, \
 	                   unsigned, CUstream, void **, void **)) \
+	X(cuLaunchHostFunc, (CUstream, CUhostFn, void *)) \
 	X(cuGetErrorString, (CUresult, const char **))
 
 static struct {
@@ -79,14 +83,14 @@ typedef struct Tns {
 	struct mtc_tensor_info info;
 	int64_t shape[8];
 	int64_t off;
-	int init, use;
+	int init, use, host;      /* host: lives in pinned host memory, off is there */
 	double a, b;
 } Tns;
 
 typedef struct Manifest {
 	char model[128], solver[32], arch[32];
 	int64_t budget, plan, peak, persist, arena, host, loss;
-	int nevents, nrecords, nk;
+	int nevents, nrecords, nk, nhupd;
 	char (*kname)[64];
 	Tns *t[5];                /* input, param, state, output, buffer */
 	int nt[5];
@@ -117,9 +121,10 @@ add_tensor(char *line)
 		t.shape[i] = d;
 		p += n;
 	}
-	if (sscanf(p, " off %lld init %d %lf %lf use %d", (long long *)&t.off, &t.init, &t.a, &t.b,
-	           &t.use) < 1)
+	if (sscanf(p, " off %lld init %d %lf %lf use %d%n", (long long *)&t.off, &t.init, &t.a, &t.b,
+	           &t.use, &n) < 5)
 		return;
+	t.host = strncmp(p + n, " host", 5) == 0;
 	for (r = 0; r < 5 && strcmp(role, roles[r]); r++)
 		;
 	if (r == 5)
@@ -176,6 +181,8 @@ load_manifest(void)
 			man.nevents = (int)v;
 		} else if (kv(line, "records", &v)) {
 			man.nrecords = (int)v;
+		} else if (kv(line, "hostupd", &v)) {
+			man.nhupd = (int)v;
 		} else if (strncmp(line, "kernel ", 7) == 0) {
 			man.kname = realloc(man.kname, (man.nk + 1) * sizeof *man.kname);
 			snprintf(man.kname[man.nk++], 64, "%.63s", line + 7);
@@ -237,6 +244,15 @@ typedef struct Live {
 	int64_t off, bytes;
 } Live;
 
+/* What an update on the host reads when the copy stream runs it. */
+typedef struct Hupd {
+	struct mtc_cu *c;
+	int kind, nargs;
+	int64_t n;
+	uint64_t off[5];
+	double fa[4];
+} Hupd;
+
 struct mtc_cu {
 	CUdevice dev;
 	CUcontext ctx;
@@ -244,9 +260,11 @@ struct mtc_cu {
 	CUfunction *fn;
 	CUdeviceptr mem;          /* persistent zone + arena */
 	char *host;               /* pinned: swapped tensors */
-	CUstream s[2];            /* compute, copy */
+	CUstream s[3];            /* compute, copy, the host's updates */
 	CUevent *ev;              /* per swap: its completion */
 	CUevent *rec;             /* compute events: a position of the compute stream a copy waits for */
+	Hupd *hu;                 /* per update on the host: its closure */
+	int hubad;                /* an update on the host met Adam's counter below 1 */
 	cublasHandle_t blas;
 	int check;
 	int64_t live, peak, steps;
@@ -340,23 +358,28 @@ upload(mtc_cu *c, int64_t off, const void *src, int64_t bytes)
 	return 0;
 }
 
-/* Params and buffers from their initializers, state zeroed (i32 buffers, counters, too). */
+/* Params and buffers from their initializers, state zeroed (i32 buffers, counters, too); in
+ * pinned host memory for those living there. */
 static int
 init_tensors(mtc_cu *c)
 {
 	for (int r = 1; r <= 4; r++)
 		for (int i = 0; r != 3 && i < man.nt[r]; i++) {
 			Tns *t = &man.t[r][i];
-			float *h = calloc(t->info.numel ? t->info.numel : 1, 4);
-			int rc;
+			float *h = t->host ? (float *)(c->host + t->off) : calloc(t->info.numel ? t->info.numel : 1, 4);
+			int rc = 0;
 			if (!h)
 				return fail(c, MTC_ENOMEM, "out of host memory");
+			if (t->host)
+				memset(h, 0, (size_t)t->info.bytes);
 			if (t->init == 6)       /* INIT_FILE: the values embedded at offset a */
 				memcpy(h, mtc_cu_data + (int64_t)t->a, (size_t)t->info.bytes);
 			else if (r != 2 && t->init && t->info.dtype == MTC_F32)
 				mtc_init_f32(h, t->info.numel, t->init, t->a, t->b, t->info.name, 0);
-			rc = upload(c, t->off, h, t->info.bytes);
-			free(h);
+			if (!t->host) {
+				rc = upload(c, t->off, h, t->info.bytes);
+				free(h);
+			}
 			if (rc)
 				return rc;
 		}
@@ -390,7 +413,8 @@ open_instance(mtc_cu *c)
 	c->fn = calloc(man.nk + 1, sizeof *c->fn);
 	c->ev = calloc(man.nevents + 1, sizeof *c->ev);
 	c->rec = calloc(man.nrecords + 1, sizeof *c->rec);
-	if (!c->fn || !c->ev || !c->rec)
+	c->hu = calloc(man.nhupd + 1, sizeof *c->hu);
+	if (!c->fn || !c->ev || !c->rec || !c->hu)
 		return fail(c, MTC_ENOMEM, "out of host memory");
 	for (int i = 0; i < man.nk; i++)
 		CK(c, cu.cuModuleGetFunction(&c->fn[i], c->mod, man.kname[i]), man.kname[i]);
@@ -400,7 +424,7 @@ open_instance(mtc_cu *c)
 	if (man.host > 0 && (r = cu.cuMemAllocHost_v2((void **)&c->host, man.host)))
 		return fail(c, MTC_ENOMEM, "cannot allocate %lld bytes of pinned host memory: %s",
 		            (long long)man.host, cuerr(r));
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 3; i++)
 		CK(c, cu.cuStreamCreate(&c->s[i], CU_STREAM_NON_BLOCKING), "creating a stream");
 	for (int i = 0; i < man.nevents; i++)
 		CK(c, cu.cuEventCreate(&c->ev[i], CU_EVENT_DISABLE_TIMING), "creating an event");
@@ -425,7 +449,7 @@ mtc_cu_destroy(void *p)
 		return;
 	if (cu.lib && c->ctx) {
 		cu.cuCtxSetCurrent(c->ctx);
-		for (int i = 0; i < 2; i++)
+		for (int i = 0; i < 3; i++)
 			if (c->s[i])
 				cu.cuStreamSynchronize(c->s[i]);
 		if (c->blas)
@@ -436,7 +460,7 @@ mtc_cu_destroy(void *p)
 		for (int i = 0; c->rec && i < man.nrecords; i++)
 			if (c->rec[i])
 				cu.cuEventDestroy_v2(c->rec[i]);
-		for (int i = 0; i < 2; i++)
+		for (int i = 0; i < 3; i++)
 			if (c->s[i])
 				cu.cuStreamDestroy_v2(c->s[i]);
 		if (c->host)
@@ -450,6 +474,7 @@ mtc_cu_destroy(void *p)
 	free(c->fn);
 	free(c->ev);
 	free(c->rec);
+	free(c->hu);
 	free(c->lv);
 	free(c);
 }
@@ -540,6 +565,67 @@ mtc_cu_swap(mtc_cu *c, int out, int64_t dev, int64_t host, int64_t bytes, int ev
 	else
 		CK(c, cu.cuMemcpyHtoDAsync_v2(c->mem + dev, c->host + host, bytes, c->s[1]), "swap in");
 	CK(c, cu.cuEventRecord(c->ev[ev], c->s[1]), "recording a swap");
+	return 0;
+}
+
+/* The host function of an update on the host: <mtc/mtc-ops.h>'s formulas, as every target's
+ * kernels and the interpreter run them, on the pinned homes and the gradient sent there. */
+static void
+host_update(void *arg)
+{
+	Hupd *u = arg;
+	char *h = u->c->host;
+	float *w = (float *)(h + u->off[0]);
+
+	switch (u->kind) {
+	case MTC_CU_SGD: {
+		const float *g = (const float *)(h + u->off[1]);
+		for (int64_t i = 0; i < u->n; i++)
+			mtc_sgd_update(w + i, g[i], (float)u->fa[0]);
+		break;
+	}
+	case MTC_CU_SGDM: {
+		float *m = (float *)(h + u->off[1]);
+		const float *g = (const float *)(h + u->off[2]);
+		for (int64_t i = 0; i < u->n; i++)
+			mtc_sgdm_update(w + i, m + i, g[i], (float)u->fa[0], (float)u->fa[1]);
+		break;
+	}
+	default: {
+		float *m = (float *)(h + u->off[1]), *v = (float *)(h + u->off[2]);
+		const float *g = (const float *)(h + u->off[3]);
+		int32_t t = *(const int32_t *)(h + u->off[4]);
+		struct mtc_adam k;
+		if (t < 1) {
+			u->c->hubad = 1;
+			return;
+		}
+		k = mtc_adam_coef(t, u->fa[0], u->fa[1], u->fa[2], (float)u->fa[3]);
+		for (int64_t i = 0; i < u->n; i++)
+			mtc_adam_update(w + i, m + i, v + i, g[i], &k);
+	}
+	}
+}
+
+int
+mtc_cu_host_update(mtc_cu *c, int kind, int after, int64_t n, const uint64_t *off, int nargs,
+                   double a, double b, double cc, double d, int slot)
+{
+	Hupd *u;
+
+	if (slot < 0 || slot >= man.nhupd || kind < MTC_CU_SGD || kind > MTC_CU_ADAM || nargs < 2 ||
+	    nargs > 5 || after < -1 || after >= man.nevents)
+		return fail(c, MTC_EINVAL, "bad update on the host (%d)", slot);
+	for (int k = 0; k < nargs; k++)
+		if (off[k] >= (uint64_t)man.host || n * 4 > man.host - (int64_t)off[k])
+			return fail(c, MTC_EINVAL, "bad update on the host (%d): operand %d outside host memory",
+			            slot, k);
+	u = &c->hu[slot];
+	*u = (Hupd){ c, kind, nargs, n, { 0 }, { a, b, cc, d } };
+	memcpy(u->off, off, sizeof *off * (size_t)nargs);
+	if (after >= 0)
+		CK(c, cu.cuStreamWaitEvent(c->s[2], c->ev[after], 0), "ordering an update on the host");
+	CK(c, cu.cuLaunchHostFunc(c->s[2], host_update, u), "queueing an update on the host");
 	return 0;
 }
 
@@ -639,6 +725,7 @@ begin(mtc_cu *c, const void *const *in, int fn)
 	c->err[0] = 0;
 	c->live = 0;
 	c->nlv = 0;
+	c->hubad = 0;
 	if (cu.cuCtxSetCurrent(c->ctx))
 		return fail(c, MTC_ENODEV, "cannot make the GPU context current");
 	for (int i = 0; i < man.nt[0]; i++) {
@@ -657,11 +744,14 @@ static int
 finish(mtc_cu *c, int rc)
 {
 	CUresult r0 = cu.cuStreamSynchronize(c->s[0]), r1 = cu.cuStreamSynchronize(c->s[1]);
+	CUresult r2 = cu.cuStreamSynchronize(c->s[2]);
 
 	if (rc)
 		return c->status ? c->status : rc;
-	if (r0 || r1)
-		return fail(c, MTC_ENODEV, "a kernel or copy failed: %s", cuerr(r0 ? r0 : r1));
+	if (r0 || r1 || r2)
+		return fail(c, MTC_ENODEV, "a kernel or copy failed: %s", cuerr(r0 ? r0 : r1 ? r1 : r2));
+	if (c->hubad)
+		return fail(c, MTC_EINVAL, "adam's step counter is below 1 (the state was set wrongly)");
 	return c->status;
 }
 
@@ -734,6 +824,13 @@ api_get(void *p, int i, void *dst)
 		return c ? fail(c, MTC_EINVAL, "get: bad tensor %d", i) : MTC_EINVAL;
 	c->status = 0;
 	CK(c, cu.cuCtxSetCurrent(c->ctx), "get");
+	if (t->host) {
+		/* in pinned host memory, where the copies home and the updates on the host write */
+		CK(c, cu.cuStreamSynchronize(c->s[1]), "get");
+		CK(c, cu.cuStreamSynchronize(c->s[2]), "get");
+		memcpy(dst, c->host + t->off, (size_t)t->info.bytes);
+		return 0;
+	}
 	CK(c, cu.cuMemcpyDtoHAsync_v2(dst, c->mem + t->off, t->info.bytes, c->s[0]), "get");
 	CK(c, cu.cuStreamSynchronize(c->s[0]), "get");
 	return 0;
@@ -749,6 +846,12 @@ api_set(void *p, int i, const void *src)
 		return c ? fail(c, MTC_EINVAL, "set: bad tensor %d", i) : MTC_EINVAL;
 	c->status = 0;
 	CK(c, cu.cuCtxSetCurrent(c->ctx), "set");
+	if (t->host) {
+		CK(c, cu.cuStreamSynchronize(c->s[1]), "set");
+		CK(c, cu.cuStreamSynchronize(c->s[2]), "set");
+		memcpy(c->host + t->off, src, (size_t)t->info.bytes);
+		return 0;
+	}
 	return upload(c, t->off, src, t->info.bytes);
 }
 
@@ -765,5 +868,6 @@ api_stats(const void *p, struct mtc_stats *s)
 	s->ddr_bytes = man.host;
 	s->steps = c->steps;
 	s->check = c->check;
+	s->nranks = 1;
 	return 0;
 }

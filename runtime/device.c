@@ -139,6 +139,11 @@ mtc_dev_open(const struct mtc_dev_desc *desc)
 		mtc_set_last_error(MTC_ENOMEM, "%s: cannot start the DMA engine thread", desc->model);
 		goto fail;
 	}
+	d->host.dep = &d->dma;
+	if (mtc_dma_start(&d->host)) {
+		mtc_set_last_error(MTC_ENOMEM, "%s: cannot start the host's update thread", desc->model);
+		goto fail;
+	}
 	if (mtc_pool_start(&d->pool, env_threads())) {
 		mtc_set_last_error(MTC_ENOMEM, "%s: cannot start the accelerator threads", desc->model);
 		goto fail;
@@ -154,6 +159,7 @@ mtc_dev_close(mtc_dev *d)
 {
 	if (!d)
 		return;
+	mtc_dma_stop(&d->host);
 	mtc_dma_stop(&d->dma);
 	mtc_pool_stop(&d->pool);
 	free(d->mem);
@@ -176,6 +182,10 @@ mtc_dev_stats(const mtc_dev *d, struct mtc_stats *s)
 	s->ddr_bytes = d->desc.ddr_bytes;
 	s->steps = d->steps;
 	s->check = d->check;
+	s->rank = 0;
+	s->nranks = 1;
+	s->comm_bytes = 0;
+	s->comm_s = s->comm_wait_s = 0;
 }
 
 static const char *
@@ -287,6 +297,7 @@ int
 mtc_dev_finish(mtc_dev *d)
 {
 	mtc_dma_drain(d);
+	mtc_host_drain(d);
 	if (d->flag == MTC_ERANGE && d->range.kind && !d->status)
 		mtc_fail(d, MTC_ERANGE, "%s: op %d (%s): %s %d at input '%s'[%lld] is out of range [0, %lld)",
 		         d->desc.model, d->range.op, d->range.kind,

@@ -1,5 +1,6 @@
 /* dma.c: the emulated DMA engine: a thread executing queued copies in order, with channels;
- * the host's updates run in the same queue (the host thread of the MT-3000's CPU zone). */
+ * and the host's thread (the MT-3000's CPU zone) the same way for updates on the host, each
+ * after the DMA channel it names. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,10 +16,17 @@ run_next(mtc_dma_engine *e)
 
 	e->busy = 1;
 	pthread_mutex_unlock(&e->mu);
-	if (c.fn)
+	if (c.fn) {
+		mtc_dma_engine *d = e->dep;
+		/* the copies it reads are done (the DMA engine never waits for this thread) */
+		pthread_mutex_lock(&d->mu);
+		while (d->completed < c.after)
+			pthread_cond_wait(&d->done, &d->mu);
+		pthread_mutex_unlock(&d->mu);
 		c.fn(c.args, 0, 1);
-	else
+	} else {
 		memcpy(c.dst, c.src, (size_t)c.bytes);
+	}
 	pthread_mutex_lock(&e->mu);
 	e->busy = 0;
 	e->completed++;
@@ -77,17 +85,16 @@ mtc_dma_stop(mtc_dma_engine *e)
 	e->started = 0;
 }
 
-/* Channels count from 1; the ring is full when cap copies are in flight: wait for one. */
-int64_t
-mtc_dma(mtc_dev *d, void *dst, const void *src, int64_t bytes)
+/* Queue c; channels count from 1; the ring is full when cap items are in flight: wait for one. */
+static int64_t
+enqueue(mtc_dma_engine *e, const mtc_copy *c)
 {
-	mtc_dma_engine *e = &d->dma;
 	int64_t ch;
 
 	pthread_mutex_lock(&e->mu);
 	while (e->queued - e->completed == e->cap)
 		pthread_cond_wait(&e->done, &e->mu);
-	e->q[e->queued % e->cap] = (mtc_copy){ dst, src, bytes, NULL, { 0 } };
+	e->q[e->queued % e->cap] = *c;
 	ch = ++e->queued;
 	pthread_cond_signal(&e->more);
 	pthread_mutex_unlock(&e->mu);
@@ -95,21 +102,19 @@ mtc_dma(mtc_dev *d, void *dst, const void *src, int64_t bytes)
 }
 
 int64_t
-mtc_dma_call(mtc_dev *d, mtc_kernel fn, const uint64_t *args, int nargs)
+mtc_dma(mtc_dev *d, void *dst, const void *src, int64_t bytes)
 {
-	mtc_dma_engine *e = &d->dma;
-	mtc_copy c = { NULL, NULL, 0, fn, { 0 } };
-	int64_t ch;
+	mtc_copy c = { dst, src, bytes, NULL, { 0 }, 0 };
+	return enqueue(&d->dma, &c);
+}
+
+int64_t
+mtc_host_call(mtc_dev *d, mtc_kernel fn, const uint64_t *args, int nargs, int64_t after)
+{
+	mtc_copy c = { NULL, NULL, 0, fn, { 0 }, after };
 
 	memcpy(c.args, args, sizeof *args * (size_t)(nargs < MTC_CALL_ARGS ? nargs : MTC_CALL_ARGS));
-	pthread_mutex_lock(&e->mu);
-	while (e->queued - e->completed == e->cap)
-		pthread_cond_wait(&e->done, &e->mu);
-	e->q[e->queued % e->cap] = c;
-	ch = ++e->queued;
-	pthread_cond_signal(&e->more);
-	pthread_mutex_unlock(&e->mu);
-	return ch;
+	return enqueue(&d->host, &c);
 }
 
 void
@@ -128,8 +133,28 @@ mtc_dma_wait(mtc_dev *d, int64_t ch)
 	pthread_mutex_unlock(&e->mu);
 }
 
+/* Wait until every item queued on e is done, running those not started here (in order). */
+static void
+drain(mtc_dma_engine *e)
+{
+	pthread_mutex_lock(&e->mu);
+	while (e->completed < e->queued)
+		if (!e->busy)
+			run_next(e);
+		else
+			pthread_cond_wait(&e->done, &e->mu);
+	pthread_mutex_unlock(&e->mu);
+}
+
 void
 mtc_dma_drain(mtc_dev *d)
 {
-	mtc_dma_wait(d, d->dma.queued);
+	drain(&d->dma);
+}
+
+void
+mtc_host_drain(mtc_dev *d)
+{
+	if (d->host.started)
+		drain(&d->host);
 }

@@ -175,6 +175,120 @@ mtc_col2im(float *x, const float *col, int64_t N, int64_t C, int64_t H, int64_t 
 	}
 }
 
+/* A depthwise convolution (groups = C = Cout, ops.c's conv_workspace: no workspace), directly:
+ * the sums in the order of the interpreter's GEMMs over the columns, so the same bits. Row
+ * segment [w0, w1) of output row oh reads inside the input row for kernel column j: the
+ * rest reads the padding, 0. */
+static void
+dw_seg(int64_t W, int64_t kw_off, int64_t sw, int64_t wo, int64_t *w0, int64_t *w1)
+{
+	*w0 = kw_off >= 0 ? 0 : (-kw_off + sw - 1) / sw;
+	*w1 = W - 1 - kw_off < 0 ? 0 : (W - 1 - kw_off) / sw + 1;
+	*w0 = *w0 < wo ? *w0 : wo;
+	*w1 = *w1 < wo ? *w1 : wo;
+	*w1 = *w1 > *w0 ? *w1 : *w0;
+}
+
+/* y's planes q = n*C + c in [lo, hi): each element 0 plus w[c, i, j] * x (0 in the padding),
+ * over i then j. */
+void
+mtc_dwconv(float *y, const float *x, const float *w, int64_t C, int64_t H, int64_t W, int64_t kh,
+           int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
+           int64_t ho, int64_t wo, int64_t lo, int64_t hi)
+{
+	for (int64_t q = lo; q < hi; q++) {
+		const float *xp = x + q * H * W, *wp = w + q % C * kh * kw;
+		float *yp = y + q * ho * wo;
+		memset(yp, 0, sizeof(float) * (size_t)(ho * wo));
+		for (int64_t i = 0; i < kh; i++)
+			for (int64_t j = 0; j < kw; j++) {
+				int64_t off = j * dw - pw, w0, w1;
+				float a = wp[i * kw + j];
+				dw_seg(W, off, sw, wo, &w0, &w1);
+				for (int64_t oh = 0; oh < ho; oh++) {
+					int64_t h = oh * sh - ph + i * dh, b = h * W + off;
+					float *yr = yp + oh * wo;
+					if (h < 0 || h >= H) {
+						for (int64_t ow = 0; ow < wo; ow++)
+							yr[ow] += a * 0.0f;
+						continue;
+					}
+					for (int64_t ow = 0; ow < w0; ow++)
+						yr[ow] += a * 0.0f;
+					if (sw == 1)
+						for (int64_t ow = w0; ow < w1; ow++)
+							yr[ow] += a * xp[b + ow];
+					else
+						for (int64_t ow = w0; ow < w1; ow++)
+							yr[ow] += a * xp[b + ow * sw];
+					for (int64_t ow = w1; ow < wo; ow++)
+						yr[ow] += a * 0.0f;
+				}
+			}
+	}
+}
+
+/* dx's planes [lo, hi): 0, then w[c, i, j] * dy added where each offset's window came from,
+ * offsets in order (col2im's order). */
+void
+mtc_dwconv_dx(float *dx, const float *w, const float *dy, int64_t C, int64_t H, int64_t W,
+              int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh,
+              int64_t dw, int64_t ho, int64_t wo, int64_t lo, int64_t hi)
+{
+	for (int64_t q = lo; q < hi; q++) {
+		float *xp = dx + q * H * W;
+		const float *yp = dy + q * ho * wo, *wp = w + q % C * kh * kw;
+		memset(xp, 0, sizeof(float) * (size_t)(H * W));
+		for (int64_t i = 0; i < kh; i++)
+			for (int64_t j = 0; j < kw; j++) {
+				int64_t off = j * dw - pw, w0, w1;
+				float a = wp[i * kw + j];
+				dw_seg(W, off, sw, wo, &w0, &w1);
+				for (int64_t oh = 0; oh < ho; oh++) {
+					int64_t h = oh * sh - ph + i * dh, b = h * W + off;
+					const float *yr = yp + oh * wo;
+					if (h < 0 || h >= H)
+						continue;
+					if (sw == 1)
+						for (int64_t ow = w0; ow < w1; ow++)
+							xp[b + ow] += a * yr[ow];
+					else
+						for (int64_t ow = w0; ow < w1; ow++)
+							xp[b + ow * sw] += a * yr[ow];
+				}
+			}
+	}
+}
+
+/* dw's channels [lo, hi) of N images: each of the kh*kw weights 0 plus dy * x (0 in the
+ * padding) over n, oh, ow in order, the weights of a channel side by side. */
+void
+mtc_dwconv_dw(float *dwt, const float *x, const float *dy, int64_t N, int64_t C, int64_t H,
+              int64_t W, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
+              int64_t dh, int64_t dw, int64_t ho, int64_t wo, int64_t lo, int64_t hi)
+{
+	for (int64_t c = lo; c < hi; c++) {
+		float *o = dwt + c * kh * kw;
+		for (int64_t t = 0; t < kh * kw; t++)
+			o[t] = 0;
+		for (int64_t n = 0; n < N; n++) {
+			const float *xp = x + (n * C + c) * H * W, *yp = dy + (n * C + c) * ho * wo;
+			for (int64_t oh = 0; oh < ho; oh++)
+				for (int64_t ow = 0; ow < wo; ow++) {
+					float g = yp[oh * wo + ow];
+					for (int64_t i = 0; i < kh; i++) {
+						int64_t h = oh * sh - ph + i * dh;
+						int in = h >= 0 && h < H;
+						for (int64_t j = 0; j < kw; j++) {
+							int64_t v = ow * sw - pw + j * dw;
+							o[i * kw + j] += g * (in && v >= 0 && v < W ? xp[h * W + v] : 0.0f);
+						}
+					}
+				}
+		}
+	}
+}
+
 /* The arg-max of output (oh, ow)'s window in plane xp, PyTorch's: the first offset greater
  * than every one before it, or a NaN. */
 static int64_t

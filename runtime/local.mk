@@ -15,5 +15,12 @@ mtcinclude_HEADERS = runtime/mtc/mtc.h runtime/mtc/mtc-rt.h runtime/mtc/mtc-ops.
 if HAVE_CUDA
 mtcinclude_HEADERS += runtime/mtc/mtc-cuda.h
 endif
+# <mtc/mtc-comm.h> and comm.c: collectives for --data-parallel modules, where configure found
+# MPI (a module pulls comm.o, and so libmpi, only when it uses it).
+mtcinclude_HEADERS += runtime/mtc/mtc-comm.h
+if HAVE_MPI
+runtime_libmtcrt_a_SOURCES += runtime/comm.c runtime/dp.c
+runtime_libmtcrt_a_CFLAGS += $(MPI_CFLAGS)
+endif
 # The interpreter shares the initial values (init.c).
 MTC_LIBS += runtime/libmtcrt.a $(BLAS_LIBS)

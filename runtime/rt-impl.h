@@ -10,8 +10,8 @@
 /* An allocation that fails on demand (mtc_fail_alloc, MTC_FAIL_ALLOC=N); e runs only if not. */
 #define RT_ALLOC(e) (mtc_fail_alloc() ? NULL : (e))
 
-/* One queued copy, or a call run in its place in the queue (fn non-NULL: an update on the
- * host, fn(args, 0, 1)). */
+/* One queued copy, or a call (fn non-NULL: an update on the host, fn(args, 0, 1), once the
+ * DMA channel `after` is done). */
 enum { MTC_CALL_ARGS = 8 };
 typedef struct mtc_copy {
 	void *dst;
@@ -19,6 +19,7 @@ typedef struct mtc_copy {
 	int64_t bytes;
 	mtc_kernel fn;
 	uint64_t args[MTC_CALL_ARGS];
+	int64_t after;
 } mtc_copy;
 
 /* The DMA engine: one thread draining a FIFO ring; channels are sequence numbers, so waiting
@@ -32,6 +33,7 @@ typedef struct mtc_dma_engine {
 	int cap;
 	int64_t queued, completed;    /* channels issued; channels finished */
 	int stop, started, busy;
+	struct mtc_dma_engine *dep;   /* the host's thread: the DMA engine its calls wait for */
 } mtc_dma_engine;
 
 /* The accelerator threads: workers 1..n-1 plus the calling host thread. A launch splits the
@@ -77,6 +79,7 @@ struct mtc_dev {
 	int status;                   /* first error of this call */
 	char err[512];
 	mtc_dma_engine dma;
+	mtc_dma_engine host;          /* the host's thread: updates on the host, in order */
 	mtc_pool pool;
 };
 
@@ -84,6 +87,7 @@ struct mtc_dev {
 int mtc_dma_start(mtc_dma_engine *);
 void mtc_dma_stop(mtc_dma_engine *);
 void mtc_dma_drain(mtc_dev *);
+void mtc_host_drain(mtc_dev *);
 /* kernels.c */
 extern int mtc_blas_off;
 void mtc_blas_init(void);

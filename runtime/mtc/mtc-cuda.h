@@ -25,9 +25,11 @@ typedef struct mtc_cu mtc_cu;
  *   records N                                         (compute events, see mtc_cu_record)
  *   arch compute_XX                                   (the PTX's virtual architecture)
  *   kernel NAME                                       (in launch-index order)
- *   tensor ROLE NAME DTYPE RANK D... off OFF init KIND A B use U  (ROLE input|param|state|output;
- *     U: bit 0 forward reads it, bit 1 step reads it; KIND 6: the values are the tensor's bytes
- *     at offset A of mtc_cu_data)
+ *   hostupd N                                         (updates on the host, see mtc_cu_host_update)
+ *   tensor ROLE NAME DTYPE RANK D... off OFF init KIND A B use U [host]  (ROLE input|param|state|
+ *     output|buffer; U: bit 0 forward reads it, bit 1 step reads it; KIND 6: the values are the
+ *     tensor's bytes at offset A of mtc_cu_data; host: it lives in pinned host memory, OFF an
+ *     offset there, and the schedules copy it in where they need it)
  *   loss OFF                                          (the step's loss value)
  * OFF is a device offset (persistent zone first, then the arena) for every role.
  * mtc_cu_ptx: NUL-terminated PTX; mtc_cu_cubin: a cubin for mtc_cu_cubin_arch (0: none);
@@ -68,6 +70,16 @@ int mtc_cu_gemm(mtc_cu *, int fn, unsigned gx, unsigned gy, unsigned gz, unsigne
  * producer of what it reads, the readers of the bytes it overwrites), and after every earlier
  * copy (one stream); out: device to pinned host. Its completion is recorded in copy event ev. */
 int mtc_cu_swap(mtc_cu *, int out, int64_t dev, int64_t host, int64_t bytes, int ev, int after);
+/* An optimizer update on the host (the planner's choice): a host function on the stream of
+ * updates on the host, after copy event `after` (-1: none; the latest copy issued before it,
+ * so every copy before it too: the gradient sent there), running kind's formula
+ * (<mtc/mtc-ops.h>) over n elements of its operands at pinned host offsets off[0..nargs) (the
+ * param, its state, the gradient, Adam's counter) with the float attributes a..d (lr, then
+ * momentum, or beta1 beta2 eps). slot: its place among the manifest's hostupd (the closure the
+ * host function reads). */
+enum { MTC_CU_SGD = 1, MTC_CU_SGDM, MTC_CU_ADAM };
+int mtc_cu_host_update(mtc_cu *, int kind, int after, int64_t n, const uint64_t *off, int nargs,
+                       double a, double b, double c, double d, int slot);
 /* Record compute event k on the compute stream (after the op just issued). */
 int mtc_cu_record(mtc_cu *, int k);
 /* The compute stream waits for copy event ev (a swap's completion): the IR's `wait`, and

@@ -63,8 +63,8 @@ const char *mtc_rt_last_error(void);
  * allocation of this module (create's, the device's, the DMA engine's, the threads') fails;
  * every allocation asks this first. 1: fail this one. */
 int mtc_fail_alloc(void);
-/* After a function's last op: drain the DMA queue, turn the kernels' flag and check-mode
- * findings into a status. */
+/* After a function's last op: drain the DMA queue and the host's thread, turn the kernels'
+ * flag and check-mode findings into a status. */
 int mtc_dev_finish(mtc_dev *);
 
 /* Run a kernel on the accelerator threads and wait for it. work (elements touched) below a
@@ -73,10 +73,10 @@ void mtc_run(mtc_dev *, mtc_kernel, const uint64_t *args, int64_t work);
 
 /* DMA: queue a copy, get a channel; wait until that copy (and every earlier one) is done. */
 int64_t mtc_dma(mtc_dev *, void *dst, const void *src, int64_t bytes);
-/* Queue an update on the host: fn(args, 0, 1) runs in the DMA queue's order, after every copy
- * queued before it (the gradient it reads), on the host's thread; args (at most 8) are
- * copied. A channel, as for a copy. */
-int64_t mtc_dma_call(mtc_dev *, mtc_kernel fn, const uint64_t *args, int nargs);
+/* Queue an update on the host: fn(args, 0, 1) runs on the host's thread, in the order queued,
+ * once DMA channel `after` (and every copy before it: the gradient it reads) is done; args
+ * (at most 8) are copied. mtc_dev_finish waits for it. */
+int64_t mtc_host_call(mtc_dev *, mtc_kernel fn, const uint64_t *args, int nargs, int64_t after);
 void mtc_dma_wait(mtc_dev *, int64_t ch);
 
 /* Check mode (MTC_CHECK=1) and the measured peak. Offsets are device addresses. Births verify
@@ -118,6 +118,17 @@ void mtc_im2col(float *col, const float *x, int64_t N, int64_t C, int64_t H, int
 void mtc_col2im(float *x, const float *col, int64_t N, int64_t C, int64_t H, int64_t W, int64_t kh,
                 int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
                 int64_t ho, int64_t wo, int64_t lo, int64_t hi);
+/* A depthwise convolution (groups = C = Cout) directly: y's and dx's planes n*C + c, dw's
+ * channels in [lo, hi). */
+void mtc_dwconv(float *y, const float *x, const float *w, int64_t C, int64_t H, int64_t W, int64_t kh,
+                int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
+                int64_t ho, int64_t wo, int64_t lo, int64_t hi);
+void mtc_dwconv_dx(float *dx, const float *w, const float *dy, int64_t C, int64_t H, int64_t W,
+                   int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh,
+                   int64_t dw, int64_t ho, int64_t wo, int64_t lo, int64_t hi);
+void mtc_dwconv_dw(float *dwt, const float *x, const float *dy, int64_t N, int64_t C, int64_t H,
+                   int64_t W, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
+                   int64_t dh, int64_t dw, int64_t ho, int64_t wo, int64_t lo, int64_t hi);
 /* max_pool2d (kind 0), avg_pool2d with count_include_pad (kind 1) or without (kind 2) of the
  * planes [lo, hi) of an x [N, C, H, W], and their gradients (x is read by max_pool2d's only). */
 void mtc_pool2d(float *y, const float *x, int kind, int64_t H, int64_t W, int64_t kh, int64_t kw,

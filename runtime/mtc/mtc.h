@@ -9,7 +9,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever struct mtc_module changes; tools check it before using the rest. */
-#define MTC_ABI 2
+#define MTC_ABI 3
 
 /* Every entry point returns 0 or one of these; the instance's error() says why. */
 enum mtc_status {
@@ -20,6 +20,8 @@ enum mtc_status {
 	MTC_ERANGE = 4,     /* data out of range: a label or an embedding id */
 	MTC_ECHECK = 5,     /* check mode (MTC_CHECK=1) found two live tensors overlapping */
 	MTC_ENOTRAIN = 6,   /* step() on a model without `train` */
+	MTC_ECOMM = 8,      /* data-parallel: a collective failed or timed out, or another rank's
+	                     * step failed */
 };
 
 enum mtc_dtype { MTC_F32 = 0, MTC_I32 = 1 };
@@ -43,6 +45,12 @@ struct mtc_stats {
 	int64_t ddr_bytes;        /* the DDR zone for swapped tensors */
 	int64_t steps;            /* step() calls that succeeded */
 	int check;                /* check mode was on */
+	/* ABI 3: a data-parallel module's rank in its job (0 of 1 for any other module) and its
+	 * collectives over all steps: bytes reduced, seconds from each one's start to the host
+	 * seeing it complete, and seconds the host waited for them (what was not hidden) */
+	int rank, nranks;
+	int64_t comm_bytes;
+	double comm_s, comm_wait_s;
 };
 
 /* A module as tools see it through dlopen: mtc_module() returns it. Buffers are passed in
@@ -79,6 +87,11 @@ struct mtc_module {
 	int nbuffers;
 	const struct mtc_tensor_info *buffers;
 	int64_t buffer_bytes;
+	/* ABI 3: data parallelism (mtc --data-parallel). create() joins MPI_COMM_WORLD (MPI
+	 * initialized if the program did not); create_comm joins the communicator *mpi_comm (an
+	 * MPI_Comm the program made). NULL for other modules. */
+	int data_parallel;
+	void *(*create_comm)(const void *mpi_comm);
 };
 
 /* Every module exports these two. With two modules linked into one program (not through

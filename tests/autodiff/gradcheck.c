@@ -141,8 +141,8 @@ static int c_mse_bc(Tb *t) { int a = U("a", SH(3, 4)), b = U("b", SH(4)); return
 static int c_clip(Tb *t) { int x = P("x", SH(3, 4), V_SIGNED, 0.6, 1); return tb_op(t, OP_CLIP, &x, 1, NULL, 0, FA(-3, 0.5), NULL); }
 static int c_slice(Tb *t) { int x = U("x", SH(3, 4, 5)); return tb_op(t, OP_SLICE, &x, 1, IA(1, 1), 0, NULL, &SH(3, 2, 5)); }
 
-/* conv2d as the frontend makes it, with its workspace (none for a pointwise one); dx and dw
- * each get a workspace of their own in the backward. */
+/* conv2d as the frontend makes it, with its workspace (none for a pointwise or depthwise
+ * one); dx and dw each get a workspace of their own in the backward. */
 static int
 cv(Tb *t, Shape xs, Shape wsh, const int64_t *a)
 {

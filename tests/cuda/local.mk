@@ -12,12 +12,12 @@ tests_cuda_randplan_LDADD = $(MTC_LIBS) -lm
 check_PROGRAMS += tests/cuda/drive
 tests_cuda_drive_SOURCES = tests/cuda/drive.c
 tests_cuda_drive_LDADD = $(LIBS)
-TESTS += tests/cuda/module tests/cuda/examples.sh tests/cuda/sync.sh \
+TESTS += tests/cuda/module tests/cuda/examples.sh tests/cuda/sync.sh tests/cuda/state.sh \
 	tests/cuda/gpu.sh
 AM_TESTS_ENVIRONMENT += PTXAS='$(PTXAS)'; export PTXAS; MTC_GPU_BENCH=0; export MTC_GPU_BENCH;
 else
 TESTS += tests/cuda/nocuda.sh
 endif
-EXTRA_DIST += tests/cuda/nocuda.sh tests/cuda/examples.sh tests/cuda/sync.sh tests/cuda/race.mir tests/cuda/gemms.awk \
+EXTRA_DIST += tests/cuda/nocuda.sh tests/cuda/examples.sh tests/cuda/sync.sh tests/cuda/state.sh tests/cuda/race.mir tests/cuda/gemms.awk \
 	tests/cuda/gpu.sh tests/cuda/torch_step.py
-CLEANFILES += tests/cuda/out/* tests/cuda/out-sync/* tests/cuda/gpu/* tests/cuda/gpu-prepare.log
+CLEANFILES += tests/cuda/out/* tests/cuda/out-sync/* tests/cuda/out-state/* tests/cuda/gpu/* tests/cuda/gpu-prepare.log

@@ -13,7 +13,8 @@
  * - race-free: each such pair is ordered as in the program;
  * - minimal: a copy waits on the compute event of an op it conflicts with (never a barrier
  *   on everything issued), and events are recorded before anything waits on them;
- * - the check can fail: dropping any copy's compute event must make some pair race. */
+ * - the check can fail: dropping any copy's compute event must make some pair race.
+ * Updates on the host are host functions on a stream of their own, after the copy they name. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,8 @@ typedef struct OpT {
 	int64_t off, bytes;        /* born(): the result's device bytes */
 	int launch;
 	int swap, out, ev, after;  /* a copy: direction, its event, the compute event it waits */
+	int hu, huev;              /* an update on the host (on a stream of its own) and the copy
+	                            * event it waits for (-1: none) */
 	int64_t dev, host, cb;
 	int nwait, wait[4];        /* copy events the compute stream waits for before the op */
 	int rec;                   /* compute event recorded after it, -1 */
@@ -80,7 +83,7 @@ trace(const char *ll, const char *name, int *nop)
 				t = xrealloc(t, (cap = cap ? 2 * cap : 64) * sizeof *t);
 			o = &t[n++];
 			memset(o, 0, sizeof *o);
-			o->off = v[0], o->bytes = v[1], o->rec = -1, o->ev = -1, o->after = -1;
+			o->off = v[0], o->bytes = v[1], o->rec = -1, o->ev = -1, o->after = -1, o->huev = -1;
 		} else if (!o) {
 			continue;
 		} else if (strncmp(c, "launch(", 7) == 0 || strncmp(c, "gemm(", 5) == 0) {
@@ -88,6 +91,8 @@ trace(const char *ll, const char *name, int *nop)
 		} else if (strncmp(c, "swap(", 5) == 0) {
 			o->swap = 1, o->out = (int)v[0], o->dev = v[1], o->host = v[2], o->cb = v[3];
 			o->ev = (int)v[4], o->after = (int)v[5];
+		} else if (strncmp(c, "host_update(", 12) == 0) {
+			o->hu = 1, o->huev = (int)v[1];
 		} else if (strncmp(c, "wait(", 5) == 0 && o->nwait < 4) {
 			o->wait[o->nwait++] = (int)v[0];
 		} else if (strncmp(c, "record(", 7) == 0) {
@@ -104,11 +109,14 @@ overlap(Rng a, Rng b)
 	return a.zone == b.zone && a.lo < b.hi && b.lo < a.hi;
 }
 
-/* The bytes value v occupies: a module tensor is a zone of its own. */
+/* The bytes value v occupies: a module tensor on the accelerator is a zone of its own; one in
+ * host memory sits at its offset there (the .mir's `place`). */
 static Rng
 where(const Func *f, const OpT *t, int v)
 {
 	const Value *x = &f->val[v];
+	if (x->decl >= 0 && x->host)
+		return (Rng){ 1, x->off, x->off + type_bytes(&x->ty) };
 	if (x->decl >= 0)
 		return (Rng){ 2 + x->decl, 0, 1 };
 	if (x->host)
@@ -127,21 +135,26 @@ access(const Func *f, const OpT *t, int i, int w, Rng *r)
 		return 0;
 	if (o->nargs > 60)
 		die("op %d has %d operands", i, o->nargs);
+	/* a copy reads a decl (Adam's counter sent out, a param fetched) where the decl is */
 	if (w) {
 		if (o->kind == OP_SWAPOUT)
 			r[n++] = (Rng){ 1, t[i].host, t[i].host + t[i].cb };
 		else if (o->kind == OP_SWAPIN)
 			r[n++] = (Rng){ 0, t[i].dev, t[i].dev + t[i].cb };
-		else if (o->res >= 0)
+		else if (o->res >= 0 && o->kind != OP_SWAPHOME)
 			r[n++] = where(f, t, o->res);
 		for (int a = 0; a < opinfo[o->kind].nwritten && a < o->nargs; a++)
 			r[n++] = where(f, t, o->args[a]);
 		return n;
 	}
 	if (o->kind == OP_SWAPOUT)
-		r[n++] = (Rng){ 0, t[i].dev, t[i].dev + t[i].cb };
+		r[n++] = f->val[o->args[0]].decl >= 0 ? where(f, t, o->args[0]) :
+		         (Rng){ 0, t[i].dev, t[i].dev + t[i].cb };
 	else if (o->kind == OP_SWAPIN)
-		r[n++] = (Rng){ 1, t[i].host, t[i].host + t[i].cb };
+		r[n++] = f->val[o->args[0]].decl >= 0 ? where(f, t, o->args[0]) :
+		         (Rng){ 1, t[i].host, t[i].host + t[i].cb };
+	else if (o->kind == OP_SWAPHOME)
+		r[n++] = (Rng){ 0, t[i].dev, t[i].dev + t[i].cb };
 	else
 		for (int a = 0; a < o->nargs; a++)
 			r[n++] = where(f, t, o->args[a]);
@@ -170,6 +183,35 @@ conflict(const Func *f, const OpT *t, int a, int b)
 	return 0;
 }
 
+/* Updates on the host run on a stream of their own after the copy event each names (the copy
+ * stream being in order, every copy up to it): each must follow every copy it conflicts
+ * with, and nothing else may conflict with it. The number of such pairs left unordered. */
+static int
+host_races(const Func *f, const OpT *t, int n, const char *what)
+{
+	int bad = 0;
+
+	for (int h = 0; h < n; h++) {
+		int upto = -1;
+		if (!t[h].hu)
+			continue;
+		for (int j = 0; j < h; j++)
+			if (t[j].swap && t[j].ev == t[h].huev)
+				upto = j;
+		for (int k = 0; k < n; k++) {
+			if (k == h || f->op[k].kind == OP_WAIT || !conflict(f, t, h, k))
+				continue;
+			if (t[k].hu || (t[k].swap && k <= upto))
+				continue;       /* in order on its stream, or a copy it waited for */
+			bad++;
+			if (bad <= 5)
+				printf("%s: update on the host %d and op %d (%s) conflict but are not ordered\n",
+				       what, h, k, opinfo[f->op[k].kind].name);
+		}
+	}
+	return bad;
+}
+
 /* Replay the streams: the number of conflicting copy/kernel pairs left unordered. */
 static int
 races(const Func *f, const OpT *t, int n, const char *what, int quiet)
@@ -195,7 +237,7 @@ races(const Func *f, const OpT *t, int n, const char *what, int quiet)
 				s1 = recat[t[j].after];
 		for (int k = 0; k < n; k++) {
 			int ok;
-			if (t[k].swap || f->op[k].kind == OP_WAIT || !conflict(f, t, c, k))
+			if (t[k].swap || t[k].hu || f->op[k].kind == OP_WAIT || !conflict(f, t, c, k))
 				continue;
 			if (k < c) {
 				ok = s1 >= t[k].pos;
@@ -240,12 +282,12 @@ one(const Func *f, const char *ll, const char *sched, const char *file, int *nco
 	seen = xcalloc(2 * n + 2, sizeof *seen);
 	for (int i = 0; i < n; i++) {
 		const Op *o = &f->op[i];
-		int copy = o->kind == OP_SWAPOUT || o->kind == OP_SWAPIN;
+		int copy = (opinfo[o->kind].flags & F_COPY) != 0, hu = op_on_host(f, o);
 		if (t[i].launch)
 			launch = i;
 		t[i].pos = launch >= 0 ? launch : i;
-		check(copy == t[i].swap && (!copy || t[i].out == (o->kind == OP_SWAPOUT)), "%s: op %d (%s)",
-		      what, i, opinfo[o->kind].name);
+		check(copy == t[i].swap && hu == t[i].hu && (!copy || t[i].out == (o->kind != OP_SWAPIN)),
+		      "%s: op %d (%s)", what, i, opinfo[o->kind].name);
 		if (t[i].rec >= 0 && t[i].rec < n)
 			seen[t[i].rec] = 1;
 		/* an event waited for must have been recorded earlier in this schedule, else the
@@ -284,6 +326,8 @@ one(const Func *f, const char *ll, const char *sched, const char *file, int *nco
 	}
 	bad = races(f, t, n, what, 0);
 	check(bad == 0, "%s: %d conflicting copy/kernel pairs run unordered", what, bad);
+	bad = host_races(f, t, n, what);
+	check(bad == 0, "%s: %d ops conflict with an update on the host unordered", what, bad);
 	/* the simulation must notice a missing event */
 	for (int i = 0; i < n; i++) {
 		int a = t[i].after;

@@ -788,7 +788,8 @@ conv_ref(const float *x, const float *w, const int64_t *a, int64_t G, const int6
 				}
 }
 
-/* A conv op on f with its workspace (none for a pointwise convolution); returns its value. */
+/* A conv op on f with its workspace (none for a pointwise or depthwise convolution); returns
+ * its value. */
 static int
 conv_op(Opk k, int a0, int a1, const Type *x, const Type *w, const int64_t *a, const Type *given)
 {
@@ -805,12 +806,12 @@ conv_op(Opk k, int a0, int a1, const Type *x, const Type *w, const int64_t *a, c
 static void
 cnn_conv(void)
 {
-	static float xv[300], wv[120], cw[2048], gbuf[2048];
+	static float xv[300], wv[162], cw[2048], gbuf[2048];
 	int x, w, y;
 
 	for (int i = 0; i < 300; i++)
 		xv[i] = xs[i % 24] * (1 + (float)(i / 24) * 0.1f);
-	for (int i = 0; i < 120; i++)
+	for (int i = 0; i < 162; i++)       /* w [6, 3, 3, 3] of config 0 at most */
 		wv[i] = ws[i % 24] * (1 - (float)(i / 24) * 0.15f);
 	for (int i = 0; i < 2048; i++)
 		cw[i] = ws[(i * 7) % 24];
@@ -1021,8 +1022,8 @@ cnn_bn(void)
 
 	/* the running statistics' update, twice (two batch norms of one module) */
 	begin();
-	mu = mod_decl(m, "rm", R_BUFFER, tc, (Init){INIT_ZEROS, 0, 0}, (Loc){0, 0});
-	vr = mod_decl(m, "rv", R_BUFFER, tc, (Init){INIT_ONES, 0, 0}, (Loc){0, 0});
+	mu = mod_decl(m, "rm", R_BUFFER, tc, (Init){ .kind = INIT_ZEROS }, (Loc){0, 0});
+	vr = mod_decl(m, "rv", R_BUFFER, tc, (Init){ .kind = INIT_ONES }, (Loc){0, 0});
 	x = decl("m", tc, FL(1, 2, 3));
 	y = decl("v", tc, FL(2, 4, 8));
 	m->opt.kind = OPT_SGD;
@@ -1064,7 +1065,7 @@ cnn_dropout(void)
 
 	begin();
 	x = decl("x", ty(F32, 2, 100, 200), xv);
-	t = mod_decl(m, "t", R_INPUT, ty(I32, 0), (Init){INIT_NONE, 0, 0}, (Loc){0, 0});
+	t = mod_decl(m, "t", R_INPUT, ty(I32, 0), (Init){ .kind = INIT_NONE }, (Loc){0, 0});
 	data[t] = IL(5);
 	start();
 	func_output(f, "a", op(OP_DROPOUT, A(x, t), 2, I(3, 11), 2, F(0.3), NULL));
@@ -1114,7 +1115,7 @@ cnn_dropout(void)
 	begin();
 	fd_x = decl("x", ty(F32, 2, 4, 6), xs);
 	fd_w = decl("w", ty(F32, 2, 4, 6), wv);
-	t = mod_decl(m, "t", R_INPUT, ty(I32, 0), (Init){INIT_NONE, 0, 0}, (Loc){0, 0});
+	t = mod_decl(m, "t", R_INPUT, ty(I32, 0), (Init){ .kind = INIT_NONE }, (Loc){0, 0});
 	data[t] = IL(2);
 	start();
 	y = op(OP_DROPOUT, A(fd_x, t), 2, I(1, 7), 2, F(0.5), NULL);
@@ -1191,6 +1192,45 @@ planner_ops(void)
 	run();
 	peak2 = interp_peak(in);
 	check(peak2 == peak1, "a second run does not grow the peak");
+}
+
+/* allreduce packs its operands and sums them over the ranks (the interpreter's other ranks hold
+ * what this one holds), times scale; unbucket copies a part back after the wait. */
+static void
+collectives(void)
+{
+	static const int64_t ranks[] = { 1, 2, 3 };
+	static const double scale[] = { 1, 0.5, 1 };
+
+	for (int k = 0; k < 3; k++) {
+		int a, b, bk, u0, u1;
+		Type ta = ty(F32, 2, 2, 3), tb = ty(F32, 1, 5);
+		char what[96];
+		float want[11], x[6] = { 1, -2, 3.5f, 4, 5, 6 }, y[5] = { 0.25f, 7, -8, 9, 10 };
+
+		begin();
+		a = decl("a", ta, x);
+		b = decl("b", tb, y);
+		start();
+		bk = op(OP_ALLREDUCE, A(a, b), 2, I(ranks[k]), 0, F(scale[k]), NULL);
+		f->op[f->nop - 1].phase = PH_MEM;
+		func_op(f, OP_WAIT, PH_MEM, A(bk), 1, NULL, 0, NULL, NULL, NULL, (Loc){0, 0});
+		u0 = op(OP_UNBUCKET, A(bk), 1, I(0), 0, NULL, &tb);
+		u1 = op(OP_UNBUCKET, A(bk), 1, I(5), 0, NULL, &ta);
+		func_output(f, "u0", u0);
+		func_output(f, "u1", u1);
+		func_output(f, "bucket", op(OP_UNBUCKET, A(bk), 1, I(0), 0, NULL, &(Type){ F32, { 1, { 11 } } }));
+		for (int i = 0; i < 11; i++)
+			want[i] = (float)((i < 6 ? x[i] : y[i - 6]) * (double)ranks[k] * scale[k]);
+		snprintf(what, sizeof what, "allreduce ranks=%lld scale=%g: the bucket", (long long)ranks[k], scale[k]);
+		expect(what, 2, want, 11, 0);
+		snprintf(what, sizeof what, "allreduce ranks=%lld: unbucket start=0", (long long)ranks[k]);
+		expect(what, 0, want, 5, 0);
+		snprintf(what, sizeof what, "allreduce ranks=%lld: unbucket start=5", (long long)ranks[k]);
+		expect(what, 1, want + 5, 6, 0);
+		check(f->val[bk].host, "allreduce ranks=%lld: the bucket lives in host memory",
+		      (long long)ranks[k]);
+	}
 }
 
 static void
@@ -1285,6 +1325,7 @@ main(void)
 	cnn_bn();
 	cnn_dropout();
 	planner_ops();
+	collectives();
 	init_values();
 	{
 		int all = 1;

@@ -275,11 +275,14 @@ static void
 conv(void)
 {
 	/* N C H W, kh kw sh sw ph pw dh dw, groups, Cout: each conv op with its workspace (the
-	 * pointwise ones have none) */
+	 * pointwise and depthwise ones have none) */
 	static const int cv[][14] = {
 		{ 2, 3, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 6 },
 		{ 1, 4, 7, 9, 3, 2, 2, 1, 1, 0, 1, 2, 2, 6 },
-		{ 2, 6, 6, 6, 3, 3, 2, 2, 2, 2, 2, 2, 6, 6 },      /* depthwise, dilated */
+		{ 2, 6, 6, 6, 3, 3, 2, 2, 2, 2, 2, 2, 6, 6 },      /* depthwise, dilated: no workspace */
+		{ 3, 5, 7, 6, 3, 3, 2, 2, 1, 1, 1, 1, 5, 5 },      /* depthwise, strided */
+		{ 2, 40, 9, 9, 3, 5, 1, 1, 1, 2, 1, 1, 40, 40 },   /* depthwise across threads */
+		{ 2, 3, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 3, 6 },      /* two outputs per channel */
 		{ 2, 8, 5, 5, 1, 1, 2, 2, 0, 0, 1, 1, 1, 4 },      /* strided 1x1 shortcut */
 		{ 3, 8, 4, 3, 1, 1, 1, 1, 0, 0, 1, 1, 2, 6 },      /* pointwise: no workspace */
 		{ 2, 4, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 2 },    /* in chunks of one image */
@@ -413,6 +416,8 @@ const Elsewhere op_elsewhere[] = {
 	{ OP_SWAPIN, "tests/backend/swap.sh, tests/cuda/module.c" },
 	{ OP_WAIT, "tests/backend/swap.sh, tests/cuda/module.c" },
 	{ OP_SWAPHOME, "tests/backend/state.sh (never on CUDA: its Target.hoststate is 0)" },
+	{ OP_ALLREDUCE, "tests/dp/dp.sh (mpirun), tests/interp/ops.c" },
+	{ OP_UNBUCKET, "tests/dp/dp.sh (mpirun), tests/interp/ops.c" },
 };
 const int nop_elsewhere = sizeof op_elsewhere / sizeof *op_elsewhere;
 

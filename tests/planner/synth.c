@@ -274,17 +274,12 @@ out:
 /* ---------- examples ---------- */
 
 Module *
-synth_example(const char *path, const char *const *defs, int ndefs, const Target *tg)
+synth_source(const char *name, const char *text, const char *const *defs, int ndefs, const Target *tg)
 {
 	FeOpts fo = { (const char **)defs, ndefs };
-	Src src = { path, NULL, 0, 0 };
-	Module *m = NULL;
-	char *text = slurp(path, &src.len);
+	Src src = { name, text, strlen(text), 0 };
+	Module *m = fe_compile(&src, &fo);
 
-	if (!text)
-		return NULL;
-	src.text = text;
-	m = fe_compile(&src, &fo);
 	if (m && (m->fwd->loss < 0 || autodiff(m, &src))) {
 		mod_free(m);
 		m = NULL;
@@ -295,6 +290,42 @@ synth_example(const char *path, const char *const *defs, int ndefs, const Target
 		schedule(m->step, tg, "mem");
 		schedule(m->fwd, tg, "mem");
 	}
+	return m;
+}
+
+Module *
+synth_example(const char *path, const char *const *defs, int ndefs, const Target *tg)
+{
+	size_t len;
+	char *text = slurp(path, &len);
+	Module *m;
+
+	if (!text)
+		return NULL;
+	m = synth_source(path, text, defs, ndefs, tg);
 	free(text);
+	return m;
+}
+
+Module *
+synth_mlp(const int *width, int nl, int batch, const char *const *act, const Target *tg)
+{
+	char *s = NULL;
+	size_t n = 0;
+	FILE *fp = open_memstream(&s, &n);
+	Module *m;
+
+	fprintf(fp, "model chain {\n  input x : f32[%d, %d];\n  input y : i32[%d];\n", batch, width[0], batch);
+	for (int l = 1; l <= nl; l++)
+		fprintf(fp, "  param w%d : f32[%d, %d] = normal(0.0, 0.1);\n  param b%d : f32[%d] = zeros();\n",
+		        l, width[l - 1], width[l], l, width[l]);
+	fprintf(fp, "  param wo : f32[%d, 10] = normal(0.0, 0.1);\n  h0 = x;\n", width[nl]);
+	for (int l = 1; l <= nl; l++)
+		fprintf(fp, "  h%d = %s(h%d @ w%d + b%d);\n", l, act ? act[(l - 1) % 3] : "relu", l - 1, l, l);
+	fprintf(fp, "  logits = h%d @ wo;\n  loss = cross_entropy(logits, y);\n  output logits;\n"
+	        "  train loss with sgd(lr = 0.05, momentum = 0.9);\n}\n", nl);
+	fclose(fp);
+	m = synth_source("chain.tdsl", s, NULL, 0, tg);
+	free(s);
 	return m;
 }

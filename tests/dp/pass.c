@@ -1,0 +1,226 @@
+/* pass.c: the data-parallel pass (passes/dp.c) on the examples' steps, without MPI: the step of
+ * one of 2 ranks verifies, prints and parses back, packs every gradient into exactly one
+ * bucket, feeds every update the reduced gradient, and runs in the interpreter (whose other
+ * ranks hold what this one holds: x + x scaled by 1/2 is x exactly) to the same bits as the
+ * step without collectives, unplanned and under a budget. The bucket size follows the cost
+ * model: one bucket when messages are costly, several (communication hidden behind the
+ * backward) when bandwidth is the cost. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../check.h"
+#include "../planner/synth.h"
+
+static const Target *tg = &target_mt3000;
+
+static char *
+printed(const Module *m)
+{
+	char *s = NULL;
+	size_t n = 0;
+	FILE *fp = open_memstream(&s, &n);
+	ir_print(fp, m);
+	fclose(fp);
+	return s;
+}
+
+static int
+roundtrip(const Module *m)
+{
+	char *a = printed(m), *b;
+	Src s = { "dp.mir", a, strlen(a), 0 };
+	Module *m2 = ir_parse(&s);
+	int ok;
+
+	if (!m2) {
+		free(a);
+		return 0;
+	}
+	b = printed(m2);
+	ok = strcmp(a, b) == 0;
+	mod_free(m2);
+	free(a);
+	free(b);
+	return ok;
+}
+
+/* Three steps of a and b in the interpreter: the same losses and decls, bit for bit. */
+static int
+same_steps(Module *a, Module *b, char *why, size_t nw)
+{
+	Interp *ia = interp_new(a, 7), *ib = interp_new(b, 7);
+	char err[256];
+	int ok = 1;
+
+	for (int k = 0; k < 3 && ok; k++) {
+		if (interp_run(ia, a->step, err, sizeof err) || interp_run(ib, b->step, err, sizeof err)) {
+			snprintf(why, nw, "interp: %s", err);
+			ok = 0;
+		} else if (memcmp(interp_out(ia, 0)->data, interp_out(ib, 0)->data, 4)) {
+			snprintf(why, nw, "loss of step %d differs", k + 1);
+			ok = 0;
+		}
+	}
+	for (int d = 0; d < a->ndecl && ok; d++)
+		if (memcmp(interp_decl(ia, d)->data, interp_decl(ib, d)->data, type_bytes(&a->decl[d].ty))) {
+			snprintf(why, nw, "%s differs after 3 steps", a->decl[d].name);
+			ok = 0;
+		}
+	interp_free(ia);
+	interp_free(ib);
+	return ok;
+}
+
+/* The collectives' structure: every gradient in one bucket, every update on its reduction. */
+static int
+structure(const Func *orig, const Func *f, char *why, size_t nw)
+{
+	int64_t want = 0, got = 0;
+	int nupd = 0;
+
+	for (int i = 0; i < orig->nop; i++) {
+		int g = dp_update_grad(orig, &orig->op[i]);
+		if (g >= 0)
+			want += shape_numel(&orig->val[g].ty.sh), nupd++;
+	}
+	for (int i = 0; i < f->nop; i++) {
+		const Op *o = &f->op[i];
+		int g = dp_update_grad(f, o);
+		if (o->kind == OP_ALLREDUCE) {
+			got += shape_numel(&f->val[o->res].ty.sh);
+			if (o->ia[0] != 2 || o->fa[0] != 0.5) {
+				snprintf(why, nw, "allreduce ranks=%lld scale=%g", (long long)o->ia[0], o->fa[0]);
+				return 0;
+			}
+		}
+		if ((opinfo[o->kind].flags & F_MUT) && o->kind != OP_TICK &&
+		    (g < 0 || f->op[f->val[g].def].kind != OP_UNBUCKET)) {
+			snprintf(why, nw, "op %d (%s) does not read a reduced gradient", i, opinfo[o->kind].name);
+			return 0;
+		}
+		nupd -= g >= 0;
+	}
+	if (got != want || nupd) {
+		snprintf(why, nw, "buckets hold %lld elements, the gradients %lld (%d updates left)",
+		         (long long)got, (long long)want, nupd);
+		return 0;
+	}
+	return 1;
+}
+
+static void
+example(const char *top, const char *file, const char *const *defs, int ndefs)
+{
+	char path[4096], why[512] = "";
+	Module *m0, *m;
+	DpReport r;
+	int rc;
+
+	snprintf(path, sizeof path, "%s/examples/%s", top, file);
+	m0 = synth_example(path, defs, ndefs, tg);
+	m = synth_example(path, defs, ndefs, tg);
+	if (!m0 || !m) {
+		check(0, "%s: compiles", file);
+		return;
+	}
+	rc = dp_choose(m, 2, 0, tg, "mem", NULL, &r);
+	check(rc == 0 && r.nbuckets >= 1, "%s: dp_choose (%d buckets of %lld bytes)", file, r.nbuckets,
+	      (long long)r.cap);
+	check(ir_verify(m, "dp") == 0, "%s: verifies", file);
+	check(roundtrip(m), "%s: prints and parses back", file);
+	check(structure(m0->step, m->step, why, sizeof why), "%s: buckets %s", file, why);
+	check(r.exposed_s <= r.net_s * (1 + 1e-9) + 1e-12 && r.net_s > 0,
+	      "%s: exposed %.3g s of %.3g s on the network", file, r.exposed_s, r.net_s);
+	check(same_steps(m0, m, why, sizeof why), "%s: 3 interpreter steps bit-identical %s", file, why);
+	/* under a budget (70% of the arena of the step without collectives, which that step
+	 * meets): the buckets chosen by the plans they allow, the planner taking the collectives
+	 * as they are */
+	mod_free(m);
+	m = synth_example(path, defs, ndefs, tg);
+	{
+		int64_t b = plan_arena(m0->step, tg, NULL) * 70 / 100;
+		PlanOpts o = { "tso", b, 0, 0, tg, 0, 0, 0 };
+		PlanReport pr;
+		rc = dp_choose(m, 2, 0, tg, "mem", &o, &r) || plan_step(m, &o, &pr);
+		check(rc == 0, "%s: %d buckets of %lld bytes, planned at 70%%", file, r.nbuckets, (long long)r.cap);
+		if (rc == 0) {
+			check(pr.arena <= b, "%s at 70%%: arena %lld within %lld", file, (long long)pr.arena, (long long)b);
+			check(ir_verify(m, "plan") == 0, "%s at 70%%: verifies", file);
+			check(roundtrip(m), "%s at 70%%: prints and parses back", file);
+			check(same_steps(m0, m, why, sizeof why), "%s at 70%%: 3 interpreter steps bit-identical %s",
+			      file, why);
+		}
+	}
+	mod_free(m0);
+	mod_free(m);
+}
+
+/* The bucket size is the cost model's: latency-bound, one bucket; bandwidth-bound, several,
+ * and more of the network time hidden than with one. */
+static void
+buckets(const char *top)
+{
+	static const char *const defs[] = { "L=8" };
+	char path[4096];
+	Target lat = *tg, bw = *tg;
+	DpReport r1, r2, one;
+	Module *m;
+
+	snprintf(path, sizeof path, "%s/examples/mlp.tdsl", top);
+	lat.netlat = 1e-2;                  /* 10 ms a message */
+	bw.netlat = 0;
+	bw.netbw = 1e8;                      /* 100 MB/s */
+	if ((m = synth_example(path, defs, 1, &lat))) {
+		dp_choose(m, 2, 0, &lat, "mem", NULL, &r1);
+		check(r1.nbuckets == 1, "latency-bound: one bucket (%d)", r1.nbuckets);
+		mod_free(m);
+	}
+	if ((m = synth_example(path, defs, 1, &bw))) {
+		dp_choose(m, 2, 0, &bw, "mem", NULL, &r2);
+		mod_free(m);
+		m = synth_example(path, defs, 1, &bw);
+		dp_choose(m, 2, 1LL << 40, &bw, "mem", NULL, &one);
+		check(one.nbuckets == 1, "a cap above the gradients' bytes: one bucket (%d)", one.nbuckets);
+		check(r2.nbuckets > 1 && r2.exposed_s < one.exposed_s && r2.modeled_s < one.modeled_s,
+		      "bandwidth-bound: %d buckets, %.3g s exposed against %.3g s with one bucket",
+		      r2.nbuckets, r2.exposed_s, one.exposed_s);
+		mod_free(m);
+	}
+	/* a tight budget takes smaller buckets, whose gradients die sooner: at 35% of the arena
+	 * one bucket does not fit (its gradients wait for the last), the buckets taken do */
+	{
+		static const char *const small[] = { "B=64", "L=4" };
+		Module *m0 = synth_example(path, small, 2, tg), *m1 = synth_example(path, small, 2, tg);
+		Module *m2 = synth_example(path, small, 2, tg);
+		int64_t b = m0 ? plan_arena(m0->step, tg, NULL) * 35 / 100 : 0;
+		PlanOpts o = { "tso", b, 0, 0, tg, 0, 0, 1 };
+		PlanReport pr;
+		if (m0 && m1 && m2) {
+			dp_choose(m0, 2, 0, tg, "mem", NULL, &r1);
+			dp_choose(m1, 2, 0, tg, "mem", &o, &r2);
+			dp_choose(m2, 2, 1LL << 40, tg, "mem", NULL, &one);
+			check(r2.nbuckets > r1.nbuckets && plan_step(m1, &o, &pr) == 0,
+			      "mlp at 35%%: %d buckets fit, %d without a budget", r2.nbuckets, r1.nbuckets);
+			check(plan_step(m2, &o, &pr) != 0, "mlp at 35%%: one bucket does not fit");
+		}
+		mod_free(m0);
+		mod_free(m1);
+		mod_free(m2);
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *top = argc > 1 ? argv[1] : getenv("top_srcdir") ? getenv("top_srcdir") : ".";
+	static const char *const mlp[] = { "B=64", "L=4" }, *const tr[] = { "B=4", "L=2" };
+	static const char *const sk[] = { "B=64" };
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	example(top, "mlp.tdsl", mlp, 2);
+	example(top, "transformer.tdsl", tr, 2);
+	example(top, "skipnet.tdsl", sk, 1);
+	buckets(top);
+	return done();
+}
