@@ -117,7 +117,8 @@ import_call(Ctx *c, Node *n, Ent *imp, Val *out, int nout)
 	for (Node *a = n->kid; a; a = a->next, k++)
 		if ((args[k] = tensor(c, eval(c, a, NULL), a->loc, NULL)) < 0)
 			bad = 1;
-	oc = (OnnxCall){ c->m, c->f, n->name, n->loc, args, nin, res, c->src, MAXOPS, &c->decls };
+	oc = (OnnxCall){ c->m, c->f, n->name, n->loc, args, nin, res, c->src, MAXOPS, &c->decls,
+	                 &c->ndropout };
 	if (!bad && !c->stop && onnx_call(o, &oc) == 0) {
 		for (int i = 0; i < nres; i++)
 			out[i] = (Val){ .k = V_TENSOR, .v = res[i] };

@@ -371,6 +371,7 @@ initializers(Onnx *o)
 
 	o->init = xcalloc(g->n_initializer + 1, sizeof *o->init);
 	o->pval = xmalloc((g->n_initializer + 1) * sizeof *o->pval);
+	o->prole = xmalloc((g->n_initializer + 1) * sizeof *o->prole);
 	for (size_t i = 0; i < g->n_initializer && !bad; i++) {
 		Onnx__TensorProto *t = g->initializer[i];
 		OxInit *in = &o->init[o->ninit];
@@ -547,6 +548,7 @@ onnx_close(Onnx *o)
 	free(o->out);
 	free(o->init);
 	free(o->pval);
+	free(o->prole);
 	free(o->cst);
 	free(o->node);
 	arena_free(o->a);

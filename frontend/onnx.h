@@ -52,6 +52,7 @@ typedef struct OnnxCall {
 	                         * at loc after an error inside the graph; NULL: none */
 	int maxops;             /* f may grow to this many ops */
 	OnnxDecls *decls;       /* where params are added */
+	int *ndropout;          /* the module's dropouts so far: each one's key */
 } OnnxCall;
 
 /* Expand the graph into c->f with the arguments' shapes (symbolic dimensions take them).

@@ -185,9 +185,10 @@ xknown(Ox *x, const Kv *k, const char *name)
 	return v;
 }
 
-/* A float initializer as a param: a value standing for it until onnx_declare. */
+/* A float initializer as a param (or a buffer: role): a value standing for it until
+ * onnx_declare. */
 static int
-param(Ox *x, int ii)
+param(Ox *x, int ii, Role role)
 {
 	Onnx *o = x->o;
 	OxInit *in = &o->init[ii];
@@ -196,6 +197,9 @@ param(Ox *x, int ii)
 	int v;
 
 	own(o, c->f);
+	if (o->pval[ii] >= 0 && o->prole[ii] != role)
+		return xerr(x, "initializer '%s' is read both as a weight and as a batch norm's running "
+		            "statistic", in->name);
 	if (o->pval[ii] >= 0)
 		return o->pval[ii];
 	if (in->n == 0)
@@ -208,8 +212,9 @@ param(Ox *x, int ii)
 		return xerr(x, "initializer '%s' would be param '%s', a name already taken", in->name, nm);
 	v = func_value(c->f, nm, (Type){ F32, in->sh });
 	c->f->val[v].loc = c->loc;
-	pending(c->decls, v, R_PARAM,
+	pending(c->decls, v, role,
 	        (Init){ .kind = INIT_FILE, .file = astrdup(c->m->arena, in->file), .off = in->off }, c->loc);
+	o->prole[ii] = role;
 	return o->pval[ii] = v;
 }
 
@@ -243,7 +248,7 @@ want_t(Ox *x, int id)
 	if (v->v >= 0)
 		return v->v;
 	if (ii >= 0 && x->o->init[ii].dt == DT_FLOAT)
-		return v->v = param(x, ii);
+		return v->v = param(x, ii, R_PARAM);
 	if (v->wait) {
 		const OxOp *op = ox_op(x->o->node[x->o->defnode[id]].op);
 		if (op->emit) {
@@ -277,6 +282,18 @@ in_t(Ox *x, int i)
 {
 	int id = in_id(x, i);
 	return id < 0 ? -1 : want_t(x, id);
+}
+
+int
+in_buffer(Ox *x, int i)
+{
+	int id = in_id(x, i), ii;
+
+	if (id < 0)
+		return -1;
+	if ((ii = x->o->initof[id]) < 0 || x->o->init[ii].dt != DT_FLOAT)
+		return xerr(x, "input '%s' must be a float initializer (a running statistic)", vn(x, id));
+	return param(x, ii, R_BUFFER);
 }
 
 Kv *
@@ -354,9 +371,14 @@ xemit(Ox *x, Opk k, const int *args, int nargs, const int64_t *ia, int nia, cons
 		args = &none;
 	if (op_infer(c->f, k, args, nargs, ia, nia, fa, &r, e, sizeof e))
 		return xerr(x, "%s", e);
-	if (shape_numel(&r.sh) > MAXBYTES / 4)
-		return xerr(x, "a result of type %s exceeds the target's memory outright",
-		            type_str(&r, ts, sizeof ts));
+	{                       /* a shape from the file may be absurd: checked without overflow */
+		int64_t n = 1;
+		for (int i = 0; i < r.sh.rank; i++)
+			if (r.sh.d[i] < 1 || mul64(n, r.sh.d[i], &n) || n > MAXBYTES / 4)
+				return xerr(x, "a result of type %s %s", type_str(&r, ts, sizeof ts),
+				            r.sh.d[i] < 1 ? "has an empty dimension" :
+				            "exceeds the target's memory outright");
+	}
 	o = func_op(c->f, k, PH_FWD, args, nargs, ia, nia, fa, &r,
 	            x->nd && x->nd->nout && x->nd->out[0] >= 0 ?
 	            irname(x->a, c->prefix, vn(x, x->nd->out[0])) : NULL, c->loc);
@@ -644,7 +666,7 @@ onnx_compile(Src *src, const FeOpts *fo)
 	OnnxCall c = { 0 };
 	Module *m;
 	Arena *a;
-	int *args, *res;
+	int *args, *res, ndropout = 0;
 
 	if (!o)
 		return NULL;
@@ -670,16 +692,22 @@ onnx_compile(Src *src, const FeOpts *fo)
 				diag(src, (Loc){ 0, 0 }, "graph input '%s': dimension %d is '%s'; give its size "
 				     "with -D %s=N", o->name[in->id], k, in->sym[k], in->sym[k]);
 		}
-		if (!src->nerr && shape_numel(&t.sh) > MAXBYTES / 4)
-			diag(src, (Loc){ 0, 0 }, "graph input '%s' exceeds the target's memory outright",
-			     o->name[in->id]);
+		if (!src->nerr) {       /* the file's sizes, checked without overflow */
+			int64_t n = 1;
+			for (int k = 0; k < in->rank; k++)
+				if (mul64(n, t.sh.d[k], &n) || n > MAXBYTES / 4) {
+					diag(src, (Loc){ 0, 0 }, "graph input '%s' exceeds the target's memory outright",
+					     o->name[in->id]);
+					break;
+				}
+		}
 		if (!src->nerr)
 			args[i] = mod_decl(m, irname(a, "", o->name[in->id]), R_INPUT, t,
 			                   (Init){ .kind = INIT_NONE }, (Loc){ 0, 0 });
 	}
 	if (!src->nerr) {
 		m->fwd = func_new(m, "forward");
-		c = (OnnxCall){ m, m->fwd, "", { 0, 0 }, args, o->nin, res, src, MAXOPS, &decls };
+		c = (OnnxCall){ m, m->fwd, "", { 0, 0 }, args, o->nin, res, src, MAXOPS, &decls, &ndropout };
 		if (onnx_call(o, &c) == 0)
 			for (int i = 0; i < o->nout; i++) {
 				const char *nm = irname(a, "", o->name[o->out[i]]);

@@ -76,6 +76,7 @@ struct Onnx {
 	/* The values standing for initializers made params, per initializer (-1: none yet), in
 	 * function pf: later calls in that function share them. */
 	int *pval;
+	Role *prole;            /* and what they became: params, or buffers (batch norm's) */
 	const Func *pf;
 	/* The constants made decls (materialized values), in function pf: equal ones are one. */
 	struct OxConst *cst;
@@ -143,6 +144,7 @@ typedef struct Ox {
 /* The inputs and outputs of the node being translated (x->nd), by position. */
 int has_in(Ox *, int i);                       /* given (not omitted) */
 int in_t(Ox *, int i);                         /* as an IR value (emits what it needs); -1 */
+int in_buffer(Ox *, int i);                    /* an initializer as a buffer; -1 */
 Kv *in_k(Ox *, int i);                         /* as known values; NULL after an error */
 int in_type(Ox *, int i, Type *);              /* its dtype and shape; -1 after an error */
 void out_t(Ox *, int j, int v);

@@ -1159,11 +1159,11 @@ slice_of(Ox *x, const Shape *in, Sl *s)
 		if (step > 0) {
 			b = b < 0 ? 0 : b > dim ? dim : b;
 			e = e < 0 ? 0 : e > dim ? dim : e;
-			c = e > b ? (e - b + step - 1) / step : 0;
+			c = e > b ? (e - b - 1) / step + 1 : 0;
 		} else {
 			b = b < 0 ? -1 : b > dim - 1 ? dim - 1 : b;
 			e = e < -1 ? -1 : e > dim - 1 ? dim - 1 : e;
-			c = b > e ? (b - e - step - 1) / -step : 0;
+			c = b > e ? (step == INT64_MIN ? 0 : (b - e - 1) / -step) + 1 : 0;
 		}
 		s->start[a] = b;
 		s->step[a] = step;
@@ -1323,7 +1323,128 @@ fold_split(Ox *x)
 	return 0;
 }
 
+/* Pad's amounts per axis (begin b[], end e[]) for a tensor of rank r, and its fill value; only
+ * the constant mode. 0, or -1 after an error. */
+static int
+pads_of(Ox *x, int r, int64_t *b, int64_t *e, double *val)
+{
+	int64_t v[2 * MAXRANK], ax[MAXRANK];
+	Onnx__AttributeProto *m = ox_attr(x->nd, "mode");
+	int n, na = -1;
+
+	if (m && m->has_s && !(m->s.len == 8 && memcmp(m->s.data, "constant", 8) == 0))
+		return xerr(x, "pad mode '%.*s' is not supported (only constant)", (int)(m->s.len > 32 ? 32 : m->s.len),
+		            (const char *)m->s.data);
+	*val = 0;
+	if (x->o->opset >= 11) {
+		Kv *k = in_k(x, 1);
+		if (!k || k->dt == KF || k->sh.rank != 1 || k->n > 2 * MAXRANK)
+			return k ? xerr(x, "pads must be a list of integers") : -1;
+		for (int64_t i = 0; i < k->n; i++)
+			v[i] = k->i[i];
+		n = (int)k->n;
+		if (has_in(x, 2) && kscalar(x, in_k(x, 2), val, "the constant value"))
+			return -1;
+		if (has_in(x, 3) && klist(x, in_k(x, 3), ax, &na, "the axes"))
+			return -1;
+	} else if ((n = att_ints(x, "pads", v, 2 * MAXRANK)) < 0) {
+		return xerr(x, "pads are missing");
+	} else {
+		*val = att_f(x, "value", 0);
+	}
+	if (na < 0)
+		for (int i = 0; i < r; i++)
+			ax[i] = i;
+	if (axes_of(x, ax, na < 0 ? r : na, r))
+		return -1;
+	if (n != 2 * (na < 0 ? r : na))
+		return xerr(x, "%d pads for %d axes", n, na < 0 ? r : na);
+	for (int i = 0; i < r; i++)
+		b[i] = e[i] = 0;
+	for (int i = 0; i < n / 2; i++) {
+		b[ax[i]] = v[i];
+		e[ax[i]] = v[n / 2 + i];
+	}
+	return 0;
+}
+
+/* Pad at run time: a constant block concatenated on each side of each padded axis (a slice
+ * where a pad is negative), so the gradient is concat's. */
+static int
+emit_pad(Ox *x)
+{
+	int64_t b[MAXRANK], e[MAXRANK];
+	double val;
+	int v = in_t(x, 0), r;
+
+	if (v < 0 || pads_of(x, r = x->c->f->val[v].ty.sh.rank, b, e, &val))
+		return -1;
+	for (int a = 0; a < r; a++) {
+		Shape sh = x->c->f->val[v].ty.sh;
+		int64_t ia[MAXIA] = { a };
+		int parts[3], n = 0;
+		if (b[a] < 0 || e[a] < 0) {
+			int64_t lo, hi;
+			if (b[a] < -sh.d[a] || e[a] < -sh.d[a])
+				return xerr(x, "the pads crop axis %d to nothing", a);
+			lo = b[a] < 0 ? -b[a] : 0, hi = e[a] < 0 ? -e[a] : 0;
+			if (lo + hi >= sh.d[a])
+				return xerr(x, "the pads crop axis %d to nothing", a);
+			if ((v = emit_slice1(x, v, a, lo, sh.d[a] - lo - hi)) < 0)
+				return -1;
+			sh = x->c->f->val[v].ty.sh;
+		}
+		if (b[a] > 0)
+			sh.d[a] = b[a], parts[n++] = xconst(x, val, &sh);
+		parts[n++] = v;
+		if (e[a] > 0)
+			sh.d[a] = e[a], parts[n++] = xconst(x, val, &sh);
+		if (n > 1 && (v = xemit(x, OP_CONCAT, parts, n, ia, 1, NULL, NULL)) < 0)
+			return -1;
+	}
+	if (v < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
+static int
+fold_pad(Ox *x)
+{
+	int64_t b[MAXRANK], e[MAXRANK];
+	double val;
+	Kv *k = in_k(x, 0), *r;
+	Shape sh;
+
+	if (!k || pads_of(x, k->sh.rank, b, e, &val))
+		return -1;
+	sh = k->sh;
+	for (int a = 0; a < sh.rank; a++)
+		if (add64(sh.d[a], b[a], &sh.d[a]) || add64(sh.d[a], e[a], &sh.d[a]) || sh.d[a] < 0)
+			return xerr(x, "the pads of axis %d are out of range", a);
+	if (!(r = knew(x, k->dt, &sh)))
+		return -1;
+	for (int64_t i = 0; i < r->n; i++) {
+		int64_t rem = i, j = 0, st = 1, in = 1;
+		for (int a = sh.rank - 1; a >= 0; a--) {
+			int64_t c = rem % sh.d[a] - b[a];
+			rem /= sh.d[a];
+			in &= c >= 0 && c < k->sh.d[a];
+			j += c * st;
+			st *= k->sh.d[a];
+		}
+		if (r->dt == KF)
+			r->f[i] = in ? k->f[j] : (float)val;
+		else
+			r->i[i] = in ? k->i[j] : (int64_t)val;
+	}
+	out_k(x, 0, r);
+	return 0;
+}
+
 /* ---------- reductions ---------- */
+
+static int mean_axes(Ox *, int v, const int *mask, int keep);
 
 /* The axes a ReduceX node reduces, as a mask over rank r; *all set when it reduces all. */
 static int
@@ -1411,7 +1532,10 @@ emit_reduce(Ox *x)
 		return xerr(x, "this op is supported only on values known at import time");
 	if (v < 0 || reduce_axes(x, x->c->f->val[v].ty.sh.rank, mask))
 		return -1;
-	for (int a = x->c->f->val[v].ty.sh.rank - 1; a >= 0 && v >= 0; a--)
+	if (k == OP_MEAN)
+		v = mean_axes(x, v, mask, keep);
+	else
+		for (int a = x->c->f->val[v].ty.sh.rank - 1; a >= 0 && v >= 0; a--)
 		if (mask[a]) {
 			int64_t ia[MAXIA] = { a, keep };
 			v = xemit(x, k, &v, 1, ia, 2, NULL, NULL);
@@ -1552,13 +1676,55 @@ emit_dropout(Ox *x)
 			return k ? xerr(x, "training_mode must be one value") : -1;
 		train = has_in(x, 2) && kv_get(k, 0) != 0;
 	}
-	if (x->nd->nout > 1 && x->nd->out[1] >= 0 && (train && ratio != 0))
-		return xerr(x, "the dropout mask output is not supported");
-	if (train && ratio != 0)
-		return xerr(x, "dropout in training mode (ratio %g) is not supported yet", ratio);
+	if (!(ratio >= 0 && ratio < 1))
+		return xerr(x, "ratio %g is not in [0, 1)", ratio);
 	if ((v = in_t(x, 0)) < 0)
 		return -1;
+	/* In training mode tdsl's dropout: the identity in the forward, in the step the mask of
+	 * the model's next key (mtc's own generator, not PyTorch's). */
+	if (train && ratio != 0) {
+		int64_t ia[MAXIA] = { *x->c->ndropout, 0 };
+		double fa[MAXFA] = { ratio };
+		if (*x->c->ndropout == INT32_MAX)
+			return xerr(x, "more than %d dropouts", INT32_MAX);
+		++*x->c->ndropout;
+		if ((v = xemit(x, OP_DROPOUT, &v, 1, ia, 2, fa, NULL)) < 0)
+			return -1;
+	}
 	out_t(x, 0, v);
+	return 0;
+}
+
+/* BatchNormalization: tdsl's batch_norm, the inference form on the running statistics (the
+ * graph's mean and var initializers, made buffers), which autodiff turns into the training
+ * form in the step whatever training_mode says, as PyTorch's module.train(). ONNX's momentum
+ * weighs the running statistic, PyTorch's (the IR's) the batch's: 1 - momentum. */
+static int
+emit_bn(Ox *x)
+{
+	double fa[MAXFA] = { att_f(x, "epsilon", 1e-5), 1 - att_f(x, "momentum", 0.9) };
+	int64_t ia[MAXIA] = { 0 };
+	Type t;
+	int a[5], v;
+
+	if (in_type(x, 0, &t))
+		return -1;
+	if (t.dt != F32 || t.sh.rank < 2)
+		return xerr(x, "the input must be f32[N, C, ...]");
+	if (!(fa[0] > 0) || !(fa[1] >= 0 && fa[1] <= 1))
+		return xerr(x, "epsilon must be positive and momentum in [0, 1]");
+	a[0] = in_t(x, 0);
+	a[1] = in_t(x, 1);
+	a[2] = in_t(x, 2);
+	a[3] = in_buffer(x, 3);
+	a[4] = in_buffer(x, 4);
+	if ((v = xemit(x, OP_BATCHNORM, a, 5, ia, 1, fa, NULL)) < 0)
+		return -1;
+	out_t(x, 0, v);
+	/* outputs 2 and 3 of training mode, the updated statistics: the buffers themselves (the
+	 * step's update writes them) */
+	out_t(x, 1, a[3]);
+	out_t(x, 2, a[4]);
 	return 0;
 }
 
@@ -1576,9 +1742,6 @@ emit_layernorm(Ox *x)
 	sx = x->c->f->val[v].ty.sh;
 	if ((a = axis_of(x, att_i(x, "axis", -1), sx.rank)) < 0)
 		return -1;
-	for (int j = 1; j < x->nd->nout; j++)
-		if (x->nd->out[j] >= 0)
-			return xerr(x, "the mean and inverse deviation outputs are not supported");
 	flat = sx;
 	flat.rank = a + 1;
 	flat.d[a] = 1;
@@ -1594,17 +1757,218 @@ emit_layernorm(Ox *x)
 	return 0;
 }
 
+/* ---------- convolutional networks ---------- */
+
+/* The 2-D window of a Conv or pool node over an NCHW input of type t: kernel k (from the
+ * attribute, or the weight's dims kw), strides, symmetric pads and dilations. auto_pad VALID
+ * is no padding; SAME_UPPER and SAME_LOWER become pads when they come out even on both sides
+ * (PyTorch pads symmetrically, as the IR does). 0, or -1 after an error. */
+static int
+window2d(Ox *x, const Type *t, const int64_t *kw, int64_t *k, int64_t *s, int64_t *p, int64_t *d)
+{
+	int64_t v[4];
+	Onnx__AttributeProto *ap = ox_attr(x->nd, "auto_pad");
+	const char *pad = ap && ap->has_s ? (const char *)ap->s.data : "NOTSET";
+	size_t padn = ap && ap->has_s ? ap->s.len : 6;
+
+	if (t->dt != F32 || t->sh.rank != 4)
+		return xerr(x, "mtc imports 2-D windows over NCHW tensors; the input is of rank %d",
+		            t->sh.rank);
+	k[0] = kw ? kw[0] : 0, k[1] = kw ? kw[1] : 0;
+	if (att_ints(x, "kernel_shape", v, 4) == 2)
+		k[0] = v[0], k[1] = v[1];
+	else if (!kw || ox_attr(x->nd, "kernel_shape"))
+		return xerr(x, "kernel_shape must give 2 sizes");
+	s[0] = s[1] = d[0] = d[1] = 1;
+	p[0] = p[1] = 0;
+	if (ox_attr(x->nd, "strides") && (att_ints(x, "strides", v, 4) != 2 || (s[0] = v[0], s[1] = v[1], 0)))
+		return xerr(x, "strides must give 2 values");
+	if (ox_attr(x->nd, "dilations") && (att_ints(x, "dilations", v, 4) != 2 || (d[0] = v[0], d[1] = v[1], 0)))
+		return xerr(x, "dilations must give 2 values");
+	if (ox_attr(x->nd, "pads")) {
+		if (att_ints(x, "pads", v, 4) != 4)
+			return xerr(x, "pads must give 4 values");
+		if (v[0] != v[2] || v[1] != v[3])
+			return xerr(x, "asymmetric pads [%lld, %lld, %lld, %lld] are not supported (PyTorch pads "
+			            "both sides alike)", (long long)v[0], (long long)v[1], (long long)v[2],
+			            (long long)v[3]);
+		p[0] = v[0], p[1] = v[1];
+	}
+	for (int i = 0; i < 2; i++)
+		if (k[i] < 1 || s[i] < 1 || d[i] < 1 || p[i] < 0 || k[i] > INT32_MAX || s[i] > INT32_MAX ||
+		    d[i] > INT32_MAX || p[i] > INT32_MAX)
+			return xerr(x, "a window needs positive sizes, strides and dilations and pads of 0 or more");
+	if (padn == 5 && memcmp(pad, "VALID", 5) == 0) {
+		p[0] = p[1] = 0;
+	} else if (padn >= 8 && memcmp(pad, "SAME_", 5) == 0) {
+		for (int i = 0; i < 2; i++) {
+			int64_t n = t->sh.d[2 + i], out = (n + s[i] - 1) / s[i];
+			int64_t tot = (out - 1) * s[i] + d[i] * (k[i] - 1) + 1 - n;
+			if (tot < 0)
+				tot = 0;
+			if (tot % 2)
+				return xerr(x, "auto_pad SAME needs uneven padding here, which is not supported");
+			p[i] = tot / 2;
+		}
+	} else if (!(padn == 6 && memcmp(pad, "NOTSET", 6) == 0)) {
+		return xerr(x, "auto_pad '%.*s' is not supported", (int)(padn > 32 ? 32 : padn), pad);
+	}
+	if (att_i(x, "ceil_mode", 0))
+		return xerr(x, "ceil_mode is not supported");
+	if (window_out(t->sh.d[2], k[0], s[0], p[0], d[0]) < 1 ||
+	    window_out(t->sh.d[3], k[1], s[1], p[1], d[1]) < 1)
+		return xerr(x, "a %lldx%lld window does not fit the input", (long long)k[0], (long long)k[1]);
+	return 0;
+}
+
+/* Conv: the ops of tdsl's conv2d (frontend/nn.c): conv2d with its workspace (none for a
+ * pointwise convolution), plus the bias as f32[Cout, 1, 1]. */
+static int
+emit_conv(Ox *x)
+{
+	int64_t k[2], s[2], p[2], d[2], g = att_i(x, "group", 1);
+	Type tx, tw;
+	int v, c;
+
+	if (in_type(x, 0, &tx) || in_type(x, 1, &tw))
+		return -1;
+	if (tw.dt != F32 || tw.sh.rank != 4)
+		return xerr(x, "the weight must be f32[Cout, Cin/group, kh, kw]");
+	if (window2d(x, &tx, &tw.sh.d[2], k, s, p, d))
+		return -1;
+	if (k[0] != tw.sh.d[2] || k[1] != tw.sh.d[3])
+		return xerr(x, "kernel_shape disagrees with the weight's dims");
+	if (g < 1 || tx.sh.d[1] % g || tw.sh.d[0] % g || tw.sh.d[1] * g != tx.sh.d[1])
+		return xerr(x, "group=%lld does not fit %lld input and %lld output channels", (long long)g,
+		            (long long)tx.sh.d[1], (long long)tw.sh.d[0]);
+	{
+		int64_t ia[MAXIA] = { s[0], s[1], p[0], p[1], d[0], d[1], g };
+		int ops[3] = { in_t(x, 0), in_t(x, 1), -1 };
+		Type ws;
+		c = 2;
+		if (conv_workspace(&tx.sh, &tw.sh, ia, &ws))
+			ops[c++] = xemit(x, OP_WORKSPACE, NULL, 0, NULL, 0, NULL, &ws);
+		v = xemit(x, OP_CONV2D, ops, c, ia, 7, NULL, NULL);
+	}
+	if (has_in(x, 2))
+		v = xemit2(x, OP_ADD, v, xreshape(x, in_t(x, 2), &(Shape){ 3, { tw.sh.d[0], 1, 1 } }));
+	if (v < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
+/* MaxPool and AveragePool: max_pool2d and avg_pool2d (PyTorch's: the pads at most half the
+ * kernel). */
+static int
+emit_pool(Ox *x)
+{
+	int mx = strcmp(x->nd->op, "MaxPool") == 0, v;
+	int64_t k[2], s[2], p[2], d[2];
+	Type t;
+
+	if (in_type(x, 0, &t) || window2d(x, &t, NULL, k, s, p, d))
+		return -1;
+	if (!mx && (d[0] != 1 || d[1] != 1))
+		return xerr(x, "an average pool with dilations is not supported");
+	if (mx && att_i(x, "storage_order", 0))
+		return xerr(x, "storage_order 1 is not supported");
+	for (int i = 0; i < 2; i++)
+		if (2 * p[i] > d[i] * (k[i] - 1) + 1)
+			return xerr(x, "a pad of %lld is more than half of the window's %lld", (long long)p[i],
+			            (long long)(d[i] * (k[i] - 1) + 1));
+	{
+		int64_t ia[MAXIA] = { k[0], k[1], s[0], s[1], p[0], p[1],
+		                      mx ? d[0] : att_i(x, "count_include_pad", 0) != 0, d[1] };
+		v = xemit(x, mx ? OP_MAXPOOL : OP_AVGPOOL, (int[]){ in_t(x, 0) }, 1, ia, mx ? 8 : 7, NULL, NULL);
+	}
+	if (v < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
+/* A mean over the axes in mask (keeping them when keep): a sum per axis, the last first, then
+ * one division by their element count, as tdsl's mean over several axes. */
+static int
+mean_axes(Ox *x, int v, const int *mask, int keep)
+{
+	int64_t cnt = 1;
+	int n = 0;
+	const Shape one = { 0, { 0 } };
+
+	for (int a = x->c->f->val[v].ty.sh.rank - 1; a >= 0; a--)
+		if (mask[a])
+			n++, cnt *= x->c->f->val[v].ty.sh.d[a];
+	if (n == 1) {
+		for (int a = 0; a < MAXRANK; a++)
+			if (mask[a]) {
+				int64_t ia[MAXIA] = { a, keep };
+				return xemit(x, OP_MEAN, &v, 1, ia, 2, NULL, NULL);
+			}
+	}
+	for (int a = x->c->f->val[v].ty.sh.rank - 1; a >= 0 && v >= 0; a--)
+		if (mask[a]) {
+			int64_t ia[MAXIA] = { a, keep };
+			v = xemit(x, OP_SUM, &v, 1, ia, 2, NULL, NULL);
+		}
+	return n ? xemit2(x, OP_DIV, v, xconst(x, (double)cnt, &one)) : v;
+}
+
+/* GlobalAveragePool: the mean over every axis after the first two, kept. */
+static int
+emit_gap(Ox *x)
+{
+	int mask[MAXRANK] = { 0 }, v = in_t(x, 0), r;
+
+	if (v < 0)
+		return -1;
+	if ((r = x->c->f->val[v].ty.sh.rank) < 3)
+		return xerr(x, "the input must have spatial axes");
+	for (int a = 2; a < r; a++)
+		mask[a] = 1;
+	if ((v = mean_axes(x, v, mask, 1)) < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
+/* Clip: lo and hi known (inputs from opset 11, attributes before), an absent one unbounded. */
+static int
+emit_clip(Ox *x)
+{
+	double fa[MAXFA] = { -INFINITY, INFINITY };
+	int v = in_t(x, 0);
+
+	if (v < 0)
+		return -1;
+	for (int i = 0; i < 2; i++)
+		if (x->o->opset >= 11 ? has_in(x, 1 + i) && kscalar(x, in_k(x, 1 + i), &fa[i], i ? "max" : "min")
+		                      : (fa[i] = att_f(x, i ? "max" : "min", fa[i]), 0))
+			return -1;
+	if (!(fa[0] <= fa[1]))
+		return xerr(x, "min %g is above max %g", fa[0], fa[1]);
+	if ((v = xemit(x, OP_CLIP, &v, 1, NULL, 0, fa, NULL)) < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
 /* ---------- the table ---------- */
 
 static const OxOp ops[] = {
 	{ "Abs", fold_un, emit_un, 0 },
 	{ "Add", fold_bin, emit_bin, 0 },
 	{ "And", fold_bin, NULL, 0 },
+	{ "AveragePool", NULL, emit_pool, 0 },
+	{ "BatchNormalization", NULL, emit_bn, 0 },
 	{ "Cast", fold_cast, emit_cast, 0 },
 	{ "Ceil", fold_un, NULL, 0 },
+	{ "Clip", NULL, emit_clip, 0 },
 	{ "Concat", fold_concat, emit_concat, 0 },
 	{ "Constant", fold_constant, NULL, 0 },
 	{ "ConstantOfShape", fold_cos, NULL, 0 },
+	{ "Conv", NULL, emit_conv, 0 },
 	{ "Div", fold_bin, emit_bin, 0 },
 	{ "Dropout", NULL, emit_dropout, 0 },
 	{ "Equal", fold_bin, NULL, 0 },
@@ -1615,6 +1979,7 @@ static const OxOp ops[] = {
 	{ "Floor", fold_un, NULL, 0 },
 	{ "Gather", fold_gather, emit_gather, 0 },
 	{ "Gemm", NULL, emit_gemm, 0 },
+	{ "GlobalAveragePool", NULL, emit_gap, 0 },
 	{ "Greater", fold_bin, NULL, 0 },
 	{ "GreaterOrEqual", fold_bin, NULL, 0 },
 	{ "Identity", fold_identity, emit_identity, 0 },
@@ -1625,12 +1990,14 @@ static const OxOp ops[] = {
 	{ "LogSoftmax", NULL, emit_softmax, 0 },
 	{ "MatMul", NULL, emit_matmul, 0 },
 	{ "Max", fold_bin, NULL, 0 },
+	{ "MaxPool", NULL, emit_pool, 0 },
 	{ "Min", fold_bin, NULL, 0 },
 	{ "Mod", fold_bin, NULL, 0 },
 	{ "Mul", fold_bin, emit_bin, 0 },
 	{ "Neg", fold_un, emit_un, 0 },
 	{ "Not", fold_un, NULL, 0 },
 	{ "Or", fold_bin, NULL, 0 },
+	{ "Pad", fold_pad, emit_pad, 0 },
 	{ "Pow", fold_bin, emit_pow, 0 },
 	{ "Range", fold_range, NULL, 0 },
 	{ "Reciprocal", fold_un, emit_un, 0 },

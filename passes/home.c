@@ -6,7 +6,8 @@
  *        runs), each one home_allowed permits; Decl.host set by home_mark (so the new
  *        functions' values mirror it).
  * fills: new functions (the caller installs them). In the step, for each update u:
- *        - a param in host memory is fetched, `mem %w.in = swap_in %w`, early enough that the
+ *        - a param in host memory (or a buffer, batch norm's running variance, for the ops other
+ *          than its update) is fetched, `mem %w.in = swap_in %w`, early enough that the
  *          compute before its first reader covers the copy, and awaited right before it; every
  *          reader reads the fetch (the activation planner may drop it after the forward and
  *          fetch it again for the backward: plan.c counts a fetch as recomputable, remat.c
@@ -20,7 +21,8 @@
  *          on the param and state in their homes and %g.host (queued behind the copies, so it
  *          needs no wait), and the wait on %g.host frees the gradient where the compute after
  *          covers the copy; Adam's step counter goes out once, right after tick.
- *        In the forward, every param in host memory is fetched before its first reader.
+ *        In the forward, every param and buffer in host memory is fetched before its first
+ *        reader.
  *        Nothing else moves; every update computes the same bits where it runs. */
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +121,18 @@ hostdecl(const Func *f, const Op *o, int k)
 	return f->val[v].decl >= 0 && f->mod->decl[v].host;
 }
 
+/* Does op o read its operand k, a decl in host memory, through a fetch: a param, or a buffer
+ * that an op other than its update reads (batch norm's running statistics, in the forward)?
+ * Otherwise it is state or a buffer that an update copies in and home. */
+static int
+fetched(const Func *f, const Op *o, int k)
+{
+	Role r = f->mod->decl[o->args[k]].role;
+
+	return r == R_PARAM || (r == R_BUFFER && !((opinfo[o->kind].flags & F_MUT) &&
+	                                           k < opinfo[o->kind].nwritten));
+}
+
 static double
 copy_s(const Target *tg, const Func *f, int v)
 {
@@ -170,7 +184,7 @@ fetches(const Func *f, const double *t, const Target *tg, const uint8_t *lvl, in
 			continue;
 		for (int k = 0; k < o->nargs; k++) {
 			int d = o->args[k];
-			if (!hostdecl(f, o, k) || first[d] >= 0 || m->decl[d].role != R_PARAM)
+			if (!hostdecl(f, o, k) || first[d] >= 0 || !fetched(f, o, k))
 				continue;
 			first[d] = i;
 			at[d] = early(t, i, copy_s(tg, f, d));
@@ -189,7 +203,7 @@ instance(const Func *f, const Op *o, int k, const int *cur, const int *inst, con
 
 	if (!hostdecl(f, o, k))
 		return cur[v];
-	return f->mod->decl[v].role == R_PARAM ? inst[v] : copy[v];
+	return fetched(f, o, k) ? inst[v] : copy[v];
 }
 
 static int

@@ -419,7 +419,7 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 	Plan *best = NULL;
 	Func *hf = NULL;         /* the step rewritten for where params and state live */
 	uint8_t *lv = NULL;      /* its levels (home.c), one per op of f */
-	int lvfits = 0;
+	int lvfits = 0, hbuf = 0;
 	int64_t budget, arena0, persist;
 	double tlim = o->tlim > 0 ? o->tlim : 0, stime = 0;
 
@@ -576,7 +576,10 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 			}
 		for (int i = 0; i < f->nop; i++)
 			r->nhostupd += lv[i] == HOME_HOSTUPD;
-		if (r->hparam)
+		/* and the running statistics in host memory that its batch norms read */
+		for (int d = 0; d < m->ndecl; d++)
+			hbuf |= m->decl[d].host && m->decl[d].role == R_BUFFER;
+		if (r->hparam || hbuf)
 			func_adopt(m->fwd, home_fwd(m->fwd, o->tg));
 		func_free(hf);
 	}

@@ -1,7 +1,8 @@
 #!/bin/sh
 # state.sh: params, gradients and optimizer state under the budget (docs/planner.md, "Params
 # and optimizer state in host memory"). For each model (SGD, momentum and Adam; the examples,
-# the state-heavy ones among them, allops) at the budgets listed and at the smallest the
+# the state-heavy ones among them, allops, batch norms whose running statistics may live in
+# host memory) at the budgets listed and at the smallest the
 # planner meets (its error for 1% names it), built in one compile with --dump-dir: the
 # schedule says what lives in host memory (at the smallest budget, something must); 5 steps
 # with check mode on and the portable GEMM give the same losses and params, bit for bit, as
@@ -66,6 +67,7 @@ transformer examples/transformer.tdsl 25
 gpt examples/gpt.tdsl 25
 widemlp examples/widemlp.tdsl
 allops tests/backend/allops.tdsl 50
+bnstate tests/backend/bnstate.tdsl 85
 EOT
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

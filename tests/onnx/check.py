@@ -3,7 +3,8 @@
 # the forward outputs of `mtc NAME.onnx` modules within 1e-5, and the losses of 5 training
 # steps of NAME.tdsl (which imports NAME.onnx) within 1e-5 relative, on the interpreter, as a
 # module, and as a module planned at 50% of its unconstrained arena (or, where that cannot be
-# met, at the smallest budget the planner says it reaches). No PyTorch needed.
+# met, at the smallest budget the planner says it reaches); where NAME.buffers.st is given,
+# batch norm's running statistics after the steps within 1e-5. No PyTorch needed.
 #
 # usage: check.py DIR WORKDIR [NAME...]    (environment: MTC, MTC_RUN; default ./mtc, ./mtc-run)
 # prints one line per failed check and "N passed, N failed".
@@ -89,6 +90,17 @@ def main():
         runs = [("interpreter", None, [mrun, p + ".tdsl"]),
                 ("module", [mtc, p + ".tdsl", "-o", tso], [mrun, tso]),
                 ("module at 50%", [mtc, p + ".tdsl", "--mem-budget=50%", "-o", pso], [mrun, pso])]
+        if os.path.exists(p + ".buffers.st"):
+            # batch norm's running statistics after the steps, against PyTorch's
+            got = os.path.join(w, n + ".after.st")
+            rc, out = run([mrun, p + ".tdsl", "--inputs", p + ".train.st", "--steps", str(len(want)),
+                           "--save-params", got])
+            if c.check(rc == 0, n + ": interpreter: save the params and buffers", out):
+                ref, res = st_read(p + ".buffers.st"), st_read(got)
+                for k in ref:
+                    err = max(abs(a - b) for a, b in zip(ref[k], res[k])) if k in res else None
+                    c.check(err is not None and err <= TOL * max([1.0] + [abs(v) for v in ref[k]]),
+                            "%s: buffer %s after the steps" % (n, k), "max error %s" % err)
         for what, build, go in runs:
             if build:
                 rc, out = run(build)

@@ -1,5 +1,7 @@
 # tests/onnx/local.mk: the ONNX importer: checked-in models against stored PyTorch results,
-# models exported from PyTorch now (skipped without it), bad input.
-TESTS += tests/onnx/files.sh tests/onnx/torch.sh tests/onnx/bad.sh tests/onnx/external.sh
-EXTRA_DIST += tests/onnx/files.sh tests/onnx/torch.sh tests/onnx/bad.sh tests/onnx/external.sh tests/onnx/models.py \
+# models exported from PyTorch now (skipped without it), torchvision models trained against
+# PyTorch, bad input.
+TESTS += tests/onnx/files.sh tests/onnx/torch.sh tests/onnx/bad.sh tests/onnx/external.sh tests/onnx/vision.sh
+EXTRA_DIST += tests/onnx/files.sh tests/onnx/torch.sh tests/onnx/bad.sh tests/onnx/external.sh tests/onnx/vision.sh \
+	tests/onnx/vision.py tests/onnx/models.py \
 	tests/onnx/check.py tests/onnx/data tests/onnx/bad

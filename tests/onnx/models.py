@@ -10,8 +10,11 @@
 #   NAME.in.st         the graph's inputs (safetensors), named as in NAME.onnx and NAME.tdsl
 #   NAME.train.st      those and the labels (y) and targets (t) of the loss
 #   NAME.out.st        PyTorch's forward outputs for those inputs
-#   NAME.loss          PyTorch's loss at each of the 5 steps, one per line
+#   NAME.loss          PyTorch's loss at each of the 5 steps, one per line (dropout with
+#                      mtc's masks: MtcDropout)
 #   NAME.args          the mtc flags `mtc NAME.onnx` needs (-D for symbolic dimensions)
+#   NAME.buffers.st    batch norm's running statistics after the 5 steps, named as mtc names
+#                      the buffers of the import (net.<initializer>), for models that have them
 import copy
 import json
 import math
@@ -117,15 +120,15 @@ class Ln17(nn.Module):
 
 class Gpt(nn.Module):
     """A GPT-2-style model: token and position embeddings (Gather by run-time ids, and by the
-    positions Range makes), a pre-norm block of causal self-attention (a tril buffer compared
-    with 0 and masked_fill with -inf: Equal, Where) with a tanh-GELU MLP (Pow by 3, Tanh), a
-    final LayerNorm and a head."""
+    positions Range makes), a pre-norm block of causal self-attention (one projection split
+    into q, k and v: Split; a tril buffer compared with 0 and masked_fill with -inf: Equal,
+    Where) with a tanh-GELU MLP (Pow by 3, Tanh), a final LayerNorm and a head."""
     def __init__(self, V=32, T=8, C=16, H=2):
         super().__init__()
         self.H = H
         self.wte, self.wpe = nn.Embedding(V, C), nn.Embedding(T, C)
         self.ln1, self.ln2, self.lnf = nn.LayerNorm(C), nn.LayerNorm(C), nn.LayerNorm(C)
-        self.q, self.k, self.v, self.proj = (nn.Linear(C, C) for _ in range(4))
+        self.c_attn, self.proj = nn.Linear(C, 3 * C), nn.Linear(C, C)
         self.fc, self.fc2 = nn.Linear(C, 4 * C), nn.Linear(4 * C, C)
         self.head = nn.Linear(C, V, bias=False)
         self.register_buffer("mask", torch.tril(torch.ones(T, T)).view(1, 1, T, T))
@@ -136,7 +139,7 @@ class Gpt(nn.Module):
         pos = torch.arange(0, T, dtype=torch.long)
         x = self.wte(idx) + self.wpe(pos)
         h = self.ln1(x)
-        q, k, v = (f(h).view(B, T, H, C // H).transpose(1, 2) for f in (self.q, self.k, self.v))
+        q, k, v = (t.view(B, T, H, C // H).transpose(1, 2) for t in self.c_attn(h).split(C, dim=2))
         att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
         att = att.masked_fill(self.mask[:, :, :T, :T] == 0, float("-inf"))
         y = (F.softmax(att, dim=-1) @ v).transpose(1, 2).contiguous().view(B, T, C)
@@ -156,6 +159,92 @@ class Encoder(nn.Module):
 
     def forward(self, x):
         return self.head(self.enc(x))
+
+
+class ConvNet(nn.Module):
+    """Conv (padded, strided, grouped, depthwise, with and without bias), ReLU and ReLU6
+    (Clip), MaxPool, AveragePool with padding, adaptive average pooling to 1x1
+    (GlobalAveragePool), Flatten, Linear."""
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.c2 = nn.Conv2d(8, 8, 3, stride=2, padding=1, groups=2, bias=False)
+        self.dw = nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.pw = nn.Conv2d(8, 12, 1)
+        self.fc = nn.Linear(12, 5)
+
+    def forward(self, x):
+        h = F.max_pool2d(torch.relu(self.c1(x)), 2)
+        h = F.relu6(self.c2(h))
+        h = F.avg_pool2d(self.dw(h), 3, stride=1, padding=1)
+        h = F.adaptive_avg_pool2d(torch.relu(self.pw(h)), 1)
+        return self.fc(torch.flatten(h, 1))
+
+
+class BnNet(nn.Module):
+    """BatchNormalization in training mode (batch statistics in the step, the running ones
+    buffers that the step updates, the forward-only module on them): BatchNorm2d after
+    convolutions around a residual add, BatchNorm1d after a Linear."""
+    def __init__(self):
+        super().__init__()
+        self.c1, self.b1 = nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8)
+        self.c2, self.b2 = nn.Conv2d(8, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8)
+        self.f1, self.b3, self.f2 = nn.Linear(8, 16), nn.BatchNorm1d(16), nn.Linear(16, 5)
+        for b in (self.b1, self.b2, self.b3):       # statistics other than the defaults
+            b.running_mean.uniform_(-0.5, 0.5)
+            b.running_var.uniform_(0.5, 1.5)
+
+    def forward(self, x):
+        h = torch.relu(self.b1(self.c1(x)))
+        h = torch.relu(h + self.b2(self.c2(h)))
+        h = torch.flatten(F.adaptive_avg_pool2d(h, 1), 1)
+        return self.f2(torch.relu(self.b3(self.f1(h))))
+
+
+def philox(c0, c1, c2, c3, k0, k1):
+    """Philox4x32-10's word 0, as mtc_philox (<mtc/mtc-ops.h>): dropout's generator."""
+    m32 = 0xFFFFFFFF
+    for _ in range(10):
+        p0, p1 = 0xD2511F53 * c0, 0xCD9E8D57 * c2
+        c0, c1, c2, c3 = (p1 >> 32) ^ c1 ^ k0, p1 & m32, (p0 >> 32) ^ c3 ^ k1, p0 & m32
+        k0, k1 = (k0 + 0x9E3779B9) & m32, (k1 + 0xBB67AE85) & m32
+    return c0
+
+
+assert philox(0, 0, 0, 0, 0, 0) == 0x6627E8D5     # Random123's known answer
+
+
+class MtcDropout(nn.Module):
+    """Dropout whose training mask is mtc's (docs/ir.md): element i of dropout `key` (its
+    number in the model) at step t (1 at the first step) under the build's seed (0) is kept,
+    times 1/(1-p), when the top 24 bits of Philox's word, as a fraction, are at least p. So
+    PyTorch trains the twin with mtc's masks; the export writes an ordinary Dropout."""
+    step = 0                        # the training step, counted by export()
+
+    def __init__(self, p, key):
+        super().__init__()
+        self.p, self.key = p, key
+
+    def forward(self, x):
+        if torch.onnx.is_in_onnx_export() or not self.training:
+            return F.dropout(x, self.p, self.training)
+        pf = torch.tensor(self.p, dtype=torch.float32).item()
+        t = MtcDropout.step
+        keep = [philox(i & 0xFFFFFFFF, i >> 32, self.key, t, 0, 0) >> 8 >= pf * 2 ** 24
+                for i in range(x.numel())]
+        mask = torch.tensor(keep, dtype=torch.float32).reshape(x.shape)
+        return x * mask * torch.tensor(1 / (1 - self.p), dtype=torch.float32)
+
+
+class DropNet(nn.Module):
+    """Dropout in training mode, trained with mtc's masks (MtcDropout)."""
+    def __init__(self):
+        super().__init__()
+        self.l1, self.l2 = nn.Linear(12, 32), nn.Linear(32, 4)
+        self.drop = MtcDropout(0.3, 0)
+
+    def forward(self, x):
+        return self.l2(self.drop(torch.relu(self.l1(x))))
 
 
 def i64(*shape, hi):
@@ -178,6 +267,9 @@ MODELS = {
     "ln17": (Ln17, {"x": f32(6, 10)}, "xent", 17, None, 0.1, 0.9),
     "gpt": (Gpt, {"idx": i64(2, 8, hi=32)}, "xent", 14, None, 0.1, 0.9),
     "encoder": (Encoder, {"x": f32(2, 6, 16)}, "xent", 14, None, 0.1, 0.9),
+    "convnet": (ConvNet, {"x": f32(2, 3, 12, 12)}, "xent", 14, None, 0.1, 0.9),
+    "bnnet": (BnNet, {"x": f32(4, 3, 8, 8)}, "xent", 14, None, 0.1, 0.9),
+    "dropnet": (DropNet, {"x": f32(8, 12)}, "xent", 14, None, 0.1, 0.9),
 }
 
 
@@ -198,13 +290,17 @@ def tdsl_type(t):
 
 def export(name, out):
     m, xs, loss, opset, dyn, lr, mom = make(name)
-    ref = copy.deepcopy(m)          # export traces the module: train from the state before
-    outs = m(*xs.values())
+    with torch.no_grad():           # the outputs' shapes, without moving batch norm's statistics
+        outs = m.eval()(*xs.values())
+    m.train()
     outs = outs if isinstance(outs, tuple) else (outs,)
     onames = ["out%d" % i for i in range(len(outs))]
     torch.onnx.export(m, tuple(xs.values()), os.path.join(out, name + ".onnx"), opset_version=opset,
                       input_names=list(xs), output_names=onames, dynamic_axes=dyn,
                       training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
+    # Tracing in training mode moved batch norm's running statistics once, and the file holds
+    # them so: PyTorch's side starts from the module as exported.
+    ref = copy.deepcopy(m)
     # the labels of the loss, from the output's shape
     g = torch.Generator().manual_seed(99)
     y = torch.randint(0, outs[0].shape[-1], outs[0].shape[:-1], generator=g)
@@ -214,14 +310,16 @@ def export(name, out):
         data["t"] = torch.randn(*outs[1].shape, generator=g)
     st_write(os.path.join(out, name + ".in.st"), xs)
     st_write(os.path.join(out, name + ".train.st"), data)
-    with torch.no_grad():
-        fo = ref(*xs.values())
+    with torch.no_grad():       # what a forward-only module computes: eval(), running statistics
+        fo = ref.eval()(*xs.values())
+    ref.train()
     fo = fo if isinstance(fo, tuple) else (fo,)
     st_write(os.path.join(out, name + ".out.st"), dict(zip(onames, fo)))
     # PyTorch's training: the same module, data and SGD
     opt = torch.optim.SGD(ref.parameters(), lr=lr, momentum=mom)
     losses = []
-    for _ in range(STEPS):
+    for k in range(STEPS):
+        MtcDropout.step = k + 1
         opt.zero_grad()
         o = ref(*xs.values())
         o = o if isinstance(o, tuple) else (o,)
@@ -233,6 +331,9 @@ def export(name, out):
         losses.append(lv.item())
     with open(os.path.join(out, name + ".loss"), "w") as f:
         f.write("".join("%.9g\n" % v for v in losses))
+    bufs = dict(("net." + k, v) for k, v in ref.state_dict().items() if k.endswith(("running_mean", "running_var")))
+    if bufs:
+        st_write(os.path.join(out, name + ".buffers.st"), bufs)
     # the tdsl model that trains the import
     lines = ['import "%s.onnx" as net;' % name, "model %s_train {" % name]
     for k, t in xs.items():
