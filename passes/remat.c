@@ -6,7 +6,10 @@
  *        (phase PH_REC, of = the value they recompute); op t itself; after it, the swap_outs
  *        that start there and the waits that end there. Every operand reads the latest
  *        instance of its value, so the plan decides which copy a use sees. Waits sit where
- *        the data is needed or the bytes are released, never after every copy. */
+ *        the data is needed or the bytes are released, never after every copy. A workspace
+ *        belongs to the one op that reads it: where the plan hands one instance of a
+ *        workspace to two ops (an op and its recomputation), the second gets a new workspace
+ *        right before it, which holds no bytes longer than the instance the plan kept. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +31,33 @@ emit(Func *g, const Func *f, const Op *op, Phase ph, const int *cur, const char 
 		ty = f->val[op->res].ty;
 	k = func_op(g, op->kind, ph, a, op->nargs, op->ia, op->nia, op->fa, &ty, name, op->loc);
 	return k;
+}
+
+/* Before emitting op (of f) into g: if its workspace (F_WS, the operand after its own) is an
+ * instance an earlier op already took (got[w] == cur[w]), a new `workspace` op (a
+ * recomputation of f's, phase rec, when rec) takes its place in cur; got[w] records the
+ * instance op takes. orig: g's value of each op of f emitted so far. */
+static void
+own_ws(Func *g, const Func *f, const Op *op, int *cur, int *got, const int *orig)
+{
+	const Op *wo;
+	int w, d, k;
+	char nm[256];
+
+	if (!(opinfo[op->kind].flags & F_WS) || op->nargs <= opinfo[op->kind].nargs)
+		return;
+	w = op->args[op->nargs - 1];
+	d = f->val[w].def;
+	if (d < 0 || f->op[d].kind != OP_WORKSPACE)
+		return;
+	if (got[w] == cur[w]) {
+		wo = &f->op[d];
+		snprintf(nm, sizeof nm, "%s.ws", f->val[w].name);
+		k = func_op(g, wo->kind, PH_REC, NULL, 0, wo->ia, wo->nia, wo->fa, &f->val[w].ty, nm, wo->loc);
+		g->op[k].of = orig[d];
+		cur[w] = g->op[k].res;
+	}
+	got[w] = cur[w];
 }
 
 static int
@@ -84,6 +114,7 @@ remat(const Prob *p, const Plan *pl)
 	int *orig = xmalloc((n + 1) * sizeof *orig);
 	int *host = xmalloc((pl->nsw + 1) * sizeof *host);
 	int *back = xmalloc((pl->nsw + 1) * sizeof *back);
+	int *got = xmalloc(f->nval * sizeof *got);
 	char nm[256];
 	Bk in, inw, out, outw;
 
@@ -93,8 +124,10 @@ remat(const Prob *p, const Plan *pl)
 	bucket(&inw, pl, offsetof(Swap, inwait), n);
 	bucket(&out, pl, offsetof(Swap, out), n);
 	bucket(&outw, pl, offsetof(Swap, outwait), n);
-	for (int v = 0; v < f->nval; v++)
+	for (int v = 0; v < f->nval; v++) {
 		cur[v] = f->val[v].decl >= 0 ? v : -1;
+		got[v] = -1;
+	}
 	for (int t = 0; t < n; t++) {
 		const Op *op = &f->op[t];
 		const uint8_t *row = &pl->rec[(size_t)t * n];
@@ -118,6 +151,7 @@ remat(const Prob *p, const Plan *pl)
 				continue;
 			o = &f->op[i];
 			snprintf(nm, sizeof nm, "%s.rec", f->val[o->res].name);
+			own_ws(g, f, o, cur, got, orig);
 			k = emit(g, f, o, PH_REC, cur, nm);
 			g->op[k].of = orig[i];
 			cur[o->res] = g->op[k].res;
@@ -125,6 +159,7 @@ remat(const Prob *p, const Plan *pl)
 			if (opinfo[o->kind].flags & F_COPY)
 				wait(g, cur[o->res]);
 		}
+		own_ws(g, f, op, cur, got, orig);
 		k = emit(g, f, op, op->phase, cur, op->res >= 0 ? f->val[op->res].name : NULL);
 		orig[t] = g->op[k].res;
 		g->op[k].of = op->of >= 0 ? cur[op->of] : -1;
@@ -149,6 +184,7 @@ remat(const Prob *p, const Plan *pl)
 	free(orig);
 	free(host);
 	free(back);
+	free(got);
 	free(in.first), free(in.ix), free(inw.first), free(inw.ix);
 	free(out.first), free(out.ix), free(outw.first), free(outw.ix);
 	return g;
