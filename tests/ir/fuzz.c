@@ -336,6 +336,8 @@ main(int argc, char **argv)
 	/* The verifier on modules broken in memory: it must report, never crash. */
 	for (int it = 0, found = 0; it < iters; it++) {
 		Module *m = parse(&seed[rnd(ns)]);
+		if (!m)         /* a seed that does not parse: failed above already */
+			continue;
 		for (int k = 1 + rnd(3); k > 0; k--)
 			corrupt(m);
 		found += ir_verify(m, "fuzz") > 0;
