@@ -5,7 +5,7 @@ bench_plan_bench_SOURCES = bench/plan-bench.c tests/planner/synth.c tests/planne
 bench_plan_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/planner
 bench_plan_bench_LDADD = $(MTC_LIBS) -lm
 CLEANFILES += bench/plan-bench$(EXEEXT)
-.PHONY: bench bench-plan bench-state
+.PHONY: bench bench-plan bench-state bench-onnx
 # Every benchmark, each part's time and the whole: the planner's table (~1 min), params and
 # state under the budget (~3 min), the examples' step time against PyTorch at 1 and 2 threads
 # (~3 min), the budget sweep against the peers (~10 min); about 18 minutes on 2 quiet cores. Tables also go to bench/results/.
@@ -28,4 +28,11 @@ bench-state: all
 	MTC=$(abs_top_builddir)/mtc top_srcdir=$(top_srcdir) $(SHELL) $(top_srcdir)/bench/state.sh \
 		>$(top_builddir)/bench/results/state.md; rc=$$?; cat $(top_builddir)/bench/results/state.md; exit $$rc
 EXTRA_DIST += bench/state.sh
+# The imported ResNet-18 (torchvision, through ONNX) against PyTorch eager and checkpointing;
+# needs /usr/bin/python3 with torch and torchvision (not part of `make bench`).
+bench-onnx: all
+	@mkdir -p $(top_builddir)/bench/results
+	MTC=$(abs_top_builddir)/mtc MTC_RUN=$(abs_top_builddir)/mtc-run top_srcdir=$(top_srcdir) \
+		OUT=$(top_builddir)/bench/results /usr/bin/python3 $(top_srcdir)/bench/onnx.py
+EXTRA_DIST += bench/onnx.py
 include $(top_srcdir)/bench/peers.mk
