@@ -550,6 +550,9 @@ run(Ilp *m, double tlim, double t0, Plan *pl, double *val)
 		}
 	}
 	glp_delete_prob(lp);
+	/* GLPK's environment is the calling thread's (mtc plans on a thread of its own, which
+	 * ends before the process): freed with each solve, made again by the next */
+	glp_free_env();
 	return ok;
 }
 
