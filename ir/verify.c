@@ -181,7 +181,8 @@ check_values(C *c)
 			bad(c, -1, "%%%s is an op result but names declaration %d", x->name, x->decl);
 		if (!defined(f, v))
 			bad(c, -1, "%%%s has no defining op (def %d)", x->name, x->def);
-		else if (x->host != (f->op[x->def].kind == OP_SWAPOUT || f->op[x->def].kind == OP_SWAPHOME ||
+		else if ((unsigned)f->op[x->def].kind < NOP &&   /* a bad kind: the op's own check */
+		         x->host != (f->op[x->def].kind == OP_SWAPOUT || f->op[x->def].kind == OP_SWAPHOME ||
 		                     (opinfo[f->op[x->def].kind].flags & F_COLL)))
 			bad(c, x->def, "%%%s: 'host' must be set exactly on swap_out, swap_home and collective "
 			    "results", x->name);
@@ -263,7 +264,8 @@ check_copyout(C *c, int i, const Op *op)
 	int64_t k = op->ia[0], inner = 1;
 	int ok;
 
-	if (strcmp(c->f->name, "step") != 0 || !m->fwd || k >= m->fwd->nout) {
+	if (strcmp(c->f->name, "step") != 0 || !m->fwd || k < 0 || k >= m->fwd->nout ||
+	    !valid(m->fwd, m->fwd->out[k]) || !type_ok(&m->fwd->val[m->fwd->out[k]].ty)) {
 		bad(c, i, "copy_out into output %lld, which the forward does not have (or not in the step)",
 		    (long long)k);
 		return;
@@ -275,7 +277,7 @@ check_copyout(C *c, int i, const Op *op)
 		inner *= o->sh.d[d];
 	}
 	if (ok && x->sh.rank > 0)
-		ok = op->ia[1] % inner == 0 && op->ia[1] / inner + x->sh.d[0] <= o->sh.d[0];
+		ok = inner > 0 && op->ia[1] % inner == 0 && op->ia[1] / inner + x->sh.d[0] <= o->sh.d[0];
 	else if (ok)
 		ok = op->ia[1] == 0;
 	if (!ok)
