@@ -53,3 +53,34 @@ hyper_decl(Module *m, const char *name, double v)
 	snprintf(nm, sizeof nm, "opt.%s", name);
 	return mod_decl(m, nm, R_HYPER, ty(F32, 0), (Init){ INIT_FULL, v, 0 }, (Loc){0, 0});
 }
+
+/* m's IR text (the caller frees it). */
+static char *
+printed(const Module *m)
+{
+	char *s = NULL;
+	size_t n = 0;
+	FILE *fp = open_memstream(&s, &n);
+
+	ir_print(fp, m);
+	fclose(fp);
+	return s;
+}
+
+int
+roundtrips(const Module *m, const char *name)
+{
+	char *a = printed(m), *b = NULL;
+	Src s = { name, a, strlen(a), 0 };
+	Module *m2 = ir_parse(&s);
+	int ok = 0;
+
+	if (m2) {
+		b = printed(m2);
+		ok = strcmp(a, b) == 0;
+		mod_free(m2);
+	}
+	free(a);
+	free(b);
+	return ok;
+}

@@ -23,4 +23,7 @@ int build_op(Func *, Opk, Phase, const int *args, int nargs, const int64_t *ia, 
  * names them; before any function exists. Returns its decl index. */
 int hyper_decl(Module *, const char *name, double v);
 
+/* Does m print, parse back (as a file named name) and print the same text? */
+int roundtrips(const Module *, const char *name);
+
 #endif

@@ -12,41 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../build.h"
 #include "../check.h"
 #include "../planner/synth.h"
 
 static const Target *tg = &target_mt3000;
-
-static char *
-printed(const Module *m)
-{
-	char *s = NULL;
-	size_t n = 0;
-	FILE *fp = open_memstream(&s, &n);
-	ir_print(fp, m);
-	fclose(fp);
-	return s;
-}
-
-static int
-roundtrip(const Module *m)
-{
-	char *a = printed(m), *b;
-	Src s = { "dp.mir", a, strlen(a), 0 };
-	Module *m2 = ir_parse(&s);
-	int ok;
-
-	if (!m2) {
-		free(a);
-		return 0;
-	}
-	b = printed(m2);
-	ok = strcmp(a, b) == 0;
-	mod_free(m2);
-	free(a);
-	free(b);
-	return ok;
-}
 
 /* Three steps of a and b in the interpreter: the same losses and decls, bit for bit. */
 static int
@@ -153,7 +123,7 @@ zero(const char *top, const char *file, const char *const *defs, int ndefs, int 
 		return;
 	}
 	check(ir_verify(m, "zero") == 0, "%s ZeRO %d: verifies", file, z);
-	check(roundtrip(m), "%s ZeRO %d: prints and parses back", file, z);
+	check(roundtrips(m, "dp.mir"), "%s ZeRO %d: prints and parses back", file, z);
 	pthread_barrier_init(&sh.bar, NULL, NR);
 	for (int q = 0; q < NR; q++) {
 		rk[q] = (Rank){ &sh, q, 3, 0, m, interp_new(m, 7), {0}, "" };
@@ -242,7 +212,7 @@ example(const char *top, const char *file, const char *const *defs, int ndefs)
 	check(rc == 0 && r.nbuckets >= 1, "%s: dp_choose (%d buckets of %lld bytes)", file, r.nbuckets,
 	      (long long)r.cap);
 	check(ir_verify(m, "dp") == 0, "%s: verifies", file);
-	check(roundtrip(m), "%s: prints and parses back", file);
+	check(roundtrips(m, "dp.mir"), "%s: prints and parses back", file);
 	check(structure(m0->step, m->step, why, sizeof why), "%s: buckets %s", file, why);
 	check(r.exposed_s <= r.net_s * (1 + 1e-9) + 1e-12 && r.net_s > 0,
 	      "%s: exposed %.3g s of %.3g s on the network", file, r.exposed_s, r.net_s);
@@ -261,7 +231,7 @@ example(const char *top, const char *file, const char *const *defs, int ndefs)
 		if (rc == 0) {
 			check(pr.arena <= b, "%s at 70%%: arena %lld within %lld", file, (long long)pr.arena, (long long)b);
 			check(ir_verify(m, "plan") == 0, "%s at 70%%: verifies", file);
-			check(roundtrip(m), "%s at 70%%: prints and parses back", file);
+			check(roundtrips(m, "dp.mir"), "%s at 70%%: prints and parses back", file);
 			check(same_steps(m0, m, why, sizeof why), "%s at 70%%: 3 interpreter steps bit-identical %s",
 			      file, why);
 		}

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../build.h"
 #include "../check.h"
 #include "synth.h"
 
@@ -19,36 +20,6 @@ static void
 pcheck(int ok, const char *what, const char *model, const char *solver, int pct, const char *why)
 {
 	check(ok, "%s: %s %s %d%%%s%s", what, model, solver, pct, why ? ": " : "", why ? why : "");
-}
-
-static char *
-print(const Module *m)
-{
-	char *s = NULL;
-	size_t n = 0;
-	FILE *fp = open_memstream(&s, &n);
-	ir_print(fp, m);
-	fclose(fp);
-	return s;
-}
-
-/* Print, parse, print: the same text. */
-static int
-roundtrip(const Module *m)
-{
-	char *a = print(m), *b = NULL;
-	Src s = { "planned.mir", a, strlen(a), 0 };
-	Module *m2 = ir_parse(&s);
-	int ok = 0;
-
-	if (m2) {
-		b = print(m2);
-		ok = strcmp(a, b) == 0;
-		mod_free(m2);
-	}
-	free(a);
-	free(b);
-	return ok;
 }
 
 /* Three steps of both: the losses and every decl afterwards, bit for bit. */
@@ -157,7 +128,7 @@ tight_vs_loose(const char *top)
 			pcheck(r[1].time <= r[0].time * (1 + 1e-9), "mixed no slower than tight", mn, sn, pct, NULL);
 			pcheck(ov[1] < c[k].bound, "mixed overhead bound", mn, sn, pct, NULL);
 			pcheck(ir_verify(m[1], "plan") == 0, "verify", mn, sn, pct, NULL);
-			pcheck(roundtrip(m[1]), "print/parse", mn, sn, pct, NULL);
+			pcheck(roundtrips(m[1], "planned.mir"), "print/parse", mn, sn, pct, NULL);
 			pcheck(r[1].arena <= r[1].budget, "fits", mn, sn, pct, NULL);
 			pcheck(plan_arena(m[1]->step, t, NULL) == r[1].arena, "arena", mn, sn, pct, NULL);
 			pcheck(synth_equiv(ref->step, m[1]->step, why, sizeof why) == 0, "same ops", mn, sn, pct, why);
@@ -221,7 +192,7 @@ main(void)
 				if (rc == 0) {
 					Func *f = ref->step;
 					pcheck(ir_verify(m, "plan") == 0, "verify", mn, sn, pct, NULL);
-					pcheck(roundtrip(m), "print/parse", mn, sn, pct, NULL);
+					pcheck(roundtrips(m, "planned.mir"), "print/parse", mn, sn, pct, NULL);
 					pcheck(r.arena <= r.budget, "fits", mn, sn, pct, NULL);
 					pcheck(plan_arena(m->step, &tg, NULL) == r.arena, "arena", mn, sn, pct, NULL);
 					pcheck(synth_equiv(f, m->step, why, sizeof why) == 0, "same ops", mn, sn, pct, why);
