@@ -51,7 +51,7 @@ hyper_decl(Module *m, const char *name, double v)
 	char nm[64];
 
 	snprintf(nm, sizeof nm, "opt.%s", name);
-	return mod_decl(m, nm, R_HYPER, ty(F32, 0), (Init){ INIT_FULL, v, 0 }, (Loc){0, 0});
+	return mod_decl(m, nm, R_HYPER, ty(F32, 0), (Init){ .kind = INIT_FULL, .a = v }, (Loc){0, 0});
 }
 
 /* m's IR text (the caller frees it). */

@@ -162,7 +162,7 @@ table(const char *top, int L, const int64_t *bud, int nb)
 	snprintf(def, sizeof def, "L=%d", L);
 	for (int k = 0; k < nb; k++) {
 		Module *m = synth_example(path, defs, 1, &t), *m2 = synth_example(path, defs, 1, &t);
-		PlanOpts o = { "tso", bud[k], 0, 0, &t, 0 };
+		PlanOpts o = { .solver = "tso", .budget = bud[k], .tg = &t };
 		PlanReport r;
 		Prob *p;
 		double opt, ov;

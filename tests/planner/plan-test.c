@@ -70,7 +70,7 @@ ilp_vs_start(const char *top)
 			int rc[2];
 			for (int s = 0; s < 2; s++) {
 				Module *m = synth_example(path, &Ls[l], 1, &cpu);
-				PlanOpts o = { s ? "ilp" : "tso", 0, pcts[b], 1, &cpu };
+				PlanOpts o = { .solver = s ? "ilp" : "tso", .budget_pct = pcts[b], .tlim = 1, .tg = &cpu };
 				PlanReport r;
 				rc[s] = m ? plan_step(m, &o, &r) : -1;
 				tm[s] = rc[s] ? 0 : r.time;
@@ -111,7 +111,7 @@ tight_vs_loose(const char *top)
 		const Target *t = c[k].cpu ? &cpu : &tg;
 		Module *m[2], *ref;
 		PlanReport r[2];
-		PlanOpts o = { c[k].solver, 0, c[k].pct, 1, t, 0, 1 };   /* the activations alone */
+		PlanOpts o = { .solver = c[k].solver, .budget_pct = c[k].pct, .tlim = 1, .tg = t, .nooffload = 1 };   /* the activations alone */
 		const char *mn = c[k].file, *sn = c[k].solver;
 		int rc[2], pct = c[k].pct;
 		double ov[2];
@@ -165,7 +165,7 @@ main(void)
 			for (size_t bi = 0; bi < sizeof pcts / sizeof *pcts; bi++) {
 				Module *m = synth_example(path, ex[e].defs, ex[e].ndefs, &tg);
 				Module *ref = synth_example(path, ex[e].defs, ex[e].ndefs, &tg);
-				PlanOpts o = { solvers[si], 0, pcts[bi], 1, &tg };
+				PlanOpts o = { .solver = solvers[si], .budget_pct = pcts[bi], .tlim = 1, .tg = &tg };
 				PlanReport r;
 				char why[512] = "";
 				const char *mn = ex[e].file, *sn = solvers[si];

@@ -38,7 +38,7 @@ sgd(B *b, int w, int g)
 	build_op(b->f, OP_SGD, PH_UPD, a, 4, NULL, 0, NULL, NULL, NULL, (Loc){0, 0});
 }
 
-static const Init normal = { INIT_NORMAL, 0, 0.05 };
+static const Init normal = { .kind = INIT_NORMAL, .b = 0.05 };
 
 static int
 param(Module *m, const char *nm, int k, Type t)
@@ -283,7 +283,7 @@ out:
 Module *
 synth_source(const char *name, const char *text, const char *const *defs, int ndefs, const Target *tg)
 {
-	FeOpts fo = { (const char **)defs, ndefs };
+	FeOpts fo = { .defines = (const char **)defs, .ndefines = ndefs };
 	Src src = { name, text, strlen(text), 0 };
 	Module *m = fe_compile(&src, &fo);
 
