@@ -89,7 +89,8 @@ static const char usage[] =
 "                        before one update: the whole batch's step with about a K-th of its\n"
 "                        activation memory; auto: the planner weighs K = 1, 2, 4, ... against\n"
 "                        recomputation and swaps, and takes the fastest modeled step that fits\n"
-"                        the budget (a percentage is of the unconstrained step at K = 1)\n"
+"                        the budget (a percentage is of the unconstrained step at K = 1);\n"
+"                        with --data-parallel, K slices of each rank's slice (no auto)\n"
 "  --arch=sm_XX          CUDA architecture for NVRTC\n"
 "  -D NAME=INT           override (or define) an integer const of the model; for\n"
 "                        MODEL.onnx, the size of a symbolic input dimension\n"
@@ -677,6 +678,8 @@ sliced(const Module *w, int nd, const Module *v, int ranks, Src *src)
 	return 0;
 }
 
+static int train_step(Module *m, Src *src, const FeOpts *fe, int k);
+
 /* One variant of a data-parallel module: the model elaborated at its slice of the batch for
  * `ranks` ranks, trained, its gradients reduced (passes/dp.c, ZeRO stage `zero`), scheduled and
  * planned under the budget (bytes, 0: none; quiet: no messages; 2: a trial of --zero=auto, planned
@@ -699,7 +702,10 @@ variant(const Opts *o, Src *src, const FeOpts *fe, const Module *whole, int nd, 
 	vf.batch_div = ranks;
 	vf.batch_why = why;
 	memset(dr, 0, sizeof *dr);
-	if (!(m = *mp = fe_compile(src, &vf)) || sliced(whole, nd, m, ranks, src) || autodiff(m, src))
+	if (!(m = *mp = fe_compile(src, &vf)) || sliced(whole, nd, m, ranks, src))
+		return -1;
+	m->seed = o->seed;    /* dropout's keys, as the single-process step's */
+	if (train_step(m, src, &vf, o->micro > 1 ? o->micro : 1))
 		return -1;
 	snprintf(stage, sizeof stage, "autodiff-r%d", ranks);
 	dump(o, m, stage);
@@ -901,8 +907,12 @@ train_step(Module *m, Src *src, const FeOpts *fe, int k)
 
 	if (k <= 1)
 		return autodiff(m, src) ? 1 : 0;
-	snprintf(why, sizeof why, "--micro-batches=%d", k);
-	mf.batch_div = k;
+	/* within a data-parallel rank's slice, a k-th of that slice */
+	if (fe->batch_div > 1)
+		snprintf(why, sizeof why, "--micro-batches=%d on each of %d ranks", k, (int)fe->batch_div);
+	else
+		snprintf(why, sizeof why, "--micro-batches=%d", k);
+	mf.batch_div = (fe->batch_div > 1 ? fe->batch_div : 1) * k;
 	mf.batch_why = why;
 	if (!(mu = fe_compile(src, &mf)))
 		return 1;
@@ -1053,9 +1063,9 @@ compile(int argc, char **argv)
 		free((char *)src.text);
 		return 1;
 	}
-	if (o.dp && o.micro && o.micro != 1) {
-		fprintf(stderr, "mtc: error: --micro-batches with --data-parallel is not supported yet "
-		        "(each rank's step is not divided again)\n");
+	if (o.dp && o.micro == MICRO_AUTO) {
+		fprintf(stderr, "mtc: error: --micro-batches=auto with --data-parallel is not supported: "
+		        "give each rank's number of micro-batches (--micro-batches=K)\n");
 		rc = 1;
 		goto out;
 	}

@@ -2,7 +2,8 @@
 # dp.sh: data-parallel modules (mtc --data-parallel) under mpirun on this machine, ranks
 # oversubscribing its cores. The MLP and the transformer trained with SGD and momentum, at
 # sizes whose batch divides over 2 and 3 ranks, without and with a budget, without and with
-# ZeRO (stage 1: optimizer state sharded over the ranks; 2: gradients reduce-scattered too):
+# ZeRO (stage 1: optimizer state sharded over the ranks; 2: gradients reduce-scattered too),
+# and the MLP with 2 micro-batches within each rank (against the single process's 2 micro-batches):
 # 5 steps on 2 ranks (and 3 for the MLP: the transformers take longest here) give losses within 1e-6 relative and params within 1e-6 relative
 # (per tensor: |a - b| <= 1e-6 max |b|) of the single-process module on the whole batch, or,
 # where that module itself moves more when its GEMMs sum in another order (MTC_BLAS=0: 1.2e-6
@@ -102,9 +103,21 @@ mlp examples/mlp.tdsl 70% 0 2,3 -D B=48 -D L=4
 mlp examples/mlp.tdsl - 1 2,3 -D B=48 -D L=4
 mlp examples/mlp.tdsl 70% 1 2 -D B=48 -D L=4
 mlp examples/mlp.tdsl 70% 2 2,3 -D B=48 -D L=4
+mlpmu examples/mlp.tdsl 70% 0 2,3 -D B=48 -D L=4 --micro-batches=2
+mlpmu examples/mlp.tdsl - 1 2 -D B=48 -D L=4 --micro-batches=2
 tfsgd tests/dp/tfsgd.tdsl 50% 2 2 -D B=6 -D L=2 -D S=16
 transformer examples/transformer.tdsl 50% 1 2 -D B=6 -D L=2 -D S=16
 EOT
+
+# micro-batches within each rank: a count that does not divide a rank's slice, and auto
+"$MTC" "$src/examples/mlp.tdsl" -D B=48 -D L=4 --data-parallel --ranks=2 --micro-batches=5 -o "$out/mu5.so" \
+	2> "$out/mu5.err" && bad "5 micro-batches of 24 rows built" ||
+	{ grep -q "error: --micro-batches=5 on each of 2 ranks does not divide the batch B = 48" "$out/mu5.err" && ok ||
+		bad "5 micro-batches: $(cat "$out/mu5.err")"; }
+"$MTC" "$src/examples/mlp.tdsl" --data-parallel --micro-batches=auto --mem-budget=50% -o "$out/mua.so" \
+	2> "$out/mua.err" && bad "--micro-batches=auto with --data-parallel built" ||
+	{ grep -q "error: --micro-batches=auto with --data-parallel is not supported" "$out/mua.err" && ok ||
+		bad "--micro-batches=auto: $(cat "$out/mua.err")"; }
 
 # create: a batch that does not divide, a number of ranks without a variant
 mpi 5 "$RUN" "$out/mlp.z0.so" --steps 1 > /dev/null 2> "$out/np5.err" && bad "5 ranks of a batch of 48 ran" ||
