@@ -14,6 +14,13 @@
  *        end (the cost model's network stream), so the rest of the backward runs meanwhile,
  *        and each update runs as soon as its bucket is in.
  *
+ * Batch norm normalizes with each rank's own statistics (PyTorch's DDP without SyncBatchNorm;
+ * the same as the single process with --micro-batches=N), but its running statistics are the
+ * whole batch's, as the single process's: the batch mean and the mean of squares (var +
+ * mean * mean) its update reads are averaged over the ranks like gradients, in buckets of
+ * their own (`stats.K`, never sharded), and the update reads the mean and var = E[x^2] -
+ * mean^2 of the whole batch, with its count times N. Every rank holds the same buffers.
+ *
  * The loss of the step stays the rank's (the mean over its slice); the module's host code
  * makes it the mean over the ranks at the end of the step (runtime/comm.c), which is the whole
  * batch's for a loss that is a mean over the batch. dp_choose picks the bucket size by the cost
@@ -34,14 +41,33 @@ dp_update_grad(const Func *f, const Op *u)
 	return f->val[u->args[nw]].decl < 0 ? u->args[nw] : -1;
 }
 
-/* Is v a gradient that is all-reduced: what some update reads, made by the backward? */
+/* What is all-reduced: G_PARAM, a param's gradient (what its update reads, made by the
+ * backward); G_STAT, a batch statistic a buffer's update reads (batch norm's running mean and
+ * variance). Only the updates read the reduced statistics; the step's other readers keep the
+ * rank's own. */
+enum { G_PARAM = 1, G_STAT = 2 };
+
+static int
+writes_buffer(const Func *f, const Op *u)
+{
+	return (opinfo[u->kind].flags & F_MUT) && u->kind != OP_TICK && u->nargs > 0 &&
+	       f->val[u->args[0]].decl >= 0 && f->mod->decl[f->val[u->args[0]].decl].role == R_BUFFER;
+}
+
 static void
 find_grads(const Func *f, uint8_t *isg)
 {
 	for (int i = 0; i < f->nop; i++) {
-		int g = dp_update_grad(f, &f->op[i]);
-		if (g >= 0 && f->val[g].def >= 0)
-			isg[g] = 1;
+		const Op *u = &f->op[i];
+		if (writes_buffer(f, u)) {
+			for (int k = opinfo[u->kind].nwritten; k < u->nargs; k++)
+				if (f->val[u->args[k]].decl < 0 && f->val[u->args[k]].def >= 0)
+					isg[u->args[k]] = G_STAT;
+		} else {
+			int g = dp_update_grad(f, u);
+			if (g >= 0 && f->val[g].def >= 0)
+				isg[g] = G_PARAM;
+		}
 	}
 }
 
@@ -53,11 +79,12 @@ by_def(const void *a, const void *b, void *f_)
 	return dx != dy ? (dx > dy) - (dx < dy) : (x > y) - (x < y);
 }
 
-/* The param an update writes (its first operand), or -1. */
+/* The param an update writes (its first operand), or -1 (a buffer's update: none). */
 static int
 update_param(const Func *f, const Op *u)
 {
-	return dp_update_grad(f, u) >= 0 && f->val[u->args[0]].decl >= 0 ? u->args[0] : -1;
+	return dp_update_grad(f, u) >= 0 && !writes_buffer(f, u) && f->val[u->args[0]].decl >= 0 ?
+	       u->args[0] : -1;
 }
 
 int
@@ -81,10 +108,11 @@ dp_shard_state(Module *m, int ranks)
 Func *
 dp_step(const Func *f, int ranks, int64_t cap, int zero, int *nbuckets)
 {
-	int nv = f->nval, ng = 0, nb = 0, *grads, *bk, *close, *map, *red, *bval, *left, *gval, *sh;
+	int nv = f->nval, ng = 0, np, nb = 0, *grads, *bk, *close, *map, *red, *bval, *left, *gval, *sh;
 	int64_t *start, *bn;
 	uint8_t *isg = xcalloc(nv + 1, 1), *late = xcalloc(f->nop + 1, 1), *dep = xcalloc(nv + 1, 1);
-	uint8_t *waited;
+	uint8_t *waited, *bs;
+	int *vmean, *e2;        /* a batch variance's mean; its var + mean * mean in g */
 	Func *g = func_new(f->mod, f->name);
 	char nm[256];
 
@@ -93,34 +121,46 @@ dp_step(const Func *f, int ranks, int64_t cap, int zero, int *nbuckets)
 	find_grads(f, isg);
 	grads = xmalloc((nv + 1) * sizeof *grads);
 	for (int v = 0; v < nv; v++)
-		if (isg[v])
+		if (isg[v] == G_PARAM)
 			grads[ng++] = v;
 	qsort_r(grads, ng, sizeof *grads, by_def, (void *)f);
+	np = ng;
+	for (int v = 0; v < nv; v++)
+		if (isg[v] == G_STAT)
+			grads[ng++] = v;
+	qsort_r(grads + np, ng - np, sizeof *grads, by_def, (void *)f);
 	/* buckets in completion order: each closes once it holds cap bytes; start[v] is where
-	 * gradient v sits in its bucket (with ZeRO, in each rank's block: its shard) */
+	 * gradient v sits in its bucket (with ZeRO, in each rank's block: its shard); the
+	 * statistics after the gradients, in buckets of their own (bs[b]), never sharded */
 	bk = xmalloc((nv + 1) * sizeof *bk);
 	start = xcalloc(nv + 1, sizeof *start);
 	close = xmalloc((ng + 1) * sizeof *close);
 	bn = xcalloc(ng + 1, sizeof *bn);
+	bs = xcalloc(ng + 1, 1);
 	for (int k = 0, b = 0; k < ng; k++) {
-		int v = grads[k];
-		int64_t n = shape_numel(&f->val[v].ty.sh), e = zero ? shard_len(n, ranks) : n;
+		int v = grads[k], z = zero && k < np ? ranks : 1;
+		int64_t n = shape_numel(&f->val[v].ty.sh), e = z > 1 ? shard_len(n, ranks) : n;
+		if (k == np && b < nb)
+			b++;
 		if (b == nb)
 			nb++;
 		bk[v] = b;
+		bs[b] = k >= np;
 		start[v] = bn[b];
 		bn[b] += e;
 		close[b] = f->val[v].def;
 		/* no bucket over the collectives' int count */
-		if (bn[b] * 4 * (zero ? ranks : 1) >= cap ||
-		    (k + 1 < ng && (bn[b] + shape_numel(&f->val[grads[k + 1]].ty.sh)) * (zero ? ranks : 1) > 0x7fffffff))
+		if (bn[b] * 4 * z >= cap ||
+		    (k + 1 < ng && (bn[b] + shape_numel(&f->val[grads[k + 1]].ty.sh)) * z > 0x7fffffff))
 			b++;
 	}
-	/* the ops that read a gradient, and everything after that depends on them, go last */
+	/* the ops that read a gradient, and everything after that depends on them, go last; so
+	 * do the buffers' updates, which read reduced statistics */
 	for (int i = 0; i < f->nop; i++) {
 		const Op *o = &f->op[i];
 		for (int k = 0; k < o->nargs; k++)
-			late[i] |= isg[o->args[k]] || dep[o->args[k]];
+			late[i] |= isg[o->args[k]] == G_PARAM || dep[o->args[k]] ||
+			           (isg[o->args[k]] == G_STAT && writes_buffer(f, o));
 		if (late[i] && o->res >= 0)
 			dep[o->res] = 1;
 	}
@@ -131,8 +171,13 @@ dp_step(const Func *f, int ranks, int64_t cap, int zero, int *nbuckets)
 	left = xcalloc(nb + 1, sizeof *left);     /* ZeRO: updates of the bucket still to come */
 	gval = xmalloc((nv + 1) * sizeof *gval);  /* ZeRO: the gradient of a param */
 	sh = xmalloc((nv + 1) * sizeof *sh);      /* ZeRO: a param's shard, as its update wrote it */
+	vmean = xmalloc((nv + 1) * sizeof *vmean);
+	e2 = xmalloc((nv + 1) * sizeof *e2);
 	for (int v = 0; v < nv; v++)
-		map[v] = red[v] = f->val[v].decl >= 0 ? v : -1, gval[v] = sh[v] = -1;
+		map[v] = red[v] = f->val[v].decl >= 0 ? v : -1, gval[v] = sh[v] = vmean[v] = e2[v] = -1;
+	for (int i = 0; i < f->nop; i++)
+		if (f->op[i].kind == OP_BN_UPDATE && writes_buffer(f, &f->op[i]))
+			vmean[f->op[i].args[3]] = f->op[i].args[2];
 	for (int i = 0; i < f->nop; i++) {
 		int p = update_param(f, &f->op[i]);
 		if (p >= 0) {
@@ -152,7 +197,7 @@ dp_step(const Func *f, int ranks, int64_t cap, int zero, int *nbuckets)
 					int v = o->args[k], b;
 					Type t = f->val[v].ty;
 					int64_t ia[MAXIA] = { 0 };
-					if (!isg[v] || red[v] >= 0)
+					if (!isg[v] || red[v] >= 0 || (isg[v] == G_STAT && !writes_buffer(f, o)))
 						continue;
 					b = bk[v];
 					if (!waited[b]) {
@@ -160,8 +205,8 @@ dp_step(const Func *f, int ranks, int64_t cap, int zero, int *nbuckets)
 						waited[b] = 1;
 					}
 					ia[0] = start[v];
-					ia[1] = zero == 1;
-					if (zero)
+					ia[1] = zero == 1 && !bs[b];
+					if (zero && !bs[b])
 						t = (Type){ F32, { 1, { shard_len(shape_numel(&t.sh), ranks) } } };
 					snprintf(nm, sizeof nm, "%s.r", f->val[v].name);
 					q = func_op(g, OP_UNBUCKET, PH_MEM, &bval[b], 1, ia, 0, NULL, &t, nm, (Loc){0, 0});
@@ -169,7 +214,7 @@ dp_step(const Func *f, int ranks, int64_t cap, int zero, int *nbuckets)
 					func_op(g, OP_WAIT, PH_MEM, &red[v], 1, NULL, 0, NULL, NULL, NULL, (Loc){0, 0});
 				}
 				for (int k = 0; k < o->nargs; k++)
-					if (isg[o->args[k]])
+					if (isg[o->args[k]] == G_PARAM)
 						map[o->args[k]] = red[o->args[k]];
 				if (zero && p >= 0) {
 					/* the update writes this rank's shard of the param */
@@ -180,6 +225,34 @@ dp_step(const Func *f, int ranks, int64_t cap, int zero, int *nbuckets)
 					q = func_op(g, OP_SHARD, PH_UPD, &p, 1, ia, 0, NULL, &t, nm, o->loc);
 					sh[p] = map[p] = g->op[q].res;
 				}
+			}
+			if (pass && writes_buffer(f, o)) {
+				/* this update alone reads the reduced statistics: a variance from the
+				 * whole batch's mean of squares, over the whole batch's count */
+				int was[o->nargs ? o->nargs : 1];
+				for (int k = 0; k < o->nargs; k++) {
+					int v = o->args[k];
+					was[k] = map[v];
+					if (isg[v] != G_STAT)
+						continue;
+					map[v] = red[v];
+					if (vmean[v] >= 0) {
+						int a[2] = { red[vmean[v]], red[vmean[v]] }, b[2] = { red[v], -1 };
+						Type t = f->val[v].ty;
+						snprintf(nm, sizeof nm, "%s.m2", f->val[v].name);
+						q = func_op(g, OP_MUL, PH_UPD, a, 2, NULL, 0, NULL, &t, nm, o->loc);
+						b[1] = g->op[q].res;
+						snprintf(nm, sizeof nm, "%s.all", f->val[v].name);
+						q = func_op(g, OP_SUB, PH_UPD, b, 2, NULL, 0, NULL, &t, nm, o->loc);
+						map[v] = g->op[q].res;
+					}
+				}
+				q = copy_op(g, f, o, map, -1);
+				if (o->kind == OP_BN_UPDATE)
+					g->op[q].ia[0] *= ranks;
+				for (int k = o->nargs - 1; k >= 0; k--)
+					map[o->args[k]] = was[k];
+				continue;
 			}
 			copy_op(g, f, o, map, -1);
 			if (p >= 0 && zero) {
@@ -214,20 +287,31 @@ dp_step(const Func *f, int ranks, int64_t cap, int zero, int *nbuckets)
 			}
 			if (pass)
 				continue;
+			/* a batch variance goes into its bucket as var + mean * mean */
+			if (o->res >= 0 && vmean[o->res] >= 0 && map[vmean[o->res]] >= 0) {
+				int v = o->res, a[2] = { map[vmean[v]], map[vmean[v]] }, b[2] = { map[v], -1 };
+				Type t = f->val[v].ty;
+				snprintf(nm, sizeof nm, "%s.sq", f->val[v].name);
+				q = func_op(g, OP_MUL, o->phase, a, 2, NULL, 0, NULL, &t, nm, o->loc);
+				b[1] = g->op[q].res;
+				snprintf(nm, sizeof nm, "%s.e2", f->val[v].name);
+				q = func_op(g, OP_ADD, o->phase, b, 2, NULL, 0, NULL, &t, nm, o->loc);
+				e2[v] = g->op[q].res;
+			}
 			/* buckets whose last gradient this op made */
 			for (int b = 0; b < nb; b++) {
-				int args[ng ? ng : 1], na = 0;
-				int64_t ia[MAXIA] = { ranks, zero == 1 };
+				int args[ng ? ng : 1], na = 0, z = zero && !bs[b] ? zero : 0;
+				int64_t ia[MAXIA] = { ranks, z == 1 };
 				double fa[MAXFA] = { 1.0 / ranks };
 				Type t;
 				if (close[b] != i)
 					continue;
 				for (int k = 0; k < ng; k++)
 					if (bk[grads[k]] == b)
-						args[na++] = map[grads[k]];
-				t = (Type){ F32, { 1, { bn[b] * (zero ? ranks : 1) } } };
-				snprintf(nm, sizeof nm, "bucket.%d", b);
-				q = func_op(g, zero == 2 ? OP_REDSCAT : OP_ALLREDUCE, PH_MEM, args, na, ia, 0, fa, &t, nm,
+						args[na++] = e2[grads[k]] >= 0 ? e2[grads[k]] : map[grads[k]];
+				t = (Type){ F32, { 1, { bn[b] * (z ? ranks : 1) } } };
+				snprintf(nm, sizeof nm, bs[b] ? "stats.%d" : "bucket.%d", b);
+				q = func_op(g, z == 2 ? OP_REDSCAT : OP_ALLREDUCE, PH_MEM, args, na, ia, 0, fa, &t, nm,
 				            (Loc){0, 0});
 				bval[b] = g->op[q].res;
 			}
@@ -248,6 +332,9 @@ dp_step(const Func *f, int ranks, int64_t cap, int zero, int *nbuckets)
 	free(red);
 	free(bval);
 	free(waited);
+	free(bs);
+	free(vmean);
+	free(e2);
 	free(left);
 	free(gval);
 	free(sh);
@@ -326,7 +413,7 @@ dp_choose(Module *m, int ranks, int64_t cap, int zero, const Target *tg, const c
 	isg = xcalloc(f->nval + 1, 1);
 	find_grads(f, isg);
 	for (int v = 0; v < f->nval; v++)
-		if (isg[v]) {
+		if (isg[v] == G_PARAM) {
 			int64_t b = type_bytes(&f->val[v].ty);
 			tot += b;
 			small = !small || b < small ? b : small;

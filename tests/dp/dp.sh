@@ -109,6 +109,41 @@ tfsgd tests/dp/tfsgd.tdsl 50% 2 2 -D B=6 -D L=2 -D S=16
 transformer examples/transformer.tdsl 50% 1 2 -D B=6 -D L=2 -D S=16
 EOT
 
+# Batch norm (ResNet-18's layout, narrowed): each rank normalizes with its own statistics, so
+# 2 ranks train as the single process with 2 micro-batches, on the portable GEMM the same
+# bits (losses, params, without and with ZeRO 2 and a budget); the running statistics are the
+# whole batch's: after one step the first batch norm's (its input is the whole batch's
+# rows) within 1e-6 of the single process on the whole batch.
+rn="$src/examples/resnet.tdsl -D B=8 -D S=8 -D W=8"
+if "$MTC" $rn --micro-batches=2 -o "$out/rnmu.so" 2> "$out/rnmu.err" &&
+   MTC_BLAS=0 "$RUN" "$out/rnmu.so" --steps 3 --save-params "$out/rnmu.p" > "$out/rnmu.t" &&
+   "$MTC" $rn -o "$out/rn1.so" 2>> "$out/rnmu.err" &&
+   MTC_BLAS=0 "$RUN" "$out/rn1.so" --steps 1 --save-params "$out/rn1.p" > /dev/null; then
+	ok
+	for v in "0 -" "2 70%"; do
+		set -- $v
+		tag=rn.z$1.$2
+		b=; [ "$2" = - ] || b=--mem-budget=$2
+		if ! "$MTC" $rn --data-parallel --ranks=2 --zero=$1 $b -o "$out/$tag.so" 2> "$out/$tag.err" ||
+		   ! MTC_BLAS=0 mpi 2 "$RUN" "$out/$tag.so" --steps 3 --save-params "$out/$tag.p" > "$out/$tag.t" \
+		     2>> "$out/$tag.err"; then
+			bad "batch norm, ZeRO $1, budget $2: $(tail -3 "$out/$tag.err")"
+			continue
+		fi
+		[ "$(grep ^step "$out/rnmu.t")" = "$(grep ^step "$out/$tag.t")" ] && ok ||
+			bad "batch norm, ZeRO $1, budget $2: losses $(grep ^step "$out/$tag.t" | tr '\n' ' ')against 2 micro-batches' $(grep ^step "$out/rnmu.t" | tr '\n' ' ')"
+		"$STCMP" "$out/$tag.p" "$out/rnmu.p" 0 0 "~running_" \
+			> "$out/$tag.cmp" 2>&1 && ok || bad "batch norm, ZeRO $1, budget $2: params: $(cat "$out/$tag.cmp")"
+		[ -z "$b" ] || awk '/^peak_bytes/ { exit !($6 > 0 && $2 <= $6) }' "$out/$tag.t" && ok ||
+			bad "batch norm, ZeRO $1, budget $2: over budget: $(tail -1 "$out/$tag.t")"
+	done
+	MTC_BLAS=0 mpi 2 "$RUN" "$out/rn.z0.-.so" --steps 1 --save-params "$out/rn2.p" > /dev/null 2>&1 &&
+	"$STCMP" "$out/rn2.p" "$out/rn1.p" 1e-6 0 g0.running_mean g0.running_var > "$out/rn2.cmp" && ok ||
+		bad "batch norm: the first running statistics after one step: $(cat "$out/rn2.cmp")"
+else
+	bad "batch norm: the single-process modules: $(cat "$out/rnmu.err")"
+fi
+
 # micro-batches within each rank: a count that does not divide a rank's slice, and auto
 "$MTC" "$src/examples/mlp.tdsl" -D B=48 -D L=4 --data-parallel --ranks=2 --micro-batches=5 -o "$out/mu5.so" \
 	2> "$out/mu5.err" && bad "5 micro-batches of 24 rows built" ||
