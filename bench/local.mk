@@ -5,14 +5,14 @@ bench_plan_bench_SOURCES = bench/plan-bench.c tests/planner/synth.c tests/planne
 bench_plan_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/planner
 bench_plan_bench_LDADD = $(MTC_LIBS) -lm
 CLEANFILES += bench/plan-bench$(EXEEXT)
-.PHONY: bench bench-plan bench-state bench-onnx
+.PHONY: bench bench-plan bench-state bench-dp bench-onnx
 # Every benchmark, each part's time and the whole: the planner's table (~1 min), params and
-# state under the budget (~3 min), the examples' step time against PyTorch at 1 and 2 threads
+# state under the budget (~3 min), data parallelism (~2 min), the examples' step time against PyTorch at 1 and 2 threads
 # (~3 min), the budget sweep against the peers (~10 min); about 18 minutes on 2 quiet cores. Tables also go to bench/results/.
 bench: all bench/plan-bench$(EXEEXT)
 	@mkdir -p $(top_builddir)/bench/results; t0=`date +%s`; \
 	echo "make bench: `date -u '+%Y-%m-%d %H:%M UTC'`, `nproc` cores, load average `cut -d' ' -f1-3 /proc/loadavg`"; \
-	for p in plan state backend peers; do \
+	for p in plan state dp backend peers; do \
 		t=`date +%s`; \
 		$(MAKE) $(AM_MAKEFLAGS) bench-$$p || exit 1; \
 		echo "make bench-$$p: $$((`date +%s` - t)) s"; \
@@ -28,6 +28,12 @@ bench-state: all
 	MTC=$(abs_top_builddir)/mtc top_srcdir=$(top_srcdir) $(SHELL) $(top_srcdir)/bench/state.sh \
 		>$(top_builddir)/bench/results/state.md; rc=$$?; cat $(top_builddir)/bench/results/state.md; exit $$rc
 EXTRA_DIST += bench/state.sh
+# Data parallelism: 2 ranks against 1 on this machine, ZeRO's per-rank memory, 8 ranks modeled.
+bench-dp: all
+	@mkdir -p $(top_builddir)/bench/results
+	MTC=$(abs_top_builddir)/mtc MPIRUN='$(MPIRUN)' top_srcdir=$(top_srcdir) $(SHELL) $(top_srcdir)/bench/dp.sh \
+		>$(top_builddir)/bench/results/dp.md; rc=$$?; cat $(top_builddir)/bench/results/dp.md; exit $$rc
+EXTRA_DIST += bench/dp.sh
 # The imported ResNet-18 (torchvision, through ONNX) against PyTorch eager and checkpointing;
 # needs /usr/bin/python3 with torch and torchvision (not part of `make bench`).
 bench-onnx: all

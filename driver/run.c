@@ -47,7 +47,9 @@ static const char usage[] =
 "values), Q and B are 0; for a module P is the measured peak (the runtime's high-water mark\n"
 "of live accelerator bytes), Q the arena the plan lays out (module tensors included), B the\n"
 "budget it was built for (0: none); T is the median step time in milliseconds. The memory\n"
-"words are defined in docs/glossary.md.\n"
+"words are defined in docs/glossary.md. A data-parallel module's training run prints before\n"
+"it 'comm_ms C comm_wait_ms W': per step, the time its collectives were in flight and the\n"
+"part of it the step waited for (the rest hid behind compute).\n"
 "Options taking a value take it as --opt VALUE or --opt=VALUE.\n"
 "A module's params start from the initial values of the seed it was built with (mtc --seed);\n"
 "--seed changes its inputs only.\n";

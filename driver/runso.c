@@ -206,6 +206,11 @@ run_so(const RunOpts *o)
 		free(ti);
 	}
 	md->stats(inst, &st);
+	/* a data-parallel module's collectives, per step: time in flight, and the part the step
+	 * waited for (the rest hid behind its kernels) */
+	if (md->data_parallel && nrun > 0 && !forward)
+		printf("comm_ms %.3f comm_wait_ms %.3f\n", st.comm_s * 1e3 / (double)nrun,
+		       st.comm_wait_s * 1e3 / (double)nrun);
 	/* a data-parallel module's plan is its variant's: the device bytes its instance holds */
 	printf("peak_bytes %lld plan_bytes %lld budget_bytes %lld step_ms %.3f\n",
 	       (long long)st.peak_bytes, (long long)(md->data_parallel ? st.device_bytes : md->plan_bytes),

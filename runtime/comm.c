@@ -265,11 +265,14 @@ mtc_comm_progress(mtc_comm *c)
 		}
 }
 
-/* Poll *r to completion within the deadline; 0, or -1 with the instance broken. */
+/* Poll *r to completion within the deadline; 0, or -1 with the instance broken. Open MPI's
+ * non-blocking collectives advance only inside MPI calls, a round of the algorithm per call:
+ * a large all-reduce needs hundreds, so the wait polls without sleeping (yielding the core to
+ * a rank that shares it) for its first second, and only then every 50 us. */
 static int
 poll_req(mtc_comm *c, MPI_Request *r, const char *what)
 {
-	double t0 = 0;
+	double t0 = 0, t;
 
 	for (long spins = 0;; spins++) {
 		int done = 0, rc = MPI_Test(r, &done, MPI_STATUS_IGNORE);
@@ -280,17 +283,22 @@ poll_req(mtc_comm *c, MPI_Request *r, const char *what)
 		if (done)
 			return 0;
 		/* the clock only after a while: most waits end within a few polls */
-		if (spins == 64)
-			t0 = now();
-		if (spins > 64 && (spins & 63) == 0 && c->timeout > 0 && now() - t0 > c->timeout) {
-			broke(c, "%s did not complete within %g s (MTC_COMM_TIMEOUT): another rank failed or "
-			      "stalls", what, c->timeout);
-			return -1;
+		if (spins < 64) {
+			if (spins == 63)
+				t0 = now();
+			continue;
 		}
-		if (spins < 1000)
-			sched_yield();
-		else
-			usleep(50);
+		if ((spins & 63) == 0) {
+			t = now() - t0;
+			if (c->timeout > 0 && t > c->timeout) {
+				broke(c, "%s did not complete within %g s (MTC_COMM_TIMEOUT): another rank failed "
+				      "or stalls", what, c->timeout);
+				return -1;
+			}
+			if (t > 1)
+				usleep(50);
+		}
+		sched_yield();
 	}
 }
 
