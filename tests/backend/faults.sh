@@ -18,7 +18,10 @@ mkdir -p "$out" || exit 1
 : >"$out/tally"
 pass=0 fail=0 inj=0 rep=0 harmless=0 none=0
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-for e in mlp skipnet transformer; do
+# MTC_QUICK=1 (CI's sanitizer run, docs/reliability.md): the MLP only
+models="mlp skipnet transformer"
+[ -z "${MTC_QUICK:-}" ] || models=mlp
+for e in $models; do
 	# a plan that swaps, and one that only recomputes (copies priced out)
 	for plan in "swap:--mem-budget=35% --solver=tso" "rec:--mem-budget=50% --solver=tso --copy-bw=1e3"; do
 		pn=${plan%%:*} po=${plan#*:}

@@ -17,7 +17,10 @@ bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 t() { if eval "$2"; then ok; else bad "$1"; fi; }
 plan="--target=cuda --solver=tso"
 
-for n in mlp transformer gpt widemlp; do
+# MTC_QUICK=1 (CI's sanitizer run, docs/reliability.md): the GPT (Adam, state-heavy) only
+models="mlp transformer gpt widemlp"
+[ -z "${MTC_QUICK:-}" ] || models=gpt
+for n in $models; do
 	e=$top_srcdir/examples/$n.tdsl
 	"$MTC" "$e" $plan --mem-budget=1% -o /dev/null 2>"$out/$n.floor"
 	min=$(sed -n 's/.*--mem-budget=\([0-9]*\)% or more.*/\1/p' "$out/$n.floor")
