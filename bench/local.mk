@@ -7,12 +7,13 @@ bench_plan_bench_LDADD = $(MTC_LIBS) -lm
 CLEANFILES += bench/plan-bench$(EXEEXT)
 .PHONY: bench bench-plan bench-state bench-dp bench-onnx
 # Every benchmark, each part's time and the whole: the planner's table (~1 min), params and
-# state under the budget (~3 min), data parallelism (~2 min), the examples' step time against PyTorch at 1 and 2 threads
-# (~3 min), the budget sweep against the peers (~10 min); about 18 minutes on 2 quiet cores. Tables also go to bench/results/.
+# state under the budget (~3 min), data parallelism (~2 min), the examples' step time against
+# PyTorch at 1 and 2 threads (~4 min), the budget sweep against the peers, CNNs included
+# (~20 min), the imported ResNet-18 against PyTorch (~2 min); tables also go to bench/results/.
 bench: all bench/plan-bench$(EXEEXT)
 	@mkdir -p $(top_builddir)/bench/results; t0=`date +%s`; \
 	echo "make bench: `date -u '+%Y-%m-%d %H:%M UTC'`, `nproc` cores, load average `cut -d' ' -f1-3 /proc/loadavg`"; \
-	for p in plan state dp backend peers; do \
+	for p in plan state dp backend peers onnx; do \
 		t=`date +%s`; \
 		$(MAKE) $(AM_MAKEFLAGS) bench-$$p || exit 1; \
 		echo "make bench-$$p: $$((`date +%s` - t)) s"; \
@@ -35,10 +36,16 @@ bench-dp: all
 		>$(top_builddir)/bench/results/dp.md; rc=$$?; cat $(top_builddir)/bench/results/dp.md; exit $$rc
 EXTRA_DIST += bench/dp.sh
 # The imported ResNet-18 (torchvision, through ONNX) against PyTorch eager and checkpointing;
-# needs /usr/bin/python3 with torch and torchvision (not part of `make bench`).
+# skipped with a line saying why without the importer or /usr/bin/python3's torch and torchvision.
 bench-onnx: all
 	@mkdir -p $(top_builddir)/bench/results
-	MTC=$(abs_top_builddir)/mtc MTC_RUN=$(abs_top_builddir)/mtc-run top_srcdir=$(top_srcdir) \
-		OUT=$(top_builddir)/bench/results /usr/bin/python3 $(top_srcdir)/bench/onnx.py
+	@if ! grep -q '^#define HAVE_ONNX 1' $(top_builddir)/config.h; then \
+		echo "make bench-onnx: skipped: mtc was built without the ONNX importer"; \
+	elif ! /usr/bin/python3 -c 'import torch, torchvision' 2>/dev/null; then \
+		echo "make bench-onnx: skipped: no torch and torchvision for /usr/bin/python3"; \
+	else \
+		MTC=$(abs_top_builddir)/mtc MTC_RUN=$(abs_top_builddir)/mtc-run top_srcdir=$(top_srcdir) \
+			OUT=$(top_builddir)/bench/results /usr/bin/python3 $(top_srcdir)/bench/onnx.py; \
+	fi
 EXTRA_DIST += bench/onnx.py
 include $(top_srcdir)/bench/peers.mk
