@@ -601,7 +601,7 @@ k_bn(Gen *g, const LowFunc *p, const Op *o)
 	for (int i = 0; i < o->nargs; i++)
 		v[nv++] = o->args[i];
 	for (int i = 0; i < nv; i++) {
-		char nm[8];
+		char nm[16];
 		snprintf(nm, sizeof nm, "p%d", i);
 		kptr(g, nm, i, i == 0 || (o->kind == OP_BN_UPDATE && i == 1), 0);
 	}
