@@ -399,7 +399,8 @@ initializers(Onnx *o)
 			in->file = NULL;
 		} else if (!in->ext && walked && in->n > 0) {
 			/* trust an offset only where the bytes there are the ones protobuf-c read */
-			if (t->has_raw_data && wh[i].raw >= 0 && wh[i].rawlen == (int64_t)t->raw_data.len &&
+			if (t->has_raw_data && t->raw_data.len > 0 && wh[i].raw >= 0 &&
+			    wh[i].rawlen == (int64_t)t->raw_data.len &&
 			    memcmp(o->buf + wh[i].raw, t->raw_data.data, t->raw_data.len) == 0)
 				in->file = o->path, in->off = wh[i].raw;
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__

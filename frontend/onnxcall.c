@@ -82,7 +82,8 @@ att_ints(Ox *x, const char *name, int64_t *v, int max)
 		return -1;
 	if (a->n_ints > (size_t)max)
 		return -2;
-	memcpy(v, a->ints, a->n_ints * sizeof *v);
+	if (a->n_ints)     /* an empty list may come with ints == NULL */
+		memcpy(v, a->ints, a->n_ints * sizeof *v);
 	return (int)a->n_ints;
 }
 
@@ -173,7 +174,7 @@ xknown(Ox *x, const Kv *k, const char *name)
 	for (int i = 0; i < o->ncst; i++) {
 		e = &o->cst[i];
 		if (e->hash == h && e->ty.dt == ty.dt && shape_eq(&e->ty.sh, &ty.sh) &&
-		    memcmp(e->vals, vals, bytes) == 0)
+		    (bytes == 0 || memcmp(e->vals, vals, bytes) == 0))
 			return e->v;
 	}
 	v = func_value(c->f, irname(c->m->arena, c->prefix, name), ty);

@@ -8,7 +8,7 @@ runtime_libmtcrt_a_SOURCES = runtime/rt-impl.h runtime/device.c runtime/dma.c ru
 # -fPIC: linked into shared objects; hidden: each MODEL.so keeps its copy private.
 # The vectorizer on (it changes no bits without contraction; see backend-mt3000/target.c).
 runtime_libmtcrt_a_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden -ffp-contract=off \
-	-fno-math-errno -fno-trapping-math -ftree-vectorize -fvect-cost-model=dynamic
+	-fno-math-errno -fno-trapping-math -ftree-vectorize $(RT_VEC_CFLAGS)
 mtcincludedir = $(includedir)/mtc
 mtcinclude_HEADERS = runtime/mtc/mtc.h runtime/mtc/mtc-rt.h runtime/mtc/mtc-ops.h \
 	runtime/mtc/mtc-math.h

@@ -18,7 +18,7 @@ TESTS += tests/fuzz/replay.sh
 EXTRA_DIST += tests/fuzz/replay.sh tests/fuzz/run.sh tests/fuzz/seed tests/fuzz/regress
 
 FUZZ_FLAGS = -fsanitize=fuzzer,address,undefined
-fuzz: libmtc.a runtime/libmtcrt.a
+fuzz: $(BUILT_SOURCES) libmtc.a runtime/libmtcrt.a
 	@case "`$(CC) --version 2>/dev/null`" in *clang*) ;; \
 	  *) echo "make fuzz needs clang: ./configure CC=clang-14 (see docs/reliability.md)"; exit 1;; esac
 	for t in $(FUZZ_TARGETS); do \

@@ -13,14 +13,14 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n);
 
 /* The symbolic dimensions a model may use: the names exporters write. */
-static const char *const defs[] = { "batch=2", "batch_size=2", "N=2", "seq=2", "S=2", "T=2" };
+static const char *defs[] = { "batch=2", "batch_size=2", "N=2", "seq=2", "S=2", "T=2" };
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 {
 	static char dir[64];
 	char path[128], tpath[128], tdsl[4096];
-	FeOpts fe = { defs, (int)(sizeof defs / sizeof *defs) };
+	FeOpts fe = { .defines = defs, .ndefines = (int)(sizeof defs / sizeof *defs) };
 	Src src = { 0 }, ts = { 0 };
 	Module *m;
 	FILE *fp;

@@ -44,7 +44,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 		if (fs[k])
 			schedule(fs[k], &tg, orders[n % 3]);
 	if (m->step) {
-		PlanOpts po = { solvers[n % 4], 0, 50, 0.05, &tg };
+		PlanOpts po = { .solver = solvers[n % 4], .budget_pct = 50, .tlim = 0.05, .tg = &tg };
 		PlanReport rep;
 		if (plan_step(m, &po, &rep))
 			goto done;

@@ -10,6 +10,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n);
 
+volatile unsigned fuzz_st_sum;   /* every byte read is added here (ASan checks each read) */
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 {
@@ -17,7 +19,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 	char err[512];
 	mtc_st_file *f;
 	FILE *fp;
-	static volatile unsigned sum;
 
 	if (!path[0])
 		snprintf(path, sizeof path, "/tmp/mtc-fuzz-st-%ld", (long)getpid());
@@ -31,7 +32,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 			if (f->t[i].rank < 0 || f->t[i].rank > MTC_ST_MAXRANK || f->t[i].nbytes < 0)
 				abort();
 			for (int64_t k = 0; k < f->t[i].nbytes; k++)
-				sum += p[k];
+				fuzz_st_sum += p[k];
 			if (mtc_st_find(f, f->t[i].name) == NULL)
 				abort();
 		}
