@@ -1,19 +1,19 @@
 # bench/local.mk: `make bench`: the planner's benchmark table (not a test; see docs/planner.md).
 EXTRA_PROGRAMS = bench/plan-bench
-bench_plan_bench_SOURCES = bench/plan-bench.c tests/planner/synth.c tests/planner/synth.h tests/planner/exhaust.c \
-	tests/planner/chainopt.c
+bench_plan_bench_SOURCES = bench/plan-bench.c $(planner_test_common)
 bench_plan_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/planner
 bench_plan_bench_LDADD = $(MTC_LIBS) -lm
 CLEANFILES += bench/plan-bench$(EXEEXT)
-.PHONY: bench bench-plan bench-state bench-dp bench-onnx
-# Every benchmark, each part's time and the whole: the planner's table (~1 min), params and
+.PHONY: bench bench-plan bench-chain bench-state bench-dp bench-onnx
+# Every benchmark, each part's time and the whole: the planner's table (~1 min), the chain
+# table against the exact optimum (~17 min, most of it the exact search at L = 64), params and
 # state under the budget (~3 min), data parallelism (~2 min), the examples' step time against
 # PyTorch at 1 and 2 threads (~4 min), the budget sweep against the peers, CNNs included
 # (~20 min), the imported ResNet-18 against PyTorch (~2 min); tables also go to bench/results/.
 bench: all bench/plan-bench$(EXEEXT)
 	@mkdir -p $(top_builddir)/bench/results; t0=`date +%s`; \
 	echo "make bench: `date -u '+%Y-%m-%d %H:%M UTC'`, `nproc` cores, load average `cut -d' ' -f1-3 /proc/loadavg`"; \
-	for p in plan state dp backend peers onnx; do \
+	for p in plan chain state dp backend peers onnx; do \
 		t=`date +%s`; \
 		$(MAKE) $(AM_MAKEFLAGS) bench-$$p || exit 1; \
 		echo "make bench-$$p: $$((`date +%s` - t)) s"; \
@@ -21,8 +21,15 @@ bench: all bench/plan-bench$(EXEEXT)
 	echo "make bench: $$((`date +%s` - t0)) s wall in all, load average `cut -d' ' -f1-3 /proc/loadavg` at the end"
 bench-plan: bench/plan-bench$(EXEEXT)
 	@mkdir -p $(top_builddir)/bench/results
-	top_srcdir=$(top_srcdir) ./bench/plan-bench$(EXEEXT) >$(top_builddir)/bench/results/plan.md; \
+	BENCH_CHAINS= top_srcdir=$(top_srcdir) ./bench/plan-bench$(EXEEXT) >$(top_builddir)/bench/results/plan.md; \
 		rc=$$?; cat $(top_builddir)/bench/results/plan.md; exit $$rc
+# The deep MLP as a chain (L = 8, 16, 32, 64) at every budget down to its true floor: the
+# exact optimum (tests/planner/chainopt.c) against tso and the ILP (BENCH_CHAINS="8 16" for fewer).
+bench-chain: bench/plan-bench$(EXEEXT)
+	@mkdir -p $(top_builddir)/bench/results
+	(echo "make bench-chain: `date -u '+%Y-%m-%d %H:%M UTC'`, `nproc` cores, load average `cut -d' ' -f1-3 /proc/loadavg`"; \
+		BENCH_CHAIN_ONLY=1 top_srcdir=$(top_srcdir) ./bench/plan-bench$(EXEEXT)) >$(top_builddir)/bench/results/chain.md; \
+		rc=$$?; cat $(top_builddir)/bench/results/chain.md; exit $$rc
 # Params and optimizer state under the budget: smallest budgets and overheads, mt3000 and CUDA.
 bench-state: all
 	@mkdir -p $(top_builddir)/bench/results
