@@ -8,3 +8,9 @@ tests_dp_stcmp_SOURCES = tests/dp/stcmp.c
 tests_dp_stcmp_LDADD = $(MTC_LIBS) -lm
 TESTS += tests/dp/dp.sh tests/dp/cli.sh
 EXTRA_DIST += tests/dp/dp.sh tests/dp/cli.sh tests/dp/tfsgd.tdsl tests/dp/shared.tdsl
+
+# What the data-parallel tests write.
+clean-local: clean-local-dp
+clean-local-dp:
+	-rm -rf tests/out/dp tests/out/dp-cli
+.PHONY: clean-local-dp

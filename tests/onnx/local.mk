@@ -5,3 +5,9 @@ TESTS += tests/onnx/files.sh tests/onnx/torch.sh tests/onnx/bad.sh tests/onnx/ex
 EXTRA_DIST += tests/onnx/files.sh tests/onnx/torch.sh tests/onnx/bad.sh tests/onnx/external.sh tests/onnx/vision.sh \
 	tests/onnx/vision.py tests/onnx/models.py \
 	tests/onnx/check.py tests/onnx/data tests/onnx/bad
+
+# What the ONNX tests write.
+clean-local: clean-local-onnx
+clean-local-onnx:
+	-rm -rf tests/out/onnx
+.PHONY: clean-local-onnx
