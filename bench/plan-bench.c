@@ -79,7 +79,7 @@ chain_table(const char *top, int L, double tlim)
 	Target t = tg;
 	Module *h;
 	Prob *p;
-	int64_t lo = 0, hi, top_b, act = 0, fl;
+	int64_t top_b, act = 0, fl;
 	double t0;
 
 	t.copybw = 1e3;
@@ -87,19 +87,11 @@ chain_table(const char *top, int L, double tlim)
 	h = deep_mlp(top, L, &t);
 	plan_hoist_updates(h->step);
 	p = prob_new(h->step, &t);
-	hi = top_b = plan_arena(h->step, &t, &lo);
-	lo = 0;
+	top_b = plan_arena(h->step, &t, NULL);
 	for (int i = 0; i < p->n; i++)           /* one activation: the chain's largest value */
 		if (p->fwd[i] && p->b[i] > act)
 			act = p->b[i];
-	while (hi - lo > t.align) {
-		int64_t mid = (lo + hi) / 2 / t.align * t.align;
-		if (chain_opt(p, mid, NULL) >= 0)
-			hi = mid;
-		else
-			lo = mid;
-	}
-	fl = hi;
+	fl = chain_floor(p, top_b, t.align);
 	printf("\nmlp L=%d (%d ops; activation %lld bytes): unplanned arena %lld, true floor %lld "
 	       "(%.1f%%)\n\n", L, h->step->nop, (long long)act, (long long)top_b, (long long)fl,
 	       100.0 * fl / top_b);

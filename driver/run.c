@@ -285,6 +285,8 @@ blas_kernels(char **argv)
 	execv("/proc/self/exe", argv);    /* if it fails, on with the kernels loaded */
 	unsetenv("OPENBLAS_CORETYPE");
 }
+#else
+static void blas_kernels(char **argv) { (void)argv; }
 #endif
 
 int
@@ -306,9 +308,7 @@ main(int argc, char **argv)
 
 	parse_args(&o, argc, argv);
 	if (has_suffix(o.model, ".so")) {
-#ifdef HAVE_CBLAS
 		blas_kernels(argv);
-#endif
 		return run_so(&o);
 	}
 	src.name = o.model;

@@ -17,19 +17,12 @@ static Target tg;
 static int64_t
 floor_of(const Prob *p)
 {
-	int64_t lo = 0, hi = p->aprof[0];
+	int64_t hi = p->aprof[0];
 
 	for (int t = 0; t < p->n; t++)
 		if (p->aprof[t] > hi)
 			hi = p->aprof[t];
-	while (hi - lo > tg.align) {
-		int64_t mid = (lo + hi) / 2 / tg.align * tg.align;
-		if (chain_opt(p, mid, NULL) >= 0)
-			hi = mid;
-		else
-			lo = mid;
-	}
-	return hi;
+	return chain_floor(p, hi, tg.align);
 }
 
 /* The budgets of a chain: nb from its unplanned peak down to its floor, evenly, each a

@@ -341,3 +341,18 @@ chain_opt(const Prob *p, int64_t budget, Plan *pl)
 	free(c.rmq); free(c.base); free(c.o); free(c.ev); free(c.ek); free(c.qe); free(c.qend); free(c.tab);
 	return r;
 }
+
+int64_t
+chain_floor(const Prob *p, int64_t hi, int64_t align)
+{
+	int64_t lo = 0;
+
+	while (hi - lo > align) {
+		int64_t mid = (lo + hi) / 2 / align * align;
+		if (chain_opt(p, mid, NULL) >= 0)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+}

@@ -35,5 +35,8 @@ double stage_search(const Prob *p, int64_t budget);
  * Rotor's plans with every byte counted; its plan into pl (may be NULL). -1 if none fits. */
 int chain_check(const Prob *p, char *why, size_t nwhy);
 double chain_opt(const Prob *p, int64_t budget, Plan *pl);
+/* The smallest budget, to align, at which chain_opt finds a plan, by bisection below hi (a
+ * budget that fits). */
+int64_t chain_floor(const Prob *p, int64_t hi, int64_t align);
 
 #endif
