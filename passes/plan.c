@@ -196,6 +196,10 @@ prob_new(const Func *f, const Target *tg)
 		 * later in the forward (a backward reshape list scheduling hoisted) would be
 		 * recomputed for that read and held from there, saving nothing. */
 		p->cand[i] = p->split[i] < n && gap >= 2 && p->lastuse[i] >= turn;
+		/* A workspace holds nothing before or after the one op that takes it: it is made
+		 * again (remat.c gives a recomputation its own), never kept or moved. */
+		if (op->kind == OP_WORKSPACE)
+			p->cand[i] = 0;
 		if (!p->cand[i]) {
 			p->split[i] = n;
 			p->lastearly[i] = p->lastuse[i];
