@@ -33,6 +33,9 @@ static const char usage[] =
 "                        for step k of the whole training (the last one repeats); cosine:W:T\n"
 "                        warms up linearly over W steps, then decays the model's lr to 0 at\n"
 "                        step T (HuggingFace's get_cosine_schedule_with_warmup)\n"
+"  --trace FILE          (CUDA modules) write the last step as Chrome trace-event JSON\n"
+"                        (Perfetto, chrome://tracing): every kernel, copy and update on\n"
+"                        the host on its stream, timed by CUDA events (MTC_TRACE=FILE)\n"
 "  --save-state FILE     write the training state after the last step: params, optimizer\n"
 "                        state, hyperparameters, step counter (what MODEL_save writes)\n"
 "  --load-state FILE     start from a saved state (MODEL_load): training resumes bit for bit\n"
@@ -106,6 +109,8 @@ parse_args(RunOpts *o, int argc, char **argv)
 			if (*e || !*v || errno || k < 1 || k > 1 << 20)
 				fatal("invalid --micro-batches '%s': expected a count (1 or more)", v);
 			o->micro = (int)k;
+		} else if (OPT("--trace")) {
+			o->trace = v;
 		} else if (OPT("--save-state")) {
 			o->save_state = v;
 		} else if (OPT("--load-state")) {
@@ -269,10 +274,10 @@ char *openblas_get_corename(void);
 static void
 blas_kernels(char **argv)
 {
-	const char *ct = NULL, *pre = getenv("LD_PRELOAD"), *name = openblas_get_corename();
+	const char *ct = NULL, *pre = getenv("LD_PRELOAD"), *name;
 
-	if (getenv("OPENBLAS_CORETYPE") || !name || strcmp(name, "Prescott") != 0 ||
-	    (pre && strstr(pre, "vgpreload")))
+	if (getenv("OPENBLAS_CORETYPE") || (pre && strstr(pre, "vgpreload")) ||
+	    !(name = openblas_get_corename()) || strcmp(name, "Prescott") != 0)
 		return;
 	__builtin_cpu_init();
 	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
@@ -308,9 +313,19 @@ main(int argc, char **argv)
 
 	parse_args(&o, argc, argv);
 	if (has_suffix(o.model, ".so")) {
+		int rc;
 		blas_kernels(argv);
-		return run_so(&o);
+		/* the CUDA runtime reads MTC_TRACE when the instance is made */
+		if (o.trace && (remove(o.trace), setenv("MTC_TRACE", o.trace, 1)))
+			fatal("--trace: %s", strerror(errno));
+		rc = run_so(&o);
+		if (o.trace && access(o.trace, F_OK) != 0)
+			fprintf(stderr, "mtc-run: warning: no trace written to '%s': only CUDA modules "
+			        "write one\n", o.trace);
+		return rc;
 	}
+	if (o.trace)
+		fatal("--trace needs a compiled CUDA module (MODEL.so), not the interpreter");
 	src.name = o.model;
 	if (!(src.text = slurp(o.model, &src.len)))
 		fatal("cannot read '%s': %s", o.model, strerror(errno));

@@ -6,7 +6,7 @@
 
 typedef struct RunOpts {
 	const char *model, *params, *inputs, *save_params, *save_outputs;
-	const char *lr_schedule, *save_state, *load_state;
+	const char *lr_schedule, *save_state, *load_state, *trace;
 	long steps;
 	int forward;
 	uint64_t seed;

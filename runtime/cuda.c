@@ -78,6 +78,9 @@ static struct {
 	             long long, int);
 } blas;
 
+/* cuEventElapsedTime(_v2), looked up only for a trace */
+static CUresult (*elapsed)(float *, CUevent, CUevent);
+
 /* ---------- the manifest ---------- */
 
 typedef struct Tns {
@@ -282,12 +285,19 @@ struct mtc_cu {
 	                           * read them here: the host cannot read device memory) */
 	cublasHandle_t blas;
 	int check;
+	CUevent drain[4];         /* check mode: the other streams' positions before a poisoning */
 	int64_t live, peak, steps;
 	Live *lv;
 	int nlv, caplv;
 	int status;
 	char err[512];
 	void *const *out;         /* during step_out: the caller's output buffers */
+	/* MTC_TRACE=FILE: a timing event before and after every kernel, copy and update on the
+	 * host of a step (pool of 2 per span, reused each step), the file rewritten after it */
+	char *trace;
+	CUevent t0, *pool;
+	int npool, nsp, insp;
+	struct Span { int stream, what; int64_t bytes; } *sp;
 };
 
 /* Record the first error of a call; later ones are usually consequences. */
@@ -449,6 +459,16 @@ open_instance(mtc_cu *c)
 		CK(c, cu.cuEventCreate(&c->ev[i], CU_EVENT_DISABLE_TIMING), "creating an event");
 	for (int i = 0; i < man.nrecords; i++)
 		CK(c, cu.cuEventCreate(&c->rec[i], CU_EVENT_DISABLE_TIMING), "creating an event");
+	for (int i = 1; c->check && i < 4; i++)
+		CK(c, cu.cuEventCreate(&c->drain[i], CU_EVENT_DISABLE_TIMING), "creating an event");
+	if (c->trace) {
+		if (!elapsed)
+			*(void **)&elapsed = dlsym(cu.lib, "cuEventElapsedTime_v2");
+		if (!elapsed)
+			*(void **)&elapsed = dlsym(cu.lib, "cuEventElapsedTime");
+		if (!elapsed || cu.cuEventCreate(&c->t0, 0))
+			c->trace = NULL;
+	}
 	open_blas();
 	if (blas.lib && (blas.create(&c->blas) || blas.set_stream(c->blas, c->s[0])))
 		c->blas = NULL;
@@ -479,6 +499,13 @@ mtc_cu_destroy(void *p)
 		for (int i = 0; c->rec && i < man.nrecords; i++)
 			if (c->rec[i])
 				cu.cuEventDestroy_v2(c->rec[i]);
+		for (int i = 0; i < c->npool; i++)
+			cu.cuEventDestroy_v2(c->pool[i]);
+		for (int i = 1; i < 4; i++)
+			if (c->drain[i])
+				cu.cuEventDestroy_v2(c->drain[i]);
+		if (c->t0)
+			cu.cuEventDestroy_v2(c->t0);
 		for (int i = 0; i < 4; i++)
 			if (c->s[i])
 				cu.cuStreamDestroy_v2(c->s[i]);
@@ -496,6 +523,8 @@ mtc_cu_destroy(void *p)
 	free(c->hu);
 	free(c->hyv);
 	free(c->lv);
+	free(c->pool);
+	free(c->sp);
 	free(c);
 }
 
@@ -514,6 +543,9 @@ mtc_cu_create(void)
 		return NULL;
 	}
 	c->check = chk && *chk && strcmp(chk, "0");
+	c->trace = getenv("MTC_TRACE");
+	if (c->trace && !*c->trace)
+		c->trace = NULL;
 	if (open_instance(c)) {
 		mtc_set_last_error(c->status, "%s: %s", man.model, c->err);
 		mtc_cu_destroy(c);
@@ -537,6 +569,83 @@ mtc_cu_base(mtc_cu *c)
 	return c->mem;
 }
 
+/* ---------- the trace (MTC_TRACE=FILE) ---------- */
+
+/* Open a span on stream s (a kernel fn >= 0, or SP_*); its index, -1 when not tracing. */
+enum { SP_OUT = -1, SP_IN = -2, SP_HOST = -3 };
+static int
+span_begin(mtc_cu *c, int s, int what, int64_t bytes)
+{
+	if (!c->trace || c->insp)
+		return -1;
+	if (2 * c->nsp + 2 > c->npool) {
+		int n = c->npool ? 2 * c->npool : 256;
+		CUevent *p = realloc(c->pool, n * sizeof *p);
+		struct Span *q = realloc(c->sp, n / 2 * sizeof *q);
+		if (p)
+			c->pool = p;
+		if (q)
+			c->sp = q;
+		if (!p || !q)
+			return -1;
+		for (int i = c->npool; i < n; i++)
+			if (cu.cuEventCreate(&c->pool[i], 0)) {
+				c->npool = i & ~1;
+				return -1;
+			}
+		c->npool = n;
+	}
+	c->sp[c->nsp] = (struct Span){ s, what, bytes };
+	if (cu.cuEventRecord(c->pool[2 * c->nsp], c->s[s]))
+		return -1;
+	c->insp = 1;
+	return c->nsp++;
+}
+
+static void
+span_end(mtc_cu *c, int k)
+{
+	if (k < 0)
+		return;
+	c->insp = 0;
+	if (cu.cuEventRecord(c->pool[2 * k + 1], c->s[c->sp[k].stream]))
+		c->nsp = k;
+}
+
+/* After a traced step, its streams synchronized: the spans as Chrome trace-event JSON (open it
+ * in Perfetto or chrome://tracing), one row per stream, microseconds from the step's start. */
+static void
+write_trace(mtc_cu *c)
+{
+	static const char *const sname[4] = { "compute", "copies to the host", "updates on the host",
+	                                      "copies in" };
+	FILE *fp;
+	float a, b;
+
+	if (!c->trace || !elapsed || !(fp = fopen(c->trace, "w")))
+		return;
+	fprintf(fp, "{\"displayTimeUnit\": \"ns\", \"otherData\": {\"model\": \"%s\", \"step\": %lld, "
+	        "\"peak_bytes\": %lld, \"budget_bytes\": %lld}, \"traceEvents\": [\n", man.model,
+	        (long long)c->steps, (long long)c->peak, (long long)man.budget);
+	for (int s = 0; s < 4; s++)
+		fprintf(fp, "{\"ph\": \"M\", \"pid\": 1, \"tid\": %d, \"name\": \"thread_name\", "
+		        "\"args\": {\"name\": \"%s\"}},\n", s, sname[s]);
+	for (int k = 0; k < c->nsp; k++) {
+		const struct Span *p = &c->sp[k];
+		const char *nm = p->what >= 0 ? man.kname[p->what] : p->what == SP_OUT ? "swap_out"
+		                 : p->what == SP_IN ? "swap_in" : "update on the host";
+		const char *via = p->what >= 0 && p->bytes < 0 ? " (cuBLAS)" : "";
+		if (elapsed(&a, c->t0, c->pool[2 * k]) || elapsed(&b, c->t0, c->pool[2 * k + 1]))
+			continue;
+		fprintf(fp, "{\"ph\": \"X\", \"pid\": 1, \"tid\": %d, \"name\": \"%s%s\", \"ts\": %.3f, "
+		        "\"dur\": %.3f, \"args\": {\"seq\": %d, \"bytes\": %lld}},\n", p->stream, nm,
+		        via, 1e3 * a, 1e3 * (b - a), k, (long long)(p->bytes > 0 ? p->bytes : 0));
+	}
+	fprintf(fp, "{\"ph\": \"M\", \"pid\": 1, \"name\": \"process_name\", \"args\": {\"name\": "
+	        "\"%s step\"}}\n]}\n", man.model);
+	fclose(fp);
+}
+
 int
 mtc_cu_launch(mtc_cu *c, int fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
               unsigned bz, uint64_t *args, int nargs)
@@ -548,7 +657,9 @@ mtc_cu_launch(mtc_cu *c, int fn, unsigned gx, unsigned gy, unsigned gz, unsigned
 		return fail(c, MTC_EINVAL, "bad launch of kernel %d", fn);
 	for (int i = 0; i < nargs; i++)
 		pa[i] = &args[i];
+	int sp = span_begin(c, 0, fn, 0);
 	r = cu.cuLaunchKernel(c->fn[fn], gx, gy, gz, bx, by, bz, 0, c->s[0], pa, NULL);
+	span_end(c, sp);
 	if (pa != small)
 		free(pa);
 	if (r)
@@ -562,13 +673,18 @@ mtc_cu_gemm(mtc_cu *c, int fn, unsigned gx, unsigned gy, unsigned gz, unsigned b
             int64_t batch, int64_t sa, int64_t sb, int64_t sc)
 {
 	static const float one = 1, zero = 0;
+	int sp, ok;
 
 	/* Row-major C = A B is column-major C^T = B^T A^T: swap the operands. */
-	if (c->blas && batch < 1LL << 31 &&
-	    blas.sgemm(c->blas, tb, ta, (int)n, (int)m, (int)k, &one, (const float *)args[2],
-	               tb ? (int)k : (int)n, sb, (const float *)args[1], ta ? (int)m : (int)k, sa,
-	               &zero, (float *)args[0], (int)n, sc, (int)batch) == 0)
-		return 0;
+	if (c->blas && batch < 1LL << 31) {
+		sp = span_begin(c, 0, fn, -1);
+		ok = blas.sgemm(c->blas, tb, ta, (int)n, (int)m, (int)k, &one, (const float *)args[2],
+		                tb ? (int)k : (int)n, sb, (const float *)args[1], ta ? (int)m : (int)k,
+		                sa, &zero, (float *)args[0], (int)n, sc, (int)batch) == 0;
+		span_end(c, sp);
+		if (ok)
+			return 0;
+	}
 	return mtc_cu_launch(c, fn, gx, gy, gz, bx, by, bz, args, 3);
 }
 
@@ -585,10 +701,12 @@ mtc_cu_swap(mtc_cu *c, int out, int64_t dev, int64_t host, int64_t bytes, int ev
 		CK(c, cu.cuStreamWaitEvent(s, c->rec[after], 0), "ordering a swap");
 	if (cwait >= 0)
 		CK(c, cu.cuStreamWaitEvent(s, c->ev[cwait], 0), "ordering a swap");
+	int sp = span_begin(c, out ? 1 : 3, out ? SP_OUT : SP_IN, bytes);
 	if (out)
 		CK(c, cu.cuMemcpyDtoHAsync_v2(c->host + host, c->mem + dev, bytes, s), "swap out");
 	else
 		CK(c, cu.cuMemcpyHtoDAsync_v2(c->mem + dev, c->host + host, bytes, s), "swap in");
+	span_end(c, sp);
 	CK(c, cu.cuEventRecord(c->ev[ev], s), "recording a swap");
 	return 0;
 }
@@ -665,7 +783,9 @@ mtc_cu_host_update(mtc_cu *c, int kind, int out, int in, int64_t n, const uint64
 		CK(c, cu.cuStreamWaitEvent(c->s[2], c->ev[out], 0), "ordering an update on the host");
 	if (in >= 0)
 		CK(c, cu.cuStreamWaitEvent(c->s[2], c->ev[in], 0), "ordering an update on the host");
+	int sp = span_begin(c, 2, SP_HOST, n * 4);
 	CK(c, cu.cuLaunchHostFunc(c->s[2], host_update, u), "queueing an update on the host");
+	span_end(c, sp);
 	return 0;
 }
 
@@ -720,12 +840,20 @@ mtc_cu_born(mtc_cu *c, int64_t off, int64_t bytes, const int64_t *dy, int ndy)
 	return 0;
 }
 
-/* Poison [lo, hi) on the compute stream, after the kernels that read it. */
+/* Poison [lo, hi) on the compute stream, after the kernels that read it and after everything
+ * the other streams were given so far: a copy still reading these bytes (a swap_out or a
+ * swap_home whose source dies at its op) must not see the poison, as the C runtime drains
+ * its DMA engine first. Check mode only, so the cost of the barrier does not matter. */
 static int
 poison(mtc_cu *c, int64_t lo, int64_t hi)
 {
-	if (hi > lo)
-		CK(c, cu.cuMemsetD32Async(c->mem + lo, 0x7fc00000u, (hi - lo) / 4, c->s[0]), "poisoning");
+	if (hi <= lo)
+		return 0;
+	for (int i = 1; i < 4; i++) {
+		CK(c, cu.cuEventRecord(c->drain[i], c->s[i]), "poisoning");
+		CK(c, cu.cuStreamWaitEvent(c->s[0], c->drain[i], 0), "poisoning");
+	}
+	CK(c, cu.cuMemsetD32Async(c->mem + lo, 0x7fc00000u, (hi - lo) / 4, c->s[0]), "poisoning");
 	return 0;
 }
 
@@ -734,14 +862,19 @@ mtc_cu_dead(mtc_cu *c, int64_t off, int64_t bytes, const int64_t *dy, int ndy)
 {
 	for (int k = 0; k < ndy; k++) {
 		int64_t lo = dy[2 * k], hi = lo + dy[2 * k + 1];
+		int born = 0;
 		c->live -= dy[2 * k + 1];
 		if (!c->check)
 			continue;
-		for (int i = 0; i < c->nlv; i++)
+		for (int i = 0; i < c->nlv && !born; i++)
 			if (c->lv[i].off == lo && c->lv[i].bytes == hi - lo) {
 				c->lv[i] = c->lv[--c->nlv];
-				break;
+				born = 1;
 			}
+		/* Only bytes a result took are poisoned: a dying view of a param or of state (a
+		 * reshape) shares its bytes, which live on. */
+		if (!born || lo < man.persist)
+			continue;
 		/* the result may have taken some of these bytes */
 		if (bytes > 0 && off < hi && lo < off + bytes) {
 			if (poison(c, lo, off) || poison(c, off + bytes, hi))
@@ -768,6 +901,9 @@ begin(mtc_cu *c, const void *const *in, int fn)
 	c->hubad = 0;
 	if (cu.cuCtxSetCurrent(c->ctx))
 		return fail(c, MTC_ENODEV, "cannot make the GPU context current");
+	c->nsp = c->insp = 0;
+	if (c->trace && cu.cuEventRecord(c->t0, c->s[0]))
+		c->trace = NULL;
 	for (int i = 0; i < man.nt[0]; i++) {
 		if (!(man.t[0][i].use & 1 << fn))
 			continue;
@@ -835,6 +971,7 @@ mtc_cu_step_out(void *p, const void *const *in, float *loss, void *const *out)
 	c->out = NULL;
 	if (rc)
 		return rc;
+	write_trace(c);
 	if (loss) {
 		CK(c, cu.cuMemcpyDtoHAsync_v2(loss, c->mem + man.loss, 4, c->s[0]), "reading the loss");
 		CK(c, cu.cuStreamSynchronize(c->s[0]), "reading the loss");

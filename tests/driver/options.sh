@@ -82,6 +82,9 @@ absex=$(cd "$(dirname "$ex")" && pwd)/mlp.tdsl
 check "--dump-dir: the module in the dump directory" '(cd "$dir/cwd" && $MTC "$absex" --dump-dir=dump -D L=1) &&
 	[ -s "$dir/cwd/dump/mlp.so" ] && [ -s "$dir/cwd/dump/mlp.h" ] && [ ! -s "$dir/cwd/mlp.so" ] && [ ! -s "$dir/cwd/mlp.h" ]'
 check "--dump-dir with -o: the module where -o says" '$MTC "$ex" -D L=1 --dump-dir="$dir/d3" -o "$dir/x.so" && [ -s "$dir/x.so" ] && ! ls "$dir/d3"/*.so 2>/dev/null'
+# --trace: CUDA modules write one; the interpreter refuses, a C module says it wrote none
+check "mtc-run --trace refuses the interpreter" '! $RUN "$ex" --trace "$dir/t.json" >/dev/null 2>"$dir/err" && grep -q "needs a compiled CUDA module" "$dir/err"'
+check "mtc-run --trace on a C module: a warning, no file" '"$MTC" "$ex" -o "$dir/tr.so" && $RUN "$dir/tr.so" --trace "$dir/t.json" >/dev/null 2>"$dir/err" && grep -q "no trace written" "$dir/err" && [ ! -e "$dir/t.json" ]'
 # The man pages say what mtc-run does with a module, and point to installed documents
 check "mtc-run.1 describes running a module" '! grep -q "not supported" "$top_srcdir/mtc-run.1" && grep -q "mtc_module" "$top_srcdir/mtc-run.1"'
 check "the docs cite no file outside the project" '! grep -n "spec/\|\.\./shared" "$top_srcdir"/docs/*.md "$top_srcdir"/README.md "$top_srcdir"/mtc.1 "$top_srcdir"/mtc-run.1'
