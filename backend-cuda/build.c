@@ -42,6 +42,8 @@ plan(CuMod *c)
 		c->fn[k].f = p->f;
 		c->fn[k].off = p->off;
 		c->fn[k].last = p->last;
+		c->fn[k].grp = p->grp;
+		c->fn[k].gend = p->gend;
 		c->fn[k].ev = xcalloc(p->f->nval + 1, sizeof *c->fn[k].ev);
 		c->fn[k].hu = xmalloc((p->f->nop + 1) * sizeof *c->fn[k].hu);
 		for (int i = 0; i < p->f->nop; i++) {

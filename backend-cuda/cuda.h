@@ -61,6 +61,8 @@ typedef struct CuFn {
 	const Func *f;
 	const int64_t *off;       /* per value: device offset, or pinned host offset (host values) */
 	const int *last;          /* per value: the op after which it is dead; nop: never */
+	const int *grp, *gend;    /* lower.c's fusion groups: per op its group's first op or -1;
+	                           * per first op one past its group's last */
 	int *ev;                  /* per value a copy makes: the event of its completion */
 	int *hu;                  /* per op: its slot among the updates on the host, -1: none */
 	/* sync.c: events between the streams (-1: none). after: per copy, the compute event it

@@ -245,6 +245,11 @@ op_code(G *g, const CuFn *p, const Launch *l, int i)
 			check(g, call(g, g->launch, a, 10));
 		}
 	}
+	/* Inside a fused group, before its last op, the group's kernel (launched at its first
+	 * op) has already written the later members' results, which may lie in the bytes of
+	 * values dying here: bytes -1 tells dead() to count them dead but not poison them. */
+	if (p->grp && p->grp[i] >= 0 && i + 1 < p->gend[p->grp[i]])
+		bd[2] = C64(g, -1);
 	check(g, call(g, g->dead, bd, 5));
 	if (p->rec[i] >= 0) {
 		/* after dead(): a copy into these bytes must also follow check mode's poisoning */

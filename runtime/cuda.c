@@ -872,8 +872,9 @@ mtc_cu_dead(mtc_cu *c, int64_t off, int64_t bytes, const int64_t *dy, int ndy)
 				born = 1;
 			}
 		/* Only bytes a result took are poisoned: a dying view of a param or of state (a
-		 * reshape) shares its bytes, which live on. */
-		if (!born || lo < man.persist)
+		 * reshape) shares its bytes, which live on. bytes < 0: an op inside a fused group,
+		 * whose kernel already wrote later members' results, maybe into these bytes. */
+		if (!born || lo < man.persist || bytes < 0)
 			continue;
 		/* the result may have taken some of these bytes */
 		if (bytes > 0 && off < hi && lo < off + bytes) {

@@ -101,7 +101,9 @@ int mtc_cu_wait(mtc_cu *, int ev);
  * pairs of the values it is the last reader of (the result may reuse their bytes); dead()
  * after it with the same. They keep the measured high-water mark; in check mode
  * (MTC_CHECK=1) born() verifies that the result overlaps no other live value and dead()
- * poisons the dead bytes (outside the result) with NaN. */
+ * poisons the dead bytes (outside the result) with NaN, after the copy streams' work so far;
+ * dead() with bytes -1 (an op inside a fused group, before its last: the group's kernel has
+ * written the later members' results, maybe into those bytes) poisons nothing. */
 int mtc_cu_born(mtc_cu *, int64_t off, int64_t bytes, const int64_t *dying, int ndying);
 int mtc_cu_dead(mtc_cu *, int64_t off, int64_t bytes, const int64_t *dying, int ndying);
 /* A step's output (copy_out): bytes at device offset dev into the caller's output k from byte

@@ -33,6 +33,7 @@ typedef struct OpT {
 	int hu, huev, huin;        /* an update on the host (on a stream of its own) and the copy
 	                            * events it waits for, to the host and in (-1: none) */
 	int64_t dev, host, cb;
+	int64_t dbytes;            /* dead()'s bytes: -1 inside a fused group, poison nothing */
 	int nwait, wait[4];        /* copy events the compute stream waits for before the op */
 	int rec;                   /* compute event recorded after it, -1 */
 	int pos;                   /* the op whose launch runs this op's work */
@@ -100,6 +101,8 @@ trace(const char *ll, const char *name, int *nop)
 			o->wait[o->nwait++] = (int)v[0];
 		} else if (strncmp(c, "record(", 7) == 0) {
 			o->rec = (int)v[0];
+		} else if (strncmp(c, "dead(", 5) == 0) {
+			o->dbytes = v[1];
 		}
 	}
 	*nop = n;
@@ -275,8 +278,142 @@ races(const Func *f, const OpT *t, int n, const char *what, int quiet)
 	return bad;
 }
 
+/* Check mode in program order: every accelerator byte starts poisoned; a kernel, at its
+ * group's launch, reads its operands and then writes the results of every op of the group;
+ * a swap_in writes its bytes, a swap_out or copy_out reads them where they sit in the
+ * program (the runtime drains the copy streams before it poisons); after each op dead()
+ * poisons the values whose last use it is, outside the op's result, unless told -1 (inside
+ * a fused group, whose kernel already wrote later members' results). A read of poisoned
+ * bytes is a wrong result that check mode itself caused. Returns the number of such reads. */
+typedef struct Pz { int64_t *lo, *hi; int n, cap; } Pz;
+
 static void
-one(const Func *f, const char *ll, const char *sched, const char *file, int *ncopy, int *early)
+pz_cut(Pz *z, int64_t lo, int64_t hi)
+{
+	for (int k = 0; k < z->n; k++) {
+		if (z->hi[k] <= lo || hi <= z->lo[k])
+			continue;
+		if (z->lo[k] < lo && hi < z->hi[k]) {            /* split in two */
+			if (z->n == z->cap) {
+				z->cap = 2 * z->cap + 16;
+				z->lo = xrealloc(z->lo, z->cap * sizeof *z->lo);
+				z->hi = xrealloc(z->hi, z->cap * sizeof *z->hi);
+			}
+			z->lo[z->n] = hi, z->hi[z->n++] = z->hi[k];
+			z->hi[k] = lo;
+		} else if (z->lo[k] < lo) {
+			z->hi[k] = lo;
+		} else if (hi < z->hi[k]) {
+			z->lo[k] = hi;
+		} else {
+			z->lo[k] = z->lo[--z->n], z->hi[k] = z->hi[z->n];
+			k--;
+		}
+	}
+}
+
+static void
+pz_add(Pz *z, int64_t lo, int64_t hi)
+{
+	if (hi <= lo)
+		return;
+	pz_cut(z, lo, hi);
+	if (z->n == z->cap) {
+		z->cap = 2 * z->cap + 16;
+		z->lo = xrealloc(z->lo, z->cap * sizeof *z->lo);
+		z->hi = xrealloc(z->hi, z->cap * sizeof *z->hi);
+	}
+	z->lo[z->n] = lo, z->hi[z->n++] = hi;
+}
+
+static int
+pz_hit(const Pz *z, int64_t lo, int64_t hi)
+{
+	for (int k = 0; k < z->n; k++)
+		if (z->lo[k] < hi && lo < z->hi[k])
+			return 1;
+	return 0;
+}
+
+/* An op whose work a launch at an earlier op of its group does (not a copy, a wait, an
+ * update on the host, an output's copy or a reshape sharing its operand's bytes). */
+static int
+member(const Func *f, const OpT *t, int i)
+{
+	const Op *o = &f->op[i];
+	if (t[i].launch || t[i].swap || t[i].hu || o->kind == OP_WAIT || o->kind == OP_COPYOUT ||
+	    o->kind == OP_WORKSPACE || o->res < 0)
+		return 0;
+	return !(o->kind == OP_RESHAPE && f->val[o->args[0]].decl < 0 && !f->val[o->args[0]].host &&
+	         t[f->val[o->args[0]].def].off == t[i].off);
+}
+
+static int
+checkmode(const Func *f, const OpT *t, int n, const char *what, int quiet)
+{
+	Pz z = { 0 };
+	Live lv;
+	int bad = 0;
+
+	live_fill(&lv, f);
+	pz_add(&z, 0, INT64_MAX);
+#define ARENA(v) (f->val[v].decl < 0 && !f->val[v].host && f->val[v].def >= 0)
+#define READ(v, i) do { \
+		Rng r_ = where(f, t, v); \
+		if (ARENA(v) && f->op[f->val[v].def].kind != OP_WORKSPACE && pz_hit(&z, r_.lo, r_.hi)) { \
+			bad++; \
+			if (!quiet && bad <= 5) \
+				printf("%s: check mode: op %d (%s) reads %%%s at [%lld, %lld), poisoned\n", what, \
+				       i, opinfo[f->op[i].kind].name, f->val[v].name, (long long)r_.lo, (long long)r_.hi); \
+		} } while (0)
+	for (int i = 0; i < n; i++) {
+		const Op *o = &f->op[i];
+		if (t[i].launch) {
+			/* the group: this op and the members after it */
+			int e = i + 1;
+			while (e < n && member(f, t, e))
+				e++;
+			for (int k = i; k < e; k++)
+				for (int a = 0; a < f->op[k].nargs; a++) {
+						int v = f->op[k].args[a], d = f->val[v].def;
+						if (d >= i && d < k)
+							continue;       /* made by the same kernel */
+						READ(v, k);
+					}
+			for (int k = i; k < e; k++)
+				if (ARENA(f->op[k].res))
+					pz_cut(&z, t[k].off, t[k].off + t[k].bytes);
+		} else if (o->kind == OP_SWAPIN) {
+			pz_cut(&z, t[i].dev, t[i].dev + t[i].cb);
+		} else if ((o->kind == OP_SWAPOUT || o->kind == OP_COPYOUT) && o->nargs > 0) {
+			READ(o->args[0], i);
+		}
+		if (t[i].dbytes < 0)
+			continue;
+		for (int v = 0; v < f->nval; v++) {
+			Rng r = where(f, t, v);
+			if (!ARENA(v) || lv.last[v] != i)
+				continue;
+			if (o->res >= 0 && ARENA(o->res) && t[i].bytes > 0 && r.lo < t[i].off + t[i].bytes &&
+			    t[i].off < r.hi) {
+				pz_add(&z, r.lo, t[i].off);
+				pz_add(&z, t[i].off + t[i].bytes, r.hi);
+			} else {
+				pz_add(&z, r.lo, r.hi);
+			}
+		}
+	}
+#undef READ
+#undef ARENA
+	live_free(&lv);
+	free(z.lo);
+	free(z.hi);
+	return bad;
+}
+
+static void
+one(const Func *f, const char *ll, const char *sched, const char *file, int *ncopy, int *early,
+    int *grouped, int *caught)
 {
 	char what[512];
 	int n = 0, launch = -1, bad, *seen;
@@ -341,6 +478,16 @@ one(const Func *f, const char *ll, const char *sched, const char *file, int *nco
 	}
 	bad = races(f, t, n, what, 0);
 	check(bad == 0, "%s: %d conflicting pairs run unordered", what, bad);
+	bad = checkmode(f, t, n, what, 0);
+	check(bad == 0, "%s: check mode poisons %d reads", what, bad);
+	/* and the simulation notices poison inside a fused group (the bug the -1 fixed) */
+	for (int i = 0; i < n; i++)
+		if (t[i].dbytes < 0) {
+			(*grouped)++;
+			t[i].dbytes = 0;
+			*caught += checkmode(f, t, n, what, 1) > 0;
+			t[i].dbytes = -1;
+		}
 	/* the simulation must notice a missing event */
 	for (int i = 0; i < n; i++) {
 		int a = t[i].after;
@@ -358,7 +505,7 @@ one(const Func *f, const char *ll, const char *sched, const char *file, int *nco
 int
 main(int argc, char **argv)
 {
-	int ncopy = 0, early = 0;
+	int ncopy = 0, early = 0, grouped = 0, caught = 0;
 
 	if (argc < 3 || argc % 2 == 0) {
 		fprintf(stderr, "usage: sync MODEL.mir MODEL.ll...\n");
@@ -379,9 +526,9 @@ main(int argc, char **argv)
 		m = ir_parse(&src);
 		check(m != NULL, "%s: does not parse", argv[a]);
 		if (m) {
-			one(m->fwd, ll, "mtc_cu_sched_forward", argv[a], &ncopy, &early);
+			one(m->fwd, ll, "mtc_cu_sched_forward", argv[a], &ncopy, &early, &grouped, &caught);
 			if (m->step)
-				one(m->step, ll, "mtc_cu_sched_step", argv[a], &ncopy, &early);
+				one(m->step, ll, "mtc_cu_sched_step", argv[a], &ncopy, &early, &grouped, &caught);
 			mod_free(m);
 		}
 		free((char *)src.text);
@@ -389,7 +536,10 @@ main(int argc, char **argv)
 	}
 	printf("%d copies; %d of them wait for less than every kernel issued before them\n", ncopy,
 	       early);
+	printf("%d ops inside fused groups poison nothing; poisoning there would poison a read "
+	       "%d times\n", grouped, caught);
 	check(ncopy > 0, "the inputs have copies");
+	check(caught > 0, "check mode's simulation sees poison inside a fused group");
 	check(early > 0, "some copy overlaps a kernel issued before it (no barrier)");
 	return done_skips();
 }
