@@ -14,6 +14,7 @@
 #include "mtc/mtc-cuda.h"
 #include "mtc/mtc-ops.h"
 #include "mtc/mtc-rt.h"
+#include "rt-impl.h"
 
 /* ---------- the driver API, as far as we use it ---------- */
 
@@ -267,6 +268,7 @@ typedef struct Hupd {
 	int64_t n;
 	uint64_t off[10];
 	float hv[10];
+	mtc_adam k;               /* Adam's scalars of this step, computed once per update */
 } Hupd;
 
 struct mtc_cu {
@@ -284,6 +286,8 @@ struct mtc_cu {
 	float *hyv;               /* the hyperparameters' settings, as uploaded (updates on the host
 	                           * read them here: the host cannot read device memory) */
 	cublasHandle_t blas;
+	mtc_pool hpool;           /* the threads of updates on the host (MTC_THREADS, else every
+	                           * online core), which split each update's elements */
 	int check;
 	CUevent drain[4];         /* check mode: the other streams' positions before a poisoning */
 	int64_t live, peak, steps;
@@ -461,6 +465,10 @@ open_instance(mtc_cu *c)
 		CK(c, cu.cuEventCreate(&c->rec[i], CU_EVENT_DISABLE_TIMING), "creating an event");
 	for (int i = 1; c->check && i < 4; i++)
 		CK(c, cu.cuEventCreate(&c->drain[i], CU_EVENT_DISABLE_TIMING), "creating an event");
+	if (mtc_pool_start(&c->hpool, man.nhupd > 0 ? mtc_thread_count() : 1)) {
+		c->hpool.thr = NULL;
+		return fail(c, MTC_ENOMEM, "cannot start the threads of updates on the host");
+	}
 	if (c->trace) {
 		if (!elapsed)
 			*(void **)&elapsed = dlsym(cu.lib, "cuEventElapsedTime_v2");
@@ -517,6 +525,7 @@ mtc_cu_destroy(void *p)
 			cu.cuModuleUnload(c->mod);
 		cu.cuDevicePrimaryCtxRelease_v2(c->dev);
 	}
+	mtc_pool_stop(&c->hpool);
 	free(c->fn);
 	free(c->ev);
 	free(c->rec);
@@ -712,45 +721,61 @@ mtc_cu_swap(mtc_cu *c, int out, int64_t dev, int64_t host, int64_t bytes, int ev
 }
 
 /* The host function of an update on the host: <mtc/mtc-ops.h>'s formulas, as every target's
- * kernels and the interpreter run them, on the pinned homes and the gradient sent there. */
+ * kernels and the interpreter run them, on the pinned homes and the gradient sent there,
+ * elements [lo, hi) of part tid of nt (an update is elementwise: any split gives the same
+ * bits). */
 static void
-host_update(void *arg)
+host_part(const uint64_t *args, int tid, int nt)
 {
-	Hupd *u = arg;
+	Hupd *u = (Hupd *)(uintptr_t)args[0];
 	char *h = u->c->host;
 	float *w = (float *)(h + u->off[0]);
+	int64_t lo = u->n * tid / nt, hi = u->n * (tid + 1) / nt;
 
 	switch (u->kind) {
 	case MTC_CU_SGD: {
 		const float *g = (const float *)(h + u->off[1]);
-		for (int64_t i = 0; i < u->n; i++)
+		for (int64_t i = lo; i < hi; i++)
 			mtc_sgd_update(w + i, g[i], u->hv[2], u->hv[3]);
 		break;
 	}
 	case MTC_CU_SGDM: {
 		float *m = (float *)(h + u->off[1]);
 		const float *g = (const float *)(h + u->off[2]);
-		for (int64_t i = 0; i < u->n; i++)
+		for (int64_t i = lo; i < hi; i++)
 			mtc_sgdm_update(w + i, m + i, g[i], u->hv[3], u->hv[4], u->hv[5]);
 		break;
 	}
 	default: {
 		float *m = (float *)(h + u->off[1]), *v = (float *)(h + u->off[2]);
 		const float *g = (const float *)(h + u->off[3]);
-		int32_t t = *(const int32_t *)(h + u->off[4]);
-		mtc_adam k = mtc_adam_scalars(t, u->hv[5], u->hv[6], u->hv[7], u->hv[8],
-		                              u->kind == MTC_CU_ADAMW ? u->hv[9] : 0);
-		if (k.bad) {
+		for (int64_t i = lo; i < hi; i++)
+			if (u->kind == MTC_CU_ADAMW)
+				mtc_adamw_update(w + i, m + i, v + i, g[i], &u->k);
+			else
+				mtc_adam_update(w + i, m + i, v + i, g[i], &u->k);
+	}
+	}
+}
+
+/* On the CUDA driver's callback thread, in stream order: the update split over the pool
+ * (one thread below the pool's threshold of work). */
+static void
+host_update(void *arg)
+{
+	Hupd *u = arg;
+	uint64_t a[1] = { (uint64_t)(uintptr_t)u };
+
+	if (u->kind == MTC_CU_ADAM || u->kind == MTC_CU_ADAMW) {
+		int32_t t = *(const int32_t *)(u->c->host + u->off[4]);
+		u->k = mtc_adam_scalars(t, u->hv[5], u->hv[6], u->hv[7], u->hv[8],
+		                        u->kind == MTC_CU_ADAMW ? u->hv[9] : 0);
+		if (u->k.bad) {
 			u->c->hubad = 1;
 			return;
 		}
-		for (int64_t i = 0; i < u->n; i++)
-			if (u->kind == MTC_CU_ADAMW)
-				mtc_adamw_update(w + i, m + i, v + i, g[i], &k);
-			else
-				mtc_adam_update(w + i, m + i, v + i, g[i], &k);
 	}
-	}
+	mtc_pool_run(&u->c->hpool, host_part, a, u->n);
 }
 
 int
@@ -766,7 +791,8 @@ mtc_cu_host_update(mtc_cu *c, int kind, int out, int in, int64_t n, const uint64
 	    nargs != want[kind] || out < -1 || out >= man.nevents || in < -1 || in >= man.nevents)
 		return fail(c, MTC_EINVAL, "bad update on the host (%d)", slot);
 	u = &c->hu[slot];
-	*u = (Hupd){ c, kind, nargs, n, { 0 }, { 0 } };
+	memset(u, 0, sizeof *u);
+	u->c = c, u->kind = kind, u->nargs = nargs, u->n = n;
 	for (int k = 0; k < nargs; k++) {
 		int hyp = (off[k] & MTC_CU_HYPER) != 0;
 		uint64_t i = off[k] & ~(uint64_t)MTC_CU_HYPER;

@@ -69,8 +69,8 @@ parse_bytes(const char *s)
 	return (int64_t)(v * mul);
 }
 
-static int
-env_threads(void)
+int
+mtc_thread_count(void)
 {
 	const char *s = getenv("MTC_THREADS");
 	long n;
@@ -144,7 +144,7 @@ mtc_dev_open(const struct mtc_dev_desc *desc)
 		mtc_set_last_error(MTC_ENOMEM, "%s: cannot start the host's update thread", desc->model);
 		goto fail;
 	}
-	if (mtc_pool_start(&d->pool, env_threads())) {
+	if (mtc_pool_start(&d->pool, mtc_thread_count())) {
 		mtc_set_last_error(MTC_ENOMEM, "%s: cannot start the accelerator threads", desc->model);
 		goto fail;
 	}

@@ -116,7 +116,12 @@ mtc_pool_stop(mtc_pool *p)
 void
 mtc_run(mtc_dev *d, mtc_kernel fn, const uint64_t *args, int64_t work)
 {
-	mtc_pool *p = &d->pool;
+	mtc_pool_run(&d->pool, fn, args, work);
+}
+
+void
+mtc_pool_run(mtc_pool *p, mtc_kernel fn, const uint64_t *args, int64_t work)
+{
 	unsigned g;
 	int i;
 

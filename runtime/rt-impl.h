@@ -93,5 +93,9 @@ void mtc_blas_init(void);
 /* pool.c */
 int mtc_pool_start(mtc_pool *, int n);
 void mtc_pool_stop(mtc_pool *);
+/* mtc_run on a pool of one's own (the CUDA runtime's threads for updates on the host). */
+void mtc_pool_run(mtc_pool *, mtc_kernel, const uint64_t *args, int64_t work);
+/* The thread count MTC_THREADS asks for, else the online cores (1 to 1024). */
+int mtc_thread_count(void);
 
 #endif
