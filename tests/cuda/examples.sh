@@ -66,7 +66,8 @@ for e in "$top_srcdir"/examples/*.tdsl; do
 	elif [ $rc -eq 0 ]; then
 		gpu=yes
 		"$MTC" "$e" -o "$out/$n-c.so" && "$DRIVE" "$out/$n-c.so" 5 >"$out/$n.c" 2>>"$out/$n.err"
-		t "$n: CUDA losses within 1e-4 of the C backend" "awk 'NR==FNR && /^step/ { c[\$2] = \$4; next } /^step/ { d = \$4 - c[\$2]; if (d < 0) d = -d; m = c[\$2] < 0 ? -c[\$2] : c[\$2]; if (d > 1e-4 * (m > 1e-30 ? m : 1) || !(\$2 in c)) bad = 1 } END { exit bad }' '$out/$n.c' '$out/$n.cuda'"
+		# the first loss within 1e-5, later ones within 1e-3 of the first (gpu.sh's close())
+		t "$n: CUDA losses close to the C backend's" "awk 'NR==FNR && /^step/ { c[\$2] = \$4; next } /^step/ { d = \$4 - c[\$2]; if (d < 0) d = -d; m = c[0] < 0 ? -c[0] : c[0]; if (d > (\$2 == 0 ? 1e-5 : 1e-3) * (m > 1e-30 ? m : 1) || !(\$2 in c) || \$4 ~ /nan|inf/) bad = 1 } END { exit bad }' '$out/$n.c' '$out/$n.cuda'"
 		if "$MTC" "$e" --target=cuda --mem-budget=50% -o "$out/$n-b.so" 2>"$out/$n.berr"; then
 			"$DRIVE" "$out/$n-b.so" 5 >"$out/$n.b" 2>>"$out/$n.err"
 			grep ^step "$out/$n.cuda" >"$out/$n.s1"

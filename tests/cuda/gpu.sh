@@ -55,6 +55,14 @@ prepare() {
 		modeled "$e" "$n-b35" "--mem-budget=$pct" || return 1
 	done
 	"$MTC" "$top_srcdir/examples/transformer.tdsl" $BIG --target=cuda --arch=sm_90 -o "$P/big.so" || return 1
+	# the same at B=4 and B=16, and B=4 on the C backend (2 steps of mtc-run, about a minute):
+	# the scaled transformer's losses were NaN on an H200 at B=32, finite here
+	for b in 4 16; do
+		"$MTC" "$top_srcdir/examples/transformer.tdsl" $BIG -D B=$b --target=cuda --arch=sm_90 -o "$P/big-B$b.so" || return 1
+	done
+	"$MTC" "$top_srcdir/examples/transformer.tdsl" $BIG -D B=4 -o "$P/big-B4-c.so" &&
+	"$top_builddir/mtc-run" "$P/big-B4-c.so" --steps 2 >"$P/big-B4.ref" || return 1
+	rm -f "$P/big-B4-c.so" "$P/big-B4-c.h"
 	budget "$top_srcdir/examples/transformer.tdsl" "$P/big-b.so" "$BIG --arch=sm_90" 50% || return 1
 	echo "big $BIG budget $pct" >>"$P/plan.txt"
 	modeled "$top_srcdir/examples/transformer.tdsl" big "$BIG --arch=sm_90" || return 1
@@ -106,7 +114,7 @@ t() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
 close() {
 	awk 'NR==FNR && /^step/ { c[$2] = $4; next }
 	     /^step/ { d = $4 - c[$2]; if (d < 0) d = -d; m = c[0] < 0 ? -c[0] : c[0]
-	               if (d > ($2 == 0 ? 1e-5 : 1e-3) * (m > 1e-30 ? m : 1) || !($2 in c)) bad = 1; n++ }
+	               if (d > ($2 == 0 ? 1e-5 : 1e-3) * (m > 1e-30 ? m : 1) || !($2 in c) || $4 ~ /nan|inf/) bad = 1; n++ }
 	     END { exit bad || n != 5 }' "$1" "$2"
 }
 
@@ -183,6 +191,16 @@ run() {
 	t "big: mtc runs (budget)" "tail -1 '$P/big-b.out' | grep -q step_ms"
 	say "  mtc:        $(tail -1 "$P/big.out")"
 	say "  mtc budget: $(tail -1 "$P/big-b.out")"
+	t "big: finite losses ($(grep ^step "$P/big.out" | head -2 | tr '\n' ' '))" "! grep -q 'loss.*nan' '$P/big.out'"
+	# bracketing the NaN: smaller batches, and the tiled GEMM kernels instead of cuBLAS
+	"$P/bin/mtc-run" "$P/big-B4.so" --steps 2 >"$P/big-B4.out" 2>&1
+	t "big at B=4: 2 steps close to the C backend ($(grep ^step "$P/big-B4.out" | tr '\n' ' '))" \
+	  "awk 'NR==FNR && /^step/ { c[\$2] = \$4; next } /^step/ { d = \$4 - c[\$2]; if (d < 0) d = -d
+	        if (!(\$2 in c) || d > (\$2 == 1 ? 1e-5 : 1e-3) * c[1] || \$4 ~ /nan|inf/) bad = 1; n++ } END { exit bad || n != 2 }' '$P/big-B4.ref' '$P/big-B4.out'"
+	"$P/bin/mtc-run" "$P/big-B16.so" --steps 2 >"$P/big-B16.out" 2>&1
+	say "  big at B=16: $(grep ^step "$P/big-B16.out" | tr '\n' ' ')"
+	MTC_NO_CUBLAS=1 "$P/bin/mtc-run" "$P/big.so" --steps 1 >"$P/big-noblas.out" 2>&1
+	say "  big with MTC_NO_CUBLAS=1: $(grep ^step "$P/big-noblas.out" | tr '\n' ' ')"
 	if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
 		python3 "$top_srcdir/tests/cuda/torch_step.py" $BIG --steps "$STEPS" >"$P/torch.out" 2>&1
 		say "  torch:      $(tail -1 "$P/torch.out")"

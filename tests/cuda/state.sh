@@ -48,7 +48,7 @@ for n in $models; do
 			skip=$((skip + 1))
 		elif [ $rc -eq 0 ]; then
 			[ -f "$out/$n.u" ] || { "$MTC" "$e" --target=cuda -o "$out/$n-u.so" && "$DRIVE" "$out/$n-u.so" 5 >"$out/$n.u"; }
-			t "$n $pct%: losses within 1e-5 of the module without a budget" "awk 'NR==FNR && /^step/ { c[\$2] = \$4; next } /^step/ { d = \$4 - c[\$2]; if (d < 0) d = -d; m = c[\$2] < 0 ? -c[\$2] : c[\$2]; if (d > 1e-5 * (m > 1e-30 ? m : 1) || !(\$2 in c)) bad = 1 } END { exit bad }' '$out/$n.u' '$m.run'"
+			t "$n $pct%: losses within 1e-5 of the module without a budget" "awk 'NR==FNR && /^step/ { c[\$2] = \$4; next } /^step/ { d = \$4 - c[\$2]; if (d < 0) d = -d; m = c[\$2] < 0 ? -c[\$2] : c[\$2]; if (d > 1e-5 * (m > 1e-30 ? m : 1) || !(\$2 in c) || \$4 ~ /nan|inf/) bad = 1 } END { exit bad }' '$out/$n.u' '$m.run'"
 			t "$n $pct%: peak within the budget" "awk '/^peak_bytes/ { exit !(\$6 > 0 && \$2 <= \$6) }' '$m.run'"
 		else
 			bad "$n $pct%: drive failed (status $rc): $(head -3 "$m.err")"
