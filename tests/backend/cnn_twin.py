@@ -13,7 +13,7 @@
 # step: a gradient 6e-3 off in one channel, both sides right). The least distance met is printed.
 #
 # usage: cnn_twin.py MTC OUTDIR [MODEL ...]   (MODEL: resnet, mobilenet; default both)
-import json, os, struct, subprocess, sys
+import json, math, os, struct, subprocess, sys
 
 try:
     import numpy as np
@@ -187,7 +187,8 @@ def check(name):
         loss.backward()
         opt.step()
         tl.append(loss.item())
-    rel = max(abs(a - b) / abs(b) for a, b in zip(ml, tl))
+    # float("nan") compares false: a NaN loss must not pass for a small error
+    rel = max((abs(a - b) / abs(b) if math.isfinite(a) else math.inf) for a, b in zip(ml, tl))
     Q = st_read(p5)
     # params: the difference against the torch twin's update (p5 - p0), but for the betas whose
     # true gradient is 0 (MobileNet's projections: a per-channel constant that the next batch

@@ -50,7 +50,7 @@ mpi() { np=$1; shift; timeout 120 "$MPIRUN" --oversubscribe -np "$np" "$@" < /de
 close() {
 	awk -v tol=$TOL 'NR == FNR && /^step/ { a[$2] = $4; next }
 		/^step/ { n++; d = $4 - a[$2]; if (d < 0) d = -d; r = $4 < 0 ? -$4 : $4;
-		          if (!($2 in a) || d > tol * r) bad = 1 }
+		          if (!($2 in a) || d > tol * r || $4 ~ /nan|inf/) bad = 1 }
 		END { exit bad || n != 5 }' "$1" "$2"
 }
 
