@@ -359,7 +359,7 @@ checkmode(const Func *f, const OpT *t, int n, const char *what, int quiet)
 	pz_add(&z, 0, INT64_MAX);
 #define ARENA(v) (f->val[v].decl < 0 && !f->val[v].host && f->val[v].def >= 0)
 #define READ(v, i) do { \
-		Rng r_ = where(f, t, v); \
+		Rng r_ = ARENA(v) ? where(f, t, v) : (Rng){ 0, 0, 0 }; \
 		if (ARENA(v) && f->op[f->val[v].def].kind != OP_WORKSPACE && pz_hit(&z, r_.lo, r_.hi)) { \
 			bad++; \
 			if (!quiet && bad <= 5) \
@@ -381,7 +381,7 @@ checkmode(const Func *f, const OpT *t, int n, const char *what, int quiet)
 						READ(v, k);
 					}
 			for (int k = i; k < e; k++)
-				if (ARENA(f->op[k].res))
+				if (f->op[k].res >= 0 && ARENA(f->op[k].res))
 					pz_cut(&z, t[k].off, t[k].off + t[k].bytes);
 		} else if (o->kind == OP_SWAPIN) {
 			pz_cut(&z, t[i].dev, t[i].dev + t[i].cb);
@@ -391,9 +391,10 @@ checkmode(const Func *f, const OpT *t, int n, const char *what, int quiet)
 		if (t[i].dbytes < 0)
 			continue;
 		for (int v = 0; v < f->nval; v++) {
-			Rng r = where(f, t, v);
+			Rng r;
 			if (!ARENA(v) || lv.last[v] != i)
 				continue;
+			r = where(f, t, v);
 			if (o->res >= 0 && ARENA(o->res) && t[i].bytes > 0 && r.lo < t[i].off + t[i].bytes &&
 			    t[i].off < r.hi) {
 				pz_add(&z, r.lo, t[i].off);
