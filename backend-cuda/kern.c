@@ -569,7 +569,6 @@ k_lndgamma(FILE *fp, const Func *f, const Op *op, Launch *l)
 	const Shape *x = SH(f, op->args[0]);
 	int64_t d = x->d[x->rank - 1], rows = shape_numel(x) / (d ? d : 1);
 	int k = d >= 256 ? 8 : (int)((d + 31) / 32), nw = BLK / 32;
-	char eps[64];
 
 	if (k < 1)
 		k = 1;
@@ -587,7 +586,7 @@ k_lndgamma(FILE *fp, const Func *f, const Op *op, Launch *l)
 	        "\tfor (int t = threadIdx.x; t < %d; t += blockDim.x)\n\t\tif (c0 + t < L) {\n"
 	        "\t\t\tfloat s = 0.f;\n\t\t\tfor (int k = 0; k < %d; k++)\n\t\t\t\ts += part[k][t];\n"
 	        "\t\t\tr[c0 + t] = s;\n\t\t}\n}\n",
-	        nw, 32 * k + 1, (long long)d, (long long)rows, 32 * k, k, k, nw, flit(op->fa[0], eps), k, k,
+	        nw, 32 * k + 1, (long long)d, (long long)rows, 32 * k, k, k, nw, FL(op->fa[0]), k, k,
 	        32 * k, nw);
 	set1(l, (unsigned)(d > 0 ? (d + 32 * k - 1) / (32 * k) : 1), BLK);
 }

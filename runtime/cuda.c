@@ -289,7 +289,7 @@ struct mtc_cu {
 	mtc_pool hpool;           /* the threads of updates on the host (MTC_THREADS, else every
 	                           * online core), which split each update's elements */
 	int check;
-	CUevent drain[4];         /* check mode: the other streams' positions before a poisoning */
+	CUevent drain[3];         /* check mode: streams 1-3's positions before a poisoning */
 	int64_t live, peak, steps;
 	Live *lv;
 	int nlv, caplv;
@@ -301,7 +301,7 @@ struct mtc_cu {
 	char *trace;
 	CUevent t0, *pool;
 	int npool, nsp, insp;
-	struct Span { int stream, what; int64_t bytes; } *sp;
+	struct Span { int stream, what, blas; int64_t bytes; } *sp;   /* what: kernel or SP_* */
 };
 
 /* Record the first error of a call; later ones are usually consequences. */
@@ -464,7 +464,7 @@ open_instance(mtc_cu *c)
 	for (int i = 0; i < man.nrecords; i++)
 		CK(c, cu.cuEventCreate(&c->rec[i], CU_EVENT_DISABLE_TIMING), "creating an event");
 	for (int i = 1; c->check && i < 4; i++)
-		CK(c, cu.cuEventCreate(&c->drain[i], CU_EVENT_DISABLE_TIMING), "creating an event");
+		CK(c, cu.cuEventCreate(&c->drain[i - 1], CU_EVENT_DISABLE_TIMING), "creating an event");
 	if (mtc_pool_start(&c->hpool, man.nhupd > 0 ? mtc_thread_count() : 1)) {
 		c->hpool.thr = NULL;
 		return fail(c, MTC_ENOMEM, "cannot start the threads of updates on the host");
@@ -509,7 +509,7 @@ mtc_cu_destroy(void *p)
 				cu.cuEventDestroy_v2(c->rec[i]);
 		for (int i = 0; i < c->npool; i++)
 			cu.cuEventDestroy_v2(c->pool[i]);
-		for (int i = 1; i < 4; i++)
+		for (int i = 0; i < 3; i++)
 			if (c->drain[i])
 				cu.cuEventDestroy_v2(c->drain[i]);
 		if (c->t0)
@@ -604,7 +604,7 @@ span_begin(mtc_cu *c, int s, int what, int64_t bytes)
 			}
 		c->npool = n;
 	}
-	c->sp[c->nsp] = (struct Span){ s, what, bytes };
+	c->sp[c->nsp] = (struct Span){ s, what, 0, bytes };
 	if (cu.cuEventRecord(c->pool[2 * c->nsp], c->s[s]))
 		return -1;
 	c->insp = 1;
@@ -643,12 +643,12 @@ write_trace(mtc_cu *c)
 		const struct Span *p = &c->sp[k];
 		const char *nm = p->what >= 0 ? man.kname[p->what] : p->what == SP_OUT ? "swap_out"
 		                 : p->what == SP_IN ? "swap_in" : "update on the host";
-		const char *via = p->what >= 0 && p->bytes < 0 ? " (cuBLAS)" : "";
+		const char *via = p->blas ? " (cuBLAS)" : "";
 		if (elapsed(&a, c->t0, c->pool[2 * k]) || elapsed(&b, c->t0, c->pool[2 * k + 1]))
 			continue;
 		fprintf(fp, "{\"ph\": \"X\", \"pid\": 1, \"tid\": %d, \"name\": \"%s%s\", \"ts\": %.3f, "
 		        "\"dur\": %.3f, \"args\": {\"seq\": %d, \"bytes\": %lld}},\n", p->stream, nm,
-		        via, 1e3 * a, 1e3 * (b - a), k, (long long)(p->bytes > 0 ? p->bytes : 0));
+		        via, 1e3 * a, 1e3 * (b - a), k, (long long)p->bytes);
 	}
 	fprintf(fp, "{\"ph\": \"M\", \"pid\": 1, \"name\": \"process_name\", \"args\": {\"name\": "
 	        "\"%s step\"}}\n]}\n", man.model);
@@ -686,7 +686,8 @@ mtc_cu_gemm(mtc_cu *c, int fn, unsigned gx, unsigned gy, unsigned gz, unsigned b
 
 	/* Row-major C = A B is column-major C^T = B^T A^T: swap the operands. */
 	if (c->blas && batch < 1LL << 31) {
-		sp = span_begin(c, 0, fn, -1);
+		if ((sp = span_begin(c, 0, fn, 0)) >= 0)
+			c->sp[sp].blas = 1;
 		ok = blas.sgemm(c->blas, tb, ta, (int)n, (int)m, (int)k, &one, (const float *)args[2],
 		                tb ? (int)k : (int)n, sb, (const float *)args[1], ta ? (int)m : (int)k,
 		                sa, &zero, (float *)args[0], (int)n, sc, (int)batch) == 0;
@@ -878,8 +879,8 @@ poison(mtc_cu *c, int64_t lo, int64_t hi)
 	if (hi <= lo)
 		return 0;
 	for (int i = 1; i < 4; i++) {
-		CK(c, cu.cuEventRecord(c->drain[i], c->s[i]), "poisoning");
-		CK(c, cu.cuStreamWaitEvent(c->s[0], c->drain[i], 0), "poisoning");
+		CK(c, cu.cuEventRecord(c->drain[i - 1], c->s[i]), "poisoning");
+		CK(c, cu.cuStreamWaitEvent(c->s[0], c->drain[i - 1], 0), "poisoning");
 	}
 	CK(c, cu.cuMemsetD32Async(c->mem + lo, 0x7fc00000u, (hi - lo) / 4, c->s[0]), "poisoning");
 	return 0;

@@ -288,18 +288,24 @@ races(const Func *f, const OpT *t, int n, const char *what, int quiet)
 typedef struct Pz { int64_t *lo, *hi; int n, cap; } Pz;
 
 static void
+pz_push(Pz *z, int64_t lo, int64_t hi)
+{
+	if (z->n == z->cap) {
+		z->cap = 2 * z->cap + 16;
+		z->lo = xrealloc(z->lo, z->cap * sizeof *z->lo);
+		z->hi = xrealloc(z->hi, z->cap * sizeof *z->hi);
+	}
+	z->lo[z->n] = lo, z->hi[z->n++] = hi;
+}
+
+static void
 pz_cut(Pz *z, int64_t lo, int64_t hi)
 {
 	for (int k = 0; k < z->n; k++) {
 		if (z->hi[k] <= lo || hi <= z->lo[k])
 			continue;
 		if (z->lo[k] < lo && hi < z->hi[k]) {            /* split in two */
-			if (z->n == z->cap) {
-				z->cap = 2 * z->cap + 16;
-				z->lo = xrealloc(z->lo, z->cap * sizeof *z->lo);
-				z->hi = xrealloc(z->hi, z->cap * sizeof *z->hi);
-			}
-			z->lo[z->n] = hi, z->hi[z->n++] = z->hi[k];
+			pz_push(z, hi, z->hi[k]);
 			z->hi[k] = lo;
 		} else if (z->lo[k] < lo) {
 			z->hi[k] = lo;
@@ -318,12 +324,7 @@ pz_add(Pz *z, int64_t lo, int64_t hi)
 	if (hi <= lo)
 		return;
 	pz_cut(z, lo, hi);
-	if (z->n == z->cap) {
-		z->cap = 2 * z->cap + 16;
-		z->lo = xrealloc(z->lo, z->cap * sizeof *z->lo);
-		z->hi = xrealloc(z->hi, z->cap * sizeof *z->hi);
-	}
-	z->lo[z->n] = lo, z->hi[z->n++] = hi;
+	pz_push(z, lo, hi);
 }
 
 static int
