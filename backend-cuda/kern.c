@@ -945,7 +945,9 @@ k_bnupdate(FILE *fp, const Func *f, const Op *op, Launch *l)
 	set1(l, blocks(C, BLK), BLK);
 }
 
-/* dropout(x, t): Philox's draw per element (the prelude's <mtc/mtc-ops.h>); dropout(x) copies. */
+/* dropout(x, t): Philox's draw per element (the prelude's <mtc/mtc-ops.h>) at its place in the
+ * whole batch (a micro-batch's: CUDA modules are not data-parallel, rankparts is 0);
+ * dropout(x) copies. */
 static void
 k_dropout(FILE *fp, const Func *f, const Op *op, Launch *l)
 {
@@ -955,8 +957,10 @@ k_dropout(FILE *fp, const Func *f, const Op *op, Launch *l)
 	if (op->nargs < 2)
 		fprintf(fp, "\t\tr[i] = a0[i];\n");
 	else
-		fprintf(fp, "\t\tr[i] = mtc_dropout_u(i, %d, a1[0], %lluull) >= %s ? a0[i] * %s : 0.f;\n",
-		        (int)op->ia[0], (unsigned long long)op->ia[1], FL(op->fa[0]), FL(1.0 / (1.0 - op->fa[0])));
+		fprintf(fp, "\t\tr[i] = mtc_dropout_u(mtc_dropout_at(i, %lldLL, %lldLL, %lldLL), %d, a1[0], "
+		        "%lluull) >= %s ? a0[i] * %s : 0.f;\n", (long long)op->ia[2], (long long)op->ia[3],
+		        (long long)op->ia[4], (int)op->ia[0], (unsigned long long)op->ia[1], FL(op->fa[0]),
+		        FL(1.0 / (1.0 - op->fa[0])));
 	fprintf(fp, "\t}\n}\n");
 	set1(l, blocks(n, BLK), BLK);
 }

@@ -69,6 +69,18 @@ launch(Gen *g, const LowFunc *p, int k, const int *v, int nv, int flag, double w
 	H(g, " }, %lld);\n", ll(work > 9e18 ? (int64_t)9e18 : (int64_t)work));
 }
 
+/* launch(), the rank of a data-parallel module's instance after the values. */
+static void
+launch_rank(Gen *g, const LowFunc *p, int k, const int *v, int nv, double work)
+{
+	if (!g->ranks)
+		die("a rank's slice of the batch in a module that is not data-parallel");
+	H(g, "\tmtc_run(d, KERN[%d], (const uint64_t[]){ ", k);
+	for (int i = 0; i < nv; i++)
+		H(g, "ADDR(%lld), ", ll(p->off[v[i]]));
+	H(g, "(uint64_t)mtc_comm_rank(inst->c) }, %lld);\n", ll(work > 9e18 ? (int64_t)9e18 : (int64_t)work));
+}
+
 /* Pointer parameters: out (float *) or in (const float *) a[i]. */
 static void
 kptr(Gen *g, const char *name, int i, int out, int i32)
@@ -634,8 +646,8 @@ k_bn(Gen *g, const LowFunc *p, const Op *o)
 	launch(g, p, k, v, nv, 0, (double)shape_numel(x) * 2);
 }
 
-/* dropout(x, t): Philox's draw per element (<mtc/mtc-ops.h>), the same bits as the
- * interpreter's; dropout(x) copies. */
+/* dropout(x, t): Philox's draw per element (<mtc/mtc-ops.h>) at its place in the whole batch,
+ * the same bits as the interpreter's; dropout(x) copies. */
 static void
 k_dropout(Gen *g, const LowFunc *p, const Op *o)
 {
@@ -649,11 +661,20 @@ k_dropout(Gen *g, const LowFunc *p, const Op *o)
 		K(g, "\tif (hi > lo)\n\t\tmemcpy(r + lo, x + lo, sizeof(float) * (size_t)(hi - lo));\n}\n");
 	} else {
 		kptr(g, "t", 2, 0, 1);
+		/* a rank's slice: the host passes the rank after the operands */
+		K(g, "\tlong long q = %lldLL", ll(o->ia[4]));
+		if (o->ia[5])
+			K(g, " + (long long)a[3] * %lldLL", ll(o->ia[5]));
+		K(g, ";\n");
 		K(g, "\tfor (int64_t i = lo; i < hi; i++)\n"
-		  "\t\tr[i] = mtc_dropout_u(i, %d, t[0], %lluull) >= %s ? x[i] * %s : 0.0f;\n}\n",
-		  (int)o->ia[0], (unsigned long long)o->ia[1], FL(o->fa[0]), FL(1.0 / (1.0 - o->fa[0])));
+		  "\t\tr[i] = mtc_dropout_u(mtc_dropout_at(i, %lldLL, %lldLL, q), %d, t[0], %lluull) >= %s ?\n"
+		  "\t\t       x[i] * %s : 0.0f;\n}\n", ll(o->ia[2]), ll(o->ia[3]), (int)o->ia[0],
+		  (unsigned long long)o->ia[1], FL(o->fa[0]), FL(1.0 / (1.0 - o->fa[0])));
 	}
-	launch(g, p, k, v, o->nargs + 1, 0, 10.0 * (double)n);
+	if (o->ia[5])
+		launch_rank(g, p, k, v, o->nargs + 1, 10.0 * (double)n);
+	else
+		launch(g, p, k, v, o->nargs + 1, 0, 10.0 * (double)n);
 }
 
 static void

@@ -680,6 +680,33 @@ sliced(const Module *w, int nd, const Module *v, int ranks, Src *src)
 
 static int train_step(Module *m, Src *src, const FeOpts *fe, int k);
 
+/* Where each dropout's tensor on a rank (the variant v, at a ranks-th of the batch) sits in the
+ * whole batch's (passes/slices.c): *chunk, *nkey for dropout_ranks; a warning for each that is
+ * not blocks of it, unless quiet. 0, or -1 after a diagnostic. */
+static int
+dropouts(Src *src, const FeOpts *fe, const Module *v, int ranks, int quiet, int64_t **chunk, int *nkey)
+{
+	Module *w;
+
+	*nkey = dropout_keys(v->fwd);
+	*chunk = xmalloc((*nkey + 1) * sizeof **chunk);
+	if (!*nkey)
+		return 0;
+	if (!(w = fe_compile(src, fe))) {
+		free(*chunk);
+		*chunk = NULL;
+		return -1;
+	}
+	batch_chunks(w->fwd, v->fwd, ranks, *chunk, *nkey);
+	mod_free(w);
+	for (int i = 0; i < v->fwd->nop; i++)
+		if (v->fwd->op[i].kind == OP_DROPOUT && (*chunk)[v->fwd->op[i].ia[0]] < 0 && !quiet)
+			warn(src, v->fwd->op[i].loc, "--data-parallel over %d ranks: this dropout's rows are not "
+			     "blocks of the batch's (a reshape, concat or slice mixes them): each rank draws its "
+			     "own mask, not the whole batch's", ranks);
+	return 0;
+}
+
 /* One variant of a data-parallel module: the model elaborated at its slice of the batch for
  * `ranks` ranks, trained, its gradients reduced (passes/dp.c, ZeRO stage `zero`), scheduled and
  * planned under the budget (bytes, 0: none; quiet: no messages; 2: a trial of --zero=auto, planned
@@ -693,6 +720,8 @@ variant(const Opts *o, Src *src, const FeOpts *fe, const Module *whole, int nd, 
 	FeOpts vf = *fe;
 	char why[96], stage[64];
 	Module *m;
+	int64_t *chunk = NULL;
+	int nkey = 0;
 	/* with ZeRO the params and their state stay on the accelerator (the shards are the
 	 * saving): the planner plans activations only */
 	PlanOpts po = { quiet == 2 ? "tso" : o->solver, budget, 0, o->solver_time, &o->tg,
@@ -705,8 +734,15 @@ variant(const Opts *o, Src *src, const FeOpts *fe, const Module *whole, int nd, 
 	if (!(m = *mp = fe_compile(src, &vf)) || sliced(whole, nd, m, ranks, src))
 		return -1;
 	m->seed = o->seed;    /* dropout's keys, as the single-process step's */
-	if (train_step(m, src, &vf, o->micro > 1 ? o->micro : 1))
+	if (ranks > 1 && dropouts(src, fe, m, ranks, quiet == 2, &chunk, &nkey))
 		return -1;
+	if (train_step(m, src, &vf, o->micro > 1 ? o->micro : 1)) {
+		free(chunk);
+		return -1;
+	}
+	if (ranks > 1)
+		dropout_ranks(m->step, chunk, nkey, ranks, o->micro > 1 ? o->micro : 1);
+	free(chunk);
 	snprintf(stage, sizeof stage, "autodiff-r%d", ranks);
 	dump(o, m, stage);
 	simplify(m->fwd);

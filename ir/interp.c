@@ -651,8 +651,8 @@ k_poolgrad(Run *r, const Op *op)
 
 /* ---------- dropout ---------- */
 
-/* dropout(x, t): each element kept (times 1/(1-p)) where its draw is at least p; dropout(x)
- * (inference) copies x. */
+/* dropout(x, t): each element kept (times 1/(1-p)) where its draw, that of its place in the
+ * whole batch, is at least p; dropout(x) (inference) copies x. */
 static int
 k_dropout(Run *r, const Op *op)
 {
@@ -660,10 +660,12 @@ k_dropout(Run *r, const Op *op)
 	const float *x = IN(0);
 	float *o = OUT, p = (float)op->fa[0], sc = (float)(1.0 / (1.0 - op->fa[0]));
 	int t = op->nargs > 1 ? INI(1)[0] : 0;
+	long long q = op->ia[4] + (long long)r->in->comm.rank * op->ia[5];   /* this slice */
 
 	for (int64_t i = 0; i < n; i++)
 		o[i] = op->nargs < 2 ? x[i] :
-		       mtc_dropout_u(i, (int)op->ia[0], t, (unsigned long long)op->ia[1]) >= p ? x[i] * sc : 0;
+		       mtc_dropout_u(mtc_dropout_at(i, op->ia[2], op->ia[3], q), (int)op->ia[0], t,
+		                     (unsigned long long)op->ia[1]) >= p ? x[i] * sc : 0;
 	return 0;
 }
 

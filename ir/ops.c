@@ -751,8 +751,8 @@ sh_bnupdate(const Func *f, const Op *op, Type *r, char *err, size_t n)
 	return 0;
 }
 
-/* dropout(x) key seed p: x's type (inference: the identity); dropout(x, t): with the step
- * counter t, an i32[] (training: the mask of passes/grad.c). */
+/* dropout(x) key seed chunk parts part rankparts p: x's type (inference: the identity);
+ * dropout(x, t): with the step counter t, an i32[] (training: the mask of passes/grad.c). */
 int
 sh_dropout(const Func *f, const Op *op, Type *r, char *err, size_t n)
 {
@@ -764,6 +764,15 @@ sh_dropout(const Func *f, const Op *op, Type *r, char *err, size_t n)
 		return fail(err, n, "dropout: p must be in [0, 1], got %g", op->fa[0]);
 	if (op->ia[0] < 0 || op->ia[0] > INT32_MAX)
 		return fail(err, n, "dropout: key %lld out of range", (long long)op->ia[0]);
+	/* a slice of the batch: chunk > 0 divides x; part (plus the rank's parts) < parts */
+	if (op->ia[2] < 0 || op->ia[3] < 0 || op->ia[4] < 0 || op->ia[5] < 0 ||
+	    (op->ia[2] == 0 ? op->ia[3] || op->ia[4] || op->ia[5] :
+	     shape_numel(&ARG(0)->sh) % op->ia[2] || op->ia[3] < 2 || op->ia[3] > INT32_MAX ||
+	     op->ia[4] >= (op->ia[5] ? op->ia[5] : op->ia[3]) ||
+	     (op->ia[5] && op->ia[3] % op->ia[5])))
+		return fail(err, n, "dropout: chunk=%lld parts=%lld part=%lld rankparts=%lld is no slice of "
+		            "the batch for %lld elements", (long long)op->ia[2], (long long)op->ia[3],
+		            (long long)op->ia[4], (long long)op->ia[5], (long long)shape_numel(&ARG(0)->sh));
 	*r = *ARG(0);
 	return 0;
 }

@@ -64,9 +64,11 @@
  *   batch_norm_update(rmean, rvar, mean, var) count momentum (an update of buffers, in place, in
  *                           double): rmean = m * mean + (1 - m) * rmean; rvar = m * var * count /
  *                           (count - 1) + (1 - m) * rvar (the unbiased variance, count = Q).
- *   dropout(x, t) key seed p (forward; t the step counter, i32[]): element i of x kept, times
- *                           scale = (float)(1 / (1 - p)), where u = mtc_dropout_u(i, key, t,
- *                           seed) (<mtc/mtc-ops.h>: Philox4x32-10 of the counter (i, key, t)
+ *   dropout(x, t) key seed chunk parts part rankparts p (forward; t the step counter, i32[]):
+ *                           element i of x kept, times scale = (float)(1 / (1 - p)), where
+ *                           u = mtc_dropout_u(g, key, t, seed) for g = mtc_dropout_at(i, chunk,
+ *                           parts, part + rank rankparts), i's place in the whole batch
+ *                           (docs/ir.md) (<mtc/mtc-ops.h>: Philox4x32-10 of the counter (g, key, t)
  *                           under the key seed, 24 bits as a float in [0, 1)) is at least p,
  *                           else 0. A function of its operands and attributes: a recomputation
  *                           draws the same mask, and so does the gradient, dropout(dy, t) with

@@ -13,7 +13,7 @@
  *        updates. Everything is ordinary IR: the planner plans it like any step. Batch norms
  *        normalize with each micro-batch's statistics and fold them into the running ones
  *        once per micro-batch, as PyTorch's loop does; dropout's counter ticks once a step
- *        and each micro-batch draws its own masks (its dropouts' keys differ). */
+ *        and each micro-batch draws the whole batch's masks at its own rows (slices.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,7 +77,7 @@ compare(const Module *m, const Module *mu, int k, uint8_t *batched, Src *src)
  * micro-batch j of k. */
 static void
 copy_into(Func *s, const Func *g, const Op *op, int *map, int j, int k, double seedval, int seed,
-          int64_t outstart)
+          int64_t outstart, const int64_t *chunk)
 {
 	int args[op->nargs ? op->nargs : 1], i;
 	int64_t ia[MAXIA];
@@ -94,8 +94,13 @@ copy_into(Func *s, const Func *g, const Op *op, int *map, int j, int k, double s
 		fa[0] = seedval;             /* d(loss_j / k) = 1 / k */
 	if (op->kind == OP_COPYOUT)
 		ia[1] += outstart;           /* micro-batch j's rows of the output */
-	if (op->kind == OP_DROPOUT)
-		ia[0] = ia[0] * k + j;       /* each micro-batch its own masks (the key, not the step) */
+	if (op->kind == OP_DROPOUT && chunk[op->ia[0]]) {
+		/* the whole batch's mask at micro-batch j's elements; where they are not blocks of
+		 * the batch's, the tensor's own range of a k times longer one */
+		ia[2] = chunk[op->ia[0]] > 0 ? chunk[op->ia[0]] : shape_numel(&r->ty.sh);
+		ia[3] = k;
+		ia[4] = j;
+	}
 	i = func_op(s, op->kind, op->phase, args, op->nargs, ia, op->nia, fa, r ? &r->ty : NULL,
 	            r ? asprintf_a(s->mod->arena, "mb%d.%s", j, r->name) : NULL, op->loc);
 	if (r)
@@ -113,7 +118,8 @@ add2(Func *s, Phase ph, int a, int b, const char *name, Loc loc)
 int
 micro_batch(Module *m, Module *mu, int k, Src *src)
 {
-	int nd, nd0 = m->ndecl, seed = -1, lsum = -1, rc = -1;
+	int nd, nd0 = m->ndecl, seed = -1, lsum = -1, rc = -1, nkey;
+	int64_t *chunk = NULL;
 	int *ugrad = NULL, *acc = NULL, *map = NULL;
 	uint8_t *batched = xcalloc(m->ndecl + 1, 1);
 	const char *lname;
@@ -127,8 +133,17 @@ micro_batch(Module *m, Module *mu, int k, Src *src)
 	loc = m->fwd->val[m->fwd->loss].loc;
 	/* both get the optimizer's decls (the same, in the same order: mu's step reads dropout's
 	 * counter and the batch norms' buffers by index) */
-	if (compare(m, mu, k, batched, src) || !(odu = autodiff_opt_decls(mu, src)) ||
-	    !(od = autodiff_opt_decls(m, src)))
+	if (compare(m, mu, k, batched, src))
+		goto out;
+	nkey = dropout_keys(mu->fwd);
+	chunk = xmalloc((nkey + 1) * sizeof *chunk);
+	batch_chunks(m->fwd, mu->fwd, k, chunk, nkey);
+	for (int i = 0; i < mu->fwd->nop; i++)
+		if (mu->fwd->op[i].kind == OP_DROPOUT && chunk[mu->fwd->op[i].ia[0]] < 0)
+			warn(src, mu->fwd->op[i].loc, "--micro-batches=%d: this dropout's rows are not blocks "
+			     "of the batch's (a reshape, concat or slice mixes them): each micro-batch draws "
+			     "its own mask, not the whole batch's", k);
+	if (!(odu = autodiff_opt_decls(mu, src)) || !(od = autodiff_opt_decls(m, src)))
 		goto out;
 	nd = m->ndecl;
 	if (mu->ndecl != nd)
@@ -167,7 +182,7 @@ micro_batch(Module *m, Module *mu, int k, Src *src)
 				continue;            /* dropout's counter counts steps, not micro-batches */
 			if (op->kind == OP_COPYOUT)
 				start = j * shape_numel(&g->val[op->args[0]].ty.sh);
-			copy_into(s, g, op, map, j, k, 1.0 / k, seed, start);
+			copy_into(s, g, op, map, j, k, 1.0 / k, seed, start, chunk);
 		}
 		/* the gradients summed as they come; the last sum is g.P */
 		for (int d = 0; d < nd; d++) {
@@ -203,5 +218,6 @@ out:
 	free(acc);
 	free(map);
 	free(batched);
+	free(chunk);
 	return rc;
 }

@@ -37,6 +37,18 @@ void autodiff_opt_free(OptDecls *);
  * diagnostic (mu is left to the caller). */
 int micro_batch(Module *m, Module *mu, int k, Src *);
 
+/* slices.c: needs the forward of a model elaborated at its batch (w) and at a parts-th of it
+ * (s), before simplify. fills chunk[key] for each dropout key < nkey: dropout's chunk
+ * attribute for s's tensor (> 0: blocks of the whole batch's; 0: the tensor does not depend
+ * on the batch; -1: its rows are not blocks of the whole's). Returns 0, or -1 when w and s
+ * are not the same ops (every chunk -1). dropout_keys: 1 + the largest key in f. */
+int batch_chunks(const Func *w, const Func *s, int parts, int64_t *chunk, int nkey);
+int dropout_keys(const Func *f);
+/* The step s of one of `ranks` ranks, each in k micro-batches (1: none; s's dropouts already
+ * the micro-batches' slices): its dropouts' slice attributes for the rank, from chunk[key] of
+ * batch_chunks(the whole batch's forward, the rank's, ranks). */
+void dropout_ranks(Func *s, const int64_t *chunk, int nkey, int ranks, int k);
+
 /* The autodiff context: what a gradient rule (grad.c, named in OPTAB) sees. Rules read the
  * gradient of op->res with d_grad and accumulate their f32 operands' gradients with d_acc;
  * every op they emit is an ordinary PH_BWD op of the step, located at the forward op. */

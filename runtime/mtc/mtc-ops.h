@@ -81,6 +81,16 @@ mtc_dropout_u(long long i, int key, int t, unsigned long long seed)
 	return (float)(r >> 8) * 5.9604644775390625e-8f;
 }
 
+/* Where element i of a slice of the batch (micro-batch or rank q of `parts`) sits in the
+ * whole batch's tensor, whose mask it draws (docs/ir.md, dropout's chunk parts part
+ * rankparts): per `chunk` elements the slice holds one block of `parts` consecutive ones;
+ * chunk 0: the tensor is the whole batch's (or does not depend on it). */
+static inline long long
+mtc_dropout_at(long long i, long long chunk, long long parts, long long q)
+{
+	return chunk ? i / chunk * parts * chunk + q * chunk + i % chunk : i;
+}
+
 /* Gradient helpers: (saved forward value, dy) -> dx; which forward value each takes (x or
  * y) is in docs/ir.md. */
 static inline float mtc_relu_grad(float x, float dy) { return x > 0 ? dy : 0; }

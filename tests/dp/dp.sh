@@ -3,7 +3,8 @@
 # oversubscribing its cores. The MLP and the transformer trained with SGD and momentum, at
 # sizes whose batch divides over 2 and 3 ranks, without and with a budget, without and with
 # ZeRO (stage 1: optimizer state sharded over the ranks; 2: gradients reduce-scattered too),
-# and the MLP with 2 micro-batches within each rank (against the single process's 2 micro-batches):
+# and the MLP with 2 micro-batches within each rank (against the single process's 2 micro-batches),
+# and tests/train/drop.tdsl, whose dropouts draw on each rank the whole batch's masks at its rows:
 # 5 steps on 2 ranks (and 3 for the MLP: the transformers take longest here) give losses within 1e-6 relative and params within 1e-6 relative
 # (per tensor: |a - b| <= 1e-6 max |b|) of the single-process module on the whole batch, or,
 # where that module itself moves more when its GEMMs sum in another order (MTC_BLAS=0: 1.2e-6
@@ -105,6 +106,8 @@ mlp examples/mlp.tdsl 70% 1 2 -D B=48 -D L=4
 mlp examples/mlp.tdsl 70% 2 2,3 -D B=48 -D L=4
 mlpmu examples/mlp.tdsl 70% 0 2,3 -D B=48 -D L=4 --micro-batches=2
 mlpmu examples/mlp.tdsl - 1 2 -D B=48 -D L=4 --micro-batches=2
+drop tests/train/drop.tdsl - 0 2,3
+dropmu tests/train/drop.tdsl 60% 1 2,3 --micro-batches=2
 tfsgd tests/dp/tfsgd.tdsl 50% 2 2 -D B=6 -D L=2 -D S=16
 transformer examples/transformer.tdsl 50% 1 2 -D B=6 -D L=2 -D S=16
 EOT
@@ -153,6 +156,15 @@ fi
 	2> "$out/mua.err" && bad "--micro-batches=auto with --data-parallel built" ||
 	{ grep -q "error: --micro-batches=auto with --data-parallel is not supported" "$out/mua.err" && ok ||
 		bad "--micro-batches=auto: $(cat "$out/mua.err")"; }
+
+# a dropout whose rows a reshape interleaves ([S, B, D] as [S B, D]): each rank its own mask, and
+# a warning that says so
+sed 's|t = dropout(transpose(reshape(h, \[B, S, D\]), \[1, 0, 2\]), 0.25);|t = reshape(dropout(reshape(transpose(reshape(h, [B, S, D]), [1, 0, 2]), [S * B, D]), 0.25), [S, B, D]);|' \
+	"$src/tests/train/drop.tdsl" > "$out/mix.tdsl"
+"$MTC" "$out/mix.tdsl" --data-parallel --ranks=2,3 -o "$out/mix.so" 2> "$out/mix.err" &&
+	grep -q "mix.tdsl:24:15: warning: --data-parallel over 2 ranks: this dropout's rows are not blocks" "$out/mix.err" &&
+	grep -q "mix.tdsl:24:15: warning: --data-parallel over 3 ranks: this dropout's rows are not blocks" "$out/mix.err" &&
+	[ "$(grep -c warning "$out/mix.err")" = 2 ] && ok || bad "interleaved dropout rows: $(cat "$out/mix.err")"
 
 # create: a batch that does not divide, a number of ranks without a variant
 mpi 5 "$RUN" "$out/mlp.z0.so" --steps 1 > /dev/null 2> "$out/np5.err" && bad "5 ranks of a batch of 48 ran" ||

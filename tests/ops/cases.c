@@ -267,6 +267,10 @@ cnn(void)
 		c->fa[0] = s == 2 ? 0.9 : 0.3;
 	}
 	attrs(add(OP_DROPOUT, 1, sh[1]), 2, 7, 0)->fa[0] = 0.5;
+	/* a slice of the batch: slice `part` of `parts`, one block per chunk elements */
+	attrs(add(OP_DROPOUT, 2, sh[1], I(ty(F32, 0))), 5, 4, 99, 60, 3, 2)->fa[0] = 0.4;
+	attrs(add(OP_DROPOUT, 2, sh[2], I(ty(F32, 0))), 5, 5, 1, 1950, 4, 1)->fa[0] = 0.3;
+	attrs(add(OP_DROPOUT, 2, sh[2], I(ty(F32, 0))), 5, 6, 2, 150, 7, 6)->fa[0] = 0.6;
 }
 
 /* Convolutions: im2col and col2im with strides, padding and dilation; the GEMMs with groups

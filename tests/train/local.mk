@@ -1,7 +1,7 @@
 # tests/train/local.mk: the training loop end to end: PyTorch twins (schedule, AdamW, SGD's
 # weight decay, clipping, micro-batches), checkpoints, run-time settings and their errors.
 TESTS += tests/train/twin.sh
-EXTRA_DIST += tests/train/twin.sh tests/train/twin.py tests/train/twin.tdsl
+EXTRA_DIST += tests/train/twin.sh tests/train/twin.py tests/train/twin.tdsl tests/train/drop.tdsl
 clean-local: clean-local-train
 clean-local-train:
 	-rm -rf tests/out/train

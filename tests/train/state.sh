@@ -94,6 +94,26 @@ for m in "$out/twin4.so" "$out/twin4p.so"; do
 	"$RUN" "$m" --steps 2 $sched --load-state "$out/$n.s2" --save-params "$out/$n.p22" >/dev/null
 	t "$n: 2 steps, save, load, 2 more: bit-identical to 4 straight" "cmp -s '$out/$n.p22' '$out/$n.p'"
 done
+# dropout in micro-batches: each draws the whole batch's mask at its rows (attention
+# probabilities, a reshaped and a transposed tensor: tests/train/drop.tdsl), so the losses are
+# the whole batch's but for the order of sums; the module's mask is the interpreter's, bit for bit
+drop=$top_srcdir/tests/train/drop.tdsl
+"$RUN" "$drop" --steps 4 >"$out/drop1.a" && "$RUN" "$drop" --steps 4 --micro-batches=3 >"$out/drop3.a" &&
+"$MTC" "$drop" --micro-batches=3 --mem-budget=80% -o "$out/drop3.so" &&
+MTC_CHECK=1 MTC_BLAS=0 "$RUN" "$out/drop3.so" --steps 4 >"$out/drop3m.a" || fail=$((fail + 1))
+t "dropout, 3 micro-batches: the whole batch's losses within 1e-6 ($(grep '^step 4' "$out/drop3.a"))" \
+	"awk 'NR == FNR && /^step/ { a[\$2] = \$4; next } /^step/ { n++; d = \$4 - a[\$2]; if (d < 0) d = -d;
+	      if (!(d <= 1e-6 * (\$4 < 0 ? -\$4 : \$4))) bad = 1 } END { exit bad || n != 4 }' '$out/drop1.a' '$out/drop3.a'"
+t "dropout, 3 micro-batches: the module's losses are the interpreter's, bit for bit" \
+	"[ \"\$(grep '^step' '$out/drop3.a')\" = \"\$(grep '^step' '$out/drop3m.a')\" ]"
+# a dropout whose rows a reshape interleaves ([S, B, D] as [S B, D]): its own mask per
+# micro-batch, and a warning that says so
+sed 's|t = dropout(transpose(reshape(h, \[B, S, D\]), \[1, 0, 2\]), 0.25);|t = reshape(dropout(reshape(transpose(reshape(h, [B, S, D]), [1, 0, 2]), [S * B, D]), 0.25), [S, B, D]);|' \
+	"$drop" >"$out/mix.tdsl"
+"$MTC" "$out/mix.tdsl" --micro-batches=2 -o "$out/mix.so" 2>"$out/mix.err"
+t "dropout over interleaved rows: a warning at the dropout" \
+	"grep -q 'mix.tdsl:24:15: warning: --micro-batches=2: this dropout.s rows are not blocks of the batch.s' '$out/mix.err' &&
+	 [ \$(grep -c warning '$out/mix.err') = 1 ]"
 t "the micro-batched step is the planner's: its header says so" \
 	"grep -q 'micro-batches ...... 4' '$out/twin4p.h'"
 h1=$("$MTC" "$top_srcdir/examples/mlp.tdsl" --emit=h | sed -n 's/.*value zone \.* \([0-9]*\).*/\1/p')
