@@ -87,7 +87,7 @@ chain_table(const char *top, int L, double tlim)
 	h = deep_mlp(top, L, &t);
 	plan_hoist_updates(h->step);
 	p = prob_new(h->step, &t);
-	top_b = plan_arena(h->step, &t, NULL);
+	top_b = plan_arena(h->step, &t, NULL, 0);
 	for (int i = 0; i < p->n; i++)           /* one activation: the chain's largest value */
 		if (p->fwd[i] && p->b[i] > act)
 			act = p->b[i];
@@ -207,7 +207,7 @@ main(int argc, char **argv)
 		Module *m = load(top, "mlp.tdsl", defs, 1);
 		Prob *p = prob_new(m->step, &tg);
 		Plan *pl = plan_new(p);
-		int64_t persist, arena = plan_arena(m->step, &tg, &persist);
+		int64_t persist, arena = plan_arena(m->step, &tg, &persist, 0);
 		double t0 = plan_clock();
 		clock_t c0 = clock();
 		int rc = solve_tso(p, arena / 2, pl), nf = 0;

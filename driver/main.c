@@ -817,7 +817,7 @@ data_parallel(const Opts *o, Src *src, const FeOpts *fe, Module *whole)
 	simplify(whole->step);
 	if (o->budget_pct > 0) {
 		schedule(whole->step, &o->tg, o->schedule);
-		budget = (int64_t)((double)plan_arena(whole->step, &o->tg, NULL) * o->budget_pct / 100);
+		budget = (int64_t)((double)plan_arena(whole->step, &o->tg, NULL, 0) * o->budget_pct / 100);
 	}
 	if ((n = rank_list(o, batch, ranks)) <= 0)
 		goto out;
@@ -854,7 +854,7 @@ data_parallel(const Opts *o, Src *src, const FeOpts *fe, Module *whole)
 			Func *f = k ? var[v]->fwd : var[v]->step;
 			live_fill(&an[v][k].l, f);
 			cost_fill(&an[v][k].c, f, &o->tg);
-			layout(&an[v][k].lay, f, &an[v][k].l, o->tg.align);
+			layout_to(&an[v][k].lay, f, &an[v][k].l, o->tg.align, var[v]->budget);
 			dag_build(&an[v][k].d, f, &an[v][k].l, an[v][k].c.dur);
 		}
 		ok[v] = 1;
@@ -972,7 +972,7 @@ base_budget(const Opts *o, Src *src, const FeOpts *fe)
 	if (b && !autodiff(b, src)) {
 		simplify(b->step);
 		schedule(b->step, &o->tg, o->schedule);
-		a = (int64_t)((double)plan_arena(b->step, &o->tg, NULL) * o->budget_pct / 100);
+		a = (int64_t)((double)plan_arena(b->step, &o->tg, NULL, 0) * o->budget_pct / 100);
 	}
 	mod_free(b);
 	return a;
@@ -998,7 +998,7 @@ auto_micro(const Opts *o, Src *src, const FeOpts *fe, Module *m, PlanReport *rep
 	int k, first = -1, nops = m->step->nop;
 
 	if (!po.budget)
-		po.budget = (int64_t)((double)plan_arena(m->step, &o->tg, NULL) * o->budget_pct / 100);
+		po.budget = (int64_t)((double)plan_arena(m->step, &o->tg, NULL, 0) * o->budget_pct / 100);
 	for (int d = 0; d < m->ndecl && first < 0; d++)
 		if (m->decl[d].role == R_INPUT)
 			first = d;
@@ -1201,7 +1201,7 @@ compile(int argc, char **argv)
 				goto out;
 			}
 		} else
-			layout(&an[k].lay, fs[k], &an[k].l, o.tg.align);
+			layout_to(&an[k].lay, fs[k], &an[k].l, o.tg.align, m->budget);
 		dag_build(&an[k].d, fs[k], &an[k].l, an[k].c.dur);
 		dump_analyses(&o, fs[k], &an[k]);
 		if (an[k].lay.arena > o.tg.capacity)

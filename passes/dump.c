@@ -62,6 +62,9 @@ dump_schedule(FILE *fp, const Func *f, const Live *l, const Cost *c, const Layou
 		if (any)
 			fputc('\n', fp);
 	}
+	if (lay->greedy > lay->arena)
+		fprintf(fp, "# layout searched for the budget: %lld bytes, the greedy's %lld\n",
+		        (long long)lay->arena, (long long)lay->greedy);
 	fprintf(fp, "peak_live_bytes %lld arena_bytes %lld modeled_ms %.6f\n", (long long)l->peak,
 	        (long long)lay->arena, c->total * 1e3);
 }

@@ -217,8 +217,13 @@ typedef struct Layout {
 	int64_t persist;    /* of which module tensors */
 	int64_t host;       /* host zone bytes */
 	int64_t hpersist;   /* of which module tensors living in host memory (Decl.host) */
+	int64_t greedy;     /* the arena the greedy alone gave (above arena: layout_to searched) */
 } Layout;
 void layout(Layout *, Func *, const Live *, int64_t align);
+/* The same, and where the greedy's arena is over goal (> 0; the planner's budget) while the
+ * bytes alive at once are not, a bounded deterministic search for a layout within it; goal
+ * -1: toward those bytes (as small as the search gets it); 0: the greedy alone (layout()). */
+void layout_to(Layout *, Func *, const Live *, int64_t align, int64_t goal);
 /* A layout read with the IR (a laid-out .mir's at= offsets): is every value that needs
  * bytes given one? */
 int layout_given(const Func *, const Live *);

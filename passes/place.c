@@ -188,7 +188,7 @@ eval(S *s, int k, double bound)
 	levels(s, k);
 	home_mark(s->m, s->f, s->lvl, 1);
 	g = home_step(s->f, s->tg, s->lvl);
-	a = plan_arena(g, s->tg, NULL);
+	a = plan_arena(g, s->tg, NULL, 0);
 	plan_measure(g, s->tg, &me);
 	if (a <= s->budget || (bound > 0 && me.time >= bound)) {
 		/* bounded: no better than the best known, so it must not win a tie with it */

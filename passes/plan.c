@@ -416,13 +416,13 @@ plan_expand(const Prob *p, const uint8_t *mode, Plan *pl)
 }
 
 int64_t
-plan_arena(Func *f, const Target *tg, int64_t *persist)
+plan_arena(Func *f, const Target *tg, int64_t *persist, int64_t goal)
 {
 	Live l;
 	Layout lay;
 
 	live_fill(&l, f);
-	layout(&lay, f, &l, tg->align);
+	layout_to(&lay, f, &l, tg->align, goal);
 	live_free(&l);
 	if (persist)
 		*persist = lay.persist;
@@ -443,10 +443,10 @@ plan_better(const Plan *a, const Plan *b)
 }
 
 int64_t
-plan_arena_of(const Prob *p, const Plan *pl)
+plan_arena_of(const Prob *p, const Plan *pl, int64_t goal)
 {
 	Func *g = remat(p, pl);
-	int64_t a = plan_arena(g, p->tg, NULL);
+	int64_t a = plan_arena(g, p->tg, NULL, goal);
 
 	func_free(g);
 	return a;
@@ -469,6 +469,6 @@ int
 plan_fits(const Prob *p, Plan *pl, int64_t budget)
 {
 	if (pl->feasible)
-		pl->feasible = plan_arena_of(p, pl) <= budget;
+		pl->feasible = plan_arena_of(p, pl, 0) <= budget;
 	return pl->feasible;
 }

@@ -107,11 +107,14 @@ int plan_fits(const Prob *, Plan *, int64_t budget);
  * live bytes at its peak (neither fits)? b NULL: yes. The one comparator of the solvers. */
 int plan_better(const Plan *a, const Plan *b);
 /* The accelerator bytes a function needs once laid out (layout.c's arena, module tensors
- * included, *persist of them if not NULL); sets the values' offsets as a side effect. With
+ * included, *persist of them if not NULL; layout_to's goal); sets the values' offsets as a
+ * side effect. With
  * plan_measure, the only measurement of the planner's files. */
-int64_t plan_arena(Func *, const Target *, int64_t *persist);
-/* The arena of a plan after layout (plan_arena of its IR), which the budget holds. */
-int64_t plan_arena_of(const Prob *, const Plan *);
+int64_t plan_arena(Func *, const Target *, int64_t *persist, int64_t goal);
+/* The arena of a plan after layout (plan_arena of its IR), which the budget holds. goal: the
+ * budget (layout_to searches for a layout within it), -1: as small as the search gets it,
+ * 0: the greedy's. */
+int64_t plan_arena_of(const Prob *, const Plan *, int64_t goal);
 
 /* remat.c: needs a Prob and a Plan of m->step; returns a new function (not installed) with
  * rec ops before their uses, swap_out/swap_in/wait ops, and late uses renamed. */

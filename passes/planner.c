@@ -228,7 +228,7 @@ explain(FILE *fp, const Func *g, int64_t arena)
 static void
 least(const Prob *p, Plan *c, Plan **best, int64_t *ba)
 {
-	int64_t a = plan_arena_of(p, c);
+	int64_t a = plan_arena_of(p, c, 0);
 
 	if (a < *ba) {
 		plan_free(*best);
@@ -299,7 +299,7 @@ fit(Prob *p, const char *solver, int64_t budget, double tlim, double *stime, int
 		if (!pl)
 			return NULL;
 		*stime += pl->stime;
-		a = plan_arena_of(p, pl);
+		a = plan_arena_of(p, pl, budget);
 		if (a <= budget) {
 			*arena = a;
 			return pl;
@@ -430,7 +430,7 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 	r->gap = -1;
 	if (!f) {
 		/* A model without training: nothing to recompute or swap around a backward. */
-		int64_t a = plan_arena(m->fwd, o->tg, &persist);
+		int64_t a = plan_arena(m->fwd, o->tg, &persist, 0);
 		budget = o->budget ? o->budget : (int64_t)((double)a * o->budget_pct / 100);
 		r->budget = budget;
 		r->arena = a;
@@ -442,7 +442,7 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 		}
 		return 0;
 	}
-	arena0 = plan_arena(f, o->tg, &persist);
+	arena0 = plan_arena(f, o->tg, &persist, 0);
 	if (o->budget || o->budget_pct > 0)
 		plan_hoist_updates(f);
 	p = prob_new(f, o->tg);
@@ -497,7 +497,7 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 		p->nodes = o->nodes > 0 ? o->nodes : tlim > 0 ? 0 : PLAN_NODES;
 		if (strcmp(o->solver, "auto") == 0 || strcmp(o->solver, "ilp") == 0)
 			qo.solver = "tso";
-		if ((qa = plan_arena(hf, o->tg, NULL)) <= budget) {
+		if ((qa = plan_arena(hf, o->tg, NULL, budget)) <= budget) {
 			/* it fits unplanned with params and state where they are */
 			best = plan_new(p);
 			plan_eval(p, best, budget);
@@ -511,7 +511,7 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 		Plan *c = plan_new(p);
 		int64_t ca;
 		solve_chen(p, 1, c);
-		ca = plan_arena_of(p, c);
+		ca = plan_arena_of(p, c, budget);
 		if (!o->quiet)
 			fprintf(stderr, "mtc: error: --solver=chen: sqrt(n) checkpointing needs an arena of %lld "
 			        "bytes at the least (%.1f%% of the unconstrained %lld), over the budget of %lld "
@@ -527,6 +527,8 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 		/* The floor, by a procedure of its own: if its plan fits after all, it is the plan. */
 		int64_t fa;
 		Plan *fl = floor_plan(p, arena0, &fa);
+		if (fl && fa > budget)
+			fa = plan_arena_of(p, fl, budget);       /* a layout's search may fit it */
 		if (fl && fa <= budget) {
 			if (!o->quiet)
 				fprintf(stderr, "mtc: note: %s found no plan within the budget; taking the "
@@ -534,6 +536,11 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 			r->arena = fa;
 			best = tight_only ? fl : loosen(p, budget, fl, NULL, &r->arena, &stime);
 		} else {
+			/* the floor: its plan's arena as low as a layout's search gets it, toward the
+			 * bytes alive at its peak (a budget of that arena or more takes this plan: the
+			 * search with a higher goal is the same search, stopped earlier) */
+			if (fl)
+				fa = plan_arena_of(p, fl, -1);
 			if (!o->quiet)
 				fprintf(stderr, "mtc: error: the budget of %lld bytes (%.1f%% of the unconstrained "
 				        "arena of %lld) cannot be met: the smallest arena the planner reaches is "
@@ -543,7 +550,7 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 				        ceil(100.0 * (double)fa / (double)arena0));
 			if (fl && !o->quiet) {
 				Func *g = remat(p, fl);
-				plan_arena(g, p->tg, NULL);
+				plan_arena(g, p->tg, NULL, -1);
 				explain(stderr, g, fa);
 				func_free(g);
 			}

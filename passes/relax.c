@@ -95,7 +95,7 @@ fits(Rx *x, St *s)
 	if (s->pl->peak > x->budget)
 		return 0;
 	if (s->arena < 0) {
-		s->arena = plan_arena(s->g, x->p->tg, NULL);
+		s->arena = plan_arena(s->g, x->p->tg, NULL, 0);
 		s->pl->feasible = s->arena <= x->budget;
 		x->nev++;
 	}

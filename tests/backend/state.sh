@@ -8,7 +8,8 @@
 # with check mode on and the portable GEMM give the same losses and params, bit for bit, as
 # the module without a budget; the measured peak is within the budget; the forward gives the
 # same outputs; params read back with --params give the same first loss; the planned IR
-# prints and parses back the same and runs in the interpreter to the same losses.
+# prints and parses back the same and runs in the interpreter to the same losses. skipbw (the
+# MLP with skips, copies at 1 GB/s) at 25% is laid out by the layout's search for the budget.
 MTC=${MTC:-./mtc}
 RUN=$(dirname "$MTC")/mtc-run
 src=${top_srcdir:-.}
@@ -22,9 +23,10 @@ export MTC_CHECK=1 MTC_BLAS=0
 plan=--solver=tso
 
 # MTC_QUICK=1 (CI's sanitizer run, docs/reliability.md): the GPT, allops and bnstate only
-while read -r n model pcts; do
+while read -r n model flags pcts; do
 	[ -z "${MTC_QUICK:-}" ] || case $n in gpt | allops | bnstate) ;; *) continue ;; esac
 	m=$src/$model
+	[ "$flags" = - ] || plan="--solver=tso $flags"
 	"$MTC" "$m" -o "$out/$n.so" && "$RUN" "$out/$n.so" --steps 5 --save-params "$out/$n.p0" > "$out/$n.t0" &&
 		"$RUN" "$out/$n.so" --forward --save-outputs "$out/$n.f0" > /dev/null ||
 		{ bad "$n: unplanned module"; continue; }
@@ -41,18 +43,18 @@ while read -r n model pcts; do
 		s=$d/05-step-schedule.txt
 		h=$(awk '/^(params|state)_in_host_bytes/ { h += $2 } END { print h + 0 }' "$s")
 		[ "$pct" != "$min" ] || [ "$h" -gt 0 ] && ok || bad "$n: at $pct%, the smallest budget, nothing lives in host memory"
-		"$RUN" "$d/$n.so" --steps 5 --save-params "$out/$n.p1" > "$out/$n.t1" || bad "$n $pct%: planned module"
+		"$RUN" "$d/$(basename "$model" .tdsl).so" --steps 5 --save-params "$out/$n.p1" > "$out/$n.t1" || bad "$n $pct%: planned module"
 		[ "$(grep ^step "$out/$n.t0")" = "$(grep ^step "$out/$n.t1")" ] && ok ||
 			bad "$n $pct%: losses differ from the unplanned module's"
 		cmp -s "$out/$n.p0" "$out/$n.p1" && ok || bad "$n $pct%: params differ from the unplanned module's"
 		awk '/^peak_bytes/ { exit !($6 > 0 && $2 <= $6) }' "$out/$n.t1" && ok ||
 			bad "$n $pct%: over budget: $(tail -1 "$out/$n.t1")"
-		"$RUN" "$d/$n.so" --forward --save-outputs "$out/$n.f1" > /dev/null && cmp -s "$out/$n.f0" "$out/$n.f1" &&
+		"$RUN" "$d/$(basename "$model" .tdsl).so" --forward --save-outputs "$out/$n.f1" > /dev/null && cmp -s "$out/$n.f0" "$out/$n.f1" &&
 			ok || bad "$n $pct%: forward outputs differ"
 		# params written with set() wherever they live: the first step from the unplanned
 		# module's final params is the same
 		"$RUN" "$out/$n.so" --params "$out/$n.p0" --steps 1 > "$out/$n.q0" &&
-		"$RUN" "$d/$n.so" --params "$out/$n.p0" --steps 1 > "$out/$n.q1" &&
+		"$RUN" "$d/$(basename "$model" .tdsl).so" --params "$out/$n.p0" --steps 1 > "$out/$n.q1" &&
 		[ "$(grep ^step "$out/$n.q0")" = "$(grep ^step "$out/$n.q1")" ] && ok ||
 			bad "$n $pct%: --params gives another first loss"
 		"$MTC" "$d/13-layout.mir" --emit=ir -o "$d/again.mir" && cmp -s "$d/13-layout.mir" "$d/again.mir" && ok ||
@@ -60,16 +62,23 @@ while read -r n model pcts; do
 		"$RUN" "$d/13-layout.mir" --steps 5 > "$out/$n.ti" &&
 		[ "$(grep ^step "$out/$n.t0")" = "$(grep ^step "$out/$n.ti")" ] && ok ||
 			bad "$n $pct%: the interpreter on the planned IR gives other losses"
-		echo "$n $pct%: $(grep -E '^(params|state)_in_host_bytes|^updates_on_host|^overhead' "$s" | tr '\n' ' ')"
+		echo "$n $pct%: $(grep -E '^(params|state)_in_host_bytes|^updates_on_host|^overhead|^# layout searched' "$s" | tr '\n' ' ')"
 	done
+	plan=--solver=tso
 done <<EOT
-mlp examples/mlp.tdsl 25
-skipnet examples/skipnet.tdsl
-transformer examples/transformer.tdsl 25
-gpt examples/gpt.tdsl 25
-widemlp examples/widemlp.tdsl
-allops tests/backend/allops.tdsl 50
-bnstate tests/backend/bnstate.tdsl 85
+mlp examples/mlp.tdsl - 25
+skipnet examples/skipnet.tdsl -
+skipbw examples/skipnet.tdsl --copy-bw=1e9 25
+transformer examples/transformer.tdsl - 25
+gpt examples/gpt.tdsl - 25
+widemlp examples/widemlp.tdsl -
+allops tests/backend/allops.tdsl - 50
+bnstate tests/backend/bnstate.tdsl - 85
 EOT
+# skipbw at 25%: the plan's layout is the search's (layout_to), not the greedy's, so the checks
+# above ran a module laid out by the search (if the planner stops needing it here, pick
+# another case: the schedules' "# layout searched" lines say where it is used)
+[ -n "${MTC_QUICK:-}" ] || { grep -q '^# layout searched for the budget' "$out/skipbw.25/05-step-schedule.txt" && ok ||
+	bad "skipbw 25%: the layout was not searched: this test no longer covers layout_to"; }
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -130,7 +130,7 @@ tight_vs_loose(const char *top)
 			pcheck(ir_verify(m[1], "plan") == 0, "verify", mn, sn, pct, NULL);
 			pcheck(roundtrips(m[1], "planned.mir"), "print/parse", mn, sn, pct, NULL);
 			pcheck(r[1].arena <= r[1].budget, "fits", mn, sn, pct, NULL);
-			pcheck(plan_arena(m[1]->step, t, NULL) == r[1].arena, "arena", mn, sn, pct, NULL);
+			pcheck(plan_arena(m[1]->step, t, NULL, r[1].budget) == r[1].arena, "arena", mn, sn, pct, NULL);
 			pcheck(synth_equiv(ref->step, m[1]->step, why, sizeof why) == 0, "same ops", mn, sn, pct, why);
 			pcheck(same_run(ref, m[1], why, sizeof why), "bit-identical", mn, sn, pct, why);
 			printf("%-17s %-5s %3d%% %s  all-tight %9.2f%%  mixed %7.2f%%  arena %lld / %lld  "
@@ -194,11 +194,11 @@ main(void)
 					pcheck(ir_verify(m, "plan") == 0, "verify", mn, sn, pct, NULL);
 					pcheck(roundtrips(m, "planned.mir"), "print/parse", mn, sn, pct, NULL);
 					pcheck(r.arena <= r.budget, "fits", mn, sn, pct, NULL);
-					pcheck(plan_arena(m->step, &tg, NULL) == r.arena, "arena", mn, sn, pct, NULL);
+					pcheck(plan_arena(m->step, &tg, NULL, r.budget) == r.arena, "arena", mn, sn, pct, NULL);
 					pcheck(synth_equiv(f, m->step, why, sizeof why) == 0, "same ops", mn, sn, pct, why);
 					pcheck(same_run(ref, m, why, sizeof why), "bit-identical", mn, sn, pct, why);
 					printf("%-17s %-5s %3d%%  %-5s arena %8lld / %8lld  overhead %6.2f%%  rec %3d swap %2d  %.3fs\n",
-					       mn, sn, pct, r.solver, (long long)r.arena, (long long)plan_arena(f, &tg, NULL),
+					       mn, sn, pct, r.solver, (long long)r.arena, (long long)plan_arena(f, &tg, NULL, 0),
 					       100 * (r.time / r.base_time - 1), r.nrec, r.nswap, r.stime);
 				}
 				mod_free(m);
