@@ -23,8 +23,8 @@ static Tb *cur;    /* the case being built */
 static int covered[NOP];   /* op kinds some case differentiates */
 static int P(const char *nm, Shape sh, Vkind vk, double lo, double hi) { return tb_decl(cur, nm, R_PARAM, F32, sh, vk, lo, hi); }
 static int U(const char *nm, Shape sh) { return P(nm, sh, V_UNIF, -1, 1); }
-#define IA(...) (int64_t[]){ __VA_ARGS__ }
-#define FA(...) (double[]){ __VA_ARGS__ }
+#define IA(...) (int64_t[MAXIA]){ __VA_ARGS__ }   /* op_infer reads every attribute */
+#define FA(...) (double[MAXFA]){ __VA_ARGS__ }
 #define ARGS(...) (int[]){ __VA_ARGS__ }, (int)(sizeof((int[]){ __VA_ARGS__ }) / sizeof(int))
 
 static int c_add(Tb *t) { int a = U("a", SH(3, 4)), b = U("b", SH(4)); return tb_op2(t, OP_ADD, a, b); }

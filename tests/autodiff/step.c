@@ -8,7 +8,7 @@
 #include "../check.h"
 #include "tb.h"
 
-#define IA(...) (int64_t[]){ __VA_ARGS__ }
+#define IA(...) (int64_t[MAXIA]){ __VA_ARGS__ }   /* op_infer reads every attribute */
 static Src src = { "step", "", 0, 0 };
 
 static int
