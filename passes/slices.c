@@ -98,8 +98,11 @@ dropout_ranks(Func *s, const int64_t *chunk, int nkey, int ranks, int k)
 {
 	for (int i = 0; i < s->nop; i++) {
 		Op *op = &s->op[i];
-		int64_t c = op->kind == OP_DROPOUT && op->nargs == 2 && op->ia[0] < nkey ? chunk[op->ia[0]] : 0;
-		if (op->kind != OP_DROPOUT || op->nargs != 2 || (c == 0 && op->ia[2] == 0))
+		int64_t c;
+		if (op->kind != OP_DROPOUT || op->nargs != 2)
+			continue;
+		c = op->ia[0] < nkey ? chunk[op->ia[0]] : 0;
+		if (c == 0 && op->ia[2] == 0)
 			continue;
 		if (k < 2)
 			op->ia[4] = 0;
