@@ -24,7 +24,10 @@
  * The loss of the step stays the rank's (the mean over its slice); the module's host code
  * makes it the mean over the ranks at the end of the step (runtime/comm.c), which is the whole
  * batch's for a loss that is a mean over the batch. dp_choose picks the bucket size by the cost
- * model: smaller buckets start communicating earlier, each costs latencies. */
+ * model: smaller buckets start communicating earlier, each costs latencies; and for each, the
+ * step as list scheduling orders it or with the gradients and their collectives moved up
+ * (plan_hoist_grads: a memory-first schedule makes weights' gradients last, so no bucket
+ * would go out before the backward ends). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -428,29 +431,43 @@ dp_choose(Module *m, int ranks, int64_t cap, int zero, const Target *tg, const c
 	 * none fits the one of the least live bytes, whose plan the caller's error explains. */
 	for (c = cap > 0 ? cap : tot;; c /= 2) {
 		DpReport x = { .ranks = ranks, .zero = zero, .cap = c };
-		Func *g = dp_step(f, ranks, c, zero, &x.nbuckets);
-		double t;
-		int64_t peak;
-		Live l;
+		Func *g = dp_step(f, ranks, c, zero, &x.nbuckets), *h;
+		int nb = x.nbuckets;
 
 		schedule(g, tg, sched);
-		measure(g, tg, &x);
-		live_fill(&l, g);
-		peak = l.peak;
-		live_free(&l);
-		t = po && cap <= 0 ? probe(m, g, po) : x.modeled_s;
-		/* on a tie the fewest buckets (the first seen) */
-		if (!best || (t >= 0 && (!fits || t < bt * (1 - 1e-9))) || (t < 0 && !fits && peak < bpeak)) {
-			if (best)
-				func_free(best);
-			best = g;
-			br = x;
-			bt = t;
-			bpeak = peak;
-			fits |= t >= 0;
-		} else
-			func_free(g);
-		if (cap > 0 || c < small || x.nbuckets == 0)
+		/* as scheduled, and with the gradients and their collectives made as early as they
+		 * can be (plan_hoist_grads): the buckets then go out during the backward */
+		h = func_rebuild(g, NULL, NULL);
+		if (plan_hoist_grads(h) == 0) {
+			func_free(h);
+			h = NULL;
+		}
+		for (int k = 0; k < 2; k++) {
+			Func *e = k ? h : g;
+			double t;
+			int64_t peak;
+			Live l;
+			if (!e)
+				continue;
+			measure(e, tg, &x);
+			x.early = k;
+			live_fill(&l, e);
+			peak = l.peak;
+			live_free(&l);
+			t = po && cap <= 0 ? probe(m, e, po) : x.modeled_s;
+			/* on a tie the fewest buckets (the first seen), as scheduled */
+			if (!best || (t >= 0 && (!fits || t < bt * (1 - 1e-9))) || (t < 0 && !fits && peak < bpeak)) {
+				if (best)
+					func_free(best);
+				best = e;
+				br = x;
+				bt = t;
+				bpeak = peak;
+				fits |= t >= 0;
+			} else
+				func_free(e);
+		}
+		if (cap > 0 || c < small || nb == 0)
 			break;
 	}
 	func_adopt(f, best);        /* best's tables move into f; its struct stays in the arena */
@@ -462,8 +479,8 @@ void
 dp_report_print(FILE *fp, const DpReport *r)
 {
 	fprintf(fp, "# data-parallel: ranks %d zero %d buckets %d bucket_bytes %lld collective_bytes %lld "
-	        "network_ms %.6f exposed_ms %.6f hidden %.1f%%\n", r->ranks, r->zero, r->nbuckets,
+	        "network_ms %.6f exposed_ms %.6f hidden %.1f%%%s\n", r->ranks, r->zero, r->nbuckets,
 	        (long long)r->cap, (long long)r->bytes, r->net_s * 1e3, r->exposed_s * 1e3,
 	        r->net_s > 0 && r->exposed_s < r->net_s ? 100 * (1 - r->exposed_s / r->net_s) :
-	        r->net_s > 0 ? 0.0 : 100.0);
+	        r->net_s > 0 ? 0.0 : 100.0, r->early ? " gradients early" : "");
 }

@@ -264,6 +264,7 @@ typedef struct DpReport {
 	double modeled_s;       /* the step's modeled time */
 	double net_s;           /* of which its collectives on the network */
 	double exposed_s;       /* the time the step loses to them: the rest is hidden */
+	int early;              /* 1: gradients and collectives made as early as they can be */
 } DpReport;
 Func *dp_step(const Func *f, int ranks, int64_t cap, int zero, int *nbuckets);
 int dp_shard_state(Module *m, int ranks);

@@ -261,12 +261,18 @@ typedef struct PlanReport {
 	int64_t hstate;        /* bytes of optimizer state the plan keeps in host memory */
 	int64_t hparam;        /* bytes of params it keeps there */
 	int nhostupd;          /* updates it runs on the host */
+	int nearly;            /* ops that make weights' gradients moved up (plan_hoist_grads) in
+	                        * the order planned; 0: the list schedule's order */
 	int micro;             /* the step's micro-batches (> 1; --micro-batches), else 0 or 1 */
 } PlanReport;
 int plan_step(Module *, const PlanOpts *, PlanReport *);
 /* Each optimizer update moved up to just after the last op it depends on (gradients die
  * early), as plan_step does before planning; the tests plan the same step. */
 void plan_hoist_updates(Func *);
+/* Each weight's gradient, with the ops that make only it, moved up to just after what it
+ * depends on (its update and copies can then overlap the rest of the backward); the planner
+ * plans this order too and takes the faster. Returns how many ops moved. */
+int plan_hoist_grads(Func *);
 /* The same with the fallback's swaps all placed for memory, not loosened by relax.c: the
  * plan relax.c starts from, which the tests compare with. */
 int plan_step_tight(Module *, const PlanOpts *, PlanReport *);

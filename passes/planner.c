@@ -5,7 +5,10 @@
  *        state included, which no plan moves, so small percentages may be infeasible).
  * fills: m->step replaced by the planned step (rec, swap_out, swap_in, wait ops) whose arena
  *        fits the budget, and a report. The optimizer updates move up to their dependences
- *        first (gradients die early); nothing else is reordered. If the arena after layout
+ *        first (gradients die early); for tso and auto, the step with each weight's
+ *        gradient moved up too is planned as well and the faster plan taken (the gradient
+ *        then leaves, and its update runs, while the backward goes on); nothing else is
+ *        reordered. If the arena after layout
  *        exceeds the budget (the solvers count live bytes, the layout adds fragmentation),
  *        the solvers' budget is tightened by the excess and they run again; if nothing fits,
  *        again with swaps placed for memory, then loosened toward time swap by swap where the
@@ -63,6 +66,118 @@ plan_hoist_updates(Func *f)
 		f->op[to] = u;
 	}
 	func_relink(f);
+}
+
+/* Does op o consume gradients as a whole: an optimizer update (not Adam's tick), or the
+ * collective that reduces a bucket of them over the ranks (dp.c)? */
+static int
+grad_sink(const Op *o)
+{
+	return ((opinfo[o->kind].flags & F_MUT) && o->kind != OP_TICK) || o->kind == OP_ALLREDUCE ||
+	       o->kind == OP_REDSCAT;
+}
+
+/* The ops that make only what one optimizer update, or one bucket's collective, reads (a
+ * weight's gradient, and the transposes and sums on its way): each such group moves up to
+ * just after the last op it depends on, so the gradient is complete, and its update can run
+ * (on the host: its copy out can start) or its bucket go out on the network, as early as the
+ * backward allows, not where a memory-first list schedule left it (last, as a weight's
+ * gradient allocates more than the activation it frees). A collective moves with its group,
+ * never above another collective (every rank starts them in one order). Returns how many ops
+ * moved up. The results are the same: no op moves above one it depends on or that writes
+ * what it reads, and none moves down but by the ops that pass it. */
+int
+plan_hoist_grads(Func *f)
+{
+	int n = f->nop, moved = 0;
+	int *own = xcalloc(n, sizeof *own), *vown = xcalloc(f->nval, sizeof *vown);
+	int *perm = xcalloc(n, sizeof *perm), *own2 = xcalloc(n, sizeof *own2);
+	Op *tmp = xcalloc(n, sizeof *tmp);
+
+	/* backwards: the sink every use of an op's result leads to, if one (vown: -1 no use
+	 * yet, -2 several or none) */
+	for (int v = 0; v < f->nval; v++)
+		vown[v] = f->val[v].decl >= 0 ? -2 : -1;
+	for (int k = 0; k < f->nout; k++)
+		vown[f->out[k]] = -2;
+	if (f->loss >= 0)
+		vown[f->loss] = -2;
+	for (int i = n - 1; i >= 0; i--) {
+		const Op *o = &f->op[i];
+		int fl = opinfo[o->kind].flags, to;
+		own[i] = -2;
+		if (grad_sink(o))
+			to = i;
+		else {
+			if (!(fl & (F_MUT | F_COPY | F_COLL)) && o->res >= 0 && vown[o->res] >= 0)
+				own[i] = vown[o->res];
+			to = own[i];
+		}
+		for (int k = 0; k < o->nargs; k++) {
+			int v = o->args[k];
+			vown[v] = vown[v] == -1 ? to : vown[v] == to ? to : -2;
+		}
+	}
+	/* in program order, each sink's group: the owned ops after the last op outside the group
+	 * that one of them depends on move up to just after it (and after the groups moved there
+	 * before), a collective right after them */
+	for (int u = 0; u < n; u++) {
+		int to = -1, w = 0, any = 0, coll = opinfo[f->op[u].kind].flags & F_COLL;
+		if (!grad_sink(&f->op[u]))
+			continue;
+		for (int i = 0; i < u; i++) {
+			if (own[i] != u)
+				continue;
+			any = 1;
+			for (int k = i - 1; k > to; k--)
+				if (own[k] != u && conflicts(f, &f->op[k], &f->op[i])) {
+					to = k;
+					break;
+				}
+		}
+		if (!any)
+			continue;
+		if (coll)
+			for (int k = u - 1; k > to; k--)
+				if (own[k] != u && (conflicts(f, &f->op[k], &f->op[u]) ||
+				                    (opinfo[f->op[k].kind].flags & F_COLL))) {
+					to = k;
+					break;
+				}
+		while (to + 1 < u && own[to + 1] >= 0 && own[to + 1] < u)
+			to++;
+		for (int i = 0; i <= to; i++)
+			perm[w++] = i;
+		for (int i = to + 1; i < u; i++)
+			if (own[i] == u)
+				perm[w++] = i;
+		if (coll)
+			perm[w++] = u;
+		for (int i = to + 1; i < u; i++)
+			if (own[i] != u)
+				perm[w++] = i;
+		for (int i = to + 1, passed = 0; i <= u; i++) {
+			passed |= own[i] != u && i < u;
+			moved += (own[i] == u || (coll && i == u)) && passed;
+		}
+		if (coll)
+			own[u] = u;       /* moves with its group from here on */
+		for (int i = 0; i <= u; i++) {
+			if (!coll && i == u)
+				perm[i] = u;
+			tmp[i] = f->op[perm[i]];
+			own2[i] = own[perm[i]];
+		}
+		memcpy(f->op, tmp, (u + 1) * sizeof *tmp);
+		memcpy(own, own2, (u + 1) * sizeof *own);
+	}
+	func_relink(f);
+	free(own);
+	free(vown);
+	free(perm);
+	free(own2);
+	free(tmp);
+	return moved;
 }
 
 /* The solvers, each a run at budget B: 0 with *a filled, or -1 if it found nothing. */
@@ -411,17 +526,100 @@ count(const Prob *p, const Plan *pl, PlanReport *r)
 	r->nswap = pl->nsw;
 }
 
+/* One order of the step, planned: where its params and state live and its plan. */
+typedef struct Try {
+	Func *f;                 /* the step in this order */
+	Prob *p;                 /* on f, or on hf */
+	Plan *best;              /* the plan that fits, or NULL */
+	Func *hf;                /* f rewritten for where params and state live, or NULL */
+	uint8_t *lv;             /* its levels (home.c), one per op of f; their decls marked */
+	int64_t arena;
+	double stime;
+	int early;               /* ops plan_hoist_grads moved up in f */
+} Try;
+
+/* Plan f, in its order, at the budget: where params and optimizer state live (place.c), where
+ * the target can keep them in host memory and tso's plan with everything on the accelerator
+ * does not fit or costs time: the placement whose tso plan is the fastest that fits. With
+ * everything on the accelerator the solver asked for plans as ever; else it plans the step
+ * rewritten for the placement (home.c) with tso, for auto and ilp too: the ILP does not model
+ * the copies of params and state yet (GLPK spent minutes on such steps). Then, whichever step:
+ * if nothing fits, again with swaps placed for memory rather than time (their copies then
+ * stall the compute), then loosened where the budget leaves room (relax.c), from that plan
+ * and from the time-placed one that missed by the least. chen, the activation-only baseline,
+ * moves nothing; nor does a try without search. The placement's decls stay marked
+ * (try_drop unmarks them). */
+static void
+try_plan(Module *m, Func *f, const PlanOpts *o, int64_t budget, double tlim, int tight_only,
+         int search, Try *t)
+{
+	memset(t, 0, sizeof *t);
+	t->f = f;
+	t->p = prob_new(f, o->tg);
+	t->p->nodes = o->nodes > 0 ? o->nodes : tlim > 0 ? 0 : PLAN_NODES;
+	if (search && !o->nooffload && o->tg->hoststate && t->p->bw > 0 && strcmp(o->solver, "chen") &&
+	    !placed_before(m)) {
+		int64_t ta;
+		int lvfits = 0;
+		Plan *t0 = fit(t->p, "tso", budget, 0, &t->stime, &ta, NULL);
+		if (!t0 || t0->time > t->p->time)
+			t->lv = place_search(m, f, o->tg, budget, t->p->nodes, t0 ? t0->time : INFINITY,
+			                     fit_tso, &t->stime, &lvfits);
+		plan_free(t0);
+	}
+	if (!t->lv) {
+		t->best = solve_fit(t->p, o, budget, tlim, tight_only, &t->stime, &t->arena);
+		return;
+	}
+	{
+		PlanOpts qo = *o;
+		home_mark(m, f, t->lv, 1);
+		t->hf = home_step(f, o->tg, t->lv);
+		prob_free(t->p);
+		t->p = prob_new(t->hf, o->tg);
+		t->p->nodes = o->nodes > 0 ? o->nodes : tlim > 0 ? 0 : PLAN_NODES;
+		if (strcmp(o->solver, "auto") == 0 || strcmp(o->solver, "ilp") == 0)
+			qo.solver = "tso";
+		if ((t->arena = plan_arena(t->hf, o->tg, NULL, budget)) <= budget) {
+			/* it fits unplanned with params and state where they are */
+			t->best = plan_new(t->p);
+			plan_eval(t->p, t->best, budget);
+			t->best->solver = qo.solver;
+		} else
+			t->best = solve_fit(t->p, &qo, budget, tlim, tight_only, &t->stime, &t->arena);
+	}
+}
+
+/* A try not taken: its plan and problem freed, its placement's decls back on the accelerator. */
+static void
+try_drop(Module *m, Try *t)
+{
+	plan_free(t->best);
+	prob_free(t->p);
+	unhome(m, t->f, t->hf, t->lv);
+	memset(t, 0, sizeof *t);
+}
+
+/* The smallest plan the planner knows on a try's step (floor_plan), its arena in *fa. */
+static Plan *
+try_floor(Try *t, int64_t arena0, int64_t budget, int64_t *fa)
+{
+	Plan *fl = floor_plan(t->p, arena0, fa);
+	if (fl && *fa > budget)
+		*fa = plan_arena_of(t->p, fl, budget);       /* a layout's search may fit it */
+	return fl;
+}
+
 static int
 plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 {
-	Func *f = m->step;
+	Func *f = m->step, *g = NULL;
 	Prob *p;
-	Plan *best = NULL;
-	Func *hf = NULL;         /* the step rewritten for where params and state live */
-	uint8_t *lv = NULL;      /* its levels (home.c), one per op of f */
-	int lvfits = 0, hbuf = 0;
+	Plan *best;
+	Try t, u;
+	int hbuf = 0;
 	int64_t budget, arena0, persist;
-	double tlim = o->tlim > 0 ? o->tlim : 0, stime = 0;
+	double tlim = o->tlim > 0 ? o->tlim : 0;
 
 	memset(r, 0, sizeof *r);
 	snprintf(r->solver, sizeof r->solver, "none");
@@ -446,7 +644,6 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 	if (o->budget || o->budget_pct > 0)
 		plan_hoist_updates(f);
 	p = prob_new(f, o->tg);
-	p->nodes = o->nodes > 0 ? o->nodes : tlim > 0 ? 0 : PLAN_NODES;
 	/* A percentage is of the whole unconstrained arena, module tensors included. */
 	budget = o->budget ? o->budget : o->budget_pct > 0 ?
 	         (int64_t)((double)arena0 * o->budget_pct / 100) : 0;
@@ -455,63 +652,75 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 	r->peak = p->peak;
 	r->arena = arena0;
 	r->base_time = r->time = p->time;
-	if (!budget || arena0 <= budget) {
-		prob_free(p);
+	prob_free(p);
+	if (!budget || arena0 <= budget)
 		return 0;
-	}
 	if (strcmp(o->solver, "none") == 0) {
 		if (!o->quiet)
 			fprintf(stderr, "mtc: error: the step needs %lld bytes, over the budget of %lld bytes, "
 			        "and --solver=none plans nothing\n", (long long)arena0, (long long)budget);
-		prob_free(p);
 		return -1;
 	}
-	/* Where params and optimizer state live (place.c), where the target can keep them in
-	 * host memory and tso's plan with everything on the accelerator does not fit or costs
-	 * time: the placement whose tso plan is the fastest that fits. With everything on the
-	 * accelerator the solver asked for plans as ever; else it plans the step rewritten for
-	 * the placement (home.c) with tso, for auto and ilp too: the ILP does not model the
-	 * copies of params and state yet (GLPK spent minutes on such steps). Then, whichever step: if
-	 * nothing fits, again with swaps placed for memory rather than time (their copies then
-	 * stall the compute), then loosened where the budget leaves room (relax.c), from that
-	 * plan and from the time-placed one that missed by the least. chen, the activation-only
-	 * baseline, moves nothing. */
-	if (!o->nooffload && o->tg->hoststate && p->bw > 0 && strcmp(o->solver, "chen") &&
-	    !placed_before(m)) {
-		int64_t ta;
-		Plan *t0 = fit(p, "tso", budget, 0, &stime, &ta, NULL);
-		if (!t0 || t0->time > p->time)
-			lv = place_search(m, f, o->tg, budget, p->nodes, t0 ? t0->time : INFINITY, fit_tso,
-			                  &stime, &lvfits);
-		plan_free(t0);
-	}
-	if (!lv) {
-		best = solve_fit(p, o, budget, tlim, tight_only, &stime, &r->arena);
-	} else {
+	/* The step as the list schedule left it and the same step with each weight's gradient
+	 * made as early as it can be (plan_hoist_grads), both planned by tso: in the second,
+	 * updates, and the copies of a placement in host memory, overlap the rest of the
+	 * backward, at the cost of the gradients' bytes sooner. The order of the faster plan
+	 * that fits is taken (the first on a tie, or when neither fits), and planned by the
+	 * solver asked for, if not tso, unless params or state moved (tso plans those). chen
+	 * plans the first order only. */
+	memset(&u, 0, sizeof u);
+	if (strcmp(o->solver, "chen") == 0)
+		try_plan(m, f, o, budget, tlim, tight_only, 1, &t);
+	else {
 		PlanOpts qo = *o;
-		int64_t qa;
-		home_mark(m, f, lv, 1);
-		hf = home_step(f, o->tg, lv);
-		prob_free(p);
-		p = prob_new(hf, o->tg);
-		p->nodes = o->nodes > 0 ? o->nodes : tlim > 0 ? 0 : PLAN_NODES;
-		if (strcmp(o->solver, "auto") == 0 || strcmp(o->solver, "ilp") == 0)
-			qo.solver = "tso";
-		if ((qa = plan_arena(hf, o->tg, NULL, budget)) <= budget) {
-			/* it fits unplanned with params and state where they are */
-			best = plan_new(p);
-			plan_eval(p, best, budget);
-			best->solver = qo.solver;
-		} else
-			best = solve_fit(p, &qo, budget, tlim, tight_only, &stime, &qa);
-		r->arena = qa;
+		int early;
+		qo.solver = "tso";
+		try_plan(m, f, &qo, budget, tlim, tight_only, 1, &t);
+		g = func_rebuild(f, NULL, NULL);
+		if ((early = plan_hoist_grads(g)) > 0) {
+			if (t.lv)
+				home_mark(m, f, t.lv, 0);
+			plan_hoist_updates(g);
+			try_plan(m, g, &qo, budget, tlim, tight_only, 1, &u);
+			u.early = early;
+			if (u.lv)
+				home_mark(m, g, u.lv, 0);
+			if (u.best && (!t.best || u.best->time < t.best->time)) {
+				Try x = t;
+				t = u;
+				u = x;
+			}
+			if (t.lv)
+				home_mark(m, t.f, t.lv, 1);
+		}
+		if (strcmp(o->solver, "tso") && !t.lv) {
+			Try x;
+			try_plan(m, t.f, o, budget, tlim, tight_only, 0, &x);
+			x.early = t.early;
+			x.stime += t.stime;
+			if (x.best || !t.best) {
+				if (!x.best) {
+					/* nothing fits: the floor below looks at both tso tries */
+					t.stime = x.stime;
+					try_drop(m, &x);
+				} else {
+					try_drop(m, &t);
+					t = x;
+				}
+			} else {
+				t.stime = x.stime;
+				try_drop(m, &x);
+			}
+		}
+		t.stime += u.stime;
+		u.stime = 0;
 	}
-	if (!best && strcmp(o->solver, "chen") == 0) {
+	if (!t.best && strcmp(o->solver, "chen") == 0) {
 		/* The baseline was asked for: no other solver's plan stands in for it. */
-		Plan *c = plan_new(p);
+		Plan *c = plan_new(t.p);
 		int64_t ca;
-		solve_chen(p, 1, c);
-		ca = plan_arena_of(p, c, budget);
+		solve_chen(t.p, 1, c);
+		ca = plan_arena_of(t.p, c, budget);
 		if (!o->quiet)
 			fprintf(stderr, "mtc: error: --solver=chen: sqrt(n) checkpointing needs an arena of %lld "
 			        "bytes at the least (%.1f%% of the unconstrained %lld), over the budget of %lld "
@@ -519,28 +728,39 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 			        100.0 * (double)ca / (double)arena0, (long long)arena0, (long long)budget,
 			        100.0 * (double)budget / (double)arena0);
 		plan_free(c);
-		prob_free(p);
-		unhome(m, f, hf, lv);
+		try_drop(m, &t);
 		return -1;
 	}
-	if (!best) {
-		/* The floor, by a procedure of its own: if its plan fits after all, it is the plan. */
-		int64_t fa;
-		Plan *fl = floor_plan(p, arena0, &fa);
-		if (fl && fa > budget)
-			fa = plan_arena_of(p, fl, budget);       /* a layout's search may fit it */
+	if (!t.best) {
+		/* The floor, by a procedure of its own, on each order tried: if its plan fits after
+		 * all, it is the plan. */
+		int64_t fa, fb = INT64_MAX;
+		Plan *fl = try_floor(&t, arena0, budget, &fa), *fu = u.p ? try_floor(&u, arena0, budget, &fb) : NULL;
+		if (fu && (!fl || fb < fa)) {
+			Try x = t;
+			if (t.lv)
+				home_mark(m, t.f, t.lv, 0);
+			t = u;
+			u = x;
+			if (t.lv)
+				home_mark(m, t.f, t.lv, 1);
+			plan_free(fl);
+			fl = fu;
+			fa = fb;
+		} else
+			plan_free(fu);
 		if (fl && fa <= budget) {
 			if (!o->quiet)
 				fprintf(stderr, "mtc: note: %s found no plan within the budget; taking the "
 				        "smallest plan the planner knows (%s's)\n", o->solver, fl->solver);
-			r->arena = fa;
-			best = tight_only ? fl : loosen(p, budget, fl, NULL, &r->arena, &stime);
+			t.arena = fa;
+			t.best = tight_only ? fl : loosen(t.p, budget, fl, NULL, &t.arena, &t.stime);
 		} else {
 			/* the floor: its plan's arena as low as a layout's search gets it, toward the
 			 * bytes alive at its peak (a budget of that arena or more takes this plan: the
 			 * search with a higher goal is the same search, stopped earlier) */
 			if (fl)
-				fa = plan_arena_of(p, fl, -1);
+				fa = plan_arena_of(t.p, fl, -1);
 			if (!o->quiet)
 				fprintf(stderr, "mtc: error: the budget of %lld bytes (%.1f%% of the unconstrained "
 				        "arena of %lld) cannot be met: the smallest arena the planner reaches is "
@@ -549,29 +769,36 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 				        (long long)arena0, (long long)fa, 100.0 * (double)fa / (double)arena0,
 				        ceil(100.0 * (double)fa / (double)arena0));
 			if (fl && !o->quiet) {
-				Func *g = remat(p, fl);
-				plan_arena(g, p->tg, NULL, -1);
-				explain(stderr, g, fa);
-				func_free(g);
+				Func *h = remat(t.p, fl);
+				plan_arena(h, t.p->tg, NULL, -1);
+				explain(stderr, h, fa);
+				func_free(h);
 			}
 			plan_free(fl);
-			prob_free(p);
-			unhome(m, f, hf, lv);
+			try_drop(m, &t);
+			try_drop(m, &u);
+			func_free(g);
 			return -1;
 		}
 	}
+	try_drop(m, &u);
+	if (t.lv)
+		home_mark(m, t.f, t.lv, 1);
+	best = t.best;
 	snprintf(r->solver, sizeof r->solver, "%s", best->solver);
 	if (best->stop)
 		snprintf(r->stop, sizeof r->stop, "%s", best->stop);
 	r->peak = best->peak;
 	r->time = best->time;
-	r->stime = stime;
+	r->stime = t.stime;
 	r->gap = best->gap;
-	count(p, best, r);
-	m->step = remat(p, best);
+	r->arena = t.arena;
+	r->nearly = t.early;
+	count(t.p, best, r);
+	m->step = remat(t.p, best);
 	plan_free(best);
-	prob_free(p);
-	if (hf) {
+	prob_free(t.p);
+	if (t.hf) {
 		/* the forward fetches the params that live in host memory, as the step does */
 		for (int d = 0; d < m->ndecl; d++)
 			if (m->decl[d].host) {
@@ -581,17 +808,18 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 				else
 					r->hstate += type_bytes(&m->decl[d].ty);
 			}
-		for (int i = 0; i < f->nop; i++)
-			r->nhostupd += lv[i] == HOME_HOSTUPD;
+		for (int i = 0; i < t.f->nop; i++)
+			r->nhostupd += t.lv[i] == HOME_HOSTUPD;
 		/* and the running statistics in host memory that its batch norms read */
 		for (int d = 0; d < m->ndecl; d++)
 			hbuf |= m->decl[d].host && m->decl[d].role == R_BUFFER;
 		if (r->hparam || hbuf)
 			func_adopt(m->fwd, home_fwd(m->fwd, o->tg));
-		func_free(hf);
+		func_free(t.hf);
 	}
+	free(t.lv);
 	func_free(f);
-	free(lv);
+	func_free(g);
 	return 0;
 }
 
@@ -624,6 +852,8 @@ plan_report_print(FILE *fp, const PlanReport *r)
 		fprintf(fp, "state_in_host_bytes %lld\n", (long long)r->hstate);
 	if (r->nhostupd)
 		fprintf(fp, "updates_on_host %d\n", r->nhostupd);
+	if (r->nearly)
+		fprintf(fp, "early_gradient_ops %d\n", r->nearly);
 	fprintf(fp, "modeled_step_s %.9g\nunplanned_step_s %.9g\n", r->time, r->base_time);
 	fprintf(fp, "overhead %.2f%%\n", r->base_time > 0 ? 100 * (r->time / r->base_time - 1) : 0);
 	/* what ended the ILP (optimal, node limit, time limit, ...; "-": none ran); the time

@@ -302,7 +302,7 @@ mtc_dev_finish(mtc_dev *d)
 	if (d->flag == MTC_ERANGE && d->range.kind && !d->status)
 		mtc_fail(d, MTC_ERANGE, "%s: op %d (%s): %s %d at input '%s'[%lld] is out of range [0, %lld)",
 		         d->desc.model, d->range.op, d->range.kind,
-		         strcmp(d->range.kind, "cross_entropy") ? "id" : "label", (int)d->range.val,
+		         strncmp(d->range.kind, "cross_entropy", 13) ? "id" : "label", (int)d->range.val,
 		         d->range.in, (long long)d->range.elem, (long long)d->range.bound);
 	if (d->flag && !d->status)
 		mtc_fail(d, d->flag, d->flag == MTC_ERANGE ? "%s: a label or embedding id is out of range"

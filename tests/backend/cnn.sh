@@ -7,7 +7,7 @@
 # made dear (so the planner recomputes rather than swaps) ResNet at 50% (conv2d and batch_norm
 # recomputed; one recomputed workspace the plan hands to a convolution and its recomputation
 # is split in two by remat.c) and tests/backend/cnndrop.tdsl (dropout between its layers) at
-# 60%: batch norm's statistics and dropout are recomputed, every batch
+# 55%: batch norm's statistics and dropout are recomputed, every batch
 # norm's running statistics are updated once a step (batch_norm_update never recomputed), and
 # the bits are the same again.
 MTC=${MTC:-./mtc}
@@ -84,6 +84,6 @@ mobilenet 50,35,min examples/mobilenet.tdsl
 cnndrop 50 tests/backend/cnndrop.tdsl
 EOT
 recomputed resnet 50 "conv2d batch_norm" "$src/examples/resnet.tdsl" -D W=8 -D B=8
-recomputed cnndrop 60 "batch_norm_mean dropout" "$src/tests/backend/cnndrop.tdsl"
+recomputed cnndrop 55 "batch_norm_mean dropout" "$src/tests/backend/cnndrop.tdsl"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

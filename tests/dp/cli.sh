@@ -22,7 +22,7 @@ if ! "$MTC" $m --data-parallel --ranks=2 --emit=ir -o "$out/probe.mir" 2>/dev/nu
 fi
 dp="$MTC $m --data-parallel --ranks=3"
 $dp --emit=schedule -o "$out/s.txt" &&
-	grep -q '^# data-parallel: ranks 3 zero 0 buckets [1-9][0-9]* bucket_bytes [0-9]* collective_bytes 85760 network_ms [0-9.]* exposed_ms [0-9.]* hidden [0-9.]*%$' "$out/s.txt" &&
+	grep -q '^# data-parallel: ranks 3 zero 0 buckets [1-9][0-9]* bucket_bytes [0-9]* collective_bytes 85760 network_ms [0-9.]* exposed_ms [0-9.]* hidden [0-9.]*%\( gradients early\)\{0,1\}$' "$out/s.txt" &&
 	grep -q ' mem  allreduce ' "$out/s.txt" && grep -q ' mem  unbucket ' "$out/s.txt" && ok ||
 	bad "schedule: $(head -2 "$out/s.txt")"
 $dp --emit=trace -o "$out/t.json" && python3 -c "

@@ -64,6 +64,14 @@ frag=$(sed -n 's/.*, and \([0-9]*\) bytes of layout fragmentation.*/\1/p' "$tmp/
 	no "skipnet, CUDA cost model, floor: $(cat "$tmp/sk1.err")"
 "$MTC" "$ex/skipnet.tdsl" $cu --mem-budget="$pct%" --emit=ir -o /dev/null 2>"$tmp/skp.err" && ok ||
 	no "skipnet, CUDA cost model, at the floor's $pct%: $(cat "$tmp/skp.err")"
+# Weights' gradients made early (plan_hoist_grads): the GPT with Adam under the CUDA cost model
+# at 50% moves most of its params and state to host memory; in the list schedule's order their
+# gradients, copies and host updates all come after the backward (18.4% modeled overhead), in
+# the order with the gradients moved up they overlap it: that order is taken, at most 10%.
+"$MTC" "$ex/gpt.tdsl" --target=cuda --copy-bw=50e9 --mem-budget=50% --emit=schedule -o "$tmp/gpt" 2>"$tmp/gpt.err" &&
+	grep -q '^early_gradient_ops [1-9]' "$tmp/gpt" &&
+	awk '/^overhead /{o=$2+0} END{exit !(o <= 10)}' "$tmp/gpt" && ok ||
+	no "gpt, CUDA cost model, 50%: $(cat "$tmp/gpt.err"; grep -E '^(overhead|early)' "$tmp/gpt" | tr '\n' ' ')"
 # Below the budgets placed for time (here the recompute-only floor of the CPU cost model, whose
 # copies take 263 ms per activation), only some swaps are placed for memory: the all-tight
 # plan's overhead was 10677%; the mixed plan's is about 127% and must fit.
