@@ -536,6 +536,7 @@ typedef struct Try {
 	int64_t arena;
 	double stime;
 	int early;               /* ops plan_hoist_grads moved up in f */
+	int devfit;              /* tso's plan with everything on the accelerator fits */
 } Try;
 
 /* Plan f, in its order, at the budget: where params and optimizer state live (place.c), where
@@ -562,6 +563,7 @@ try_plan(Module *m, Func *f, const PlanOpts *o, int64_t budget, double tlim, int
 		int64_t ta;
 		int lvfits = 0;
 		Plan *t0 = fit(t->p, "tso", budget, 0, &t->stime, &ta, NULL);
+		t->devfit = t0 != NULL;
 		if (!t0 || t0->time > t->p->time)
 			t->lv = place_search(m, f, o->tg, budget, t->p->nodes, t0 ? t0->time : INFINITY,
 			                     fit_tso, &t->stime, &lvfits);
@@ -666,8 +668,9 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 	 * updates, and the copies of a placement in host memory, overlap the rest of the
 	 * backward, at the cost of the gradients' bytes sooner. The order of the faster plan
 	 * that fits is taken (the first on a tie, or when neither fits), and planned by the
-	 * solver asked for, if not tso, unless params or state moved (tso plans those). chen
-	 * plans the first order only. */
+	 * solver asked for, if not tso, with everything on the accelerator; where params or
+	 * state moved (tso plans those), that plan is taken only if faster. chen plans the
+	 * first order only. */
 	memset(&u, 0, sizeof u);
 	if (strcmp(o->solver, "chen") == 0)
 		try_plan(m, f, o, budget, tlim, tight_only, 1, &t);
@@ -693,23 +696,25 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 			if (t.lv)
 				home_mark(m, t.f, t.lv, 1);
 		}
-		if (strcmp(o->solver, "tso") && !t.lv) {
+		if (strcmp(o->solver, "tso") && (!t.lv || t.devfit)) {
+			/* the solver asked for, on the order taken, with everything on the
+			 * accelerator: in place of tso's plan, or of the placement's where that is
+			 * slower (the ILP may find a faster activation plan than tso's) */
 			Try x;
+			if (t.lv)
+				home_mark(m, t.f, t.lv, 0);
 			try_plan(m, t.f, o, budget, tlim, tight_only, 0, &x);
 			x.early = t.early;
 			x.stime += t.stime;
-			if (x.best || !t.best) {
-				if (!x.best) {
-					/* nothing fits: the floor below looks at both tso tries */
-					t.stime = x.stime;
-					try_drop(m, &x);
-				} else {
-					try_drop(m, &t);
-					t = x;
-				}
+			if (x.best && (!t.lv || !t.best || x.best->time < t.best->time)) {
+				try_drop(m, &t);
+				t = x;
 			} else {
+				/* nothing fits (the floor below looks at both tso tries), or tso's is kept */
 				t.stime = x.stime;
 				try_drop(m, &x);
+				if (t.lv)
+					home_mark(m, t.f, t.lv, 1);
 			}
 		}
 		t.stime += u.stime;
