@@ -5,10 +5,11 @@
  *        state included, which no plan moves, so small percentages may be infeasible).
  * fills: m->step replaced by the planned step (rec, swap_out, swap_in, wait ops) whose arena
  *        fits the budget, and a report. The optimizer updates move up to their dependences
- *        first (gradients die early); for tso and auto, the step with each weight's
- *        gradient moved up too is planned as well and the faster plan taken (the gradient
- *        then leaves, and its update runs, while the backward goes on); nothing else is
- *        reordered. If the arena after layout
+ *        first (gradients die early); for every solver but chen, tso plans the step as
+ *        scheduled and with each weight's gradient moved up too (its copy out and its
+ *        update then overlap the rest of the backward), the order of the faster plan is
+ *        taken and the solver asked for plans it; nothing else is reordered. If the arena
+ *        after layout
  *        exceeds the budget (the solvers count live bytes, the layout adds fragmentation),
  *        the solvers' budget is tightened by the excess and they run again; if nothing fits,
  *        again with swaps placed for memory, then loosened toward time swap by swap where the
@@ -679,8 +680,9 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 		int early;
 		qo.solver = "tso";
 		try_plan(m, f, &qo, budget, tlim, tight_only, 1, &t);
-		g = func_rebuild(f, NULL, NULL);
-		if ((early = plan_hoist_grads(g)) > 0) {
+		/* (a plan that costs nothing over the unplanned step is kept as it is) */
+		g = t.best && t.best->time <= r->base_time ? NULL : func_rebuild(f, NULL, NULL);
+		if (g && (early = plan_hoist_grads(g)) > 0) {
 			if (t.lv)
 				home_mark(m, f, t.lv, 0);
 			plan_hoist_updates(g);
