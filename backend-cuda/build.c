@@ -71,10 +71,11 @@ cuda_reads(const Func *f, int v)
 	return 0;
 }
 
-/* A manifest line; an initializer from a file (INIT_FILE) gives its offset in mtc_cu_data. */
+/* A manifest line; an initializer from a file (INIT_FILE) gives its offset in mtc_cu_data; an
+ * i32 input, the values it may take: [0, range) (input_range; 0: any). */
 static void
 tensor(FILE *fp, const char *role, const char *name, const Type *t, int64_t off, const Init *in,
-       int use, int64_t dataoff, int host)
+       int use, int64_t dataoff, int host, int64_t range)
 {
 	fprintf(fp, "tensor %s %s %s %d", role, name, dtype_name(t->dt), t->sh.rank);
 	for (int k = 0; k < t->sh.rank; k++)
@@ -83,6 +84,8 @@ tensor(FILE *fp, const char *role, const char *name, const Type *t, int64_t off,
 	        in ? (in->kind == INIT_VALUES ? INIT_FILE : (int)in->kind) : 0,
 	        in && (in->kind == INIT_FILE || in->kind == INIT_VALUES) ? (double)dataoff : in ? in->a : 0,
 	        in ? in->b : 0, use);
+	if (range > 0)
+		fprintf(fp, " range %lld", (long long)range);
 	fprintf(fp, host ? " host\n" : "\n");
 }
 
@@ -145,10 +148,11 @@ manifest(CuMod *c)
 		fprintf(fp, "kernel %s\n", c->prog->fname[k]);
 	for (int d = 0; d < m->ndecl; d++)
 		tensor(fp, role[m->decl[d].role], m->decl[d].name, &m->decl[d].ty, c->poff[d],
-		       &m->decl[d].init, cuda_reads(m->fwd, d) | cuda_reads(st, d) << 1, doff[d], m->decl[d].host);
+		       &m->decl[d].init, cuda_reads(m->fwd, d) | cuda_reads(st, d) << 1, doff[d], m->decl[d].host,
+		       m->decl[d].role == R_INPUT && m->decl[d].ty.dt == I32 ? input_range(m, d) : 0);
 	for (int k = 0; k < m->fwd->nout; k++) {
 		int v = m->fwd->out[k];
-		tensor(fp, "output", m->fwd->outname[k], &m->fwd->val[v].ty, c->fn[0].off[v], NULL, 0, 0, 0);
+		tensor(fp, "output", m->fwd->outname[k], &m->fwd->val[v].ty, c->fn[0].off[v], NULL, 0, 0, 0, 0);
 	}
 	fclose(fp);
 	free(doff);

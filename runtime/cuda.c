@@ -112,6 +112,7 @@ add_tensor(char *line)
 {
 	char role[16], name[256], dt[8];
 	int rank, n, r;
+	long long rg = 0;
 	Tns t;
 	char *p = line;
 
@@ -129,7 +130,10 @@ add_tensor(char *line)
 	if (sscanf(p, " off %lld init %d %lf %lf use %d%n", (long long *)&t.off, &t.init, &t.a, &t.b,
 	           &t.use, &n) < 5)
 		return;
-	t.host = strncmp(p + n, " host", 5) == 0;
+	p += n;
+	if (sscanf(p, " range %lld%n", &rg, &n) == 1)
+		p += n;
+	t.host = strncmp(p, " host", 5) == 0;
 	for (r = 0; r < 6 && strcmp(role, roles[r]); r++)
 		;
 	if (r == 6)
@@ -142,6 +146,7 @@ add_tensor(char *line)
 	for (int i = 0; i < rank; i++)
 		t.info.numel *= t.shape[i];
 	t.info.bytes = t.info.numel * 4;
+	t.info.range = rg;
 	man.t[r] = realloc(man.t[r], (man.nt[r] + 1) * sizeof *man.t[r]);
 	man.t[r][man.nt[r]++] = t;
 }

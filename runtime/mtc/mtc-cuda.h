@@ -26,10 +26,11 @@ typedef struct mtc_cu mtc_cu;
  *   arch compute_XX                                   (the PTX's virtual architecture)
  *   kernel NAME                                       (in launch-index order)
  *   hostupd N                                         (updates on the host, see mtc_cu_host_update)
- *   tensor ROLE NAME DTYPE RANK D... off OFF init KIND A B use U [host]  (ROLE input|param|state|
- *     output|buffer|hyper; U: bit 0 forward reads it, bit 1 step reads it; KIND 6: the values
- *     are the tensor's bytes at offset A of mtc_cu_data; host: it lives in pinned host memory,
- *     OFF an offset there, and the schedules copy it in where they need it)
+ *   tensor ROLE NAME DTYPE RANK D... off OFF init KIND A B use U [range R] [host]  (ROLE input|
+ *     param|state|output|buffer|hyper; U: bit 0 forward reads it, bit 1 step reads it; KIND 6:
+ *     the values are the tensor's bytes at offset A of mtc_cu_data; range: an i32 input's
+ *     values are in [0, R), mtc_tensor_info.range; host: it lives in pinned host memory, OFF an
+ *     offset there, and the schedules copy it in where they need it)
  *   loss OFF                                          (the step's loss value)
  * OFF is a device offset (persistent zone first, then the arena) for every role.
  * mtc_cu_ptx: NUL-terminated PTX; mtc_cu_cubin: a cubin for mtc_cu_cubin_arch (0: none);

@@ -32,7 +32,7 @@ static Module *
 tiny(void)
 {
 	Module *m = mod_new("tiny", "module.c");
-	Init nrm = { INIT_NORMAL, 0, 0.1 }, z = { INIT_ZEROS, 0, 0 };
+	Init nrm = { .kind = INIT_NORMAL, .b = 0.1 }, z = { .kind = INIT_ZEROS };
 	int x, y, w, mo, h, r, s, si, l, one, g, gr, gw;
 	Func *f;
 	Type sc = { F32, { 0, {0} } };
@@ -201,6 +201,9 @@ main(void)
 		      strcmp(md->target, "cuda") == 0 && md->ninputs == 2 && md->nparams == 1 &&
 		      md->nstate == 1 && md->noutputs == 1 && md->trains &&
 		      md->inputs[0].shape[1] == 16 && md->params[0].bytes == 640, "mtc_module() describes it");
+		/* mtc-run draws an i32 input's values below its range: labels past the classes are NaN */
+		check(md && md->inputs[1].range == 10 && md->inputs[0].range == 0,
+		      "the labels' range is the classes: %lld", md ? (long long)md->inputs[1].range : -1LL);
 		if (!md)
 			goto out;
 		inst = md->create();
