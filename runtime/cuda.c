@@ -294,7 +294,8 @@ struct mtc_cu {
 	mtc_pool hpool;           /* the threads of updates on the host (MTC_THREADS, else every
 	                           * online core), which split each update's elements */
 	int check;
-	CUevent drain[3];         /* check mode: streams 1-3's positions before a poisoning */
+	CUevent drain[4];         /* check mode: streams 1-3's positions before a poisoning, and
+	                           * the compute stream's after it */
 	int64_t live, peak, steps;
 	Live *lv;
 	int nlv, caplv;
@@ -468,8 +469,8 @@ open_instance(mtc_cu *c)
 		CK(c, cu.cuEventCreate(&c->ev[i], CU_EVENT_DISABLE_TIMING), "creating an event");
 	for (int i = 0; i < man.nrecords; i++)
 		CK(c, cu.cuEventCreate(&c->rec[i], CU_EVENT_DISABLE_TIMING), "creating an event");
-	for (int i = 1; c->check && i < 4; i++)
-		CK(c, cu.cuEventCreate(&c->drain[i - 1], CU_EVENT_DISABLE_TIMING), "creating an event");
+	for (int i = 0; c->check && i < 4; i++)
+		CK(c, cu.cuEventCreate(&c->drain[i], CU_EVENT_DISABLE_TIMING), "creating an event");
 	if (mtc_pool_start(&c->hpool, man.nhupd > 0 ? mtc_thread_count() : 1)) {
 		c->hpool.thr = NULL;
 		return fail(c, MTC_ENOMEM, "cannot start the threads of updates on the host");
@@ -514,7 +515,7 @@ mtc_cu_destroy(void *p)
 				cu.cuEventDestroy_v2(c->rec[i]);
 		for (int i = 0; i < c->npool; i++)
 			cu.cuEventDestroy_v2(c->pool[i]);
-		for (int i = 0; i < 3; i++)
+		for (int i = 0; i < 4; i++)
 			if (c->drain[i])
 				cu.cuEventDestroy_v2(c->drain[i]);
 		if (c->t0)
@@ -877,7 +878,11 @@ mtc_cu_born(mtc_cu *c, int64_t off, int64_t bytes, const int64_t *dy, int ndy)
 /* Poison [lo, hi) on the compute stream, after the kernels that read it and after everything
  * the other streams were given so far: a copy still reading these bytes (a swap_out or a
  * swap_home whose source dies at its op) must not see the poison, as the C runtime drains
- * its DMA engine first. Check mode only, so the cost of the barrier does not matter. */
+ * its DMA engine first. And before everything the other streams are given later: a copy in
+ * that waits for an event the compute stream recorded before the poison (the end of the
+ * bytes' last reader) would otherwise race with it and could find its new value poisoned
+ * (seen on an H200: gpt, ResNet, skipnet NaN or wrong in check mode alone). Check mode only,
+ * so the cost of the barriers does not matter. */
 static int
 poison(mtc_cu *c, int64_t lo, int64_t hi)
 {
@@ -888,6 +893,9 @@ poison(mtc_cu *c, int64_t lo, int64_t hi)
 		CK(c, cu.cuStreamWaitEvent(c->s[0], c->drain[i - 1], 0), "poisoning");
 	}
 	CK(c, cu.cuMemsetD32Async(c->mem + lo, 0x7fc00000u, (hi - lo) / 4, c->s[0]), "poisoning");
+	CK(c, cu.cuEventRecord(c->drain[3], c->s[0]), "poisoning");
+	for (int i = 1; i < 4; i++)
+		CK(c, cu.cuStreamWaitEvent(c->s[i], c->drain[3], 0), "poisoning");
 	return 0;
 }
 
