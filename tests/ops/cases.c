@@ -220,6 +220,9 @@ nn(void)
 	add(OP_LN_DX, 3, ty(F32, 2, 512, 64), ty(F32, 1, 64), ty(F32, 2, 512, 64))->fa[0] = 1e-5;
 	add(OP_LN_DGAMMA, 2, ty(F32, 2, 6, 16), ty(F32, 2, 6, 16))->fa[0] = 1e-5;
 	add(OP_LN_DGAMMA, 2, ty(F32, 3, 2, 3, 8), ty(F32, 3, 2, 3, 8))->fa[0] = 1e-3;
+	/* the CUDA kernel's chunks of rows (64 here), and two column tiles with a ragged one */
+	add(OP_LN_DGAMMA, 2, ty(F32, 2, 512, 64), ty(F32, 2, 512, 64))->fa[0] = 1e-5;
+	add(OP_LN_DGAMMA, 2, ty(F32, 2, 96, 1100), ty(F32, 2, 96, 1100))->fa[0] = 1e-5;
 	add(OP_EMBEDDING, 2, ty(F32, 2, 10, 4), I(ty(F32, 1, 6)));
 	add(OP_EMBEDDING, 2, ty(F32, 2, 50, 8), I(ty(F32, 2, 2, 3)));
 	add(OP_EMBED_G, 2, I(ty(F32, 1, 6)), ty(F32, 2, 6, 4))->given = ty(F32, 2, 10, 4);
