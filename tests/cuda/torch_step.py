@@ -2,7 +2,11 @@
 # torch_step.py: PyTorch eager's median training-step time for examples/transformer.tdsl on
 # the GPU, at the scale given with -D (the model of bench/torch_check.py, Adam), for gpu.sh.
 #
-# usage: tests/cuda/torch_step.py [-D NAME=INT]... [--steps N] [--warmup N]
+# usage: tests/cuda/torch_step.py [-D NAME=INT]... [--steps N] [--warmup N] [--compile]
+#                                 [--budget F]
+# --compile: the loss under torch.compile (its backward through AOTAutograd); --budget F sets
+# torch._functorch.config.activation_memory_budget (1.0: keep every activation; 0.5: the
+# partitioner recomputes until the saved activations are at most half).
 # prints: torch_step_ms T peak_bytes P device NAME
 import argparse
 import os
@@ -23,6 +27,9 @@ def main():
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--device", default="cuda", help="cpu: try the script without a GPU")
+    ap.add_argument("--compile", action="store_true", help="torch.compile the loss")
+    ap.add_argument("--budget", type=float, default=None,
+                    help="activation_memory_budget for --compile")
     a = ap.parse_args()
     c = {"B": 8, "S": 64, "D": 64, "H": 4, "L": 2, "V": 128}
     for d in a.D:
@@ -57,20 +64,28 @@ def main():
     tgt = torch.randint(0, V, (B, S), device=dev, generator=g)
     mask = torch.triu(torch.full((S, S), -1e9, device=dev), 1)
     opt = torch.optim.Adam(list(p.values()), lr=0.001)
+    loss_fn = transformer_loss
+    if a.compile:
+        if a.budget is not None:
+            torch._functorch.config.activation_memory_budget = a.budget
+        loss_fn = torch.compile(transformer_loss)
     times = []
     for s in range(a.warmup + a.steps):
+        if s == a.warmup and gpu:
+            torch.cuda.reset_peak_memory_stats()
         sync()
         t0 = time.perf_counter()
         opt.zero_grad()
-        loss = transformer_loss(p, tok, tgt, mask, c)
+        loss = loss_fn(p, tok, tgt, mask, c)
         loss.backward()
         opt.step()
         sync()
         if s >= a.warmup:
             times.append((time.perf_counter() - t0) * 1e3)
-    print("torch_step_ms %.3f peak_bytes %d device %s" % (
+    print("torch_step_ms %.3f peak_bytes %d device %s%s" % (
         statistics.median(times), torch.cuda.max_memory_allocated() if gpu else 0,
-        torch.cuda.get_device_name().replace(" ", "_") if gpu else "cpu"))
+        torch.cuda.get_device_name().replace(" ", "_") if gpu else "cpu",
+        "" if not a.compile else " compile budget %s" % a.budget))
     return 0
 
 
