@@ -641,7 +641,7 @@ write_trace(mtc_cu *c)
 		return;
 	fprintf(fp, "{\"displayTimeUnit\": \"ns\", \"otherData\": {\"model\": \"%s\", \"step\": %lld, "
 	        "\"peak_bytes\": %lld, \"budget_bytes\": %lld}, \"traceEvents\": [\n", man.model,
-	        (long long)c->steps, (long long)c->peak, (long long)man.budget);
+	        (long long)c->steps, (long long)(man.persist + c->peak), (long long)man.budget);
 	for (int s = 0; s < 4; s++)
 		fprintf(fp, "{\"ph\": \"M\", \"pid\": 1, \"tid\": %d, \"name\": \"thread_name\", "
 		        "\"args\": {\"name\": \"%s\"}},\n", s, sname[s]);
