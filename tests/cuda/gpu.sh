@@ -17,16 +17,20 @@
 # kernels with MTC_NO_CUBLAS=1), under 50% and 35% budgets (or the smallest the planner meets)
 # losses identical to the unbudgeted run with peak_bytes within the budget, in check mode too,
 # compute-sanitizer on one step at 35%, the median step against the modeled one, a trace of a
-# step (mtc-run --trace); then the transformer scaled up: step time against PyTorch eager,
-# with and without budget. Environment: MTC_GPU_SAN=0 (no compute-sanitizer),
+# step (mtc-run --trace); then the transformer scaled up and ResNet-18 at 224x224: step time
+# against PyTorch's, with and without a budget. Environment: MTC_GPU_SAN=0 (no compute-sanitizer),
 # MTC_GPU_SAN_ONLY="NAME..." (only those examples), MTC_GPU_SAN_TIMEOUT (s, default 120),
 # MTC_GPU_TSTEPS (timed steps per module, default 10), MTC_GPU_STEPS (the scaled transformer's,
-# default 20), MTC_GPU_BENCH=0 (no scaled transformer), MTC_GPU_BIG (its -D options).
+# default 20), MTC_GPU_BENCH=0 (neither the scaled transformer nor ResNet-18 timed),
+# MTC_GPU_BIG (the transformer's -D options; the issue's GPT: d=1024, 12 layers, 8 x 512
+# tokens), MTC_GPU_R18 (ResNet-18's), MTC_GPU_COMPILE=1 (torch.compile timed too).
 # On 2026-11-27 on an H200: bench/results/gpu.md.
 # Without a GPU it says so and counts one skip. Ends with `N passed, N failed, N skipped`.
 : "${top_srcdir:=.}" "${top_builddir:=.}" "${MTC:=$top_builddir/mtc}"
 # the scaled-up transformer (head width D / H stays 16: the model scales scores by 0.25)
-BIG=${MTC_GPU_BIG:-"-D B=32 -D S=512 -D D=1024 -D H=64 -D L=8 -D V=8192"}
+BIG=${MTC_GPU_BIG:-"-D B=8 -D S=512 -D D=1024 -D H=64 -D L=12 -D V=8192"}
+# ResNet-18 (bench/resnet18.tdsl) at 224x224, batch 64
+R18=${MTC_GPU_R18:-"-D B=64 -D S=224"}
 STEPS=${MTC_GPU_STEPS:-20}
 pass=0 fail=0 skip=0
 
@@ -41,8 +45,8 @@ prepare() {
 	rm -rf "$P/ops-c"
 	# the examples and the scaled transformer, MTC_GPU_JOBS (default 2) at a time
 	jobs=0
-	for e in big "$top_srcdir"/examples/*.tdsl; do
-		{ if [ "$e" = big ]; then prep_big; else prep_example "$e"; fi || touch "$P/failed"; } &
+	for e in big r18 "$top_srcdir"/examples/*.tdsl; do
+		{ case $e in big) prep_big ;; r18) prep_r18 ;; *) prep_example "$e" ;; esac || touch "$P/failed"; } &
 		jobs=$((jobs + 1))
 		[ $((jobs % ${MTC_GPU_JOBS:-2})) -eq 0 ] && wait
 	done
@@ -70,6 +74,17 @@ prep_example() {
 	modeled "$1" "$n-b35" "--mem-budget=$pct"
 }
 
+# ResNet-18 at ImageNet's size (bench/resnet18.tdsl, $R18), with and without a 50% budget
+# (about 20 s to build both here).
+prep_r18() {
+	x=$top_srcdir/bench/resnet18.tdsl
+	"$MTC" "$x" $R18 --target=cuda --arch=sm_90 -o "$P/r18.so" &&
+	budget "$x" "$P/r18-b.so" "$R18 --arch=sm_90" 50% || return 1
+	echo "r18 $R18 budget $pct" >>"$P/plan.txt"
+	modeled "$x" r18 "$R18 --arch=sm_90" &&
+	modeled "$x" r18-b "$R18 --arch=sm_90 --mem-budget=$pct"
+}
+
 # The transformer scaled up, with and without a 50% budget; at B=4 also on the C backend
 # (2 steps of mtc-run, about a minute), whose losses the GPU's are checked against.
 prep_big() {
@@ -83,6 +98,39 @@ prep_big() {
 	echo "big $BIG budget $pct" >>"$P/plan.txt"
 	modeled "$x" big "$BIG --arch=sm_90" &&
 	modeled "$x" big-b "$BIG --arch=sm_90 --mem-budget=$pct"
+}
+
+# Model $1 (big, r18) unbudgeted and budgeted ($1.so, $1-b.so): median steps, finite losses,
+# the budgeted module's the same; then PyTorch's (tests/cuda/torch_step.py $2) eager step,
+# and with MTC_GPU_COMPILE=1 torch.compile's without and with activation_memory_budget=0.5.
+bench() {
+	for v in "" -b; do
+		"$P/bin/mtc-run" "$P/$1$v.so" --steps "$STEPS" >"$P/$1$v.out" 2>&1
+		t "$1$v: mtc runs" "tail -1 '$P/$1$v.out' | grep -q step_ms"
+		grep ^step "$P/$1$v.out" >"$P/$1$v.steps"
+	done
+	say "  mtc:        $(tail -1 "$P/$1.out")"
+	say "  mtc budget: $(tail -1 "$P/$1-b.out")"
+	t "$1: finite losses ($(head -2 "$P/$1.steps" | tr '\n' ' '))" "test -s '$P/$1.steps' && ! grep -q nan '$P/$1.steps'"
+	t "$1: the budgeted module's losses are the unbudgeted one's" "cmp -s '$P/$1.steps' '$P/$1-b.steps'"
+	if ! python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+		say "  torch: not measured (no python3 with torch and CUDA here)"
+		return
+	fi
+	python3 "$top_srcdir/tests/cuda/torch_step.py" $2 --steps "$STEPS" >"$P/$1-torch.out" 2>&1
+	say "  torch:      $(tail -1 "$P/$1-torch.out")"
+	if [ "${MTC_GPU_COMPILE:-0}" = 1 ]; then
+		python3 "$top_srcdir/tests/cuda/torch_step.py" $2 --steps "$STEPS" --compile >>"$P/$1-torch.out" 2>&1
+		say "  compile:    $(tail -1 "$P/$1-torch.out")"
+		python3 "$top_srcdir/tests/cuda/torch_step.py" $2 --steps "$STEPS" --compile --budget 0.5 >>"$P/$1-torch.out" 2>&1
+		say "  compile 0.5: $(tail -1 "$P/$1-torch.out")"
+	fi
+	awk '/step_ms/ { for (i = 1; i < NF; i++) if ($i == "step_ms") ms[FILENAME] = $(i + 1) }
+	     /^torch_step_ms/ && !tm { tm = $2 }
+	     END { a = ms[ARGV[1]]; b = ms[ARGV[2]]
+	           if (a > 0 && tm > 0) printf "  ratio mtc/torch eager %.3f (goal <= 1.1)\n", a / tm
+	           if (a > 0 && b > 0) printf "  budget overhead %.1f%% (goal <= 15%%)\n", 100 * (b / a - 1) }' \
+	    "$P/$1.out" "$P/$1-b.out" "$P/$1-torch.out" | tee -a "$R"
 }
 
 # The libraries the copied programs and modules need that a machine with CUDA and PyTorch may
@@ -210,32 +258,16 @@ run() {
 	if [ "${MTC_GPU_BENCH:-1}" = 0 ]; then
 		return
 	fi
-	say "transformer scaled up ($(grep ^big "$P/plan.txt")), $STEPS steps, median:"
-	"$P/bin/mtc-run" "$P/big.so" --steps "$STEPS" >"$P/big.out" 2>&1
-	t "big: mtc runs (no budget)" "tail -1 '$P/big.out' | grep -q step_ms"
-	"$P/bin/mtc-run" "$P/big-b.so" --steps "$STEPS" >"$P/big-b.out" 2>&1
-	t "big: mtc runs (budget)" "tail -1 '$P/big-b.out' | grep -q step_ms"
-	say "  mtc:        $(tail -1 "$P/big.out")"
-	say "  mtc budget: $(tail -1 "$P/big-b.out")"
-	t "big: finite losses ($(grep ^step "$P/big.out" | head -2 | tr '\n' ' '))" "! grep -q 'loss.*nan' '$P/big.out'"
+	say "transformer scaled up ($(grep '^big ' "$P/plan.txt")), $STEPS steps, median:"
+	bench big "--model transformer $BIG"
 	# at B=4 against the C backend, and one step with the tiled GEMM kernels instead of cuBLAS
 	"$P/bin/mtc-run" "$P/big-B4.so" --steps 2 >"$P/big-B4.out" 2>&1
 	t "big at B=4: 2 steps close to the C backend ($(grep ^step "$P/big-B4.out" | tr '\n' ' '))" \
 	  "close '$P/big-B4.ref' '$P/big-B4.out' 2"
 	MTC_NO_CUBLAS=1 "$P/bin/mtc-run" "$P/big.so" --steps 1 >"$P/big-noblas.out" 2>&1
 	say "  big with MTC_NO_CUBLAS=1: $(grep ^step "$P/big-noblas.out" | tr '\n' ' ')"
-	if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
-		python3 "$top_srcdir/tests/cuda/torch_step.py" $BIG --steps "$STEPS" >"$P/torch.out" 2>&1
-		say "  torch:      $(tail -1 "$P/torch.out")"
-		awk '/step_ms/ { for (i = 1; i < NF; i++) if ($i == "step_ms") ms[FILENAME] = $(i + 1) }
-		     /torch_step_ms/ { tm = $2 }
-		     END { a = ms[ARGV[1]]; b = ms[ARGV[2]]
-		           if (a > 0 && tm > 0) printf "  ratio mtc/torch %.3f (goal <= 1.2)\n", a / tm
-		           if (a > 0 && b > 0) printf "  budget overhead %.1f%% (goal <= 10%%)\n", 100 * (b / a - 1) }' \
-		    "$P/big.out" "$P/big-b.out" "$P/torch.out" | tee -a "$R"
-	else
-		say "  torch: not measured (no python3 with torch and CUDA here)"
-	fi
+	say "ResNet-18 at ${R18:-(not built)} ($(grep '^r18 ' "$P/plan.txt")), $STEPS steps, median:"
+	bench r18 "--model resnet18 $R18"
 }
 
 case $1 in

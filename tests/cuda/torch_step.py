@@ -1,9 +1,10 @@
 #!/usr/bin/python3
-# torch_step.py: PyTorch eager's median training-step time for examples/transformer.tdsl on
-# the GPU, at the scale given with -D (the model of bench/torch_check.py, Adam), for gpu.sh.
+# torch_step.py: PyTorch's median training-step time on the GPU, for gpu.sh: the model of
+# examples/transformer.tdsl (bench/torch_check.py's, Adam) at the scale given with -D, or
+# torchvision's ResNet-18 (bench/resnet18.tdsl's; -D B, -D S), SGD with momentum.
 #
-# usage: tests/cuda/torch_step.py [-D NAME=INT]... [--steps N] [--warmup N] [--compile]
-#                                 [--budget F]
+# usage: tests/cuda/torch_step.py [--model transformer|resnet18] [-D NAME=INT]... [--steps N]
+#                                 [--warmup N] [--compile] [--budget F]
 # --compile: the loss under torch.compile (its backward through AOTAutograd); --budget F sets
 # torch._functorch.config.activation_memory_budget (1.0: keep every activation; 0.5: the
 # partitioner recomputes until the saved activations are at most half).
@@ -21,26 +22,8 @@ sys.path.insert(0, os.path.join(TOP, "bench"))
 from torch_check import transformer_loss  # noqa: E402  (the one PyTorch model of the example)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("-D", action="append", default=[], help="NAME=INT, as for mtc")
-    ap.add_argument("--steps", type=int, default=20)
-    ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--device", default="cuda", help="cpu: try the script without a GPU")
-    ap.add_argument("--compile", action="store_true", help="torch.compile the loss")
-    ap.add_argument("--budget", type=float, default=None,
-                    help="activation_memory_budget for --compile")
-    a = ap.parse_args()
-    c = {"B": 8, "S": 64, "D": 64, "H": 4, "L": 2, "V": 128}
-    for d in a.D:
-        k, v = d.split("=")
-        c[k] = int(v)
-    gpu = a.device == "cuda"
-    if gpu and not torch.cuda.is_available():
-        print("torch_step: no CUDA device for PyTorch")
-        return 2
-    dev = torch.device(a.device)
-    sync = torch.cuda.synchronize if gpu else (lambda: None)
+def transformer(c, dev, compile_):
+    """examples/transformer.tdsl's model and Adam: the step's closure."""
     B, S, D, L, V = c["B"], c["S"], c["D"], c["L"], c["V"]
     F = 4 * D
     g = torch.Generator(device=dev).manual_seed(0)
@@ -64,21 +47,71 @@ def main():
     tgt = torch.randint(0, V, (B, S), device=dev, generator=g)
     mask = torch.triu(torch.full((S, S), -1e9, device=dev), 1)
     opt = torch.optim.Adam(list(p.values()), lr=0.001)
-    loss_fn = transformer_loss
-    if a.compile:
-        if a.budget is not None:
-            torch._functorch.config.activation_memory_budget = a.budget
-        loss_fn = torch.compile(transformer_loss)
+    loss_fn = torch.compile(transformer_loss) if compile_ else transformer_loss
+
+    def step():
+        opt.zero_grad()
+        loss_fn(p, tok, tgt, mask, c).backward()
+        opt.step()
+    return step
+
+
+def resnet18(c, dev, compile_):
+    """torchvision's ResNet-18 (bench/resnet18.tdsl's model) and SGD with momentum."""
+    import torchvision
+    torch.manual_seed(0)
+    m = torchvision.models.resnet18(num_classes=1000).to(dev)
+    x = torch.randn(c["B"], 3, c["S"], c["S"], device=dev)
+    y = torch.randint(0, 1000, (c["B"],), device=dev)
+    opt = torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+    fwd = torch.compile(m) if compile_ else m
+
+    def step():
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(fwd(x), y).backward()
+        opt.step()
+    return step
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("-D", action="append", default=[], help="NAME=INT, as for mtc")
+    ap.add_argument("--model", choices=("transformer", "resnet18"), default="transformer")
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--device", default="cuda", help="cpu: try the script without a GPU")
+    ap.add_argument("--compile", action="store_true", help="torch.compile the model")
+    ap.add_argument("--budget", type=float, default=None,
+                    help="activation_memory_budget for --compile")
+    a = ap.parse_args()
+    c = ({"B": 8, "S": 64, "D": 64, "H": 4, "L": 2, "V": 128} if a.model == "transformer"
+         else {"B": 64, "S": 224})
+    for d in a.D:
+        k, v = d.split("=")
+        c[k] = int(v)
+    gpu = a.device == "cuda"
+    if gpu and not torch.cuda.is_available():
+        print("torch_step: no CUDA device for PyTorch")
+        return 2
+    dev = torch.device(a.device)
+    sync = torch.cuda.synchronize if gpu else (lambda: None)
+    if a.compile and not hasattr(torch, "compile"):
+        print("torch_step: this PyTorch (%s) has no torch.compile" % torch.__version__)
+        return 2
+    if a.compile and a.budget is not None:
+        import torch._functorch.config as fc
+        if not hasattr(fc, "activation_memory_budget"):
+            print("torch_step: this PyTorch (%s) has no activation_memory_budget" % torch.__version__)
+            return 2
+        fc.activation_memory_budget = a.budget
+    step = (transformer if a.model == "transformer" else resnet18)(c, dev, a.compile)
     times = []
     for s in range(a.warmup + a.steps):
         if s == a.warmup and gpu:
             torch.cuda.reset_peak_memory_stats()
         sync()
         t0 = time.perf_counter()
-        opt.zero_grad()
-        loss = loss_fn(p, tok, tgt, mask, c)
-        loss.backward()
-        opt.step()
+        step()
         sync()
         if s >= a.warmup:
             times.append((time.perf_counter() - t0) * 1e3)
