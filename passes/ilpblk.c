@@ -132,8 +132,10 @@ solve_ilp_blocks(const Prob *p, int64_t budget, double tlim, const Plan *warm, P
 			break;
 		}
 		fixed_profile(p, pl, mask, fix);
-		if (solve_ilp_part(p, budget, tlim > 0 ? left / (nb - b) : 0, pl, mask, fix, part))
+		if (solve_ilp_part(p, budget, tlim > 0 ? left / (nb - b) : 0, pl, mask, fix, part)) {
+			stop = part->stop ? part->stop : "no incumbent";   /* a block not improved */
 			continue;
+		}
 		if (part->stop && strcmp(part->stop, "optimal"))
 			stop = part->stop;      /* the last block that was not solved to the end */
 		merge(p, pl, part, mask, try);
