@@ -5,13 +5,15 @@
 
 #include "passes.h"
 
-enum { ZERO_AUTO = -1 };
+enum { ZERO_AUTO = -1, MAXALSO = 16 };
 
 typedef struct Opts {
 	const char *input;        /* MODEL.tdsl or MODEL.mir */
 	const char *output;       /* -o; NULL or "-" is standard output for --emit */
 	const char *target;       /* "mt3000" or "cuda" */
 	const char *emit;         /* NULL: build the .so */
+	const char *also[MAXALSO][2];  /* --also-emit=KIND:FILE: kind, file, in the order given */
+	int nalso;
 	const char *dump_dir;
 	const char *stop_after;   /* --stop-after: the last stage run, or NULL */
 	const char *solver;       /* auto ilp tso chen none */

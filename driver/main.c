@@ -42,6 +42,10 @@ static const char usage[] =
 "                          memory    SVG of the arena over time: the peak live bytes, the\n"
 "                                    arena, the budget\n"
 "                        (of the training step, or of forward for models without one)\n"
+"  --also-emit=KIND:FILE  also write intermediate KIND (as --emit) to FILE, from the same\n"
+"                        compile as the main output (the same plan, whatever the solver's\n"
+"                        limits); repeatable, up to 16 (not with --stop-after or\n"
+"                        --data-parallel)\n"
 "  --stop-after=STAGE    end the pipeline after a stage (frontend: just parse a .mir;\n"
 "                          autodiff, simplify); only with --emit=ir\n"
 "  --dump-dir=DIR        write the IR after every stage, numbered in pipeline order, and\n"
@@ -203,7 +207,7 @@ static const char *const offloads[] = { "auto", "none", NULL };
 static int has_suffix(const char *s, const char *suf);
 
 /* The long options: those taking a value (as --opt=VALUE or --opt VALUE), then the others. */
-static const char *const valopts[] = { "--target", "--schedule", "--emit", "--stop-after",
+static const char *const valopts[] = { "--target", "--schedule", "--emit", "--also-emit", "--stop-after",
 	"--dump-dir", "--mem-budget", "--solver", "--solver-time", "--solver-nodes", "--arch", "--seed",
 	"--target-flops", "--target-bw", "--copy-bw", "--copy-latency", "--launch", "--accel-bytes",
 	"--align", "--host-flops", "--host-bw", "--offload", "--net-bw", "--net-latency", "--ranks",
@@ -317,6 +321,15 @@ parse_args(Opts *o, int argc, char **argv)
 			tgopts[ntgopts++] = i;
 		} else if (VAL("--emit")) {
 			o->emit = oneof("--emit", v, emits);
+		} else if (VAL("--also-emit")) {
+			char *c = strchr(v, ':');
+			if (!c || c == v || !c[1])
+				fatal("invalid --also-emit '%s': expected KIND:FILE, e.g. ir:model.mir", v);
+			if (o->nalso == MAXALSO)
+				fatal("%s", "more than 16 --also-emit options");
+			*c = 0;
+			o->also[o->nalso][0] = oneof("--also-emit", v, emits);
+			o->also[o->nalso++][1] = c + 1;
 		} else if (VAL("--stop-after")) {
 			o->stop_after = oneof("--stop-after", v, stages);
 		} else if (VAL("--dump-dir")) {
@@ -390,17 +403,34 @@ parse_args(Opts *o, int argc, char **argv)
 	free(tgopts);
 }
 
+/* FILE for writing; NULL or "-": standard output. */
 static FILE *
-open_out(const Opts *o)
+open_path(const char *path)
 {
 	FILE *fp;
 
-	if (!o->output || strcmp(o->output, "-") == 0)
+	if (!path || strcmp(path, "-") == 0)
 		return stdout;
-	fp = fopen(o->output, "w");
+	fp = fopen(path, "w");
 	if (!fp)
-		fatal("cannot write '%s'", o->output);
+		fatal("cannot write '%s'", path);
 	return fp;
+}
+
+static FILE *
+open_out(const Opts *o)
+{
+	return open_path(o->output);
+}
+
+/* The intermediates the driver writes itself (the IR and the analyses); the target writes
+ * the others (c, h, cuda, ptx, llvm). */
+static int
+driver_kind(const char *k)
+{
+	static const char *const kinds[] = { "ir", "schedule", "dot", "dot-full", "trace", "memory", NULL };
+
+	return listed(kinds, k, strlen(k));
 }
 
 static int ndump;
@@ -527,6 +557,16 @@ has_coll(const Func *f)
 	return 0;
 }
 
+/* Whether an --also-emit asks the target for an intermediate. */
+static int
+needs_target(const Opts *o)
+{
+	for (int a = 0; a < o->nalso; a++)
+		if (!driver_kind(o->also[a][0]))
+			return 1;
+	return 0;
+}
+
 /* The last stage: lower the module (analyses an[0] of the step, an[1] of forward) and hand
  * it to the target, which writes an intermediate (--emit) or builds MODEL.so. */
 static int
@@ -556,12 +596,16 @@ codegen(const Opts *o, const Module *m, const Anal an[2])
 		        strcmp(o->target, "cuda") ? "" : " (configure found no NVRTC; see ./configure --with-cuda=DIR)");
 		return 1;
 	}
-	if (o->emit) {
+	for (int a = -1; a < o->nalso; a++) {
+		const char *kind = a < 0 ? o->emit : o->also[a][0];
 		int k;
-		for (k = 0; t->emits[k] && strcmp(t->emits[k], o->emit); k++)
+		if (!kind || driver_kind(kind))
+			continue;
+		for (k = 0; t->emits[k] && strcmp(t->emits[k], kind); k++)
 			;
 		if (!t->emits[k]) {
-			fprintf(stderr, "mtc: error: target '%s' cannot --emit=%s\n", t->name, o->emit);
+			fprintf(stderr, "mtc: error: target '%s' cannot %s=%s\n", t->name,
+			        a < 0 ? "--emit" : "--also-emit", kind);
 			return 1;
 		}
 	}
@@ -576,7 +620,14 @@ codegen(const Opts *o, const Module *m, const Anal an[2])
 		}
 		fprintf(stderr, "mtc: MTC_FAULT: %s\n", what);
 	}
-	if (o->emit)
+	for (int a = 0; a < o->nalso; a++)
+		if (!driver_kind(o->also[a][0]) && (rc = t->emit(&lo, &bo, o->also[a][0], o->also[a][1]))) {
+			lower_free(&lo);
+			return rc;
+		}
+	if (o->emit && driver_kind(o->emit))
+		rc = 0;                  /* the driver wrote it */
+	else if (o->emit)
 		rc = t->emit(&lo, &bo, o->emit, o->output);
 	else if (!o->output || strcmp(o->output, "-") == 0) {
 		snprintf(def, sizeof def, "%s.so", m->name);
@@ -1077,6 +1128,8 @@ compile(int argc, char **argv)
 	parse_args(&o, argc, argv);
 	if (o.stop_after && (!o.emit || strcmp(o.emit, "ir")))
 		fatal("%s", "--stop-after goes with --emit=ir");
+	if (o.nalso && (o.stop_after || o.dp))
+		fatal("%s", "--also-emit does not go with --stop-after or --data-parallel");
 	if (!o.dp && (o.ranks || o.bucket || o.zero != ZERO_AUTO))
 		fatal("%s", "--ranks, --bucket-bytes and --zero go with --data-parallel");
 	src.name = o.input;
@@ -1212,19 +1265,22 @@ compile(int argc, char **argv)
 	dump(&o, m, "layout");
 
 emit:
-	if (o.emit && (strcmp(o.emit, "ir") == 0 || strcmp(o.emit, "schedule") == 0 ||
-	    strcmp(o.emit, "dot") == 0 || strcmp(o.emit, "dot-full") == 0 || strcmp(o.emit, "trace") == 0 || strcmp(o.emit, "memory") == 0)) {
-		FILE *fp = open_out(&o);
-		int k = fs[0] ? 0 : 1;
-		if (strcmp(o.emit, "ir") == 0)
+	/* the driver's intermediates, --also-emit's first, then the main output */
+	for (int a = 0; a <= o.nalso; a++) {
+		const char *kind = a < o.nalso ? o.also[a][0] : o.emit;
+		FILE *fp;
+		if (!kind || !driver_kind(kind))
+			continue;
+		fp = open_path(a < o.nalso ? o.also[a][1] : o.output);
+		if (strcmp(kind, "ir") == 0)
 			ir_print(fp, m);
 		else
-			emit_analysis(fp, o.emit, fs[k], &an[k]);
+			emit_analysis(fp, kind, fs[0] ? fs[0] : fs[1], &an[fs[0] ? 0 : 1]);
 		if (fp != stdout)
 			fclose(fp);
-	} else {
-		rc = codegen(&o, m, an);
 	}
+	if (!o.emit || !driver_kind(o.emit) || needs_target(&o))
+		rc = codegen(&o, m, an);
 	for (int k = 0; k < 2; k++)
 		if (fs[k]) {
 			live_free(&an[k].l);

@@ -35,7 +35,7 @@ for o in $(grep -o -- '--[a-z][a-z-]*=' "$dir/mtc.help" | sort -u); do
 	case $o in
 	--emit=) v=schedule ;; --stop-after=) v=simplify ;; --target=) v=mt3000 ;;
 	--schedule=) v=mem ;; --solver=) v=tso ;; --arch=) v=sm_90 ;; --dump-dir=) v=$dir/dd ;;
-	--mem-budget=) v=90% ;; --align=) v=64 ;; --offload=) v=none ;; *) v=1 ;;
+	--mem-budget=) v=90% ;; --align=) v=64 ;; --offload=) v=none ;; --also-emit=) v=ir:$dir/ae1.mir ;; *) v=1 ;;
 	esac
 	extra=; [ "$o" = --stop-after= ] && extra=--emit=ir
 	check "mtc accepts $o$v" '$MTC "$ex" --emit=schedule $extra "$o$v" >/dev/null 2>"$dir/err" || ! grep -q "unknown option\|invalid" "$dir/err"'
@@ -51,7 +51,7 @@ for o in $(grep -o -- '--[a-z][a-z-]*=' "$dir/mtc.help" | sort -u); do
 	case $o in
 	--emit) v=schedule ;; --stop-after) continue ;; --target) v=mt3000 ;;
 	--schedule) v=mem ;; --solver) v=tso ;; --arch) v=sm_90 ;; --dump-dir) v=$dir/dd2 ;;
-	--mem-budget) v=90% ;; --align) v=64 ;; --offload) v=none ;; *) v=1 ;;
+	--mem-budget) v=90% ;; --align) v=64 ;; --offload) v=none ;; --also-emit) v=ir:$dir/ae2.mir ;; *) v=1 ;;
 	esac
 	check "mtc accepts $o $v" '$MTC "$ex" --emit=schedule "$o" "$v" -o /dev/null 2>"$dir/err" || ! grep -q "unknown option\|invalid\|more than one input" "$dir/err"'
 done
@@ -82,6 +82,22 @@ absex=$(cd "$(dirname "$ex")" && pwd)/mlp.tdsl
 check "--dump-dir: the module in the dump directory" '(cd "$dir/cwd" && $MTC "$absex" --dump-dir=dump -D L=1) &&
 	[ -s "$dir/cwd/dump/mlp.so" ] && [ -s "$dir/cwd/dump/mlp.h" ] && [ ! -s "$dir/cwd/mlp.so" ] && [ ! -s "$dir/cwd/mlp.h" ]'
 check "--dump-dir with -o: the module where -o says" '$MTC "$ex" -D L=1 --dump-dir="$dir/d3" -o "$dir/x.so" && [ -s "$dir/x.so" ] && ! ls "$dir/d3"/*.so 2>/dev/null'
+# --also-emit: the intermediates of the compile that builds the module, byte for byte those
+# of --emit (the same plan); refused where the target cannot write them
+check "--also-emit: IR, schedule, C and header beside the module, as --emit writes them" \
+	'$MTC "$ex" -D L=4 --mem-budget=80% -o "$dir/ae.so" --also-emit=ir:"$dir/ae.mir" --also-emit schedule:"$dir/ae.sched" \
+	  --also-emit=c:"$dir/ae.c" --also-emit=h:"$dir/ae2.h" && [ -s "$dir/ae.so" ] &&
+	 for k in ir:mir schedule:sched c:c; do $MTC "$ex" -D L=4 --mem-budget=80% --emit=${k%:*} -o "$dir/e.${k#*:}" &&
+	   cmp -s "$dir/e.${k#*:}" "$dir/ae.${k#*:}" || exit 1; done && cmp -s "$dir/ae-dev.c" "$dir/e-dev.c" && cmp -s "$dir/ae.h" "$dir/ae2.h"'
+check "--also-emit with --emit: both" '$MTC "$ex" -D L=2 --emit=ir -o "$dir/b.mir" --also-emit=schedule:"$dir/b.sched" &&
+	grep -q "^mtc-ir" "$dir/b.mir" && grep -q "^peak_live_bytes" "$dir/b.sched"'
+check "--also-emit=c with --emit=schedule" '$MTC "$ex" -D L=2 --emit=schedule -o "$dir/c.sched" --also-emit=c:"$dir/c.c" &&
+	grep -q "^peak_live_bytes" "$dir/c.sched" && [ -s "$dir/c.c" ] && [ -s "$dir/c-dev.c" ]'
+check "--also-emit needs KIND:FILE" '! $MTC "$ex" --also-emit=ir 2>"$dir/err" && grep -q "expected KIND:FILE" "$dir/err"'
+check "--also-emit of a kind the target lacks" '! $MTC "$ex" -o "$dir/n.so" --also-emit=ptx:"$dir/n.ptx" 2>"$dir/err" &&
+	grep -q "target .mt3000. cannot --also-emit=ptx" "$dir/err" && [ ! -e "$dir/n.so" ]'
+check "--also-emit not with --stop-after" '! $MTC "$ex" --emit=ir --stop-after=autodiff --also-emit=ir:"$dir/s.mir" 2>"$dir/err" &&
+	grep -q "does not go with" "$dir/err"'
 # --trace: CUDA modules write one; the interpreter refuses, a C module says it wrote none
 check "mtc-run --trace refuses the interpreter" '! $RUN "$ex" --trace "$dir/t.json" >/dev/null 2>"$dir/err" && grep -q "needs a compiled CUDA module" "$dir/err"'
 check "mtc-run --trace on a C module: a warning, no file" '"$MTC" "$ex" -o "$dir/tr.so" && $RUN "$dir/tr.so" --trace "$dir/t.json" >/dev/null 2>"$dir/err" && grep -q "no trace written" "$dir/err" && [ ! -e "$dir/t.json" ]'
