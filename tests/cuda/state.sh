@@ -28,10 +28,9 @@ for n in $models; do
 	for pct in 25 $min; do
 		b="$plan --mem-budget=$pct%"
 		m=$out/$n-$pct
-		t "$n $pct%: IR, LLVM, PTX" "'$MTC' '$e' $b --emit=ir -o '$m.mir' && '$MTC' '$e' $b --emit=llvm -o '$m.ll' &&
-			'$MTC' '$e' $b --emit=ptx -o '$m.ptx'"
+		t "$n $pct%: builds MODEL.so, and its IR, LLVM and PTX (one compile)" "'$MTC' '$e' $b -o '$m.so' \
+			--also-emit=ir:'$m.mir' --also-emit=llvm:'$m.ll' --also-emit=ptx:'$m.ptx'"
 		[ -n "$PTXAS" ] && [ -x "$PTXAS" ] && t "$n $pct%: ptxas accepts the PTX" "'$PTXAS' -arch=sm_75 -o /dev/null '$m.ptx'"
-		t "$n $pct%: builds MODEL.so" "'$MTC' '$e' $b -o '$m.so'"
 		hd=$(grep -c '^\(param\|state\) .* host' "$m.mir")
 		hu=$(grep -c '# on the host' "$m.mir")
 		sh=$(grep -c ' = swap_home ' "$m.mir")
