@@ -750,11 +750,11 @@ dropouts(Src *src, const FeOpts *fe, const Module *v, int ranks, int quiet, int6
 	}
 	batch_chunks(w->fwd, v->fwd, ranks, *chunk, *nkey);
 	mod_free(w);
-	for (int i = 0; i < v->fwd->nop; i++)
-		if (v->fwd->op[i].kind == OP_DROPOUT && (*chunk)[v->fwd->op[i].ia[0]] < 0 && !quiet)
-			warn(src, v->fwd->op[i].loc, "--data-parallel over %d ranks: this dropout's rows are not "
-			     "blocks of the batch's (a reshape, concat or slice mixes them): each rank draws its "
-			     "own mask, not the whole batch's", ranks);
+	if (!quiet) {
+		char what[48];
+		snprintf(what, sizeof what, "--data-parallel over %d ranks", ranks);
+		dropout_warn(src, v->fwd, *chunk, what, "rank");
+	}
 	return 0;
 }
 

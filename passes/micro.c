@@ -138,11 +138,11 @@ micro_batch(Module *m, Module *mu, int k, Src *src)
 	nkey = dropout_keys(mu->fwd);
 	chunk = xmalloc((nkey + 1) * sizeof *chunk);
 	batch_chunks(m->fwd, mu->fwd, k, chunk, nkey);
-	for (int i = 0; i < mu->fwd->nop; i++)
-		if (mu->fwd->op[i].kind == OP_DROPOUT && chunk[mu->fwd->op[i].ia[0]] < 0)
-			warn(src, mu->fwd->op[i].loc, "--micro-batches=%d: this dropout's rows are not blocks "
-			     "of the batch's (a reshape, concat or slice mixes them): each micro-batch draws "
-			     "its own mask, not the whole batch's", k);
+	{
+		char what[48];
+		snprintf(what, sizeof what, "--micro-batches=%d", k);
+		dropout_warn(src, mu->fwd, chunk, what, "micro-batch");
+	}
 	if (!(odu = autodiff_opt_decls(mu, src)) || !(od = autodiff_opt_decls(m, src)))
 		goto out;
 	nd = m->ndecl;

@@ -44,6 +44,9 @@ int micro_batch(Module *m, Module *mu, int k, Src *);
  * are not the same ops (every chunk -1). dropout_keys: 1 + the largest key in f. */
 int batch_chunks(const Func *w, const Func *s, int parts, int64_t *chunk, int nkey);
 int dropout_keys(const Func *f);
+/* A warning at each dropout of f whose rows chunk[key] says are not blocks of the batch's:
+ * `what` (the option that slices the batch) and `who` (what draws a mask of its own). */
+void dropout_warn(Src *, const Func *f, const int64_t *chunk, const char *what, const char *who);
 /* The step s of one of `ranks` ranks, each in k micro-batches (1: none; s's dropouts already
  * the micro-batches' slices): its dropouts' slice attributes for the rank, from chunk[key] of
  * batch_chunks(the whole batch's forward, the rank's, ranks). */

@@ -94,6 +94,15 @@ dropout_keys(const Func *f)
 }
 
 void
+dropout_warn(Src *src, const Func *f, const int64_t *chunk, const char *what, const char *who)
+{
+	for (int i = 0; i < f->nop; i++)
+		if (f->op[i].kind == OP_DROPOUT && chunk[f->op[i].ia[0]] < 0)
+			warn(src, f->op[i].loc, "%s: this dropout's rows are not blocks of the batch's (a reshape, "
+			     "concat or slice mixes them): each %s draws its own mask, not the whole batch's", what, who);
+}
+
+void
 dropout_ranks(Func *s, const int64_t *chunk, int nkey, int ranks, int k)
 {
 	for (int i = 0; i < s->nop; i++) {
