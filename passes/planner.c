@@ -157,6 +157,10 @@ plan_hoist_grads(Func *f)
 		for (int i = to + 1; i < u; i++)
 			if (own[i] != u)
 				perm[w++] = i;
+		if (!coll)
+			perm[w++] = u;        /* an update stays where it is, after its group */
+		if (w != u + 1)
+			die("plan_hoist_grads: %d ops placed of %d", w, u + 1);
 		for (int i = to + 1, passed = 0; i <= u; i++) {
 			passed |= own[i] != u && i < u;
 			moved += (own[i] == u || (coll && i == u)) && passed;
@@ -164,8 +168,6 @@ plan_hoist_grads(Func *f)
 		if (coll)
 			own[u] = u;       /* moves with its group from here on */
 		for (int i = 0; i <= u; i++) {
-			if (!coll && i == u)
-				perm[i] = u;
 			tmp[i] = f->op[perm[i]];
 			own2[i] = own[perm[i]];
 		}
