@@ -30,6 +30,15 @@ static const char prelude[] =
 " * resets the count */\n"
 "__device__ float mtc_part[65536];\n"
 "__device__ unsigned int mtc_count = 0;\n"
+"/* a label or an id out of range: what met it (1 embedding, 3 cross_entropy, 4 its\n"
+" * gradient), the value, its element in the input, the bound; the first report wins, the\n"
+" * runtime reads it after the call (MTC_ERANGE) and clears it */\n"
+"extern \"C\" { __device__ ll mtc_err[4]; }\n"
+"__device__ __noinline__ void mtc_range(int kind, int v, ll e, ll bound)\n"
+"{\n"
+"\tif (atomicCAS((unsigned long long *)&mtc_err[0], 0ull, (unsigned long long)kind) == 0ull) {\n"
+"\t\tmtc_err[1] = v;\n\t\tmtc_err[2] = e;\n\t\tmtc_err[3] = bound;\n\t}\n"
+"}\n"
 "__device__ __forceinline__ float wsum(float v)\n"
 "{\n"
 "\tfor (int o = 16; o > 0; o >>= 1)\n"
@@ -379,10 +388,12 @@ k_embedding(FILE *fp, const Func *f, const Op *op, Launch *l)
 	const Shape *t = SH(f, op->args[0]);
 	int64_t n = shape_numel(SH(f, op->res)), v = t->d[0], d = t->d[1];
 
-	/* an id out of range reads as NaN, so it cannot pass unnoticed */
+	/* an id out of range reads as NaN and is reported (mtc_range: MTC_ERANGE) */
 	fprintf(fp, LOOP("%lldLL") "\t\tint id = a1[i / %lldLL];\n"
+	        "\t\tif ((id < 0 || id >= %lld) && i %% %lldLL == 0)\n\t\t\tmtc_range(1, id, i / %lldLL, %lldLL);\n"
 	        "\t\tr[i] = id >= 0 && id < %lld ? a0[(ll)id * %lldLL + i %% %lldLL] : NAN_F;\n\t}\n}\n",
-	        (long long)n, (long long)d, (long long)v, (long long)d, (long long)d);
+	        (long long)n, (long long)d, (long long)v, (long long)d, (long long)d, (long long)v,
+	        (long long)v, (long long)d, (long long)d);
 	set1(l, blocks(n, BLK), BLK);
 }
 
@@ -661,7 +672,8 @@ k_xent(FILE *fp, const Func *f, const Op *op, Launch *l)
 	        "\t\tconst float *p = a0 + row * %lldLL;\n\t\tfloat m = -INF, s = 0.f;\n"
 	        "\t\tfor (ll j = l; j < %lldLL; j += 32)\n\t\t\tm = fmaxf(m, p[j]);\n\t\tm = wmax(m);\n"
 	        "\t\tfor (ll j = l; j < %lldLL; j += 32)\n\t\t\ts += mtc_expf(p[j] - m);\n\t\ts = wsum(s);\n"
-	        "\t\tint y = a1[row];\n\t\tacc += m + mtc_logf(s) - (y >= 0 && y < %lld ? p[y] : NAN_F);\n\t}\n"
+	        "\t\tint y = a1[row];\n\t\tif ((y < 0 || y >= %lld) && l == 0)\n\t\t\tmtc_range(3, y, row, %lldLL);\n"
+	        "\t\tacc += m + mtc_logf(s) - (y >= 0 && y < %lld ? p[y] : NAN_F);\n\t}\n"
 	        "\tif (l == 0)\n\t\tpart[w] = acc;\n\t__syncthreads();\n"
 	        "\tif (threadIdx.x == 0) {\n\t\tfloat s = 0.f;\n\t\tfor (int k = 0; k < %d; k++)\n"
 	        "\t\t\ts += part[k];\n\t\tmtc_part[blockIdx.x] = s;\n\t\t__threadfence();\n"
@@ -670,7 +682,8 @@ k_xent(FILE *fp, const Func *f, const Op *op, Launch *l)
 	        "\t\tfor (unsigned k = 0; k < gridDim.x; k++)\n\t\t\ts += ((volatile float *)mtc_part)[k];\n"
 	        "\t\tr[0] = s / %lld.f;\n\t\tmtc_count = 0;\n\t}\n}\n",
 	        nw, (long long)rb, (long long)rb, (long long)rows, (long long)rb, (long long)rows, nw,
-	        (long long)c, (long long)c, (long long)c, (long long)c, nw, (long long)rows);
+	        (long long)c, (long long)c, (long long)c, (long long)c, (long long)c, (long long)c, nw,
+	        (long long)rows);
 	set1(l, (unsigned)g, BLK);
 }
 
@@ -683,10 +696,11 @@ k_xentgrad(FILE *fp, const Func *f, const Op *op, Launch *l)
 
 	rows_head(fp, x, x->rank - 1, l);
 	fprintf(fp, "\t\tfloat m = -INF, s = 0.f, k = a2[0] / %lld.f;\n\t\tint y = a1[row];\n"
+	        "\t\tif ((y < 0 || y >= %lld) && threadIdx.x == 0)\n\t\t\tmtc_range(4, y, row, %lldLL);\n"
 	        EACH "\t\t\tm = fmaxf(m, a0[b + j]);\n\t\tm = bmax(m);\n"
 	        EACH "\t\t\ts += mtc_expf(a0[b + j] - m);\n\t\ts = bsum(s);\n"
 	        EACH "\t\t\tr[b + j] = (mtc_expf(a0[b + j] - m) / s - (j == y ? 1.f : 0.f)) * k;\n\t}\n}\n",
-	        (long long)rows);
+	        (long long)rows, (long long)c, (long long)c);
 }
 
 /* mse(a, b) = mean((a - b)^2) over the broadcast shape: one block. */

@@ -41,6 +41,7 @@ enum { CU_EVENT_DISABLE_TIMING = 2, CU_STREAM_NON_BLOCKING = 1,
 	X(cuModuleLoadData, (CUmodule *, const void *)) \
 	X(cuModuleUnload, (CUmodule)) \
 	X(cuModuleGetFunction, (CUfunction *, CUmodule, const char *)) \
+	X(cuModuleGetGlobal_v2, (CUdeviceptr *, size_t *, CUmodule, const char *)) \
 	X(cuMemAlloc_v2, (CUdeviceptr *, size_t)) \
 	X(cuMemFree_v2, (CUdeviceptr)) \
 	X(cuMemAllocHost_v2, (void **, size_t)) \
@@ -288,6 +289,7 @@ struct mtc_cu {
 	CUevent *rec;             /* compute events: a position of the compute stream a copy waits for */
 	Hupd *hu;                 /* per update on the host: its closure */
 	int hubad;                /* an update on the host met Adam's counter below 1 */
+	CUdeviceptr errp;         /* the kernels' mtc_err: a label or id out of range (0: none) */
 	float *hyv;               /* the hyperparameters' settings, as uploaded (updates on the host
 	                           * read them here: the host cannot read device memory) */
 	cublasHandle_t blas;
@@ -457,6 +459,11 @@ open_instance(mtc_cu *c)
 		return fail(c, MTC_ENOMEM, "out of host memory");
 	for (int i = 0; i < man.nk; i++)
 		CK(c, cu.cuModuleGetFunction(&c->fn[i], c->mod, man.kname[i]), man.kname[i]);
+	{
+		size_t sz = 0;
+		if (cu.cuModuleGetGlobal_v2(&c->errp, &sz, c->mod, "mtc_err") || sz < 4 * sizeof(long long))
+			c->errp = 0;
+	}
 	if ((r = cu.cuMemAlloc_v2(&c->mem, man.persist + man.arena > 0 ? man.persist + man.arena : 1)))
 		return fail(c, MTC_ENOMEM, "cannot allocate %lld bytes of GPU memory for the plan: %s",
 		            (long long)(man.persist + man.arena), cuerr(r));
@@ -973,6 +980,20 @@ finish(mtc_cu *c, int rc)
 		return c->status ? c->status : rc;
 	if (r)
 		return fail(c, MTC_ENODEV, "a kernel or copy failed: %s", cuerr(r));
+	if (c->errp) {
+		/* a kernel met a label or an id out of range (the prelude's mtc_range) */
+		static const char *const what[] = { "", "embedding: id", "", "cross_entropy: label",
+		                                    "cross_entropy_grad: label" };
+		long long e[4];
+		CK(c, cu.cuMemcpyDtoHAsync_v2(e, c->errp, sizeof e, c->s[0]), "reading the range flag");
+		CK(c, cu.cuStreamSynchronize(c->s[0]), "reading the range flag");
+		if (e[0]) {
+			CK(c, cu.cuMemsetD32Async(c->errp, 0, sizeof e / 4, c->s[0]), "clearing the range flag");
+			CK(c, cu.cuStreamSynchronize(c->s[0]), "clearing the range flag");
+			return fail(c, MTC_ERANGE, "%s: %s %lld at element %lld of its input is out of range [0, %lld)",
+			            man.model, e[0] > 0 && e[0] < 5 ? what[e[0]] : "an id", e[1], e[2], e[3]);
+		}
+	}
 	if (c->hubad)
 		return fail(c, MTC_EINVAL, "adam's step counter is below 1 (the state was set wrongly)");
 	return c->status;

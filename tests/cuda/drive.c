@@ -1,9 +1,14 @@
 /* drive.c: run any MODEL.so through mtc_module() for the CUDA tests: `drive MODEL.so STEPS`
  * prints `step K loss V` per step (fixed inputs: f32 from a formula, i32 alternating 0 and 1,
- * in range for every example) and `peak_bytes P plan_bytes Q budget_bytes B`.
+ * in range for every example) and `peak_bytes P plan_bytes Q budget_bytes B`. With
+ * `--bad-ids` after STEPS, then a step with each i32 input's first element out of range
+ * (-1, INT_MAX): each must return MTC_ERANGE with a message, and a step after it succeed;
+ * `bad ids: N` says how many such steps ran.
  * Exit status: 0 ran, 2 create() failed (its message on stderr), 1 anything else. */
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "mtc/mtc.h"
@@ -17,7 +22,7 @@ main(int argc, char **argv)
 	int steps = argc > 2 ? atoi(argv[2]) : 5;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: drive MODEL.so [STEPS]\n");
+		fprintf(stderr, "usage: drive MODEL.so [STEPS [--bad-ids]]\n");
 		return 1;
 	}
 	if (!(h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL))) {
@@ -52,6 +57,36 @@ main(int argc, char **argv)
 			return 1;
 		}
 		printf("step %d loss %.9g\n", s, loss);
+	}
+	if (argc > 3 && strcmp(argv[3], "--bad-ids") == 0) {
+		int nbad = 0;
+		float loss;
+		for (int i = 0; i < m->ninputs; i++) {
+			int32_t *y = in[i], save;
+			if (m->inputs[i].dtype == MTC_F32 || m->inputs[i].numel < 1)
+				continue;
+			save = y[0];
+			for (int k = 0; k < 2; k++) {
+				const char *e;
+				int rc;
+				y[0] = k ? INT_MAX : -1;
+				rc = m->step(inst, (const void *const *)in, &loss);
+				e = m->error(inst);
+				if (rc != MTC_ERANGE || !e || !strstr(e, "out of range")) {
+					fprintf(stderr, "drive: input %s = %d: code %d, '%s', not MTC_ERANGE\n",
+					        m->inputs[i].name, (int)y[0], rc, e ? e : "");
+					return 1;
+				}
+				printf("input %s = %d: %s\n", m->inputs[i].name, (int)y[0], e);
+				nbad++;
+			}
+			y[0] = save;
+			if (m->step(inst, (const void *const *)in, &loss)) {
+				fprintf(stderr, "drive: a step after MTC_ERANGE: %s\n", m->error(inst));
+				return 1;
+			}
+		}
+		printf("bad ids: %d\n", nbad);
 	}
 	{
 		struct mtc_stats st;

@@ -228,6 +228,14 @@ run() {
 		MTC_NO_CUBLAS=1 "$D" "$P/$n.so" 5 >"$P/$n.noblas" 2>>"$P/$n.err"
 		t "$n: tiled GEMM kernels (MTC_NO_CUBLAS=1) close to the C backend" "close '$P/$n.ref' '$P/$n.noblas'"
 		grep ^step "$P/$n.cuda" >"$P/$n.s1"
+		# a label or an id out of range: MTC_ERANGE with a message (the kernels' mtc_range), as
+		# the C target returns, and the next step runs
+		if "$D" "$P/$n.so" 1 --bad-ids >"$P/$n.ids" 2>>"$P/$n.err"; then
+			grep -q '^bad ids: 0$' "$P/$n.ids" ||
+				t "$n: ids and labels out of range: MTC_ERANGE ($(grep -c 'out of range' "$P/$n.ids") steps)" true
+		else
+			t "$n: ids and labels out of range: MTC_ERANGE ($(tail -1 "$P/$n.err"))" false
+		fi
 		for b in b b35; do
 			"$D" "$P/$n-$b.so" 5 >"$P/$n.$b" 2>>"$P/$n.err"
 			grep ^step "$P/$n.$b" >"$P/$n.s2"
