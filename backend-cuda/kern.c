@@ -30,7 +30,7 @@ static const char prelude[] =
 " * resets the count */\n"
 "__device__ float mtc_part[65536];\n"
 "__device__ unsigned int mtc_count = 0;\n"
-"/* a label or an id out of range: what met it (1 embedding, 3 cross_entropy, 4 its\n"
+"/* a label or an id out of range: what met it (1 embedding, 2 cross_entropy, 3 its\n"
 " * gradient), the value, its element in the input, the bound; the first report wins, the\n"
 " * runtime reads it after the call (MTC_ERANGE) and clears it */\n"
 "extern \"C\" { __device__ ll mtc_err[4]; }\n"
@@ -672,7 +672,7 @@ k_xent(FILE *fp, const Func *f, const Op *op, Launch *l)
 	        "\t\tconst float *p = a0 + row * %lldLL;\n\t\tfloat m = -INF, s = 0.f;\n"
 	        "\t\tfor (ll j = l; j < %lldLL; j += 32)\n\t\t\tm = fmaxf(m, p[j]);\n\t\tm = wmax(m);\n"
 	        "\t\tfor (ll j = l; j < %lldLL; j += 32)\n\t\t\ts += mtc_expf(p[j] - m);\n\t\ts = wsum(s);\n"
-	        "\t\tint y = a1[row];\n\t\tif ((y < 0 || y >= %lld) && l == 0)\n\t\t\tmtc_range(3, y, row, %lldLL);\n"
+	        "\t\tint y = a1[row];\n\t\tif ((y < 0 || y >= %lld) && l == 0)\n\t\t\tmtc_range(2, y, row, %lldLL);\n"
 	        "\t\tacc += m + mtc_logf(s) - (y >= 0 && y < %lld ? p[y] : NAN_F);\n\t}\n"
 	        "\tif (l == 0)\n\t\tpart[w] = acc;\n\t__syncthreads();\n"
 	        "\tif (threadIdx.x == 0) {\n\t\tfloat s = 0.f;\n\t\tfor (int k = 0; k < %d; k++)\n"
@@ -696,7 +696,7 @@ k_xentgrad(FILE *fp, const Func *f, const Op *op, Launch *l)
 
 	rows_head(fp, x, x->rank - 1, l);
 	fprintf(fp, "\t\tfloat m = -INF, s = 0.f, k = a2[0] / %lld.f;\n\t\tint y = a1[row];\n"
-	        "\t\tif ((y < 0 || y >= %lld) && threadIdx.x == 0)\n\t\t\tmtc_range(4, y, row, %lldLL);\n"
+	        "\t\tif ((y < 0 || y >= %lld) && threadIdx.x == 0)\n\t\t\tmtc_range(3, y, row, %lldLL);\n"
 	        EACH "\t\t\tm = fmaxf(m, a0[b + j]);\n\t\tm = bmax(m);\n"
 	        EACH "\t\t\ts += mtc_expf(a0[b + j] - m);\n\t\ts = bsum(s);\n"
 	        EACH "\t\t\tr[b + j] = (mtc_expf(a0[b + j] - m) / s - (j == y ? 1.f : 0.f)) * k;\n\t}\n}\n",

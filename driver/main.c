@@ -417,12 +417,6 @@ open_path(const char *path)
 	return fp;
 }
 
-static FILE *
-open_out(const Opts *o)
-{
-	return open_path(o->output);
-}
-
 /* The intermediates the driver writes itself (the IR and the analyses); the target writes
  * the others (c, h, cuda, ptx, llvm). */
 static int
@@ -933,7 +927,7 @@ data_parallel(const Opts *o, Src *src, const FeOpts *fe, Module *whole)
 	    strcmp(o->emit, "ptx") && strcmp(o->emit, "llvm")) {
 		/* an analysis of the variant for the most ranks */
 		int v = nv - 1;
-		FILE *fp = open_out(o);
+		FILE *fp = open_path(o->output);
 		planrep = hasrep[v] ? &rep[v] : NULL;
 		if (strcmp(o->emit, "ir") == 0)
 			ir_print(fp, var[v]);

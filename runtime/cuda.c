@@ -459,11 +459,14 @@ open_instance(mtc_cu *c)
 		return fail(c, MTC_ENOMEM, "out of host memory");
 	for (int i = 0; i < man.nk; i++)
 		CK(c, cu.cuModuleGetFunction(&c->fn[i], c->mod, man.kname[i]), man.kname[i]);
-	{
-		size_t sz = 0;
-		if (cu.cuModuleGetGlobal_v2(&c->errp, &sz, c->mod, "mtc_err") || sz < 4 * sizeof(long long))
-			c->errp = 0;
-	}
+	/* the range flag, read after each call only where an input holds labels or ids */
+	for (int i = 0; i < man.nt[0]; i++)
+		if (man.t[0][i].info.range > 0) {
+			size_t sz = 0;
+			if (cu.cuModuleGetGlobal_v2(&c->errp, &sz, c->mod, "mtc_err") || sz < 4 * sizeof(long long))
+				c->errp = 0;
+			break;
+		}
 	if ((r = cu.cuMemAlloc_v2(&c->mem, man.persist + man.arena > 0 ? man.persist + man.arena : 1)))
 		return fail(c, MTC_ENOMEM, "cannot allocate %lld bytes of GPU memory for the plan: %s",
 		            (long long)(man.persist + man.arena), cuerr(r));
@@ -969,8 +972,14 @@ begin(mtc_cu *c, const void *const *in, int fn)
 static int
 finish(mtc_cu *c, int rc)
 {
+	static const char *const what[] = { "an id", "embedding: id", "cross_entropy: label",
+	                                    "cross_entropy_grad: label" };
 	CUresult r = 0;
+	long long e[4] = { 0 };  /* the kernels' range flag (the prelude's mtc_range) */
 
+	/* read behind the schedule on the compute stream: the waits below cover it */
+	if (c->errp && !rc)
+		r = cu.cuMemcpyDtoHAsync_v2(e, c->errp, sizeof e, c->s[0]);
 	for (int i = 0; i < 4; i++) {
 		CUresult ri = cu.cuStreamSynchronize(c->s[i]);
 		if (!r)
@@ -980,19 +989,11 @@ finish(mtc_cu *c, int rc)
 		return c->status ? c->status : rc;
 	if (r)
 		return fail(c, MTC_ENODEV, "a kernel or copy failed: %s", cuerr(r));
-	if (c->errp) {
-		/* a kernel met a label or an id out of range (the prelude's mtc_range) */
-		static const char *const what[] = { "", "embedding: id", "", "cross_entropy: label",
-		                                    "cross_entropy_grad: label" };
-		long long e[4];
-		CK(c, cu.cuMemcpyDtoHAsync_v2(e, c->errp, sizeof e, c->s[0]), "reading the range flag");
-		CK(c, cu.cuStreamSynchronize(c->s[0]), "reading the range flag");
-		if (e[0]) {
-			CK(c, cu.cuMemsetD32Async(c->errp, 0, sizeof e / 4, c->s[0]), "clearing the range flag");
-			CK(c, cu.cuStreamSynchronize(c->s[0]), "clearing the range flag");
-			return fail(c, MTC_ERANGE, "%s: %s %lld at element %lld of its input is out of range [0, %lld)",
-			            man.model, e[0] > 0 && e[0] < 5 ? what[e[0]] : "an id", e[1], e[2], e[3]);
-		}
+	if (e[0]) {
+		CK(c, cu.cuMemsetD32Async(c->errp, 0, sizeof e / 4, c->s[0]), "clearing the range flag");
+		CK(c, cu.cuStreamSynchronize(c->s[0]), "clearing the range flag");
+		return fail(c, MTC_ERANGE, "%s: %s %lld at element %lld of its input is out of range [0, %lld)",
+		            man.model, what[e[0] > 0 && e[0] < 4 ? e[0] : 0], e[1], e[2], e[3]);
 	}
 	if (c->hubad)
 		return fail(c, MTC_EINVAL, "adam's step counter is below 1 (the state was set wrongly)");
