@@ -63,10 +63,23 @@ save(const char *path, const struct mtc_tensor_info *t, int n, void **data)
 	free(st);
 }
 
+/* dlopen searches the library path for a name without a slash: `mtc-run model.so` means the
+ * file in the current directory, as for every other input. */
+static void *
+open_module(const char *path)
+{
+	char buf[4096];
+
+	if (strchr(path, '/') || strlen(path) + 3 > sizeof buf)
+		return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	snprintf(buf, sizeof buf, "./%s", path);
+	return dlopen(buf, RTLD_NOW | RTLD_LOCAL);
+}
+
 int
 run_so(const RunOpts *o)
 {
-	void *dl = dlopen(o->model, RTLD_NOW | RTLD_LOCAL);
+	void *dl;
 	const struct mtc_module *(*get)(void);
 	const struct mtc_module *md;
 	void *inst, **in, **out;
@@ -82,6 +95,7 @@ run_so(const RunOpts *o)
 		fatal("-D changes a model's source: it has no meaning for a compiled module");
 	if (o->micro)
 		fatal("a module's micro-batches are built into it (mtc --micro-batches)");
+	dl = open_module(o->model);
 	if (!dl)
 		fatal("cannot load '%s': %s", o->model, dlerror());
 	if (!(get = (const struct mtc_module *(*)(void))dlsym(dl, "mtc_module")))

@@ -101,6 +101,11 @@ check "--also-emit not with --stop-after" '! $MTC "$ex" --emit=ir --stop-after=a
 # --trace: CUDA modules write one; the interpreter refuses, a C module says it wrote none
 check "mtc-run --trace refuses the interpreter" '! $RUN "$ex" --trace "$dir/t.json" >/dev/null 2>"$dir/err" && grep -q "needs a compiled CUDA module" "$dir/err"'
 check "mtc-run --trace on a C module: a warning, no file" '"$MTC" "$ex" -o "$dir/tr.so" && $RUN "$dir/tr.so" --trace "$dir/t.json" >/dev/null 2>"$dir/err" && grep -q "no trace written" "$dir/err" && [ ! -e "$dir/t.json" ]'
+# A module named without a directory is the file in the current directory (dlopen alone
+# would search the library path for it)
+absrun=$(cd "$(dirname "$RUN")" && pwd)/mtc-run
+check "mtc-run NAME.so runs ./NAME.so" '(cd "$dir" && "$absrun" tr.so --steps 1 >/dev/null 2>err)'
+check "mtc-run NAME.so: a missing module is named" '(cd "$dir" && ! "$absrun" nosuch.so --steps 1 >/dev/null 2>err) && grep -q "nosuch.so" "$dir/err"'
 # The man pages say what mtc-run does with a module, and point to installed documents
 check "mtc-run.1 describes running a module" '! grep -q "not supported" "$top_srcdir/mtc-run.1" && grep -q "mtc_module" "$top_srcdir/mtc-run.1"'
 check "the docs cite no file outside the project" '! grep -n "spec/\|\.\./shared" "$top_srcdir"/docs/*.md "$top_srcdir"/README.md "$top_srcdir"/mtc.1 "$top_srcdir"/mtc-run.1'
