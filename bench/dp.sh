@@ -3,8 +3,10 @@
 # transformer (Adam) and the ResNet example: the step of 1 rank on the global batch against
 # 2 ranks of half of it each (`mpirun -np 2`, one thread per rank), in ROUNDS rounds side by
 # side (1 rank, then 2), each the median of STEPS steps; the scaling efficiency T1 / (2 T2) of
-# each round and their median; the time the collectives were in flight and the part the step
-# waited for (the runtime's own clocks, mtc-run's comm_ms line); each rank's device bytes with
+# each round and their median; the bound without communication: two single-process modules
+# of half the batch run side by side, no MPI (T1 / (2 Tpair): what two processes sharing this
+# machine's caches and memory bus can reach); the time the collectives were in flight and the
+# part the step waited for (the runtime's own clocks, mtc-run's comm_ms line); each rank's device bytes with
 # ZeRO 0, 1 and 2 (measured high-water marks); then the cost model's step at 8 ranks over
 # NVLink (450 GB/s, 3 us) and 100 Gb/s Ethernet (12.5 GB/s, 10 us), each rank on the batch a
 # rank has here. A Markdown report on standard output (make bench-dp puts it in
@@ -37,10 +39,13 @@ echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load average $(cut -d' '
 echo "$ROUNDS rounds side by side, each 1 rank of 1 thread on the global batch then \`mpirun -np 2\`"
 echo "ranks of 1 thread on half of it each, $STEPS steps a run, the median step; the median of the"
 echo "rounds (efficiency: each round's T1 / (2 T2), then their median); MT-3000 target (the C host)."
-echo "Buckets: the compiler's choice under its cost model (\`--emit=schedule\`'s first line)."
+echo "Buckets: the compiler's choice under its cost model (\`--emit=schedule\`'s first line); the"
+echo "last row's network is the one MPI gives two ranks on this machine (about 1 GB/s: 11 MB in"
+echo "about 11 ms), not the MT-3000 default (25 GB/s). No MPI: two single-process modules of half"
+echo "the batch side by side (the slower one's step), the bound without communication T1 / (2 Tpair)."
 echo
-echo "| model | buckets | 1 rank: step ms | 2 ranks: step ms | efficiency (rounds) | collectives in flight, ms/step | waited, ms/step | hidden |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| model | buckets | 1 rank: step ms | 2 ranks: step ms | efficiency (rounds) | no MPI, 2 processes of half: step ms | bound without communication | collectives in flight, ms/step | waited, ms/step | hidden |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 mem=$tmp/mem
 : > "$mem"
 med() { sort -g | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -51,6 +56,8 @@ while read -r name b model defs; do
 		"$MTC" "$m" $defs --data-parallel --ranks=1,2 --zero=$z -o "$tmp/$name.z$z.so" 2> "$tmp/err" ||
 			{ echo "| $name | compile failed: $(head -1 "$tmp/err") |"; continue 2; }
 	done
+	"$MTC" "$m" $defs -D B=$((b / 2)) -o "$tmp/$name.half.so" 2> "$tmp/err" ||
+		{ echo "| $name | compile failed: $(head -1 "$tmp/err") |"; continue; }
 	nb=$("$MTC" "$m" $defs --data-parallel --ranks=2 --zero=0 --emit=schedule 2>/dev/null |
 		sed -n '1s/.* buckets \([0-9]*\) bucket_bytes \([0-9]*\).*/\1 of \2 B/p')
 	: > "$tmp/rounds"
@@ -60,15 +67,23 @@ while read -r name b model defs; do
 		"$RUN" "$tmp/$name.z0.so" --steps "$STEPS" > "$tmp/1.t" || { echo "| $name | 1 rank failed |"; continue 2; }
 		"$MPIRUN" --oversubscribe -np 2 "$RUN" "$tmp/$name.z0.so" --steps "$STEPS" < /dev/null > "$tmp/2.t" ||
 			{ echo "| $name | 2 ranks failed |"; continue 2; }
-		echo "$(field step_ms "$tmp/1.t") $(field step_ms "$tmp/2.t") $(field comm_ms "$tmp/2.t") $(field comm_wait_ms "$tmp/2.t")" >> "$tmp/rounds"
+		"$RUN" "$tmp/$name.half.so" --steps "$STEPS" > "$tmp/ha.t" & pa=$!
+		"$RUN" "$tmp/$name.half.so" --steps "$STEPS" > "$tmp/hb.t" & pb=$!
+		wait $pa; ra=$?; wait $pb
+		[ $? -eq 0 ] && [ $ra -eq 0 ] || { echo "| $name | the half-batch module failed |"; continue 2; }
+		echo "$(field step_ms "$tmp/1.t") $(field step_ms "$tmp/2.t") $(field comm_ms "$tmp/2.t") $(field comm_wait_ms "$tmp/2.t") $(field step_ms "$tmp/ha.t") $(field step_ms "$tmp/hb.t")" >> "$tmp/rounds"
 	done
 	t1=$(awk '{ print $1 }' "$tmp/rounds" | med) t2=$(awk '{ print $2 }' "$tmp/rounds" | med)
 	c=$(awk '{ print $3 }' "$tmp/rounds" | med) w=$(awk '{ print $4 }' "$tmp/rounds" | med)
 	e=$(awk '{ print $1 / (2 * $2) }' "$tmp/rounds" | med)
 	es=$(awk '{ printf "%s%.0f", (NR > 1 ? ", " : ""), 100 * $1 / (2 * $2) }' "$tmp/rounds")
-	awk -v n="$name" -v d="$defs" -v nb="$nb" -v t1="$t1" -v t2="$t2" -v c="$c" -v w="$w" -v e="$e" -v es="$es" 'BEGIN {
-		printf "| %s (%s) | %s | %.2f | %.2f | %.0f%% (%s) | %.3f | %.3f | %.0f%% |\n", n, d, nb, t1, t2,
-		       100 * e, es, c, w, (c > 0 ? 100 * (1 - w / c) : 100) }'
+	# the pair's step: the slower of the two (a rank waits for the other at every all-reduce)
+	tp=$(awk '{ print ($5 > $6 ? $5 : $6) }' "$tmp/rounds" | med)
+	eb=$(awk '{ print $1 / (2 * ($5 > $6 ? $5 : $6)) }' "$tmp/rounds" | med)
+	awk -v n="$name" -v d="$defs" -v nb="$nb" -v t1="$t1" -v t2="$t2" -v c="$c" -v w="$w" -v e="$e" -v es="$es" \
+	    -v tp="$tp" -v eb="$eb" 'BEGIN {
+		printf "| %s (%s) | %s | %.2f | %.2f | %.0f%% (%s) | %.2f | %.0f%% | %.3f | %.3f | %.0f%% |\n", n, d, nb, t1, t2,
+		       100 * e, es, tp, 100 * eb, c, w, (c > 0 ? 100 * (1 - w / c) : 100) }'
 	for z in 1 2; do
 		"$MPIRUN" --oversubscribe -np 2 "$RUN" "$tmp/$name.z$z.so" --steps 2 < /dev/null > "$tmp/2z$z.t" ||
 			{ echo "$name $z failed" >> "$mem"; continue; }
@@ -80,6 +95,7 @@ done <<EOT
 mlp 64 examples/mlp.tdsl -D L=8
 transformer 8 examples/transformer.tdsl
 resnet 8 examples/resnet.tdsl -D S=16 -D W=32
+resnet-1GBps 8 examples/resnet.tdsl -D S=16 -D W=32 --net-bw=1e9
 EOT
 # the cost model at 8 ranks, NVLink and Ethernet, at sizes where compute outweighs the
 # kernels' fixed costs: the examples' own batch of the MLP, the transformer at 16 sequences a
