@@ -102,6 +102,13 @@ prob_new(const Func *f, const Target *tg)
 	Prob *p = xcalloc(1, sizeof *p);
 	int n = f->nop, turn = 0;
 
+	/* the plan is measured on functions made from the marks (remat: func_new), so the
+	 * step's own idea of where each decl lives must be theirs */
+	for (int d = 0; d < f->mod->ndecl && d < f->nval; d++)
+		if (f->val[d].host != f->mod->decl[d].host)
+			die("prob_new: %%%s is %s in %s but marked %s", f->val[d].name,
+			    f->val[d].host ? "in host memory" : "on the accelerator", f->name,
+			    f->mod->decl[d].host ? "host" : "accelerator");
 	p->f = f;
 	p->n = n;
 	p->tg = tg;

@@ -682,8 +682,17 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 		int early;
 		qo.solver = "tso";
 		try_plan(m, f, &qo, budget, tlim, tight_only, 1, &t);
-		/* (a plan that costs nothing over the unplanned step is kept as it is) */
-		g = t.best && t.best->time <= r->base_time ? NULL : func_rebuild(f, NULL, NULL);
+		/* (a plan that costs nothing over the unplanned step is kept as it is); the copy is
+		 * made with t's placement unmarked: a function's decls take their homes from the
+		 * marks when it is made, and g is the step with everything on the accelerator */
+		g = NULL;
+		if (!(t.best && t.best->time <= r->base_time)) {
+			if (t.lv)
+				home_mark(m, f, t.lv, 0);
+			g = func_rebuild(f, NULL, NULL);
+			if (t.lv)
+				home_mark(m, f, t.lv, 1);
+		}
 		if (g && (early = plan_hoist_grads(g)) > 0) {
 			if (t.lv)
 				home_mark(m, f, t.lv, 0);

@@ -109,5 +109,14 @@ else
 	no "a planned step plans again: exit status $st"; tail -3 "$tmp/out"
 fi
 
+# Where params and state may move, the planner tries the step in two orders, each with its
+# own placement; the second order's step was once copied while the first's placement was
+# marked, so its problem saw params in host memory that its plans kept on the accelerator
+# (measured there, the plans missed budgets they met). prob_new now refuses such a step.
+expect "two orders, each its placement (mlp L=4)" 0 "^overhead" "$ex/mlp.tdsl" -D L=4 \
+	--copy-bw=1e3 --copy-latency=1 --mem-budget=50% --solver=tso --emit=schedule
+expect "two orders, each its placement (widemlp, PCIe 5, 25%)" 0 "^params_in_host_bytes" \
+	"$ex/widemlp.tdsl" --target=cuda --copy-bw=50e9 --mem-budget=25% --solver=tso --emit=schedule
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
