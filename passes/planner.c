@@ -690,21 +690,17 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 			if (t.lv)
 				home_mark(m, f, t.lv, 0);
 			g = func_rebuild(f, NULL, NULL);
-			if (t.lv)
-				home_mark(m, f, t.lv, 1);
-		}
-		if (g && (early = plan_hoist_grads(g)) > 0) {
-			if (t.lv)
-				home_mark(m, f, t.lv, 0);
-			plan_hoist_updates(g);
-			try_plan(m, g, &qo, budget, tlim, tight_only, 1, &u);
-			u.early = early;
-			if (u.lv)
-				home_mark(m, g, u.lv, 0);
-			if (u.best && (!t.best || u.best->time < t.best->time)) {
-				Try x = t;
-				t = u;
-				u = x;
+			if ((early = plan_hoist_grads(g)) > 0) {
+				plan_hoist_updates(g);
+				try_plan(m, g, &qo, budget, tlim, tight_only, 1, &u);
+				u.early = early;
+				if (u.lv)
+					home_mark(m, g, u.lv, 0);
+				if (u.best && (!t.best || u.best->time < t.best->time)) {
+					Try x = t;
+					t = u;
+					u = x;
+				}
 			}
 			if (t.lv)
 				home_mark(m, t.f, t.lv, 1);
