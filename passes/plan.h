@@ -233,7 +233,7 @@ int solve_ilp_blocks(const Prob *, int64_t budget, double tlim, const Plan *warm
 /* relax.c: the fastest plan found from the starts (NULLs skipped; none is changed) whose
  * arena fits budget, its arena in *arena; a start that misses is first tightened around its
  * peak. NULL if none fits. Never slower than a start that fits as it is. */
-Plan *plan_relax(Prob *, int64_t budget, Plan **start, int nstart, int64_t *arena);
+Plan *plan_relax(Prob *, int64_t budget, Plan **start, int nstart, long work, int64_t *arena);
 
 /* planner.c: the pass. Needs m->step in execution order; replaces it by the planned step.
  * Returns 0, or -1 after an error message (an infeasible budget). */

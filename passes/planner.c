@@ -24,6 +24,10 @@
 #include "passes.h"
 
 enum { ILP_MAXN = 250 };      /* larger steps: the ILP in blocks (ilpblk.c) */
+/* A plan that swaps and costs more than POLISH_MIN of the unplanned step is relaxed
+ * (relax.c) with POLISH_WORK measurements times ops at most. */
+#define POLISH_MIN 0.005
+enum { POLISH_WORK = 100000 };
 /* Does op k have to stay before update u: it makes one of u's operands or waits on the
  * collective that makes one (ZeRO's unshard reads the gathered params, and the targets track
  * no hazard on a collective's bucket; a copy's readers they make wait themselves), or reads or
@@ -442,7 +446,7 @@ loosen(Prob *p, int64_t budget, Plan *tb, Plan *miss, int64_t *arena, double *st
 	double t0 = plan_clock();
 	int64_t ra;
 	Plan *st[2] = { tb, miss };
-	Plan *rb = plan_relax(p, budget, st, 2, &ra);
+	Plan *rb = plan_relax(p, budget, st, 2, 0, &ra);
 
 	*stime += plan_clock() - t0;
 	plan_free(miss);
@@ -453,6 +457,27 @@ loosen(Prob *p, int64_t budget, Plan *tb, Plan *miss, int64_t *arena, double *st
 	}
 	plan_free(rb);
 	return tb;
+}
+
+/* Do a and b recompute and swap the same? */
+static int
+same_plan(const Plan *a, const Plan *b)
+{
+	return a->n == b->n && a->nsw == b->nsw && !memcmp(a->rec, b->rec, (size_t)a->n * a->n) &&
+	       !memcmp(a->sw, b->sw, (size_t)a->nsw * sizeof *a->sw);
+}
+
+/* The name of a solver's plan that relax.c made faster. */
+static const char *
+relaxed(const char *solver)
+{
+	static const char *const nm[][2] = {
+		{ "tso", "tso+relax" }, { "ilp", "ilp+relax" }, { "ilp-blocks", "ilp-blocks+relax" },
+	};
+	for (size_t k = 0; k < sizeof nm / sizeof nm[0]; k++)
+		if (strcmp(solver, nm[k][0]) == 0)
+			return nm[k][1];
+	return solver;
 }
 
 /* The plan that fits the budget on p: the solvers', tightened by what the layout added; if
@@ -489,6 +514,33 @@ solve_fit(Prob *p, const PlanOpts *o, int64_t budget, double tlim, int tight_onl
 			plan_free(tb);
 	}
 	plan_free(miss);
+	/* A plan that swaps and costs time: the solvers price each copy alone, but the copies
+	 * share one engine; relax.c measures each swap dropped, recomputed instead or placed
+	 * otherwise. The ILP's plan is relaxed beside tso's, so it stays no slower than tso's. */
+	if (best && best->nsw > 0 && best->time > p->time * (1 + POLISH_MIN) && !tight_only &&
+	    strcmp(o->solver, "chen")) {
+		int64_t ra, ta = 0;
+		double t0;
+		Plan *st[2] = { best, NULL }, *rb;
+		if (strcmp(o->solver, "tso"))
+			st[1] = fit(p, "tso", budget, 0, stime, &ta, NULL);
+		if (st[1] && same_plan(st[0], st[1])) {
+			plan_free(st[1]);
+			st[1] = NULL;
+		}
+		t0 = plan_clock();
+		rb = plan_relax(p, budget, st, st[1] ? 2 : 1, POLISH_WORK, &ra);
+		*stime += plan_clock() - t0;
+		plan_free(st[1]);
+		if (rb && rb->time < best->time) {
+			rb->stop = best->stop;
+			rb->solver = relaxed(rb->solver);
+			plan_free(best);
+			best = rb;
+			*arena = ra;
+		} else
+			plan_free(rb);
+	}
 	return best;
 }
 

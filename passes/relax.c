@@ -384,7 +384,7 @@ tighten_step(Rx *x, int all, Mv *mv, uint8_t *fmode, float *flin, float *flout)
 }
 
 Plan *
-plan_relax(Prob *p, int64_t budget, Plan **start, int nstart, int64_t *ba)
+plan_relax(Prob *p, int64_t budget, Plan **start, int nstart, long work, int64_t *ba)
 {
 	Rx x;
 	Plan *best = NULL;
@@ -397,7 +397,9 @@ plan_relax(Prob *p, int64_t budget, Plan **start, int nstart, int64_t *ba)
 	x.p = p;
 	x.budget = budget;
 	x.n = n;
-	x.maxev = WORK / (n + 1) > 100 ? WORK / (n + 1) : 100;
+	if (work <= 0)
+		work = WORK;
+	x.maxev = work / (n + 1) > 100 ? work / (n + 1) : 100;
 	p->tight = 0;
 	x.mode = xmalloc(n + 1);
 	x.lin = xmalloc((n + 1) * sizeof *x.lin);
