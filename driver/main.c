@@ -770,7 +770,7 @@ variant(const Opts *o, Src *src, const FeOpts *fe, const Module *whole, int nd, 
 	/* with ZeRO the params and their state stay on the accelerator (the shards are the
 	 * saving): the planner plans activations only */
 	PlanOpts po = { quiet == 2 ? "tso" : o->solver, budget, 0, o->solver_time, &o->tg,
-	                o->solver_nodes, o->nooffload || zero, quiet != 0 };
+	                o->solver_nodes, o->nooffload || zero, quiet != 0, 0 };
 
 	snprintf(why, sizeof why, "--data-parallel over %d ranks", ranks);
 	vf.batch_div = ranks;
@@ -1036,7 +1036,7 @@ enum { MICRO_OPS = 4000 };
 static Module *
 auto_micro(const Opts *o, Src *src, const FeOpts *fe, Module *m, PlanReport *rep)
 {
-	PlanOpts po = { o->solver, o->budget, 0, o->solver_time, &o->tg, o->solver_nodes, o->nooffload, 1 };
+	PlanOpts po = { o->solver, o->budget, 0, o->solver_time, &o->tg, o->solver_nodes, o->nooffload, 1, 0 };
 	Module *best = NULL, *last = m;
 	PlanReport r;
 	int64_t batch = 0;
@@ -1217,7 +1217,7 @@ compile(int argc, char **argv)
 		dump(&o, m, "plan");
 	} else if (o.budget || o.budget_pct > 0) {
 		PlanOpts po = { o.solver, o.budget, o.budget_pct, o.solver_time, &o.tg, o.solver_nodes,
-		                o.nooffload, 0 };
+		                o.nooffload, 0, 0 };
 		if (o.micro > 1 && o.budget_pct > 0 && !o.budget && !(po.budget = base_budget(&o, &src, &fe))) {
 			rc = 1;
 			goto out;

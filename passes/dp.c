@@ -386,6 +386,7 @@ probe(Module *m, Func *g, const PlanOpts *po)
 		host[d] = m->decl[d].host;
 	o.solver = "tso";
 	o.quiet = 1;
+	o.probe = 1;
 	m->step = func_rebuild(g, NULL, NULL);
 	t = plan_step(m, &o, &pr) ? -1 : pr.time;
 	func_free(m->step);

@@ -249,6 +249,8 @@ typedef struct PlanOpts {
 	int nooffload;         /* params, gradients and optimizer state stay on the accelerator
 	                        * (--offload=none): the planner decides activations only */
 	int quiet;             /* no messages (the driver tries several steps: micro-batches) */
+	int probe;             /* a trial that only ranks candidate steps (dp.c): no loosening
+	                        * of swaps placed for memory, no floor when nothing fits */
 } PlanOpts;
 enum { PLAN_NODES = 50 };      /* the ILP's default limit (nodes per program) */
 typedef struct PlanReport {

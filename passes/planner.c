@@ -678,6 +678,7 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 	int64_t budget, arena0, persist;
 	double tlim = o->tlim > 0 ? o->tlim : 0;
 
+	tight_only |= o->probe;
 	memset(r, 0, sizeof *r);
 	snprintf(r->solver, sizeof r->solver, "none");
 	snprintf(r->stop, sizeof r->stop, "-");
@@ -795,6 +796,12 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 			        100.0 * (double)budget / (double)arena0);
 		plan_free(c);
 		try_drop(m, &t);
+		return -1;
+	}
+	if (!t.best && o->probe) {
+		try_drop(m, &t);
+		try_drop(m, &u);
+		func_free(g);
 		return -1;
 	}
 	if (!t.best) {

@@ -56,7 +56,13 @@ close() {
 }
 
 # name, model, budget (-: none), ZeRO stage, numbers of ranks, defines
+# MTC_QUICK=1 (CI's sanitizer run, docs/reliability.md; MPI's ranks under AddressSanitizer
+# are this suite's slowest run): every runtime path on 2 ranks, 3 only in the failure checks;
+# the MLP without a budget and with ZeRO 1 and 2, micro-batches, dropout's masks, ZeRO 2 on
+# attention; not the plain transformer, nor batch norm without ZeRO
 while read -r n model budget zero nps defs; do
+	[ -z "${MTC_QUICK:-}" ] || case $n:$budget:$zero in
+	mlp:-:0 | mlp:70%:1 | mlp:70%:2 | mlpmu:70%:0 | dropmu:60%:1 | tfsgd:50%:2) ;; *) continue ;; esac
 	m=$src/$model
 	[ "$budget" = - ] && budget=
 	b=${budget:+--mem-budget=$budget}
@@ -84,6 +90,7 @@ while read -r n model budget zero nps defs; do
 	[ "$(grep ^step "$st.s.t")" = "$(grep ^step "$out/$tag.1.t")" ] &&
 	cmp -s "$st.s.p" "$out/$tag.1.p" && ok ||
 		bad "$tag: one rank is not the single-process module bit for bit"; }
+	[ -z "${MTC_QUICK:-}" ] || nps=2
 	for np in $(echo $nps | tr , ' '); do
 		if ! mpi $np "$RUN" "$out/$tag.so" --steps 5 --save-params "$out/$tag.$np.p" > "$out/$tag.$np.t" \
 		     2> "$out/$tag.$np.err"; then
@@ -124,6 +131,7 @@ if "$MTC" $rn --micro-batches=2 -o "$out/rnmu.so" 2> "$out/rnmu.err" &&
    MTC_BLAS=0 "$RUN" "$out/rn1.so" --steps 1 --save-params "$out/rn1.p" > /dev/null; then
 	ok
 	for v in "0 -" "2 70%"; do
+		[ -z "${MTC_QUICK:-}" ] || [ "$v" != "0 -" ] || continue
 		set -- $v
 		tag=rn.z$1.$2
 		b=; [ "$2" = - ] || b=--mem-budget=$2
@@ -140,9 +148,11 @@ if "$MTC" $rn --micro-batches=2 -o "$out/rnmu.so" 2> "$out/rnmu.err" &&
 		[ -z "$b" ] || awk '/^peak_bytes/ { exit !($6 > 0 && $2 <= $6) }' "$out/$tag.t" && ok ||
 			bad "batch norm, ZeRO $1, budget $2: over budget: $(tail -1 "$out/$tag.t")"
 	done
-	MTC_BLAS=0 mpi 2 "$RUN" "$out/rn.z0.-.so" --steps 1 --save-params "$out/rn2.p" > /dev/null 2>&1 &&
-	"$STCMP" "$out/rn2.p" "$out/rn1.p" 1e-6 0 g0.running_mean g0.running_var > "$out/rn2.cmp" && ok ||
-		bad "batch norm: the first running statistics after one step: $(cat "$out/rn2.cmp")"
+	if [ -z "${MTC_QUICK:-}" ]; then
+		MTC_BLAS=0 mpi 2 "$RUN" "$out/rn.z0.-.so" --steps 1 --save-params "$out/rn2.p" > /dev/null 2>&1 &&
+		"$STCMP" "$out/rn2.p" "$out/rn1.p" 1e-6 0 g0.running_mean g0.running_var > "$out/rn2.cmp" && ok ||
+			bad "batch norm: the first running statistics after one step: $(cat "$out/rn2.cmp")"
+	fi
 else
 	bad "batch norm: the single-process modules: $(cat "$out/rnmu.err")"
 fi

@@ -11,7 +11,7 @@ pass=0 fail=0 busy=
 ex=$top_srcdir/examples
 run() { # out-prefix args...
 	p=$1; shift
-	"$MTC" "$@" --emit=ir -o "$p.mir" && "$MTC" "$@" --emit=schedule -o "$p.s"
+	"$MTC" "$@" --emit=ir -o "$p.mir" --also-emit=schedule:"$p.s"
 }
 set -- "skipnet-auto $ex/skipnet.tdsl --mem-budget=35%" \
        "mlp-ilp $ex/mlp.tdsl --mem-budget=35% --solver=ilp" \
