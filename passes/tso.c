@@ -62,7 +62,7 @@ typedef struct Dp {
 	struct Grp *grp;       /* group_costs of every start, MAXG ends each */
 	struct Nest *nest;     /* nested recomputations of every start, NESTG ends each */
 	int nestg;             /* the longest nested run on this step (<= NESTG) */
-	struct NestC *nscr;    /* scratch of nest_costs */
+	struct NestC *nscr;    /* scratch of nest_costs, twice its candidates (the sort's too) */
 } Dp;
 
 static double
@@ -310,13 +310,37 @@ typedef struct NestC {
 	int i, a, b;
 } NestC;
 
+/* y before x: less need, or as much for less */
 static int
-cmp_nest(const void *x, const void *y)
+nest_before(const NestC *y, const NestC *x)
 {
-	const NestC *u = x, *v = y;
-	if (u->need != v->need)
-		return u->need < v->need ? -1 : 1;
-	return (u->cost > v->cost) - (u->cost < v->cost);
+	return y->need < x->need || (y->need == x->need && y->cost < x->cost);
+}
+
+/* Sort c[0..n) by need, then cost, keeping the order of equals (a stable merge sort, bottom
+ * up; tmp holds n): the same order on every machine, whatever the C library's qsort. */
+static void
+sort_nest(NestC *c, NestC *tmp, int n)
+{
+	NestC *from = c, *to = tmp;
+
+	for (int w = 1; w < n; w *= 2) {
+		for (int lo = 0; lo < n; lo += 2 * w) {
+			int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+			int a = lo, b = mid, k = lo;
+			while (a < mid && b < hi)
+				to[k++] = nest_before(&from[b], &from[a]) ? from[b++] : from[a++];
+			while (a < mid)
+				to[k++] = from[a++];
+			while (b < hi)
+				to[k++] = from[b++];
+		}
+		NestC *t = from;
+		from = to;
+		to = t;
+	}
+	if (from != c)
+		memcpy(c, from, (size_t)n * sizeof *c);
 }
 
 static Nest *
@@ -358,7 +382,7 @@ nest_costs(const Dp *d, int j, int k)
 	}
 	/* the Pareto front (cheaper than everything needing less), then at most NESTL of it,
 	 * spread from the least need to the cheapest */
-	qsort(c, nc, sizeof *c, cmp_nest);
+	sort_nest(c, c + nc, nc);
 	for (int q = 0; q < nc; q++)
 		if (nf == 0 || c[q].cost < c[nf - 1].cost)
 			c[nf++] = c[q];
@@ -795,7 +819,7 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 	d.abase = xmalloc((p->n + 1) * sizeof *d.abase);
 	d.grp = xmalloc(((size_t)d.ns * MAXG + 1) * sizeof *d.grp);
 	d.nest = xmalloc(((size_t)d.ns * NESTG + 1) * sizeof *d.nest);
-	d.nscr = xmalloc((size_t)NESTG * (NESTL + 1) * (NESTL + 1) * sizeof *d.nscr);
+	d.nscr = xmalloc(2 * (size_t)NESTG * (NESTL + 1) * (NESTL + 1) * sizeof *d.nscr);
 	for (d.nestg = NESTG; d.nestg > 2 &&
 	     (double)d.ns * d.nestg * d.nestg * (NESTL + 1) * (NESTL + 1) > NESTWORK; d.nestg--)
 		;
