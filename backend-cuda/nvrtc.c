@@ -1,5 +1,7 @@
-/* nvrtc.c: CUDA C to PTX or cubin with NVRTC, at compile time; the log is always returned. */
+/* nvrtc.c: CUDA C to PTX or cubin with NVRTC, at compile time, each image once a process; the
+ * log is always returned. */
 #include <nvrtc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +14,8 @@
  * 13 drivers support; CUDA 13's NVRTC dropped everything older. */
 const char cuda_default_arch[] = "compute_75";
 
-char *
-cuda_compile(const char *src, const char *name, const char *arch, int cubin, size_t *len, char **log)
+static char *
+nvrtc_run(const char *src, const char *name, const char *arch, int cubin, size_t *len, char **log)
 {
 	nvrtcProgram prog;
 	nvrtcResult rc;
@@ -64,5 +66,59 @@ cuda_compile(const char *src, const char *name, const char *arch, int cubin, siz
 	if (!img && !*log)
 		*log = xstrdup("NVRTC produced no image");
 	*len = img ? n : 0;
+	return img;
+}
+
+/* The images compiled by this process: one mtc run builds the module and, with --also-emit,
+ * the PTX and the LLVM IR, each from the same CUDA C (NVRTC takes most of a CUDA build). */
+enum { NCACHE = 4 };
+static struct {
+	char *src, *name, *arch, *img, *log;
+	int cubin;
+	size_t len;
+} cache[NCACHE];
+static int ncache;
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static char *
+dup_bytes(const char *p, size_t n)
+{
+	char *q = xmalloc(n + 1);
+	memcpy(q, p, n);
+	q[n] = 0;
+	return q;
+}
+
+char *
+cuda_compile(const char *src, const char *name, const char *arch, int cubin, size_t *len, char **log)
+{
+	char *img;
+	int k;
+
+	pthread_mutex_lock(&cache_lock);
+	for (k = 0; k < ncache && k < NCACHE; k++)
+		if (cache[k].cubin == cubin && strcmp(cache[k].arch, arch) == 0 &&
+		    strcmp(cache[k].name, name) == 0 && strcmp(cache[k].src, src) == 0) {
+			*len = cache[k].len;
+			*log = cache[k].log ? xstrdup(cache[k].log) : NULL;
+			img = dup_bytes(cache[k].img, cache[k].len);
+			pthread_mutex_unlock(&cache_lock);
+			return img;
+		}
+	pthread_mutex_unlock(&cache_lock);
+	img = nvrtc_run(src, name, arch, cubin, len, log);
+	if (!img)
+		return NULL;
+	pthread_mutex_lock(&cache_lock);
+	k = ncache++ % NCACHE;
+	free(cache[k].src), free(cache[k].name), free(cache[k].arch), free(cache[k].img), free(cache[k].log);
+	cache[k].src = xstrdup(src);
+	cache[k].name = xstrdup(name);
+	cache[k].arch = xstrdup(arch);
+	cache[k].img = dup_bytes(img, *len);
+	cache[k].log = *log ? xstrdup(*log) : NULL;
+	cache[k].cubin = cubin;
+	cache[k].len = *len;
+	pthread_mutex_unlock(&cache_lock);
 	return img;
 }
