@@ -229,7 +229,7 @@ static int
 compile(const BuildOpts *o, char *const *src, int nsrc, const char *tmp, const char *out, int mpi)
 {
 	char cmd[32768] = "", inc[4096], lib[4096], l[4200];
-	const char *cc = getenv("CC"), *march = getenv("MTC_MARCH");
+	const char *cc = getenv("CC"), *march = getenv("MTC_MARCH"), *flags = getenv("MTC_CFLAGS");
 	int rc;
 
 	if (find_runtime(inc, lib, sizeof inc))
@@ -241,11 +241,17 @@ compile(const BuildOpts *o, char *const *src, int nsrc, const char *tmp, const c
 	/* The module is built on the machine that runs it, so by default for its vector unit
 	 * (-march=native; MTC_MARCH=CPU names another, MTC_MARCH= empty none): wider vectors, the
 	 * same bits, since nothing is contracted into an fma. */
+	/* MTC_CFLAGS last, so that its -O or -g wins. */
+	if (flags && strlen(flags) > 8192) {
+		fprintf(stderr, "mtc: error: MTC_CFLAGS is longer than 8192 characters\n");
+		return 1;
+	}
 	snprintf(cmd, sizeof cmd, "%s -shared -fPIC -O%d -fno-fast-math -ffp-contract=off "
-	         "-fno-math-errno -fno-trapping-math%s%s%s -fvisibility=hidden -I",
+	         "-fno-math-errno -fno-trapping-math%s%s%s -fvisibility=hidden %s -I",
 	         cc && *cc ? cc : "cc", o->opt_level,
 	         o->opt_level >= 2 ? " -ftree-vectorize -fvect-cost-model=dynamic" : "",
-	         march && !*march ? "" : " -march=", march && !*march ? "" : march ? march : "native");
+	         march && !*march ? "" : " -march=", march && !*march ? "" : march ? march : "native",
+	         flags ? flags : "");
 	quote(cmd, sizeof cmd, inc);
 #ifdef HAVE_MPI
 	if (mpi)

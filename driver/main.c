@@ -111,6 +111,8 @@ static const char usage[] =
 "  MTC_KEEP_C=1          keep the generated C of a build and say where\n"
 "  MTC_MARCH=CPU         the CPU MODEL.so is compiled for (default native: the machine\n"
 "                        that builds it; empty: the compiler's default)\n"
+"  MTC_CFLAGS=FLAGS      more C compiler flags for MODEL.so, after mtc's own (-O0, -g);\n"
+"                        the MT-3000 target's\n"
 "\n"
 "Memory words (peak live bytes, arena, unconstrained arena, budget, module tensors, host\n"
 "zone) are defined in docs/glossary.md.\n";

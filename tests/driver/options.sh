@@ -101,6 +101,10 @@ check "--also-emit not with --stop-after" '! $MTC "$ex" --emit=ir --stop-after=a
 # --trace: CUDA modules write one; the interpreter refuses, a C module says it wrote none
 check "mtc-run --trace refuses the interpreter" '! $RUN "$ex" --trace "$dir/t.json" >/dev/null 2>"$dir/err" && grep -q "needs a compiled CUDA module" "$dir/err"'
 check "mtc-run --trace on a C module: a warning, no file" '"$MTC" "$ex" -o "$dir/tr.so" && $RUN "$dir/tr.so" --trace "$dir/t.json" >/dev/null 2>"$dir/err" && grep -q "no trace written" "$dir/err" && [ ! -e "$dir/t.json" ]'
+# MTC_CFLAGS reaches the C compiler's command (after mtc's own flags, so that its -O0 or -g
+# wins; CI's sanitizer run has its own MTC_CFLAGS, kept)
+check "MTC_CFLAGS reaches the compiler" 'MTC_CFLAGS="${MTC_CFLAGS:-} -Wl,-soname,mtcprobe.so" "$MTC" "$ex" -o "$dir/g.so" && readelf -d "$dir/g.so" | grep -q "SONAME.*mtcprobe.so"'
+check "MTC_CFLAGS with a bad flag: the compiler's command is shown" '! MTC_CFLAGS=--no-such-flag-mtc "$MTC" "$ex" -o "$dir/bad.so" 2>"$dir/err" && grep -q -- "--no-such-flag-mtc" "$dir/err"'
 # A module named without a directory is the file in the current directory (dlopen alone
 # would search the library path for it)
 absrun=$(cd "$(dirname "$RUN")" && pwd)/mtc-run
