@@ -17,12 +17,20 @@
  * MTC_ILP_TRACE=1 in the environment shows GLPK's log. */
 #include <glpk.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "passes.h"
 
-enum { ILP_ITERS = 1000000 };  /* simplex iterations of the relaxation, without --solver-time */
+/* Without --solver-time the ILP's work is bounded by simplex iterations, which read no clock:
+ * ILP_WORK iterations x nonzeros of the program in all (the relaxation's and the nodes',
+ * counted where the callback runs; an iteration's cost grows with the program), at least
+ * ILP_ITMIN iterations. A relaxation that took over half of it is not branched on: GLPK
+ * cannot bound one node's LP, and on such programs (Checkmate's of a 16-layer MLP, 69k
+ * nonzeros) those LPs ran for minutes between two calls of the callback. */
+enum { ILP_ITMIN = 1000 };
+static const double ILP_WORK = 5e8;
 enum { CHAIN_TERMS = 100000 }; /* the largest chain program (intervals of bytes) tried */
 
 typedef struct Ilp {
@@ -46,7 +54,8 @@ typedef struct Ilp {
 	double *warm;          /* a start solution, one value per column (index 1..nc) */
 	double lastgap;
 	long nodes, seen;      /* node limit (0: none), nodes selected so far */
-	int hit;               /* the node limit ended the search */
+	int itmax;             /* iteration limit of the whole search (0: none) */
+	int hit;               /* the node limit (1) or the iteration limit (2) ended the search */
 	int havewarm;          /* still to offer to GLPK */
 	int warmok;            /* a start solution that satisfies the program */
 	int trace;             /* MTC_ILP_TRACE is set: GLPK's log and ours on stderr */
@@ -211,6 +220,11 @@ callback(glp_tree *tree, void *info)
 {
 	Ilp *m = info;
 
+	if (m->itmax && glp_get_it_cnt(glp_ios_get_prob(tree)) > m->itmax) {
+		m->hit = 2;
+		glp_ios_terminate(tree);
+		return;
+	}
 	switch (glp_ios_reason(tree)) {
 	case GLP_IHEUR:
 		if (m->havewarm) {
@@ -221,7 +235,7 @@ callback(glp_tree *tree, void *info)
 		}
 		break;
 	case GLP_ISELECT:
-		if (m->nodes && ++m->seen > m->nodes) {
+		if (++m->seen > m->nodes && m->nodes) {
 			m->hit = 1;
 			glp_ios_terminate(tree);
 			break;
@@ -506,8 +520,9 @@ run(Ilp *m, double tlim, double t0, Plan *pl, double *val)
 	sp.msg_lev = m->trace ? GLP_MSG_ON : GLP_MSG_OFF;
 	/* Without --solver-time no limit reads a clock: the relaxation by simplex iterations,
 	 * branch and cut by nodes (the callback), so the plan is the same on any machine. */
+	m->itmax = tlim > 0 ? 0 : (int)fmax(ILP_ITMIN, fmin(ILP_WORK / (m->nz + 1), INT_MAX / 2));
 	sp.tm_lim = tlim > 0 ? (int)(tlim * 1000) : INT_MAX;
-	sp.it_lim = tlim > 0 ? INT_MAX : ILP_ITERS;
+	sp.it_lim = tlim > 0 ? INT_MAX : m->itmax;
 	sp.meth = GLP_DUALP;     /* much faster than the primal on these programs */
 	glp_init_iocp(&ip);
 	ip.msg_lev = m->trace ? GLP_MSG_ON : GLP_MSG_OFF;
@@ -525,20 +540,28 @@ run(Ilp *m, double tlim, double t0, Plan *pl, double *val)
 	ip.ps_heur = tlim > 0 ? GLP_ON : GLP_OFF;
 	ip.fp_heur = tlim > 0 ? GLP_OFF : GLP_ON;
 	ip.ps_tm_lim = (int)(tlim * 250) < 5000 ? (int)(tlim * 250) : 5000;
+	if (m->trace)
+		fprintf(stderr, "ilp: %d columns, %d rows, %d nonzeros; iteration limit %d\n", m->nc, m->nr,
+		        m->nz, m->itmax);
 	ret = glp_simplex(lp, &sp);
 	if (m->trace)
-		fprintf(stderr, "ilp: %d columns, %d rows, %d nonzeros; relaxation %.3f s, simplex %d, "
-		        "status %d, bound %g\n", m->nc, m->nr, m->nz, plan_clock() - t0, ret, glp_get_status(lp),
-		        glp_get_obj_val(lp));
+		fprintf(stderr, "ilp: relaxation %.3f s, %d iterations, simplex %d, status %d, bound %g\n",
+		        plan_clock() - t0, glp_get_it_cnt(lp), ret, glp_get_status(lp), glp_get_obj_val(lp));
 	pl->stop = ret == GLP_EITLIM ? "iteration limit" : ret == GLP_ETMLIM ? "time limit" :
 	           ret == 0 && glp_get_status(lp) == GLP_NOFEAS ? "no incumbent" : "no relaxation";
-	if (ret == 0 && glp_get_status(lp) == GLP_OPT) {
+	if (ret == 0 && glp_get_status(lp) == GLP_OPT && m->itmax &&
+	    (double)glp_get_it_cnt(lp) * (m->nz + 1) > ILP_WORK / 2) {
+		pl->stop = "iteration limit";
+	} else if (ret == 0 && glp_get_status(lp) == GLP_OPT) {
 		double left = tlim - (plan_clock() - t0);
 		if (tlim > 0)
 			ip.tm_lim = left > 0.05 ? (int)(left * 1000) : 50;
 		glp_intopt(lp, &ip);
 		st = glp_mip_status(lp);
-		pl->stop = st == GLP_OPT ? "optimal" : m->hit ? "node limit" :
+		if (m->trace)
+			fprintf(stderr, "ilp: branch and cut %.3f s, %d iterations in all, %ld nodes\n",
+			        plan_clock() - t0, glp_get_it_cnt(lp), m->seen);
+		pl->stop = st == GLP_OPT ? "optimal" : m->hit == 2 ? "iteration limit" : m->hit ? "node limit" :
 		           st == GLP_FEAS ? "time limit" : "no incumbent";
 		if (st == GLP_OPT || st == GLP_FEAS) {
 			for (int c = 1; c <= m->nc; c++)
