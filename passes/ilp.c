@@ -518,8 +518,8 @@ run(Ilp *m, double tlim, double t0, Plan *pl, double *val)
 	glp_scale_prob(lp, GLP_SF_AUTO);
 	glp_init_smcp(&sp);
 	sp.msg_lev = m->trace ? GLP_MSG_ON : GLP_MSG_OFF;
-	/* Without --solver-time no limit reads a clock: the relaxation by simplex iterations,
-	 * branch and cut by nodes (the callback), so the plan is the same on any machine. */
+	/* Without --solver-time no limit reads a clock: simplex iterations (ILP_WORK) and nodes,
+	 * both counted in the callback, so the plan is the same on any machine. */
 	m->itmax = tlim > 0 ? 0 : (int)fmax(ILP_ITMIN, fmin(ILP_WORK / (m->nz + 1), INT_MAX / 2));
 	sp.tm_lim = tlim > 0 ? (int)(tlim * 1000) : INT_MAX;
 	sp.it_lim = tlim > 0 ? INT_MAX : m->itmax;
@@ -549,10 +549,11 @@ run(Ilp *m, double tlim, double t0, Plan *pl, double *val)
 		        plan_clock() - t0, glp_get_it_cnt(lp), ret, glp_get_status(lp), glp_get_obj_val(lp));
 	pl->stop = ret == GLP_EITLIM ? "iteration limit" : ret == GLP_ETMLIM ? "time limit" :
 	           ret == 0 && glp_get_status(lp) == GLP_NOFEAS ? "no incumbent" : "no relaxation";
+	/* a relaxation that took over half the work is not branched on (ILP_WORK) */
 	if (ret == 0 && glp_get_status(lp) == GLP_OPT && m->itmax &&
-	    (double)glp_get_it_cnt(lp) * (m->nz + 1) > ILP_WORK / 2) {
+	    (double)glp_get_it_cnt(lp) * (m->nz + 1) > ILP_WORK / 2)
 		pl->stop = "iteration limit";
-	} else if (ret == 0 && glp_get_status(lp) == GLP_OPT) {
+	else if (ret == 0 && glp_get_status(lp) == GLP_OPT) {
 		double left = tlim - (plan_clock() - t0);
 		if (tlim > 0)
 			ip.tm_lim = left > 0.05 ? (int)(left * 1000) : 50;
