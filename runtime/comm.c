@@ -55,14 +55,6 @@ finalize_at_exit(void)
 		MPI_Finalize();
 }
 
-static double
-now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static void
 broke(mtc_comm *c, const char *fmt, ...)
 {
@@ -242,7 +234,7 @@ mtc_comm_start(mtc_comm *c, int k, int kind, float *buf, int64_t count)
 		return;
 	}
 	c->inflight++;
-	c->t0[k] = now();
+	c->t0[k] = mtc_now();
 	c->bytes += 4 * count * (kind == MTC_ALLREDUCE ? 1 : c->size);
 }
 
@@ -260,7 +252,7 @@ mtc_comm_progress(mtc_comm *c)
 			}
 			if (done) {
 				c->inflight--;
-				c->flight_s += now() - c->t0[k];
+				c->flight_s += mtc_now() - c->t0[k];
 			}
 		}
 }
@@ -285,11 +277,11 @@ poll_req(mtc_comm *c, MPI_Request *r, const char *what)
 		/* the clock only after a while: most waits end within a few polls */
 		if (spins < 64) {
 			if (spins == 63)
-				t0 = now();
+				t0 = mtc_now();
 			continue;
 		}
 		if ((spins & 63) == 0) {
-			t = now() - t0;
+			t = mtc_now() - t0;
 			if (c->timeout > 0 && t > c->timeout) {
 				broke(c, "%s did not complete within %g s (MTC_COMM_TIMEOUT): another rank failed "
 				      "or stalls", what, c->timeout);
@@ -312,12 +304,12 @@ mtc_comm_wait(mtc_comm *c, int k, float *buf, int64_t n, float scale)
 		return;
 	}
 	if (c->req[k] != MPI_REQUEST_NULL) {
-		double t = now();
+		double t = mtc_now();
 		if (poll_req(c, &c->req[k], "a collective"))
 			return;
 		c->inflight--;
-		c->wait_s += now() - t;
-		c->flight_s += now() - c->t0[k];
+		c->wait_s += mtc_now() - t;
+		c->flight_s += mtc_now() - c->t0[k];
 	}
 	if (scale != 1.0f)
 		for (int64_t i = 0; i < n; i++)

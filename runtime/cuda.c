@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mtc/mtc-cuda.h"
 #include "mtc/mtc-ops.h"
@@ -309,8 +310,22 @@ struct mtc_cu {
 	char *trace;
 	CUevent t0, *pool;
 	int npool, nsp, insp;
-	struct Span { int stream, what, blas; int64_t bytes; } *sp;   /* what: kernel or SP_* */
+	struct Span {
+		int stream, what, blas;
+		int64_t bytes;
+		double work;          /* a kernel's threads, a GEMM's FLOPs */
+		double hb, he;        /* the host's issue of it: seconds from the step's start */
+	} *sp;                    /* what: kernel or SP_* */
+	/* MTC_TRACE_HOLD=1: the compute stream held behind a host function until the host has
+	 * issued the whole step (or MTC_TRACE_HOLD seconds passed), so that the spans time the
+	 * GPU's work alone, not the launch gaps; the host's issue of each span is timed too */
+	double hold, h0, hrel;
+	int held, hstate;         /* hstate: 0 holding, 1 released by the host, 2 by the timeout */
+	pthread_mutex_t hmu;
+	pthread_cond_t hcv;
 };
+
+static void hold_release(mtc_cu *c);
 
 /* Record the first error of a call; later ones are usually consequences. */
 static int
@@ -510,6 +525,7 @@ mtc_cu_destroy(void *p)
 
 	if (!c)
 		return;
+	hold_release(c);
 	if (cu.lib && c->ctx) {
 		cu.cuCtxSetCurrent(c->ctx);
 		for (int i = 0; i < 4; i++)
@@ -550,6 +566,8 @@ mtc_cu_destroy(void *p)
 	free(c->lv);
 	free(c->pool);
 	free(c->sp);
+	pthread_mutex_destroy(&c->hmu);
+	pthread_cond_destroy(&c->hcv);
 	free(c);
 }
 
@@ -557,7 +575,7 @@ void *
 mtc_cu_create(void)
 {
 	mtc_cu *c;
-	const char *chk = getenv("MTC_CHECK");
+	const char *chk = getenv("MTC_CHECK"), *hold;
 	int rc;
 
 	load_manifest();
@@ -571,6 +589,17 @@ mtc_cu_create(void)
 	c->trace = getenv("MTC_TRACE");
 	if (c->trace && !*c->trace)
 		c->trace = NULL;
+	if (c->trace && (hold = getenv("MTC_TRACE_HOLD")) && *hold) {
+		c->hold = strtod(hold, NULL);
+		if (!(c->hold > 0 && c->hold <= 60))
+			c->hold = 0;
+	}
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);   /* hold_fn's deadline is monotonic */
+	pthread_mutex_init(&c->hmu, NULL);
+	pthread_cond_init(&c->hcv, &ca);
+	pthread_condattr_destroy(&ca);
 	if (open_instance(c)) {
 		mtc_set_last_error(c->status, "%s: %s", man.model, c->err);
 		mtc_cu_destroy(c);
@@ -596,6 +625,38 @@ mtc_cu_base(mtc_cu *c)
 
 /* ---------- the trace (MTC_TRACE=FILE) ---------- */
 
+/* The hold's host function, first on the compute stream: it returns once the host released
+ * it (at the step's end of issue) or after c->hold seconds. */
+static void
+hold_fn(void *arg)
+{
+	mtc_cu *c = arg;
+	double until = mtc_now() + c->hold;
+	struct timespec t;
+
+	t.tv_sec = (time_t)until;
+	t.tv_nsec = (long)((until - (double)t.tv_sec) * 1e9);
+	pthread_mutex_lock(&c->hmu);
+	while (!c->hstate)
+		if (pthread_cond_timedwait(&c->hcv, &c->hmu, &t) && !c->hstate)
+			c->hstate = 2;
+	pthread_mutex_unlock(&c->hmu);
+}
+
+static void
+hold_release(mtc_cu *c)
+{
+	if (!c->held)
+		return;
+	c->held = 0;
+	pthread_mutex_lock(&c->hmu);
+	c->hrel = mtc_now() - c->h0;
+	if (!c->hstate)
+		c->hstate = 1;
+	pthread_cond_signal(&c->hcv);
+	pthread_mutex_unlock(&c->hmu);
+}
+
 /* Open a span on stream s (a kernel fn >= 0, or SP_*); its index, -1 when not tracing. */
 enum { SP_OUT = -1, SP_IN = -2, SP_HOST = -3 };
 static int
@@ -620,10 +681,11 @@ span_begin(mtc_cu *c, int s, int what, int64_t bytes)
 			}
 		c->npool = n;
 	}
-	c->sp[c->nsp] = (struct Span){ s, what, 0, bytes };
+	c->sp[c->nsp] = (struct Span){ s, what, 0, bytes, 0, 0, 0 };
 	if (cu.cuEventRecord(c->pool[2 * c->nsp], c->s[s]))
 		return -1;
 	c->insp = 1;
+	c->sp[c->nsp].hb = mtc_now() - c->h0;
 	return c->nsp++;
 }
 
@@ -632,6 +694,7 @@ span_end(mtc_cu *c, int k)
 {
 	if (k < 0)
 		return;
+	c->sp[k].he = mtc_now() - c->h0;
 	c->insp = 0;
 	if (cu.cuEventRecord(c->pool[2 * k + 1], c->s[c->sp[k].stream]))
 		c->nsp = k;
@@ -650,8 +713,10 @@ write_trace(mtc_cu *c)
 	if (!c->trace || !elapsed || !(fp = fopen(c->trace, "w")))
 		return;
 	fprintf(fp, "{\"displayTimeUnit\": \"ns\", \"otherData\": {\"model\": \"%s\", \"step\": %lld, "
-	        "\"peak_bytes\": %lld, \"budget_bytes\": %lld}, \"traceEvents\": [\n", man.model,
-	        (long long)c->steps, (long long)(man.persist + c->peak), (long long)man.budget);
+	        "\"peak_bytes\": %lld, \"budget_bytes\": %lld, \"hold\": \"%s\", \"issue_us\": %.3f}, "
+	        "\"traceEvents\": [\n", man.model, (long long)c->steps, (long long)(man.persist + c->peak),
+	        (long long)man.budget, !c->hold ? "none" : c->hstate == 1 ? "held" : "timed out",
+	        1e6 * c->hrel);
 	for (int s = 0; s < 4; s++)
 		fprintf(fp, "{\"ph\": \"M\", \"pid\": 1, \"tid\": %d, \"name\": \"thread_name\", "
 		        "\"args\": {\"name\": \"%s\"}},\n", s, sname[s]);
@@ -663,8 +728,9 @@ write_trace(mtc_cu *c)
 		if (elapsed(&a, c->t0, c->pool[2 * k]) || elapsed(&b, c->t0, c->pool[2 * k + 1]))
 			continue;
 		fprintf(fp, "{\"ph\": \"X\", \"pid\": 1, \"tid\": %d, \"name\": \"%s%s\", \"ts\": %.3f, "
-		        "\"dur\": %.3f, \"args\": {\"seq\": %d, \"bytes\": %lld}},\n", p->stream, nm,
-		        via, 1e3 * a, 1e3 * (b - a), k, (long long)p->bytes);
+		        "\"dur\": %.3f, \"args\": {\"seq\": %d, \"bytes\": %lld, \"work\": %.0f, "
+		        "\"issue_at\": %.3f, \"issue\": %.3f}},\n", p->stream, nm, via, 1e3 * a,
+		        1e3 * (b - a), k, (long long)p->bytes, p->work, 1e6 * p->hb, 1e6 * (p->he - p->hb));
 	}
 	fprintf(fp, "{\"ph\": \"M\", \"pid\": 1, \"name\": \"process_name\", \"args\": {\"name\": "
 	        "\"%s step\"}}\n]}\n", man.model);
@@ -683,6 +749,8 @@ mtc_cu_launch(mtc_cu *c, int fn, unsigned gx, unsigned gy, unsigned gz, unsigned
 	for (int i = 0; i < nargs; i++)
 		pa[i] = &args[i];
 	int sp = span_begin(c, 0, fn, 0);
+	if (sp >= 0)
+		c->sp[sp].work = (double)gx * gy * gz * bx * by * bz;
 	r = cu.cuLaunchKernel(c->fn[fn], gx, gy, gz, bx, by, bz, 0, c->s[0], pa, NULL);
 	span_end(c, sp);
 	if (pa != small)
@@ -702,8 +770,10 @@ mtc_cu_gemm(mtc_cu *c, int fn, unsigned gx, unsigned gy, unsigned gz, unsigned b
 
 	/* Row-major C = A B is column-major C^T = B^T A^T: swap the operands. */
 	if (c->blas && batch < 1LL << 31) {
-		if ((sp = span_begin(c, 0, fn, 0)) >= 0)
+		if ((sp = span_begin(c, 0, fn, 0)) >= 0) {
 			c->sp[sp].blas = 1;
+			c->sp[sp].work = 2.0 * (double)m * (double)n * (double)k * (double)batch;
+		}
 		ok = blas.sgemm(c->blas, tb, ta, (int)n, (int)m, (int)k, &one, (const float *)args[2],
 		                tb ? (int)k : (int)n, sb, (const float *)args[1], ta ? (int)m : (int)k,
 		                sa, &zero, (float *)args[0], (int)n, sc, (int)batch) == 0;
@@ -955,7 +1025,8 @@ begin(mtc_cu *c, const void *const *in, int fn)
 	if (cu.cuCtxSetCurrent(c->ctx))
 		return fail(c, MTC_ENODEV, "cannot make the GPU context current");
 	c->nsp = c->insp = 0;
-	if (c->trace && cu.cuEventRecord(c->t0, c->s[0]))
+	c->h0 = mtc_now();
+	if (c->trace && !c->hold && cu.cuEventRecord(c->t0, c->s[0]))
 		c->trace = NULL;
 	for (int i = 0; i < man.nt[0]; i++) {
 		if (!(man.t[0][i].use & 1 << fn))
@@ -964,6 +1035,16 @@ begin(mtc_cu *c, const void *const *in, int fn)
 			return fail(c, MTC_EINVAL, "input %s is NULL", man.t[0][i].info.name);
 		if (upload(c, man.t[0][i].off, in[i], man.t[0][i].info.bytes))
 			return c->status;
+	}
+	/* the hold: after the inputs' uploads (which wait for the compute stream) */
+	if (c->trace && c->hold) {
+		c->hstate = 0;
+		c->hrel = 0;
+		c->held = 1;
+		CK(c, cu.cuLaunchHostFunc(c->s[0], hold_fn, c), "holding the compute stream");
+		c->h0 = mtc_now();
+		if (cu.cuEventRecord(c->t0, c->s[0]))
+			c->trace = NULL;
 	}
 	return 0;
 }
@@ -977,6 +1058,7 @@ finish(mtc_cu *c, int rc)
 	CUresult r = 0;
 	long long e[4] = { 0 };  /* the kernels' range flag (the prelude's mtc_range) */
 
+	hold_release(c);
 	/* read behind the schedule on the compute stream: the waits below cover it */
 	if (c->errp && !rc)
 		r = cu.cuMemcpyDtoHAsync_v2(e, c->errp, sizeof e, c->s[0]);

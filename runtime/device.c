@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -67,6 +68,15 @@ parse_bytes(const char *s)
 	if (*end || v * mul > 9e18)
 		return -1;
 	return (int64_t)(v * mul);
+}
+
+double
+mtc_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 int

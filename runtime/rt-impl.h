@@ -97,5 +97,7 @@ void mtc_pool_stop(mtc_pool *);
 void mtc_pool_run(mtc_pool *, mtc_kernel, const uint64_t *args, int64_t work);
 /* The thread count MTC_THREADS asks for, else the online cores (1 to 1024). */
 int mtc_thread_count(void);
+/* Seconds on the monotonic clock. */
+double mtc_now(void);
 
 #endif
