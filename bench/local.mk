@@ -56,4 +56,4 @@ bench-onnx: all
 	fi
 EXTRA_DIST += bench/onnx.py
 include $(top_srcdir)/bench/peers.mk
-EXTRA_DIST += bench/trace.py bench/resnet18.tdsl
+EXTRA_DIST += bench/trace.py bench/calibrate.py bench/resnet18.tdsl

@@ -17,7 +17,8 @@
 # kernels with MTC_NO_CUBLAS=1), under 50% and 35% budgets (or the smallest the planner meets)
 # losses identical to the unbudgeted run with peak_bytes within the budget, in check mode too,
 # compute-sanitizer on one step at 35%, the median step against the modeled one, a trace of a
-# step (mtc-run --trace); then the transformer scaled up and ResNet-18 at 224x224: step time
+# step (mtc-run --trace), and one held (MTC_TRACE_HOLD, for bench/calibrate.py); then the
+# transformer scaled up and ResNet-18 at 224x224 (traced, held too): step time
 # against PyTorch's, with and without a budget. Environment: MTC_GPU_SAN=0 (no compute-sanitizer),
 # MTC_GPU_SAN_ONLY="NAME..." (only those examples), MTC_GPU_SAN_TIMEOUT (s, default 120),
 # MTC_GPU_TSTEPS (timed steps per module, default 10), MTC_GPU_STEPS (the scaled transformer's,
@@ -108,6 +109,8 @@ bench() {
 		"$P/bin/mtc-run" "$P/$1$v.so" --steps "$STEPS" >"$P/$1$v.out" 2>&1
 		t "$1$v: mtc runs" "tail -1 '$P/$1$v.out' | grep -q step_ms"
 		grep ^step "$P/$1$v.out" >"$P/$1$v.steps"
+		"$P/bin/mtc-run" "$P/$1$v.so" --steps 2 --trace "$P/$1$v.json" >/dev/null 2>&1
+		MTC_TRACE_HOLD=3 "$P/bin/mtc-run" "$P/$1$v.so" --steps 2 --trace "$P/$1$v.hold.json" >/dev/null 2>&1
 	done
 	say "  mtc:        $(tail -1 "$P/$1.out")"
 	say "  mtc budget: $(tail -1 "$P/$1-b.out")"
@@ -258,6 +261,11 @@ run() {
 			"$P/bin/mtc-run" "$P/$n$v.so" --steps "${MTC_GPU_TSTEPS:-10}" >"$P/$n$v.time" 2>&1
 			"$P/bin/mtc-run" "$P/$n$v.so" --steps 2 --trace "$P/$n$v.json" >"$P/$n$v.ttime" 2>&1
 			t "$n$v: mtc-run --trace writes a trace" "test -s '$P/$n$v.json'"
+			# the same held (MTC_TRACE_HOLD): the GPU's time of each kernel without the launch
+			# gaps, and the host's issue of each (bench/calibrate.py); "timed out" where the
+			# step has more than the driver's queue holds (about 340 kernels with their events)
+			MTC_TRACE_HOLD=2 "$P/bin/mtc-run" "$P/$n$v.so" --steps 3 --trace "$P/$n$v.hold.json" >"$P/$n$v.htime" 2>&1
+			t "$n$v: a held trace ($(grep -o '"hold": "[a-z ]*"' "$P/$n$v.hold.json"))" "grep -q '\"hold\": \"\(held\|timed out\)\"' '$P/$n$v.hold.json'"
 			say "  time $n$v: $(tail -1 "$P/$n$v.time") $(grep "^$n$v " "$P/model.txt")"
 		done
 	done

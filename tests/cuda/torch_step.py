@@ -7,8 +7,10 @@
 #                                 [--warmup N] [--compile] [--budget F]
 # --compile: the loss under torch.compile (its backward through AOTAutograd); --budget F sets
 # torch._functorch.config.activation_memory_budget (1.0: keep every activation; 0.5: the
-# partitioner recomputes until the saved activations are at most half).
-# prints: torch_step_ms T peak_bytes P device NAME
+# partitioner recomputes until the saved activations are at most half). f32 as mtc computes
+# it: TF32 off for matrix products and for cuDNN's convolutions (PyTorch allows it by default
+# in cuDNN); --tf32 allows both.
+# prints: torch_step_ms T peak_bytes P device NAME [tf32]
 import argparse
 import os
 import statistics
@@ -83,7 +85,10 @@ def main():
     ap.add_argument("--compile", action="store_true", help="torch.compile the model")
     ap.add_argument("--budget", type=float, default=None,
                     help="activation_memory_budget for --compile")
+    ap.add_argument("--tf32", action="store_true", help="allow TF32 (matmul and cuDNN)")
     a = ap.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = a.tf32
+    torch.backends.cudnn.allow_tf32 = a.tf32
     c = ({"B": 8, "S": 64, "D": 64, "H": 4, "L": 2, "V": 128} if a.model == "transformer"
          else {"B": 64, "S": 224})
     for d in a.D:
@@ -115,10 +120,10 @@ def main():
         sync()
         if s >= a.warmup:
             times.append((time.perf_counter() - t0) * 1e3)
-    print("torch_step_ms %.3f peak_bytes %d device %s%s" % (
+    print("torch_step_ms %.3f peak_bytes %d device %s%s%s" % (
         statistics.median(times), torch.cuda.max_memory_allocated() if gpu else 0,
         torch.cuda.get_device_name().replace(" ", "_") if gpu else "cpu",
-        "" if not a.compile else " compile budget %s" % a.budget))
+        "" if not a.compile else " compile budget %s" % a.budget, " tf32" if a.tf32 else ""))
     return 0
 
 
