@@ -111,15 +111,15 @@ def med(xs):
 
 
 def fit(rows):
-    """The constants, each a median over the kernels that show it: the host's issue of a
-    kernel and of a cuBLAS call; the GPU's fixed time of a kernel (those under 64 KiB) and of
+    """The constants, each a median over the kernels that show it: the host's time for an op
+    that launches a kernel and for one that calls cuBLAS; the GPU's fixed time of a kernel (those under 64 KiB) and of
     a GEMM (under 1e7 FLOPs); its bandwidth over the kernels of 16 MiB and more; the FLOP
     rate of GEMMs of 1e9 FLOPs and more, and of each convolution of 1e8 and more."""
     c = {}
     k = [r for r in rows if r["class"] == "kernel"]
     g = [r for r in rows if r["class"] == "gemm"]
-    c["issue"] = med([r["issue"] for r in k]) * 1e-6
-    c["issue_gemm"] = med([r["issue"] for r in g]) * 1e-6
+    c["issue"] = med([r["host"] for r in k]) * 1e-6
+    c["issue_gemm"] = med([r["host"] for r in g]) * 1e-6
     c["fixed"] = med([r["dur"] for r in k if r["bytes"] < 65536]) * 1e-6
     c["fixed_gemm"] = med([r["dur"] for r in g if r["flops"] < 1e7]) * 1e-6
     c["bw"] = med([r["bytes"] / (r["dur"] * 1e-6 - c["fixed"]) for r in k if r["bytes"] >= 1 << 24])
@@ -183,9 +183,15 @@ def main():
         if al is None:
             print(f"{mod}: the trace's kernels do not match the step's ops", file=sys.stderr)
             continue
+        prev = 0.0
         for s, (kind, fl, by) in al:
+            # the host's time for the op: from the end of the last one's issue to the end of
+            # its own (the generated code's work beside the launch included)
+            end = s["args"]["issue_at"] + s["args"]["issue"]
             rows.append({"mod": mod, "class": klass(kind, "cuBLAS" in s["name"]), "kind": kind,
-                         "flops": fl, "bytes": by, "dur": s["dur"], "issue": s["args"]["issue"]})
+                         "flops": fl, "bytes": by, "dur": s["dur"], "issue": s["args"]["issue"],
+                         "host": end - prev})
+            prev = end
         t = os.path.join(d, mod + ".time")
         ms = step_ms(t if os.path.exists(t) else os.path.join(d, mod + ".out"))
         now = sum(x[1] for x in schedule(mtc, src, flags))
