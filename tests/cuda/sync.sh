@@ -2,6 +2,9 @@
 # sync.sh: the stream events of CUDA modules with swaps (every example under budgets that make
 # the plan swap), checked by tests/cuda/sync on the generated LLVM IR; no GPU needed.
 : "${top_srcdir:=.}" "${top_builddir:=.}" "${MTC:=$top_builddir/mtc}"
+# the checker reads the host code only: no NVRTC (a third of a CNN's compile; docs/cuda.md)
+MTC_TEST_NO_NVRTC=1
+export MTC_TEST_NO_NVRTC
 out=$top_builddir/tests/cuda/out-sync
 rm -rf "$out" && mkdir -p "$out"
 set --
