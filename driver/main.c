@@ -213,6 +213,7 @@ static const char *const valopts[] = { "--target", "--schedule", "--emit", "--al
 	"--dump-dir", "--mem-budget", "--solver", "--solver-time", "--solver-nodes", "--arch", "--seed",
 	"--target-flops", "--target-bw", "--copy-bw", "--copy-latency", "--launch", "--accel-bytes",
 	"--align", "--host-flops", "--host-bw", "--offload", "--net-bw", "--net-latency", "--ranks",
+	"--host-issue", "--host-issue-gemm", "--gemm-flops", "--conv-flops",
 	"--bucket-bytes", "--zero", "--micro-batches", NULL };
 static const char *const flagopts[] = { "--help", "--version", "--data-parallel", NULL };
 

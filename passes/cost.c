@@ -76,6 +76,17 @@ op_on_host(const Func *f, const Op *op)
 	return (opinfo[op->kind].flags & F_MUT) && op->nargs > 0 && f->val[op->args[0]].host;
 }
 
+static double
+flop_rate(const Target *t, const Op *op)
+{
+	if (op->kind == OP_MATMUL && t->gemm_flops > 0)
+		return t->gemm_flops;
+	if ((op->kind == OP_CONV2D || op->kind == OP_CONV2D_DX || op->kind == OP_CONV2D_DW) &&
+	    t->conv_flops > 0)
+		return t->conv_flops;
+	return t->flops;
+}
+
 double
 op_time(const Target *t, const Func *f, const Op *op)
 {
@@ -100,9 +111,16 @@ op_time(const Target *t, const Func *f, const Op *op)
 		mem = t->hostbw > 0 ? (double)op_bytes(f, op) / t->hostbw : 0;
 		return fl > mem ? fl : mem;
 	}
-	fl = opinfo[op->kind].cost(f, op) / t->flops;
+	fl = opinfo[op->kind].cost(f, op) / flop_rate(t, op);
 	mem = (double)op_bytes(f, op) / t->bw;
 	return t->launch + (fl > mem ? fl : mem);
+}
+
+/* The host's time to issue op (Target.issue; 0 for what launches no kernel). */
+static double
+op_issue(const Target *t, const Op *op)
+{
+	return op->kind == OP_MATMUL && t->issue_gemm > 0 ? t->issue_gemm : t->issue;
 }
 
 double
@@ -121,7 +139,9 @@ op_net_time(const Target *t, const Func *f, const Op *op)
 	return (op->kind == OP_ALLREDUCE ? 2 : 1) * (r - 1) * (t->netlat + b / r / t->netbw);
 }
 
-/* A copy is issued where it stands in the order: it starts once the compute op before it has
+/* With Target.issue, the host issues the kernels op after op and a kernel starts no sooner
+ * than it is issued: a step of short kernels takes the host's time, not the GPU's.
+ * A copy is issued where it stands in the order: it starts once the compute op before it has
  * ended (so arena bytes it overwrites are free), its operand exists and its copy engine is
  * idle; compute continues meanwhile. A duplex target (Target.duplex) has one engine each way:
  * copies to the accelerator (swap_in, unbucket) on one, to the host on the other; else one
@@ -134,6 +154,7 @@ void
 cost_fill(Cost *c, const Func *f, const Target *t)
 {
 	double comp = 0, out = 0, in = 0, host = 0, net = 0;
+	double hst = 0;   /* the host's issue so far (Target.issue > 0) */
 
 	c->nop = f->nop;
 	c->dur = xcalloc(f->nop + 1, sizeof *c->dur);
@@ -186,6 +207,11 @@ cost_fill(Cost *c, const Func *f, const Target *t)
 			continue;
 		}
 		c->start[i] = ready > comp ? ready : comp;
+		if (t->issue > 0 && c->dur[i] > 0) {
+			hst += op_issue(t, op);
+			if (hst > c->start[i])
+				c->start[i] = hst;
+		}
 		comp = c->end[i] = c->start[i] + c->dur[i];
 	}
 	c->total = comp;

@@ -109,6 +109,13 @@ typedef struct Target {
 	double netbw;       /* data parallelism: network bandwidth of one rank's link, bytes/s */
 	double netlat;      /* latency of one message between two ranks, s */
 	int duplex;         /* one copy engine each way (copybw each), else one for both */
+	/* The host's issue (0: off, launch counts as the op's overhead): the host issues the
+	 * step's kernels op after op, issue seconds each (issue_gemm for a matmul, a cuBLAS
+	 * call), and a kernel starts no sooner than the host has issued it; launch is then the
+	 * accelerator's fixed time of a kernel. Measured on a GPU by bench/calibrate.py. */
+	double issue, issue_gemm;
+	double gemm_flops;  /* FLOP/s of matmuls (0: flops) */
+	double conv_flops;  /* FLOP/s of convolutions and their gradients (0: flops) */
 } Target;
 /* The built-in descriptions; each target (backend/backend.h) points to its own. */
 extern const Target target_mt3000, target_cuda;

@@ -32,9 +32,9 @@
 #include "passes.h"
 
 const Target target_mt3000 = { "mt3000", 11.6e12, 200e9, 10e9, 20e-6, 20e-6, 8LL << 30, 64, 1,
-                                256e9, 50e9, 25e9, 5e-6, 0 };
+                                256e9, 50e9, 25e9, 5e-6, 0, 0, 0, 0, 0 };
 const Target target_cuda = { "cuda", 67e12, 3.35e12, 25e9, 10e-6, 5e-6, 80000000000LL, 256, 1,
-                             1e12, 100e9, 450e9, 3e-6, 1 };
+                             1e12, 100e9, 450e9, 3e-6, 1, 0, 0, 0, 0 };
 static const Target *const builtin[] = { &target_mt3000, &target_cuda };
 
 const char target_help[] =
@@ -50,7 +50,12 @@ const char target_help[] =
 "  --host-bw=B           their memory bandwidth, bytes/s (mt3000 50e9, cuda 100e9)\n"
 "  --net-bw=B            data parallelism: network bandwidth of a rank's link, bytes/s (mt3000\n"
 "                        25e9, cuda 450e9: NVLink; 100 Gb/s Ethernet is 12.5e9)\n"
-"  --net-latency=S       latency of one message between ranks, seconds (mt3000 5e-6, cuda 3e-6)\n";
+"  --net-latency=S       latency of one message between ranks, seconds (mt3000 5e-6, cuda 3e-6)\n"
+"  --host-issue=S        the host's time to issue one kernel: kernels then wait to be issued\n"
+"                        and --launch is their fixed time on the accelerator (default 0: off)\n"
+"  --host-issue-gemm=S   the same for a matmul (a cuBLAS call; default: --host-issue)\n"
+"  --gemm-flops=F        FLOP/s of matmuls (default: --target-flops)\n"
+"  --conv-flops=F        FLOP/s of convolutions (default: --target-flops)\n";
 
 int
 target_get(Target *t, const char *name)
@@ -70,10 +75,12 @@ target_option(Target *t, const char *arg, char *err, size_t nerr)
 		{ "--target-flops=", 0, 0 }, { "--target-bw=", 1, 0 }, { "--copy-bw=", 2, 0 },
 		{ "--copy-latency=", 3, 0 }, { "--launch=", 4, 0 }, { "--accel-bytes=", 5, 1 },
 		{ "--align=", 6, 1 }, { "--host-flops=", 7, 0 }, { "--host-bw=", 8, 0 },
-		{ "--net-bw=", 9, 0 }, { "--net-latency=", 10, 0 },
+		{ "--net-bw=", 9, 0 }, { "--net-latency=", 10, 0 }, { "--host-issue=", 11, 0 },
+		{ "--host-issue-gemm=", 12, 0 }, { "--gemm-flops=", 13, 0 }, { "--conv-flops=", 14, 0 },
 	};
 	double *dv[] = { &t->flops, &t->bw, &t->copybw, &t->copylat, &t->launch };
-	double *hv[] = { &t->hostflops, &t->hostbw, &t->netbw, &t->netlat };
+	double *hv[] = { &t->hostflops, &t->hostbw, &t->netbw, &t->netlat, &t->issue, &t->issue_gemm,
+	                 &t->gemm_flops, &t->conv_flops };
 	int64_t *iv[] = { &t->capacity, &t->align };
 
 	for (size_t i = 0; i < sizeof tab / sizeof *tab; i++) {
@@ -88,7 +95,8 @@ target_option(Target *t, const char *arg, char *err, size_t nerr)
 		v = strtod(s, &end);
 		if (end == s || *end || errno || !(v >= 0) || v > 1e30)
 			goto bad;
-		/* Rates must be positive; latencies and overheads may be zero. */
+		/* Rates must be positive (the GEMM and convolution rates' 0 is the default: the
+		 * accelerator's); latencies and overheads may be zero. */
 		if ((tab[i].pos <= 2 || (tab[i].pos >= 7 && tab[i].pos <= 9)) && v == 0)
 			goto bad;
 		if (!tab[i].isint) {

@@ -95,7 +95,17 @@ t2=$($MTC "$top_srcdir/examples/mlp.tdsl" --emit=schedule --target-flops=1e9 | t
 check "--target-flops slows the model ($t1 -> $t2)" 'awk -v a=$t1 -v b=$t2 "BEGIN { exit !(b > 10 * a) }"'
 t3=$($MTC "$top_srcdir/examples/mlp.tdsl" --emit=schedule --target=cuda | tail -n 1 | awk '{ print $6 }')
 check "cuda is faster than mt3000 ($t1 -> $t3)" 'awk -v a=$t1 -v b=$t3 "BEGIN { exit !(b < a) }"'
-for bad_opt in --schedule=fast --target-bw=0 --copy-bw=-1 --copy-latency=x --align=48 --accel-bytes=0 --launch=; do
+# the host's issue (--host-issue): 1 ms an op makes the MLP's 160-op step about 159 ms
+# (host-bound: 159 ops launch a kernel), where the GPU alone takes under 1 ms; a cuBLAS call's own figure for matmuls
+t4=$($MTC "$top_srcdir/examples/mlp.tdsl" --emit=schedule --target=cuda --host-issue=1e-3 | tail -n 1 | awk '{ print $6 }')
+check "--host-issue makes the step host-bound ($t3 -> $t4)" 'awk -v a=$t4 "BEGIN { exit !(a >= 150 && a < 161) }"'
+t5=$($MTC "$top_srcdir/examples/mlp.tdsl" --emit=schedule --target=cuda --host-issue=1e-3 --host-issue-gemm=2e-3 | tail -n 1 | awk '{ print $6 }')
+check "--host-issue-gemm for matmuls ($t4 -> $t5)" 'awk -v a=$t4 -v b=$t5 "BEGIN { exit !(b > a + 30) }"'
+t6=$($MTC "$top_srcdir/examples/resnet.tdsl" --emit=schedule --target=cuda | tail -n 1 | awk '{ print $6 }')
+t7=$($MTC "$top_srcdir/examples/resnet.tdsl" --emit=schedule --target=cuda --conv-flops=1e11 | tail -n 1 | awk '{ print $6 }')
+check "--conv-flops slows the convolutions ($t6 -> $t7)" 'awk -v a=$t6 -v b=$t7 "BEGIN { exit !(b > 2 * a) }"'
+for bad_opt in --schedule=fast --target-bw=0 --copy-bw=-1 --copy-latency=x --align=48 --accel-bytes=0 --launch= \
+	--host-issue=-1 --gemm-flops=x --conv-flops=-2; do
 	check "$bad_opt rejected" '! $MTC "$top_srcdir/examples/mlp.tdsl" --emit=schedule $bad_opt >/dev/null 2>"$dir/err" && grep -q "error" "$dir/err"'
 done
 for opt in --schedule= --target-flops= --target-bw= --copy-bw= --copy-latency= --launch= --accel-bytes= --align=; do
