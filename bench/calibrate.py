@@ -128,7 +128,26 @@ def fit(rows):
     for kind in ("conv2d", "conv2d_dx", "conv2d_dw"):
         c["flops_" + kind] = med([r["flops"] / (r["dur"] * 1e-6 - c["fixed"]) for r in rows
                                   if r["kind"] == kind and r["flops"] >= 1e8])
+    c["flops_conv"] = med([r["flops"] / (r["dur"] * 1e-6 - c["fixed"]) for r in rows
+                           if r["kind"].startswith("conv2d") and r["flops"] >= 1e8])
     return c
+
+
+def options(c):
+    """mtc's cost-model options (passes/target.c) for the constants: its pipeline form."""
+    return [f"--host-issue={c['issue']:.4g}", f"--host-issue-gemm={c['issue_gemm']:.4g}",
+            f"--launch={c['fixed']:.4g}", f"--target-bw={c['bw']:.4g}",
+            f"--gemm-flops={c['flops_gemm']:.4g}", f"--conv-flops={c['flops_conv']:.4g}"]
+
+
+def modeled_ms(mtc, src, flags):
+    out = subprocess.run([mtc, src, "--target=cuda", "--emit=schedule", "-o", "-"] + flags,
+                         check=True, capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        w = line.split()
+        if "modeled_ms" in w:
+            return float(w[w.index("modeled_ms") + 1])
+    return float("nan")
 
 
 def pipeline(ops, c):
@@ -195,7 +214,7 @@ def main():
         t = os.path.join(d, mod + ".time")
         ms = step_ms(t if os.path.exists(t) else os.path.join(d, mod + ".out"))
         now = sum(x[1] for x in schedule(mtc, src, flags))
-        mods.append((mod, ops, ms))
+        mods.append((mod, ops, ms, src, flags))
         print(f"| {mod} | {len(spans)} of {len(ops)} ops | {sum(s['dur'] for s in spans) / 1e3:.3f} | "
               f"{ms} | {now:.3f} |")
     if "--fit" not in a:
@@ -207,11 +226,15 @@ def main():
     for k, v in c.items():
         print(f"| {k} | {v:.4g} |")
     print()
-    print("| module | pipeline model (ms) | measured (ms) | model / measured |")
-    print("| --- | --- | --- | --- |")
-    for mod, ops, ms in mods:
+    opts = options(c)
+    print(f"mtc with them: `{' '.join(opts)}`")
+    print()
+    print("| module | pipeline model (ms) | model / measured | mtc with the options (ms) | mtc / measured | measured (ms) |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for mod, ops, ms, src, flags in mods:
         p = pipeline(ops, c) * 1e3
-        print(f"| {mod} | {p:.3f} | {ms} | {p / ms:.2f} |")
+        m = modeled_ms(mtc, src, flags + opts)
+        print(f"| {mod} | {p:.3f} | {p / ms:.2f} | {m:.3f} | {m / ms:.2f} | {ms} |")
 
 
 if __name__ == "__main__":
