@@ -33,14 +33,19 @@ def load_trace(path):
     return t["otherData"], ev
 
 
+def field(text, key):
+    """The number after key on the last line that has it (None if none does)."""
+    for line in text.splitlines()[::-1]:
+        w = line.split()
+        if key in w:
+            return float(w[w.index(key) + 1])
+    return None
+
+
 def step_ms(path):
     """The median step of `mtc-run --steps N` (its last line: ... step_ms T ...)."""
     with open(path) as f:
-        for line in f.read().splitlines()[::-1]:
-            w = line.split()
-            if "step_ms" in w:
-                return float(w[w.index("step_ms") + 1])
-    return None
+        return field(f.read(), "step_ms")
 
 
 def schedule(mtc, src, flags):
@@ -143,11 +148,7 @@ def options(c):
 def modeled_ms(mtc, src, flags):
     out = subprocess.run([mtc, src, "--target=cuda", "--emit=schedule", "-o", "-"] + flags,
                          check=True, capture_output=True, text=True).stdout
-    for line in out.splitlines():
-        w = line.split()
-        if "modeled_ms" in w:
-            return float(w[w.index("modeled_ms") + 1])
-    return float("nan")
+    return field(out, "modeled_ms")
 
 
 def pipeline(ops, c):
@@ -213,7 +214,7 @@ def main():
             prev = end
         t = os.path.join(d, mod + ".time")
         ms = step_ms(t if os.path.exists(t) else os.path.join(d, mod + ".out"))
-        now = sum(x[1] for x in schedule(mtc, src, flags))
+        now = modeled_ms(mtc, src, flags)
         mods.append((mod, ops, ms, src, flags))
         print(f"| {mod} | {len(spans)} of {len(ops)} ops | {sum(s['dur'] for s in spans) / 1e3:.3f} | "
               f"{ms} | {now:.3f} |")

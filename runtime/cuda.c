@@ -316,7 +316,7 @@ struct mtc_cu {
 		double work;          /* a kernel's threads, a GEMM's FLOPs */
 		double hb, he;        /* the host's issue of it: seconds from the step's start */
 	} *sp;                    /* what: kernel or SP_* */
-	/* MTC_TRACE_HOLD=1: the compute stream held behind a host function until the host has
+	/* MTC_TRACE_HOLD=S: the compute stream held behind a host function until the host has
 	 * issued the whole step (or MTC_TRACE_HOLD seconds passed), so that the spans time the
 	 * GPU's work alone, not the launch gaps; the host's issue of each span is timed too */
 	double hold, h0, hrel;
@@ -1025,7 +1025,8 @@ begin(mtc_cu *c, const void *const *in, int fn)
 	if (cu.cuCtxSetCurrent(c->ctx))
 		return fail(c, MTC_ENODEV, "cannot make the GPU context current");
 	c->nsp = c->insp = 0;
-	c->h0 = mtc_now();
+	if (c->trace)
+		c->h0 = mtc_now();
 	if (c->trace && !c->hold && cu.cuEventRecord(c->t0, c->s[0]))
 		c->trace = NULL;
 	for (int i = 0; i < man.nt[0]; i++) {
