@@ -109,8 +109,8 @@ build(const Group *g, Mod *b)
 		for (int a = 0; a < g->c[c].nargs; a++)
 			if (g->c[c].arg[a] == -1) {
 				const Case *k = &g->c[c];
-				Init in = { k->role[a] == R_INPUT ? INIT_NONE : k->role[a] == R_HYPER ? INIT_FULL :
-				            k->at[a].dt == I32 ? INIT_ZEROS : INIT_NORMAL, 0, 1 };
+				Init in = { .kind = k->role[a] == R_INPUT ? INIT_NONE : k->role[a] == R_HYPER ?
+				            INIT_FULL : k->at[a].dt == I32 ? INIT_ZEROS : INIT_NORMAL, .a = 0, .b = 1 };
 				if (k->role[a] == R_HYPER)
 					in.a = k->hv[a];
 				char nm[32];
