@@ -27,11 +27,12 @@ at() {
 		awk -v s="$(echo "$t1 - $t0" | bc)" '
 			/^overhead / { o = $2 }
 			/^params_in_host_bytes / { p = $2 } /^state_in_host_bytes / { st = $2 }
-			/^updates_on_host / { u = $2 }
+			/^updates_on_host / { u = $2 } /^placed_by / { pb = $2 }
 			END { m = "";
 			      if (p) m = m sprintf("params %.1f MiB", p / 1048576);
 			      if (st) m = m (m ? ", " : "") sprintf("state %.1f MiB", st / 1048576);
 			      if (u) m = m (m ? ", " : "") u " updates on the host";
+			      if (pb == "ilp") m = m (m ? ", " : "") "placed by the ILP";
 			      printf "%s (%s%s%.1f s)", o, m, m ? "; " : "", s }' "$tmp/s"
 	else
 		printf 'does not fit'

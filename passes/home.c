@@ -226,7 +226,7 @@ wait(Func *g, int v)
 
 /* The rewrite of f (step or forward) for the Decl.host marks and, in a step, the levels. */
 static Func *
-rewrite(const Func *f, const Target *tg, const uint8_t *lvl)
+rewrite(const Func *f, const Target *tg, const uint8_t *lvl, int *map)
 {
 	const Module *m = f->mod;
 	Func *g = func_new(f->mod, f->name);
@@ -324,6 +324,8 @@ rewrite(const Func *f, const Target *tg, const uint8_t *lvl)
 			ty = f->val[o->res].ty;
 		k = func_op(g, o->kind, o->phase, a, o->nargs, o->ia, o->nia, o->fa, &ty,
 		            o->res >= 0 ? f->val[o->res].name : NULL, o->loc);
+		if (map)
+			map[i] = k;
 		g->op[k].of = o->of >= 0 ? cur[o->of] : -1;
 		if (o->res >= 0)
 			cur[o->res] = g->op[k].res;
@@ -359,13 +361,13 @@ rewrite(const Func *f, const Target *tg, const uint8_t *lvl)
 }
 
 Func *
-home_step(const Func *f, const Target *tg, const uint8_t *lvl)
+home_step(const Func *f, const Target *tg, const uint8_t *lvl, int *map)
 {
-	return rewrite(f, tg, lvl);
+	return rewrite(f, tg, lvl, map);
 }
 
 Func *
 home_fwd(const Func *f, const Target *tg)
 {
-	return rewrite(f, tg, NULL);
+	return rewrite(f, tg, NULL, NULL);
 }

@@ -61,6 +61,13 @@ typedef struct Ilp {
 	int trace;             /* MTC_ILP_TRACE is set: GLPK's log and ours on stderr */
 	const uint8_t *mask;   /* only these values are decided (NULL: all) */
 	const int64_t *fix;    /* bytes of everything else at each stage (NULL: the profile) */
+	/* where params and optimizer state live (place.c's effects): a column Y per change of a
+	 * group's level, at most one a group and kmax in all, taking its bytes off each stage's
+	 * memory and adding its seconds */
+	const PlaceEffect *pe;
+	int npe, kmax;
+	const int64_t *corr;   /* bytes added at each stage (NULL: none) */
+	int *ycol;
 } Ilp;
 
 static double kib(int64_t b) { return (double)b / 1024; }
@@ -256,6 +263,28 @@ ilp_free(Ilp *m)
 	free(m->ckind); free(m->cobj); free(m->clo); free(m->chi); free(m->warm);
 	free(m->rtype); free(m->rlo); free(m->rhi_);
 	free(m->ia); free(m->ja); free(m->ar);
+	free(m->ycol);
+}
+
+/* The placement's columns and rows (before the stages', whose memory rows take Y's bytes):
+ * a change costs its seconds. */
+static void
+place_cols(Ilp *m)
+{
+	int r = row(m, GLP_UP, 0, m->kmax);
+
+	m->ycol = xcalloc(m->npe + 1, sizeof *m->ycol);
+	for (int e = 0; e < m->npe; e++) {
+		m->ycol[e] = col(m, 'B', 0, 1, 1e6 * m->pe[e].dt);
+		coef(m, r, m->ycol[e], 1);
+	}
+	/* at most one change a group (a group's are consecutive in pe) */
+	for (int e = 0; e < m->npe;) {
+		int rg = row(m, GLP_UP, 0, 1), e2 = e;
+		for (; e2 < m->npe && m->pe[e2].op == m->pe[e].op; e2++)
+			coef(m, rg, m->ycol[e2], 1);
+		e = e2;
+	}
 }
 
 /* Build the program. With a warm plan, also the start solution (FREE and U follow from R, S). */
@@ -326,8 +355,10 @@ build(Ilp *m, const Prob *p, int64_t budget, const Plan *warm)
 	}
 	if (warm)
 		warm_rs(m, warm);
+	if (m->npe)
+		place_cols(m);
 	for (int t = 0; t < n; t++) {
-		double fixed = kib(m->fix ? m->fix[t] : p->aprof[t]);
+		double fixed = kib(m->fix ? m->fix[t] : p->aprof[t]) + (m->corr ? kib(m->corr[t]) : 0);
 		int first = 1, prevk = -1, ur;
 
 		/* The ops computed in stage t, in the order they run. */
@@ -395,6 +426,10 @@ build(Ilp *m, const Prob *p, int64_t budget, const Plan *warm)
 				double f0 = fixed - (m->dec[t] || m->fix ? 0 : kib(p->ab[t]));
 				m->rlo[ur] = m->rhi_[ur] = f0;
 				w = f0;
+				for (int e = 0; e < m->npe; e++) {
+					coef(m, ur, m->ycol[e], kib(m->pe[e].off[t]));
+					w -= kib(m->pe[e].off[t]) * m->warm[m->ycol[e]];
+				}
 				for (int i = 0; i < t; i++) {
 					int c = S(m, t, i);
 					coef(m, ur, c, -kib(p->ab[i]));
@@ -810,9 +845,13 @@ solve_ilp(const Prob *p, int64_t budget, double tlim, const Plan *warm, Plan *pl
 	}
 	return solve_ilp_part(p, budget, tlim, warm, NULL, NULL, pl);
 }
-int
-solve_ilp_part(const Prob *p, int64_t budget, double tlim, const Plan *warm, const uint8_t *mask,
-               const int64_t *fix, Plan *pl)
+/* Checkmate's program over the ops, of the values mask decides (NULL: all), the rest fix's
+ * bytes (NULL: the profile), with the placement's columns where npe > 0 (their levels into
+ * lvl, the plan then of f with everything on the accelerator, not measured). */
+static int
+solve_ops(const Prob *p, int64_t budget, double tlim, const Plan *warm, const uint8_t *mask,
+          const int64_t *fix, const PlaceEffect *pe, int npe, int kmax, const int64_t *corr,
+          Plan *pl, uint8_t *lvl)
 {
 	Ilp m;
 	int ok = -1;
@@ -822,10 +861,14 @@ solve_ilp_part(const Prob *p, int64_t budget, double tlim, const Plan *warm, con
 	m.trace = getenv("MTC_ILP_TRACE") != NULL;
 	m.mask = mask;
 	m.fix = fix;
+	m.pe = pe;
+	m.npe = npe;
+	m.kmax = kmax;
+	m.corr = corr;
 	build(&m, p, budget, warm);
-	m.warmok = warm && warm_ok(&m);
+	m.warmok = (warm || npe) && warm_ok(&m);
 	if (m.trace)
-		fprintf(stderr, "ilp: start solution %s\n", !warm ? "none" : m.warmok ? "feasible" : "infeasible");
+		fprintf(stderr, "ilp: start solution %s\n", !warm && !npe ? "none" : m.warmok ? "feasible" : "infeasible");
 	if (mask && warm && !m.warmok) {
 		/* A block's program that does not hold the plan it is to improve: GLPK then
 		 * searches from nothing, and on MobileNet's blocks (10k columns) its 50 nodes took
@@ -849,6 +892,9 @@ solve_ilp_part(const Prob *p, int64_t budget, double tlim, const Plan *warm, con
 			if (m.x[i] && val[m.x[i]] > 0.5)
 				pl->sw[pl->nsw++] = m.sw[i];
 		}
+		for (int e = 0; e < npe; e++)
+			if (val[m.ycol[e]] > 0.5)
+				lvl[pe[e].op] = (uint8_t)pe[e].lvl;
 		pl->obj += p->time;
 		ok = 0;
 	}
@@ -856,15 +902,34 @@ solve_ilp_part(const Prob *p, int64_t budget, double tlim, const Plan *warm, con
 	/* Out of time before GLPK had an incumbent: the start solution is the incumbent, with
 	 * nothing proved about it (gap 100%). */
 	if (ok && m.warmok) {
-		plan_copy(pl, warm);
+		if (warm)
+			plan_copy(pl, warm);
+		for (int e = 0; e < npe; e++)
+			if (m.warm[m.ycol[e]] > 0.5)
+				lvl[pe[e].op] = (uint8_t)pe[e].lvl;
 		pl->obj = -1;
 		pl->gap = 1;
 		ok = 0;
 	}
 	ilp_free(&m);
-	if (ok == 0)
+	if (ok == 0 && !npe)
 		plan_eval(p, pl, budget);
 	pl->solver = "ilp";
 	pl->stime = plan_clock() - t0;
 	return ok;
+}
+
+int
+solve_ilp_part(const Prob *p, int64_t budget, double tlim, const Plan *warm, const uint8_t *mask,
+               const int64_t *fix, Plan *pl)
+{
+	return solve_ops(p, budget, tlim, warm, mask, fix, NULL, 0, 0, NULL, pl, NULL);
+}
+
+int
+solve_ilp_place(const Prob *p, int64_t budget, double tlim, const Plan *warm,
+                const PlaceEffect *pe, int npe, int kmax, const uint8_t *mask, const int64_t *corr,
+                Plan *pl, uint8_t *lvl)
+{
+	return solve_ops(p, budget, tlim, warm, mask, NULL, pe, npe, kmax, corr, pl, lvl);
 }

@@ -187,7 +187,7 @@ eval(S *s, int k, double bound)
 		return s->time[k];
 	levels(s, k);
 	home_mark(s->m, s->f, s->lvl, 1);
-	g = home_step(s->f, s->tg, s->lvl);
+	g = home_step(s->f, s->tg, s->lvl, NULL);
 	a = plan_arena(g, s->tg, NULL, 0);
 	plan_measure(g, s->tg, &me);
 	if (a <= s->budget || (bound > 0 && me.time >= bound)) {
@@ -294,4 +294,84 @@ out:
 	free(s.time);
 	free(s.up);
 	return r;
+}
+
+/* The step f rewritten for the levels lvl, unplanned: its modeled seconds, and into prof (f->nop
+ * entries) its bytes at each op of f: at op t the most held from just after op t-1's image to
+ * op t's. */
+static double
+measure(Module *m, const Func *f, const Target *tg, const uint8_t *lvl, int *map, int64_t *prof)
+{
+	Func *g;
+	int64_t *pg;
+	Meas me = {0};
+
+	home_mark(m, f, lvl, 1);
+	g = home_step(f, tg, lvl, map);
+	pg = xmalloc((g->nop + 1) * sizeof *pg);
+	plan_aprofile(g, tg->align, pg);
+	plan_measure(g, tg, &me);
+	for (int t = 0, j = 0; t < f->nop; t++) {
+		prof[t] = INT64_MIN;
+		for (; j <= map[t]; j++)
+			if (pg[j] > prof[t])
+				prof[t] = pg[j];
+	}
+	home_mark(m, f, lvl, 0);
+	free(pg);
+	func_free(g);
+	return me.time;
+}
+
+/* The effects of changing each group's level from base's, for the ILP (ilp.c decides them with
+ * the activations): each change rewritten on its own (home.c) and measured against base's. */
+int
+place_effects(Module *m, const Func *f, const Target *tg, const uint8_t *base, PlaceEffect **out)
+{
+	int n = f->nop, ne = 0, cap = 0, *map = xmalloc((n + 1) * sizeof *map);
+	int64_t *p0 = xmalloc((n + 1) * sizeof *p0), *pl = xmalloc((n + 1) * sizeof *pl);
+	uint8_t *lvl = xcalloc(n + 1, 1);
+	PlaceEffect *pe = NULL;
+	double t0;
+
+	if (base)
+		memcpy(lvl, base, n);
+	t0 = measure(m, f, tg, lvl, map, p0);
+	for (int u = 0; u < n; u++) {
+		int mask = home_allowed(f, tg, u), b = lvl[u];
+		if (mask == 1 << HOME_DEV)
+			continue;
+		for (int l = HOME_DEV; l < NHOME; l++) {
+			PlaceEffect *e;
+			if (!(mask & 1 << l) || l == b)
+				continue;
+			if (ne == cap) {
+				cap = cap ? 2 * cap : 64;
+				pe = xrealloc(pe, cap * sizeof *pe);
+			}
+			e = &pe[ne++];
+			e->op = u;
+			e->lvl = l;
+			lvl[u] = (uint8_t)l;
+			e->dt = measure(m, f, tg, lvl, map, pl) - t0;
+			e->off = xmalloc((n + 1) * sizeof *e->off);
+			for (int t = 0; t < n; t++)
+				e->off[t] = p0[t] - pl[t];
+		}
+		lvl[u] = (uint8_t)b;
+	}
+	free(map);
+	free(p0);
+	free(pl);
+	free(lvl);
+	*out = pe;
+	return ne;
+}
+
+void
+place_effects_free(PlaceEffect *pe, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(pe[i].off);
+	free(pe);
 }

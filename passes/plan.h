@@ -119,6 +119,8 @@ int64_t plan_arena_of(const Prob *, const Plan *, int64_t goal);
 /* remat.c: needs a Prob and a Plan of m->step; returns a new function (not installed) with
  * rec ops before their uses, swap_out/swap_in/wait ops, and late uses renamed. */
 Func *remat(const Prob *, const Plan *);
+/* The same, map (p->n entries) the index in the new function of each op of p's. */
+Func *remat_map(const Prob *, const Plan *, int *map);
 
 /* home.c: params and optimizer state living in host memory. An update's group (its param and
  * the state it writes) lives at one level between steps: */
@@ -136,11 +138,12 @@ enum {
  * 1 << HOME_* (HOME_DEV always; none other where the target keeps nothing in host memory).
  * home_mark: set (on) or clear Decl.host of the decls the levels lvl (one per op of f, 0 for
  * non-updates) move; how many. home_step, home_fwd: the step (for lvl) and the forward
- * rewritten for the Decl.host marks, new functions not installed. */
+ * rewritten for the Decl.host marks, new functions not installed; map (NULL or f->nop
+ * entries): the index in the new step of each op of f. */
 int home_candidate(const Func *, int d);
 int home_allowed(const Func *, const Target *, int u);
 int home_mark(Module *, const Func *, const uint8_t *lvl, int on);
-Func *home_step(const Func *, const Target *, const uint8_t *lvl);
+Func *home_step(const Func *, const Target *, const uint8_t *lvl, int *map);
 Func *home_fwd(const Func *, const Target *);
 
 /* place.c: the placement search above the activation solvers: the levels (one per op of f, 0
@@ -153,6 +156,18 @@ Func *home_fwd(const Func *, const Target *);
 typedef Plan *PlaceFitFn(Prob *, int64_t budget, double *stime, int64_t *arena);
 uint8_t *place_search(Module *, Func *f, const Target *, int64_t budget, long nodes, double t0,
                       PlaceFitFn *fit, double *stime, int *fits);
+/* place_effects: for the ILP, each change of one update op's level from base's (one per op of
+ * f, NULL: everything on the accelerator), alone, measured on f rewritten for it, unplanned,
+ * against f rewritten for base: the bytes it takes off the accelerator at each op of f (off,
+ * f->nop entries; < 0 where it holds more) and the modeled seconds it adds (dt, < 0 where it
+ * saves). Leaves Decl.host as it found it. */
+typedef struct PlaceEffect {
+	int op, lvl;
+	int64_t *off;
+	double dt;
+} PlaceEffect;
+int place_effects(Module *, const Func *f, const Target *, const uint8_t *base, PlaceEffect **);
+void place_effects_free(PlaceEffect *, int);
 void func_free(Func *);
 
 /* chen.c: sqrt(n) checkpointing over the segments of segments.c's cuts. Always 0: the plan's
@@ -218,6 +233,15 @@ int plan_segments(const Prob *, int **fops, int *nf, int **seg, int **bnd, int *
  * tlim > 0, tlim seconds (tlim 0: no clock), started from warm (may be NULL). 0 with pl filled
  * (pl->gap, pl->stop), or -1 if no solution was found. */
 int solve_ilp(const Prob *, int64_t budget, double tlim, const Plan *warm, Plan *);
+/* The same with where params and optimizer state live decided too, linearized around a
+ * placement: on f (p's) rewritten for it, each change of pe (place_effects) a column, at most
+ * one a group and kmax in all, started from warm (NULL: none); mask as below (NULL: every
+ * value decided); corr (NULL: none) bytes added at each stage, which make the program's
+ * memory the measured one with no change. 0 with the changes chosen in lvl (the placement's
+ * levels on entry) and pl the activations' plan in the program's model (not measured), or -1. */
+int solve_ilp_place(const Prob *, int64_t budget, double tlim, const Plan *warm,
+                    const PlaceEffect *pe, int npe, int kmax, const uint8_t *mask,
+                    const int64_t *corr, Plan *, uint8_t *lvl);
 /* The same deciding only the values in mask; everything else takes fix[t] bytes at stage t.
  * p's rec and swaps then hold the masked values' decisions only. */
 int solve_ilp_part(const Prob *, int64_t budget, double tlim, const Plan *warm,
@@ -263,6 +287,8 @@ typedef struct PlanReport {
 	int64_t hstate;        /* bytes of optimizer state the plan keeps in host memory */
 	int64_t hparam;        /* bytes of params it keeps there */
 	int nhostupd;          /* updates it runs on the host */
+	char placer[8];        /* who chose where params and state live: "search" (place.c),
+	                        * "ilp" (its program around the search's), "" if nothing moved */
 	int nearly;            /* ops that make weights' gradients moved up (plan_hoist_grads) in
 	                        * the order planned; 0: the list schedule's order */
 	int micro;             /* the step's micro-batches (> 1; --micro-batches), else 0 or 1 */

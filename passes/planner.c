@@ -588,6 +588,8 @@ typedef struct Try {
 	Plan *best;              /* the plan that fits, or NULL */
 	Func *hf;                /* f rewritten for where params and state live, or NULL */
 	uint8_t *lv;             /* its levels (home.c), one per op of f; their decls marked */
+	int *map;                /* the index in hf of each op of f */
+	const char *placer;      /* who chose lv: "search" (place.c) or "ilp" */
 	int64_t arena;
 	double stime;
 	int early;               /* ops plan_hoist_grads moved up in f */
@@ -598,13 +600,18 @@ typedef struct Try {
  * the target can keep them in host memory and tso's plan with everything on the accelerator
  * does not fit or costs time: the placement whose tso plan is the fastest that fits. With
  * everything on the accelerator the solver asked for plans as ever; else it plans the step
- * rewritten for the placement (home.c) with tso, for auto and ilp too: the ILP does not model
- * the copies of params and state yet (GLPK spent minutes on such steps). Then, whichever step:
+ * rewritten for the placement (home.c) with tso, for auto and ilp too (Checkmate's program on
+ * such steps spent 13 s on skipnet; the ILP decides the placement after, try_ilp_place).
+ * Then, whichever step:
  * if nothing fits, again with swaps placed for memory rather than time (their copies then
  * stall the compute), then loosened where the budget leaves room (relax.c), from that plan
  * and from the time-placed one that missed by the least. chen, the activation-only baseline,
  * moves nothing; nor does a try without search. The placement's decls stay marked
  * (try_drop unmarks them). */
+static void try_levels(Module *, const PlanOpts *, int64_t budget, double tlim, int tight_only,
+                       int exact, Try *);
+static void try_drop(Module *, Try *);
+
 static void
 try_plan(Module *m, Func *f, const PlanOpts *o, int64_t budget, double tlim, int tight_only,
          int search, Try *t)
@@ -628,23 +635,168 @@ try_plan(Module *m, Func *f, const PlanOpts *o, int64_t budget, double tlim, int
 		t->best = solve_fit(t->p, o, budget, tlim, tight_only, &t->stime, &t->arena);
 		return;
 	}
-	{
-		PlanOpts qo = *o;
-		home_mark(m, f, t->lv, 1);
-		t->hf = home_step(f, o->tg, t->lv);
-		prob_free(t->p);
-		t->p = prob_new(t->hf, o->tg);
-		t->p->nodes = o->nodes > 0 ? o->nodes : tlim > 0 ? 0 : PLAN_NODES;
-		if (strcmp(o->solver, "auto") == 0 || strcmp(o->solver, "ilp") == 0)
-			qo.solver = "tso";
-		if ((t->arena = plan_arena(t->hf, o->tg, NULL, budget)) <= budget) {
-			/* it fits unplanned with params and state where they are */
-			t->best = plan_new(t->p);
-			plan_eval(t->p, t->best, budget);
-			t->best->solver = qo.solver;
-		} else
-			t->best = solve_fit(t->p, &qo, budget, tlim, tight_only, &t->stime, &t->arena);
+	t->placer = "search";
+	try_levels(m, o, budget, tlim, tight_only, 0, t);
+}
+
+/* t's step rewritten for its levels t->lv (marked here) and planned: unplanned where it fits,
+ * else by the solver asked for, tso in place of auto and ilp unless exact. */
+static void
+try_levels(Module *m, const PlanOpts *o, int64_t budget, double tlim, int tight_only, int exact,
+           Try *t)
+{
+	PlanOpts qo = *o;
+
+	home_mark(m, t->f, t->lv, 1);
+	t->map = xmalloc((t->f->nop + 1) * sizeof *t->map);
+	t->hf = home_step(t->f, o->tg, t->lv, t->map);
+	prob_free(t->p);
+	t->p = prob_new(t->hf, o->tg);
+	t->p->nodes = o->nodes > 0 ? o->nodes : tlim > 0 ? 0 : PLAN_NODES;
+	if (!exact && (strcmp(o->solver, "auto") == 0 || strcmp(o->solver, "ilp") == 0))
+		qo.solver = "tso";
+	if ((t->arena = plan_arena(t->hf, o->tg, NULL, budget)) <= budget) {
+		/* it fits unplanned with params and state where they are */
+		t->best = plan_new(t->p);
+		plan_eval(t->p, t->best, budget);
+		t->best->solver = qo.solver;
+	} else
+		t->best = solve_fit(t->p, &qo, budget, tlim, tight_only, &t->stime, &t->arena);
+}
+
+/* The bytes at each op of f (n entries) of g, a rewrite of f whose op map[i] is f's op i:
+ * at op i the most held from just after op i-1's image to op i's. */
+static void
+profile_back(const Func *g, const Target *tg, const int *map, int n, int64_t *out)
+{
+	int64_t *pg = xmalloc((g->nop + 1) * sizeof *pg);
+
+	plan_aprofile(g, tg->align, pg);
+	for (int t = 0, j = 0; t < n; t++) {
+		out[t] = INT64_MIN;
+		for (; j <= map[t]; j++)
+			if (pg[j] > out[t])
+				out[t] = pg[j];
 	}
+	free(pg);
+}
+
+/* What t's step holds at each op of t->f (n entries), as planned. */
+static void
+try_profile(const Try *t, const Target *tg, int64_t *out)
+{
+	int n = t->f->nop, *cm = xmalloc((n + 1) * sizeof *cm), *rm = NULL;
+	const Func *h = t->hf ? t->hf : t->f;
+	Func *g = NULL;
+
+	for (int i = 0; i < n; i++)
+		cm[i] = t->map ? t->map[i] : i;
+	if (t->best) {
+		rm = xmalloc((t->p->n + 1) * sizeof *rm);
+		h = g = remat_map(t->p, t->best, rm);
+		for (int i = 0; i < n; i++)
+			cm[i] = rm[cm[i]];
+	}
+	profile_back(h, tg, cm, n, out);
+	func_free(g);
+	free(rm);
+	free(cm);
+}
+
+enum { PLACE_ROUNDS = 4 };
+
+/* The ILP's placement of t's step: a program whose columns are the changes of one group's
+ * level from t's placement (place.c's effects, each measured alone on the step as placed:
+ * the program is linear around it), its memory the measured one of t's plan, the activations
+ * as that plan holds them. The step its levels make is planned by tso (the activations for
+ * the new placement) and taken if it fits and is faster; then the program is made again
+ * around it, or with half as many changes allowed where it was not faster (PLACE_ROUNDS
+ * programs at most). (With the activations decided in the same program, Checkmate's, GLPK's
+ * cuts alone took 85 s on the 160-op MLP.) */
+static void
+try_ilp_place(Module *m, const PlanOpts *o, int64_t budget, double tlim, int tight_only, Try *t)
+{
+	Func *f = t->f;
+	int n = f->nop, npe = 0, kmax = n, fresh = 1;
+	PlaceEffect *pe = NULL;
+	Prob *p;
+	uint8_t *mask = xcalloc(n + 1, 1);       /* no activation decided */
+	int64_t *corr = xmalloc((n + 1) * sizeof *corr);
+
+	if (t->lv)
+		home_mark(m, f, t->lv, 0);
+	p = prob_new(f, o->tg);         /* everything on the accelerator */
+	if (t->lv)
+		home_mark(m, f, t->lv, 1);
+	p->nodes = t->p->nodes;
+	for (int round = 0; round < PLACE_ROUNDS && kmax > 0; round++) {
+		Plan *pl;
+		uint8_t *lv = xcalloc(n + 1, 1);
+		int nch = 0;
+		Try x;
+
+		if (t->lv)
+			memcpy(lv, t->lv, n);
+		if (fresh) {
+			/* the program around t's placement and plan */
+			try_profile(t, o->tg, corr);
+			for (int i = 0; i < n; i++)
+				corr[i] -= p->aprof[i];
+			if (t->lv)
+				home_mark(m, f, t->lv, 0);
+			place_effects_free(pe, npe);
+			npe = place_effects(m, f, o->tg, t->lv, &pe);
+			if (t->lv)
+				home_mark(m, f, t->lv, 1);
+			fresh = 0;
+		}
+		pl = plan_new(p);
+		if (npe && solve_ilp_place(p, budget, tlim, NULL, pe, npe, kmax, mask, corr, pl, lv) == 0)
+			for (int i = 0; i < n; i++)
+				nch += lv[i] != (t->lv ? t->lv[i] : 0);
+		t->stime += pl->stime;
+		plan_free(pl);
+		if (!nch) {
+			free(lv);
+			break;
+		}
+		if (t->lv)
+			home_mark(m, f, t->lv, 0);
+		memset(&x, 0, sizeof x);
+		x.f = f;
+		x.lv = lv;
+		x.placer = "ilp";
+		x.early = t->early;
+		x.devfit = t->devfit;
+		try_levels(m, o, budget, tlim, tight_only, 0, &x);
+		if (getenv("MTC_ILP_TRACE")) {
+			int c[NHOME] = {0};
+			for (int i = 0; i < n; i++)
+				c[lv[i]]++;
+			fprintf(stderr, "ilp: placement round %d of %d changes, %d changed (at most %d): %d state, "
+			        "%d param, %d both, %d on the host: %s, %.6g s against %.6g s\n", round, npe,
+			        nch, kmax, c[HOME_STATE], c[HOME_PARAM], c[HOME_BOTH], c[HOME_HOSTUPD],
+			        x.best ? "fits" : "does not fit", x.best ? x.best->time : 0,
+			        t->best ? t->best->time : 0);
+		}
+		x.stime += t->stime;
+		if (x.best && (!t->best || x.best->time < t->best->time)) {
+			try_drop(m, t);
+			home_mark(m, f, x.lv, 1);
+			*t = x;
+			fresh = 1;
+		} else {
+			t->stime = x.stime;
+			try_drop(m, &x);
+			if (t->lv)
+				home_mark(m, f, t->lv, 1);
+			kmax = nch / 2;
+		}
+	}
+	place_effects_free(pe, npe);
+	prob_free(p);
+	free(mask);
+	free(corr);
 }
 
 /* A try not taken: its plan and problem freed, its placement's decls back on the accelerator. */
@@ -654,6 +806,7 @@ try_drop(Module *m, Try *t)
 	plan_free(t->best);
 	prob_free(t->p);
 	unhome(m, t->f, t->hf, t->lv);
+	free(t->map);
 	memset(t, 0, sizeof *t);
 }
 
@@ -674,7 +827,7 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 	Prob *p;
 	Plan *best;
 	Try t, u;
-	int hbuf = 0;
+	int hbuf = 0, fresh = !placed_before(m);
 	int64_t budget, arena0, persist;
 	double tlim = o->tlim > 0 ? o->tlim : 0;
 
@@ -758,6 +911,11 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 			if (t.lv)
 				home_mark(m, t.f, t.lv, 1);
 		}
+		/* the ILP's placement (not in a probe, which only ranks candidate steps) */
+		if ((strcmp(o->solver, "ilp") == 0 || strcmp(o->solver, "auto") == 0) && fresh && !o->probe &&
+		    !o->nooffload && o->tg->hoststate && o->tg->copybw > 0 &&
+		    !(t.best && t.best->time <= r->base_time))
+			try_ilp_place(m, o, budget, tlim, tight_only, &t);
 		if (strcmp(o->solver, "tso") && (!t.lv || t.devfit)) {
 			/* the solver asked for, on the order taken, with everything on the
 			 * accelerator: in place of tso's plan, or of the placement's where that is
@@ -883,6 +1041,7 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 			}
 		for (int i = 0; i < t.f->nop; i++)
 			r->nhostupd += t.lv[i] == HOME_HOSTUPD;
+		snprintf(r->placer, sizeof r->placer, "%s", t.placer ? t.placer : "search");
 		/* and the running statistics in host memory that its batch norms read */
 		for (int d = 0; d < m->ndecl; d++)
 			hbuf |= m->decl[d].host && m->decl[d].role == R_BUFFER;
@@ -891,6 +1050,7 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 		func_free(t.hf);
 	}
 	free(t.lv);
+	free(t.map);
 	func_free(f);
 	func_free(g);
 	return 0;
@@ -925,6 +1085,8 @@ plan_report_print(FILE *fp, const PlanReport *r)
 		fprintf(fp, "state_in_host_bytes %lld\n", (long long)r->hstate);
 	if (r->nhostupd)
 		fprintf(fp, "updates_on_host %d\n", r->nhostupd);
+	if (r->placer[0])
+		fprintf(fp, "placed_by %s\n", r->placer);
 	if (r->nearly)
 		fprintf(fp, "early_gradient_ops %d\n", r->nearly);
 	fprintf(fp, "modeled_step_s %.9g\nunplanned_step_s %.9g\n", r->time, r->base_time);

@@ -107,6 +107,12 @@ bucket(Bk *b, const Plan *pl, size_t off, int n)
 Func *
 remat(const Prob *p, const Plan *pl)
 {
+	return remat_map(p, pl, NULL);
+}
+
+Func *
+remat_map(const Prob *p, const Plan *pl, int *map)
+{
 	const Func *f = p->f;
 	Func *g = func_new(f->mod, f->name);
 	int n = p->n;
@@ -162,6 +168,8 @@ remat(const Prob *p, const Plan *pl)
 		own_ws(g, f, op, cur, got, orig);
 		k = emit(g, f, op, op->phase, cur, op->res >= 0 ? f->val[op->res].name : NULL);
 		orig[t] = g->op[k].res;
+		if (map)
+			map[t] = k;
 		g->op[k].of = op->of >= 0 ? cur[op->of] : -1;
 		if (op->res >= 0)
 			cur[op->res] = g->op[k].res;

@@ -9,7 +9,8 @@
 # the module without a budget; the measured peak is within the budget; the forward gives the
 # same outputs; params read back with --params give the same first loss; the planned IR
 # prints and parses back the same and runs in the interpreter to the same losses. skipbw (the
-# MLP with skips, copies at 1 GB/s) at 25% is laid out by the layout's search for the budget.
+# MLP with skips, copies at 1 GB/s) at 25% is laid out by the layout's search for the budget;
+# wideilp and skipilp at 50% are placed by the ILP (--solver=ilp).
 MTC=${MTC:-./mtc}
 RUN=$(dirname "$MTC")/mtc-run
 src=${top_srcdir:-.}
@@ -62,7 +63,10 @@ while read -r n model flags pcts; do
 		"$RUN" "$d/13-layout.mir" --steps 5 > "$out/$n.ti" &&
 		[ "$(grep ^step "$out/$n.t0")" = "$(grep ^step "$out/$n.ti")" ] && ok ||
 			bad "$n $pct%: the interpreter on the planned IR gives other losses"
-		echo "$n $pct%: $(grep -E '^(params|state)_in_host_bytes|^updates_on_host|^overhead|^# layout searched' "$s" | tr '\n' ' ')"
+		# the *ilp rows: at their first budget the ILP's placement is the one built and run
+		case $n in *ilp) [ "$pct" != "${pcts%% *}" ] || { grep -q '^placed_by ilp' "$s" && ok ||
+			bad "$n $pct%: not placed by the ILP: this row no longer covers its placement"; } ;; esac
+		echo "$n $pct%: $(grep -E '^(params|state)_in_host_bytes|^updates_on_host|^placed_by|^overhead|^# layout searched' "$s" | tr '\n' ' ')"
 	done
 	plan=--solver=tso
 done <<EOT
@@ -72,6 +76,8 @@ skipbw examples/skipnet.tdsl --copy-bw=1e9 25
 transformer examples/transformer.tdsl - 25
 gpt examples/gpt.tdsl - 25
 widemlp examples/widemlp.tdsl -
+wideilp examples/widemlp.tdsl --solver=ilp 50
+skipilp examples/skipnet.tdsl --solver=ilp 50
 allops tests/backend/allops.tdsl - 50
 bnstate tests/backend/bnstate.tdsl - 85
 EOT

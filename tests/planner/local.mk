@@ -20,3 +20,7 @@ check_PROGRAMS += tests/planner/early
 TESTS += tests/planner/early
 tests_planner_early_SOURCES = tests/planner/early.c tests/planner/synth.c tests/planner/synth.h tests/build.c tests/build.h
 tests_planner_early_LDADD = $(MTC_LIBS) -lm
+check_PROGRAMS += tests/planner/place-test
+TESTS += tests/planner/place-test
+tests_planner_place_test_SOURCES = tests/planner/place-test.c tests/planner/synth.c tests/planner/synth.h tests/build.c tests/build.h
+tests_planner_place_test_LDADD = $(MTC_LIBS) -lm
