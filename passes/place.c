@@ -1,5 +1,6 @@
 /* place.c: where each param's group lives between steps: the search the planner runs above
- * the activation solvers.
+ * the activation solvers, and the effects of changing one group's level that the ILP's
+ * placement decides from (place_effects: each change rewritten and measured alone).
  *
  * needs: m->step in execution order, its updates hoisted; a budget; a way to fit a step's
  *        activation plan (the planner's tso rounds, handed in: this file calls no solver).

@@ -601,7 +601,7 @@ typedef struct Try {
  * does not fit or costs time: the placement whose tso plan is the fastest that fits. With
  * everything on the accelerator the solver asked for plans as ever; else it plans the step
  * rewritten for the placement (home.c) with tso, for auto and ilp too (Checkmate's program on
- * such steps spent 13 s on skipnet; the ILP decides the placement after, try_ilp_place).
+ * such steps took 13 to 208 s on skipnet; the ILP decides the placement after, try_ilp_place).
  * Then, whichever step:
  * if nothing fits, again with swaps placed for memory rather than time (their copies then
  * stall the compute), then loosened where the budget leaves room (relax.c), from that plan
@@ -609,7 +609,7 @@ typedef struct Try {
  * moves nothing; nor does a try without search. The placement's decls stay marked
  * (try_drop unmarks them). */
 static void try_levels(Module *, const PlanOpts *, int64_t budget, double tlim, int tight_only,
-                       int exact, Try *);
+                       Try *);
 static void try_drop(Module *, Try *);
 
 static void
@@ -636,14 +636,13 @@ try_plan(Module *m, Func *f, const PlanOpts *o, int64_t budget, double tlim, int
 		return;
 	}
 	t->placer = "search";
-	try_levels(m, o, budget, tlim, tight_only, 0, t);
+	try_levels(m, o, budget, tlim, tight_only, t);
 }
 
 /* t's step rewritten for its levels t->lv (marked here) and planned: unplanned where it fits,
- * else by the solver asked for, tso in place of auto and ilp unless exact. */
+ * else by the solver asked for, tso in place of auto and ilp. */
 static void
-try_levels(Module *m, const PlanOpts *o, int64_t budget, double tlim, int tight_only, int exact,
-           Try *t)
+try_levels(Module *m, const PlanOpts *o, int64_t budget, double tlim, int tight_only, Try *t)
 {
 	PlanOpts qo = *o;
 
@@ -653,7 +652,7 @@ try_levels(Module *m, const PlanOpts *o, int64_t budget, double tlim, int tight_
 	prob_free(t->p);
 	t->p = prob_new(t->hf, o->tg);
 	t->p->nodes = o->nodes > 0 ? o->nodes : tlim > 0 ? 0 : PLAN_NODES;
-	if (!exact && (strcmp(o->solver, "auto") == 0 || strcmp(o->solver, "ilp") == 0))
+	if (strcmp(o->solver, "auto") == 0 || strcmp(o->solver, "ilp") == 0)
 		qo.solver = "tso";
 	if ((t->arena = plan_arena(t->hf, o->tg, NULL, budget)) <= budget) {
 		/* it fits unplanned with params and state where they are */
@@ -711,8 +710,8 @@ enum { PLACE_ROUNDS = 4 };
  * as that plan holds them. The step its levels make is planned by tso (the activations for
  * the new placement) and taken if it fits and is faster; then the program is made again
  * around it, or with half as many changes allowed where it was not faster (PLACE_ROUNDS
- * programs at most). (With the activations decided in the same program, Checkmate's, GLPK's
- * cuts alone took 85 s on the 160-op MLP.) */
+ * programs at most). (With the activations decided in the same program, Checkmate's, GLPK
+ * took 85 s for 51 nodes on the 160-op MLP; docs/planner.md.) */
 static void
 try_ilp_place(Module *m, const PlanOpts *o, int64_t budget, double tlim, int tight_only, Try *t)
 {
@@ -768,7 +767,7 @@ try_ilp_place(Module *m, const PlanOpts *o, int64_t budget, double tlim, int tig
 		x.placer = "ilp";
 		x.early = t->early;
 		x.devfit = t->devfit;
-		try_levels(m, o, budget, tlim, tight_only, 0, &x);
+		try_levels(m, o, budget, tlim, tight_only, &x);
 		if (getenv("MTC_ILP_TRACE")) {
 			int c[NHOME] = {0};
 			for (int i = 0; i < n; i++)
