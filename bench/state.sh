@@ -41,7 +41,7 @@ at() {
 
 echo "| model | cost model | params + state / arena | smallest budget, on the accelerator | smallest budget, moved | 50% | 35% | 25% |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
-for m in mlp skipnet transformer gpt widemlp; do
+for m in mlp classifier skipnet transformer gpt widemlp; do
 	f=$src/examples/$m.tdsl
 	for tg in mt3000 cuda; do
 		set -- "$f" --target=$tg

@@ -3,7 +3,8 @@
 # and optimizer state in host memory"). For each model (SGD, momentum and Adam; the examples,
 # the state-heavy ones among them, allops, batch norms whose running statistics may live in
 # host memory) at the budgets listed and at the smallest the
-# planner meets (its error for 1% names it), built in one compile with --dump-dir: the
+# planner meets (its error for 1% names it), built in one compile with --dump-dir (the CNNs:
+# tests/backend/cnn.sh): the
 # schedule says what lives in host memory (at the smallest budget, something must); 5 steps
 # with check mode on and the portable GEMM give the same losses and params, bit for bit, as
 # the module without a budget; the measured peak is within the budget; the forward gives the
@@ -71,6 +72,7 @@ while read -r n model flags pcts; do
 	plan=--solver=tso
 done <<EOT
 mlp examples/mlp.tdsl - 25
+classifier examples/classifier.tdsl - 50
 skipnet examples/skipnet.tdsl -
 skipbw examples/skipnet.tdsl --copy-bw=1e9 25
 transformer examples/transformer.tdsl - 25

@@ -150,6 +150,7 @@ one(const char *top, int k, const Target *tg, const char *tname)
 		free(lv);
 	}
 	place_effects_free(pe, npe);
+	mod_free(m);
 }
 
 int
