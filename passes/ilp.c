@@ -927,9 +927,8 @@ solve_ilp_part(const Prob *p, int64_t budget, double tlim, const Plan *warm, con
 }
 
 int
-solve_ilp_place(const Prob *p, int64_t budget, double tlim, const Plan *warm,
-                const PlaceEffect *pe, int npe, int kmax, const uint8_t *mask, const int64_t *corr,
-                Plan *pl, uint8_t *lvl)
+solve_ilp_place(const Prob *p, int64_t budget, double tlim, const PlaceEffect *pe, int npe,
+                int kmax, const uint8_t *mask, const int64_t *corr, Plan *pl, uint8_t *lvl)
 {
-	return solve_ops(p, budget, tlim, warm, mask, NULL, pe, npe, kmax, corr, pl, lvl);
+	return solve_ops(p, budget, tlim, NULL, mask, NULL, pe, npe, kmax, corr, pl, lvl);
 }

@@ -304,22 +304,13 @@ static double
 measure(Module *m, const Func *f, const Target *tg, const uint8_t *lvl, int *map, int64_t *prof)
 {
 	Func *g;
-	int64_t *pg;
 	Meas me = {0};
 
 	home_mark(m, f, lvl, 1);
 	g = home_step(f, tg, lvl, map);
-	pg = xmalloc((g->nop + 1) * sizeof *pg);
-	plan_aprofile(g, tg->align, pg);
+	plan_profile_back(g, tg->align, map, f->nop, prof);
 	plan_measure(g, tg, &me);
-	for (int t = 0, j = 0; t < f->nop; t++) {
-		prof[t] = INT64_MIN;
-		for (; j <= map[t]; j++)
-			if (pg[j] > prof[t])
-				prof[t] = pg[j];
-	}
 	home_mark(m, f, lvl, 0);
-	free(pg);
 	func_free(g);
 	return me.time;
 }

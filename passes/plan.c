@@ -96,6 +96,21 @@ plan_aprofile(const Func *f, int64_t align, int64_t *prof)
 	live_free(&l);
 }
 
+void
+plan_profile_back(const Func *g, int64_t align, const int *map, int n, int64_t *out)
+{
+	int64_t *pg = xmalloc((g->nop + 1) * sizeof *pg);
+
+	plan_aprofile(g, align, pg);
+	for (int t = 0, j = 0; t < n; t++) {
+		out[t] = INT64_MIN;
+		for (; j <= map[t]; j++)
+			if (pg[j] > out[t])
+				out[t] = pg[j];
+	}
+	free(pg);
+}
+
 Prob *
 prob_new(const Func *f, const Target *tg)
 {

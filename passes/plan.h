@@ -89,6 +89,9 @@ void plan_measure(const Func *, const Target *, Meas *);
 /* The live bytes at each op (prof: f->nop entries) with every value's rounded up to align as
  * layout places them: the lower bound of the arena there, Prob.aprof. */
 void plan_aprofile(const Func *, int64_t align, int64_t *prof);
+/* The same of g, a rewrite of a function of n ops whose op i is g's op map[i], at each of
+ * those n ops (out): at op i the most held from just after op i-1's image to op i's. */
+void plan_profile_back(const Func *g, int64_t align, const int *map, int n, int64_t *out);
 /* Turn one mode per forward op (KEEP, REC, SWAP) into a schedule: recompute on demand before
  * the first late use, swaps placed so the copies hide behind compute. Modes that cannot be
  * honoured (a recompute after its inputs were updated) fall back to KEEP. */
@@ -235,11 +238,11 @@ int plan_segments(const Prob *, int **fops, int *nf, int **seg, int **bnd, int *
 int solve_ilp(const Prob *, int64_t budget, double tlim, const Plan *warm, Plan *);
 /* The same with where params and optimizer state live decided too, linearized around a
  * placement: on f (p's) rewritten for it, each change of pe (place_effects) a column, at most
- * one a group and kmax in all, started from warm (NULL: none); mask as below (NULL: every
+ * one a group and kmax in all, started from no change; mask as below (NULL: every
  * value decided); corr (NULL: none) bytes added at each stage, which make the program's
  * memory the measured one with no change. 0 with the changes chosen in lvl (the placement's
  * levels on entry) and pl the activations' plan in the program's model (not measured), or -1. */
-int solve_ilp_place(const Prob *, int64_t budget, double tlim, const Plan *warm,
+int solve_ilp_place(const Prob *, int64_t budget, double tlim,
                     const PlaceEffect *pe, int npe, int kmax, const uint8_t *mask,
                     const int64_t *corr, Plan *, uint8_t *lvl);
 /* The same deciding only the values in mask; everything else takes fix[t] bytes at stage t.

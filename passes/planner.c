@@ -663,23 +663,6 @@ try_levels(Module *m, const PlanOpts *o, int64_t budget, double tlim, int tight_
 		t->best = solve_fit(t->p, &qo, budget, tlim, tight_only, &t->stime, &t->arena);
 }
 
-/* The bytes at each op of f (n entries) of g, a rewrite of f whose op map[i] is f's op i:
- * at op i the most held from just after op i-1's image to op i's. */
-static void
-profile_back(const Func *g, const Target *tg, const int *map, int n, int64_t *out)
-{
-	int64_t *pg = xmalloc((g->nop + 1) * sizeof *pg);
-
-	plan_aprofile(g, tg->align, pg);
-	for (int t = 0, j = 0; t < n; t++) {
-		out[t] = INT64_MIN;
-		for (; j <= map[t]; j++)
-			if (pg[j] > out[t])
-				out[t] = pg[j];
-	}
-	free(pg);
-}
-
 /* What t's step holds at each op of t->f (n entries), as planned. */
 static void
 try_profile(const Try *t, const Target *tg, int64_t *out)
@@ -696,7 +679,7 @@ try_profile(const Try *t, const Target *tg, int64_t *out)
 		for (int i = 0; i < n; i++)
 			cm[i] = rm[cm[i]];
 	}
-	profile_back(h, tg, cm, n, out);
+	plan_profile_back(h, tg->align, cm, n, out);
 	func_free(g);
 	free(rm);
 	free(cm);
@@ -750,7 +733,7 @@ try_ilp_place(Module *m, const PlanOpts *o, int64_t budget, double tlim, int tig
 			fresh = 0;
 		}
 		pl = plan_new(p);
-		if (npe && solve_ilp_place(p, budget, tlim, NULL, pe, npe, kmax, mask, corr, pl, lv) == 0)
+		if (npe && solve_ilp_place(p, budget, tlim, pe, npe, kmax, mask, corr, pl, lv) == 0)
 			for (int i = 0; i < n; i++)
 				nch += lv[i] != (t->lv ? t->lv[i] : 0);
 		t->stime += pl->stime;

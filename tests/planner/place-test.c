@@ -109,14 +109,14 @@ one(const char *top, int k, const Target *tg, const char *tname)
 				most = lo;
 		}
 		budget -= most;
-		r = solve_ilp_place(p, budget, 0, NULL, pe, npe, 0, mask, corr, pl, lv);
+		r = solve_ilp_place(p, budget, 0, pe, npe, 0, mask, corr, pl, lv);
 		for (int i = 0; i < n; i++)
 			ch += lv[i] != 0;
 		check(ch == 0, "%s (%s): no change allowed, none made (%d; %d)", path, tname, ch, r);
 		plan_free(pl);
 		pl = plan_new(p);
 		memset(lv, 0, n + 1);
-		r = solve_ilp_place(p, budget, 0, NULL, pe, npe, 3, mask, corr, pl, lv);
+		r = solve_ilp_place(p, budget, 0, pe, npe, 3, mask, corr, pl, lv);
 		if (check(r == 0, "%s (%s) at %lld bytes: the program found a placement", path, tname,
 		          (long long)budget)) {
 			for (int i = 0; i < n; i++) {
