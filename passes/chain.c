@@ -251,45 +251,57 @@ static Fr *fr_f(Chain *c, int a, int q, int ti, int keep)
 	return &c->f[(((size_t)q * (c->ns + 1) + (a + 1)) * TQ + ti) * 2 + keep];
 }
 
-static Fr F(Chain *c, int a, int q, int ti, int keep);
+/* One choice of a node of the recursion: the bytes it needs itself (k0), its seconds of
+ * recomputation, the F node below it (fq < 0: none; hx bytes held across it) and the G node
+ * after it (gq < 0: none). F builds its front from these, chain_model its columns. */
+typedef struct Choice {
+	Bp b;
+	int64_t k0, hx;
+	double cost;
+	int fa, fq, fti, fkeep;
+	int gq, gkeep;
+} Choice;
 
-/* G(a, q, keep): the batch from a's checkpoint for events q.. at its best op after the event
- * before q, the checkpoint held in between. */
-static Fr
-G(Chain *c, int a, int q, int keep)
+typedef struct Chs {
+	Choice *v;
+	int n, cap;
+} Chs;
+
+static void
+ch_add(Chs *x, Choice ch)
 {
-	Fr *g = &c->g[((size_t)q * (c->ns + 1) + (a + 1)) * 2 + keep];
-	int from = c->ntmp;
-
-	if (g->n >= 0)
-		return *g;
-	for (int ti = 0; ti < c->ntq[q]; ti++) {
-		int t = c->tq[q * TQ + ti];
-		Fr x = F(c, a, q, ti, keep);
-		int64_t gapn = rmax(c, c->ev[q - 1] + 1, t - 1) + cbk(c, a);
-		combine(c, from, gapn, 0, &x, 0, NULL, (Bp){ B_GAP, -1, -1, t, -1, -1 });
+	if (x->n == x->cap) {
+		x->cap = x->cap ? 2 * x->cap : 64;
+		x->v = xrealloc(x->v, x->cap * sizeof *x->v);
 	}
-	*g = front_make(c, from);
-	return *g;
+	x->v[x->n++] = ch;
 }
 
-/* What serving events q.. of the stages above a from a's checkpoint needs, a batch before op
- * t (ti: its index in tq[q], -1: the forward, the first pass), the checkpoint counted while
- * it is live (keep: it stays after, for reads of its own). */
-static Fr
-F(Chain *c, int a, int q, int ti, int keep)
+/* The choices of G(a, q, keep): the batch from a's checkpoint for events q.. at its best op
+ * after the event before q, the checkpoint held in between. */
+static void
+choices_g(Chain *c, int a, int q, int keep, Chs *out)
+{
+	for (int ti = 0; ti < c->ntq[q]; ti++) {
+		int t = c->tq[q * TQ + ti];
+		int64_t gapn = rmax(c, c->ev[q - 1] + 1, t - 1) + cbk(c, a);
+		ch_add(out, (Choice){ { B_GAP, -1, -1, t, -1, -1 }, gapn, 0, 0, a, q, ti, keep, -1, 0 });
+	}
+}
+
+/* The choices of F(a, q, ti, keep): serving events q.. of the stages above a from a's
+ * checkpoint, a batch before op t (ti: its index in tq[q], -1: the forward, the first pass),
+ * the checkpoint counted while it is live (keep: it stays after, for reads of its own).
+ * Those past a batch needing more than bmax are left out. */
+static void
+choices_f(Chain *c, int a, int q, int ti, int keep, Chs *out)
 {
 	const Prob *p = c->p;
-	Fr *fp = ti >= 0 ? fr_f(c, a, q, ti, keep) : &c->top[(a + 1) * 2 + keep], res;
-	int t = ti >= 0 ? c->tq[q * TQ + ti] : -1, e = c->ek[q], qa = c->qend[a + 1], from;
+	int t = ti >= 0 ? c->tq[q * TQ + ti] : -1, e = c->ek[q], qa = c->qend[a + 1];
 	int64_t ca = cbk(c, a), pair = 0;
 	double tr = 0;
 	int le = a >= 0 && c->s[a].c >= 0 ? p->lastearly[c->s[a].c] : -1;
 
-	if (fp->n >= 0)
-		return *fp;
-	fp->n = 0;              /* a cycle would be a bug; an empty front stops it */
-	from = c->ntmp;
 	for (int j = a + 1, stop = 0; j <= e && !stop; j++) {
 		St *sj = &c->s[j];
 		int qj = j < e ? c->qend[j + 1] : q - 1;
@@ -352,9 +364,8 @@ F(Chain *c, int a, int q, int ti, int keep)
 			for (int r = rlo; r <= rhi; r++) {
 				int rest = r + 1 <= qa, ha = a >= 0 && (keep || rest);
 				int64_t hold = ha ? ca : 0, k0 = bn[ha];
-				Fr ch, gr, *pc = NULL, *pg = NULL;
-				int64_t hx = 0;
-				Bp b = { v == VOUT ? B_CK : B_KEEP, j, r, -1, -1, -1 };
+				Choice ch = { { v == VOUT ? B_CK : B_KEEP, j, r, -1, -1, -1 }, 0, 0, trj,
+				              -1, -1, -1, 0, rest ? r + 1 : -1, keep };
 				if (v == VKS) {
 					/* j held from the batch (or past its last early reads) to event r */
 					int fr0 = t >= 0 ? t : sj->last + 1, lc = sj->outc ? p->lastearly[sj->c] : -1;
@@ -364,36 +375,74 @@ F(Chain *c, int a, int q, int ti, int keep)
 					}
 					k0 = max64(k0, rmax(c, fr0, c->ev[r]) + sj->ks + hold);
 				} else {
-					ch = F(c, j, q, ti, v == VALL && sj->outc);
-					pc = &ch;
-					hx = hold + (v == VALL ? sj->ob : 0);
+					ch.fa = j;
+					ch.fq = q;
+					ch.fti = ti;
+					ch.fkeep = v == VALL && sj->outc;
+					ch.hx = hold + (v == VALL ? sj->ob : 0);
 					/* then j serves its own events up to r */
 					if (r > qj)
 						k0 = max64(k0, rmax(c, c->ev[qj] + 1, c->ev[r]) + sj->ks + hold);
 				}
-				if (rest) {
-					gr = G(c, a, r + 1, keep);
-					pg = &gr;
-				}
-				if (k0 > c->bmax)
-					continue;
-				combine(c, from, k0, trj, pc, hx, pg, b);
+				ch.k0 = k0;
+				ch_add(out, ch);
 			}
 		}
 	}
-	if (t < 0) {
+	if (t < 0)
 		/* the forward keeps nothing more: the first batch after it */
 		for (int ti2 = 0; ti2 < c->ntq[q]; ti2++) {
 			int u = c->tq[q * TQ + ti2];
 			int lo = a >= 0 ? c->s[a + 1].first : 0;
-			Fr x = F(c, a, q, ti2, keep);
 			int64_t k0 = max64(rmax(c, lo, u - 1), rmax(c, le + 1, u - 1) + ca);
-			combine(c, from, k0, 0, &x, 0, NULL, (Bp){ B_NONE, c->ns, -1, u, -1, -1 });
+			ch_add(out, (Choice){ { B_NONE, c->ns, -1, u, -1, -1 }, k0, 0, 0, a, q, ti2, keep, -1, 0 });
 		}
+}
+
+static Fr F(Chain *c, int a, int q, int ti, int keep);
+static Fr G(Chain *c, int a, int q, int keep);
+
+/* The front of a node (*fp, computed once) from its choices and the fronts of the nodes they
+ * need. */
+static Fr
+front(Chain *c, Fr *fp, int g, int a, int q, int ti, int keep)
+{
+	Chs ch = { 0 };
+	int from = c->ntmp;
+
+	if (fp->n >= 0)
+		return *fp;
+	fp->n = 0;              /* a cycle would be a bug; an empty front stops it */
+	if (g)
+		choices_g(c, a, q, keep, &ch);
+	else
+		choices_f(c, a, q, ti, keep, &ch);
+	for (int k = 0; k < ch.n; k++) {
+		const Choice *x = &ch.v[k];
+		Fr fx, fy;
+		if (x->fq >= 0)
+			fx = F(c, x->fa, x->fq, x->fti, x->fkeep);
+		if (x->gq >= 0)
+			fy = G(c, a, x->gq, x->gkeep);
+		if (x->k0 > c->bmax)
+			continue;
+		combine(c, from, x->k0, x->cost, x->fq >= 0 ? &fx : NULL, x->hx, x->gq >= 0 ? &fy : NULL, x->b);
 	}
-	res = front_make(c, from);
-	*fp = res;
-	return res;
+	free(ch.v);
+	*fp = front_make(c, from);
+	return *fp;
+}
+
+static Fr
+G(Chain *c, int a, int q, int keep)
+{
+	return front(c, &c->g[((size_t)q * (c->ns + 1) + (a + 1)) * 2 + keep], 1, a, q, -1, keep);
+}
+
+static Fr
+F(Chain *c, int a, int q, int ti, int keep)
+{
+	return front(c, ti >= 0 ? fr_f(c, a, q, ti, keep) : &c->top[(a + 1) * 2 + keep], 0, a, q, ti, keep);
 }
 
 /* ---------- the plan ---------- */
@@ -481,11 +530,6 @@ chain_solve(Chain *c, int64_t budget, double ub, Plan *pl)
 
 /* ---------- the same plans as an integer program (ilp.c solves it) ---------- */
 
-/* The timeline of the program's memory rows: each op, and before it a slot for the
- * recomputation of each stage. */
-static int pos_op(const Chain *c, int t) { return t * (c->ns + 1) + c->ns; }
-static int pos_slot(const Chain *c, int t, int k) { return t * (c->ns + 1) + k; }
-
 /* A node: F(a, q, ti, keep) (ti -1: the forward) or G(a, q, keep). */
 static int
 node_f(const Chain *c, int a, int q, int ti, int keep)
@@ -500,215 +544,265 @@ node_g(const Chain *c, int a, int q, int keep)
 	return c->ne * (c->ns + 1) * TQ * 2 + (c->ns + 1) * 2 + (int)(((size_t)q * (c->ns + 1) + (a + 1)) * 2 + keep);
 }
 
+/* The program being built: its states (a node and the bytes its plan may use), found by a
+ * hash of both, each expanded once in the order found; each node's choices made once. */
 typedef struct Mb {
 	Chain *c;
 	ChModel *m;
-	int64_t budget;
 	double ub;
-	uint8_t *seen;
-	int col;                /* the column being built */
-	int maxterm;            /* past this many terms, stop (m->nterm says so) */
+	int maxcol;
+	int *hs;                /* hash slots: state + 1, 0 empty */
+	size_t hcap;
+	int64_t *lev;           /* by state: its bytes */
+	int *nd, caps;          /* by state: its node */
+	int (*np)[5];           /* by node: g, a, q, ti, keep */
+	Chs *ch;                /* by node: its choices (v NULL: not yet made) */
+	int64_t *most;          /* by node: the most bytes any plan of it needs (-1: not known) */
+	uint8_t *made;
 } Mb;
 
-static void
-term(Mb *x, int lo, int hi, int64_t b)
+static size_t
+hash2(int nd, int64_t lev)
 {
-	ChModel *m = x->m;
+	uint64_t x = (uint64_t)lev * 0x9e3779b97f4a7c15u ^ (uint64_t)nd * 0xbf58476d1ce4e5b9u;
 
-	if (b <= 0 || lo > hi)
-		return;
-	if (m->nterm == m->capt) {
-		m->capt = m->capt ? 2 * m->capt : 4096;
-		m->term = xrealloc(m->term, m->capt * sizeof *m->term);
-	}
-	m->term[m->nterm++] = (ChTerm){ lo, hi, b };
-	m->col[x->col].nt++;
+	x ^= x >> 31;
+	x *= 0x94d049bb133111ebu;
+	return (size_t)(x ^ (x >> 29));
 }
 
-/* Start a column of node nd: the choice behind it, its cost and the nodes it needs. */
-static void
-col_new(Mb *x, int nd, Bp b, int a, int q, int ti, int keep, double cost, int n1, int n2)
+/* The choices of node nd (g, a, q, ti, keep), made once. */
+static const Chs *
+node_choices(Mb *x, int nd, int g, int a, int q, int ti, int keep)
 {
-	ChModel *m = x->m;
+	Chs *ch = &x->ch[nd];
 
-	if (m->ncol == m->capc) {
-		m->capc = m->capc ? 2 * m->capc : 1024;
-		m->col = xrealloc(m->col, m->capc * sizeof *m->col);
-		m->why = xrealloc(m->why, m->capc * sizeof *m->why);
+	if (!ch->v) {
+		if (g)
+			choices_g(x->c, a, q, keep, ch);
+		else
+			choices_f(x->c, a, q, ti, keep, ch);
+		if (!ch->v)
+			ch->v = xmalloc(sizeof *ch->v);
 	}
-	x->col = m->ncol++;
-	m->col[x->col] = (ChCol){ cost, nd, { n1, n2 }, m->nterm, 0 };
-	m->why[x->col] = (ChWhy){ b.kind, a, q, ti, keep, b.j, b.r, b.t2 };
+	return ch;
 }
 
-/* The most bytes no decision moves at a position of lo..hi (before op t: bef(t) <= base[t]). */
+/* The most bytes any plan of node nd needs (its choices within the budget and the nodes they
+ * need): with at least that many, the node's plans are all there are, so its states with more
+ * are one. */
 static int64_t
-pos_max(const Chain *c, int lo, int hi)
+most(Mb *x, int nd, int g, int a, int q, int ti, int keep)
 {
-	int w = c->ns + 1, t0 = lo / w, t1 = hi / w;
+	const Chain *c = x->c;
+	const Chs *ch;
 	int64_t mx = 0;
 
-	for (int t = t0; t <= t1; t++) {
-		int first = t * w, op = pos_op(c, t);
-		if (t > t0 && t < t1) {
-			mx = max64(mx, rmax(c, t, t1 - 1));
-			t = t1 - 1;
-			continue;
-		}
-		if (lo <= op && op <= hi)
-			mx = max64(mx, c->base[t]);
-		if (lo < op && first <= hi && (lo > first ? lo : first) <= (hi < op - 1 ? hi : op - 1))
-			mx = max64(mx, bef(c, t));
+	if (x->most[nd] >= 0)
+		return x->most[nd];
+	x->most[nd] = 0;        /* a cycle would be a bug */
+	ch = node_choices(x, nd, g, a, q, ti, keep);
+	for (int k = 0; k < ch->n; k++) {
+		const Choice *o = &ch->v[k];
+		int64_t need = o->k0;
+		if (o->fq >= 0)
+			need = max64(need, o->hx + most(x, node_f(c, o->fa, o->fq, o->fti, o->fkeep), 0, o->fa, o->fq,
+			                                o->fti, o->fkeep));
+		if (o->gq >= 0)
+			need = max64(need, most(x, node_g(c, a, o->gq, o->gkeep), 1, a, o->gq, -1, o->gkeep));
+		mx = max64(mx, need);
 	}
-	return mx;
+	return x->most[nd] = mx;
 }
 
-/* Drop the column just built if one of its terms alone cannot fit, or it costs too much. */
-static void
-col_check(Mb *x)
+/* The state of node nd (g, a, q, ti, keep) with lev bytes (at most what its plans need),
+ * made if new. */
+static int
+state(Mb *x, int nd, int g, int a, int q, int ti, int keep, int64_t lev)
 {
 	ChModel *m = x->m;
-	ChCol *k = &m->col[x->col];
-	int bad = x->ub >= 0 && k->cost > x->ub;
+	size_t h;
 
-	for (int i = k->m0; i < k->m0 + k->nt && !bad; i++)
-		bad = pos_max(x->c, m->term[i].lo, m->term[i].hi) + m->term[i].b > x->budget;
-	if (bad) {
-		m->nterm = k->m0;
-		m->ncol--;
-	}
-}
-
-static void model_f(Mb *, int a, int q, int ti, int keep);
-
-static void
-model_g(Mb *x, int a, int q, int keep)
-{
-	Chain *c = x->c;
-	int nd = node_g(c, a, q, keep);
-
-	if (x->seen[nd] || x->m->nterm > x->maxterm)
-		return;
-	x->seen[nd] = 1;
-	for (int ti = 0; ti < c->ntq[q]; ti++) {
-		int t = c->tq[q * TQ + ti];
-		col_new(x, nd, (Bp){ B_GAP, -1, -1, t, -1, -1 }, a, q, -1, keep, 0, node_f(c, a, q, ti, keep), -1);
-		term(x, pos_op(c, c->ev[q - 1] + 1), pos_op(c, t - 1), cbk(c, a));
-		col_check(x);
-		model_f(x, a, q, ti, keep);
-	}
-}
-
-/* The columns of F(a, q, ti, keep), as F builds its front, and those of the nodes they need. */
-static void
-model_f(Mb *x, int a, int q, int ti, int keep)
-{
-	Chain *c = x->c;
-	const Prob *p = c->p;
-	int nd = node_f(c, a, q, ti, keep), t = ti >= 0 ? c->tq[q * TQ + ti] : -1;
-	int e = c->ek[q], qa = c->qend[a + 1];
-	int le = a >= 0 && c->s[a].c >= 0 ? p->lastearly[c->s[a].c] : -1;
-	int64_t ca = cbk(c, a);
-	double tr = 0;
-
-	if (x->seen[nd] || x->m->nterm > x->maxterm)
-		return;
-	x->seen[nd] = 1;
-	for (int j = a + 1; j <= e; j++) {
-		St *sj = &c->s[j];
-		int qj = j < e ? c->qend[j + 1] : q - 1;
-		if (t >= 0 && j > a + 1) {
-			if (t >= c->s[j - 1].clv[VOUT])
-				break;
-			tr += c->s[j - 1].tv[VOUT];
-		}
-		for (int v = VOUT; v <= VALL; v++) {
-			int rlo, rhi;
-			if ((v == VKS) != (j == e) || (v == VALL && sj->qs > sj->qe) || (v != VKS && !sj->ck))
-				continue;
-			if (t >= 0 && t >= sj->clv[v])
-				continue;
-			rlo = v == VKS ? q : v == VALL ? sj->qs : qj;
-			rhi = v == VOUT ? qj : sj->qe;
-			for (int r = rlo; r <= rhi; r++) {
-				int rest = r + 1 <= qa, ha = a >= 0 && (keep || rest), n1 = -1, n2 = -1;
-				int64_t hold = ha ? ca : 0;
-				Bp b = { v == VOUT ? B_CK : B_KEEP, j, r, -1, -1, -1 };
-				if (v != VKS)
-					n1 = node_f(c, j, q, ti, v == VALL && sj->outc);
-				if (rest)
-					n2 = node_g(c, a, r + 1, keep);
-				col_new(x, nd, b, a, q, ti, keep, t >= 0 ? tr + sj->tv[v] : 0, n1, n2);
-				if (t >= 0)
-					/* the batch: each stage's recomputation with its input */
-					for (int k = a + 1; k <= j; k++)
-						term(x, pos_slot(c, t, k), pos_slot(c, t, k),
-						     (k == a + 1 ? ca : hold + cbk(c, k - 1)) +
-						     (k < j ? c->s[k].xv[VOUT] : sj->xv[v]));
-				else {
-					/* the forward: a's checkpoint past its last early read, j's candidates
-					 * past theirs */
-					int lo = a >= 0 ? c->s[a + 1].first : 0;
-					term(x, pos_op(c, le + 1 > lo ? le + 1 : lo), pos_op(c, sj->last), hold);
-					for (int f = sj->lo; v != VOUT && f < sj->hi; f++) {
-						int i = c->fops[f];
-						if (c->kset[i] && i != sj->c)
-							term(x, pos_op(c, p->lastearly[i] + 1), pos_op(c, sj->last), p->ab[i]);
-					}
-				}
-				if (v == VKS) {
-					int fr0 = t >= 0 ? pos_op(c, t) : pos_op(c, sj->last + 1);
-					int lc = sj->outc ? p->lastearly[sj->c] : -1;
-					if (t < 0 && sj->outc && lc >= sj->last + 1) {
-						term(x, fr0, pos_op(c, lc), sj->ob + hold);
-						fr0 = pos_op(c, lc + 1);
-					}
-					term(x, fr0, pos_op(c, c->ev[r]), sj->ks + hold);
-				} else {
-					int from = t >= 0 ? pos_slot(c, t, j + 1) : pos_op(c, c->s[j + 1].first);
-					term(x, from, pos_op(c, c->ev[qj]), hold + (v == VALL ? sj->ob : 0));
-					if (r > qj)
-						term(x, pos_op(c, c->ev[qj] + 1), pos_op(c, c->ev[r]), sj->ks + hold);
-				}
-				col_check(x);
-				if (n1 >= 0)
-					model_f(x, j, q, ti, v == VALL && sj->outc);
-				if (n2 >= 0)
-					model_g(x, a, r + 1, keep);
+	lev = lev < most(x, nd, g, a, q, ti, keep) ? lev : most(x, nd, g, a, q, ti, keep);
+	if (2 * (size_t)m->nnode + 2 > x->hcap) {
+		size_t nc = x->hcap ? 2 * x->hcap : 4096;
+		int *hs = xcalloc(nc, sizeof *hs);
+		for (size_t i = 0; i < x->hcap; i++)
+			if (x->hs[i]) {
+				int s = x->hs[i] - 1;
+				for (h = hash2(x->nd[s], x->lev[s]) & (nc - 1); hs[h]; h = (h + 1) & (nc - 1))
+					;
+				hs[h] = s + 1;
 			}
+		free(x->hs);
+		x->hs = hs;
+		x->hcap = nc;
+	}
+	for (h = hash2(nd, lev) & (x->hcap - 1); x->hs[h]; h = (h + 1) & (x->hcap - 1)) {
+		int s = x->hs[h] - 1;
+		if (x->nd[s] == nd && x->lev[s] == lev)
+			return s;
+	}
+	if (m->nnode == x->caps) {
+		x->caps = x->caps ? 2 * x->caps : 1024;
+		x->lev = xrealloc(x->lev, x->caps * sizeof *x->lev);
+		x->nd = xrealloc(x->nd, x->caps * sizeof *x->nd);
+	}
+	x->hs[h] = m->nnode + 1;
+	x->lev[m->nnode] = lev;
+	x->nd[m->nnode] = nd;
+	if (!x->made[nd]) {
+		x->made[nd] = 1;
+		memcpy(x->np[nd], (int[5]){ g, a, q, ti, keep }, sizeof x->np[nd]);
+	}
+	return m->nnode++;
+}
+
+/* The columns of state s: each choice of its node whose own bytes fit, costing at most ub. */
+static void
+expand(Mb *x, int s)
+{
+	Chain *c = x->c;
+	ChModel *m = x->m;
+	int nd = x->nd[s], *np = x->np[nd], g = np[0], a = np[1], q = np[2], ti = np[3], keep = np[4];
+	int64_t lev = x->lev[s];
+	const Chs *ch = node_choices(x, nd, g, a, q, ti, keep);
+
+	m->c0[s] = m->ncol;
+	for (int k = 0; k < ch->n && m->ncol <= x->maxcol; k++) {
+		const Choice *o = &ch->v[k];
+		int n1 = -1, n2 = -1;
+		if (o->k0 > lev || (x->ub >= 0 && o->cost > x->ub) || (o->fq >= 0 && o->hx > lev))
+			continue;
+		if (o->fq >= 0)
+			n1 = state(x, node_f(c, o->fa, o->fq, o->fti, o->fkeep), 0, o->fa, o->fq, o->fti, o->fkeep,
+			           lev - o->hx);
+		if (o->gq >= 0)
+			n2 = state(x, node_g(c, a, o->gq, o->gkeep), 1, a, o->gq, -1, o->gkeep, lev);
+		if (m->ncol == m->capc) {
+			m->capc = m->capc ? 2 * m->capc : 1024;
+			m->col = xrealloc(m->col, m->capc * sizeof *m->col);
+			m->why = xrealloc(m->why, m->capc * sizeof *m->why);
+		}
+		m->col[m->ncol] = (ChCol){ o->cost, s, { n1, n2 } };
+		m->why[m->ncol++] = (ChWhy){ o->b.kind, a, q, g ? -1 : ti, keep, o->b.j, o->b.r, o->b.t2 };
+	}
+	m->nc[s] = m->ncol - m->c0[s];
+}
+
+/* The least seconds of state s's plans (the DP again, over the program's own states) into
+ * v[s], its cheapest column into m->best[s]; -1 if no plan serves it (no column, or each
+ * needs a state none serves). */
+static double
+cheapest(ChModel *m, double *v, uint8_t *done, int s)
+{
+	double least = -1;
+
+	if (done[s])
+		return v[s];
+	done[s] = 1;
+	v[s] = -1;              /* a cycle would be a bug: served by nothing */
+	m->best[s] = -1;
+	for (int k = m->c0[s]; k < m->c0[s] + m->nc[s]; k++) {
+		double x = m->col[k].cost;
+		for (int i = 0; i < 2 && x >= 0; i++)
+			if (m->col[k].need[i] >= 0) {
+				double y = cheapest(m, v, done, m->col[k].need[i]);
+				x = y < 0 ? -1 : x + y;
+			}
+		if (x >= 0 && (least < 0 || x < least)) {
+			least = x;
+			m->best[s] = k;
 		}
 	}
-	if (t < 0)
-		/* the forward keeps nothing more: the first batch after it */
-		for (int ti2 = 0; ti2 < c->ntq[q]; ti2++) {
-			int u = c->tq[q * TQ + ti2], lo = a >= 0 ? c->s[a + 1].first : 0;
-			col_new(x, nd, (Bp){ B_NONE, c->ns, -1, u, -1, -1 }, a, q, ti, keep, 0,
-			        node_f(c, a, q, ti2, keep), -1);
-			term(x, pos_op(c, le + 1 > lo ? le + 1 : lo), pos_op(c, u - 1), ca);
-			col_check(x);
-			model_f(x, a, q, ti2, keep);
+	return v[s] = least;
+}
+
+/* Drop the states no plan serves and the columns that need them (in no solution of the
+ * program); each state's cheapest column kept in best (an optimal basis of the relaxation:
+ * the columns' reduced costs against the states' least seconds are what Bellman's
+ * inequalities say, >= 0). */
+static void
+prune(ChModel *m)
+{
+	double *v = xmalloc((m->nnode + 1) * sizeof *v);
+	uint8_t *done = xcalloc(m->nnode + 1, 1);
+	int *nid = xmalloc((m->nnode + 1) * sizeof *nid), *ncid = xmalloc((m->ncol + 1) * sizeof *ncid);
+	int ns = 0, nk = 0;
+
+	m->best = xmalloc((m->nnode + 1) * sizeof *m->best);
+	for (int s = m->nnode - 1; s >= 0; s--)
+		cheapest(m, v, done, s);
+	for (int s = 0; s < m->nnode; s++)
+		nid[s] = v[s] >= 0 ? ns++ : -1;
+	for (int k = 0; k < m->ncol; k++) {
+		const ChCol *o = &m->col[k];
+		int ok = nid[o->node] >= 0;
+		for (int i = 0; i < 2; i++)
+			ok = ok && (o->need[i] < 0 || nid[o->need[i]] >= 0);
+		ncid[k] = ok ? nk++ : -1;
+	}
+	for (int s = 0; s < m->nnode; s++)
+		if (nid[s] >= 0) {
+			int c0 = -1, n = 0;
+			for (int k = m->c0[s]; k < m->c0[s] + m->nc[s]; k++)
+				if (ncid[k] >= 0) {
+					c0 = c0 < 0 ? ncid[k] : c0;
+					n++;
+				}
+			m->c0[nid[s]] = c0;
+			m->nc[nid[s]] = n;
+			m->best[nid[s]] = ncid[m->best[s]];
 		}
+	for (int k = 0; k < m->ncol; k++)
+		if (ncid[k] >= 0) {
+			ChCol o = m->col[k];
+			o.node = nid[o.node];
+			for (int i = 0; i < 2; i++)
+				o.need[i] = o.need[i] >= 0 ? nid[o.need[i]] : -1;
+			m->col[ncid[k]] = o;
+			m->why[ncid[k]] = m->why[k];
+		}
+	m->root = nid[m->root];
+	m->nnode = ns;
+	m->ncol = nk;
+	free(v); free(done); free(nid); free(ncid);
 }
 
 ChModel *
-chain_model(Chain *c, int64_t budget, double ub, int maxterm)
+chain_model(Chain *c, int64_t budget, double ub, int maxcol)
 {
 	ChModel *m = xcalloc(1, sizeof *m);
-	Mb x = { c, m, budget, ub, NULL, -1, maxterm };
 	int nn = node_g(c, c->ns - 1, c->ne - 1, 1) + 1;
+	int64_t bmax = c->bmax;
+	Mb x = { .c = c, .m = m, .ub = ub, .maxcol = maxcol };
 
-	m->nnode = nn;
-	m->npos = c->n * (c->ns + 1);
-	m->root = node_f(c, -1, 0, -1, 0);
-	x.seen = xcalloc(nn + 1, 1);
-	model_f(&x, -1, 0, -1, 0);
-	m->cap = xmalloc((m->npos + 1) * sizeof *m->cap);
-	for (int t = 0; t < c->n; t++) {
-		for (int k = 0; k < c->ns; k++)
-			m->cap[pos_slot(c, t, k)] = budget - bef(c, t);
-		m->cap[pos_op(c, t)] = budget - c->base[t];
+	x.np = xmalloc((nn + 1) * sizeof *x.np);
+	x.ch = xcalloc(nn + 1, sizeof *x.ch);
+	x.made = xcalloc(nn + 1, 1);
+	x.most = xmalloc((nn + 1) * sizeof *x.most);
+	for (int k = 0; k <= nn; k++)
+		x.most[k] = -1;
+	/* the choices leave out batches over the budget (the stop in choices_f) */
+	c->bmax = budget;
+	m->root = -1;
+	if (rmax(c, c->ev[c->ne - 1] + 1, c->n - 1) <= budget) {
+		m->root = state(&x, node_f(c, -1, 0, -1, 0), 0, -1, 0, -1, 0, budget);
+		for (int s = 0; s < m->nnode && m->ncol <= maxcol; s++) {
+			if (s >= m->capn) {
+				m->capn = m->capn ? 2 * m->capn : 1024;
+				m->c0 = xrealloc(m->c0, m->capn * sizeof *m->c0);
+				m->nc = xrealloc(m->nc, m->capn * sizeof *m->nc);
+			}
+			expand(&x, s);
+		}
 	}
-	free(x.seen);
+	c->bmax = bmax;
+	for (int k = 0; k < nn; k++)
+		free(x.ch[k].v);
+	free(x.ch); free(x.np); free(x.made); free(x.hs); free(x.lev); free(x.nd); free(x.most);
+	if (m->root >= 0 && m->ncol <= maxcol)
+		prune(m);
 	return m;
 }
 
@@ -717,7 +811,7 @@ chain_model_free(ChModel *m)
 {
 	if (!m)
 		return;
-	free(m->col); free(m->why); free(m->term); free(m->cap);
+	free(m->col); free(m->why); free(m->c0); free(m->nc); free(m->best);
 	free(m);
 }
 
@@ -756,13 +850,14 @@ chain_model_plan(Chain *c, const ChModel *m, const uint8_t *pick, Plan *pl)
 	free(stack);
 }
 
-/* The columns of m that make the DP's cheapest plan within budget into pick; 0, or -1 if
- * the DP found none or m lacks one of them. */
+/* The columns of m that make the DP's cheapest plan within budget into pick: from the root,
+ * at each state the column of the choice the DP made at its node (each node is met once in a
+ * plan). 0, or -1 if the DP found none or m lacks one of them. */
 int
 chain_warm(Chain *c, int64_t budget, const ChModel *m, uint8_t *pick)
 {
 	Plan pl = { .n = c->n };
-	int ok = 0;
+	int ok = 0, *stack = xmalloc((2 * m->nnode + 2) * sizeof *stack), ns = 0;
 
 	pl.rec = xcalloc((size_t)c->n * c->n + 1, 1);
 	pl.sw = xcalloc(c->n + 1, sizeof *pl.sw);
@@ -770,17 +865,28 @@ chain_warm(Chain *c, int64_t budget, const ChModel *m, uint8_t *pick)
 	c->nw = 0;
 	c->seenw = xmalloc(c->capw * sizeof *c->seenw);
 	memset(pick, 0, m->ncol + 1);
-	if (chain_solve(c, budget, -1, &pl) < 0)
+	if (chain_solve(c, budget, -1, &pl) < 0 || m->root < 0)
 		ok = -1;
-	for (int w = 0; w < c->nw && ok == 0; w++) {
-		int k = 0;
-		while (k < m->ncol && memcmp(&m->why[k], &c->seenw[w], sizeof *m->why))
-			k++;
-		if (k == m->ncol)
+	else
+		stack[ns++] = m->root;
+	while (ns > 0 && ok == 0) {
+		int s = stack[--ns], k = m->c0[s], w = 0;
+		for (; k < m->c0[s] + m->nc[s]; k++) {
+			for (w = 0; w < c->nw && memcmp(&m->why[k], &c->seenw[w], sizeof *m->why); w++)
+				;
+			if (w < c->nw)
+				break;
+		}
+		if (k == m->c0[s] + m->nc[s] || pick[k]) {
 			ok = -1;
-		else
-			pick[k] = 1;
+			break;
+		}
+		pick[k] = 1;
+		for (int i = 0; i < 2; i++)
+			if (m->col[k].need[i] >= 0)
+				stack[ns++] = m->col[k].need[i];
 	}
+	free(stack);
 	free(c->seenw);
 	c->seenw = NULL;
 	free(pl.rec);

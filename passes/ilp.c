@@ -31,7 +31,7 @@
  * nonzeros) those LPs ran for minutes between two calls of the callback. */
 enum { ILP_ITMIN = 1000 };
 static const double ILP_WORK = 5e8;
-enum { CHAIN_TERMS = 100000 }; /* the largest chain program (intervals of bytes) tried */
+enum { CHAIN_COLS = 300000 };  /* the largest chain program (columns) tried: 0.4 GB */
 
 typedef struct Ilp {
 	const Prob *p;
@@ -53,6 +53,7 @@ typedef struct Ilp {
 	double *ar;
 	double *warm;          /* a start solution, one value per column (index 1..nc) */
 	double lastgap;
+	double bound;          /* the relaxation's optimum (-1: none) */
 	long nodes, seen;      /* node limit (0: none), nodes selected so far */
 	int itmax;             /* iteration limit of the whole search (0: none) */
 	int hit;               /* the node limit (1) or the iteration limit (2) ended the search */
@@ -68,6 +69,8 @@ typedef struct Ilp {
 	int npe, kmax;
 	const int64_t *corr;   /* bytes added at each stage (NULL: none) */
 	int *ycol;
+	uint8_t *bas;          /* a start basis: the basic columns (1..nc; every row's slack
+	                        * nonbasic), NULL: GLPK's own; an optimal one, given: no cuts */
 } Ilp;
 
 static double kib(int64_t b) { return (double)b / 1024; }
@@ -263,7 +266,7 @@ ilp_free(Ilp *m)
 	free(m->ckind); free(m->cobj); free(m->clo); free(m->chi); free(m->warm);
 	free(m->rtype); free(m->rlo); free(m->rhi_);
 	free(m->ia); free(m->ja); free(m->ar);
-	free(m->ycol);
+	free(m->ycol); free(m->bas);
 }
 
 /* The placement's columns and rows (before the stages', whose memory rows take Y's bytes):
@@ -551,6 +554,12 @@ run(Ilp *m, double tlim, double t0, Plan *pl, double *val)
 	}
 	glp_load_matrix(lp, m->nz, m->ia, m->ja, m->ar);
 	glp_scale_prob(lp, GLP_SF_AUTO);
+	if (m->bas) {
+		for (int r = 1; r <= m->nr; r++)
+			glp_set_row_stat(lp, r, GLP_NS);
+		for (int c = 1; c <= m->nc; c++)
+			glp_set_col_stat(lp, c, m->bas[c] ? GLP_BS : GLP_NL);
+	}
 	glp_init_smcp(&sp);
 	sp.msg_lev = m->trace ? GLP_MSG_ON : GLP_MSG_OFF;
 	/* Without --solver-time no limit reads a clock: simplex iterations (ILP_WORK) and nodes,
@@ -566,7 +575,7 @@ run(Ilp *m, double tlim, double t0, Plan *pl, double *val)
 	ip.cb_info = m;
 	ip.mip_gap = 1e-9;
 	/* Cuts close Checkmate's weak relaxation far faster than branching alone. */
-	ip.mir_cuts = ip.gmi_cuts = ip.cov_cuts = ip.clq_cuts = GLP_ON;
+	ip.mir_cuts = ip.gmi_cuts = ip.cov_cuts = ip.clq_cuts = m->bas ? GLP_OFF : GLP_ON;
 	/* Proximity search from the start: where the start leaves copies unhidden in this
 	 * model and the relaxation's bound is far below it, branch and cut alone may not find
 	 * the better plans next to it in the time (skipnet at 35%: none in 60 s; with it, the
@@ -578,7 +587,10 @@ run(Ilp *m, double tlim, double t0, Plan *pl, double *val)
 	if (m->trace)
 		fprintf(stderr, "ilp: %d columns, %d rows, %d nonzeros; iteration limit %d\n", m->nc, m->nr,
 		        m->nz, m->itmax);
+	m->bound = -1;
 	ret = glp_simplex(lp, &sp);
+	if (ret == 0 && glp_get_status(lp) == GLP_OPT)
+		m->bound = glp_get_obj_val(lp);
 	if (m->trace)
 		fprintf(stderr, "ilp: relaxation %.3f s, %d iterations, simplex %d, status %d, bound %g\n",
 		        plan_clock() - t0, glp_get_it_cnt(lp), ret, glp_get_status(lp), glp_get_obj_val(lp));
@@ -615,52 +627,42 @@ run(Ilp *m, double tlim, double t0, Plan *pl, double *val)
 	return ok;
 }
 
-typedef struct Delta {
-	int s;                 /* a stretch */
-	double v;              /* KiB that begin there (< 0: end before it) */
-} Delta;
-
-static int
-int_cmp(const void *a, const void *b)
+/* The gap of the start where GLPK found nothing better in the limits: what the relaxation
+ * proved below it (1: nothing; 0 where nothing is cheaper, as a start costing nothing). */
+static double
+warm_gap(const Ilp *m)
 {
-	int x = *(const int *)a, y = *(const int *)b;
+	double w = 0;
+	int nonneg = 1;         /* no solution costs less than nothing */
 
-	return (x > y) - (x < y);
-}
-
-/* The stretch (index into bp[0..nb-1], sorted) that begins at or holds position x. */
-static int
-stretch(const int *bp, int nb, int x)
-{
-	int lo = 0, hi = nb - 1;
-
-	while (lo < hi) {
-		int mid = (lo + hi + 1) / 2;
-		if (bp[mid] <= x)
-			lo = mid;
-		else
-			hi = mid - 1;
+	for (int c = 1; c <= m->nc; c++) {
+		w += m->cobj[c] * m->warm[c];
+		nonneg = nonneg && m->cobj[c] >= 0 && m->clo[c] >= 0;
 	}
-	return lo;
+	if (m->bound < 0)
+		return w == 0 && nonneg ? 0 : 1;
+	if (w <= m->bound + 1e-9 * fmax(1, fabs(w)))
+		return 0;
+	return w > 0 ? fmin(1, (w - m->bound) / w) : 1;
 }
 
-/* The program over the chain's stages (chain.c's model): a binary per choice, each node served
- * as often as needed (the root once), the bytes of every stretch of the timeline between two
- * ends of intervals within what no decision moves leaves there. The columns of the DP's own
- * plan are the start. -1 if the model has no column for the root. */
+/* The program over the chain's stages (chain.c's flow): a binary per choice at a state, each
+ * state chosen as often as the columns that need it (the root once). The columns of the DP's
+ * own plan are the start. -1 if the model has no root. */
 static int
 build_chain(Ilp *m, Chain *ch, const ChModel *cm, int64_t budget)
 {
-	int *nrow = xcalloc(cm->nnode + 1, sizeof *nrow), *bp, nb = 0, *seg, *lv, bad = 0;
-	Delta *d;
+	int *nrow = xcalloc(cm->nnode + 1, sizeof *nrow);
 	uint8_t *pick = xcalloc(cm->ncol + 1, 1);
-	int64_t *cap;
 
-	for (int k = 0; k < cm->ncol; k++) {
-		int c = col(m, 'B', 0, 1, 1e6 * cm->col[k].cost);
-		(void)c;
+	if (cm->root < 0) {
+		free(nrow);
+		free(pick);
+		return -1;
 	}
-	/* each node: its columns, less the columns that need it, = 1 at the root, else 0 */
+	for (int k = 0; k < cm->ncol; k++)
+		col(m, 'B', 0, 1, 1e6 * cm->col[k].cost);
+	/* each state: its columns, less the columns that need it, = 1 at the root, else 0 */
 	for (int k = 0; k < cm->ncol; k++) {
 		int nds[3] = { cm->col[k].node, cm->col[k].need[0], cm->col[k].need[1] };
 		for (int i = 0; i < 3; i++) {
@@ -674,83 +676,18 @@ build_chain(Ilp *m, Chain *ch, const ChModel *cm, int64_t budget)
 	}
 	if (!nrow[cm->root])
 		nrow[cm->root] = row(m, GLP_FX, 1, 1);
-	/* the timeline cut where an interval begins or ends: within each stretch every plan holds
-	 * the same bytes, the stretch's row bounds them by its least room */
-	bp = xmalloc((2 * cm->nterm + 2) * sizeof *bp);
-	for (int i = 0; i < cm->nterm; i++) {
-		bp[nb++] = cm->term[i].lo;
-		bp[nb++] = cm->term[i].hi + 1;
-	}
-	qsort(bp, nb, sizeof *bp, int_cmp);
-	{
-		int k = 0;
-		for (int i = 0; i < nb; i++)
-			if (k == 0 || bp[i] != bp[k - 1])
-				bp[k++] = bp[i];
-		nb = k;
-	}
-	/* The bytes held over stretch s as a continuous column lv[s] <= its room, and each stretch's
-	 * row lv[s] - lv[s-1] = what begins there less what ended before it: two nonzeros a term
-	 * (one per stretch it covers would be hundreds of thousands: a relaxation of a minute). */
-	cap = xmalloc((nb + 1) * sizeof *cap);
-	lv = xcalloc(nb + 1, sizeof *lv);
-	seg = xcalloc(nb + 1, sizeof *seg);
-	for (int s = 0; s + 1 < nb; s++) {
-		cap[s] = INT64_MAX;
-		for (int q = bp[s]; q < bp[s + 1]; q++)
-			if (cm->cap[q] < cap[s])
-				cap[s] = cm->cap[q];
-		if (cap[s] < 0)
-			bad = 1;
-		lv[s] = col(m, 'C', 0, cap[s] > 0 ? (double)cap[s] / 1024 : 0, 0);
-		seg[s] = row(m, GLP_FX, 0, 0);
-		coef(m, seg[s], lv[s], 1);
-		if (s > 0)
-			coef(m, seg[s], lv[s - 1], -1);
-	}
-	d = xmalloc((2 * cm->nterm + 2) * sizeof *d);
-	for (int k = 0; k < cm->ncol; k++) {
-		int nd = 0;
-		for (int i = cm->col[k].m0; i < cm->col[k].m0 + cm->col[k].nt; i++) {
-			int s0 = stretch(bp, nb, cm->term[i].lo), s1 = stretch(bp, nb, cm->term[i].hi + 1);
-			d[nd++] = (Delta){ s0, (double)cm->term[i].b / 1024 };
-			if (s1 + 1 < nb)
-				d[nd++] = (Delta){ s1, -(double)cm->term[i].b / 1024 };
-		}
-		for (int x = 1; x < nd; x++)
-			for (int y = x; y > 0 && d[y].s < d[y - 1].s; y--) {
-				Delta tmp = d[y];
-				d[y] = d[y - 1];
-				d[y - 1] = tmp;
-			}
-		for (int x = 0; x < nd;) {
-			double v = 0;
-			int y = x;
-			for (; y < nd && d[y].s == d[x].s; y++)
-				v += d[y].v;
-			/* lv[s] - lv[s-1] - (what begins) + (what ended) = 0 */
-			if (v != 0)
-				coef(m, seg[d[x].s], k + 1, -v);
-			x = y;
-		}
-	}
+	/* the start basis: each state's cheapest column (one a state, as there is a row a state) */
+	m->bas = xcalloc(m->nc + 2, 1);
+	for (int s = 0; s < cm->nnode; s++)
+		m->bas[cm->best[s] + 1] = 1;
 	m->warmok = chain_warm(ch, budget, cm, pick) == 0;
 	for (int k = 0; k < cm->ncol; k++)
 		m->warm[k + 1] = pick[k];
-	/* the start's bytes over each stretch, from its rows in order */
-	{
-		double *act = xcalloc(m->nr + 1, sizeof *act);
-		for (int z = 1; z <= m->nz; z++)
-			if (m->ja[z] <= cm->ncol)
-				act[m->ia[z]] += m->ar[z] * m->warm[m->ja[z]];
-		for (int s = 0; s + 1 < nb; s++)
-			m->warm[lv[s]] = (s > 0 ? m->warm[lv[s - 1]] : 0) - act[seg[s]];
-		free(act);
-	}
 	if (m->warmok)
 		m->warmok = warm_ok(m);
-	free(nrow); free(bp); free(seg); free(cap); free(pick); free(lv); free(d);
-	return bad ? -1 : 0;
+	free(nrow);
+	free(pick);
+	return 0;
 }
 
 /* Could a swap beat a plan ub seconds over the unplanned step? Not if each costs more than
@@ -771,19 +708,17 @@ swaps_pay(const Prob *p, double ub)
 
 /* The program over the chain's stages; 0 with pl filled, -1 if none was found. */
 static int
-solve_ilp_chain(const Prob *p, Chain *ch, int64_t budget, double tlim, double ub, Plan *pl)
+chain_program(const Prob *p, Chain *ch, int64_t budget, double tlim, double ub, Plan *pl)
 {
 	Ilp m;
 	double t0 = plan_clock(), *val;
-	ChModel *cm = chain_model(ch, budget, ub, CHAIN_TERMS);
+	ChModel *cm = chain_model(ch, budget, ub, CHAIN_COLS);
 	int ok = -1, trace = getenv("MTC_ILP_TRACE") != NULL;
 
-	/* Past CHAIN_TERMS the program's relaxation alone takes seconds and its gap stays (the
-	 * deep MLP at L=16: 36k columns, 256k nonzeros, 14% after 50 nodes, none closed in
-	 * minutes): Checkmate's over the ops, as without it. */
-	if (cm->nterm > CHAIN_TERMS) {
+	/* Past CHAIN_COLS: Checkmate's over the ops, as without it. */
+	if (cm->ncol > CHAIN_COLS) {
 		if (trace)
-			fprintf(stderr, "ilp: chain program too large (over %d terms)\n", CHAIN_TERMS);
+			fprintf(stderr, "ilp: chain program too large (over %d columns)\n", CHAIN_COLS);
 		chain_model_free(cm);
 		return -1;
 	}
@@ -797,8 +732,8 @@ solve_ilp_chain(const Prob *p, Chain *ch, int64_t budget, double tlim, double ub
 		return -1;
 	}
 	if (m.trace)
-		fprintf(stderr, "ilp: chain program, %d columns of choices, %d terms, start %s\n", cm->ncol,
-		        cm->nterm, m.warmok ? "taken" : "none");
+		fprintf(stderr, "ilp: chain program, %d columns of choices, %d states, start %s\n", cm->ncol,
+		        cm->nnode, m.warmok ? "taken" : "none");
 	val = xcalloc(m.nc + 2, sizeof *val);
 	if (run(&m, tlim, t0, pl, val) == 0) {
 		uint8_t *pick = xcalloc(cm->ncol + 1, 1);
@@ -809,13 +744,13 @@ solve_ilp_chain(const Prob *p, Chain *ch, int64_t budget, double tlim, double ub
 		free(pick);
 		ok = 0;
 	} else if (m.warmok) {
-		/* nothing found in the limits: the start, nothing proved */
+		/* nothing found in the limits: the start, with what the relaxation proved */
 		uint8_t *pick = xcalloc(cm->ncol + 1, 1);
 		for (int k = 0; k < cm->ncol; k++)
 			pick[k] = m.warm[k + 1] > 0.5;
 		chain_model_plan(ch, cm, pick, pl);
 		pl->obj = -1;
-		pl->gap = 1;
+		pl->gap = warm_gap(&m);
 		free(pick);
 		ok = 0;
 	}
@@ -830,21 +765,29 @@ solve_ilp_chain(const Prob *p, Chain *ch, int64_t budget, double tlim, double ub
 }
 
 int
-solve_ilp(const Prob *p, int64_t budget, double tlim, const Plan *warm, Plan *pl)
+solve_ilp_chain(const Prob *p, int64_t budget, double tlim, const Plan *warm, Plan *pl)
 {
-	/* On a chain, where no swap can pay, the program over the chain's stages; else
-	 * Checkmate's over the ops. */
+	/* only where no swap can pay: the chain's plans recompute */
 	double ub = warm && warm->feasible ? (warm->time - p->time) * (1 + 1e-9) : -1;
 	Chain *ch = ub >= 0 && !swaps_pay(p, ub) ? tso_chain(p) : NULL;
+	int r = -1;
 
 	if (ch) {
-		int r = solve_ilp_chain(p, ch, budget, tlim, ub, pl);
+		r = chain_program(p, ch, budget, tlim, ub, pl);
 		chain_free(ch);
-		if (r == 0)
-			return r;
 	}
+	return r;
+}
+
+int
+solve_ilp(const Prob *p, int64_t budget, double tlim, const Plan *warm, Plan *pl)
+{
+	/* On a chain, the program over the chain's stages; else Checkmate's over the ops. */
+	if (solve_ilp_chain(p, budget, tlim, warm, pl) == 0)
+		return 0;
 	return solve_ilp_part(p, budget, tlim, warm, NULL, NULL, pl);
 }
+
 /* Checkmate's program over the ops, of the values mask decides (NULL: all), the rest fix's
  * bytes (NULL: the profile), with the placement's columns where npe > 0 (their levels into
  * lvl, the plan then of f with everything on the accelerator, not measured). */
@@ -900,15 +843,18 @@ solve_ops(const Prob *p, int64_t budget, double tlim, const Plan *warm, const ui
 	}
 	free(val);
 	/* Out of time before GLPK had an incumbent: the start solution is the incumbent, with
-	 * nothing proved about it (gap 100%). */
+	 * what the relaxation proved about it (gap 100%: nothing). */
 	if (ok && m.warmok) {
-		if (warm)
+		const char *stop = pl->stop;
+		if (warm) {
 			plan_copy(pl, warm);
+			pl->stop = stop;
+		}
 		for (int e = 0; e < npe; e++)
 			if (m.warm[m.ycol[e]] > 0.5)
 				lvl[pe[e].op] = (uint8_t)pe[e].lvl;
 		pl->obj = -1;
-		pl->gap = 1;
+		pl->gap = warm_gap(&m);
 		ok = 0;
 	}
 	ilp_free(&m);

@@ -187,35 +187,33 @@ Chain *chain_new(const Prob *, const int *fops, int nf, const int *seg, const in
                  const int *endp, const uint8_t *lng, const uint8_t *glong, const int64_t *base);
 double chain_solve(Chain *, int64_t budget, double ub, Plan *);
 void chain_free(Chain *);
-/* The same plans as an integer program (ilp.c solves it): one binary column per choice of the
- * DP's recursion (a node: a checkpoint, the first event to serve, the op of the batch, whether
- * the checkpoint stays after), each choice's node served exactly as often as the columns that
- * need it are chosen (the root once); each column holds bytes over intervals of a timeline
- * (every op, and before it a slot per stage for its recomputation): Moccasin's retention
- * intervals, at most cap[pos] at each position. Columns that cannot fit alone, or cost more
- * than ub (>= 0), are left out. */
+/* The same plans as an integer program (ilp.c solves it): the DP's recursion as a flow
+ * (Martin, Rardin and Campbell). A state is a node of the recursion (a checkpoint, the first
+ * event to serve, the op of the batch, whether the checkpoint stays after) with the bytes its
+ * plan may need: the budget at the root, less what a choice holds across the node below it.
+ * A binary column per choice at a state whose own bytes fit (and costing at most ub, >= 0);
+ * it needs the states of the nodes below it. Each state is chosen as often as the columns
+ * that need it (the root once). Every plan of the DP within the budget is one solution and
+ * back. States no plan serves are left out, with the columns that need them. The relaxation's
+ * bound is the DP's optimum: each state's least seconds are a dual solution, and each state's
+ * cheapest column (best) an optimal basis. */
 typedef struct ChCol {
 	double cost;           /* seconds of recomputation */
-	int node;              /* the node it serves */
-	int need[2];           /* the nodes it needs served (-1: none) */
-	int m0, nt;            /* its terms */
+	int node;              /* the state it serves */
+	int need[2];           /* the states it needs served (-1: none) */
 } ChCol;
-typedef struct ChTerm {
-	int lo, hi;            /* timeline positions */
-	int64_t b;             /* bytes held over them */
-} ChTerm;
 typedef struct ChWhy {
 	int kind, a, q, ti, keep, j, r, t2;
 } ChWhy;
 typedef struct ChModel {
-	int nnode, root, ncol, capc, nterm, capt, npos;
+	int nnode, root, ncol, capc, capn;  /* states; root -1: nothing fits */
 	ChCol *col;
 	ChWhy *why;            /* the choice behind each column */
-	ChTerm *term;
-	int64_t *cap;          /* bytes each position has for the terms (budget less the rest) */
+	int *c0, *nc;          /* by state: its columns c0 .. c0 + nc */
+	int *best;             /* by state: its cheapest column (they make an optimal basis) */
 } ChModel;
-/* chain_model stops once it has more than maxterm terms (then m->nterm > maxterm). */
-ChModel *chain_model(Chain *, int64_t budget, double ub, int maxterm);
+/* chain_model stops once it has more than maxcol columns (then m->ncol > maxcol). */
+ChModel *chain_model(Chain *, int64_t budget, double ub, int maxcol);
 void chain_model_plan(Chain *, const ChModel *, const uint8_t *pick, Plan *);
 /* The columns of the DP's own plan within budget into pick (m->ncol entries): 0, or -1. */
 int chain_warm(Chain *, int64_t budget, const ChModel *, uint8_t *pick);
@@ -236,6 +234,9 @@ int plan_segments(const Prob *, int **fops, int *nf, int **seg, int **bnd, int *
  * tlim > 0, tlim seconds (tlim 0: no clock), started from warm (may be NULL). 0 with pl filled
  * (pl->gap, pl->stop), or -1 if no solution was found. */
 int solve_ilp(const Prob *, int64_t budget, double tlim, const Plan *warm, Plan *);
+/* Its program over a chain's stages only (chain.c's): -1 where the step is no such chain, a
+ * swap may pay (no warm plan to say), or the program is too large. */
+int solve_ilp_chain(const Prob *, int64_t budget, double tlim, const Plan *warm, Plan *);
 /* The same with where params and optimizer state live decided too, linearized around a
  * placement: on f (p's) rewritten for it, each change of pe (place_effects) a column, at most
  * one a group and kmax in all, started from no change; mask as below (NULL: every

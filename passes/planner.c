@@ -204,11 +204,14 @@ run_tso(Prob *p, int64_t B, double tlim, Plan *a)
 	return solve_tso(p, B, a);
 }
 
-/* The ILP started from warm (NULL: none): one program, or in blocks on large steps. */
+/* The ILP started from warm (NULL: none): one program, or on large steps the chain's (where
+ * the step is a chain), else in blocks. */
 static int
 ilp(Prob *p, int64_t B, double tlim, const Plan *warm, Plan *a)
 {
-	return p->n > ILP_MAXN ? solve_ilp_blocks(p, B, tlim, warm, a) : solve_ilp(p, B, tlim, warm, a);
+	if (p->n <= ILP_MAXN)
+		return solve_ilp(p, B, tlim, warm, a);
+	return solve_ilp_chain(p, B, tlim, warm, a) == 0 ? 0 : solve_ilp_blocks(p, B, tlim, warm, a);
 }
 
 static int
@@ -221,15 +224,19 @@ run_ilp(Prob *p, int64_t B, double tlim, Plan *a)
 	/* Never worse than its start: GLPK may refuse the start (its memory model is not the
 	 * measured one) and find nothing in time, or stop at a worse incumbent. The start is
 	 * then the ILP's incumbent, with nothing proved (gap 100%); one that does not fit yet
-	 * lets the caller tighten the budget, as tso's own does. */
+	 * lets the caller tighten the budget, as tso's own does. Where the ILP proved an optimum
+	 * (its plan may not fit after layout) and the start, swapping nothing, takes just those
+	 * seconds measured, the start is that optimum too. */
 	if (ok && (r || plan_better(w, a))) {
 		double st = a->stime + w->stime;
 		const char *stop = a->stop;
+		int proved = !r && a->gap == 0 && a->obj > 0 && w->nsw == 0 &&
+		             fabs(w->time - a->obj) <= 1e-9 * a->obj;
 		plan_copy(a, w);
 		a->solver = "ilp";
 		a->stop = stop;
 		a->stime = st;
-		a->gap = 1;
+		a->gap = proved ? 0 : 1;
 		r = 0;
 	}
 	plan_free(w);
