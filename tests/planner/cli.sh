@@ -136,5 +136,19 @@ else
 	no "the ILP's placement: $(tail -2 "$tmp/err")"
 fi
 
+# With params and state placed (skipnet at 50%, mt3000): --solver=ilp plans the activations of
+# the step as placed with the ILP too, and proves their optimum (gap 0); the plan fits.
+if "$MTC" "$ex/skipnet.tdsl" --mem-budget=50% --solver=ilp --emit=schedule -o "$tmp/sk.s" 2>"$tmp/err"; then
+	v() { sed -n "s/^$1 //p" "$2"; }
+	if [ -n "$(v placed_by "$tmp/sk.s")" ] && [ "$(v ilp_gap "$tmp/sk.s")" = 0.0000% ] &&
+	   [ "$(v arena_bytes "$tmp/sk.s")" -le "$(v budget_bytes "$tmp/sk.s")" ]; then
+		ok
+	else
+		no "the ILP on a placed step: $(grep -E '^(solver|placed_by|ilp_stop|ilp_gap|arena_bytes|budget_bytes) ' "$tmp/sk.s" | tr '\n' ' ')"
+	fi
+else
+	no "the ILP on a placed step: $(tail -2 "$tmp/err")"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
