@@ -718,30 +718,53 @@ cheapest(ChModel *m, double *v, uint8_t *done, int s)
 	return v[s] = least;
 }
 
-/* Drop the states no plan serves and the columns that need them (in no solution of the
- * program); each state's cheapest column kept in best (an optimal basis of the relaxation:
+/* Drop the columns in no solution of the program costing at most ub (>= 0; < 0: none):
+ * those needing a state no plan serves, and those whose seconds with the least of the states
+ * they need are over ub (a solution with the column costs at least that); then the states
+ * the root no longer reaches. The optimum at most ub is the same, so is what the relaxation
+ * proves. Each state's cheapest column is kept in best (an optimal basis of the relaxation:
  * the columns' reduced costs against the states' least seconds are what Bellman's
  * inequalities say, >= 0). */
 static void
-prune(ChModel *m)
+prune(ChModel *m, double ub)
 {
 	double *v = xmalloc((m->nnode + 1) * sizeof *v);
-	uint8_t *done = xcalloc(m->nnode + 1, 1);
+	uint8_t *done = xcalloc(m->nnode + 1, 1), *live = xcalloc(m->ncol + 1, 1);
 	int *nid = xmalloc((m->nnode + 1) * sizeof *nid), *ncid = xmalloc((m->ncol + 1) * sizeof *ncid);
-	int ns = 0, nk = 0;
+	int *stack = xmalloc((m->nnode + 1) * sizeof *stack), ns = 0, nk = 0, sp = 0;
 
 	m->best = xmalloc((m->nnode + 1) * sizeof *m->best);
 	for (int s = m->nnode - 1; s >= 0; s--)
 		cheapest(m, v, done, s);
-	for (int s = 0; s < m->nnode; s++)
-		nid[s] = v[s] >= 0 ? ns++ : -1;
 	for (int k = 0; k < m->ncol; k++) {
 		const ChCol *o = &m->col[k];
-		int ok = nid[o->node] >= 0;
-		for (int i = 0; i < 2; i++)
-			ok = ok && (o->need[i] < 0 || nid[o->need[i]] >= 0);
-		ncid[k] = ok ? nk++ : -1;
+		double x = o->cost;
+		for (int i = 0; i < 2 && x >= 0; i++)
+			if (o->need[i] >= 0)
+				x = v[o->need[i]] < 0 ? -1 : x + v[o->need[i]];
+		live[k] = x >= 0 && (ub < 0 || x <= ub);
 	}
+	/* the states the root reaches through live columns */
+	memset(done, 0, m->nnode + 1);
+	if (v[m->root] >= 0 && (ub < 0 || v[m->root] <= ub)) {
+		done[m->root] = 1;
+		stack[sp++] = m->root;
+	}
+	while (sp > 0) {
+		int s = stack[--sp];
+		for (int k = m->c0[s]; k < m->c0[s] + m->nc[s]; k++)
+			for (int i = 0; live[k] && i < 2; i++) {
+				int c = m->col[k].need[i];
+				if (c >= 0 && !done[c]) {
+					done[c] = 1;
+					stack[sp++] = c;
+				}
+			}
+	}
+	for (int s = 0; s < m->nnode; s++)
+		nid[s] = done[s] ? ns++ : -1;
+	for (int k = 0; k < m->ncol; k++)
+		ncid[k] = live[k] && nid[m->col[k].node] >= 0 ? nk++ : -1;
 	for (int s = 0; s < m->nnode; s++)
 		if (nid[s] >= 0) {
 			int c0 = -1, n = 0;
@@ -766,7 +789,7 @@ prune(ChModel *m)
 	m->root = nid[m->root];
 	m->nnode = ns;
 	m->ncol = nk;
-	free(v); free(done); free(nid); free(ncid);
+	free(v); free(done); free(nid); free(ncid); free(live); free(stack);
 }
 
 ChModel *
@@ -802,7 +825,7 @@ chain_model(Chain *c, int64_t budget, double ub, int maxcol)
 		free(x.ch[k].v);
 	free(x.ch); free(x.np); free(x.made); free(x.hs); free(x.lev); free(x.nd); free(x.most);
 	if (m->root >= 0 && m->ncol <= maxcol)
-		prune(m);
+		prune(m, ub);
 	return m;
 }
 

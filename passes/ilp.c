@@ -31,7 +31,8 @@
  * nonzeros) those LPs ran for minutes between two calls of the callback. */
 enum { ILP_ITMIN = 1000 };
 static const double ILP_WORK = 5e8;
-enum { CHAIN_COLS = 300000 };  /* the largest chain program (columns) tried: 0.4 GB */
+enum { CHAIN_COLS = 400000 };  /* the largest chain program (columns) solved: 0.5 GB */
+enum { CHAIN_BUILD = 2000000 };/* the most columns built before pruning: 0.2 GB */
 
 typedef struct Ilp {
 	const Prob *p;
@@ -712,13 +713,13 @@ chain_program(const Prob *p, Chain *ch, int64_t budget, double tlim, double ub, 
 {
 	Ilp m;
 	double t0 = plan_clock(), *val;
-	ChModel *cm = chain_model(ch, budget, ub, CHAIN_COLS);
+	ChModel *cm = chain_model(ch, budget, ub, CHAIN_BUILD);
 	int ok = -1, trace = getenv("MTC_ILP_TRACE") != NULL;
 
 	/* Past CHAIN_COLS: Checkmate's over the ops, as without it. */
 	if (cm->ncol > CHAIN_COLS) {
 		if (trace)
-			fprintf(stderr, "ilp: chain program too large (over %d columns)\n", CHAIN_COLS);
+			fprintf(stderr, "ilp: chain program too large (%d columns, over %d)\n", cm->ncol, CHAIN_COLS);
 		chain_model_free(cm);
 		return -1;
 	}

@@ -194,7 +194,8 @@ void chain_free(Chain *);
  * A binary column per choice at a state whose own bytes fit (and costing at most ub, >= 0);
  * it needs the states of the nodes below it. Each state is chosen as often as the columns
  * that need it (the root once). Every plan of the DP within the budget is one solution and
- * back. States no plan serves are left out, with the columns that need them. The relaxation's
+ * back. States no plan serves are left out, with the columns that need them, and the columns
+ * in no solution costing at most ub (>= 0) with the states only they reach. The relaxation's
  * bound is the DP's optimum: each state's least seconds are a dual solution, and each state's
  * cheapest column (best) an optimal basis. */
 typedef struct ChCol {
@@ -212,7 +213,7 @@ typedef struct ChModel {
 	int *c0, *nc;          /* by state: its columns c0 .. c0 + nc */
 	int *best;             /* by state: its cheapest column (they make an optimal basis) */
 } ChModel;
-/* chain_model stops once it has more than maxcol columns (then m->ncol > maxcol). */
+/* chain_model stops building once it has more than maxcol columns (then m->ncol > maxcol). */
 ChModel *chain_model(Chain *, int64_t budget, double ub, int maxcol);
 void chain_model_plan(Chain *, const ChModel *, const uint8_t *pick, Plan *);
 /* The columns of the DP's own plan within budget into pick (m->ncol entries): 0, or -1. */
