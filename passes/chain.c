@@ -621,9 +621,10 @@ static int
 state(Mb *x, int nd, int g, int a, int q, int ti, int keep, int64_t lev)
 {
 	ChModel *m = x->m;
+	int64_t mx = most(x, nd, g, a, q, ti, keep);
 	size_t h;
 
-	lev = lev < most(x, nd, g, a, q, ti, keep) ? lev : most(x, nd, g, a, q, ti, keep);
+	lev = lev < mx ? lev : mx;
 	if (2 * (size_t)m->nnode + 2 > x->hcap) {
 		size_t nc = x->hcap ? 2 * x->hcap : 4096;
 		int *hs = xcalloc(nc, sizeof *hs);

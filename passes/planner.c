@@ -243,19 +243,24 @@ run_ilp(Prob *p, int64_t B, double tlim, Plan *a)
 	return r;
 }
 
+/* Does the ILP's plan b take the place of tso's a? Where it is better measured, or proved
+ * optimal and a is not better (optimal in the ILP's model, which prices each copy alone, is
+ * not always faster measured: the copies share one engine). */
+static int
+ilp_takes(const Plan *b, const Plan *a)
+{
+	return b->feasible && ((b->gap >= 0 && b->gap <= 1e-9 && !plan_better(a, b)) || plan_better(b, a));
+}
+
 /* The auto policy, the only place it is written: tso, then the ILP started from tso's plan;
- * the ILP's plan when tso found none, when it is better measured, or when it is proved
- * optimal and tso's is not better (optimal in the ILP's model, which prices each copy
- * alone, is not always faster measured: the copies share one engine); else tso's. */
+ * the ILP's plan when tso found none or it takes tso's place (ilp_takes); else tso's. */
 static int
 run_auto(Prob *p, int64_t B, double tlim, Plan *a)
 {
 	Plan *b = plan_new(p);
 	int ok = solve_tso(p, B, a) == 0;
 
-	if (ilp(p, B, tlim, ok ? a : NULL, b) == 0 &&
-	    (!ok || (b->feasible && ((b->gap >= 0 && b->gap <= 1e-9 && !plan_better(a, b)) ||
-	                             plan_better(b, a))))) {
+	if (ilp(p, B, tlim, ok ? a : NULL, b) == 0 && (!ok || ilp_takes(b, a))) {
 		b->stime += a->stime;
 		plan_copy(a, b);
 		plan_free(b);
@@ -789,10 +794,9 @@ try_ilp_place(Module *m, const PlanOpts *o, int64_t budget, double tlim, int tig
 }
 
 /* The activations of t's step as placed (home.c's rewrite, tso's plan) by the ILP started
- * from that plan (Checkmate's program, or the chain's): taken where it is faster, or proved
- * optimal and no slower. Once, on the placement taken (in the placement's rounds it took 13
- * to 208 s on skipnet at 25-35%). What it proves is about the activations, the placement
- * given. */
+ * from that plan (Checkmate's program, or the chain's), taken as auto takes it (ilp_takes).
+ * Once, on the placement taken (in the placement's rounds it took 13 to 208 s on skipnet at
+ * 25-35%). What it proves is about the activations, the placement given. */
 static void
 ilp_placed(const PlanOpts *o, int64_t budget, double tlim, int tight_only, Try *t)
 {
@@ -807,7 +811,7 @@ ilp_placed(const PlanOpts *o, int64_t budget, double tlim, int tight_only, Try *
 	}
 	qo.solver = "ilp";
 	b = solve_fit(t->p, &qo, budget, tlim, tight_only, &t->stime, &arena);
-	if (b && b->feasible && (b->time < t->best->time || (b->gap == 0 && b->time <= t->best->time))) {
+	if (b && ilp_takes(b, t->best)) {
 		plan_free(t->best);
 		t->best = b;
 		t->arena = arena;
