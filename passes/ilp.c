@@ -2,7 +2,8 @@
  *
  * needs: a Prob, a budget, a time limit, optionally a plan to start from (tso's).
  * fills: a Plan: the recomputations R[t,i] (op i recomputed in stage t, the stage of op t)
- *        and the swaps X[i] the program chose, with the gap GLPK proved.
+ *        and the swaps X[i] the program chose, with its gap as measured: the part of the
+ *        plan's measured overhead (plan_eval) above what GLPK proved below every plan.
  *
  * Stages are the ops of the step; only recomputable ops (Prob.fwd, function results
  * excepted) are decided: R[t,i] and S[t,i] (i resident entering stage t) exist for
@@ -12,8 +13,11 @@
  * op k runs; FREE[t,i,k] frees i after k, its last user in the stage, unless S[t+1,i]
  * (Checkmate's linearisation with hazard counts). A swap X[i] makes i resident again at its
  * first late use without a recomputation; the copy's source stays until the swap_out's wait
- * and the swapped-in buffer from the swap_in on, both placed as plan.c places them; its cost
- * is the copy time not hidden behind compute. Bytes are counted in KiB, seconds in us.
+ * (a fetched param's, copied from its home again, until its last early use) and the
+ * swapped-in buffer from the swap_in on, both placed as plan.c places them; its cost is the
+ * copy time not hidden behind compute (swap_cost), each copy alone: the copies share an
+ * engine, so a plan may measure slower than its objective, and only what is measured counts
+ * as proved. Bytes are counted in KiB, seconds in us.
  * MTC_ILP_TRACE=1 in the environment shows GLPK's log. */
 #include <glpk.h>
 #include <limits.h>
@@ -143,6 +147,35 @@ S(const Ilp *m, int t, int i)
 	return m->dec[i] && t > i && t <= m->shi[i] ? m->s0[i] + t - i - 1 : 0;
 }
 
+/* Is op i a fetch (a param living in host memory, copied in for its readers)? Its swap
+ * copies nothing out: the value is dropped after its last early use and fetched again from
+ * its home (remat.c). */
+static int
+is_fetch(const Prob *p, int i)
+{
+	return p->f->op[i].kind == OP_SWAPIN;
+}
+
+/* The last stage a swap of i holds its source: the swap_out's wait, or for a fetch its last
+ * early use. */
+static int
+src_until(const Ilp *m, int i)
+{
+	return is_fetch(m->p, i) ? m->p->lastearly[i] : m->sw[i].outwait;
+}
+
+/* A swap of i in the program's model: its copies (out and back; a fetch's one) less the
+ * compute between its last early use and its first late one, which hides them. */
+static double
+swap_cost(const Prob *p, int i)
+{
+	double ct = copy_time(p, p->b[i]) * (is_fetch(p, i) ? 1 : 2), hide = 0;
+
+	for (int k = p->lastearly[i] + 1; k < p->split[i]; k++)
+		hide += p->t[k];
+	return ct > hide ? ct - hide : 0;
+}
+
 /* Value of a column in the start solution, constants for what is not a column. */
 static double
 wv(const Ilp *m, int c)
@@ -186,8 +219,8 @@ warm_rs(Ilp *m, const Plan *pl)
 					if (st > u && st <= m->rhi[u] && pl->rec[(size_t)st * n + u] && st > last)
 						last = st;
 			}
-			if (a == i && swapped && m->sw[i].outwait > last)
-				last = m->sw[i].outwait;
+			if (a == i && swapped && src_until(m, i) > last)
+				last = src_until(m, i);
 			for (int t = sw ? a : a + 1; t <= last; t++)
 				if (S(m, t, i))
 					m->warm[S(m, t, i)] = 1;
@@ -350,11 +383,8 @@ build(Ilp *m, const Prob *p, int64_t budget, const Plan *warm)
 				m->s0[i] = c;
 		}
 		if (p->bw > 0 && p->cand[i]) {
-			double ct = copy_time(p, p->b[i]), hide = 0;
 			plan_place_swap(p, i, p->split[i], &m->sw[i]);
-			for (int k = p->lastearly[i] + 1; k < p->split[i]; k++)
-				hide += p->t[k];
-			m->x[i] = col(m, 'B', 0, 1, 1e6 * (2 * ct > hide ? 2 * ct - hide : 0));
+			m->x[i] = col(m, 'B', 0, 1, 1e6 * swap_cost(p, i));
 		}
 	}
 	if (warm)
@@ -412,7 +442,7 @@ build(Ilp *m, const Prob *p, int64_t budget, const Plan *warm)
 		}
 		/* A swap's source stays resident until the copy's wait. */
 		for (int i = 0; i < t; i++)
-			if (m->x[i] && t > p->lastearly[i] && t <= m->sw[i].outwait && S(m, t, i)) {
+			if (m->x[i] && t > p->lastearly[i] && t <= src_until(m, i) && S(m, t, i)) {
 				int r = row(m, GLP_LO, 0, 0);
 				coef(m, r, S(m, t, i), 1);
 				coef(m, r, m->x[i], -1);
@@ -628,23 +658,28 @@ run(Ilp *m, double tlim, double t0, Plan *pl, double *val)
 	return ok;
 }
 
-/* The gap of the start where GLPK found nothing better in the limits: what the relaxation
- * proved below it (1: nothing; 0 where nothing is cheaper, as a start costing nothing). */
+/* The seconds over the unplanned step proved below every plan: GLPK's bound where it found a
+ * plan (its objective less the gap), else the relaxation's (0: nothing proved). */
 static double
-warm_gap(const Ilp *m)
+proved_lb(const Ilp *m, const Plan *pl, int found)
 {
-	double w = 0;
-	int nonneg = 1;         /* no solution costs less than nothing */
+	if (found)
+		return fmax(0, pl->obj * (1 - pl->gap));
+	return m->bound > 0 ? m->bound / 1e6 : 0;
+}
 
-	for (int c = 1; c <= m->nc; c++) {
-		w += m->cobj[c] * m->warm[c];
-		nonneg = nonneg && m->cobj[c] >= 0 && m->clo[c] >= 0;
-	}
-	if (m->bound < 0)
-		return w == 0 && nonneg ? 0 : 1;
-	if (w <= m->bound + 1e-9 * fmax(1, fabs(w)))
+/* The gap of a plan as measured (plan_eval) against lb, the seconds over the unplanned step
+ * proved below every plan: 0 where it takes no more, else the part of its measured overhead
+ * not proved necessary. The program's own objective is not the measure: it prices each copy
+ * alone, and a plan optimal in it may measure slower (the copies share an engine). */
+static double
+measured_gap(const Prob *p, const Plan *pl, double lb)
+{
+	double over = pl->time - p->time;
+
+	if (over <= lb + 1e-9 * p->time)
 		return 0;
-	return w > 0 ? fmin(1, (w - m->bound) / w) : 1;
+	return lb > 0 ? 1 - lb / over : 1;
 }
 
 /* The program over the chain's stages (chain.c's flow): a binary per choice at a state, each
@@ -692,18 +727,13 @@ build_chain(Ilp *m, Chain *ch, const ChModel *cm, int64_t budget)
 }
 
 /* Could a swap beat a plan ub seconds over the unplanned step? Not if each costs more than
- * that in the program's model (its copy there and back, less the compute that hides it). */
+ * that in the program's model (swap_cost). */
 static int
 swaps_pay(const Prob *p, double ub)
 {
 	for (int i = 0; p->bw > 0 && i < p->n; i++)
-		if (p->cand[i]) {
-			double ct = copy_time(p, p->b[i]), hide = 0;
-			for (int k = p->lastearly[i] + 1; k < p->split[i]; k++)
-				hide += p->t[k];
-			if (2 * ct - hide < ub)
-				return 1;
-		}
+		if (p->cand[i] && swap_cost(p, i) < ub)
+			return 1;
 	return 0;
 }
 
@@ -712,7 +742,7 @@ static int
 chain_program(const Prob *p, Chain *ch, int64_t budget, double tlim, double ub, Plan *pl)
 {
 	Ilp m;
-	double t0 = plan_clock(), *val;
+	double t0 = plan_clock(), *val, lb = 0;
 	ChModel *cm = chain_model(ch, budget, ub, CHAIN_BUILD);
 	int ok = -1, trace = getenv("MTC_ILP_TRACE") != NULL;
 
@@ -741,6 +771,7 @@ chain_program(const Prob *p, Chain *ch, int64_t budget, double tlim, double ub, 
 		for (int k = 0; k < cm->ncol; k++)
 			pick[k] = val[k + 1] > 0.5;
 		chain_model_plan(ch, cm, pick, pl);
+		lb = proved_lb(&m, pl, 1);
 		pl->obj += p->time;
 		free(pick);
 		ok = 0;
@@ -751,15 +782,17 @@ chain_program(const Prob *p, Chain *ch, int64_t budget, double tlim, double ub, 
 			pick[k] = m.warm[k + 1] > 0.5;
 		chain_model_plan(ch, cm, pick, pl);
 		pl->obj = -1;
-		pl->gap = warm_gap(&m);
+		lb = proved_lb(&m, pl, 0);
 		free(pick);
 		ok = 0;
 	}
 	free(val);
 	ilp_free(&m);
 	chain_model_free(cm);
-	if (ok == 0)
+	if (ok == 0) {
 		plan_eval(p, pl, budget);
+		pl->gap = measured_gap(p, pl, lb);
+	}
 	pl->solver = "ilp";
 	pl->stime = plan_clock() - t0;
 	return ok;
@@ -799,7 +832,7 @@ solve_ops(const Prob *p, int64_t budget, double tlim, const Plan *warm, const ui
 {
 	Ilp m;
 	int ok = -1;
-	double t0 = plan_clock(), *val;
+	double t0 = plan_clock(), *val, lb = 0;
 
 	memset(&m, 0, sizeof m);
 	m.trace = getenv("MTC_ILP_TRACE") != NULL;
@@ -839,6 +872,7 @@ solve_ops(const Prob *p, int64_t budget, double tlim, const Plan *warm, const ui
 		for (int e = 0; e < npe; e++)
 			if (val[m.ycol[e]] > 0.5)
 				lvl[pe[e].op] = (uint8_t)pe[e].lvl;
+		lb = proved_lb(&m, pl, 1);
 		pl->obj += p->time;
 		ok = 0;
 	}
@@ -855,12 +889,15 @@ solve_ops(const Prob *p, int64_t budget, double tlim, const Plan *warm, const ui
 			if (m.warm[m.ycol[e]] > 0.5)
 				lvl[pe[e].op] = (uint8_t)pe[e].lvl;
 		pl->obj = -1;
-		pl->gap = warm_gap(&m);
+		lb = proved_lb(&m, pl, 0);
+		pl->gap = 1;
 		ok = 0;
 	}
 	ilp_free(&m);
-	if (ok == 0 && !npe)
+	if (ok == 0 && !npe) {
 		plan_eval(p, pl, budget);
+		pl->gap = measured_gap(p, pl, lb);
+	}
 	pl->solver = "ilp";
 	pl->stime = plan_clock() - t0;
 	return ok;

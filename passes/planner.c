@@ -224,14 +224,13 @@ run_ilp(Prob *p, int64_t B, double tlim, Plan *a)
 	/* Never worse than its start: GLPK may refuse the start (its memory model is not the
 	 * measured one) and find nothing in time, or stop at a worse incumbent. The start is
 	 * then the ILP's incumbent, with nothing proved (gap 100%); one that does not fit yet
-	 * lets the caller tighten the budget, as tso's own does. Where the ILP proved an optimum
-	 * (its plan may not fit after layout) and the start, swapping nothing, takes just those
-	 * seconds measured, the start is that optimum too. */
+	 * lets the caller tighten the budget, as tso's own does. Where the ILP's plan measures at
+	 * what the ILP proved below every plan (gap 0; it may not fit after layout) and the start
+	 * takes no longer, the start is an optimum too. */
 	if (ok && (r || plan_better(w, a))) {
 		double st = a->stime + w->stime;
 		const char *stop = a->stop;
-		int proved = !r && a->gap == 0 && a->obj > 0 && w->nsw == 0 &&
-		             fabs(w->time - a->obj) <= 1e-9 * a->obj;
+		int proved = !r && a->gap == 0 && w->time <= a->time + 1e-9 * p->time;
 		plan_copy(a, w);
 		a->solver = "ilp";
 		a->stop = stop;

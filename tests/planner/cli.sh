@@ -137,10 +137,14 @@ else
 fi
 
 # With params and state placed (skipnet at 50%, mt3000): --solver=ilp plans the activations of
-# the step as placed with the ILP too, and proves their optimum (gap 0); the plan fits.
+# the step as placed with the ILP too; the plan fits. What it proves is measured: its program's
+# optimum swaps, and the swaps share the copy engine with the params' copies, which the program
+# does not see, so no gap of 0 is claimed. Where the activations cost nothing as placed
+# (widemlp), gap 0. Unplaced (skipnet on cuda), the program's optimum is found ("optimal") and
+# measures slower than its objective: not a proof either.
+v() { sed -n "s/^$1 //p" "$2"; }
 if "$MTC" "$ex/skipnet.tdsl" --mem-budget=50% --solver=ilp --emit=schedule -o "$tmp/sk.s" 2>"$tmp/err"; then
-	v() { sed -n "s/^$1 //p" "$2"; }
-	if [ -n "$(v placed_by "$tmp/sk.s")" ] && [ "$(v ilp_gap "$tmp/sk.s")" = 0.0000% ] &&
+	if [ -n "$(v placed_by "$tmp/sk.s")" ] && [ "$(v ilp_gap "$tmp/sk.s")" != 0.0000% ] &&
 	   [ "$(v arena_bytes "$tmp/sk.s")" -le "$(v budget_bytes "$tmp/sk.s")" ]; then
 		ok
 	else
@@ -148,6 +152,19 @@ if "$MTC" "$ex/skipnet.tdsl" --mem-budget=50% --solver=ilp --emit=schedule -o "$
 	fi
 else
 	no "the ILP on a placed step: $(tail -2 "$tmp/err")"
+fi
+if "$MTC" "$ex/widemlp.tdsl" --mem-budget=50% --solver=ilp --emit=schedule -o "$tmp/wm.s" 2>"$tmp/err" &&
+   [ -n "$(v placed_by "$tmp/wm.s")" ] && [ "$(v ilp_gap "$tmp/wm.s")" = 0.0000% ]; then
+	ok
+else
+	no "the ILP on a placed step that costs nothing: $(grep -E '^(solver|placed_by|ilp_stop|ilp_gap) ' "$tmp/wm.s" | tr '\n' ' ') $(tail -2 "$tmp/err")"
+fi
+if "$MTC" "$ex/skipnet.tdsl" --target=cuda --mem-budget=50% --solver=ilp --emit=schedule -o "$tmp/skc.s" 2>"$tmp/err" &&
+   [ "$(v ilp_stop "$tmp/skc.s")" = optimal ] && [ "$(v ilp_gap "$tmp/skc.s")" != 0.0000% ] &&
+   [ "$(v ilp_gap "$tmp/skc.s")" != - ]; then
+	ok
+else
+	no "the gap as measured: $(grep -E '^(solver|ilp_stop|ilp_gap) ' "$tmp/skc.s" | tr '\n' ' ') $(tail -2 "$tmp/err")"
 fi
 
 echo "$pass passed, $fail failed"
