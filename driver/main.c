@@ -772,10 +772,10 @@ variant(const Opts *o, Src *src, const FeOpts *fe, const Module *whole, int nd, 
 	Module *m;
 	int64_t *chunk = NULL;
 	int nkey = 0;
-	/* with ZeRO the params and their state stay on the accelerator (the shards are the
-	 * saving): the planner plans activations only */
+	/* with ZeRO the params stay on the accelerator (each rank updates a shard of one), and the
+	 * planner may keep a shard's optimizer state in host memory (home.c's HOME_STATE) */
 	PlanOpts po = { quiet == 2 ? "tso" : o->solver, budget, 0, o->solver_time, &o->tg,
-	                o->solver_nodes, o->nooffload || zero, quiet != 0, 0 };
+	                o->solver_nodes, o->nooffload, quiet != 0, 0 };
 
 	snprintf(why, sizeof why, "--data-parallel over %d ranks", ranks);
 	vf.batch_div = ranks;

@@ -62,7 +62,10 @@ home_allowed(const Func *f, const Target *tg, int u)
 	const Op *o = &f->op[u];
 	int nw = opinfo[o->kind].nwritten, st = nw > 1, par, mask = 1 << HOME_DEV;
 
-	if (!tg->hoststate || tg->copybw <= 0 || !(opinfo[o->kind].flags & F_MUT) || o->kind == OP_TICK)
+	/* ZeRO's unshard writes the param from the gathered shards: not an update whose group
+	 * moves (the shard's update is, its state alone: its param is a shard of one) */
+	if (!tg->hoststate || tg->copybw <= 0 || !(opinfo[o->kind].flags & F_MUT) || o->kind == OP_TICK ||
+	    o->kind == OP_UNSHARD)
 		return mask;
 	par = f->val[o->args[0]].decl >= 0 && f->mod->decl[o->args[0]].role == R_PARAM &&
 	      !f->mod->decl[o->args[0]].host && home_candidate(f, o->args[0]);

@@ -2,7 +2,9 @@
 # dp.sh: data-parallel modules (mtc --data-parallel) under mpirun on this machine, ranks
 # oversubscribing its cores. The MLP and the transformer trained with SGD and momentum, at
 # sizes whose batch divides over 2 and 3 ranks, without and with a budget, without and with
-# ZeRO (stage 1: optimizer state sharded over the ranks; 2: gradients reduce-scattered too),
+# ZeRO (stage 1: optimizer state sharded over the ranks; 2: gradients reduce-scattered too;
+# under a budget the planner may keep shards' state in host memory, as at 70% on the MLP and
+# 35% on the transformer),
 # and the MLP with 2 micro-batches within each rank (against the single process's 2 micro-batches),
 # and tests/train/drop.tdsl, whose dropouts draw on each rank the whole batch's masks at its rows:
 # 5 steps on 2 ranks (and 3 for the MLP: the transformers take longest here) give losses within 1e-6 relative and params within 1e-6 relative
@@ -76,7 +78,7 @@ while read -r n model budget zero nps defs; do
 		{ bad "$tag: the single-process module: $(cat "$st.err")"; rm -f "$st.s.p"; continue; }
 	spread=$("$STCMP" "$st.s0.p" "$st.s.p" 1 | sed -n 's/^max relative difference \([^ ]*\) .*/\1/p')
 	ptol=$TOL
-	if [ $n = transformer ]; then
+	if [ $n = transformer ] || [ $n = tfhost ]; then
 		ptol=$(awk -v s="$spread" 'BEGIN { print 4 * s }')
 	elif awk -v s="$spread" -v t=$TOL 'BEGIN { exit !(s > t) }'; then
 		ptol=$spread
@@ -117,7 +119,17 @@ drop tests/train/drop.tdsl - 0 2,3
 dropmu tests/train/drop.tdsl 60% 1 2,3 --micro-batches=2
 tfsgd tests/dp/tfsgd.tdsl 50% 2 2 -D B=6 -D L=2 -D S=16
 transformer examples/transformer.tdsl 50% 1 2 -D B=6 -D L=2 -D S=16
+tfhost examples/transformer.tdsl 35% 1 2 -D B=6 -D L=2 -D S=16
 EOT
+
+# ZeRO with the shards' optimizer state in host memory: at 35% the planner keeps some of the
+# transformer's there (trained on 2 ranks just above, against the single process)
+if [ -z "${MTC_QUICK:-}" ]; then
+	"$MTC" "$src/examples/transformer.tdsl" -D B=6 -D L=2 -D S=16 --mem-budget=35% --data-parallel \
+		--zero=1 --ranks=2 --emit=schedule -o "$out/tfhost.s" 2> "$out/tfhost.s.err" &&
+	grep -q '^state_in_host_bytes [1-9]' "$out/tfhost.s" && grep -q '^# data-parallel: ranks 2 zero 1 ' "$out/tfhost.s" &&
+		ok || bad "ZeRO 1 with state in host memory: $(grep -E '^(state_in_host_bytes|# data-parallel)' "$out/tfhost.s") $(cat "$out/tfhost.s.err")"
+fi
 
 # Batch norm (ResNet-18's layout, narrowed): each rank normalizes with its own statistics, so
 # 2 ranks train as the single process with 2 micro-batches, on the portable GEMM the same
