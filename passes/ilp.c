@@ -147,21 +147,13 @@ S(const Ilp *m, int t, int i)
 	return m->dec[i] && t > i && t <= m->shi[i] ? m->s0[i] + t - i - 1 : 0;
 }
 
-/* Is op i a fetch (a param living in host memory, copied in for its readers)? Its swap
- * copies nothing out: the value is dropped after its last early use and fetched again from
- * its home (remat.c). */
-static int
-is_fetch(const Prob *p, int i)
-{
-	return p->f->op[i].kind == OP_SWAPIN;
-}
-
-/* The last stage a swap of i holds its source: the swap_out's wait, or for a fetch its last
- * early use. */
+/* The last stage a swap of i holds its source: the swap_out's wait, or for a fetch
+ * (plan_is_fetch: its swap copies nothing out, remat.c fetches it again from its home) its
+ * last early use. */
 static int
 src_until(const Ilp *m, int i)
 {
-	return is_fetch(m->p, i) ? m->p->lastearly[i] : m->sw[i].outwait;
+	return plan_is_fetch(m->p->f, &m->p->f->op[i]) ? m->p->lastearly[i] : m->sw[i].outwait;
 }
 
 /* A swap of i in the program's model: its copies (out and back; a fetch's one) less the
@@ -169,7 +161,7 @@ src_until(const Ilp *m, int i)
 static double
 swap_cost(const Prob *p, int i)
 {
-	double ct = copy_time(p, p->b[i]) * (is_fetch(p, i) ? 1 : 2), hide = 0;
+	double ct = copy_time(p, p->b[i]) * (plan_is_fetch(p->f, &p->f->op[i]) ? 1 : 2), hide = 0;
 
 	for (int k = p->lastearly[i] + 1; k < p->split[i]; k++)
 		hide += p->t[k];

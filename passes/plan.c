@@ -35,10 +35,8 @@ is_result(const Func *f, int v)
 	return 0;
 }
 
-/* Is op a fetch: a param living in host memory copied in for its readers (home.c)? The planner
- * treats it as a forward op: dropping it and fetching it again is its recomputation. */
-static int
-is_fetch(const Func *f, const Op *op)
+int
+plan_is_fetch(const Func *f, const Op *op)
 {
 	int d = op->kind == OP_SWAPIN ? f->val[op->args[0]].decl : -1;
 	return d >= 0 && f->mod->decl[d].role == R_PARAM && f->mod->decl[d].host;
@@ -160,7 +158,7 @@ prob_new(const Func *f, const Target *tg)
 		 * re-run the backward. */
 		p->fwd[i] = ((op->phase == PH_FWD ||
 		              (op->phase == PH_BWD && (op->kind == OP_RESHAPE || op->kind == OP_TRANSPOSE))) &&
-		             op->res >= 0 && !(fl & (F_MUT | F_COPY | F_NORES))) || is_fetch(f, op);
+		             op->res >= 0 && !(fl & (F_MUT | F_COPY | F_NORES))) || plan_is_fetch(f, op);
 		for (int a = 0; a < op->nargs && p->fwd[i]; a++) {
 			int d = f->val[op->args[a]].def;
 			if (d >= 0 && !p->fwd[d])
@@ -239,7 +237,7 @@ prob_new(const Func *f, const Target *tg)
 					p->clob[i] = k + 1;
 				for (int b = 0; b < op->nargs; b++)
 					if (v == op->args[b] && (f->val[v].decl >= 0 ||
-					    (a < opinfo[u->kind].nwritten && dv >= 0 && is_fetch(f, &f->op[dv]))))
+					    (a < opinfo[u->kind].nwritten && dv >= 0 && plan_is_fetch(f, &f->op[dv]))))
 						p->clob[i] = k;
 			}
 		}

@@ -96,6 +96,9 @@ void plan_profile_back(const Func *g, int64_t align, const int *map, int n, int6
  * the first late use, swaps placed so the copies hide behind compute. Modes that cannot be
  * honoured (a recompute after its inputs were updated) fall back to KEEP. */
 void plan_expand(const Prob *, const uint8_t *mode, Plan *);
+/* Is op a fetch: a param living in host memory copied in for its readers (home.c)? A forward
+ * op to the planner: dropping it and fetching it again is its recomputation. */
+int plan_is_fetch(const Func *, const Op *);
 /* Where a swap of i's value goes when its first late use is op fd: placed for time, or for
  * memory if p->tight; _at places the swap_in (lin) and the swap_out's wait (lout) anywhere
  * from memory (0) to time (1). */

@@ -161,7 +161,7 @@ remat_map(const Prob *p, const Plan *pl, int *map)
 			k = emit(g, f, o, PH_REC, cur, nm);
 			g->op[k].of = orig[i];
 			cur[o->res] = g->op[k].res;
-			/* a param fetched again (plan.c's is_fetch): its copy is awaited at once */
+			/* a param fetched again (plan_is_fetch): its copy is awaited at once */
 			if (opinfo[o->kind].flags & F_COPY)
 				wait(g, cur[o->res]);
 		}
