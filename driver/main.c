@@ -89,7 +89,9 @@ static const char usage[] =
 "  --zero=0|1|2|auto     with --data-parallel: ZeRO, optimizer state sharded over the ranks\n"
 "                        (1), and gradients reduce-scattered (2); each rank updates its shard\n"
 "                        of every param and the params are all-gathered. auto (default):\n"
-"                        under a budget the fastest plan of 0, 1 and 2, else 0\n"
+"                        under a budget the fastest plan of 0, 1 and 2, in 1 and 2 with the\n"
+"                        params to shard chosen one by one (the fewest that fit, those that\n"
+"                        save most bytes per second of copies first), else 0\n"
 "  --micro-batches=K|auto  run forward and backward K times on slices of the batch (the\n"
 "                        leading dim of the first input, a const) and sum the gradients\n"
 "                        before one update: the whole batch's step with about a K-th of its\n"
@@ -800,7 +802,7 @@ variant(const Opts *o, Src *src, const FeOpts *fe, const Module *whole, int nd, 
 	schedule(m->step, &o->tg, o->schedule);
 	schedule(m->fwd, &o->tg, o->schedule);
 	if (ranks > 1) {
-		if (dp_choose(m, ranks, o->bucket, zero, &o->tg, o->schedule, budget ? &po : NULL, dr))
+		if (dp_choose(m, ranks, o->bucket, zero, o->zero == ZERO_AUTO, &o->tg, o->schedule, budget ? &po : NULL, dr))
 			die("no gradient to reduce");
 		snprintf(stage, sizeof stage, "dp-r%d", ranks);
 		dump(o, m, stage);

@@ -49,6 +49,8 @@ dp_update_grad(const Func *f, const Op *u)
  * variance). Only the updates read the reduced statistics; the step's other readers keep the
  * rank's own. */
 enum { G_PARAM = 1, G_STAT = 2 };
+/* A bucket's class: whole gradients, sharded ones (ZeRO), batch statistics. */
+enum { B_WHOLE, B_SHARD, B_STAT };
 
 static int
 writes_buffer(const Func *f, const Op *u)
@@ -90,31 +92,47 @@ update_param(const Func *f, const Op *u)
 	       u->args[0] : -1;
 }
 
+/* The state of param p (decl index) as sharded (1) or whole (0). */
+static void
+state_type(Module *m, int x, int ranks, int sharded)
+{
+	Decl *s = &m->decl[x];
+	const Type *w = &m->decl[s->of].ty;
+
+	s->ty = sharded ? (Type){ F32, { 1, { shard_len(shape_numel(&w->sh), ranks) } } } : *w;
+	m->fwd->val[x].ty = s->ty;
+	if (m->step)
+		m->step->val[x].ty = s->ty;
+}
+
+static int
+shardable(const Module *m, int x)
+{
+	const Decl *s = &m->decl[x];
+	return s->role == R_STATE && s->of >= 0 && s->ty.dt == F32;
+}
+
 int
-dp_shard_state(Module *m, int ranks)
+dp_shard_state(Module *m, int ranks, const uint8_t *sel)
 {
 	int n = 0;
 
-	for (int d = 0; d < m->ndecl; d++) {
-		Decl *x = &m->decl[d];
-		if (x->role != R_STATE || x->of < 0 || x->ty.dt != F32)
-			continue;
-		x->ty = (Type){ F32, { 1, { shard_len(shape_numel(&m->decl[x->of].ty.sh), ranks) } } };
-		m->fwd->val[d].ty = x->ty;
-		if (m->step)
-			m->step->val[d].ty = x->ty;
-		n++;
-	}
+	for (int d = 0; d < m->ndecl; d++)
+		if (shardable(m, d)) {
+			int on = !sel || sel[m->decl[d].of];
+			state_type(m, d, ranks, on);
+			n += on;
+		}
 	return n;
 }
 
 Func *
-dp_step(const Func *f, int ranks, int64_t cap, int zero, int *nbuckets)
+dp_step(const Func *f, int ranks, int64_t cap, int zero, const uint8_t *sel, int *nbuckets)
 {
 	int nv = f->nval, ng = 0, np, nb = 0, *grads, *bk, *close, *map, *red, *bval, *left, *gval, *sh;
 	int64_t *start, *bn;
 	uint8_t *isg = xcalloc(nv + 1, 1), *late = xcalloc(f->nop + 1, 1), *dep = xcalloc(nv + 1, 1);
-	uint8_t *waited, *bs;
+	uint8_t *waited, *bs, *shg;
 	int *vmean, *e2;        /* a batch variance's mean; its var + mean * mean in g */
 	Func *g = func_new(f->mod, f->name);
 	char nm[256];
@@ -132,30 +150,39 @@ dp_step(const Func *f, int ranks, int64_t cap, int zero, int *nbuckets)
 		if (isg[v] == G_STAT)
 			grads[ng++] = v;
 	qsort_r(grads + np, ng - np, sizeof *grads, by_def, (void *)f);
-	/* buckets in completion order: each closes once it holds cap bytes; start[v] is where
-	 * gradient v sits in its bucket (with ZeRO, in each rank's block: its shard); the
-	 * statistics after the gradients, in buckets of their own (bs[b]), never sharded */
+	/* a gradient whose param ZeRO shards (sel: which params; NULL: all) */
+	shg = xcalloc(nv + 1, 1);
+	for (int i = 0; zero && i < f->nop; i++) {
+		int p = update_param(f, &f->op[i]);
+		if (p >= 0 && (!sel || sel[p]))
+			shg[dp_update_grad(f, &f->op[i])] = 1;
+	}
+	/* buckets in completion order, one open per class (bs[b]: B_WHOLE gradients, B_SHARD
+	 * gradients of sharded params, B_STAT statistics, never sharded): each closes once it
+	 * holds cap bytes; start[v] is where gradient v sits in its bucket (in a sharded one, in
+	 * each rank's block: its shard) */
 	bk = xmalloc((nv + 1) * sizeof *bk);
 	start = xcalloc(nv + 1, sizeof *start);
 	close = xmalloc((ng + 1) * sizeof *close);
 	bn = xcalloc(ng + 1, sizeof *bn);
 	bs = xcalloc(ng + 1, 1);
-	for (int k = 0, b = 0; k < ng; k++) {
-		int v = grads[k], z = zero && k < np ? ranks : 1;
+	for (int k = 0, cur[3] = { -1, -1, -1 }; k < ng; k++) {
+		int v = grads[k], c = k >= np ? B_STAT : shg[v] ? B_SHARD : B_WHOLE, z = c == B_SHARD ? ranks : 1;
 		int64_t n = shape_numel(&f->val[v].ty.sh), e = z > 1 ? shard_len(n, ranks) : n;
-		if (k == np && b < nb)
-			b++;
-		if (b == nb)
-			nb++;
+		int b, nx = -1;
+		if (cur[c] < 0)
+			bs[cur[c] = nb++] = c;
+		b = cur[c];
 		bk[v] = b;
-		bs[b] = k >= np;
 		start[v] = bn[b];
 		bn[b] += e;
 		close[b] = f->val[v].def;
+		for (int j = k + 1; j < ng && nx < 0; j++)
+			if ((j >= np ? B_STAT : shg[grads[j]] ? B_SHARD : B_WHOLE) == c)
+				nx = grads[j];
 		/* no bucket over the collectives' int count */
-		if (bn[b] * 4 * z >= cap ||
-		    (k + 1 < ng && (bn[b] + shape_numel(&f->val[grads[k + 1]].ty.sh)) * z > 0x7fffffff))
-			b++;
+		if (bn[b] * 4 * z >= cap || (nx >= 0 && (bn[b] + shape_numel(&f->val[nx].ty.sh)) * z > 0x7fffffff))
+			cur[c] = -1;
 	}
 	/* the ops that read a gradient, and everything after that depends on them, go last; so
 	 * do the buffers' updates, which read reduced statistics */
@@ -208,8 +235,8 @@ dp_step(const Func *f, int ranks, int64_t cap, int zero, int *nbuckets)
 						waited[b] = 1;
 					}
 					ia[0] = start[v];
-					ia[1] = zero == 1 && !bs[b];
-					if (zero && !bs[b])
+					ia[1] = zero == 1 && bs[b] == B_SHARD;
+					if (bs[b] == B_SHARD)
 						t = (Type){ F32, { 1, { shard_len(shape_numel(&t.sh), ranks) } } };
 					snprintf(nm, sizeof nm, "%s.r", f->val[v].name);
 					q = func_op(g, OP_UNBUCKET, PH_MEM, &bval[b], 1, ia, 0, NULL, &t, nm, (Loc){0, 0});
@@ -219,7 +246,7 @@ dp_step(const Func *f, int ranks, int64_t cap, int zero, int *nbuckets)
 				for (int k = 0; k < o->nargs; k++)
 					if (isg[o->args[k]] == G_PARAM)
 						map[o->args[k]] = red[o->args[k]];
-				if (zero && p >= 0) {
+				if (p >= 0 && shg[gval[p]]) {
 					/* the update writes this rank's shard of the param */
 					int64_t ia[MAXIA] = { ranks };
 					Type t;
@@ -258,7 +285,7 @@ dp_step(const Func *f, int ranks, int64_t cap, int zero, int *nbuckets)
 				continue;
 			}
 			copy_op(g, f, o, map, -1);
-			if (p >= 0 && zero) {
+			if (p >= 0 && shg[gval[p]]) {
 				/* the bucket's last update: its params' shards gathered, the params written */
 				int b = bk[gval[p]], args[ng ? ng : 1], na = 0, pv[ng ? ng : 1];
 				int64_t ia[MAXIA] = { ranks }, at = 0;
@@ -303,7 +330,7 @@ dp_step(const Func *f, int ranks, int64_t cap, int zero, int *nbuckets)
 			}
 			/* buckets whose last gradient this op made */
 			for (int b = 0; b < nb; b++) {
-				int args[ng ? ng : 1], na = 0, z = zero && !bs[b] ? zero : 0;
+				int args[ng ? ng : 1], na = 0, z = bs[b] == B_SHARD ? zero : 0;
 				int64_t ia[MAXIA] = { ranks, z == 1 };
 				double fa[MAXFA] = { 1.0 / ranks };
 				Type t;
@@ -313,7 +340,7 @@ dp_step(const Func *f, int ranks, int64_t cap, int zero, int *nbuckets)
 					if (bk[grads[k]] == b)
 						args[na++] = e2[grads[k]] >= 0 ? e2[grads[k]] : map[grads[k]];
 				t = (Type){ F32, { 1, { bn[b] * (z ? ranks : 1) } } };
-				snprintf(nm, sizeof nm, bs[b] ? "stats.%d" : "bucket.%d", b);
+				snprintf(nm, sizeof nm, bs[b] == B_STAT ? "stats.%d" : "bucket.%d", b);
 				q = func_op(g, z == 2 ? OP_REDSCAT : OP_ALLREDUCE, PH_MEM, args, na, ia, 0, fa, &t, nm,
 				            (Loc){0, 0});
 				bval[b] = g->op[q].res;
@@ -336,6 +363,7 @@ dp_step(const Func *f, int ranks, int64_t cap, int zero, int *nbuckets)
 	free(bval);
 	free(waited);
 	free(bs);
+	free(shg);
 	free(vmean);
 	free(e2);
 	free(left);
@@ -401,16 +429,81 @@ probe(Module *m, Func *g, const PlanOpts *po)
 	return t;
 }
 
+/* ZeRO under a budget, param by param: sharding a param saves, on every rank, all but its
+ * share of its optimizer state (and with stage 2 of its gradient), and costs its shard and
+ * unshard copies less what its update saves on a shard. ord[0..n) gets the params with a
+ * gradient, cheapest seconds per byte saved first (those whose sharding costs nothing lead),
+ * ties in declaration order; *nfree: how many lead. upd[p]: the seconds of p's whole update,
+ * measured on the step before sharding. g: the step with every param sharded. */
+static int
+shard_order(const Module *m, const Func *g, const Target *tg, int ranks, int zero, const double *upd,
+            int *ord, int *nfree)
+{
+	int nd = m->ndecl, n = 0;
+	double *dt = xcalloc(nd + 1, sizeof *dt), *sv = xcalloc(nd + 1, sizeof *sv);
+	int *of = xmalloc((g->nval + 1) * sizeof *of);
+
+	for (int v = 0; v < g->nval; v++)
+		of[v] = -1;
+	for (int i = 0; i < g->nop; i++) {
+		const Op *o = &g->op[i];
+		int p = -1;
+		if (o->kind == OP_SHARD) {
+			p = o->args[0];
+			of[o->res] = p;
+		} else if (o->kind == OP_UNSHARD)
+			p = o->args[0];
+		else if (opinfo[o->kind].flags & F_MUT && o->nargs > 0 && of[o->args[0]] >= 0)
+			p = of[o->args[0]];     /* the update of a shard */
+		if (p >= 0 && p < nd)
+			dt[p] += op_time(tg, g, o);
+	}
+	for (int d = 0; d < nd; d++) {
+		const Decl *x = &m->decl[d];
+		if (x->role == R_STATE && x->of >= 0 && x->ty.dt == F32) {
+			const Type *w = &m->decl[x->of].ty;
+			sv[x->of] += (double)(type_bytes(w) - 4 * shard_len(shape_numel(&w->sh), ranks));
+		}
+	}
+	for (int d = 0; d < nd; d++) {
+		const Type *w = &m->decl[d].ty;
+		double k;
+		int j;
+		if (upd[d] < 0)
+			continue;
+		dt[d] -= upd[d];
+		if (zero == 2)
+			sv[d] += (double)(type_bytes(w) - 4 * shard_len(shape_numel(&w->sh), ranks));
+		/* insertion by seconds per byte; nothing saved goes last */
+		k = sv[d] > 0 ? dt[d] / sv[d] : 1e300;
+		for (j = n++; j > 0; j--) {
+			int q = ord[j - 1];
+			if ((sv[q] > 0 ? dt[q] / sv[q] : 1e300) <= k)
+				break;
+			ord[j] = q;
+		}
+		ord[j] = d;
+	}
+	*nfree = 0;
+	while (*nfree < n && sv[ord[*nfree]] > 0 && dt[ord[*nfree]] <= 0)
+		(*nfree)++;
+	free(dt);
+	free(sv);
+	free(of);
+	return n;
+}
+
 int
-dp_choose(Module *m, int ranks, int64_t cap, int zero, const Target *tg, const char *sched,
+dp_choose(Module *m, int ranks, int64_t cap, int zero, int each, const Target *tg, const char *sched,
           const PlanOpts *po, DpReport *r)
 {
 	Func *f = m->step, *best = NULL;
 	int64_t tot = 0, small = 0, c, bpeak = 0;
 	double bt = 0;
 	DpReport br = {0};
-	uint8_t *isg;
+	uint8_t *isg, *sel = NULL;
 	int fits = 0;
+	double *upd;
 
 	if (!f)
 		die("dp_choose of a model without a step");
@@ -425,14 +518,23 @@ dp_choose(Module *m, int ranks, int64_t cap, int zero, const Target *tg, const c
 	free(isg);
 	if (!tot)
 		return -1;
+	/* a param's whole update, before its state is sharded */
+	upd = xmalloc((m->ndecl + 1) * sizeof *upd);
+	for (int d = 0; d < m->ndecl; d++)
+		upd[d] = -1;
+	for (int i = 0; i < f->nop; i++) {
+		int p = update_param(f, &f->op[i]);
+		if (p >= 0)
+			upd[p] = op_time(tg, f, &f->op[i]);
+	}
 	if (zero)
-		dp_shard_state(m, ranks);
+		dp_shard_state(m, ranks, NULL);
 	/* The candidates: the given cap, or one bucket, then halving down to one per gradient.
 	 * Without a budget the fastest step; with one the fastest once planned (tso), and if
 	 * none fits the one of the least live bytes, whose plan the caller's error explains. */
 	for (c = cap > 0 ? cap : tot;; c /= 2) {
 		DpReport x = { .ranks = ranks, .zero = zero, .cap = c };
-		Func *g = dp_step(f, ranks, c, zero, &x.nbuckets), *h;
+		Func *g = dp_step(f, ranks, c, zero, NULL, &x.nbuckets), *h;
 		int nb = x.nbuckets;
 
 		schedule(g, tg, sched);
@@ -471,8 +573,61 @@ dp_choose(Module *m, int ranks, int64_t cap, int zero, const Target *tg, const c
 		if (cap > 0 || c < small || nb == 0)
 			break;
 	}
+	if (zero) {
+		br.nparams = 0;
+		for (int d = 0; d < m->ndecl; d++)
+			br.nparams += upd[d] >= 0;
+		br.nsharded = br.nparams;
+	}
+	/* ZeRO param by param (each), under a budget: the fewest params sharded that fit, by four
+	 * steps of bisection over the order of seconds per byte saved (shard_order), on the
+	 * buckets and order taken above (each try is a plan); the fastest once planned of those
+	 * tried and every param sharded */
+	if (zero && each && po && cap <= 0 && fits && br.nparams > 1) {
+		int *ord = xmalloc((m->ndecl + 1) * sizeof *ord), nfree, n, lo, hi;
+		uint8_t *s = xcalloc(m->ndecl + 1, 1);
+		n = shard_order(m, best, tg, ranks, zero, upd, ord, &nfree);
+		sel = xcalloc(m->ndecl + 1, 1);
+		memset(sel, 1, m->ndecl + 1);
+		lo = nfree;
+		hi = n;
+		for (int k = 0; k < 4 && lo < hi; k++) {
+			int mid = lo + (hi - lo) / 2;
+			DpReport x = br;
+			Func *e;
+			double t = -1;
+			memset(s, 0, m->ndecl + 1);
+			for (int j = 0; j < mid; j++)
+				s[ord[j]] = 1;
+			dp_shard_state(m, ranks, s);
+			e = dp_step(f, ranks, br.cap, zero, s, &x.nbuckets);
+			schedule(e, tg, sched);
+			if (br.early)
+				plan_hoist_grads(e);
+			measure(e, tg, &x);
+			t = probe(m, e, po);
+			if (t >= 0 && t < bt * (1 - 1e-9)) {
+				func_free(best);
+				best = e;
+				br = x;
+				br.nsharded = mid;
+				bt = t;
+				memcpy(sel, s, m->ndecl + 1);
+			} else
+				func_free(e);
+			if (t >= 0)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		dp_shard_state(m, ranks, sel);
+		free(ord);
+		free(s);
+	}
 	func_adopt(f, best);        /* best's tables move into f; its struct stays in the arena */
 	*r = br;
+	free(sel);
+	free(upd);
 	return 0;
 }
 
@@ -480,8 +635,11 @@ void
 dp_report_print(FILE *fp, const DpReport *r)
 {
 	fprintf(fp, "# data-parallel: ranks %d zero %d buckets %d bucket_bytes %lld collective_bytes %lld "
-	        "network_ms %.6f exposed_ms %.6f hidden %.1f%%%s\n", r->ranks, r->zero, r->nbuckets,
+	        "network_ms %.6f exposed_ms %.6f hidden %.1f%%%s", r->ranks, r->zero, r->nbuckets,
 	        (long long)r->cap, (long long)r->bytes, r->net_s * 1e3, r->exposed_s * 1e3,
 	        r->net_s > 0 && r->exposed_s < r->net_s ? 100 * (1 - r->exposed_s / r->net_s) :
 	        r->net_s > 0 ? 0.0 : 100.0, r->early ? " gradients early" : "");
+	if (r->zero)
+		fprintf(fp, " sharded %d of %d", r->nsharded, r->nparams);
+	fputc('\n', fp);
 }

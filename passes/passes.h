@@ -259,14 +259,17 @@ void dump_memory(FILE *, const Func *, const Live *, const Layout *, int64_t bud
 /* dp.c: data parallelism (see dp.c for the contract). dp_step: f's step for one of `ranks`
  * ranks, gradients reduced in buckets of about cap bytes (cap <= 0: one bucket), their readers
  * last (schedule it again); with ZeRO (zero 1: optimizer state sharded, gradients all-reduced;
- * 2: gradients reduce-scattered too) each update writes its rank's shard of the param, and
- * the params are gathered back (dp_shard_state first); *nbuckets the buckets made.
- * dp_shard_state: the optimizer state of every param resized to its rank's shard; how many.
+ * 2: gradients reduce-scattered too) the update of each param in sel (decl indices; NULL:
+ * every param) writes its rank's shard of the param, and the params are gathered back
+ * (dp_shard_state first, with the same sel); *nbuckets the buckets made.
+ * dp_shard_state: the optimizer state of each param in sel (NULL: all) resized to its rank's
+ * shard, of the others whole again; how many states are sharded.
  * dp_choose: m->step replaced by the fastest such step under the cost model, scheduled with
  * `sched`, over bucket sizes from one bucket down to one per gradient (cap > 0: that size
  * only); with a budget (po non-NULL: the budget in bytes) the fastest once planned by tso, the
- * smaller buckets holding gradients for less time; its figures in *r. -1 (m unchanged) if no
- * param has a gradient. dp_update_grad: the gradient update u reads (-1: none). */
+ * smaller buckets holding gradients for less time; with ZeRO and `each`, also which params to
+ * shard (every one otherwise); its figures in *r. -1 (m unchanged) if no param has a
+ * gradient. dp_update_grad: the gradient update u reads (-1: none). */
 typedef struct DpReport {
 	int ranks, zero, nbuckets;
 	int64_t cap;            /* the bucket size taken, bytes */
@@ -275,11 +278,12 @@ typedef struct DpReport {
 	double net_s;           /* of which its collectives on the network */
 	double exposed_s;       /* the time the step loses to them: the rest is hidden */
 	int early;              /* 1: gradients and collectives made as early as they can be */
+	int nsharded, nparams;  /* ZeRO: params sharded, of those with a gradient */
 } DpReport;
-Func *dp_step(const Func *f, int ranks, int64_t cap, int zero, int *nbuckets);
-int dp_shard_state(Module *m, int ranks);
+Func *dp_step(const Func *f, int ranks, int64_t cap, int zero, const uint8_t *sel, int *nbuckets);
+int dp_shard_state(Module *m, int ranks, const uint8_t *sel);
 struct PlanOpts;
-int dp_choose(Module *m, int ranks, int64_t cap, int zero, const Target *tg, const char *sched,
+int dp_choose(Module *m, int ranks, int64_t cap, int zero, int each, const Target *tg, const char *sched,
               const struct PlanOpts *po, DpReport *r);
 int dp_update_grad(const Func *f, const Op *u);
 void dp_report_print(FILE *, const DpReport *);

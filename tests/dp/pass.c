@@ -101,9 +101,10 @@ rank_main(void *p)
 }
 
 /* ZeRO stage z on NR ranks (threads, each the same data): losses and params after 3 steps
- * bit-identical to the step without collectives. */
+ * bit-identical to the step without collectives. mixed: every other param sharded (what
+ * --zero=auto may choose), in buckets of both kinds. */
 static void
-zero(const char *top, const char *file, const char *const *defs, int ndefs, int z)
+zero(const char *top, const char *file, const char *const *defs, int ndefs, int z, int mixed)
 {
 	char path[4096];
 	Module *m0, *m;
@@ -118,12 +119,34 @@ zero(const char *top, const char *file, const char *const *defs, int ndefs, int 
 	snprintf(path, sizeof path, "%s/examples/%s", top, file);
 	m0 = synth_example(path, defs, ndefs, tg);
 	m = synth_example(path, defs, ndefs, tg);
-	if (!m0 || !m || dp_choose(m, NR, 0, z, tg, "mem", NULL, &r)) {
+	if (m && mixed) {
+		uint8_t *sel = calloc(m->ndecl + 1, 1);
+		int nb, kinds = 0, ns = 0;
+		Func *g;
+		for (int d = 0, k = 0; d < m->ndecl; d++)
+			if (m->decl[d].role == R_PARAM)
+				ns += sel[d] = k++ % 2;
+		dp_shard_state(m, NR, sel);
+		g = dp_step(m->step, NR, 1LL << 40, z, sel, &nb);
+		schedule(g, tg, "mem");
+		func_adopt(m->step, g);
+		for (int i = 0; i < m->step->nop; i++) {
+			const Op *o = &m->step->op[i];
+			if (o->kind == OP_REDSCAT || (o->kind == OP_ALLREDUCE && o->ia[1]))
+				kinds |= 1;
+			else if (o->kind == OP_ALLREDUCE)
+				kinds |= 2;
+		}
+		check(kinds == 3 && ns > 0, "%s ZeRO %d, %d params sharded: buckets of sharded and of whole "
+		      "gradients (%d of %d kinds)", file, z, ns, (kinds & 1) + (kinds >> 1), 2);
+		free(sel);
+	} else if (!m0 || !m || dp_choose(m, NR, 0, z, 0, tg, "mem", NULL, &r)) {
 		check(0, "%s ZeRO %d: compiles", file, z);
 		return;
 	}
-	check(ir_verify(m, "zero") == 0, "%s ZeRO %d: verifies", file, z);
-	check(roundtrips(m, "dp.mir"), "%s ZeRO %d: prints and parses back", file, z);
+	(void)r;
+	check(ir_verify(m, "zero") == 0, "%s ZeRO %d%s: verifies", file, z, mixed ? " mixed" : "");
+	check(roundtrips(m, "dp.mir"), "%s ZeRO %d%s: prints and parses back", file, z, mixed ? " mixed" : "");
 	pthread_barrier_init(&sh.bar, NULL, NR);
 	for (int q = 0; q < NR; q++) {
 		rk[q] = (Rank){ &sh, q, 3, 0, m, interp_new(m, 7), {0}, "" };
@@ -147,8 +170,8 @@ zero(const char *top, const char *file, const char *const *defs, int ndefs, int 
 			for (int q = 0; q < NR; q++)
 				same &= !memcmp(interp_decl(rk[q].in, d)->data, interp_decl(i0, d)->data,
 				                type_bytes(&m0->decl[d].ty));
-	check(ok && same, "%s ZeRO %d on %d ranks: 3 interpreter steps, losses and params bit-identical", file, z,
-	      NR);
+	check(ok && same, "%s ZeRO %d%s on %d ranks: 3 interpreter steps, losses and params bit-identical", file, z,
+	      mixed ? " mixed" : "", NR);
 	for (int q = 0; q < NR; q++)
 		interp_free(rk[q].in);
 	interp_free(i0);
@@ -208,7 +231,7 @@ example(const char *top, const char *file, const char *const *defs, int ndefs)
 		check(0, "%s: compiles", file);
 		return;
 	}
-	rc = dp_choose(m, 2, 0, 0, tg, "mem", NULL, &r);
+	rc = dp_choose(m, 2, 0, 0, 0, tg, "mem", NULL, &r);
 	check(rc == 0 && r.nbuckets >= 1, "%s: dp_choose (%d buckets of %lld bytes)", file, r.nbuckets,
 	      (long long)r.cap);
 	check(ir_verify(m, "dp") == 0, "%s: verifies", file);
@@ -226,7 +249,7 @@ example(const char *top, const char *file, const char *const *defs, int ndefs)
 		int64_t b = plan_arena(m0->step, tg, NULL, 0) * 70 / 100;
 		PlanOpts o = { "tso", b, 0, 0, tg, 0, 0, 0, 0 };
 		PlanReport pr;
-		rc = dp_choose(m, 2, 0, 0, tg, "mem", &o, &r) || plan_step(m, &o, &pr);
+		rc = dp_choose(m, 2, 0, 0, 0, tg, "mem", &o, &r) || plan_step(m, &o, &pr);
 		check(rc == 0, "%s: %d buckets of %lld bytes, planned at 70%%", file, r.nbuckets, (long long)r.cap);
 		if (rc == 0) {
 			check(pr.arena <= b, "%s at 70%%: arena %lld within %lld", file, (long long)pr.arena, (long long)b);
@@ -256,15 +279,15 @@ buckets(const char *top)
 	bw.netlat = 0;
 	bw.netbw = 1e8;                      /* 100 MB/s */
 	if ((m = synth_example(path, defs, 1, &lat))) {
-		dp_choose(m, 2, 0, 0, &lat, "mem", NULL, &r1);
+		dp_choose(m, 2, 0, 0, 0, &lat, "mem", NULL, &r1);
 		check(r1.nbuckets == 1, "latency-bound: one bucket (%d)", r1.nbuckets);
 		mod_free(m);
 	}
 	if ((m = synth_example(path, defs, 1, &bw))) {
-		dp_choose(m, 2, 0, 0, &bw, "mem", NULL, &r2);
+		dp_choose(m, 2, 0, 0, 0, &bw, "mem", NULL, &r2);
 		mod_free(m);
 		m = synth_example(path, defs, 1, &bw);
-		dp_choose(m, 2, 1LL << 40, 0, &bw, "mem", NULL, &one);
+		dp_choose(m, 2, 1LL << 40, 0, 0, &bw, "mem", NULL, &one);
 		check(one.nbuckets == 1, "a cap above the gradients' bytes: one bucket (%d)", one.nbuckets);
 		check(r2.nbuckets > 1 && r2.exposed_s < one.exposed_s && r2.modeled_s < one.modeled_s,
 		      "bandwidth-bound: %d buckets, %.3g s exposed against %.3g s with one bucket",
@@ -281,9 +304,9 @@ buckets(const char *top)
 		PlanOpts o = { "tso", b, 0, 0, tg, 0, 0, 1, 0 };
 		PlanReport pr;
 		if (m0 && m1 && m2) {
-			dp_choose(m0, 2, 0, 0, tg, "mem", NULL, &r1);
-			dp_choose(m1, 2, 0, 0, tg, "mem", &o, &r2);
-			dp_choose(m2, 2, 1LL << 40, 0, tg, "mem", NULL, &one);
+			dp_choose(m0, 2, 0, 0, 0, tg, "mem", NULL, &r1);
+			dp_choose(m1, 2, 0, 0, 0, tg, "mem", &o, &r2);
+			dp_choose(m2, 2, 1LL << 40, 0, 0, tg, "mem", NULL, &one);
 			check(r2.nbuckets > r1.nbuckets && plan_step(m1, &o, &pr) == 0,
 			      "mlp at 35%%: %d buckets fit, %d without a budget", r2.nbuckets, r1.nbuckets);
 			check(plan_step(m2, &o, &pr) != 0, "mlp at 35%%: one bucket does not fit");
@@ -307,8 +330,12 @@ main(int argc, char **argv)
 	example(top, "transformer.tdsl", tr, 2);
 	example(top, "skipnet.tdsl", sk, 1);
 	for (int z = 0; z <= 2; z++) {
-		zero(top, "mlp.tdsl", mlp, 2, z);
-		zero(top, "transformer.tdsl", tr, 2, z);
+		zero(top, "mlp.tdsl", mlp, 2, z, 0);
+		zero(top, "transformer.tdsl", tr, 2, z, 0);
+		if (z) {
+			zero(top, "mlp.tdsl", mlp, 2, z, 1);
+			zero(top, "transformer.tdsl", tr, 2, z, 1);
+		}
 	}
 	buckets(top);
 	return done();
