@@ -767,7 +767,7 @@ dropouts(Src *src, const FeOpts *fe, const Module *v, int ranks, int quiet, int6
  * hold it; -1 after a diagnostic. */
 static int
 variant(const Opts *o, Src *src, const FeOpts *fe, const Module *whole, int nd, int ranks, int zero,
-        int64_t budget, int quiet, Module **mp, PlanReport *rep, DpReport *dr)
+        const DpReport *take, int64_t budget, int quiet, Module **mp, PlanReport *rep, DpReport *dr)
 {
 	FeOpts vf = *fe;
 	char why[96], stage[64];
@@ -802,7 +802,7 @@ variant(const Opts *o, Src *src, const FeOpts *fe, const Module *whole, int nd, 
 	schedule(m->step, &o->tg, o->schedule);
 	schedule(m->fwd, &o->tg, o->schedule);
 	if (ranks > 1) {
-		if (dp_choose(m, ranks, o->bucket, zero, o->zero == ZERO_AUTO, &o->tg, o->schedule, budget ? &po : NULL, dr))
+		if (dp_choose(m, ranks, o->bucket, zero, o->zero == ZERO_AUTO, take, &o->tg, o->schedule, budget ? &po : NULL, dr))
 			die("no gradient to reduce");
 		snprintf(stage, sizeof stage, "dp-r%d", ranks);
 		dump(o, m, stage);
@@ -877,6 +877,8 @@ data_parallel(const Opts *o, Src *src, const FeOpts *fe, Module *whole)
 		int z = o->zero, rc1;
 		/* --zero=auto under a budget: the fastest of no sharding, stage 1 and 2 once planned
 		 * (tso, quietly; the planner weighs them against keeping state in host memory) */
+		DpReport take;
+		int took = 0;
 		if (z == ZERO_AUTO) {
 			double best = -1;
 			z = 0;
@@ -884,15 +886,19 @@ data_parallel(const Opts *o, Src *src, const FeOpts *fe, Module *whole)
 				Module *t = NULL;
 				PlanReport tr;
 				DpReport td;
-				if (!variant(o, src, fe, whole, nd, ranks[v], k, budget, 2, &t, &tr, &td) &&
+				if (!variant(o, src, fe, whole, nd, ranks[v], k, NULL, budget, 2, &t, &tr, &td) &&
 				    (best < 0 || tr.time < best * (1 - 1e-9))) {
 					best = tr.time;
 					z = k;
+					take = td;
+					took = 1;
 				}
 				mod_free(t);
 			}
 		}
-		rc1 = variant(o, src, fe, whole, nd, ranks[v], z, budget, !o->ranks, &var[v], &rep[v], &dr[v]);
+		/* the trial's buckets and shards taken again, not searched for a second time */
+		rc1 = variant(o, src, fe, whole, nd, ranks[v], z, took ? &take : NULL, budget, !o->ranks, &var[v],
+		              &rep[v], &dr[v]);
 		if (rc1 < 0)
 			goto out;
 		if (rc1 > 0) {

@@ -494,8 +494,8 @@ shard_order(const Module *m, const Func *g, const Target *tg, int ranks, int zer
 }
 
 int
-dp_choose(Module *m, int ranks, int64_t cap, int zero, int each, const Target *tg, const char *sched,
-          const PlanOpts *po, DpReport *r)
+dp_choose(Module *m, int ranks, int64_t cap, int zero, int each, const DpReport *take, const Target *tg,
+          const char *sched, const PlanOpts *po, DpReport *r)
 {
 	Func *f = m->step, *best = NULL;
 	int64_t tot = 0, small = 0, c, bpeak = 0;
@@ -531,7 +531,12 @@ dp_choose(Module *m, int ranks, int64_t cap, int zero, int each, const Target *t
 		dp_shard_state(m, ranks, NULL);
 	/* The candidates: the given cap, or one bucket, then halving down to one per gradient.
 	 * Without a budget the fastest step; with one the fastest once planned (tso), and if
-	 * none fits the one of the least live bytes, whose plan the caller's error explains. */
+	 * none fits the one of the least live bytes, whose plan the caller's error explains.
+	 * take: that choice, made before on the same step, made again without a plan. */
+	if (take) {
+		cap = take->cap;
+		po = NULL;
+	}
 	for (c = cap > 0 ? cap : tot;; c /= 2) {
 		DpReport x = { .ranks = ranks, .zero = zero, .cap = c };
 		Func *g = dp_step(f, ranks, c, zero, NULL, &x.nbuckets), *h;
@@ -550,8 +555,10 @@ dp_choose(Module *m, int ranks, int64_t cap, int zero, int each, const Target *t
 			double t;
 			int64_t peak;
 			Live l;
-			if (!e)
+			if (!e || (take && k != take->early)) {
+				func_free(e);
 				continue;
+			}
 			measure(e, tg, &x);
 			x.early = k;
 			live_fill(&l, e);
@@ -583,16 +590,17 @@ dp_choose(Module *m, int ranks, int64_t cap, int zero, int each, const Target *t
 	 * steps of bisection over the order of seconds per byte saved (shard_order), on the
 	 * buckets and order taken above (each try is a plan); the fastest once planned of those
 	 * tried and every param sharded */
-	if (zero && each && po && cap <= 0 && fits && br.nparams > 1) {
+	if (zero && ((each && po && cap <= 0 && fits) || (take && take->nsharded < br.nparams)) &&
+	    br.nparams > 1) {
 		int *ord = xmalloc((m->ndecl + 1) * sizeof *ord), nfree, n, lo, hi;
 		uint8_t *s = xcalloc(m->ndecl + 1, 1);
 		n = shard_order(m, best, tg, ranks, zero, upd, ord, &nfree);
 		sel = xcalloc(m->ndecl + 1, 1);
 		memset(sel, 1, m->ndecl + 1);
-		lo = nfree;
-		hi = n;
+		lo = take ? take->nsharded : nfree;
+		hi = take ? lo + 1 : n;
 		for (int k = 0; k < 4 && lo < hi; k++) {
-			int mid = lo + (hi - lo) / 2;
+			int mid = take ? lo : lo + (hi - lo) / 2;
 			DpReport x = br;
 			Func *e;
 			double t = -1;
@@ -605,8 +613,8 @@ dp_choose(Module *m, int ranks, int64_t cap, int zero, int each, const Target *t
 			if (br.early)
 				plan_hoist_grads(e);
 			measure(e, tg, &x);
-			t = probe(m, e, po);
-			if (t >= 0 && t < bt * (1 - 1e-9)) {
+			t = take ? 0 : probe(m, e, po);
+			if (take || (t >= 0 && t < bt * (1 - 1e-9))) {
 				func_free(best);
 				best = e;
 				br = x;

@@ -268,8 +268,9 @@ void dump_memory(FILE *, const Func *, const Live *, const Layout *, int64_t bud
  * `sched`, over bucket sizes from one bucket down to one per gradient (cap > 0: that size
  * only); with a budget (po non-NULL: the budget in bytes) the fastest once planned by tso, the
  * smaller buckets holding gradients for less time; with ZeRO and `each`, also which params to
- * shard (every one otherwise); its figures in *r. -1 (m unchanged) if no param has a
- * gradient. dp_update_grad: the gradient update u reads (-1: none). */
+ * shard (every one otherwise); take non-NULL: the choice *take reported, made before on the
+ * same step and options, made again without planning; its figures in *r. -1 (m unchanged)
+ * if no param has a gradient. dp_update_grad: the gradient update u reads (-1: none). */
 typedef struct DpReport {
 	int ranks, zero, nbuckets;
 	int64_t cap;            /* the bucket size taken, bytes */
@@ -283,8 +284,8 @@ typedef struct DpReport {
 Func *dp_step(const Func *f, int ranks, int64_t cap, int zero, const uint8_t *sel, int *nbuckets);
 int dp_shard_state(Module *m, int ranks, const uint8_t *sel);
 struct PlanOpts;
-int dp_choose(Module *m, int ranks, int64_t cap, int zero, int each, const Target *tg, const char *sched,
-              const struct PlanOpts *po, DpReport *r);
+int dp_choose(Module *m, int ranks, int64_t cap, int zero, int each, const DpReport *take, const Target *tg,
+              const char *sched, const struct PlanOpts *po, DpReport *r);
 int dp_update_grad(const Func *f, const Op *u);
 void dp_report_print(FILE *, const DpReport *);
 

@@ -140,7 +140,7 @@ zero(const char *top, const char *file, const char *const *defs, int ndefs, int 
 		check(kinds == 3 && ns > 0, "%s ZeRO %d, %d params sharded: buckets of sharded and of whole "
 		      "gradients (%d of %d kinds)", file, z, ns, (kinds & 1) + (kinds >> 1), 2);
 		free(sel);
-	} else if (!m0 || !m || dp_choose(m, NR, 0, z, 0, tg, "mem", NULL, &r)) {
+	} else if (!m0 || !m || dp_choose(m, NR, 0, z, 0, NULL, tg, "mem", NULL, &r)) {
 		check(0, "%s ZeRO %d: compiles", file, z);
 		return;
 	}
@@ -231,7 +231,7 @@ example(const char *top, const char *file, const char *const *defs, int ndefs)
 		check(0, "%s: compiles", file);
 		return;
 	}
-	rc = dp_choose(m, 2, 0, 0, 0, tg, "mem", NULL, &r);
+	rc = dp_choose(m, 2, 0, 0, 0, NULL, tg, "mem", NULL, &r);
 	check(rc == 0 && r.nbuckets >= 1, "%s: dp_choose (%d buckets of %lld bytes)", file, r.nbuckets,
 	      (long long)r.cap);
 	check(ir_verify(m, "dp") == 0, "%s: verifies", file);
@@ -249,7 +249,7 @@ example(const char *top, const char *file, const char *const *defs, int ndefs)
 		int64_t b = plan_arena(m0->step, tg, NULL, 0) * 70 / 100;
 		PlanOpts o = { "tso", b, 0, 0, tg, 0, 0, 0, 0 };
 		PlanReport pr;
-		rc = dp_choose(m, 2, 0, 0, 0, tg, "mem", &o, &r) || plan_step(m, &o, &pr);
+		rc = dp_choose(m, 2, 0, 0, 0, NULL, tg, "mem", &o, &r) || plan_step(m, &o, &pr);
 		check(rc == 0, "%s: %d buckets of %lld bytes, planned at 70%%", file, r.nbuckets, (long long)r.cap);
 		if (rc == 0) {
 			check(pr.arena <= b, "%s at 70%%: arena %lld within %lld", file, (long long)pr.arena, (long long)b);
@@ -279,15 +279,15 @@ buckets(const char *top)
 	bw.netlat = 0;
 	bw.netbw = 1e8;                      /* 100 MB/s */
 	if ((m = synth_example(path, defs, 1, &lat))) {
-		dp_choose(m, 2, 0, 0, 0, &lat, "mem", NULL, &r1);
+		dp_choose(m, 2, 0, 0, 0, NULL, &lat, "mem", NULL, &r1);
 		check(r1.nbuckets == 1, "latency-bound: one bucket (%d)", r1.nbuckets);
 		mod_free(m);
 	}
 	if ((m = synth_example(path, defs, 1, &bw))) {
-		dp_choose(m, 2, 0, 0, 0, &bw, "mem", NULL, &r2);
+		dp_choose(m, 2, 0, 0, 0, NULL, &bw, "mem", NULL, &r2);
 		mod_free(m);
 		m = synth_example(path, defs, 1, &bw);
-		dp_choose(m, 2, 1LL << 40, 0, 0, &bw, "mem", NULL, &one);
+		dp_choose(m, 2, 1LL << 40, 0, 0, NULL, &bw, "mem", NULL, &one);
 		check(one.nbuckets == 1, "a cap above the gradients' bytes: one bucket (%d)", one.nbuckets);
 		check(r2.nbuckets > 1 && r2.exposed_s < one.exposed_s && r2.modeled_s < one.modeled_s,
 		      "bandwidth-bound: %d buckets, %.3g s exposed against %.3g s with one bucket",
@@ -304,9 +304,9 @@ buckets(const char *top)
 		PlanOpts o = { "tso", b, 0, 0, tg, 0, 0, 1, 0 };
 		PlanReport pr;
 		if (m0 && m1 && m2) {
-			dp_choose(m0, 2, 0, 0, 0, tg, "mem", NULL, &r1);
-			dp_choose(m1, 2, 0, 0, 0, tg, "mem", &o, &r2);
-			dp_choose(m2, 2, 1LL << 40, 0, 0, tg, "mem", NULL, &one);
+			dp_choose(m0, 2, 0, 0, 0, NULL, tg, "mem", NULL, &r1);
+			dp_choose(m1, 2, 0, 0, 0, NULL, tg, "mem", &o, &r2);
+			dp_choose(m2, 2, 1LL << 40, 0, 0, NULL, tg, "mem", NULL, &one);
 			check(r2.nbuckets > r1.nbuckets && plan_step(m1, &o, &pr) == 0,
 			      "mlp at 35%%: %d buckets fit, %d without a budget", r2.nbuckets, r1.nbuckets);
 			check(plan_step(m2, &o, &pr) != 0, "mlp at 35%%: one bucket does not fit");
