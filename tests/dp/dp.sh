@@ -163,11 +163,12 @@ elif "$MTC" $rn --micro-batches=2 -o "$out/rnmu.so" 2> "$out/rnmu.err" &&
    "$MTC" $rn -o "$out/rn1.so" 2>> "$out/rnmu.err" &&
    MTC_BLAS=0 "$RUN" "$out/rn1.so" --steps 1 --save-params "$out/rn1.p" > /dev/null; then
 	ok
-	for v in "0 -" "2 70%"; do
+	# the last: ZeRO param by param (state kept on the accelerator, the pick some of the params)
+	for v in "0 -" "2 70%" "auto 80% --offload=none"; do
 		set -- $v
 		tag=rn.z$1.$2
 		b=; [ "$2" = - ] || b=--mem-budget=$2
-		if ! "$MTC" $rn --data-parallel --ranks=2 --zero=$1 $b -o "$out/$tag.so" 2> "$out/$tag.err" ||
+		if ! "$MTC" $rn --data-parallel --ranks=2 --zero=$1 $b $3 -o "$out/$tag.so" 2> "$out/$tag.err" ||
 		   ! MTC_BLAS=0 mpi 2 "$RUN" "$out/$tag.so" --steps 3 --save-params "$out/$tag.p" > "$out/$tag.t" \
 		     2>> "$out/$tag.err"; then
 			bad "batch norm, ZeRO $1, budget $2: $(tail -3 "$out/$tag.err")"
