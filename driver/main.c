@@ -767,7 +767,8 @@ dropouts(Src *src, const FeOpts *fe, const Module *v, int ranks, int quiet, int6
  * hold it; -1 after a diagnostic. */
 static int
 variant(const Opts *o, Src *src, const FeOpts *fe, const Module *whole, int nd, int ranks, int zero,
-        const DpReport *take, int64_t budget, int quiet, Module **mp, PlanReport *rep, DpReport *dr)
+        const DpReport *take, int64_t budget, int64_t of, int quiet, Module **mp, PlanReport *rep,
+        DpReport *dr)
 {
 	FeOpts vf = *fe;
 	char why[96], stage[64];
@@ -777,7 +778,7 @@ variant(const Opts *o, Src *src, const FeOpts *fe, const Module *whole, int nd, 
 	/* with ZeRO the params stay on the accelerator (each rank updates a shard of one), and the
 	 * planner may keep a shard's optimizer state in host memory (home.c's HOME_STATE) */
 	PlanOpts po = { quiet == 2 ? "tso" : o->solver, budget, 0, o->solver_time, &o->tg,
-	                o->solver_nodes, o->nooffload, quiet != 0, 0 };
+	                o->solver_nodes, o->nooffload, quiet != 0, 0, of };
 
 	snprintf(why, sizeof why, "--data-parallel over %d ranks", ranks);
 	vf.batch_div = ranks;
@@ -835,7 +836,7 @@ data_parallel(const Opts *o, Src *src, const FeOpts *fe, Module *whole)
 	PlanReport rep[MAXVAR];
 	DpReport dr[MAXVAR];
 	Lowered lo[MAXVAR];
-	int64_t batch = 0, budget = o->budget;
+	int64_t batch = 0, budget = o->budget, of = 0;   /* of: what a percentage budget is of */
 	int first = -1, hasrep[MAXVAR] = {0}, nd;
 
 	for (int i = 0; backends[i]; i++)
@@ -869,7 +870,8 @@ data_parallel(const Opts *o, Src *src, const FeOpts *fe, Module *whole)
 	simplify(whole->step);
 	if (o->budget_pct > 0) {
 		schedule(whole->step, &o->tg, o->schedule);
-		budget = (int64_t)((double)plan_arena(whole->step, &o->tg, NULL, 0) * o->budget_pct / 100);
+		of = plan_arena(whole->step, &o->tg, NULL, 0);
+		budget = (int64_t)((double)of * o->budget_pct / 100);
 	}
 	if ((n = rank_list(o, batch, ranks)) <= 0)
 		goto out;
@@ -886,7 +888,7 @@ data_parallel(const Opts *o, Src *src, const FeOpts *fe, Module *whole)
 				Module *t = NULL;
 				PlanReport tr;
 				DpReport td;
-				if (!variant(o, src, fe, whole, nd, ranks[v], k, NULL, budget, 2, &t, &tr, &td) &&
+				if (!variant(o, src, fe, whole, nd, ranks[v], k, NULL, budget, of, 2, &t, &tr, &td) &&
 				    (best < 0 || tr.time < best * (1 - 1e-9))) {
 					best = tr.time;
 					z = k;
@@ -895,10 +897,14 @@ data_parallel(const Opts *o, Src *src, const FeOpts *fe, Module *whole)
 				}
 				mod_free(t);
 			}
+			/* none fits: the floor the error gives is stage 2's, every param sharded (the
+			 * lowest; its --mem-budget hint is one auto meets) */
+			if (!took && budget && ranks[v] > 1)
+				z = 2;
 		}
 		/* the trial's buckets and shards taken again, not searched for a second time */
-		rc1 = variant(o, src, fe, whole, nd, ranks[v], z, took ? &take : NULL, budget, !o->ranks, &var[v],
-		              &rep[v], &dr[v]);
+		rc1 = variant(o, src, fe, whole, nd, ranks[v], z, took ? &take : NULL, budget, of, !o->ranks,
+		              &var[v], &rep[v], &dr[v]);
 		if (rc1 < 0)
 			goto out;
 		if (rc1 > 0) {
@@ -1017,10 +1023,10 @@ train_step(Module *m, Src *src, const FeOpts *fe, int k)
 	return rc;
 }
 
-/* A percentage budget with micro-batches is of the unconstrained step without them: the bytes
- * of it (0 after a diagnostic). */
+/* A percentage budget with micro-batches is of the unconstrained step without them: that
+ * step's arena (0 after a diagnostic). */
 static int64_t
-base_budget(const Opts *o, Src *src, const FeOpts *fe)
+base_arena(const Opts *o, Src *src, const FeOpts *fe)
 {
 	Module *b = fe_compile(src, fe);
 	int64_t a = 0;
@@ -1030,7 +1036,7 @@ base_budget(const Opts *o, Src *src, const FeOpts *fe)
 	if (b && !autodiff(b, src)) {
 		simplify(b->step);
 		schedule(b->step, &o->tg, o->schedule);
-		a = (int64_t)((double)plan_arena(b->step, &o->tg, NULL, 0) * o->budget_pct / 100);
+		a = plan_arena(b->step, &o->tg, NULL, 0);
 	}
 	mod_free(b);
 	return a;
@@ -1045,18 +1051,21 @@ enum { MICRO_OPS = 4000 };
  * fits without recomputing or swapping (a larger one only adds launches). A percentage budget
  * is of the unconstrained step at k = 1; a k whose unplanned step is already slower than the
  * best plan ends the search. Returns the module taken (the others freed) with its report in
- * *rep, or NULL after the error of the largest k tried (its percentages are of its own step). */
+ * *rep, or NULL after the error of the largest k tried (a percentage budget's figures in it are
+ * of the step at k = 1). */
 static Module *
 auto_micro(const Opts *o, Src *src, const FeOpts *fe, Module *m, PlanReport *rep)
 {
-	PlanOpts po = { o->solver, o->budget, 0, o->solver_time, &o->tg, o->solver_nodes, o->nooffload, 1, 0 };
+	PlanOpts po = { o->solver, o->budget, 0, o->solver_time, &o->tg, o->solver_nodes, o->nooffload, 1, 0, 0 };
 	Module *best = NULL, *last = m;
 	PlanReport r;
 	int64_t batch = 0;
 	int k, first = -1, nops = m->step->nop;
 
-	if (!po.budget)
-		po.budget = (int64_t)((double)plan_arena(m->step, &o->tg, NULL, 0) * o->budget_pct / 100);
+	if (!po.budget) {
+		po.pct_of = plan_arena(m->step, &o->tg, NULL, 0);
+		po.budget = (int64_t)((double)po.pct_of * o->budget_pct / 100);
+	}
 	for (int d = 0; d < m->ndecl && first < 0; d++)
 		if (m->decl[d].role == R_INPUT)
 			first = d;
@@ -1230,10 +1239,14 @@ compile(int argc, char **argv)
 		dump(&o, m, "plan");
 	} else if (o.budget || o.budget_pct > 0) {
 		PlanOpts po = { o.solver, o.budget, o.budget_pct, o.solver_time, &o.tg, o.solver_nodes,
-		                o.nooffload, 0, 0 };
-		if (o.micro > 1 && o.budget_pct > 0 && !o.budget && !(po.budget = base_budget(&o, &src, &fe))) {
-			rc = 1;
-			goto out;
+		                o.nooffload, 0, 0, 0 };
+		if (o.micro > 1 && o.budget_pct > 0 && !o.budget) {
+			if (!(po.pct_of = base_arena(&o, &src, &fe))) {
+				rc = 1;
+				goto out;
+			}
+			po.budget = (int64_t)((double)po.pct_of * o.budget_pct / 100);
+			po.budget += !po.budget;
 		}
 		if (plan_step(m, &po, &rep)) {
 			rc = 1;             /* freed below, so leak checkers see a clean exit */

@@ -283,6 +283,9 @@ typedef struct PlanOpts {
 	int quiet;             /* no messages (the driver tries several steps: micro-batches) */
 	int probe;             /* a trial that only ranks candidate steps (dp.c): no loosening
 	                        * of swaps placed for memory, no floor when nothing fits */
+	int64_t pct_of;        /* > 0: the arena a percentage budget was of, where not this
+	                        * step's own (a rank's step, micro-batches): the floor's message
+	                        * gives its percentages of it */
 } PlanOpts;
 enum { PLAN_NODES = 50 };      /* the ILP's default limit (nodes per program) */
 typedef struct PlanReport {

@@ -1018,15 +1018,22 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 			/* the floor: its plan's arena as low as a layout's search gets it, toward the
 			 * bytes alive at its peak (a budget of that arena or more takes this plan: the
 			 * search with a higher goal is the same search, stopped earlier) */
+			int64_t of = o->pct_of > 0 ? o->pct_of : arena0;
+			char hint[48];
 			if (fl)
 				fa = plan_arena_of(t.p, fl, -1);
+			/* a percentage over 100 is no --mem-budget: then the bytes */
+			if (ceil(100.0 * (double)fa / (double)of) <= 100)
+				snprintf(hint, sizeof hint, "%.0f%%", ceil(100.0 * (double)fa / (double)of));
+			else
+				snprintf(hint, sizeof hint, "%lld", (long long)fa);
 			if (!o->quiet)
 				fprintf(stderr, "mtc: error: the budget of %lld bytes (%.1f%% of the unconstrained "
-				        "arena of %lld) cannot be met: the smallest arena the planner reaches is "
-				        "%lld bytes (%.1f%%; --mem-budget=%.0f%% or more)\n",
-				        (long long)budget, 100.0 * (double)budget / (double)arena0,
-				        (long long)arena0, (long long)fa, 100.0 * (double)fa / (double)arena0,
-				        ceil(100.0 * (double)fa / (double)arena0));
+				        "arena of %lld%s) cannot be met: the smallest arena the planner reaches is "
+				        "%lld bytes (%.1f%%; --mem-budget=%s or more)\n",
+				        (long long)budget, 100.0 * (double)budget / (double)of, (long long)of,
+				        o->pct_of > 0 ? ", the step on the whole batch at once" : "", (long long)fa,
+				        100.0 * (double)fa / (double)of, hint);
 			if (fl && !o->quiet) {
 				Func *h = remat(t.p, fl);
 				plan_arena(h, t.p->tg, NULL, -1);

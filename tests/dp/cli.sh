@@ -79,5 +79,12 @@ err "invalid --zero '3'" $MTC $m --data-parallel --zero=3 -o "$out/x.so"
 err "needs a tdsl model that trains" $MTC "$src/tests/backend/fwdonly.tdsl" --data-parallel
 err "needs a tdsl model that trains" $MTC "$out/r2.mir" --data-parallel
 err "output 't' is f32\[4,48\] for the whole batch but f32\[4,24\] for a rank's slice" $MTC "$src/tests/dp/shared.tdsl" --data-parallel --ranks=2
+# a budget too small: the floor in percent of the whole batch's step, as --mem-budget's
+# percentages are, with --zero=auto every param sharded; its hint is a budget that fits
+err "the budget of 54873 bytes (20.0% of the unconstrained arena of 274368, the step on the whole batch at once) cannot be met" \
+	$MTC $m --data-parallel --ranks=2 --offload=none --mem-budget=20% --emit=schedule -o "$out/x.s"
+hint=$(sed -n 's/.*(\([0-9.]*%\); --mem-budget=\([0-9]*%\) or more)$/\2/p' "$out/e.txt")
+[ -n "$hint" ] && $MTC $m --data-parallel --ranks=2 --offload=none --mem-budget=$hint --emit=schedule -o "$out/x.s" 2> "$out/e2.txt" &&
+	ok || bad "the floor's hint --mem-budget=$hint: $(cat "$out/e.txt" "$out/e2.txt")"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -247,7 +247,7 @@ example(const char *top, const char *file, const char *const *defs, int ndefs)
 	m = synth_example(path, defs, ndefs, tg);
 	{
 		int64_t b = plan_arena(m0->step, tg, NULL, 0) * 70 / 100;
-		PlanOpts o = { "tso", b, 0, 0, tg, 0, 0, 0, 0 };
+		PlanOpts o = { "tso", b, 0, 0, tg, 0, 0, 0, 0, 0 };
 		PlanReport pr;
 		rc = dp_choose(m, 2, 0, 0, 0, NULL, tg, "mem", &o, &r) || plan_step(m, &o, &pr);
 		check(rc == 0, "%s: %d buckets of %lld bytes, planned at 70%%", file, r.nbuckets, (long long)r.cap);
@@ -301,7 +301,7 @@ buckets(const char *top)
 		Module *m0 = synth_example(path, small, 2, tg), *m1 = synth_example(path, small, 2, tg);
 		Module *m2 = synth_example(path, small, 2, tg);
 		int64_t b = m0 ? plan_arena(m0->step, tg, NULL, 0) * 35 / 100 : 0;
-		PlanOpts o = { "tso", b, 0, 0, tg, 0, 0, 1, 0 };
+		PlanOpts o = { "tso", b, 0, 0, tg, 0, 0, 1, 0, 0 };
 		PlanReport pr;
 		if (m0 && m1 && m2) {
 			dp_choose(m0, 2, 0, 0, 0, NULL, tg, "mem", NULL, &r1);

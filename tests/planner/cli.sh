@@ -37,6 +37,11 @@ expect "infeasible budget" 1 "cannot be met: the smallest arena the planner reac
 	"$ex/mlp.tdsl" --mem-budget=10% --solver=tso --emit=ir
 expect "infeasible budget names a percentage" 1 "mem-budget=[0-9]*% or more" \
 	"$ex/transformer.tdsl" --mem-budget=1K --solver=tso --emit=ir
+# with micro-batches a percentage is of the step on the whole batch at once, which the floor
+# (2 micro-batches' gradients summed, state kept on the accelerator) exceeds: its hint in bytes
+expect "infeasible budget with micro-batches: of the whole step, hint in bytes" 1 \
+	"(20.0% of the unconstrained arena of 274368, the step on the whole batch at once) cannot be met: .* bytes (1[0-9][0-9].[0-9]%; --mem-budget=[0-9]* or more)" \
+	"$ex/mlp.tdsl" -D B=48 -D L=4 --micro-batches=2 --offload=none --mem-budget=20% --solver=tso --emit=ir
 expect "infeasible budget: what holds the peak" 1 "at its peak .* bytes of inputs, .* in host memory between steps: [0-9]* bytes of params and [0-9]* bytes of optimizer state" \
 	"$ex/mlp.tdsl" --mem-budget=1K --solver=auto --solver-time=2 --emit=ir
 expect "chen that does not fit is an error" 1 "solver=chen: sqrt(n) checkpointing needs an arena of" \
