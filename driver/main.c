@@ -803,7 +803,8 @@ variant(const Opts *o, Src *src, const FeOpts *fe, const Module *whole, int nd, 
 	schedule(m->step, &o->tg, o->schedule);
 	schedule(m->fwd, &o->tg, o->schedule);
 	if (ranks > 1) {
-		if (dp_choose(m, ranks, o->bucket, zero, o->zero == ZERO_AUTO, take, &o->tg, o->schedule, budget ? &po : NULL, dr))
+		if (dp_choose(m, ranks, o->bucket, zero, o->zero == ZERO_AUTO, take, &o->tg, o->schedule,
+		              budget ? &po : NULL, dr))
 			die("no gradient to reduce");
 		snprintf(stage, sizeof stage, "dp-r%d", ranks);
 		dump(o, m, stage);
@@ -879,8 +880,7 @@ data_parallel(const Opts *o, Src *src, const FeOpts *fe, Module *whole)
 		int z = o->zero, rc1;
 		/* --zero=auto under a budget: the fastest of no sharding, stage 1 and 2 once planned
 		 * (tso, quietly; the planner weighs them against keeping state in host memory) */
-		DpReport take;
-		int took = 0;
+		DpReport trial, *take = NULL;     /* the trial taken */
 		if (z == ZERO_AUTO) {
 			double best = -1;
 			z = 0;
@@ -892,19 +892,19 @@ data_parallel(const Opts *o, Src *src, const FeOpts *fe, Module *whole)
 				    (best < 0 || tr.time < best * (1 - 1e-9))) {
 					best = tr.time;
 					z = k;
-					take = td;
-					took = 1;
+					trial = td;
+					take = &trial;
 				}
 				mod_free(t);
 			}
 			/* none fits: the floor the error gives is stage 2's, every param sharded (the
 			 * lowest; its --mem-budget hint is one auto meets) */
-			if (!took && budget && ranks[v] > 1)
+			if (!take && budget && ranks[v] > 1)
 				z = 2;
 		}
 		/* the trial's buckets and shards taken again, not searched for a second time */
-		rc1 = variant(o, src, fe, whole, nd, ranks[v], z, took ? &take : NULL, budget, of, !o->ranks,
-		              &var[v], &rep[v], &dr[v]);
+		rc1 = variant(o, src, fe, whole, nd, ranks[v], z, take, budget, of, !o->ranks, &var[v], &rep[v],
+		              &dr[v]);
 		if (rc1 < 0)
 			goto out;
 		if (rc1 > 0) {

@@ -112,6 +112,13 @@ shardable(const Module *m, int x)
 	return s->role == R_STATE && s->of >= 0 && s->ty.dt == F32;
 }
 
+/* The bytes a tensor of type w saves on each rank as its shard. */
+static double
+shard_saves(const Type *w, int ranks)
+{
+	return (double)(type_bytes(w) - 4 * shard_len(shape_numel(&w->sh), ranks));
+}
+
 int
 dp_shard_state(Module *m, int ranks, const uint8_t *sel)
 {
@@ -132,7 +139,7 @@ dp_step(const Func *f, int ranks, int64_t cap, int zero, const uint8_t *sel, int
 	int nv = f->nval, ng = 0, np, nb = 0, *grads, *bk, *close, *map, *red, *bval, *left, *gval, *sh;
 	int64_t *start, *bn;
 	uint8_t *isg = xcalloc(nv + 1, 1), *late = xcalloc(f->nop + 1, 1), *dep = xcalloc(nv + 1, 1);
-	uint8_t *waited, *bs, *shg;
+	uint8_t *waited, *bs, *shg, *cls;
 	int *vmean, *e2;        /* a batch variance's mean; its var + mean * mean in g */
 	Func *g = func_new(f->mod, f->name);
 	char nm[256];
@@ -150,13 +157,22 @@ dp_step(const Func *f, int ranks, int64_t cap, int zero, const uint8_t *sel, int
 		if (isg[v] == G_STAT)
 			grads[ng++] = v;
 	qsort_r(grads + np, ng - np, sizeof *grads, by_def, (void *)f);
-	/* a gradient whose param ZeRO shards (sel: which params; NULL: all) */
+	/* the gradient of a param (gval), and whether ZeRO shards that param (shg[gradient];
+	 * sel: which params; NULL: all) */
+	gval = xmalloc((nv + 1) * sizeof *gval);
 	shg = xcalloc(nv + 1, 1);
-	for (int i = 0; zero && i < f->nop; i++) {
+	for (int v = 0; v < nv; v++)
+		gval[v] = -1;
+	for (int i = 0; i < f->nop; i++) {
 		int p = update_param(f, &f->op[i]);
-		if (p >= 0 && (!sel || sel[p]))
-			shg[dp_update_grad(f, &f->op[i])] = 1;
+		if (p >= 0) {
+			gval[p] = dp_update_grad(f, &f->op[i]);
+			shg[gval[p]] = zero && (!sel || sel[p]);
+		}
 	}
+	cls = xmalloc((ng + 1) * sizeof *cls);
+	for (int k = 0; k < ng; k++)
+		cls[k] = k >= np ? B_STAT : shg[grads[k]] ? B_SHARD : B_WHOLE;
 	/* buckets in completion order, one open per class (bs[b]: B_WHOLE gradients, B_SHARD
 	 * gradients of sharded params, B_STAT statistics, never sharded): each closes once it
 	 * holds cap bytes; start[v] is where gradient v sits in its bucket (in a sharded one, in
@@ -167,9 +183,8 @@ dp_step(const Func *f, int ranks, int64_t cap, int zero, const uint8_t *sel, int
 	bn = xcalloc(ng + 1, sizeof *bn);
 	bs = xcalloc(ng + 1, 1);
 	for (int k = 0, cur[3] = { -1, -1, -1 }; k < ng; k++) {
-		int v = grads[k], c = k >= np ? B_STAT : shg[v] ? B_SHARD : B_WHOLE, z = c == B_SHARD ? ranks : 1;
+		int v = grads[k], c = cls[k], z = c == B_SHARD ? ranks : 1, b, nx = k + 1;
 		int64_t n = shape_numel(&f->val[v].ty.sh), e = z > 1 ? shard_len(n, ranks) : n;
-		int b, nx = -1;
 		if (cur[c] < 0)
 			bs[cur[c] = nb++] = c;
 		b = cur[c];
@@ -177,11 +192,11 @@ dp_step(const Func *f, int ranks, int64_t cap, int zero, const uint8_t *sel, int
 		start[v] = bn[b];
 		bn[b] += e;
 		close[b] = f->val[v].def;
-		for (int j = k + 1; j < ng && nx < 0; j++)
-			if ((j >= np ? B_STAT : shg[grads[j]] ? B_SHARD : B_WHOLE) == c)
-				nx = grads[j];
+		while (nx < ng && cls[nx] != c)      /* the next gradient of its class */
+			nx++;
 		/* no bucket over the collectives' int count */
-		if (bn[b] * 4 * z >= cap || (nx >= 0 && (bn[b] + shape_numel(&f->val[nx].ty.sh)) * z > 0x7fffffff))
+		if (bn[b] * 4 * z >= cap ||
+		    (nx < ng && (bn[b] + shape_numel(&f->val[grads[nx]].ty.sh)) * z > 0x7fffffff))
 			cur[c] = -1;
 	}
 	/* the ops that read a gradient, and everything after that depends on them, go last; so
@@ -199,22 +214,17 @@ dp_step(const Func *f, int ranks, int64_t cap, int zero, const uint8_t *sel, int
 	bval = xmalloc((nb + 1) * sizeof *bval);
 	waited = xcalloc(nb + 1, 1);
 	left = xcalloc(nb + 1, sizeof *left);     /* ZeRO: updates of the bucket still to come */
-	gval = xmalloc((nv + 1) * sizeof *gval);  /* ZeRO: the gradient of a param */
 	sh = xmalloc((nv + 1) * sizeof *sh);      /* ZeRO: a param's shard, as its update wrote it */
 	vmean = xmalloc((nv + 1) * sizeof *vmean);
 	e2 = xmalloc((nv + 1) * sizeof *e2);
 	for (int v = 0; v < nv; v++)
-		map[v] = red[v] = f->val[v].decl >= 0 ? v : -1, gval[v] = sh[v] = vmean[v] = e2[v] = -1;
+		map[v] = red[v] = f->val[v].decl >= 0 ? v : -1, sh[v] = vmean[v] = e2[v] = -1;
 	for (int i = 0; i < f->nop; i++)
 		if (f->op[i].kind == OP_BN_UPDATE && writes_buffer(f, &f->op[i]))
 			vmean[f->op[i].args[3]] = f->op[i].args[2];
-	for (int i = 0; i < f->nop; i++) {
-		int p = update_param(f, &f->op[i]);
-		if (p >= 0) {
-			gval[p] = dp_update_grad(f, &f->op[i]);
+	for (int p = 0; p < nv; p++)
+		if (gval[p] >= 0)
 			left[bk[gval[p]]]++;
-		}
-	}
 	for (int pass = 0; pass < 2; pass++)
 		for (int i = 0; i < f->nop; i++) {
 			const Op *o = &f->op[i];
@@ -364,6 +374,7 @@ dp_step(const Func *f, int ranks, int64_t cap, int zero, const uint8_t *sel, int
 	free(waited);
 	free(bs);
 	free(shg);
+	free(cls);
 	free(vmean);
 	free(e2);
 	free(left);
@@ -458,22 +469,17 @@ shard_order(const Module *m, const Func *g, const Target *tg, int ranks, int zer
 		if (p >= 0 && p < nd)
 			dt[p] += op_time(tg, g, o);
 	}
+	for (int d = 0; d < nd; d++)
+		if (shardable(m, d))
+			sv[m->decl[d].of] += shard_saves(&m->decl[m->decl[d].of].ty, ranks);
 	for (int d = 0; d < nd; d++) {
-		const Decl *x = &m->decl[d];
-		if (x->role == R_STATE && x->of >= 0 && x->ty.dt == F32) {
-			const Type *w = &m->decl[x->of].ty;
-			sv[x->of] += (double)(type_bytes(w) - 4 * shard_len(shape_numel(&w->sh), ranks));
-		}
-	}
-	for (int d = 0; d < nd; d++) {
-		const Type *w = &m->decl[d].ty;
 		double k;
 		int j;
 		if (upd[d] < 0)
 			continue;
 		dt[d] -= upd[d];
 		if (zero == 2)
-			sv[d] += (double)(type_bytes(w) - 4 * shard_len(shape_numel(&w->sh), ranks));
+			sv[d] += shard_saves(&m->decl[d].ty, ranks);
 		/* insertion by seconds per byte; nothing saved goes last */
 		k = sv[d] > 0 ? dt[d] / sv[d] : 1e300;
 		for (j = n++; j > 0; j--) {
@@ -491,6 +497,28 @@ shard_order(const Module *m, const Func *g, const Target *tg, int ranks, int zer
 	free(sv);
 	free(of);
 	return n;
+}
+
+/* The step with the first k params of ord sharded (s: their marks, decl-indexed, and m's
+ * state typed so), on the buckets and order of *br; its figures in *x. */
+static Func *
+shard_prefix(Module *m, const int *ord, int k, uint8_t *s, int zero, const DpReport *br, const Target *tg,
+             const char *sched, DpReport *x)
+{
+	Func *e;
+
+	memset(s, 0, m->ndecl + 1);
+	for (int j = 0; j < k; j++)
+		s[ord[j]] = 1;
+	dp_shard_state(m, br->ranks, s);
+	*x = *br;
+	x->nsharded = k;
+	e = dp_step(m->step, br->ranks, br->cap, zero, s, &x->nbuckets);
+	schedule(e, tg, sched);
+	if (br->early)
+		plan_hoist_grads(e);
+	measure(e, tg, x);
+	return e;
 }
 
 int
@@ -590,35 +618,28 @@ dp_choose(Module *m, int ranks, int64_t cap, int zero, int each, const DpReport 
 	 * steps of bisection over the order of seconds per byte saved (shard_order), on the
 	 * buckets and order taken above (each try is a plan); the fastest once planned of those
 	 * tried and every param sharded */
-	if (zero && ((each && po && cap <= 0 && fits) || (take && take->nsharded < br.nparams)) &&
-	    br.nparams > 1) {
+	if (zero && br.nparams > 1 && (take ? take->nsharded < br.nparams : each && po && cap <= 0 && fits)) {
 		int *ord = xmalloc((m->ndecl + 1) * sizeof *ord), nfree, n, lo, hi;
 		uint8_t *s = xcalloc(m->ndecl + 1, 1);
+		DpReport x;
 		n = shard_order(m, best, tg, ranks, zero, upd, ord, &nfree);
-		sel = xcalloc(m->ndecl + 1, 1);
+		sel = xmalloc(m->ndecl + 1);
 		memset(sel, 1, m->ndecl + 1);
-		lo = take ? take->nsharded : nfree;
-		hi = take ? lo + 1 : n;
-		for (int k = 0; k < 4 && lo < hi; k++) {
-			int mid = take ? lo : lo + (hi - lo) / 2;
-			DpReport x = br;
-			Func *e;
-			double t = -1;
-			memset(s, 0, m->ndecl + 1);
-			for (int j = 0; j < mid; j++)
-				s[ord[j]] = 1;
-			dp_shard_state(m, ranks, s);
-			e = dp_step(f, ranks, br.cap, zero, s, &x.nbuckets);
-			schedule(e, tg, sched);
-			if (br.early)
-				plan_hoist_grads(e);
-			measure(e, tg, &x);
-			t = take ? 0 : probe(m, e, po);
-			if (take || (t >= 0 && t < bt * (1 - 1e-9))) {
+		if (take) {
+			func_free(best);
+			best = shard_prefix(m, ord, take->nsharded, sel, zero, &br, tg, sched, &x);
+			br = x;
+		}
+		lo = nfree;
+		hi = n;
+		for (int k = 0; !take && k < 4 && lo < hi; k++) {
+			int mid = lo + (hi - lo) / 2;
+			Func *e = shard_prefix(m, ord, mid, s, zero, &br, tg, sched, &x);
+			double t = probe(m, e, po);
+			if (t >= 0 && t < bt * (1 - 1e-9)) {
 				func_free(best);
 				best = e;
 				br = x;
-				br.nsharded = mid;
 				bt = t;
 				memcpy(sel, s, m->ndecl + 1);
 			} else

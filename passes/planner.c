@@ -1019,12 +1019,14 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 			 * bytes alive at its peak (a budget of that arena or more takes this plan: the
 			 * search with a higher goal is the same search, stopped earlier) */
 			int64_t of = o->pct_of > 0 ? o->pct_of : arena0;
+			double need;
 			char hint[48];
 			if (fl)
 				fa = plan_arena_of(t.p, fl, -1);
 			/* a percentage over 100 is no --mem-budget: then the bytes */
-			if (ceil(100.0 * (double)fa / (double)of) <= 100)
-				snprintf(hint, sizeof hint, "%.0f%%", ceil(100.0 * (double)fa / (double)of));
+			need = ceil(100.0 * (double)fa / (double)of);
+			if (need <= 100)
+				snprintf(hint, sizeof hint, "%.0f%%", need);
 			else
 				snprintf(hint, sizeof hint, "%lld", (long long)fa);
 			if (!o->quiet)

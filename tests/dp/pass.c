@@ -119,7 +119,7 @@ zero(const char *top, const char *file, const char *const *defs, int ndefs, int 
 	snprintf(path, sizeof path, "%s/examples/%s", top, file);
 	m0 = synth_example(path, defs, ndefs, tg);
 	m = synth_example(path, defs, ndefs, tg);
-	if (m && mixed) {
+	if (m0 && m && mixed) {
 		uint8_t *sel = calloc(m->ndecl + 1, 1);
 		int nb, kinds = 0, ns = 0;
 		Func *g;
@@ -144,7 +144,6 @@ zero(const char *top, const char *file, const char *const *defs, int ndefs, int 
 		check(0, "%s ZeRO %d: compiles", file, z);
 		return;
 	}
-	(void)r;
 	check(ir_verify(m, "zero") == 0, "%s ZeRO %d%s: verifies", file, z, mixed ? " mixed" : "");
 	check(roundtrips(m, "dp.mir"), "%s ZeRO %d%s: prints and parses back", file, z, mixed ? " mixed" : "");
 	pthread_barrier_init(&sh.bar, NULL, NR);
