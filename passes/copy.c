@@ -67,3 +67,31 @@ func_rebuild(Func *f, const uint8_t *keep, int *map)
 		free(m);
 	return nf;
 }
+
+/* Whether a and b are the same function: op by op (kind, phase, operands, attributes, what
+ * it recomputes), value by value (name, type, def, decl, where it lives), the same outputs
+ * and loss. Layout offsets are not compared. */
+int
+func_same(const Func *a, const Func *b)
+{
+	if (a->nop != b->nop || a->nval != b->nval || a->nout != b->nout || a->loss != b->loss)
+		return 0;
+	for (int i = 0; i < a->nop; i++) {
+		const Op *x = &a->op[i], *y = &b->op[i];
+		if (x->kind != y->kind || x->phase != y->phase || x->res != y->res || x->nargs != y->nargs ||
+		    x->nia != y->nia || x->of != y->of || memcmp(x->ia, y->ia, sizeof x->ia) ||
+		    memcmp(x->fa, y->fa, sizeof x->fa) || memcmp(x->args, y->args, x->nargs * sizeof *x->args))
+			return 0;
+	}
+	for (int v = 0; v < a->nval; v++) {
+		const Value *x = &a->val[v], *y = &b->val[v];
+		if (x->def != y->def || x->decl != y->decl || x->host != y->host || x->ty.dt != y->ty.dt ||
+		    x->ty.sh.rank != y->ty.sh.rank ||
+		    memcmp(x->ty.sh.d, y->ty.sh.d, x->ty.sh.rank * sizeof *x->ty.sh.d) || strcmp(x->name, y->name))
+			return 0;
+	}
+	for (int i = 0; i < a->nout; i++)
+		if (a->out[i] != b->out[i] || strcmp(a->outname[i], b->outname[i]))
+			return 0;
+	return 1;
+}

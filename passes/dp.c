@@ -413,7 +413,7 @@ measure(const Func *f, const Target *tg, DpReport *r)
 /* The modeled time of g planned under the budget by tso, or -1 when it does not fit: g is
  * installed as m's step for the trial, then m (its forward, its decls' homes) is as it was. */
 static double
-probe(Module *m, Func *g, const PlanOpts *po)
+probe(Module *m, Func *g, const PlanOpts *po, double *base)
 {
 	Func *keep = m->step, *fwd = func_rebuild(m->fwd, NULL, NULL);
 	uint8_t *host = xmalloc(m->ndecl + 1);
@@ -428,6 +428,8 @@ probe(Module *m, Func *g, const PlanOpts *po)
 	o.probe = 1;
 	m->step = func_rebuild(g, NULL, NULL);
 	t = plan_step(m, &o, &pr) ? -1 : pr.time;
+	if (base)
+		*base = pr.base_time;
 	func_free(m->step);
 	m->step = keep;
 	/* the planner may have moved params to host memory, the forward fetching them */
@@ -530,7 +532,8 @@ dp_choose(Module *m, int ranks, int64_t cap, int zero, int each, const DpReport 
 	double bt = 0;
 	DpReport br = {0};
 	uint8_t *isg, *sel = NULL;
-	int fits = 0;
+	int fits = 0, nseen = 0;
+	Func **seen = NULL;          /* the candidates made so far, best among them */
 	double *upd;
 
 	if (!f)
@@ -578,12 +581,23 @@ dp_choose(Module *m, int ranks, int64_t cap, int zero, int each, const DpReport 
 			func_free(h);
 			h = NULL;
 		}
+		double t0 = -2, base0 = 0;     /* the step as scheduled: its planned time (-1: does not
+		                                * fit, -2: not planned), and unplanned */
 		for (int k = 0; k < 2; k++) {
 			Func *e = k ? h : g;
 			double t;
 			int64_t peak;
 			Live l;
+			int dup = 0;
 			if (!e || (take && k != take->early)) {
+				func_free(e);
+				continue;
+			}
+			/* a step made before (halving the cap often leaves the buckets as they were)
+			 * plans the same, and would not be taken over the first */
+			for (int j = 0; j < nseen && !dup; j++)
+				dup = func_same(e, seen[j]);
+			if (dup) {
 				func_free(e);
 				continue;
 			}
@@ -592,22 +606,35 @@ dp_choose(Module *m, int ranks, int64_t cap, int zero, int each, const DpReport 
 			live_fill(&l, e);
 			peak = l.peak;
 			live_free(&l);
-			t = po && cap <= 0 ? probe(m, e, po) : x.modeled_s;
+			/* planned, the step as scheduled is weighed in both orders (planner.c) unless
+			 * its plan costs nothing: then only is the early order planned on its own */
+			if (!po || cap > 0)
+				t = x.modeled_s;
+			else if (k && t0 >= 0 && t0 > base0) {
+				func_free(e);
+				continue;
+			} else
+				t = k && t0 == -1 ? -1 : probe(m, e, po, &base0);
+			if (!k)
+				t0 = t;
 			/* on a tie the fewest buckets (the first seen), as scheduled */
 			if (!best || (t >= 0 && (!fits || t < bt * (1 - 1e-9))) || (t < 0 && !fits && peak < bpeak)) {
-				if (best)
-					func_free(best);
 				best = e;
 				br = x;
 				bt = t;
 				bpeak = peak;
 				fits |= t >= 0;
-			} else
-				func_free(e);
+			}
+			seen = xrealloc(seen, (nseen + 1) * sizeof *seen);
+			seen[nseen++] = e;
 		}
 		if (cap > 0 || c < small || nb == 0)
 			break;
 	}
+	for (int j = 0; j < nseen; j++)
+		if (seen[j] != best)
+			func_free(seen[j]);
+	free(seen);
 	if (zero) {
 		br.nparams = 0;
 		for (int d = 0; d < m->ndecl; d++)
@@ -635,7 +662,7 @@ dp_choose(Module *m, int ranks, int64_t cap, int zero, int each, const DpReport 
 		for (int k = 0; !take && k < 4 && lo < hi; k++) {
 			int mid = lo + (hi - lo) / 2;
 			Func *e = shard_prefix(m, ord, mid, s, zero, &br, tg, sched, &x);
-			double t = probe(m, e, po);
+			double t = probe(m, e, po, NULL);
 			if (t >= 0 && t < bt * (1 - 1e-9)) {
 				func_free(best);
 				best = e;

@@ -86,6 +86,8 @@ void func_adopt(Func *f, Func *nf);
  * outputs and loss: a clone with the module's current decls. map: f's value -> the new one's
  * (f->nval entries, -1 where dropped; may be NULL). */
 Func *func_rebuild(Func *f, const uint8_t *keep, int *map);
+/* Whether two functions have the same ops and values (names included; offsets not). */
+int func_same(const Func *a, const Func *b);
 
 /* simplify.c: dead-code elimination (forward keeps only what its outputs need; step keeps the
  * loss and the updates) and common-subexpression elimination. Never run after planning. */
