@@ -25,6 +25,7 @@ typedef struct Opts {
 	double solver_time;       /* seconds; 0: no wall-clock limit (the default) */
 	long solver_nodes;        /* ILP nodes per program; 0: the planner's default */
 	int nooffload;            /* --offload=none: params, grads, state stay on the accelerator */
+	int jobs;                 /* --jobs: processes for the planner's independent trials */
 	int opt_level;
 	uint64_t seed;
 	const char **defines;

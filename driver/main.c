@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "driver.h"
@@ -78,6 +79,9 @@ static const char usage[] =
 "                        on every machine at any load\n"
 "  --solver-time=S       also a wall-clock limit for the ILP, in seconds (default none);\n"
 "                        it makes the plan depend on the machine and its load\n"
+"  --jobs=N              plan independent trials (--data-parallel's bucket sizes and ZeRO\n"
+"                        stages) in up to N processes at once (default: the CPUs online,\n"
+"                        at most 8); the output is the same for every N\n"
 "  --data-parallel       the step runs as one rank of an MPI job (mpirun -np N): each rank\n"
 "                        takes its slice of the declared batch, the gradients are averaged\n"
 "                        over the ranks in buckets behind the backward; the module holds a\n"
@@ -218,7 +222,7 @@ static const char *const valopts[] = { "--target", "--schedule", "--emit", "--al
 	"--target-flops", "--target-bw", "--copy-bw", "--copy-latency", "--launch", "--accel-bytes",
 	"--align", "--host-flops", "--host-bw", "--offload", "--net-bw", "--net-latency", "--ranks",
 	"--host-issue", "--host-issue-gemm", "--gemm-flops", "--conv-flops",
-	"--bucket-bytes", "--zero", "--micro-batches", NULL };
+	"--bucket-bytes", "--zero", "--micro-batches", "--jobs", NULL };
 static const char *const flagopts[] = { "--help", "--version", "--data-parallel", NULL };
 
 static int
@@ -284,6 +288,10 @@ parse_args(Opts *o, int argc, char **argv)
 	o->schedule = "mem";
 	o->solver = "auto";
 	o->solver_time = 0;     /* no wall clock unless asked: the same plan on any machine */
+	{
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		o->jobs = cpus < 1 ? 1 : cpus > 8 ? 8 : (int)cpus;
+	}
 	o->opt_level = 2;
 	o->defines = defs;
 	for (int i = 1; i < argc; i++) {
@@ -357,6 +365,12 @@ parse_args(Opts *o, int argc, char **argv)
 			o->solver_nodes = strtol(v, &e, 10);
 			if (*e || !*v || o->solver_nodes < 1)
 				fatal("invalid --solver-nodes '%s': expected a positive number of nodes", v);
+		} else if (VAL("--jobs")) {
+			char *e;
+			long j = strtol(v, &e, 10);
+			if (*e || !*v || j < 1 || j > 1024)
+				fatal("invalid --jobs '%s': expected a number of processes from 1 to 1024", v);
+			o->jobs = (int)j;
 		} else if (strcmp(a, "--data-parallel") == 0) {
 			o->dp = 1;
 		} else if (VAL("--ranks")) {
@@ -778,7 +792,7 @@ variant(const Opts *o, Src *src, const FeOpts *fe, const Module *whole, int nd, 
 	/* with ZeRO the params stay on the accelerator (each rank updates a shard of one), and the
 	 * planner may keep a shard's optimizer state in host memory (home.c's HOME_STATE) */
 	PlanOpts po = { quiet == 2 ? "tso" : o->solver, budget, 0, o->solver_time, &o->tg,
-	                o->solver_nodes, o->nooffload, quiet != 0, 0, of };
+	                o->solver_nodes, o->nooffload, quiet != 0, 0, of, o->jobs };
 
 	snprintf(why, sizeof why, "--data-parallel over %d ranks", ranks);
 	vf.batch_div = ranks;
@@ -819,6 +833,36 @@ variant(const Opts *o, Src *src, const FeOpts *fe, const Module *whole, int nd, 
 	snprintf(stage, sizeof stage, "plan-r%d", ranks);
 	dump(o, m, stage);
 	return 0;
+}
+
+/* A trial of --zero=auto: stage i of ZeRO, planned quietly by tso; rc as variant's. */
+typedef struct Trial {
+	int rc;
+	double time;
+	DpReport dr;
+} Trial;
+
+typedef struct TrialCtx {
+	const Opts *o;
+	Src *src;
+	const FeOpts *fe;
+	const Module *whole;
+	int nd, ranks;
+	int64_t budget, of;
+} TrialCtx;
+
+static void
+zero_trial(int i, void *ctx, void *out)
+{
+	const TrialCtx *c = ctx;
+	Trial *r = out;
+	Module *t = NULL;
+	PlanReport pr = {0};
+
+	r->rc = variant(c->o, c->src, c->fe, c->whole, c->nd, c->ranks, i, NULL, c->budget, c->of, 2, &t, &pr,
+	                &r->dr);
+	r->time = pr.time;
+	mod_free(t);
 }
 
 /* --data-parallel: a module with one variant of the step per number of ranks. Each is the
@@ -883,20 +927,18 @@ data_parallel(const Opts *o, Src *src, const FeOpts *fe, Module *whole)
 		DpReport trial, *take = NULL;     /* the trial taken */
 		if (z == ZERO_AUTO) {
 			double best = -1;
+			Trial tr[3];
+			TrialCtx tc = { o, src, fe, whole, nd, ranks[v], budget, of };
 			z = 0;
-			for (int k = 0; budget && ranks[v] > 1 && k <= 2; k++) {
-				Module *t = NULL;
-				PlanReport tr;
-				DpReport td;
-				if (!variant(o, src, fe, whole, nd, ranks[v], k, NULL, budget, of, 2, &t, &tr, &td) &&
-				    (best < 0 || tr.time < best * (1 - 1e-9))) {
-					best = tr.time;
+			/* the three stages side by side (fork.c), taken in order */
+			par_map(budget && ranks[v] > 1 ? 3 : 0, o->jobs, zero_trial, &tc, tr, sizeof *tr);
+			for (int k = 0; budget && ranks[v] > 1 && k <= 2; k++)
+				if (!tr[k].rc && (best < 0 || tr[k].time < best * (1 - 1e-9))) {
+					best = tr[k].time;
 					z = k;
-					trial = td;
+					trial = tr[k].dr;
 					take = &trial;
 				}
-				mod_free(t);
-			}
 			/* none fits: the floor the error gives is stage 2's, every param sharded (the
 			 * lowest; its --mem-budget hint is one auto meets) */
 			if (!take && budget && ranks[v] > 1)
@@ -1056,7 +1098,8 @@ enum { MICRO_OPS = 4000 };
 static Module *
 auto_micro(const Opts *o, Src *src, const FeOpts *fe, Module *m, PlanReport *rep)
 {
-	PlanOpts po = { o->solver, o->budget, 0, o->solver_time, &o->tg, o->solver_nodes, o->nooffload, 1, 0, 0 };
+	PlanOpts po = { o->solver, o->budget, 0, o->solver_time, &o->tg, o->solver_nodes, o->nooffload, 1, 0, 0,
+	                o->jobs };
 	Module *best = NULL, *last = m;
 	PlanReport r;
 	int64_t batch = 0;
@@ -1239,7 +1282,7 @@ compile(int argc, char **argv)
 		dump(&o, m, "plan");
 	} else if (o.budget || o.budget_pct > 0) {
 		PlanOpts po = { o.solver, o.budget, o.budget_pct, o.solver_time, &o.tg, o.solver_nodes,
-		                o.nooffload, 0, 0, 0 };
+		                o.nooffload, 0, 0, 0, o.jobs };
 		if (o.micro > 1 && o.budget_pct > 0 && !o.budget) {
 			if (!(po.pct_of = base_arena(&o, &src, &fe))) {
 				rc = 1;

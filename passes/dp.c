@@ -27,7 +27,9 @@
  * model: smaller buckets start communicating earlier, each costs latencies; and for each, the
  * step as list scheduling orders it or with the gradients and their collectives moved up
  * (plan_hoist_grads: a memory-first schedule makes weights' gradients last, so no bucket
- * would go out before the backward ends). */
+ * would go out before the backward ends). Under a budget each distinct candidate is planned
+ * once, side by side in child processes (fork.c, PlanOpts.jobs): the choice is the same for
+ * any number of them. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -442,6 +444,32 @@ probe(Module *m, Func *g, const PlanOpts *po, double *base)
 	return t;
 }
 
+/* A candidate step of dp_choose: its figures, peak, and planned time. */
+typedef struct Cand {
+	Func *e;
+	DpReport x;
+	int64_t peak;
+	int g;               /* the early order: its step as scheduled (a candidate), -1 */
+	double t, base;      /* planned (-1: does not fit; -2: not planned; -3: not weighed), and
+	                      * its unplanned time as the planner saw it */
+} Cand;
+
+typedef struct ProbeCtx {
+	Module *m;
+	const PlanOpts *po;
+	const Cand *cd;
+	const int *which;
+} ProbeCtx;
+
+static void
+probe_one(int i, void *ctx, void *out)
+{
+	ProbeCtx *p = ctx;
+	double *r = out;
+
+	r[0] = probe(p->m, p->cd[p->which[i]].e, p->po, &r[1]);
+}
+
 /* ZeRO under a budget, param by param: sharding a param saves, on every rank, all but its
  * share of its optimizer state (and with stage 2 of its gradient), and costs its shard and
  * unshard copies less what its update saves on a shard. ord[0..n) gets the params with a
@@ -532,8 +560,8 @@ dp_choose(Module *m, int ranks, int64_t cap, int zero, int each, const DpReport 
 	double bt = 0;
 	DpReport br = {0};
 	uint8_t *isg, *sel = NULL;
-	int fits = 0, nseen = 0;
-	Func **seen = NULL;          /* the candidates made so far, best among them */
+	int fits = 0, nc = 0;
+	Cand *cd = NULL;             /* the candidate steps */
 	double *upd;
 
 	if (!f)
@@ -571,7 +599,7 @@ dp_choose(Module *m, int ranks, int64_t cap, int zero, int each, const DpReport 
 	for (c = cap > 0 ? cap : tot;; c /= 2) {
 		DpReport x = { .ranks = ranks, .zero = zero, .cap = c };
 		Func *g = dp_step(f, ranks, c, zero, NULL, &x.nbuckets), *h;
-		int nb = x.nbuckets;
+		int nb = x.nbuckets, gi = -1;
 
 		schedule(g, tg, sched);
 		/* as scheduled, and with the gradients and their collectives made as early as they
@@ -581,12 +609,9 @@ dp_choose(Module *m, int ranks, int64_t cap, int zero, int each, const DpReport 
 			func_free(h);
 			h = NULL;
 		}
-		double t0 = -2, base0 = 0;     /* the step as scheduled: its planned time (-1: does not
-		                                * fit, -2: not planned), and unplanned */
 		for (int k = 0; k < 2; k++) {
 			Func *e = k ? h : g;
-			double t;
-			int64_t peak;
+			Cand *d;
 			Live l;
 			int dup = 0;
 			if (!e || (take && k != take->early)) {
@@ -595,46 +620,78 @@ dp_choose(Module *m, int ranks, int64_t cap, int zero, int each, const DpReport 
 			}
 			/* a step made before (halving the cap often leaves the buckets as they were)
 			 * plans the same, and would not be taken over the first */
-			for (int j = 0; j < nseen && !dup; j++)
-				dup = func_same(e, seen[j]);
+			for (int j = 0; j < nc && !dup; j++)
+				dup = func_same(e, cd[j].e);
 			if (dup) {
 				func_free(e);
 				continue;
 			}
-			measure(e, tg, &x);
-			x.early = k;
+			cd = xrealloc(cd, (nc + 1) * sizeof *cd);
+			d = &cd[nc];
+			d->e = e;
+			d->x = x;
+			d->x.early = k;
+			d->g = k ? gi : -1;
+			d->t = -2;
+			measure(e, tg, &d->x);
 			live_fill(&l, e);
-			peak = l.peak;
+			d->peak = l.peak;
 			live_free(&l);
-			/* planned, the step as scheduled is weighed in both orders (planner.c) unless
-			 * its plan costs nothing: then only is the early order planned on its own */
-			if (!po || cap > 0)
-				t = x.modeled_s;
-			else if (k && t0 >= 0 && t0 > base0) {
-				func_free(e);
-				continue;
-			} else
-				t = k && t0 == -1 ? -1 : probe(m, e, po, &base0);
 			if (!k)
-				t0 = t;
-			/* on a tie the fewest buckets (the first seen), as scheduled */
-			if (!best || (t >= 0 && (!fits || t < bt * (1 - 1e-9))) || (t < 0 && !fits && peak < bpeak)) {
-				best = e;
-				br = x;
-				bt = t;
-				bpeak = peak;
-				fits |= t >= 0;
-			}
-			seen = xrealloc(seen, (nseen + 1) * sizeof *seen);
-			seen[nseen++] = e;
+				gi = nc;
+			nc++;
 		}
 		if (cap > 0 || c < small || nb == 0)
 			break;
 	}
-	for (int j = 0; j < nseen; j++)
-		if (seen[j] != best)
-			func_free(seen[j]);
-	free(seen);
+	/* Under a budget each candidate is planned (side by side: fork.c), those as scheduled
+	 * first. The planner weighs a step as scheduled in both orders unless its plan costs
+	 * nothing over the unplanned step: only then is the early order planned on its own
+	 * (where the other did not fit, neither does it) */
+	for (int k = 0; k < 2; k++) {
+		int n = 0, *which = xmalloc((nc + 1) * sizeof *which);
+		ProbeCtx pc = { m, po, cd, which };
+		double (*res)[2];
+		for (int j = 0; j < nc; j++) {
+			Cand *d = &cd[j];
+			if (d->x.early != k)
+				continue;
+			if (!po || cap > 0)
+				d->t = d->x.modeled_s;
+			else if (d->g >= 0 && cd[d->g].t >= 0 && cd[d->g].t > cd[d->g].base)
+				d->t = -3;
+			else if (d->g >= 0 && cd[d->g].t == -1)
+				d->t = -1;
+			else
+				which[n++] = j;
+		}
+		res = xmalloc((n + 1) * sizeof *res);
+		par_map(n, po ? po->jobs : 1, probe_one, &pc, res, sizeof *res);
+		for (int j = 0; j < n; j++) {
+			cd[which[j]].t = res[j][0];
+			cd[which[j]].base = res[j][1];
+		}
+		free(res);
+		free(which);
+	}
+	for (int j = 0; j < nc; j++) {
+		const Cand *d = &cd[j];
+		double t = d->t;
+		if (t < -2)
+			continue;       /* not weighed: its plan would not be the faster */
+		/* on a tie the fewest buckets (the first seen), as scheduled */
+		if (!best || (t >= 0 && (!fits || t < bt * (1 - 1e-9))) || (t < 0 && !fits && d->peak < bpeak)) {
+			best = d->e;
+			br = d->x;
+			bt = t;
+			bpeak = d->peak;
+			fits |= t >= 0;
+		}
+	}
+	for (int j = 0; j < nc; j++)
+		if (cd[j].e != best)
+			func_free(cd[j].e);
+	free(cd);
 	if (zero) {
 		br.nparams = 0;
 		for (int d = 0; d < m->ndecl; d++)

@@ -89,6 +89,10 @@ Func *func_rebuild(Func *f, const uint8_t *keep, int *map);
 /* Whether two functions have the same ops and values (names included; offsets not). */
 int func_same(const Func *a, const Func *b);
 
+/* fork.c: fn(i, ctx, out) for i < n, each writing size bytes (<= PIPE_BUF) at out + i * size,
+ * in up to `jobs` child processes at once (<= 1: here, in order); the same bytes for any jobs. */
+void par_map(int n, int jobs, void (*fn)(int, void *, void *), void *ctx, void *out, size_t size);
+
 /* simplify.c: dead-code elimination (forward keeps only what its outputs need; step keeps the
  * loss and the updates) and common-subexpression elimination. Never run after planning. */
 void simplify(Func *);

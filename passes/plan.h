@@ -286,6 +286,8 @@ typedef struct PlanOpts {
 	int64_t pct_of;        /* > 0: the arena a percentage budget was of, where not this
 	                        * step's own (a rank's step, micro-batches): the floor's message
 	                        * gives its percentages of it */
+	int jobs;              /* trials that do not depend on each other planned in up to this
+	                        * many processes at once (fork.c; 0, 1: one after the other) */
 } PlanOpts;
 enum { PLAN_NODES = 50 };      /* the ILP's default limit (nodes per program) */
 typedef struct PlanReport {

@@ -57,6 +57,9 @@ $dp --bucket-bytes=4K --emit=schedule -o "$out/s4k.txt" && set -- $(nb "$out/s4k
 	[ "$2" = 4096 ] && [ "$1" -gt "$3" ] && ok || bad "--bucket-bytes=4K: $(head -1 "$out/s4k.txt")"
 $dp --mem-budget=70% --emit=schedule -o "$out/b1.txt" && $dp --mem-budget=70% --emit=schedule -o "$out/b2.txt" &&
 	cmp -s "$out/b1.txt" "$out/b2.txt" && grep -q '^budget_bytes ' "$out/b1.txt" && ok || bad "not deterministic"
+# the trials planned in 1 and 3 processes (--jobs): the same module, byte for byte
+$dp --mem-budget=60% --jobs=1 --emit=c -o "$out/j1.c" && $dp --mem-budget=60% --jobs=3 --emit=c -o "$out/j3.c" &&
+	cmp -s "$out/j1.c" "$out/j3.c" && ok || bad "--jobs=1 and --jobs=3 differ"
 # ZeRO: stage 2's collectives in the schedule; the optimizer state a rank's shard in the IR
 # (mom.w0 of 64x64 floats over 3 ranks: 1366); auto under a budget picks a stage
 $dp --zero=2 --emit=schedule -o "$out/z2.txt" && grep -q '^# data-parallel: ranks 3 zero 2 ' "$out/z2.txt" &&
@@ -73,6 +76,7 @@ err() {
 }
 err "the batch of 48 does not divide over 5 ranks" $MTC $m --data-parallel --ranks=2,5 -o "$out/x.so"
 err "invalid --ranks '2;4'" $MTC $m --data-parallel --ranks='2;4' -o "$out/x.so"
+err "invalid --jobs '0'" $MTC $m --data-parallel --jobs=0 -o "$out/x.so"
 err "invalid --bucket-bytes '1Q': unknown suffix" $MTC $m --data-parallel --bucket-bytes=1Q
 err "go with --data-parallel" $MTC $m --zero=1 -o "$out/x.so"
 err "invalid --zero '3'" $MTC $m --data-parallel --zero=3 -o "$out/x.so"

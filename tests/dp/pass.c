@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../build.h"
 #include "../check.h"
@@ -246,7 +247,7 @@ example(const char *top, const char *file, const char *const *defs, int ndefs)
 	m = synth_example(path, defs, ndefs, tg);
 	{
 		int64_t b = plan_arena(m0->step, tg, NULL, 0) * 70 / 100;
-		PlanOpts o = { "tso", b, 0, 0, tg, 0, 0, 0, 0, 0 };
+		PlanOpts o = { "tso", b, 0, 0, tg, 0, 0, 0, 0, 0, 0 };
 		PlanReport pr;
 		rc = dp_choose(m, 2, 0, 0, 0, NULL, tg, "mem", &o, &r) || plan_step(m, &o, &pr);
 		check(rc == 0, "%s: %d buckets of %lld bytes, planned at 70%%", file, r.nbuckets, (long long)r.cap);
@@ -300,7 +301,7 @@ buckets(const char *top)
 		Module *m0 = synth_example(path, small, 2, tg), *m1 = synth_example(path, small, 2, tg);
 		Module *m2 = synth_example(path, small, 2, tg);
 		int64_t b = m0 ? plan_arena(m0->step, tg, NULL, 0) * 35 / 100 : 0;
-		PlanOpts o = { "tso", b, 0, 0, tg, 0, 0, 1, 0, 0 };
+		PlanOpts o = { "tso", b, 0, 0, tg, 0, 0, 1, 0, 0, 0 };
 		PlanReport pr;
 		if (m0 && m1 && m2) {
 			dp_choose(m0, 2, 0, 0, 0, NULL, tg, "mem", NULL, &r1);
@@ -314,6 +315,57 @@ buckets(const char *top)
 		mod_free(m1);
 		mod_free(m2);
 	}
+	/* the candidates planned in 3 processes (fork.c): the same choice as one after the other,
+	 * with ZeRO's choice param by param too */
+	for (int z = 0; z <= 1; z++) {
+		static const char *const small[] = { "B=64", "L=4" };
+		Module *m0 = synth_example(path, small, 2, tg), *m1 = synth_example(path, small, 2, tg);
+		int64_t b = m0 ? plan_arena(m0->step, tg, NULL, 0) * (z ? 30 : 35) / 100 : 0;
+		PlanOpts o1 = { "tso", b, 0, 0, tg, 0, z, 1, 0, 0, 1 }, o3 = o1;
+		o3.jobs = 3;
+		if (m0 && m1) {
+			dp_choose(m0, 2, 0, z, 1, NULL, tg, "mem", &o1, &r1);
+			dp_choose(m1, 2, 0, z, 1, NULL, tg, "mem", &o3, &r2);
+			check(func_same(m0->step, m1->step) && r1.nbuckets == r2.nbuckets && r1.cap == r2.cap &&
+			      r1.early == r2.early && r1.nsharded == r2.nsharded && r1.modeled_s == r2.modeled_s,
+			      "zero %d: 3 jobs choose as 1 (%d and %d buckets, %d and %d sharded)", z, r1.nbuckets,
+			      r2.nbuckets, r1.nsharded, r2.nsharded);
+		}
+		mod_free(m0);
+		mod_free(m1);
+	}
+}
+
+/* par_map: results in order for any number of jobs; a child's changes stay in it; a child
+ * that ends without its result has its trial run here */
+static int parent, ran_here;
+
+static void
+square(int i, void *ctx, void *out)
+{
+	(void)ctx;
+	if (getpid() != parent && i == 2)
+		_exit(3);           /* a child dies: the trial is run again here */
+	if (getpid() == parent)
+		ran_here++;
+	*(long *)out = (long)i * i;
+}
+
+static void
+forks(void)
+{
+	long one[7], three[7];
+	int ok = 1;
+
+	parent = getpid();
+	par_map(7, 1, square, NULL, one, sizeof *one);
+	check(ran_here == 7, "par_map with 1 job runs here (%d)", ran_here);
+	ran_here = 0;
+	par_map(7, 3, square, NULL, three, sizeof *three);
+	for (int i = 0; i < 7; i++)
+		ok &= one[i] == (long)i * i && three[i] == one[i];
+	check(ok, "par_map: the same results in order with 1 and 3 jobs");
+	check(ran_here == 1, "par_map: only the trial whose child died ran here (%d)", ran_here);
 }
 
 int
@@ -337,5 +389,6 @@ main(int argc, char **argv)
 		}
 	}
 	buckets(top);
+	forks();
 	return done();
 }
