@@ -598,7 +598,7 @@ run(Ilp *m, double tlim, double t0, Plan *pl, double *val)
 	ip.cb_info = m;
 	ip.mip_gap = 1e-9;
 	/* Cuts close Checkmate's weak relaxation far faster than branching alone. */
-	ip.mir_cuts = ip.gmi_cuts = ip.cov_cuts = ip.clq_cuts = m->bas ? GLP_OFF : GLP_ON;
+	ip.mir_cuts = ip.gmi_cuts = ip.cov_cuts = ip.clq_cuts = m->bas || m->p->nocuts ? GLP_OFF : GLP_ON;
 	/* Proximity search from the start: where the start leaves copies unhidden in this
 	 * model and the relaxation's bound is far below it, branch and cut alone may not find
 	 * the better plans next to it in the time (skipnet at 35%: none in 60 s; with it, the

@@ -171,6 +171,17 @@ if "$MTC" "$ex/skipnet.tdsl" --target=cuda --mem-budget=50% --solver=ilp --emit=
 else
 	no "the gap as measured: $(grep -E '^(solver|ilp_stop|ilp_gap) ' "$tmp/skc.s" | tr '\n' ' ') $(tail -2 "$tmp/err")"
 fi
+# auto places by the ILP on a step over 250 ops where the search's plan costs 10% or more:
+# ResNet at 50% (the search's placement, tso's, costs 31%)
+pct() { v overhead "$1" | tr -d %; }
+if "$MTC" "$ex/resnet.tdsl" --mem-budget=50% --emit=schedule -o "$tmp/rn.s" 2>"$tmp/err" &&
+   "$MTC" "$ex/resnet.tdsl" --mem-budget=50% --solver=tso --emit=schedule -o "$tmp/rnt.s" 2>>"$tmp/err" &&
+   [ "$(v placed_by "$tmp/rn.s")" = ilp ] && [ "$(v placed_by "$tmp/rnt.s")" = search ] &&
+   awk -v a="$(pct "$tmp/rn.s")" -v t="$(pct "$tmp/rnt.s")" 'BEGIN { exit !(t >= 10 && a < t) }'; then
+	ok
+else
+	no "auto's ILP placement on a larger step: $(grep -hE '^(placed_by|overhead) ' "$tmp/rn.s" "$tmp/rnt.s" | tr '\n' ' ') $(tail -2 "$tmp/err")"
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
