@@ -848,7 +848,8 @@ typedef struct TrialCtx {
 	Src *src;
 	const FeOpts *fe;
 	const Module *whole;
-	int nd, ranks;
+	int nd;
+	const int *ranks;     /* trial i: stage i % 3 on ranks[i / 3] */
 	int64_t budget, of;
 } TrialCtx;
 
@@ -860,8 +861,11 @@ zero_trial(int i, void *ctx, void *out)
 	Module *t = NULL;
 	PlanReport pr = {0};
 
-	r->rc = variant(c->o, c->src, c->fe, c->whole, c->nd, c->ranks, i, NULL, c->budget, c->of, 2, &t, &pr,
-	                &r->dr);
+	r->rc = 1;
+	if (c->ranks[i / 3] < 2)
+		return;
+	r->rc = variant(c->o, c->src, c->fe, c->whole, c->nd, c->ranks[i / 3], i % 3, NULL, c->budget, c->of, 2,
+	                &t, &pr, &r->dr);
 	r->time = pr.time;
 	mod_free(t);
 }
@@ -884,6 +888,7 @@ data_parallel(const Opts *o, Src *src, const FeOpts *fe, Module *whole)
 	Lowered lo[MAXVAR];
 	int64_t batch = 0, budget = o->budget, of = 0;   /* of: what a percentage budget is of */
 	int first = -1, hasrep[MAXVAR] = {0}, nd;
+	Trial *trials = NULL;       /* --zero=auto: 3 for each number of ranks */
 
 	for (int i = 0; backends[i]; i++)
 		if (strcmp(backends[i]->name, o->target) == 0)
@@ -921,18 +926,21 @@ data_parallel(const Opts *o, Src *src, const FeOpts *fe, Module *whole)
 	}
 	if ((n = rank_list(o, batch, ranks)) <= 0)
 		goto out;
+	/* --zero=auto under a budget: the fastest of no sharding, stage 1 and 2 once planned
+	 * (tso, quietly; the planner weighs them against keeping state in host memory), for
+	 * every number of ranks side by side (fork.c), taken in order */
+	if (o->zero == ZERO_AUTO && budget) {
+		TrialCtx tc = { o, src, fe, whole, nd, ranks, budget, of };
+		trials = xmalloc((3 * n + 1) * sizeof *trials);
+		par_map(3 * n, o->jobs, zero_trial, &tc, trials, sizeof *trials);
+	}
 	for (int v = 0; v < n; v++) {
 		int z = o->zero, rc1;
-		/* --zero=auto under a budget: the fastest of no sharding, stage 1 and 2 once planned
-		 * (tso, quietly; the planner weighs them against keeping state in host memory) */
 		DpReport trial, *take = NULL;     /* the trial taken */
 		if (z == ZERO_AUTO) {
 			double best = -1;
-			Trial tr[3];
-			TrialCtx tc = { o, src, fe, whole, nd, ranks[v], budget, of };
+			const Trial *tr = trials ? &trials[3 * v] : NULL;
 			z = 0;
-			/* the three stages side by side (fork.c), taken in order */
-			par_map(budget && ranks[v] > 1 ? 3 : 0, o->jobs, zero_trial, &tc, tr, sizeof *tr);
 			for (int k = 0; budget && ranks[v] > 1 && k <= 2; k++)
 				if (!tr[k].rc && (best < 0 || tr[k].time < best * (1 - 1e-9))) {
 					best = tr[k].time;
@@ -1034,6 +1042,7 @@ out:
 		mod_free(var[v]);
 	}
 	free(an);
+	free(trials);
 	return rc;
 }
 
