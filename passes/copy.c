@@ -80,7 +80,8 @@ func_same(const Func *a, const Func *b)
 		const Op *x = &a->op[i], *y = &b->op[i];
 		if (x->kind != y->kind || x->phase != y->phase || x->res != y->res || x->nargs != y->nargs ||
 		    x->nia != y->nia || x->of != y->of || memcmp(x->ia, y->ia, sizeof x->ia) ||
-		    memcmp(x->fa, y->fa, sizeof x->fa) || memcmp(x->args, y->args, x->nargs * sizeof *x->args))
+		    memcmp(x->fa, y->fa, sizeof x->fa) ||
+		    (x->nargs && memcmp(x->args, y->args, x->nargs * sizeof *x->args)))
 			return 0;
 	}
 	for (int v = 0; v < a->nval; v++) {
