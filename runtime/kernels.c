@@ -483,11 +483,37 @@ mtc_bn_apply(float *y, const float *x, const float *g, const float *b, const flo
 	}
 }
 
+/* Batch norm's statistics are sums in double over n then q, one chain of dependent adds per
+ * channel, which one core runs at one add per add's latency. LANES channels side by side make
+ * LANES independent chains that overlap, each summed in its own order as before: the same
+ * bits, 2-3 times faster. */
+enum { LANES = 4 };
+
 void
 mtc_bn_stat(float *o, const float *x, const float *mu, int64_t N, int64_t C, int64_t Q,
             int64_t lo, int64_t hi)
 {
-	for (int64_t c = lo; c < hi; c++) {
+	int64_t c = lo;
+
+	for (; c + LANES <= hi; c += LANES) {
+		double s[LANES] = {0}, m[LANES];
+		for (int k = 0; k < LANES; k++)
+			m[k] = mu ? mu[c + k] : 0;
+		for (int64_t n = 0; n < N; n++) {
+			const float *xp = x + (n * C + c) * Q;
+			if (mu)
+				for (int64_t q = 0; q < Q; q++)
+					for (int k = 0; k < LANES; k++)
+						s[k] += ((double)xp[k * Q + q] - m[k]) * ((double)xp[k * Q + q] - m[k]);
+			else
+				for (int64_t q = 0; q < Q; q++)
+					for (int k = 0; k < LANES; k++)
+						s[k] += xp[k * Q + q];
+		}
+		for (int k = 0; k < LANES; k++)
+			o[c + k] = (float)(s[k] / (double)(N * Q));
+	}
+	for (; c < hi; c++) {
 		double s = 0, m = mu ? mu[c] : 0;
 		for (int64_t n = 0; n < N; n++) {
 			const float *xp = x + (n * C + c) * Q;
@@ -506,7 +532,24 @@ void
 mtc_bn_dstats(float *o, const float *x, const float *mu, const float *var, const float *dy,
               double eps, int64_t N, int64_t C, int64_t Q, int64_t lo, int64_t hi)
 {
-	for (int64_t c = lo; c < hi; c++) {
+	int64_t c = lo;
+
+	for (; c + LANES <= hi; c += LANES) {
+		double dot[LANES] = {0}, s[LANES] = {0};
+		for (int64_t n = 0; n < N; n++) {
+			const float *xp = x + (n * C + c) * Q, *dp = dy + (n * C + c) * Q;
+			for (int64_t q = 0; q < Q; q++)
+				for (int k = 0; k < LANES; k++) {
+					dot[k] += (double)dp[k * Q + q] * ((double)xp[k * Q + q] - mu[c + k]);
+					s[k] += dp[k * Q + q];
+				}
+		}
+		for (int k = 0; k < LANES; k++) {
+			o[c + k] = (float)(dot[k] * invstd(var[c + k], eps));
+			o[C + c + k] = (float)s[k];
+		}
+	}
+	for (; c < hi; c++) {
 		double dot = 0, s = 0;
 		for (int64_t n = 0; n < N; n++) {
 			const float *xp = x + (n * C + c) * Q, *dp = dy + (n * C + c) * Q;

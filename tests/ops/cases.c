@@ -345,7 +345,7 @@ conv(void)
 	}
 	/* batch norm: inputs positive (so are the variances); the statistics of x itself */
 	{
-		Type bs[] = { ty(F32, 4, 2, 3, 4, 5), ty(F32, 2, 6, 4), ty(F32, 3, 3, 16, 200) };
+		Type bs[] = { ty(F32, 4, 2, 3, 4, 5), ty(F32, 2, 6, 4), ty(F32, 3, 3, 16, 200), ty(F32, 4, 2, 7, 3, 3) };
 		for (size_t i = 0; i < sizeof bs / sizeof *bs; i++) {
 			Type x = bs[i], cc = ty(F32, 1, (int)x.sh.d[1]), d2 = ty(F32, 2, 2, (int)x.sh.d[1]);
 			int mu = g->ncase, vr = mu + 1, ds = mu + 2;
