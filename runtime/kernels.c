@@ -211,6 +211,124 @@ dw_seg(int64_t W, int64_t kw_off, int64_t sw, int64_t wo, int64_t *w0, int64_t *
 	*w1 = *w1 > *w0 ? *w1 : *w0;
 }
 
+/* mtc_dwconv for a 3x3 kernel: each output's nine products summed in the same order (i, j)
+ * from 0, an output at a time, and the columns whose window lies inside the row (on rows whose
+ * window does) without tests: the same bits, the inner loop vectorized over the columns. */
+static void
+dwconv3(float *y, const float *x, const float *w, int64_t C, int64_t H, int64_t W, int64_t sh,
+        int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t ho, int64_t wo,
+        int64_t lo, int64_t hi)
+{
+	int64_t oa = pw > 0 ? (pw + sw - 1) / sw : 0;
+	int64_t ob = W - 1 - 2 * dw + pw < 0 ? 0 : (W - 1 - 2 * dw + pw) / sw + 1;
+	oa = oa < wo ? oa : wo;
+	ob = ob < wo ? ob : wo;
+	ob = ob > oa ? ob : oa;
+	for (int64_t q = lo; q < hi; q++) {
+		const float *xp = x + q * H * W, *wp = w + q % C * 9;
+		float *yp = y + q * ho * wo;
+		float a0 = wp[0], a1 = wp[1], a2 = wp[2], a3 = wp[3], a4 = wp[4], a5 = wp[5], a6 = wp[6],
+		      a7 = wp[7], a8 = wp[8];
+		for (int64_t oh = 0; oh < ho; oh++) {
+			int64_t h0 = oh * sh - ph, h1 = h0 + dh, h2 = h0 + 2 * dh;
+			int i0 = h0 >= 0 && h0 < H, i1 = h1 >= 0 && h1 < H, i2 = h2 >= 0 && h2 < H;
+			int inner = i0 && i1 && i2;
+			int64_t ea = inner ? oa : wo, eb = inner ? ob : wo;    /* the edges: [0, ea), [eb, wo) */
+			float *yr = yp + oh * wo;
+			/* at the edges a tap in the padding adds its weight times 0, as there */
+#define TAP(in, h, v) ((in) && (v) >= 0 && (v) < W ? xp[(h) * W + (v)] : 0.0f)
+#define EDGE(ow) do { \
+		int64_t v0 = (ow) * sw - pw, v1 = v0 + dw, v2 = v0 + 2 * dw; \
+		float s = 0; \
+		s += a0 * TAP(i0, h0, v0), s += a1 * TAP(i0, h0, v1), s += a2 * TAP(i0, h0, v2); \
+		s += a3 * TAP(i1, h1, v0), s += a4 * TAP(i1, h1, v1), s += a5 * TAP(i1, h1, v2); \
+		s += a6 * TAP(i2, h2, v0), s += a7 * TAP(i2, h2, v1), s += a8 * TAP(i2, h2, v2); \
+		yr[ow] = s; \
+	} while (0)
+			for (int64_t ow = 0; ow < ea; ow++)
+				EDGE(ow);
+			for (int64_t ow = eb; ow < wo; ow++)
+				EDGE(ow);
+#undef EDGE
+#undef TAP
+			if (!inner)
+				continue;
+			const float *r0 = xp + h0 * W, *r1 = xp + h1 * W, *r2 = xp + h2 * W;
+			if (sw == 1)
+				for (int64_t ow = oa; ow < ob; ow++) {
+					int64_t v = ow - pw;
+					float s = 0;
+					s += a0 * r0[v], s += a1 * r0[v + dw], s += a2 * r0[v + 2 * dw];
+					s += a3 * r1[v], s += a4 * r1[v + dw], s += a5 * r1[v + 2 * dw];
+					s += a6 * r2[v], s += a7 * r2[v + dw], s += a8 * r2[v + 2 * dw];
+					yr[ow] = s;
+				}
+			else
+				for (int64_t ow = oa; ow < ob; ow++) {
+					int64_t v = ow * sw - pw;
+					float s = 0;
+					s += a0 * r0[v], s += a1 * r0[v + dw], s += a2 * r0[v + 2 * dw];
+					s += a3 * r1[v], s += a4 * r1[v + dw], s += a5 * r1[v + 2 * dw];
+					s += a6 * r2[v], s += a7 * r2[v + dw], s += a8 * r2[v + 2 * dw];
+					yr[ow] = s;
+				}
+		}
+	}
+}
+
+/* mtc_dwconv_dx for a 3x3 kernel at stride 1: each element of dx gathers the products it was
+ * scattered, in the same order (i, j) from 0, without the taps whose output is outside; the
+ * columns every tap reaches (on rows every tap reaches) without tests: the same bits. */
+static void
+dwconv3_dx(float *dx, const float *w, const float *dy, int64_t C, int64_t H, int64_t W,
+           int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t ho, int64_t wo, int64_t lo,
+           int64_t hi)
+{
+	/* column c's tap j reads output column c + pw - j*dw: inside for every j on [ca, cb) */
+	int64_t ca = 2 * dw - pw > 0 ? 2 * dw - pw : 0, cb = wo - pw < W ? wo - pw : W;
+	ca = ca < W ? ca : W;
+	cb = cb > ca ? cb : ca;
+	for (int64_t q = lo; q < hi; q++) {
+		float *xp = dx + q * H * W;
+		const float *yp = dy + q * ho * wo, *wp = w + q % C * 9;
+		float a0 = wp[0], a1 = wp[1], a2 = wp[2], a3 = wp[3], a4 = wp[4], a5 = wp[5], a6 = wp[6],
+		      a7 = wp[7], a8 = wp[8];
+		for (int64_t h = 0; h < H; h++) {
+			int64_t o0 = h + ph, o1 = o0 - dh, o2 = o0 - 2 * dh;
+			int i0 = o0 >= 0 && o0 < ho, i1 = o1 >= 0 && o1 < ho, i2 = o2 >= 0 && o2 < ho;
+			int inner = i0 && i1 && i2;
+			int64_t ea = inner ? ca : W, eb = inner ? cb : W;      /* the edges: [0, ea), [eb, W) */
+			float *xr = xp + h * W;
+#define ADD(in, o, a, u) if ((in) && (u) >= 0 && (u) < wo) s += (a) * yp[(o) * wo + (u)]
+#define EDGE(c) do { \
+		int64_t u0 = (c) + pw, u1 = u0 - dw, u2 = u0 - 2 * dw; \
+		float s = 0; \
+		ADD(i0, o0, a0, u0); ADD(i0, o0, a1, u1); ADD(i0, o0, a2, u2); \
+		ADD(i1, o1, a3, u0); ADD(i1, o1, a4, u1); ADD(i1, o1, a5, u2); \
+		ADD(i2, o2, a6, u0); ADD(i2, o2, a7, u1); ADD(i2, o2, a8, u2); \
+		xr[c] = s; \
+	} while (0)
+			for (int64_t c = 0; c < ea; c++)
+				EDGE(c);
+			for (int64_t c = eb; c < W; c++)
+				EDGE(c);
+#undef EDGE
+#undef ADD
+			if (!inner)
+				continue;
+			const float *r0 = yp + o0 * wo, *r1 = yp + o1 * wo, *r2 = yp + o2 * wo;
+			for (int64_t c = ca; c < cb; c++) {
+				int64_t u = c + pw;
+				float s = 0;
+				s += a0 * r0[u], s += a1 * r0[u - dw], s += a2 * r0[u - 2 * dw];
+				s += a3 * r1[u], s += a4 * r1[u - dw], s += a5 * r1[u - 2 * dw];
+				s += a6 * r2[u], s += a7 * r2[u - dw], s += a8 * r2[u - 2 * dw];
+				xr[c] = s;
+			}
+		}
+	}
+}
+
 /* y's planes q = n*C + c in [lo, hi): each element 0 plus w[c, i, j] * x (0 in the padding),
  * over i then j. */
 void
@@ -218,6 +336,10 @@ mtc_dwconv(float *y, const float *x, const float *w, int64_t C, int64_t H, int64
            int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
            int64_t ho, int64_t wo, int64_t lo, int64_t hi)
 {
+	if (kh == 3 && kw == 3) {
+		dwconv3(y, x, w, C, H, W, sh, sw, ph, pw, dh, dw, ho, wo, lo, hi);
+		return;
+	}
 	for (int64_t q = lo; q < hi; q++) {
 		const float *xp = x + q * H * W, *wp = w + q % C * kh * kw;
 		float *yp = y + q * ho * wo;
@@ -257,6 +379,10 @@ mtc_dwconv_dx(float *dx, const float *w, const float *dy, int64_t C, int64_t H, 
               int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh,
               int64_t dw, int64_t ho, int64_t wo, int64_t lo, int64_t hi)
 {
+	if (kh == 3 && kw == 3 && sh == 1 && sw == 1) {
+		dwconv3_dx(dx, w, dy, C, H, W, ph, pw, dh, dw, ho, wo, lo, hi);
+		return;
+	}
 	for (int64_t q = lo; q < hi; q++) {
 		float *xp = dx + q * H * W;
 		const float *yp = dy + q * ho * wo, *wp = w + q % C * kh * kw;

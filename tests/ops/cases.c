@@ -291,6 +291,7 @@ conv(void)
 		{ 2, 40, 9, 9, 3, 5, 1, 1, 1, 2, 1, 1, 40, 40 },   /* depthwise across threads */
 		{ 2, 12, 10, 9, 3, 3, 1, 1, 1, 1, 1, 1, 12, 12 },  /* depthwise 3x3: inner columns */
 		{ 2, 4, 7, 11, 3, 3, 1, 2, 0, 2, 1, 1, 4, 4 },     /* depthwise 3x3: unpadded rows */
+		{ 1, 3, 8, 10, 3, 3, 1, 1, 2, 0, 2, 1, 3, 3 },     /* depthwise 3x3: stride 1, dilated rows */
 		{ 2, 3, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 3, 6 },      /* two outputs per channel */
 		{ 2, 8, 5, 5, 1, 1, 2, 2, 0, 0, 1, 1, 1, 4 },      /* strided 1x1 shortcut */
 		{ 3, 8, 4, 3, 1, 1, 1, 1, 0, 0, 1, 1, 2, 6 },      /* pointwise: no workspace */
