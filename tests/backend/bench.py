@@ -63,7 +63,7 @@ def main():
         print("%.3f" % torch_step(name, threads, steps, consts(tdsl, over)))
         return
     opt = {"--rounds": "3", "--steps": "20", "--threads": "1,2",
-           "--configs": "mlp,mlp:B=2048,transformer,transformer:L=8,skipnet,resnet:B=32"}
+           "--configs": "mlp,mlp:B=2048,transformer,transformer:L=8,skipnet,resnet:B=32,mobilenet:B=8"}
     while a:
         if a[0] not in opt or len(a) < 2:
             sys.exit("usage: bench.py [--rounds R] [--steps N] [--threads 1,2] [--configs C,...]")
