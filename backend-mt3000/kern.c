@@ -439,13 +439,6 @@ launch_ptrs(Gen *g, int k, const char *const *ptr, int n, double work)
 	H(g, " }, %lld);\n", ll(work > 9e18 ? (int64_t)9e18 : (int64_t)work));
 }
 
-/* conv2d, conv2d_dx, conv2d_dw (passes/grad.c). A pointwise one is one launch of GEMMs on the
- * tensors as they are, per image and group; a depthwise one the runtime's direct loops
- * (mtc_dwconv*: the GEMMs' sums, in their order). Any other works through its workspace a chunk of
- * k images at a time (ops.c's conv_workspace): region A the columns [C*kh*kw, k*P], region B
- * the GEMM's other side channels first [Cout, k*P]; per chunk: im2col into A, the GEMM, y out of
- * B (conv2d); dy into B, the GEMM into A, col2im (conv2d_dx); im2col into A, dy into B, the GEMM
- * adding into dw (conv2d_dw). */
 /* The work a launch of im2col or col2im, and of mtc_chanfirst, declares per element, in the
  * units of the runtime's threshold for splitting a launch over the threads (about 0.2 ns on
  * one core, an element of a plain elementwise op): strided copies of short rows, each element
@@ -453,6 +446,13 @@ launch_ptrs(Gen *g, int k, const char *const *ptr, int n, double work)
  * (147 456 elements, 250-450 us) ran on one thread. */
 enum { IM2COLW = 10, CHANW = 2 };
 
+/* conv2d, conv2d_dx, conv2d_dw (passes/grad.c). A pointwise one is one launch of GEMMs on the
+ * tensors as they are, per image and group; a depthwise one the runtime's direct loops
+ * (mtc_dwconv*: the GEMMs' sums, in their order). Any other works through its workspace a chunk of
+ * k images at a time (ops.c's conv_workspace): region A the columns [C*kh*kw, k*P], region B
+ * the GEMM's other side channels first [Cout, k*P]; per chunk: im2col into A, the GEMM, y out of
+ * B (conv2d); dy into B, the GEMM into A, col2im (conv2d_dx); im2col into A, dy into B, the GEMM
+ * adding into dw (conv2d_dw). */
 static void
 k_conv(Gen *g, const LowFunc *p, const Op *o)
 {
