@@ -12,21 +12,14 @@
  *        prefixes between it and the whole list, spaced in log(1 + prefix), refined around the
  *        best. A prefix is measured as the
  *        pass will install it: home.c's rewrite, and the activation plan only if the
- *        rewritten step does not fit as it is. Deterministic: no clock decides anything. */
+ *        rewritten step does not fit as it is. Deterministic: no clock decides anything.
+ *        Its pieces (each group's points and hull, the walk over a list's prefixes) are
+ *        exported, for a search over a list of another's making. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "passes.h"
-
-/* One step up a group's levels. */
-typedef struct Up {
-	int op;                /* the update op of the group */
-	int lvl;               /* the level it moves to */
-	double ratio;          /* bytes off the accelerator per second of copy stream */
-	int64_t bytes;         /* bytes this step takes off */
-	int rank;              /* its place in the group's chain */
-} Up;
 
 typedef struct S {
 	Module *m;
@@ -35,7 +28,7 @@ typedef struct S {
 	int64_t budget;
 	PlaceFitFn *fit;
 	double *stime;
-	Up *up;
+	PlaceUp *up;
 	int nup;
 	uint8_t *lvl;          /* scratch: the levels of one prefix */
 	double *time;          /* per prefix: modeled seconds, INFINITY: does not fit, NAN: not yet */
@@ -91,10 +84,65 @@ level_cost(const Func *f, const Target *tg, const Op *u, int l, double slack, in
 	return 0;
 }
 
+int
+place_points(const Func *f, const Target *tg, int u, double slack, PlacePt *pt)
+{
+	int mask = home_allowed(f, tg, u), n = 0;
+
+	for (int l = HOME_STATE; l < NHOME; l++)
+		if (mask & 1 << l) {
+			pt[n].lvl = l;
+			pt[n].shard = 0;
+			pt[n].cost = level_cost(f, tg, &f->op[u], l, slack, &pt[n].bytes);
+			n++;
+		}
+	return n;
+}
+
+int
+place_chain(const PlacePt *pt, int n, int tail, int op, PlaceUp *up)
+{
+	int64_t fb = 0;
+	double fc = 0;
+	int at = -1, k = 0;
+
+	for (;;) {
+		int best = -1;
+		double br = 0;
+		for (int j = 0; j < n; j++) {
+			double r;
+			if (pt[j].bytes <= fb)
+				continue;
+			r = pt[j].cost <= fc ? INFINITY : (double)(pt[j].bytes - fb) / (pt[j].cost - fc);
+			if (best < 0 || r > br || (r == br && pt[j].bytes > pt[best].bytes)) {
+				best = j;
+				br = r;
+			}
+		}
+		if (best < 0)
+			break;
+		up[k] = (PlaceUp){ op, pt[best].lvl, pt[best].shard, br, pt[best].bytes - fb, k };
+		k++;
+		at = best;
+		fb = pt[best].bytes;
+		fc = pt[best].cost;
+	}
+	/* Updating on the host takes no more off between steps than the homes do, so the hull
+	 * may stop at HOME_BOTH (HOME_PARAM without state); but then the update fetches the param
+	 * and the state for itself, and an update on the host holds neither: the last resort, at
+	 * the end of the list (ratio 0), so that the whole list is the least the step can hold
+	 * whatever the cost model says. */
+	if (tail >= 0 && at != tail) {
+		up[k] = (PlaceUp){ op, pt[tail].lvl, pt[tail].shard, 0, 0, k };
+		k++;
+	}
+	return k;
+}
+
 static int
 cmp_up(const void *x, const void *y)
 {
-	const Up *a = x, *b = y;
+	const PlaceUp *a = x, *b = y;
 
 	if (a->ratio != b->ratio)
 		return a->ratio > b->ratio ? -1 : 1;
@@ -103,6 +151,13 @@ cmp_up(const void *x, const void *y)
 	if (a->op != b->op)
 		return a->op - b->op;
 	return a->rank - b->rank;
+}
+
+void
+place_sort(PlaceUp *up, int n)
+{
+	/* a stable order: the ranks within a chain decrease in ratio, so sorting keeps them */
+	qsort(up, n, sizeof *up, cmp_up);
 }
 
 /* Each group's chain of levels (the lower hull of cost against bytes: from where it stands,
@@ -117,49 +172,15 @@ upgrades(S *s)
 	cost_fill(&co, f, s->tg);
 	s->up = xcalloc((size_t)f->nop * NHOME + 1, sizeof *s->up);
 	for (int i = 0; i < f->nop; i++) {
-		int mask = home_allowed(f, s->tg, i), at = HOME_DEV, rank = 0;
-		int64_t fb = 0;
-		double fc = 0;
-		if (mask == 1 << HOME_DEV)
-			continue;
-		for (;;) {
-			int best = -1;
-			int64_t bb = 0;
-			double br = 0, bc = 0;
-			for (int l = HOME_STATE; l < NHOME; l++) {
-				int64_t b;
-				double c, r;
-				if (!(mask & 1 << l))
-					continue;
-				c = level_cost(f, s->tg, &f->op[i], l, co.total - co.end[i], &b);
-				if (b <= fb)
-					continue;
-				r = c <= fc ? INFINITY : (double)(b - fb) / (c - fc);
-				if (best < 0 || r > br || (r == br && b > bb)) {
-					best = l;
-					br = r;
-					bb = b;
-					bc = c;
-				}
-			}
-			if (best < 0)
-				break;
-			s->up[s->nup++] = (Up){ i, best, br, bb - fb, rank++ };
-			at = best;
-			fb = bb;
-			fc = bc;
-		}
-		/* Updating on the host takes no more off between steps than the homes do, so the
-		 * hull may stop at HOME_BOTH (HOME_PARAM without state); but then the update fetches
-		 * the param and the state for itself, and an update on the host holds neither: the
-		 * last resort, at the end of the list (ratio 0), so that the whole list is the least
-		 * the step can hold whatever the cost model says. */
-		if (at != HOME_HOSTUPD && mask & 1 << HOME_HOSTUPD)
-			s->up[s->nup++] = (Up){ i, HOME_HOSTUPD, 0, 0, rank++ };
+		PlacePt pt[NHOME];
+		int n = place_points(f, s->tg, i, co.total - co.end[i], pt), tail = -1;
+		for (int j = 0; j < n; j++)
+			if (pt[j].lvl == HOME_HOSTUPD)
+				tail = j;
+		s->nup += place_chain(pt, n, tail, i, s->up + s->nup);
 	}
 	cost_free(&co);
-	/* a stable order: the ranks within a chain decrease in ratio, so sorting keeps them */
-	qsort(s->up, s->nup, sizeof *s->up, cmp_up);
+	place_sort(s->up, s->nup);
 }
 
 /* The levels of prefix k into s->lvl. */
@@ -184,8 +205,6 @@ eval(S *s, int k, double bound)
 	double tm;
 	Meas me = {0};
 
-	if (!isnan(s->time[k]))
-		return s->time[k];
 	levels(s, k);
 	home_mark(s->m, s->f, s->lvl, 1);
 	g = home_step(s->f, s->tg, s->lvl, NULL);
@@ -206,19 +225,81 @@ eval(S *s, int k, double bound)
 	}
 	home_mark(s->m, s->f, s->lvl, 0);
 	func_free(g);
-	return s->time[k] = tm;
+	return tm;
 }
 
 /* The best prefix measured so far (the smallest of equal times). */
 static int
-best_of(const S *s)
+best_of(const double *time, int K)
 {
 	int b = 0;
 
-	for (int k = 1; k <= s->nup; k++)
-		if (!isnan(s->time[k]) && s->time[k] < s->time[b])
+	for (int k = 1; k <= K; k++)
+		if (!isnan(time[k]) && time[k] < time[b])
 			b = k;
 	return b;
+}
+
+static double
+walk_eval(PlaceEvalFn *ev, void *ctx, double *time, int k, double bound)
+{
+	if (isnan(time[k]))
+		time[k] = ev(ctx, k, bound);
+	return time[k];
+}
+
+int
+place_walk(int K, double t0, PlaceEvalFn *ev, void *ctx, double *time)
+{
+	int lo, hi, best;
+
+	for (int k = 0; k <= K; k++)
+		time[k] = NAN;
+	time[0] = t0;
+	if (isinf(t0) && isinf(walk_eval(ev, ctx, time, K, 0)))
+		return -1;
+	/* about the smallest prefix that fits (fitting grows with the prefix), to a sixteenth of
+	 * the list */
+	lo = 0;
+	hi = K;
+	if (isinf(t0))
+		while (hi - lo > (K / 16 > 1 ? K / 16 : 1)) {
+			int mid = lo + (hi - lo) / 2;
+			if (isinf(walk_eval(ev, ctx, time, mid, 0)))
+				lo = mid;
+			else
+				hi = mid;
+		}
+	else
+		hi = 0;
+	/* Between it and the whole list the step's time falls as the activations get room and
+	 * rises with the copies, not smoothly, and the least is most often early in the list:
+	 * six prefixes spaced evenly in log(1 + prefix), then twice the midpoints on either side
+	 * of the best; a prefix whose step, unplanned, is already slower than the best need not
+	 * be planned (bound). */
+	for (int j = 0; j <= 5; j++)
+		walk_eval(ev, ctx, time, hi + (int)lround(expm1(log1p(K - hi) * j / 5)), time[best_of(time, K)]);
+	for (int round = 0; round < 2; round++) {
+		int l = -1, rr = K + 1;
+		best = best_of(time, K);
+		for (int k = best - 1; k >= 0 && l < 0; k--)
+			if (!isnan(time[k]))
+				l = k;
+		for (int k = best + 1; k <= K && rr > K; k++)
+			if (!isnan(time[k]))
+				rr = k;
+		if (l >= 0 && best - l > 1)
+			walk_eval(ev, ctx, time, (l + best) / 2, time[best]);
+		if (rr <= K && rr - best > 1)
+			walk_eval(ev, ctx, time, (best + rr) / 2, time[best]);
+	}
+	return best_of(time, K);
+}
+
+static double
+eval_cb(void *ctx, int k, double bound)
+{
+	return eval(ctx, k, bound);
 }
 
 uint8_t *
@@ -226,7 +307,7 @@ place_search(Module *m, Func *f, const Target *tg, int64_t budget, long nodes, d
              PlaceFitFn *fit, double *stime, int *fits)
 {
 	S s = { m, f, tg, budget, fit, stime, NULL, 0, NULL, NULL, nodes };
-	int lo, hi, best = 0, K;
+	int best, K;
 	uint8_t *r = NULL;
 
 	*fits = 0;
@@ -238,59 +319,19 @@ place_search(Module *m, Func *f, const Target *tg, int64_t budget, long nodes, d
 	}
 	s.lvl = xcalloc(f->nop + 1, 1);
 	s.time = xmalloc((K + 1) * sizeof *s.time);
-	for (int k = 0; k <= K; k++)
-		s.time[k] = NAN;
-	s.time[0] = t0;
-	if (isinf(t0) && isinf(eval(&s, K, 0))) {
+	best = place_walk(K, t0, eval_cb, &s, s.time);
+	if (best < 0) {
 		/* nothing fits as planned: the most that can move, for the planner's fallbacks */
 		levels(&s, K);
 		r = s.lvl;
 		s.lvl = NULL;
-		goto out;
-	}
-	*fits = 1;
-	/* about the smallest prefix that fits (fitting grows with the prefix), to a sixteenth of
-	 * the list */
-	lo = 0;
-	hi = K;
-	if (isinf(t0))
-		while (hi - lo > (K / 16 > 1 ? K / 16 : 1)) {
-			int mid = lo + (hi - lo) / 2;
-			if (isinf(eval(&s, mid, 0)))
-				lo = mid;
-			else
-				hi = mid;
-		}
-	else
-		hi = 0;
-	/* Between it and the whole list the step's time falls as the activations get room and
-	 * rises with the copies, not smoothly, and the least is most often early in the list:
-	 * six prefixes spaced evenly in log(1 + prefix), then twice the midpoints on either side
-	 * of the best; a prefix whose step, unplanned, is already slower than the best is not
-	 * planned. */
-	for (int j = 0; j <= 5; j++)
-		eval(&s, hi + (int)lround(expm1(log1p(K - hi) * j / 5)), s.time[best_of(&s)]);
-	for (int round = 0; round < 2; round++) {
-		int l = -1, rr = K + 1;
-		best = best_of(&s);
-		for (int k = best - 1; k >= 0 && l < 0; k--)
-			if (!isnan(s.time[k]))
-				l = k;
-		for (int k = best + 1; k <= K && rr > K; k++)
-			if (!isnan(s.time[k]))
-				rr = k;
-		if (l >= 0 && best - l > 1)
-			eval(&s, (l + best) / 2, s.time[best]);
-		if (rr <= K && rr - best > 1)
-			eval(&s, (best + rr) / 2, s.time[best]);
-	}
-	best = best_of(&s);
-	if (best > 0) {
+	} else if (best > 0) {
+		*fits = 1;
 		levels(&s, best);
 		r = s.lvl;
 		s.lvl = NULL;
-	}
-out:
+	} else
+		*fits = 1;
 	free(s.lvl);
 	free(s.time);
 	free(s.up);

@@ -165,6 +165,33 @@ Func *home_fwd(const Func *, const Target *);
 typedef Plan *PlaceFitFn(Prob *, int64_t budget, double *stime, int64_t *arena);
 uint8_t *place_search(Module *, Func *f, const Target *, int64_t budget, long nodes, double t0,
                       PlaceFitFn *fit, double *stime, int *fits);
+/* The pieces of the search, for a search over a list of another's making.
+ * A point: a level of one group (shard: with its param sharded over the ranks), the
+ * bytes it takes off the accelerator and the seconds of copy stream and host it costs.
+ * place_points: the points of update op u's allowed levels but HOME_DEV (slack: the seconds
+ * of compute after u), their count. place_chain: the group's lower hull of cost against bytes
+ * from HOME_DEV, as steps up (the point tail, >= 0, last at ratio 0 when the hull stops short
+ * of it), into up; their count. place_sort: every group's steps in one list, the most bytes
+ * per second first, each group's in its order. place_walk: the prefix of a list of K steps
+ * whose step is the fastest that fits, by few evaluations (ev: modeled seconds of prefix k,
+ * INFINITY if it does not fit; a prefix whose unplanned step is no faster than bound > 0 may
+ * return any time above bound); time: K + 1 entries, prefix 0's t0; -1 if nothing fits. */
+typedef struct PlacePt {
+	int lvl, shard;
+	double cost;
+	int64_t bytes;
+} PlacePt;
+typedef struct PlaceUp {
+	int op, lvl, shard;    /* the group (its update op, or the caller's index) and where it moves */
+	double ratio;          /* bytes off the accelerator per second */
+	int64_t bytes;         /* bytes this step takes off */
+	int rank;              /* its place in the group's chain */
+} PlaceUp;
+typedef double PlaceEvalFn(void *ctx, int k, double bound);
+int place_points(const Func *f, const Target *, int u, double slack, PlacePt *);
+int place_chain(const PlacePt *, int n, int tail, int op, PlaceUp *);
+void place_sort(PlaceUp *, int n);
+int place_walk(int K, double t0, PlaceEvalFn *, void *ctx, double *time);
 /* place_effects: for the ILP, each change of one update op's level from base's (one per op of
  * f, NULL: everything on the accelerator), alone, measured on f rewritten for it, unplanned,
  * against f rewritten for base: the bytes it takes off the accelerator at each op of f (off,
