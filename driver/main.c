@@ -95,8 +95,9 @@ static const char usage[] =
 "                        (1), and gradients reduce-scattered (2); each rank updates its shard\n"
 "                        of every param and the params are all-gathered. auto (default):\n"
 "                        under a budget the fastest plan of 0, 1 and 2, in 1 and 2 with the\n"
-"                        params to shard chosen one by one (the fewest that fit, those that\n"
-"                        save most bytes per second of copies first), else 0\n"
+"                        params to shard chosen one by one, weighed with where each param's\n"
+"                        state lives (sharding and moving to host memory in one list, most\n"
+"                        bytes per second of copies first), else 0\n"
 "  --micro-batches=K|auto  run forward and backward K times on slices of the batch (the\n"
 "                        leading dim of the first input, a const) and sum the gradients\n"
 "                        before one update: the whole batch's step with about a K-th of its\n"
@@ -789,11 +790,12 @@ variant(const Opts *o, Src *src, const FeOpts *fe, const Module *whole, int nd, 
 	char why[96], stage[64];
 	Module *m;
 	int64_t *chunk = NULL;
-	int nkey = 0;
+	uint8_t *levels = NULL;     /* where each group lives, chosen with the shards (dp.c) */
+	int nkey = 0, rc;
 	/* with ZeRO the params stay on the accelerator (each rank updates a shard of one), and the
 	 * planner may keep a shard's optimizer state in host memory (home.c's HOME_STATE) */
 	PlanOpts po = { quiet == 2 ? "tso" : o->solver, budget, 0, o->solver_time, &o->tg,
-	                o->solver_nodes, o->nooffload, quiet != 0, 0, of, o->jobs };
+	                o->solver_nodes, o->nooffload, quiet != 0, 0, of, o->jobs, NULL };
 
 	snprintf(why, sizeof why, "--data-parallel over %d ranks", ranks);
 	vf.batch_div = ranks;
@@ -819,14 +821,19 @@ variant(const Opts *o, Src *src, const FeOpts *fe, const Module *whole, int nd, 
 	schedule(m->fwd, &o->tg, o->schedule);
 	if (ranks > 1) {
 		if (dp_choose(m, ranks, o->bucket, zero, o->zero == ZERO_AUTO, take, &o->tg, o->schedule,
-		              budget ? &po : NULL, dr))
+		              budget ? &po : NULL, dr, &levels))
 			die("no gradient to reduce");
 		snprintf(stage, sizeof stage, "dp-r%d", ranks);
 		dump(o, m, stage);
 	}
-	if (!budget)
+	if (!budget) {
+		free(levels);
 		return 0;
-	if (plan_step(m, &po, rep))
+	}
+	po.levels = levels;
+	rc = plan_step(m, &po, rep);
+	free(levels);
+	if (rc)
 		return quiet ? 1 : -1;
 	m->budget = rep->budget;
 	m->budget_pct = 0;
@@ -1109,7 +1116,7 @@ static Module *
 auto_micro(const Opts *o, Src *src, const FeOpts *fe, Module *m, PlanReport *rep)
 {
 	PlanOpts po = { o->solver, o->budget, 0, o->solver_time, &o->tg, o->solver_nodes, o->nooffload, 1, 0, 0,
-	                o->jobs };
+	                o->jobs, NULL };
 	Module *best = NULL, *last = m;
 	PlanReport r;
 	int64_t batch = 0;
@@ -1292,7 +1299,7 @@ compile(int argc, char **argv)
 		dump(&o, m, "plan");
 	} else if (o.budget || o.budget_pct > 0) {
 		PlanOpts po = { o.solver, o.budget, o.budget_pct, o.solver_time, &o.tg, o.solver_nodes,
-		                o.nooffload, 0, 0, 0, o.jobs };
+		                o.nooffload, 0, 0, 0, o.jobs, NULL };
 		if (o.micro > 1 && o.budget_pct > 0 && !o.budget) {
 			if (!(po.pct_of = base_arena(&o, &src, &fe))) {
 				rc = 1;

@@ -29,7 +29,11 @@
  * (plan_hoist_grads: a memory-first schedule makes weights' gradients last, so no bucket
  * would go out before the backward ends). Under a budget each distinct candidate is planned
  * once, side by side in child processes (fork.c, PlanOpts.jobs): the choice is the same for
- * any number of them. */
+ * any number of them. With ZeRO under --zero=auto it also picks which params to shard: by
+ * bisection over the params ordered by bytes saved per second (the planner's search placing
+ * params and state), and with one list of each param's choices, sharded or not and at which
+ * of the placement's levels (place.c's hull and walk; the levels handed to the planner). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -472,18 +476,18 @@ probe_one(int i, void *ctx, void *out)
 
 /* ZeRO under a budget, param by param: sharding a param saves, on every rank, all but its
  * share of its optimizer state (and with stage 2 of its gradient), and costs its shard and
- * unshard copies less what its update saves on a shard. ord[0..n) gets the params with a
- * gradient, cheapest seconds per byte saved first (those whose sharding costs nothing lead),
- * ties in declaration order; *nfree: how many lead. upd[p]: the seconds of p's whole update,
- * measured on the step before sharding. g: the step with every param sharded. */
-static int
-shard_order(const Module *m, const Func *g, const Target *tg, int ranks, int zero, const double *upd,
-            int *ord, int *nfree)
+ * unshard copies less what its update saves on a shard. Into sv[p] and dt[p] (decl-indexed)
+ * for each param with a gradient (upd[p] >= 0: the seconds of p's whole update, measured on
+ * the step before sharding); g: the step with every param sharded. */
+static void
+shard_costs(const Module *m, const Func *g, const Target *tg, int ranks, int zero, const double *upd,
+            double *dt, double *sv)
 {
-	int nd = m->ndecl, n = 0;
-	double *dt = xcalloc(nd + 1, sizeof *dt), *sv = xcalloc(nd + 1, sizeof *sv);
+	int nd = m->ndecl;
 	int *of = xmalloc((g->nval + 1) * sizeof *of);
 
+	memset(dt, 0, (nd + 1) * sizeof *dt);
+	memset(sv, 0, (nd + 1) * sizeof *sv);
 	for (int v = 0; v < g->nval; v++)
 		of[v] = -1;
 	for (int i = 0; i < g->nop; i++) {
@@ -503,13 +507,28 @@ shard_order(const Module *m, const Func *g, const Target *tg, int ranks, int zer
 		if (shardable(m, d))
 			sv[m->decl[d].of] += shard_saves(&m->decl[m->decl[d].of].ty, ranks);
 	for (int d = 0; d < nd; d++) {
-		double k;
-		int j;
 		if (upd[d] < 0)
 			continue;
 		dt[d] -= upd[d];
 		if (zero == 2)
 			sv[d] += shard_saves(&m->decl[d].ty, ranks);
+	}
+	free(of);
+}
+
+/* The params with a gradient into ord, cheapest seconds per byte saved first (dt, sv:
+ * shard_costs'; those whose sharding costs nothing lead), ties in declaration order; *nfree:
+ * how many lead. Their count. */
+static int
+shard_order(const Module *m, const double *upd, const double *dt, const double *sv, int *ord, int *nfree)
+{
+	int n = 0;
+
+	for (int d = 0; d < m->ndecl; d++) {
+		double k;
+		int j;
+		if (upd[d] < 0)
+			continue;
 		/* insertion by seconds per byte; nothing saved goes last */
 		k = sv[d] > 0 ? dt[d] / sv[d] : 1e300;
 		for (j = n++; j > 0; j--) {
@@ -523,26 +542,22 @@ shard_order(const Module *m, const Func *g, const Target *tg, int ranks, int zer
 	*nfree = 0;
 	while (*nfree < n && sv[ord[*nfree]] > 0 && dt[ord[*nfree]] <= 0)
 		(*nfree)++;
-	free(dt);
-	free(sv);
-	free(of);
 	return n;
 }
 
-/* The step with the first k params of ord sharded (s: their marks, decl-indexed, and m's
- * state typed so), on the buckets and order of *br; its figures in *x. */
+/* The step with the params of s sharded (decl-indexed marks; m's state typed so), on the
+ * buckets and order of *br; its figures in *x. */
 static Func *
-shard_prefix(Module *m, const int *ord, int k, uint8_t *s, int zero, const DpReport *br, const Target *tg,
-             const char *sched, DpReport *x)
+shard_step(Module *m, const uint8_t *s, int zero, const DpReport *br, const Target *tg, const char *sched,
+           DpReport *x)
 {
 	Func *e;
 
-	memset(s, 0, m->ndecl + 1);
-	for (int j = 0; j < k; j++)
-		s[ord[j]] = 1;
 	dp_shard_state(m, br->ranks, s);
 	*x = *br;
-	x->nsharded = k;
+	x->nsharded = 0;
+	for (int d = 0; d < m->ndecl; d++)
+		x->nsharded += s[d] != 0;
 	e = dp_step(m->step, br->ranks, br->cap, zero, s, &x->nbuckets);
 	schedule(e, tg, sched);
 	if (br->early)
@@ -551,21 +566,139 @@ shard_prefix(Module *m, const int *ord, int k, uint8_t *s, int zero, const DpRep
 	return e;
 }
 
+/* ZeRO weighed with the placement (--zero=auto under a budget): one list of steps up each
+ * param's chain of (sharded or not, level) points, place.c's hull: sharding (sv, dt above),
+ * its shard's state in host memory as well, or the param left whole and its group at one of
+ * the placement's levels (measured on the step with no param sharded); the prefixes walked as
+ * the placement search walks its own (place_walk), each a plan of the step with its shards,
+ * the levels given (PlanOpts.levels). */
+typedef struct Joint {
+	Module *m;
+	const PlanOpts *po;
+	const DpReport *br;
+	const Target *tg;
+	const char *sched;
+	int zero;
+	int *par;              /* a chain's param (decl) */
+	PlaceUp *up;           /* op: the index into par */
+	int nup;
+	uint8_t *sel, *lvl;    /* prefix k's: decl-indexed */
+} Joint;
+
+/* The update op of decl p's group in g: p's update, or the update of p's shard. */
+static int
+group_op(const Func *g, int p)
+{
+	int sh = -1;
+
+	for (int i = 0; i < g->nop; i++) {
+		const Op *o = &g->op[i];
+		if (o->kind == OP_SHARD && o->args[0] == p)
+			sh = o->res;
+		else if (opinfo[o->kind].flags & F_MUT && o->kind != OP_UNSHARD && o->nargs > 0 &&
+		         (o->args[0] == p || (sh >= 0 && o->args[0] == sh)) && dp_update_grad(g, o) >= 0)
+			return i;
+	}
+	return -1;
+}
+
+static void
+joint_list(Joint *j, const Func *s0, const Func *s1, const double *dt, const double *sv, const double *upd)
+{
+	const Module *m = j->m;
+	Cost c0, c1;
+	int np = 0;
+
+	cost_fill(&c0, s0, j->tg);
+	cost_fill(&c1, s1, j->tg);
+	j->par = xmalloc((m->ndecl + 1) * sizeof *j->par);
+	j->up = xcalloc((size_t)(m->ndecl + 1) * (NHOME + 2), sizeof *j->up);
+	for (int d = 0; d < m->ndecl; d++) {
+		PlacePt pt[2 * NHOME + 2];
+		int n = 0, tail = -1, u0, u1;
+		if (upd[d] < 0)
+			continue;
+		if (sv[d] > 0) {
+			pt[n++] = (PlacePt){ HOME_DEV, 1, dt[d], (int64_t)sv[d] };
+			if (!j->po->nooffload && (u1 = group_op(s1, d)) >= 0) {
+				PlacePt q[NHOME];
+				int nq = place_points(s1, j->tg, u1, c1.total - c1.end[u1], q);
+				for (int k = 0; k < nq; k++)
+					pt[n++] = (PlacePt){ q[k].lvl, 1, dt[d] + q[k].cost, (int64_t)sv[d] + q[k].bytes };
+			}
+		}
+		if (!j->po->nooffload && (u0 = group_op(s0, d)) >= 0) {
+			int n0 = n;
+			n += place_points(s0, j->tg, u0, c0.total - c0.end[u0], pt + n);
+			for (int k = n0; k < n; k++)
+				if (pt[k].lvl == HOME_HOSTUPD)
+					tail = k;
+		}
+		j->par[np] = d;
+		j->nup += place_chain(pt, n, tail, np, j->up + j->nup);
+		np++;
+	}
+	cost_free(&c0);
+	cost_free(&c1);
+	place_sort(j->up, j->nup);
+}
+
+/* Prefix k's shards and levels into j->sel and j->lvl. */
+static void
+joint_prefix(Joint *j, int k)
+{
+	const Module *m = j->m;
+
+	memset(j->sel, 0, m->ndecl + 1);
+	memset(j->lvl, 0, m->ndecl + 1);
+	for (int i = 0; i < k; i++) {
+		const PlaceUp *u = &j->up[i];
+		int p = j->par[u->op];
+		j->sel[p] = (uint8_t)u->shard;
+		/* a group's key (home_key): the param, or for a shard's update its state */
+		j->lvl[p] = u->shard ? 0 : (uint8_t)u->lvl;
+		for (int d = 0; d < m->ndecl; d++)
+			if (shardable(m, d) && m->decl[d].of == p)
+				j->lvl[d] = u->shard ? (uint8_t)u->lvl : 0;
+	}
+}
+
+static double
+joint_eval(void *ctx, int k, double bound)
+{
+	Joint *j = ctx;
+	PlanOpts q = *j->po;
+	DpReport x;
+	Func *e;
+	double t;
+
+	(void)bound;
+	joint_prefix(j, k);
+	e = shard_step(j->m, j->sel, j->zero, j->br, j->tg, j->sched, &x);
+	q.levels = j->lvl;
+	t = probe(j->m, e, &q, NULL);
+	func_free(e);
+	return t < 0 ? INFINITY : t;
+}
+
 int
 dp_choose(Module *m, int ranks, int64_t cap, int zero, int each, const DpReport *take, const Target *tg,
-          const char *sched, const PlanOpts *po, DpReport *r)
+          const char *sched, const PlanOpts *po, DpReport *r, uint8_t **levels)
 {
 	Func *f = m->step, *best = NULL;
 	int64_t tot = 0, small = 0, c, bpeak = 0;
 	double bt = 0;
 	DpReport br = {0};
-	uint8_t *isg, *sel = NULL;
+	uint8_t *isg;
 	int fits = 0, nc = 0;
 	Cand *cd = NULL;             /* the candidate steps */
 	double *upd;
+	int nooff = po && po->nooffload;
 
 	if (!f)
 		die("dp_choose of a model without a step");
+	if (levels)
+		*levels = NULL;
 	isg = xcalloc(f->nval + 1, 1);
 	find_grads(f, isg);
 	for (int v = 0; v < f->nval; v++)
@@ -700,26 +833,51 @@ dp_choose(Module *m, int ranks, int64_t cap, int zero, int each, const DpReport 
 	}
 	/* ZeRO param by param (each), under a budget: the fewest params sharded that fit, by four
 	 * steps of bisection over the order of seconds per byte saved (shard_order), on the
-	 * buckets and order taken above (each try is a plan); the fastest once planned of those
-	 * tried and every param sharded */
-	if (zero && br.nparams > 1 && (take ? take->nsharded < br.nparams : each && po && cap <= 0 && fits)) {
-		int *ord = xmalloc((m->ndecl + 1) * sizeof *ord), nfree, n, lo, hi;
-		uint8_t *s = xcalloc(m->ndecl + 1, 1);
-		DpReport x;
-		n = shard_order(m, best, tg, ranks, zero, upd, ord, &nfree);
-		sel = xmalloc(m->ndecl + 1);
+	 * buckets and order taken above (each try is a plan, the planner's search placing), and
+	 * the shards weighed with the placement in one list (Joint, its levels given); the
+	 * fastest once planned of those and every param sharded. take: the bisection's prefix
+	 * (nsharded) or the list's (joint) made again */
+	if (zero && br.nparams > 1 &&
+	    (take ? take->nsharded < br.nparams || take->joint > 0 : each && po && cap <= 0 && fits)) {
+		double *dt = xmalloc((m->ndecl + 1) * sizeof *dt), *sv = xmalloc((m->ndecl + 1) * sizeof *sv);
+		int *ord = xmalloc((m->ndecl + 1) * sizeof *ord), nfree, n, lo, hi, kb = -1;
+		uint8_t *s = xcalloc(m->ndecl + 1, 1), *sel = xmalloc(m->ndecl + 1);
+		PlanOpts q = po ? *po : (PlanOpts){0};
+		Joint j = { m, &q, NULL, tg, sched, zero, NULL, NULL, 0, NULL, NULL };
+		DpReport all = br, x;
+		Func *s0;
+		q.nooffload = nooff;
+		j.br = &all;
+		shard_costs(m, best, tg, ranks, zero, upd, dt, sv);
+		n = shard_order(m, upd, dt, sv, ord, &nfree);
 		memset(sel, 1, m->ndecl + 1);
-		if (take) {
+		if (!take || take->joint > 0) {
+			s0 = shard_step(m, s, zero, &all, tg, sched, &x);
+			joint_list(&j, s0, best, dt, sv, upd);
+			func_free(s0);
+			j.sel = xcalloc(m->ndecl + 1, 1);
+			j.lvl = xcalloc(m->ndecl + 1, 1);
+		}
+		if (take && take->joint > 0)
+			kb = take->joint - 1;
+		else if (take) {
+			memset(sel, 0, m->ndecl + 1);
+			for (int k = 0; k < take->nsharded; k++)
+				sel[ord[k]] = 1;
 			func_free(best);
-			best = shard_prefix(m, ord, take->nsharded, sel, zero, &br, tg, sched, &x);
-			br = x;
+			best = shard_step(m, sel, zero, &all, tg, sched, &br);
 		}
 		lo = nfree;
 		hi = n;
 		for (int k = 0; !take && k < 4 && lo < hi; k++) {
 			int mid = lo + (hi - lo) / 2;
-			Func *e = shard_prefix(m, ord, mid, s, zero, &br, tg, sched, &x);
-			double t = probe(m, e, po, NULL);
+			Func *e;
+			double t;
+			memset(s, 0, m->ndecl + 1);
+			for (int i = 0; i < mid; i++)
+				s[ord[i]] = 1;
+			e = shard_step(m, s, zero, &all, tg, sched, &x);
+			t = probe(m, e, po, NULL);
 			if (t >= 0 && t < bt * (1 - 1e-9)) {
 				func_free(best);
 				best = e;
@@ -733,13 +891,36 @@ dp_choose(Module *m, int ranks, int64_t cap, int zero, int each, const DpReport 
 			else
 				lo = mid + 1;
 		}
-		dp_shard_state(m, ranks, sel);
-		free(ord);
+		if (!take && j.nup) {
+			double *time = xmalloc((j.nup + 1) * sizeof *time);
+			kb = place_walk(j.nup, INFINITY, joint_eval, &j, time);
+			if (kb >= 0 && !(time[kb] < bt * (1 - 1e-9)))
+				kb = -1;
+			free(time);
+		}
+		if (kb >= 0) {
+			joint_prefix(&j, kb);
+			func_free(best);
+			best = shard_step(m, j.sel, zero, &all, tg, sched, &br);
+			br.joint = kb + 1;
+			if (levels) {
+				*levels = j.lvl;
+				j.lvl = NULL;
+			}
+		} else
+			dp_shard_state(m, ranks, sel);
+		free(j.sel);
+		free(j.lvl);
+		free(j.par);
+		free(j.up);
 		free(s);
+		free(sel);
+		free(ord);
+		free(dt);
+		free(sv);
 	}
 	func_adopt(f, best);        /* best's tables move into f; its struct stays in the arena */
 	*r = br;
-	free(sel);
 	free(upd);
 	return 0;
 }

@@ -86,6 +86,19 @@ home_allowed(const Func *f, const Target *tg, int u)
 	return mask;
 }
 
+int
+home_key(const Func *f, int u)
+{
+	const Op *o = &f->op[u];
+
+	if (!(opinfo[o->kind].flags & F_MUT))
+		return -1;
+	for (int k = 0; k < opinfo[o->kind].nwritten; k++)
+		if (f->val[o->args[k]].decl >= 0)
+			return f->val[o->args[k]].decl;
+	return -1;
+}
+
 static int
 moves_param(int l)
 {

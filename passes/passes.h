@@ -274,7 +274,9 @@ void dump_memory(FILE *, const Func *, const Live *, const Layout *, int64_t bud
  * `sched`, over bucket sizes from one bucket down to one per gradient (cap > 0: that size
  * only); with a budget (po non-NULL: the budget in bytes) the fastest once planned by tso, the
  * smaller buckets holding gradients for less time; with ZeRO and `each`, also which params to
- * shard (every one otherwise); take non-NULL: the choice *take reported, made before on the
+ * shard (every one otherwise) with where each group lives: *levels (levels non-NULL) then a
+ * HOME_* per decl for PlanOpts.levels (malloc'ed), NULL where the planner's search is to
+ * place; take non-NULL: the choice *take reported, made before on the
  * same step and options, made again without planning; its figures in *r. -1 (m unchanged)
  * if no param has a gradient. dp_update_grad: the gradient update u reads (-1: none). */
 typedef struct DpReport {
@@ -286,12 +288,14 @@ typedef struct DpReport {
 	double exposed_s;       /* the time the step loses to them: the rest is hidden */
 	int early;              /* 1: gradients and collectives made as early as they can be */
 	int nsharded, nparams;  /* ZeRO: params sharded, of those with a gradient */
+	int joint;              /* ZeRO param by param: 1 + the prefix of dp.c's list of shards and
+	                         * levels taken; 0: every param sharded, the search placing */
 } DpReport;
 Func *dp_step(const Func *f, int ranks, int64_t cap, int zero, const uint8_t *sel, int *nbuckets);
 int dp_shard_state(Module *m, int ranks, const uint8_t *sel);
 struct PlanOpts;
 int dp_choose(Module *m, int ranks, int64_t cap, int zero, int each, const DpReport *take, const Target *tg,
-              const char *sched, const struct PlanOpts *po, DpReport *r);
+              const char *sched, const struct PlanOpts *po, DpReport *r, uint8_t **levels);
 int dp_update_grad(const Func *f, const Op *u);
 void dp_report_print(FILE *, const DpReport *);
 

@@ -14,7 +14,7 @@
  *        pass will install it: home.c's rewrite, and the activation plan only if the
  *        rewritten step does not fit as it is. Deterministic: no clock decides anything.
  *        Its pieces (each group's points and hull, the walk over a list's prefixes) are
- *        exported, for a search over a list of another's making. */
+ *        dp.c's too, which puts ZeRO's shards on the same list. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -152,6 +152,9 @@ enum {
 int home_candidate(const Func *, int d);
 int home_allowed(const Func *, const Target *, int u);
 int home_mark(Module *, const Func *, const uint8_t *lvl, int on);
+/* home_key: the decl that names update op u's group (its first written operand that is a
+ * decl: the param, or for the update of a ZeRO shard its state), -1 if none. */
+int home_key(const Func *, int u);
 Func *home_step(const Func *, const Target *, const uint8_t *lvl, int *map);
 Func *home_fwd(const Func *, const Target *);
 
@@ -165,8 +168,8 @@ Func *home_fwd(const Func *, const Target *);
 typedef Plan *PlaceFitFn(Prob *, int64_t budget, double *stime, int64_t *arena);
 uint8_t *place_search(Module *, Func *f, const Target *, int64_t budget, long nodes, double t0,
                       PlaceFitFn *fit, double *stime, int *fits);
-/* The pieces of the search, for a search over a list of another's making.
- * A point: a level of one group (shard: with its param sharded over the ranks), the
+/* The pieces of the search, which dp.c's ZeRO search (shards and levels in one list) shares.
+ * A point: a level of one group (shard: with its param sharded over the ranks, dp.c's), the
  * bytes it takes off the accelerator and the seconds of copy stream and host it costs.
  * place_points: the points of update op u's allowed levels but HOME_DEV (slack: the seconds
  * of compute after u), their count. place_chain: the group's lower hull of cost against bytes
@@ -182,7 +185,7 @@ typedef struct PlacePt {
 	int64_t bytes;
 } PlacePt;
 typedef struct PlaceUp {
-	int op, lvl, shard;    /* the group (its update op, or the caller's index) and where it moves */
+	int op, lvl, shard;    /* the group (its update op, or dp.c's param) and where it moves */
 	double ratio;          /* bytes off the accelerator per second */
 	int64_t bytes;         /* bytes this step takes off */
 	int rank;              /* its place in the group's chain */
@@ -318,6 +321,9 @@ typedef struct PlanOpts {
 	                        * gives its percentages of it */
 	int jobs;              /* trials that do not depend on each other planned in up to this
 	                        * many processes at once (fork.c; 0, 1: one after the other) */
+	const uint8_t *levels; /* where each group lives, given (dp.c's ZeRO search decided it with
+	                        * the shards): a HOME_* per decl, read at each update's home_key;
+	                        * the search does not run. NULL: the search decides */
 } PlanOpts;
 enum { PLAN_NODES = 50 };      /* the ILP's default limit (nodes per program) */
 typedef struct PlanReport {
@@ -331,7 +337,8 @@ typedef struct PlanReport {
 	int64_t hparam;        /* bytes of params it keeps there */
 	int nhostupd;          /* updates it runs on the host */
 	char placer[8];        /* who chose where params and state live: "search" (place.c),
-	                        * "ilp" (its program around the search's), "" if nothing moved */
+	                        * "ilp" (its program around the search's), "zero" (dp.c's search
+	                        * with the shards), "" if nothing moved */
 	int nearly;            /* ops that make weights' gradients moved up (plan_hoist_grads) in
 	                        * the order planned; 0: the list schedule's order */
 	int micro;             /* the step's micro-batches (> 1; --micro-batches), else 0 or 1 */

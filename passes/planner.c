@@ -603,7 +603,7 @@ typedef struct Try {
 	Func *hf;                /* f rewritten for where params and state live, or NULL */
 	uint8_t *lv;             /* its levels (home.c), one per op of f; their decls marked */
 	int *map;                /* the index in hf of each op of f */
-	const char *placer;      /* who chose lv: "search" (place.c) or "ilp" */
+	const char *placer;      /* who chose lv: "search" (place.c), "ilp" or "zero" (given) */
 	int64_t arena;
 	double stime;
 	int early;               /* ops plan_hoist_grads moved up in f */
@@ -634,7 +634,7 @@ try_plan(Module *m, Func *f, const PlanOpts *o, int64_t budget, double tlim, int
 	t->f = f;
 	t->p = prob_new(f, o->tg);
 	t->p->nodes = o->nodes > 0 ? o->nodes : tlim > 0 ? 0 : PLAN_NODES;
-	if (search && !o->nooffload && o->tg->hoststate && t->p->bw > 0 && strcmp(o->solver, "chen") &&
+	if (search && !o->levels && !o->nooffload && o->tg->hoststate && t->p->bw > 0 && strcmp(o->solver, "chen") &&
 	    !placed_before(m)) {
 		int64_t ta;
 		int lvfits = 0;
@@ -644,6 +644,24 @@ try_plan(Module *m, Func *f, const PlanOpts *o, int64_t budget, double tlim, int
 			t->lv = place_search(m, f, o->tg, budget, t->p->nodes, t0 ? t0->time : INFINITY,
 			                     fit_tso, &t->stime, &lvfits);
 		plan_free(t0);
+	}
+	if (search && o->levels && !o->nooffload && o->tg->hoststate && t->p->bw > 0 && strcmp(o->solver, "chen") &&
+	    !placed_before(m)) {
+		/* given with the shards (dp.c): each group at its level, no search */
+		uint8_t *lv = xcalloc(f->nop + 1, 1);
+		int any = 0;
+		for (int i = 0; i < f->nop; i++) {
+			int k = home_key(f, i);
+			if (k >= 0 && o->levels[k] && home_allowed(f, o->tg, i) & 1 << o->levels[k])
+				lv[i] = o->levels[k], any = 1;
+		}
+		if (any) {
+			t->lv = lv;
+			t->placer = "zero";
+			try_levels(m, o, budget, tlim, tight_only, t);
+			return;
+		}
+		free(lv);
 	}
 	if (!t->lv) {
 		t->best = solve_fit(t->p, o, budget, tlim, tight_only, &t->stime, &t->arena);
@@ -943,7 +961,7 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 		 * a probe, which only ranks candidate steps */
 		if ((strcmp(o->solver, "ilp") == 0 || (strcmp(o->solver, "auto") == 0 &&
 		     (t.f->nop <= ILP_MAXN || (t.best && t.best->time >= r->base_time * (1 + AUTO_PLACE))))) &&
-		    fresh && !o->probe &&
+		    fresh && !o->probe && !o->levels &&
 		    !o->nooffload && o->tg->hoststate && o->tg->copybw > 0 &&
 		    !(t.best && t.best->time <= r->base_time))
 			try_ilp_place(m, o, budget, tlim, tight_only, &t);

@@ -101,6 +101,47 @@ rank_main(void *p)
 	return NULL;
 }
 
+/* m's step on NR ranks (threads, each the same data) in the interpreter: 3 steps whose
+ * losses and params are m0's single process's bit for bit? */
+static int
+ranks_match(Module *m0, Module *m)
+{
+	Shared sh;
+	Rank rk[NR];
+	pthread_t th[NR];
+	Interp *i0;
+	char err[256];
+	int ok = 1, same = 1;
+
+	pthread_barrier_init(&sh.bar, NULL, NR);
+	for (int q = 0; q < NR; q++) {
+		rk[q] = (Rank){ &sh, q, 3, 0, m, interp_new(m, 7), {0}, "" };
+		pthread_create(&th[q], NULL, rank_main, &rk[q]);
+	}
+	for (int q = 0; q < NR; q++)
+		pthread_join(th[q], NULL);
+	pthread_barrier_destroy(&sh.bar);
+	i0 = interp_new(m0, 7);
+	for (int k = 0; k < 3 && ok; k++) {
+		if (interp_run(i0, m0->step, err, sizeof err) || rk[0].rc || rk[1].rc) {
+			ok = 0;
+			printf("  %s %s %s\n", err, rk[0].err, rk[1].err);
+			break;
+		}
+		for (int q = 0; q < NR; q++)
+			same &= !memcmp(&rk[q].loss[k], interp_out(i0, 0)->data, 4);
+	}
+	for (int d = 0; d < m0->ndecl && ok; d++)
+		if (m0->decl[d].role == R_PARAM)
+			for (int q = 0; q < NR; q++)
+				same &= !memcmp(interp_decl(rk[q].in, d)->data, interp_decl(i0, d)->data,
+				                type_bytes(&m0->decl[d].ty));
+	for (int q = 0; q < NR; q++)
+		interp_free(rk[q].in);
+	interp_free(i0);
+	return ok && same;
+}
+
 /* ZeRO stage z on NR ranks (threads, each the same data): losses and params after 3 steps
  * bit-identical to the step without collectives. mixed: every other param sharded (what
  * --zero=auto may choose), in buckets of both kinds. */
@@ -110,12 +151,6 @@ zero(const char *top, const char *file, const char *const *defs, int ndefs, int 
 	char path[4096];
 	Module *m0, *m;
 	DpReport r;
-	Shared sh;
-	Rank rk[NR];
-	pthread_t th[NR];
-	Interp *i0;
-	char err[256];
-	int ok = 1, same = 1;
 
 	snprintf(path, sizeof path, "%s/examples/%s", top, file);
 	m0 = synth_example(path, defs, ndefs, tg);
@@ -141,40 +176,14 @@ zero(const char *top, const char *file, const char *const *defs, int ndefs, int 
 		check(kinds == 3 && ns > 0, "%s ZeRO %d, %d params sharded: buckets of sharded and of whole "
 		      "gradients (%d of %d kinds)", file, z, ns, (kinds & 1) + (kinds >> 1), 2);
 		free(sel);
-	} else if (!m0 || !m || dp_choose(m, NR, 0, z, 0, NULL, tg, "mem", NULL, &r)) {
+	} else if (!m0 || !m || dp_choose(m, NR, 0, z, 0, NULL, tg, "mem", NULL, &r, NULL)) {
 		check(0, "%s ZeRO %d: compiles", file, z);
 		return;
 	}
 	check(ir_verify(m, "zero") == 0, "%s ZeRO %d%s: verifies", file, z, mixed ? " mixed" : "");
 	check(roundtrips(m, "dp.mir"), "%s ZeRO %d%s: prints and parses back", file, z, mixed ? " mixed" : "");
-	pthread_barrier_init(&sh.bar, NULL, NR);
-	for (int q = 0; q < NR; q++) {
-		rk[q] = (Rank){ &sh, q, 3, 0, m, interp_new(m, 7), {0}, "" };
-		pthread_create(&th[q], NULL, rank_main, &rk[q]);
-	}
-	for (int q = 0; q < NR; q++)
-		pthread_join(th[q], NULL);
-	pthread_barrier_destroy(&sh.bar);
-	i0 = interp_new(m0, 7);
-	for (int k = 0; k < 3 && ok; k++) {
-		if (interp_run(i0, m0->step, err, sizeof err) || rk[0].rc || rk[1].rc) {
-			ok = 0;
-			printf("  %s %s %s\n", err, rk[0].err, rk[1].err);
-			break;
-		}
-		for (int q = 0; q < NR; q++)
-			same &= !memcmp(&rk[q].loss[k], interp_out(i0, 0)->data, 4);
-	}
-	for (int d = 0; d < m0->ndecl && ok; d++)
-		if (m0->decl[d].role == R_PARAM)
-			for (int q = 0; q < NR; q++)
-				same &= !memcmp(interp_decl(rk[q].in, d)->data, interp_decl(i0, d)->data,
-				                type_bytes(&m0->decl[d].ty));
-	check(ok && same, "%s ZeRO %d%s on %d ranks: 3 interpreter steps, losses and params bit-identical", file, z,
-	      mixed ? " mixed" : "", NR);
-	for (int q = 0; q < NR; q++)
-		interp_free(rk[q].in);
-	interp_free(i0);
+	check(ranks_match(m0, m), "%s ZeRO %d%s on %d ranks: 3 interpreter steps, losses and params bit-identical",
+	      file, z, mixed ? " mixed" : "", NR);
 	mod_free(m0);
 	mod_free(m);
 }
@@ -231,7 +240,7 @@ example(const char *top, const char *file, const char *const *defs, int ndefs)
 		check(0, "%s: compiles", file);
 		return;
 	}
-	rc = dp_choose(m, 2, 0, 0, 0, NULL, tg, "mem", NULL, &r);
+	rc = dp_choose(m, 2, 0, 0, 0, NULL, tg, "mem", NULL, &r, NULL);
 	check(rc == 0 && r.nbuckets >= 1, "%s: dp_choose (%d buckets of %lld bytes)", file, r.nbuckets,
 	      (long long)r.cap);
 	check(ir_verify(m, "dp") == 0, "%s: verifies", file);
@@ -247,9 +256,9 @@ example(const char *top, const char *file, const char *const *defs, int ndefs)
 	m = synth_example(path, defs, ndefs, tg);
 	{
 		int64_t b = plan_arena(m0->step, tg, NULL, 0) * 70 / 100;
-		PlanOpts o = { "tso", b, 0, 0, tg, 0, 0, 0, 0, 0, 0 };
+		PlanOpts o = { "tso", b, 0, 0, tg, 0, 0, 0, 0, 0, 0, NULL };
 		PlanReport pr;
-		rc = dp_choose(m, 2, 0, 0, 0, NULL, tg, "mem", &o, &r) || plan_step(m, &o, &pr);
+		rc = dp_choose(m, 2, 0, 0, 0, NULL, tg, "mem", &o, &r, NULL) || plan_step(m, &o, &pr);
 		check(rc == 0, "%s: %d buckets of %lld bytes, planned at 70%%", file, r.nbuckets, (long long)r.cap);
 		if (rc == 0) {
 			check(pr.arena <= b, "%s at 70%%: arena %lld within %lld", file, (long long)pr.arena, (long long)b);
@@ -279,15 +288,15 @@ buckets(const char *top)
 	bw.netlat = 0;
 	bw.netbw = 1e8;                      /* 100 MB/s */
 	if ((m = synth_example(path, defs, 1, &lat))) {
-		dp_choose(m, 2, 0, 0, 0, NULL, &lat, "mem", NULL, &r1);
+		dp_choose(m, 2, 0, 0, 0, NULL, &lat, "mem", NULL, &r1, NULL);
 		check(r1.nbuckets == 1, "latency-bound: one bucket (%d)", r1.nbuckets);
 		mod_free(m);
 	}
 	if ((m = synth_example(path, defs, 1, &bw))) {
-		dp_choose(m, 2, 0, 0, 0, NULL, &bw, "mem", NULL, &r2);
+		dp_choose(m, 2, 0, 0, 0, NULL, &bw, "mem", NULL, &r2, NULL);
 		mod_free(m);
 		m = synth_example(path, defs, 1, &bw);
-		dp_choose(m, 2, 1LL << 40, 0, 0, NULL, &bw, "mem", NULL, &one);
+		dp_choose(m, 2, 1LL << 40, 0, 0, NULL, &bw, "mem", NULL, &one, NULL);
 		check(one.nbuckets == 1, "a cap above the gradients' bytes: one bucket (%d)", one.nbuckets);
 		check(r2.nbuckets > 1 && r2.exposed_s < one.exposed_s && r2.modeled_s < one.modeled_s,
 		      "bandwidth-bound: %d buckets, %.3g s exposed against %.3g s with one bucket",
@@ -301,12 +310,12 @@ buckets(const char *top)
 		Module *m0 = synth_example(path, small, 2, tg), *m1 = synth_example(path, small, 2, tg);
 		Module *m2 = synth_example(path, small, 2, tg);
 		int64_t b = m0 ? plan_arena(m0->step, tg, NULL, 0) * 35 / 100 : 0;
-		PlanOpts o = { "tso", b, 0, 0, tg, 0, 0, 1, 0, 0, 0 };
+		PlanOpts o = { "tso", b, 0, 0, tg, 0, 0, 1, 0, 0, 0, NULL };
 		PlanReport pr;
 		if (m0 && m1 && m2) {
-			dp_choose(m0, 2, 0, 0, 0, NULL, tg, "mem", NULL, &r1);
-			dp_choose(m1, 2, 0, 0, 0, NULL, tg, "mem", &o, &r2);
-			dp_choose(m2, 2, 1LL << 40, 0, 0, NULL, tg, "mem", NULL, &one);
+			dp_choose(m0, 2, 0, 0, 0, NULL, tg, "mem", NULL, &r1, NULL);
+			dp_choose(m1, 2, 0, 0, 0, NULL, tg, "mem", &o, &r2, NULL);
+			dp_choose(m2, 2, 1LL << 40, 0, 0, NULL, tg, "mem", NULL, &one, NULL);
 			check(r2.nbuckets > r1.nbuckets && plan_step(m1, &o, &pr) == 0,
 			      "mlp at 35%%: %d buckets fit, %d without a budget", r2.nbuckets, r1.nbuckets);
 			check(plan_step(m2, &o, &pr) != 0, "mlp at 35%%: one bucket does not fit");
@@ -321,11 +330,11 @@ buckets(const char *top)
 		static const char *const small[] = { "B=64", "L=4" };
 		Module *m0 = synth_example(path, small, 2, tg), *m1 = synth_example(path, small, 2, tg);
 		int64_t b = m0 ? plan_arena(m0->step, tg, NULL, 0) * (z ? 30 : 35) / 100 : 0;
-		PlanOpts o1 = { "tso", b, 0, 0, tg, 0, z, 1, 0, 0, 1 }, o3 = o1;
+		PlanOpts o1 = { "tso", b, 0, 0, tg, 0, z, 1, 0, 0, 1, NULL }, o3 = o1;
 		o3.jobs = 3;
 		if (m0 && m1) {
-			dp_choose(m0, 2, 0, z, 1, NULL, tg, "mem", &o1, &r1);
-			dp_choose(m1, 2, 0, z, 1, NULL, tg, "mem", &o3, &r2);
+			dp_choose(m0, 2, 0, z, 1, NULL, tg, "mem", &o1, &r1, NULL);
+			dp_choose(m1, 2, 0, z, 1, NULL, tg, "mem", &o3, &r2, NULL);
 			check(func_same(m0->step, m1->step) && r1.nbuckets == r2.nbuckets && r1.cap == r2.cap &&
 			      r1.early == r2.early && r1.nsharded == r2.nsharded && r1.modeled_s == r2.modeled_s,
 			      "zero %d: 3 jobs choose as 1 (%d and %d buckets, %d and %d sharded)", z, r1.nbuckets,
@@ -334,6 +343,81 @@ buckets(const char *top)
 		mod_free(m0);
 		mod_free(m1);
 	}
+}
+
+/* ZeRO weighed with the placement (--zero=auto under a budget): where dp_choose takes a prefix
+ * of its list of shards and levels (the 2-layer transformer at 35%, ZeRO 1: a placement of
+ * the list's, faster than every param sharded with the planner's), the same choice made again
+ * from its report (take) is the same step with the same levels; planned with them it fits
+ * and moves state to host memory, and on NR ranks in the interpreter 3 steps give the single
+ * process's losses and params bit for bit. The same of levels given on a step with every
+ * other param sharded (what the list may choose): each group's state in host memory, the
+ * shards' and the whole params'. */
+static void
+zero_joint(const char *top)
+{
+	static const char *const tr[] = { "B=4", "L=2" };
+	char path[4096];
+	Module *m0, *m, *m2;
+
+	snprintf(path, sizeof path, "%s/examples/transformer.tdsl", top);
+	m0 = synth_example(path, tr, 2, tg);
+	m = synth_example(path, tr, 2, tg);
+	m2 = synth_example(path, tr, 2, tg);
+	/* (not under MTC_QUICK, the sanitizers' run: its search is two thirds of this test) */
+	if (m0 && m && m2 && !getenv("MTC_QUICK")) {
+		int64_t b = plan_arena(m->step, tg, NULL, 0) * 35 / 100;
+		PlanOpts o = { "tso", b, 0, 0, tg, 0, 0, 1, 0, 0, 1, NULL };
+		DpReport r = {0}, r2 = {0};
+		PlanReport pr;
+		uint8_t *lv = NULL, *lv2 = NULL;
+		int taken = !dp_choose(m, NR, 0, 1, 1, NULL, tg, "mem", &o, &r, &lv) && r.joint > 0 && lv;
+		check(taken, "transformer at 35%%, ZeRO 1 param by param: the list's choice taken (prefix %d, "
+		      "%d of %d sharded)", r.joint - 1, r.nsharded, r.nparams);
+		if (taken) {
+			dp_choose(m2, NR, 0, 1, 1, &r, tg, "mem", &o, &r2, &lv2);
+			check(r2.joint == r.joint && lv2 && !memcmp(lv, lv2, m->ndecl) && func_same(m->step, m2->step),
+			      "the list's choice made again from its report: the same step and levels");
+			o.levels = lv;
+			check(!plan_step(m, &o, &pr) && !strcmp(pr.placer, "zero") && pr.hstate > 0 &&
+			      pr.arena <= b, "planned with its levels: fits (%lld of %lld bytes), state in host "
+			      "memory (%lld bytes), placed_by %s", (long long)pr.arena, (long long)b,
+			      (long long)pr.hstate, pr.placer);
+			check(ranks_match(m0, m), "the list's choice on %d ranks: 3 interpreter steps, losses and "
+			      "params bit-identical", NR);
+		}
+		free(lv);
+		free(lv2);
+	}
+	mod_free(m);
+	mod_free(m2);
+	m = synth_example(path, tr, 2, tg);
+	if (m0 && m) {
+		uint8_t *sel = xcalloc(m->ndecl + 1, 1), *lv = xcalloc(m->ndecl + 1, 1);
+		int64_t b = plan_arena(m->step, tg, NULL, 0) * 90 / 100;
+		PlanOpts o = { "tso", b, 0, 0, tg, 0, 0, 1, 0, 0, 1, lv };
+		PlanReport pr;
+		int nb, ns = 0;
+		Func *g;
+		for (int d = 0, k = 0; d < m->ndecl; d++) {
+			if (m->decl[d].role == R_PARAM)
+				ns += sel[d] = k++ % 2;
+			if (m->decl[d].role == R_PARAM || m->decl[d].role == R_STATE)
+				lv[d] = HOME_STATE;
+		}
+		dp_shard_state(m, NR, sel);
+		g = dp_step(m->step, NR, 1LL << 40, 1, sel, &nb);
+		schedule(g, tg, "mem");
+		func_adopt(m->step, g);
+		check(!plan_step(m, &o, &pr) && pr.hstate > 0 && ns > 0, "every other param sharded, levels "
+		      "given: state in host memory (%lld bytes)", (long long)pr.hstate);
+		check(ranks_match(m0, m), "every other param sharded, state in host memory, on %d ranks: 3 "
+		      "interpreter steps, losses and params bit-identical", NR);
+		free(sel);
+		free(lv);
+	}
+	mod_free(m0);
+	mod_free(m);
 }
 
 /* par_map: results in order for any number of jobs; a child's changes stay in it; a child
@@ -389,6 +473,7 @@ main(int argc, char **argv)
 		}
 	}
 	buckets(top);
+	zero_joint(top);
 	forks();
 	return done();
 }

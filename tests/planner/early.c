@@ -219,7 +219,7 @@ one(const char *top, int k, int pct)
 	char path[4096];
 	const char *nm = models[k].opt;
 	Module *m0, *m;
-	PlanOpts o = { "tso", 0, pct, 0, &target_mt3000, 0, 1, 0, 0, 0, 0 };
+	PlanOpts o = { "tso", 0, pct, 0, &target_mt3000, 0, 1, 0, 0, 0, 0, NULL };
 	PlanReport r;
 	Live l0, l;
 	int nupd = 0, late = 0, alive = 0, lowfail[2] = { 0, 0 }, notfreed = 0, cudarc = 0;
