@@ -612,9 +612,11 @@ joint_list(Joint *j, const Func *s0, const Func *s1, const double *dt, const dou
 	cost_fill(&c0, s0, j->tg);
 	cost_fill(&c1, s1, j->tg);
 	j->par = xmalloc((m->ndecl + 1) * sizeof *j->par);
-	j->up = xcalloc((size_t)(m->ndecl + 1) * (NHOME + 2), sizeof *j->up);
+	/* a param's points: its shard, with each level of the shard's update, and each level of
+	 * its own; its chain at most one step a point and the tail */
+	j->up = xcalloc((size_t)(m->ndecl + 1) * (2 * NHOME + 1), sizeof *j->up);
 	for (int d = 0; d < m->ndecl; d++) {
-		PlacePt pt[2 * NHOME + 2];
+		PlacePt pt[2 * NHOME];
 		int n = 0, tail = -1, u0, u1;
 		if (upd[d] < 0)
 			continue;
@@ -858,9 +860,10 @@ dp_choose(Module *m, int ranks, int64_t cap, int zero, int each, const DpReport 
 			j.sel = xcalloc(m->ndecl + 1, 1);
 			j.lvl = xcalloc(m->ndecl + 1, 1);
 		}
-		if (take && take->joint > 0)
-			kb = take->joint - 1;
-		else if (take) {
+		if (take && take->joint > 0) {
+			if ((kb = take->joint - 1) > j.nup)
+				die("ZeRO's list made again has %d steps, fewer than the %d taken", j.nup, kb);
+		} else if (take) {
 			memset(sel, 0, m->ndecl + 1);
 			for (int k = 0; k < take->nsharded; k++)
 				sel[ord[k]] = 1;
