@@ -545,6 +545,15 @@ shard_order(const Module *m, const double *upd, const double *dt, const double *
 	return n;
 }
 
+/* s (decl-indexed marks): the first k params of ord. */
+static void
+mark_prefix(const Module *m, const int *ord, int k, uint8_t *s)
+{
+	memset(s, 0, m->ndecl + 1);
+	for (int i = 0; i < k; i++)
+		s[ord[i]] = 1;
+}
+
 /* The step with the params of s sharded (decl-indexed marks; m's state typed so), on the
  * buckets and order of *br; its figures in *x. */
 static Func *
@@ -845,11 +854,10 @@ dp_choose(Module *m, int ranks, int64_t cap, int zero, int each, const DpReport 
 		int *ord = xmalloc((m->ndecl + 1) * sizeof *ord), nfree, n, lo, hi, kb = -1;
 		uint8_t *s = xcalloc(m->ndecl + 1, 1), *sel = xmalloc(m->ndecl + 1);
 		PlanOpts q = po ? *po : (PlanOpts){0};
-		Joint j = { m, &q, NULL, tg, sched, zero, NULL, NULL, 0, NULL, NULL };
 		DpReport all = br, x;
+		Joint j = { m, &q, &all, tg, sched, zero, NULL, NULL, 0, NULL, NULL };
 		Func *s0;
 		q.nooffload = nooff;
-		j.br = &all;
 		shard_costs(m, best, tg, ranks, zero, upd, dt, sv);
 		n = shard_order(m, upd, dt, sv, ord, &nfree);
 		memset(sel, 1, m->ndecl + 1);
@@ -864,9 +872,7 @@ dp_choose(Module *m, int ranks, int64_t cap, int zero, int each, const DpReport 
 			if ((kb = take->joint - 1) > j.nup)
 				die("ZeRO's list made again has %d steps, fewer than the %d taken", j.nup, kb);
 		} else if (take) {
-			memset(sel, 0, m->ndecl + 1);
-			for (int k = 0; k < take->nsharded; k++)
-				sel[ord[k]] = 1;
+			mark_prefix(m, ord, take->nsharded, sel);
 			func_free(best);
 			best = shard_step(m, sel, zero, &all, tg, sched, &br);
 		}
@@ -876,9 +882,7 @@ dp_choose(Module *m, int ranks, int64_t cap, int zero, int each, const DpReport 
 			int mid = lo + (hi - lo) / 2;
 			Func *e;
 			double t;
-			memset(s, 0, m->ndecl + 1);
-			for (int i = 0; i < mid; i++)
-				s[ord[i]] = 1;
+			mark_prefix(m, ord, mid, s);
 			e = shard_step(m, s, zero, &all, tg, sched, &x);
 			t = probe(m, e, po, NULL);
 			if (t >= 0 && t < bt * (1 - 1e-9)) {

@@ -198,8 +198,9 @@ levels(S *s, int k)
  * (returning bound itself let such a prefix win the tie with the best, and best_of takes the
  * smallest of equal times: widemlp at 50% took a prefix no better than the one 40% took). */
 static double
-eval(S *s, int k, double bound)
+eval(void *ctx, int k, double bound)
 {
+	S *s = ctx;
 	Func *g;
 	int64_t a;
 	double tm;
@@ -296,12 +297,6 @@ place_walk(int K, double t0, PlaceEvalFn *ev, void *ctx, double *time)
 	return best_of(time, K);
 }
 
-static double
-eval_cb(void *ctx, int k, double bound)
-{
-	return eval(ctx, k, bound);
-}
-
 uint8_t *
 place_search(Module *m, Func *f, const Target *tg, int64_t budget, long nodes, double t0,
              PlaceFitFn *fit, double *stime, int *fits)
@@ -319,7 +314,7 @@ place_search(Module *m, Func *f, const Target *tg, int64_t budget, long nodes, d
 	}
 	s.lvl = xcalloc(f->nop + 1, 1);
 	s.time = xmalloc((K + 1) * sizeof *s.time);
-	best = place_walk(K, t0, eval_cb, &s, s.time);
+	best = place_walk(K, t0, eval, &s, s.time);
 	if (best < 0) {
 		/* nothing fits as planned: the most that can move, for the planner's fallbacks */
 		levels(&s, K);
