@@ -158,8 +158,8 @@ cand_add(Chain *c, int64_t need, double cost, Bp b)
 static Fr
 front_make(Chain *c, int mark)
 {
-	Cand *e = c->tmp + mark;
 	int k = c->ntmp - mark;
+	const Cand *e = k > 0 ? c->tmp + mark : NULL;   /* tmp is NULL before the first entry */
 	Fr fr;
 
 	if (c->np + FMAX + 1 > c->capp) {
