@@ -88,7 +88,8 @@ static const char usage[] =
 "                        over the ranks in buckets behind the backward; the module holds a\n"
 "                        variant of the step for each number of ranks it supports\n"
 "  --ranks=LIST          with --data-parallel: the numbers of ranks, e.g. 2,4,8 (default: the\n"
-"                        divisors of the batch up to 8, those whose step fits the budget)\n"
+"                        divisors of the batch up to 8 whose slice --micro-batches divides,\n"
+"                        those whose step fits the budget)\n"
 "  --bucket-bytes=SIZE   with --data-parallel: the gradients' bucket size (default: the\n"
 "                        fastest under the cost model, or once planned under a budget)\n"
 "  --zero=0|1|2|auto     with --data-parallel: ZeRO, optimizer state sharded over the ranks\n"
@@ -702,6 +703,38 @@ rank_list(const Opts *o, int64_t batch, int *r)
 	return n;
 }
 
+/* --micro-batches=K within each rank: of the numbers of ranks r[0..n), those whose slice K
+ * divides, before anything is planned. A default number whose slice K does not divide is left
+ * out (as a non-divisor of the batch is); one --ranks gave, or none left, is the frontend's
+ * diagnostic at the batch's dim. Returns how many are left, or -1 after the diagnostic. */
+static int
+micro_ranks(const Opts *o, Src *src, const FeOpts *fe, int64_t batch, int *r, int n)
+{
+	int k = 0, bad = -1;
+
+	for (int v = 0; v < n; v++)
+		if ((batch / r[v]) % o->micro == 0)
+			r[k++] = r[v];
+		else if (bad < 0 && o->ranks)
+			bad = r[v];
+	if (bad < 0 && !k)
+		bad = r[0];
+	if (bad > 0) {
+		FeOpts mf = *fe;
+		char why[64];
+		if (bad > 1)
+			snprintf(why, sizeof why, "--micro-batches=%d on each of %d ranks", o->micro, bad);
+		else
+			snprintf(why, sizeof why, "--micro-batches=%d", o->micro);
+		mf.batch_div = (int64_t)bad * o->micro;
+		mf.batch_why = why;
+		if (fe_compile(src, &mf))        /* it cannot divide: the frontend says so */
+			die("micro_ranks: %lld rows divided into %d", (long long)batch, bad * o->micro);
+		return -1;
+	}
+	return k;
+}
+
 /* Is the variant v (at a ranks-th of the batch) the whole model w (its first nd decls, those
  * of the source) sliced by its batch: params
  * the same, inputs the same or with their leading dim divided, outputs divided? 0, or -1
@@ -931,7 +964,8 @@ data_parallel(const Opts *o, Src *src, const FeOpts *fe, Module *whole)
 		of = plan_arena(whole->step, &o->tg, NULL, 0);
 		budget = (int64_t)((double)of * o->budget_pct / 100);
 	}
-	if ((n = rank_list(o, batch, ranks)) <= 0)
+	if ((n = rank_list(o, batch, ranks)) <= 0 ||
+	    (o->micro > 1 && (n = micro_ranks(o, src, fe, batch, ranks, n)) <= 0))
 		goto out;
 	/* --zero=auto under a budget: the fastest of no sharding, stage 1 and 2 once planned
 	 * (tso, quietly; the planner weighs them against keeping state in host memory), for

@@ -83,6 +83,14 @@ err "invalid --zero '3'" $MTC $m --data-parallel --zero=3 -o "$out/x.so"
 err "needs a tdsl model that trains" $MTC "$src/tests/backend/fwdonly.tdsl" --data-parallel
 err "needs a tdsl model that trains" $MTC "$out/r2.mir" --data-parallel
 err "output 't' is f32\[4,48\] for the whole batch but f32\[4,24\] for a rank's slice" $MTC "$src/tests/dp/shared.tdsl" --data-parallel --ranks=2
+# micro-batches within each rank, checked before anything is planned: by default the numbers
+# of ranks whose slice K does not divide are left out (48 rows, 16 micro-batches: 1 and 3
+# ranks), one --ranks gave is an error at the batch's dim, and so is K with none left
+$MTC $m --data-parallel --micro-batches=16 --emit=h -o "$out/mu16.h" 2> "$out/mu16.err" &&
+	grep -q "one rank of an MPI job of 1 or 3 ranks$" "$out/mu16.h" && ok || bad "--micro-batches=16: $(cat "$out/mu16.err"; grep -i rank "$out/mu16.h" | head -3)"
+err "mlp.tdsl:13:18: error: --micro-batches=16 on each of 2 ranks does not divide the batch B = 48" \
+	$MTC $m --data-parallel --ranks=1,2 --micro-batches=16 -o "$out/x.so"
+err "mlp.tdsl:13:18: error: --micro-batches=5 does not divide the batch B = 48" $MTC $m --data-parallel --micro-batches=5 -o "$out/x.so"
 # a budget too small: the floor in percent of the whole batch's step, as --mem-budget's
 # percentages are, with --zero=auto every param sharded; its hint is a budget that fits
 err "the budget of 54873 bytes (20.0% of the unconstrained arena of 274368, the step on the whole batch at once) cannot be met" \
