@@ -772,10 +772,8 @@ static void
 k_concat(Gen *g, const LowFunc *p, const Op *o)
 {
 	int64_t outer, tot, inner, col = 0;
-	int v[MAXIA + 32], k = kopen(g, "concat");
+	int v[o->nargs + 1], k = kopen(g, "concat");
 
-	if (o->nargs > 30)
-		die("concat of more than 30 operands");
 	around(SH(o->res), (int)o->ia[0], &outer, &tot, &inner);
 	v[0] = o->res;
 	kptr(g, "r", 0, 1, 0);

@@ -1,6 +1,6 @@
 #!/bin/sh
-# examples.sh: every example (and allops.tdsl) built into a .so and trained 5 steps against the
-# interpreter, with check mode on: losses within 1e-5 relative with OpenBLAS's GEMM (step 1;
+# examples.sh: every example (and allops.tdsl, wide.tdsl) built into a .so and trained 5 steps
+# against the interpreter, with check mode on: losses within 1e-5 relative with OpenBLAS's GEMM (step 1;
 # 1e-3 of the first after: training amplifies its other summation order), the same
 # bits with the portable GEMM (and for forward outputs), the same bits for 1 and 3
 # accelerator threads, and the measured peak within the plan. Then under a 50% budget (or the
@@ -19,11 +19,11 @@ export MTC_CHECK=1
 # the ILP's incumbent depends on how far GLPK got in its time (tests/planner covers it).
 plan=--solver=tso
 
-# MTC_QUICK=1 (CI's sanitizer run, docs/reliability.md): the MLP, skipnet, the transformer
-# and allops (every op) only; tests/backend/cnn.sh runs ResNet
-for model in "$src"/examples/*.tdsl "$src"/tests/backend/allops.tdsl; do
+# MTC_QUICK=1 (CI's sanitizer run, docs/reliability.md): the MLP, skipnet, the transformer,
+# allops (every op) and wide (an op of 40 operands) only; tests/backend/cnn.sh runs ResNet
+for model in "$src"/examples/*.tdsl "$src"/tests/backend/allops.tdsl "$src"/tests/backend/wide.tdsl; do
 	n=$(basename "$model" .tdsl)
-	[ -z "${MTC_QUICK:-}" ] || case $n in mlp | skipnet | transformer | allops) ;; *) continue ;; esac
+	[ -z "${MTC_QUICK:-}" ] || case $n in mlp | skipnet | transformer | allops | wide) ;; *) continue ;; esac
 	so=$out/$n.so
 	if ! "$MTC" "$model" -o "$so"; then bad "$n: mtc -o $so"; continue; fi
 	ok

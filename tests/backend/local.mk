@@ -14,7 +14,7 @@ TESTS += tests/backend/examples.sh tests/backend/swap.sh tests/backend/state.sh 
 	tests/backend/faults.sh tests/backend/cnn.sh tests/backend/cnn_twin.sh
 EXTRA_DIST += tests/backend/examples.sh tests/backend/swap.sh tests/backend/state.sh tests/backend/api.sh tests/backend/train.sh \
 	tests/backend/faults.sh tests/backend/cnn.sh tests/backend/cnn_twin.sh tests/backend/cnn_twin.py \
-	tests/backend/cnndrop.tdsl tests/backend/allops.tdsl tests/backend/bnstate.tdsl tests/backend/fwdonly.tdsl \
+	tests/backend/cnndrop.tdsl tests/backend/allops.tdsl tests/backend/wide.tdsl tests/backend/bnstate.tdsl tests/backend/fwdonly.tdsl \
 	tests/backend/swap.mir tests/backend/nowait.mir
 EXTRA_DIST += tests/backend/bench.sh tests/backend/bench.py
 
