@@ -300,11 +300,10 @@ rewrite(const Func *f, const Target *tg, const uint8_t *lvl, int *map)
 		inst[d] = -1;
 	for (int i = 0; i < n; i++) {
 		const Op *o = &f->op[i];
-		int a[64], k, nw = opinfo[o->kind].nwritten, host = lvl && lvl[i] == HOME_HOSTUPD;
+		int a[o->nargs ? o->nargs : 1], k, nw = opinfo[o->kind].nwritten;
+		int host = lvl && lvl[i] == HOME_HOSTUPD;
 		Type ty = {0};
 
-		if (o->nargs > 64)
-			die("home: op with %d operands", o->nargs);
 		/* fetches of params that start here, then the state copies for updates at or after i */
 		for (int d = 0; d < m->ndecl; d++)
 			if (at[d] == i)

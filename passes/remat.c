@@ -19,11 +19,9 @@
 static int
 emit(Func *g, const Func *f, const Op *op, Phase ph, const int *cur, const char *name)
 {
-	int a[64], k;
+	int a[op->nargs ? op->nargs : 1], k;   /* a bucket's collective reads every gradient in it */
 	Type ty = {0};
 
-	if (op->nargs > 64)
-		die("remat: op with %d operands", op->nargs);
 	for (int i = 0; i < op->nargs; i++)
 		if ((a[i] = cur[op->args[i]]) < 0)
 			die("remat: %%%s is used before the plan brings it back", f->val[op->args[i]].name);
