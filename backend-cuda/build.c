@@ -320,15 +320,16 @@ rtdir(void)
 	return NULL;
 }
 
-/* MODEL.so (out) and MODEL.h beside it. */
+/* MODEL.so (out) and MODEL.h beside it (none beside a device such as /dev/null, whose host
+ * object goes to the temporary directory instead). */
 int
 cuda_build(const Lowered *lo, const BuildOpts *o, const char *out)
 {
 	CuMod c;
 	char obj[4096], hdr[4096], cmd[4 * 4200 + 1024];
-	const char *dir = rtdir(), *dot, *slash;
+	const char *dir = rtdir(), *dot, *slash, *tmp = getenv("TMPDIR");
 	FILE *fp;
-	int rc;
+	int rc, beside = out_beside(out);
 
 	if (strlen(out) > 4000 || strchr(out, '\''))
 		return err("unusable output name '%s'%s", out, "");
@@ -339,7 +340,10 @@ cuda_build(const Lowered *lo, const BuildOpts *o, const char *out)
 		release(&c);
 		return rc;
 	}
-	snprintf(obj, sizeof obj, "%s.o", out);
+	if (beside)
+		snprintf(obj, sizeof obj, "%s.o", out);
+	else
+		snprintf(obj, sizeof obj, "%s/mtc-%ld.o", tmp && *tmp ? tmp : "/tmp", (long)getpid());
 	if ((rc = cuda_host(&c, NULL, obj))) {
 		release(&c);
 		return rc;
@@ -350,16 +354,18 @@ cuda_build(const Lowered *lo, const BuildOpts *o, const char *out)
 	if (!dot || (slash && dot < slash))
 		dot = out + strlen(out);
 	snprintf(hdr, sizeof hdr, "%.*s.h", (int)(dot - out), out);
-	if (!(fp = fopen(hdr, "w"))) {
-		release(&c);
-		unlink(obj);
-		return err("cannot write '%s'%s", hdr, "");
-	}
-	header(&c, fp);
-	if ((rc = out_close(fp, hdr))) {
-		release(&c);
-		unlink(obj);
-		return rc;
+	if (beside) {
+		if (!(fp = fopen(hdr, "w"))) {
+			release(&c);
+			unlink(obj);
+			return err("cannot write '%s'%s", hdr, "");
+		}
+		header(&c, fp);
+		if ((rc = out_close(fp, hdr))) {
+			release(&c);
+			unlink(obj);
+			return rc;
+		}
 	}
 	/* the runtime's CUDA part, then the common runtime (initial values); nothing undefined */
 	snprintf(cmd, sizeof cmd, "%s -shared -Wl,-z,defs -o '%s' '%s' '%s/libmtccuda.a' "

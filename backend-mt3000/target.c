@@ -152,7 +152,7 @@ static int
 emit(const Lowered *lo, const BuildOpts *o, const char *kind, const char *out)
 {
 	char *id = c_ident(lo->m->name);
-	int tostdout = !out || strcmp(out, "-") == 0;
+	int tostdout = !out || strcmp(out, "-") == 0, single = !out_beside(out);
 	FILE *fp = tostdout ? stdout : open_w(out);
 
 	if (!fp) {
@@ -161,7 +161,7 @@ emit(const Lowered *lo, const BuildOpts *o, const char *kind, const char *out)
 	}
 	if (strcmp(kind, "h") == 0) {
 		header_emit(lo, id, "mt3000", fp);
-	} else if (tostdout) {
+	} else if (single) {
 		/* Both translation units, device first; together they also compile as one. */
 		char *hb = NULL, *db = NULL;
 		size_t hn = 0, dn = 0;
@@ -301,13 +301,16 @@ build(const Lowered *lo, const BuildOpts *o, const char *out)
 	snprintf(hp, sizeof hp, "%s/%s.c", tmp, id);
 	snprintf(dp, sizeof dp, "%s/%s-dev.c", tmp, id);
 	hpath = stem_with(out, ".h");
-	if (!(h = open_w(hp)) || !(d = open_w(dp)) || !(fh = open_w(hpath)))
+	fh = NULL;
+	if (!(h = open_w(hp)) || !(d = open_w(dp)) || (out_beside(out) && !(fh = open_w(hpath))))
 		exit(1);
 	run_gen(lo, o, id, h, d, 0);
-	header_emit(lo, id, "mt3000", fh);
+	if (fh) {
+		header_emit(lo, id, "mt3000", fh);
+		fclose(fh);
+	}
 	fclose(h);
 	fclose(d);
-	fclose(fh);
 	rc = compile(o, src, 2, tmp, out, 0);
 	free(hpath);
 	free(id);
@@ -338,18 +341,24 @@ dp(const LowDp *dp, const BuildOpts *o, const char *kind, const char *out)
 		goto out;
 	}
 	if (kind) {
-		/* --emit=c: the variant for the most ranks, then the module around it */
-		char *hp = tostdout ? NULL : xstrdup(out), *dv = tostdout ? NULL : stem_with(out, "-dev.c");
-		char *mp = tostdout ? NULL : stem_with(out, "-dp.c");
-		h = tostdout ? stdout : open_w(hp);
-		d = tostdout ? stdout : h ? open_w(dv) : NULL;
-		fp = tostdout ? stdout : d ? open_w(mp) : NULL;
+		/* --emit=c: the variant for the most ranks, then the module around it; all in one
+		 * stream where nothing goes beside out */
+		int single = !out_beside(out);
+		char *hp = single ? NULL : xstrdup(out), *dv = single ? NULL : stem_with(out, "-dev.c");
+		char *mp = single ? NULL : stem_with(out, "-dp.c");
+		if (single)
+			h = d = fp = tostdout ? stdout : open_w(out);
+		else {
+			h = open_w(hp);
+			d = h ? open_w(dv) : NULL;
+			fp = d ? open_w(mp) : NULL;
+		}
 		if (fp) {
 			run_gen(&dp->var[n - 1], o, vid[n - 1], h, d, dp->ranks[n - 1]);
 			host_emit_dp(fp, dp, o, id, (const char *const *)vid);
 			rc = 0;
 		}
-		if (!tostdout) {
+		if (!single) {
 			if (h)
 				fclose(h);
 			if (d)
@@ -376,11 +385,14 @@ dp(const LowDp *dp, const BuildOpts *o, const char *kind, const char *out)
 		char *hpath = stem_with(out, ".h");
 		LowDp x = *dp;
 		x.nslots = slots;
-		if (!(fp = open_w(src[nsrc - 1])) || !(h = open_w(hpath)))
+		h = NULL;
+		if (!(fp = open_w(src[nsrc - 1])) || (out_beside(out) && !(h = open_w(hpath))))
 			exit(1);
 		host_emit_dp(fp, &x, o, id, (const char *const *)vid);
-		header_emit_dp(&x, id, "mt3000", h);
-		fclose(h);
+		if (h) {
+			header_emit_dp(&x, id, "mt3000", h);
+			fclose(h);
+		}
 		free(hpath);
 	}
 	fclose(fp);

@@ -54,6 +54,11 @@ const char *hyper_name(const char *decl);
 void api_protos(const Module *, const char *id, FILE *, int exported);
 
 /* header.c: MODEL.h for target `target`: the typed API with the memory plan in a comment. */
+/* May files go beside the output out (MODEL.h, F-dev.c)? Yes for a regular file's path or
+ * one that does not exist yet; no for standard output ("-", NULL) and for a device or FIFO
+ * (-o /dev/null): a target then writes no header and puts --emit=c's parts in out itself,
+ * one after the other, as on standard output. */
+int out_beside(const char *out);
 void header_emit(const Lowered *, const char *id, const char *target, FILE *);
 /* The same for a data-parallel module: each variant's plan, the whole batch's API, and
  * MODEL_create_comm(MPI_Comm). */

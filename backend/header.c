@@ -3,6 +3,7 @@
  * before running it. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "config.h"
 #include "backend.h"
@@ -185,6 +186,14 @@ api_part(FILE *fp, const Module *m, const char *id, const char *guard, int dp)
 	fprintf(fp, "\n/* The module for tools (dlopen): see <mtc/mtc.h>. */\nstruct mtc_module;\n"
 	        "const struct mtc_module *mtc_module(void);\nconst char *mtc_last_error(void);\n");
 	fprintf(fp, "\n#ifdef __cplusplus\n}\n#endif\n#endif\n");
+}
+
+int
+out_beside(const char *out)
+{
+	struct stat st;
+
+	return out && strcmp(out, "-") != 0 && (stat(out, &st) != 0 || S_ISREG(st.st_mode));
 }
 
 void

@@ -110,6 +110,20 @@ check "MTC_CFLAGS with a bad flag: the compiler's command is shown" '! MTC_CFLAG
 absrun=$(cd "$(dirname "$RUN")" && pwd)/mtc-run
 check "mtc-run NAME.so runs ./NAME.so" '(cd "$dir" && "$absrun" tr.so --steps 1 >/dev/null 2>err)'
 check "mtc-run NAME.so: a missing module is named" '(cd "$dir" && ! "$absrun" nosuch.so --steps 1 >/dev/null 2>err) && grep -q "nosuch.so" "$dir/err"'
+# An output that is a device (here a link to /dev/null) takes it alone: nothing is written
+# beside it (a header, --emit=c's device part, the CUDA host object), and the compile succeeds
+ln -sf /dev/null "$dir/sink.so" && ln -sf /dev/null "$dir/sink.c"
+check "-o /dev/null: no header beside it" '"$MTC" "$ex" -D L=2 -o "$dir/sink.so" && [ ! -e "$dir/sink.h" ]'
+check "--emit=c -o /dev/null: no F-dev.c beside it" '"$MTC" "$ex" -D L=2 --emit=c -o "$dir/sink.c" && [ ! -e "$dir/sink-dev.c" ]'
+if "$MTC" "$ex" -D L=2 --data-parallel --ranks=2 --emit=h -o /dev/null 2>/dev/null; then
+	check "--data-parallel -o /dev/null: nothing beside it" '"$MTC" "$ex" -D L=2 --data-parallel --ranks=2 -o "$dir/sink.so" &&
+		"$MTC" "$ex" -D L=2 --data-parallel --ranks=2 --emit=c -o "$dir/sink.c" &&
+		[ ! -e "$dir/sink.h" ] && [ ! -e "$dir/sink-dev.c" ] && [ ! -e "$dir/sink-dp.c" ]'
+fi
+if "$MTC" "$ex" -D L=2 --target=cuda --emit=h -o /dev/null 2>/dev/null; then
+	check "--target=cuda -o /dev/null: nothing beside it" '"$MTC" "$ex" -D L=2 --target=cuda -o "$dir/sink.so" &&
+		[ ! -e "$dir/sink.h" ] && [ ! -e "$dir/sink.so.o" ]'
+fi
 # The man pages say what mtc-run does with a module, and point to installed documents
 check "mtc-run.1 describes running a module" '! grep -q "not supported" "$top_srcdir/mtc-run.1" && grep -q "mtc_module" "$top_srcdir/mtc-run.1"'
 check "the docs cite no file outside the project" '! grep -n "spec/\|\.\./shared" "$top_srcdir"/docs/*.md "$top_srcdir"/README.md "$top_srcdir"/mtc.1 "$top_srcdir"/mtc-run.1'
