@@ -294,15 +294,19 @@ build(const Lowered *lo, const BuildOpts *o, const char *out)
 	FILE *h, *d, *fh;
 	int rc;
 
-	if (check_march() || make_tmp(tmp)) {
+	/* MODEL.h opened first: a path that cannot be written leaves no temporary directory */
+	hpath = stem_with(out, ".h");
+	fh = NULL;
+	if ((out_beside(out) && !(fh = open_w(hpath))) || check_march() || make_tmp(tmp)) {
+		if (fh)
+			fclose(fh);
+		free(hpath);
 		free(id);
 		return 1;
 	}
 	snprintf(hp, sizeof hp, "%s/%s.c", tmp, id);
 	snprintf(dp, sizeof dp, "%s/%s-dev.c", tmp, id);
-	hpath = stem_with(out, ".h");
-	fh = NULL;
-	if (!(h = open_w(hp)) || !(d = open_w(dp)) || (out_beside(out) && !(fh = open_w(hpath))))
+	if (!(h = open_w(hp)) || !(d = open_w(dp)))
 		exit(1);
 	run_gen(lo, o, id, h, d, 0);
 	if (fh) {
@@ -324,9 +328,9 @@ build(const Lowered *lo, const BuildOpts *o, const char *out)
 static int
 dp(const LowDp *dp, const BuildOpts *o, const char *kind, const char *out)
 {
-	char *id = c_ident(dp->whole->name), tmp[4096] = "", **src, **vid;
+	char *id = c_ident(dp->whole->name), tmp[4096] = "", **src, **vid, *hpath = NULL;
 	int n = dp->nvar, rc = 1, nsrc = 0, *slots = xcalloc(n + 1, sizeof *slots);
-	FILE *fp = NULL, *h, *d;
+	FILE *fp = NULL, *h, *d, *hf = NULL;
 	int tostdout = !out || strcmp(out, "-") == 0;
 
 	src = xcalloc(2 * n + 2, sizeof *src);
@@ -369,7 +373,9 @@ dp(const LowDp *dp, const BuildOpts *o, const char *kind, const char *out)
 		free(mp);
 		goto out;
 	}
-	if (check_march() || make_tmp(tmp))
+	/* MODEL.h opened first: a path that cannot be written leaves no temporary directory */
+	if ((out_beside(out) && !(hf = open_w(hpath = stem_with(out, ".h")))) || check_march() ||
+	    make_tmp(tmp))
 		goto out;
 	for (int v = 0; v < n; v++) {
 		src[nsrc++] = asprintf_a(dp->whole->arena, "%s/%s.c", tmp, vid[v]);
@@ -382,18 +388,16 @@ dp(const LowDp *dp, const BuildOpts *o, const char *kind, const char *out)
 	}
 	src[nsrc++] = asprintf_a(dp->whole->arena, "%s/%s-dp.c", tmp, id);
 	{
-		char *hpath = stem_with(out, ".h");
 		LowDp x = *dp;
 		x.nslots = slots;
-		h = NULL;
-		if (!(fp = open_w(src[nsrc - 1])) || (out_beside(out) && !(h = open_w(hpath))))
+		if (!(fp = open_w(src[nsrc - 1])))
 			exit(1);
 		host_emit_dp(fp, &x, o, id, (const char *const *)vid);
-		if (h) {
-			header_emit_dp(&x, id, "mt3000", h);
-			fclose(h);
+		if (hf) {
+			header_emit_dp(&x, id, "mt3000", hf);
+			fclose(hf);
+			hf = NULL;
 		}
-		free(hpath);
 	}
 	fclose(fp);
 	fp = NULL;
@@ -401,6 +405,9 @@ dp(const LowDp *dp, const BuildOpts *o, const char *kind, const char *out)
 out:
 	if (fp && fp != stdout)
 		fclose(fp);
+	if (hf)
+		fclose(hf);
+	free(hpath);
 	free(src);
 	free(vid);
 	free(slots);

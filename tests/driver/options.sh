@@ -124,6 +124,12 @@ if "$MTC" "$ex" -D L=2 --target=cuda --emit=h -o /dev/null 2>/dev/null; then
 	check "--target=cuda -o /dev/null: nothing beside it" '"$MTC" "$ex" -D L=2 --target=cuda -o "$dir/sink.so" &&
 		[ ! -e "$dir/sink.h" ] && [ ! -e "$dir/sink.so.o" ]'
 fi
+# An output whose header cannot be written: an error naming it, before any temporary directory
+mkdir -p "$dir/tmp"
+check "-o in a missing directory: an error, no temporary directory left" '! TMPDIR="$dir/tmp" "$MTC" "$ex" -D L=2 -o "$dir/no/m.so" 2>"$dir/err" && grep -q "cannot write .*no/m.h" "$dir/err" && [ -z "$(ls "$dir/tmp")" ]'
+if "$MTC" "$ex" -D L=2 --data-parallel --ranks=2 --emit=h -o /dev/null 2>/dev/null; then
+	check "--data-parallel -o in a missing directory: no temporary directory left" '! TMPDIR="$dir/tmp" "$MTC" "$ex" -D L=2 --data-parallel --ranks=2 -o "$dir/no/m.so" 2>"$dir/err" && grep -q "cannot write .*no/m.h" "$dir/err" && [ -z "$(ls "$dir/tmp")" ]'
+fi
 # The man pages say what mtc-run does with a module, and point to installed documents
 check "mtc-run.1 describes running a module" '! grep -q "not supported" "$top_srcdir/mtc-run.1" && grep -q "mtc_module" "$top_srcdir/mtc-run.1"'
 check "the docs cite no file outside the project" '! grep -n "spec/\|\.\./shared" "$top_srcdir"/docs/*.md "$top_srcdir"/README.md "$top_srcdir"/mtc.1 "$top_srcdir"/mtc-run.1'
