@@ -1264,6 +1264,14 @@ compile(int argc, char **argv)
 		free((char *)src.text);
 		return 1;
 	}
+	/* A .mir's locations (@LINE:COL) are in the source it names (model NAME "FILE"): later
+	 * diagnostics name and quote that file (unquoted where it cannot be read) */
+	if (has_suffix(o.input, ".mir") && m->file && *m->file && strcmp(m->file, o.input)) {
+		free((char *)src.text);
+		src.name = m->file;
+		src.len = 0;
+		src.text = slurp(m->file, &src.len);
+	}
 	if (o.dp && o.micro == MICRO_AUTO) {
 		fprintf(stderr, "mtc: error: --micro-batches=auto with --data-parallel is not supported: "
 		        "give each rank's number of micro-batches (--micro-batches=K)\n");

@@ -1,6 +1,7 @@
 #!/bin/sh
 # bad.sh: each tests/ir/bad/*.mir is rejected with exit status 1 (no crash), and its first
-# diagnostic is the one its first line announces: `# expect: LINE:COL: error: MESSAGE`.
+# diagnostic is the one its first line announces: `# expect: LINE:COL: error: MESSAGE`; and a
+# warning after parsing is at its source's line (the model line's file).
 top_srcdir=${top_srcdir:-.}
 MTC=${MTC:-./mtc}
 tmp=${TMPDIR:-/tmp}/mtc-bad.$$
@@ -21,5 +22,16 @@ for f in "$top_srcdir"/tests/ir/bad/*.mir; do
 		pass=$((pass + 1))
 	fi
 done
+# After parsing, diagnostics are at the locations the .mir carries (@LINE:COL), which are in
+# the source its model line names: that file's name, line and caret, not the .mir's
+mtc=$(cd "$(dirname "$MTC")" && pwd)/$(basename "$MTC")
+(cd "$top_srcdir" && "$mtc" tests/frontend/golden/ops.mir --emit=schedule -o "$tmp.out") 2>"$tmp.err"
+if [ "$(sed -n 1,3p "$tmp.err")" = "tests/frontend/good/ops.tdsl:12:10: warning: param 'g' does not reach the loss 'l': it gets no gradient and is never trained
+   param  g : f32[D] = ones();
+          ^" ]; then
+	pass=$((pass + 1))
+else
+	fail=$((fail + 1)); echo "FAIL: a .mir's warning is not at its source's line:"; cat "$tmp.err"
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
