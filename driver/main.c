@@ -1,4 +1,5 @@
 /* main.c: the mtc command line and the pipeline, one straight list of stages. */
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -367,8 +368,9 @@ parse_args(Opts *o, int argc, char **argv)
 			o->nooffload = strcmp(oneof("--offload", v, offloads), "none") == 0;
 		} else if (VAL("--solver-nodes")) {
 			char *e;
+			errno = 0;
 			o->solver_nodes = strtol(v, &e, 10);
-			if (*e || !*v || o->solver_nodes < 1)
+			if (*e || !*v || o->solver_nodes < 1 || errno == ERANGE)
 				fatal("invalid --solver-nodes '%s': expected a positive number of nodes", v);
 		} else if (VAL("--jobs")) {
 			char *e;
@@ -403,9 +405,10 @@ parse_args(Opts *o, int argc, char **argv)
 			o->arch = v;
 		} else if (VAL("--seed")) {
 			char *e;
+			errno = 0;
 			o->seed = strtoull(v, &e, 10);
-			if (*e || !*v)
-				fatal("invalid --seed '%s'", v);
+			if (*e || !isdigit((unsigned char)*v) || errno == ERANGE)   /* strtoull takes "-1" */
+				fatal("invalid --seed '%s': expected a number from 0 to 18446744073709551615", v);
 		} else if (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && !a[3]) {
 			o->opt_level = a[2] - '0';
 		} else if (a[0] == '-' && a[1]) {

@@ -62,6 +62,11 @@ check "an option missing its value" '! $MTC "$ex" --mem-budget 2>"$dir/err" && g
 check "sizes: 2MB and 1.5M" '$MTC "$ex" --mem-budget=2MB --solver=tso --emit=schedule -o "$dir/c.txt" &&
 	grep -q "^budget_bytes 2097152$" "$dir/c.txt" && $MTC "$ex" --mem-budget=1.5M --solver=tso --emit=schedule 2>&1 | grep -q "1572864"'
 check "--help documents 2MB and 1.5M" 'grep -q "2MB" "$dir/mtc.help" && grep -q "1.5M" "$dir/mtc.help"'
+# numbers out of range are refused, not wrapped (strtoull takes "-1" as 2^64 - 1)
+for bad in --seed=-1 "--seed= 3" --seed=+3 --seed=18446744073709551616 --solver-nodes=99999999999999999999; do
+	check "$bad refused" '! $MTC "$ex" "$bad" --emit=schedule -o /dev/null 2>"$dir/err" && grep -q "invalid --" "$dir/err"'
+done
+check "--seed=18446744073709551615 taken" '$MTC "$ex" --seed=18446744073709551615 --emit=schedule -o /dev/null'
 # "did you mean" for an option, the reason a file cannot be read
 check "a misspelt option: did you mean" '! $MTC "$ex" --mem-buget=50% 2>"$dir/err" &&
 	grep -q "unknown option .--mem-buget=50%.; did you mean .--mem-budget.?" "$dir/err"'
