@@ -786,6 +786,34 @@ sliced(const Module *w, int nd, const Module *v, int ranks, Src *src)
 
 static int train_step(Module *m, Src *src, const FeOpts *fe, int k);
 
+/* Each variant's model elaborated at its slice of the batch before anything is planned, so that
+ * a slice the model cannot take (batch norm over one row) is an error at once, not minutes
+ * into planning the others. 0, or 1 after the frontend's diagnostic (and, for the default
+ * numbers of ranks, a note that --ranks picks others). */
+static int
+elaborate_ranks(const Opts *o, Src *src, const FeOpts *fe, const Module *whole, int nd, const int *r,
+                int n)
+{
+	for (int v = 0; v < n; v++) {
+		FeOpts vf = *fe;
+		char why[96];
+		Module *m;
+		int bad;
+		snprintf(why, sizeof why, "--data-parallel over %d ranks", r[v]);
+		vf.batch_div = r[v];
+		vf.batch_why = why;
+		bad = !(m = fe_compile(src, &vf)) || sliced(whole, nd, m, r[v], src);
+		mod_free(m);
+		if (bad) {
+			if (!o->ranks)
+				fprintf(stderr, "mtc: note: --data-parallel builds a variant for each divisor of the "
+				        "batch up to %d by default; --ranks=LIST names the numbers of ranks\n", DEFRANKS);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* Where each dropout's tensor on a rank (the variant v, at a ranks-th of the batch) sits in the
  * whole batch's (passes/slices.c): *chunk, *nkey for dropout_ranks; a warning for each that is
  * not blocks of it, unless quiet. 0, or -1 after a diagnostic. */
@@ -970,7 +998,8 @@ data_parallel(const Opts *o, Src *src, const FeOpts *fe, Module *whole)
 		budget = (int64_t)((double)of * o->budget_pct / 100);
 	}
 	if ((n = rank_list(o, batch, ranks)) <= 0 ||
-	    (o->micro > 1 && (n = micro_ranks(o, src, fe, batch, ranks, n)) <= 0))
+	    (o->micro > 1 && (n = micro_ranks(o, src, fe, batch, ranks, n)) <= 0) ||
+	    elaborate_ranks(o, src, fe, whole, nd, ranks, n))
 		goto out;
 	/* --zero=auto under a budget: the fastest of no sharding, stage 1 and 2 once planned
 	 * (tso, quietly; the planner weighs them against keeping state in host memory), for
