@@ -708,6 +708,17 @@ rank_list(const Opts *o, int64_t batch, int *r)
 	return n;
 }
 
+/* The frontend's words for a micro-batch's slice of the batch: K micro-batches of each of N
+ * ranks' slices, or of the whole batch (N <= 1). */
+static void
+micro_why(char *why, size_t n, int k, int64_t ranks)
+{
+	if (ranks > 1)
+		snprintf(why, n, "--micro-batches=%d on each of %d ranks", k, (int)ranks);
+	else
+		snprintf(why, n, "--micro-batches=%d", k);
+}
+
 /* --micro-batches=K within each rank: of the numbers of ranks r[0..n), those whose slice K
  * divides, before anything is planned. A default number whose slice K does not divide is left
  * out (as a non-divisor of the batch is); one --ranks gave, or none left, is the frontend's
@@ -727,10 +738,7 @@ micro_ranks(const Opts *o, Src *src, const FeOpts *fe, int64_t batch, int *r, in
 	if (bad > 0) {
 		FeOpts mf = *fe;
 		char why[64];
-		if (bad > 1)
-			snprintf(why, sizeof why, "--micro-batches=%d on each of %d ranks", o->micro, bad);
-		else
-			snprintf(why, sizeof why, "--micro-batches=%d", o->micro);
+		micro_why(why, sizeof why, o->micro, bad);
 		mf.batch_div = (int64_t)bad * o->micro;
 		mf.batch_why = why;
 		if (fe_compile(src, &mf))        /* it cannot divide: the frontend says so */
@@ -786,10 +794,10 @@ sliced(const Module *w, int nd, const Module *v, int ranks, Src *src)
 
 static int train_step(Module *m, Src *src, const FeOpts *fe, int k);
 
-/* Each variant's model elaborated at its slice of the batch before anything is planned, so that
- * a slice the model cannot take (batch norm over one row) is an error at once, not minutes
- * into planning the others. 0, or 1 after the frontend's diagnostic (and, for the default
- * numbers of ranks, a note that --ranks picks others). */
+/* Each variant's model elaborated at its slice of the batch (and at a micro-batch of it) before
+ * anything is planned, so that a slice the model cannot take (batch norm over one row) is an
+ * error at once, not minutes into planning the others. 0, or 1 after the frontend's
+ * diagnostic (and, for the default numbers of ranks, a note that --ranks names others). */
 static int
 elaborate_ranks(const Opts *o, Src *src, const FeOpts *fe, const Module *whole, int nd, const int *r,
                 int n)
@@ -804,6 +812,12 @@ elaborate_ranks(const Opts *o, Src *src, const FeOpts *fe, const Module *whole, 
 		vf.batch_why = why;
 		bad = !(m = fe_compile(src, &vf)) || sliced(whole, nd, m, r[v], src);
 		mod_free(m);
+		if (!bad && o->micro > 1) {     /* and a micro-batch of that slice, as train_step's */
+			micro_why(why, sizeof why, o->micro, r[v]);
+			vf.batch_div = (int64_t)r[v] * o->micro;
+			bad = !(m = fe_compile(src, &vf));
+			mod_free(m);
+		}
 		if (bad) {
 			if (!o->ranks)
 				fprintf(stderr, "mtc: note: --data-parallel builds a variant for each divisor of the "
@@ -1135,10 +1149,7 @@ train_step(Module *m, Src *src, const FeOpts *fe, int k)
 	if (k <= 1)
 		return autodiff(m, src) ? 1 : 0;
 	/* within a data-parallel rank's slice, a k-th of that slice */
-	if (fe->batch_div > 1)
-		snprintf(why, sizeof why, "--micro-batches=%d on each of %d ranks", k, (int)fe->batch_div);
-	else
-		snprintf(why, sizeof why, "--micro-batches=%d", k);
+	micro_why(why, sizeof why, k, fe->batch_div);
 	mf.batch_div = (fe->batch_div > 1 ? fe->batch_div : 1) * k;
 	mf.batch_why = why;
 	if (!(mu = fe_compile(src, &mf)))

@@ -92,12 +92,14 @@ err "mlp.tdsl:13:18: error: --micro-batches=16 on each of 2 ranks does not divid
 	$MTC $m --data-parallel --ranks=1,2 --micro-batches=16 -o "$out/x.so"
 err "mlp.tdsl:13:18: error: --micro-batches=5 does not divide the batch B = 48" $MTC $m --data-parallel --micro-batches=5 -o "$out/x.so"
 # every variant's model is elaborated before any is planned: a slice the model cannot take
-# (batch norm over one row: 4 images on 4 ranks) is the frontend's error, and with the default
-# numbers of ranks a note that --ranks names them
+# (batch norm over one row: 4 images on 4 ranks, or 4 micro-batches of 4 on 2) is the
+# frontend's error, and with the default numbers of ranks a note that --ranks names them
 err "resnet.tdsl:23:12: error: batch_norm needs more than one value per channel to train" \
 	$MTC "$src/examples/resnet.tdsl" -D B=4 -D S=8 -D W=4 --data-parallel --mem-budget=50% -o "$out/x.so"
 grep -q "note: --data-parallel builds a variant for each divisor of the batch up to 8 by default; --ranks=LIST" "$out/e.txt" &&
 	ok || bad "no note on --ranks: $(cat "$out/e.txt")"
+err "resnet.tdsl:23:12: error: batch_norm needs more than one value per channel to train" \
+	$MTC "$src/examples/resnet.tdsl" -D B=8 -D S=8 -D W=4 --data-parallel --ranks=1,2 --micro-batches=4 -o "$out/x.so"
 # a budget too small: the floor in percent of the whole batch's step, as --mem-budget's
 # percentages are, with --zero=auto every param sharded; its hint is a budget that fits
 err "the budget of 54873 bytes (20.0% of the unconstrained arena of 274368, the step on the whole batch at once) cannot be met" \
