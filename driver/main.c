@@ -985,6 +985,10 @@ data_parallel(const Opts *o, Src *src, const FeOpts *fe, Module *whole)
 		        o->target, backend_mt3000.dp ? "" : " (configure found no MPI: see its summary)");
 		goto out;
 	}
+	if (o->emit && !driver_kind(o->emit) && !listed(t->emits, o->emit, strlen(o->emit))) {
+		fprintf(stderr, "mtc: error: target '%s' cannot --emit=%s\n", t->name, o->emit);
+		goto out;
+	}
 	if (has_suffix(o->input, ".mir") || whole->fwd->loss < 0) {
 		fprintf(stderr, "mtc: error: --data-parallel needs a tdsl model that trains (each rank's step "
 		        "is the model elaborated again at its slice of the batch)\n");

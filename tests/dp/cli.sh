@@ -80,6 +80,7 @@ err "invalid --jobs '0'" $MTC $m --data-parallel --jobs=0 -o "$out/x.so"
 err "invalid --bucket-bytes '1Q': unknown suffix" $MTC $m --data-parallel --bucket-bytes=1Q
 err "go with --data-parallel" $MTC $m --zero=1 -o "$out/x.so"
 err "invalid --zero '3'" $MTC $m --data-parallel --zero=3 -o "$out/x.so"
+err "target 'mt3000' cannot --emit=llvm" $MTC $m --data-parallel --ranks=2 --emit=llvm -o "$out/x.ll"
 err "needs a tdsl model that trains" $MTC "$src/tests/backend/fwdonly.tdsl" --data-parallel
 err "needs a tdsl model that trains" $MTC "$out/r2.mir" --data-parallel
 err "output 't' is f32\[4,48\] for the whole batch but f32\[4,24\] for a rank's slice" $MTC "$src/tests/dp/shared.tdsl" --data-parallel --ranks=2
