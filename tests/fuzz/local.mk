@@ -15,7 +15,7 @@ tests_fuzz_replay_pipe_LDADD = $(MTC_LIBS)
 tests_fuzz_replay_onnx_SOURCES = tests/fuzz/onnx.c tests/fuzz/replay.c
 tests_fuzz_replay_onnx_LDADD = $(MTC_LIBS)
 TESTS += tests/fuzz/replay.sh
-EXTRA_DIST += tests/fuzz/replay.sh tests/fuzz/run.sh tests/fuzz/seed tests/fuzz/regress
+EXTRA_DIST += tests/fuzz/replay.sh tests/fuzz/run.sh tests/fuzz/flags.sh tests/fuzz/seed tests/fuzz/regress
 
 FUZZ_FLAGS = -fsanitize=fuzzer,address,undefined
 fuzz: $(BUILT_SOURCES) libmtc.a runtime/libmtcrt.a
