@@ -155,6 +155,10 @@ shape_str(const Shape *s, char *buf, size_t n)
 {
 	size_t k = 0;
 
+	if (s->rank < 0 || s->rank > MAXRANK) {      /* a broken type (the verifier's messages) */
+		snprintf(buf, n, "[rank %d]", s->rank);
+		return buf;
+	}
 	k += snprintf(buf + k, n - k, "[");
 	for (int i = 0; i < s->rank && k < n; i++)
 		k += snprintf(buf + k, n - k, "%s%lld", i ? "," : "", (long long)s->d[i]);
