@@ -342,10 +342,18 @@ cuda_build(const Lowered *lo, const BuildOpts *o, const char *out)
 	}
 	if (beside)
 		snprintf(obj, sizeof obj, "%s.o", out);
-	else
-		snprintf(obj, sizeof obj, "%s/mtc-%ld.o", tmp && *tmp ? tmp : "/tmp", (long)getpid());
+	else {
+		int fd;
+		snprintf(obj, sizeof obj, "%s/mtc-XXXXXX.o", tmp && *tmp ? tmp : "/tmp");
+		if ((fd = mkstemps(obj, 2)) < 0) {
+			release(&c);
+			return err("cannot create '%s'%s", obj, "");
+		}
+		close(fd);
+	}
 	if ((rc = cuda_host(&c, NULL, obj))) {
 		release(&c);
+		unlink(obj);
 		return rc;
 	}
 	/* MODEL.h: the output's name with .h for its extension */

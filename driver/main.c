@@ -662,7 +662,8 @@ codegen(const Opts *o, const Module *m, const Anal an[2])
 }
 
 /* The variants a data-parallel module holds: numbers of ranks (ascending) from --ranks or,
- * by default, every divisor of the batch up to 8. Returns how many, or -1 after a message. */
+ * by default, every divisor of the batch up to 8 whose slice --micro-batches divides.
+ * Returns how many, or -1 after a message. */
 enum { MAXVAR = 64, DEFRANKS = 8 };
 
 static int
@@ -671,9 +672,12 @@ rank_list(const Opts *o, int64_t batch, int *r)
 	int n = 0;
 
 	if (!o->ranks) {
+		/* none: 1, whose elaboration at a micro-batch says why (elaborate_ranks) */
 		for (int k = 1; k <= DEFRANKS; k++)
-			if (batch % k == 0)
+			if (batch % k == 0 && (o->micro <= 1 || batch / k % o->micro == 0))
 				r[n++] = k;
+		if (!n)
+			r[n++] = 1;
 		return n;
 	}
 	for (const char *p = o->ranks; *p;) {
@@ -717,35 +721,6 @@ micro_why(char *why, size_t n, int k, int64_t ranks)
 		snprintf(why, n, "--micro-batches=%d on each of %d ranks", k, (int)ranks);
 	else
 		snprintf(why, n, "--micro-batches=%d", k);
-}
-
-/* --micro-batches=K within each rank: of the numbers of ranks r[0..n), those whose slice K
- * divides, before anything is planned. A default number whose slice K does not divide is left
- * out (as a non-divisor of the batch is); one --ranks gave, or none left, is the frontend's
- * diagnostic at the batch's dim. Returns how many are left, or -1 after the diagnostic. */
-static int
-micro_ranks(const Opts *o, Src *src, const FeOpts *fe, int64_t batch, int *r, int n)
-{
-	int k = 0, bad = -1;
-
-	for (int v = 0; v < n; v++)
-		if ((batch / r[v]) % o->micro == 0)
-			r[k++] = r[v];
-		else if (bad < 0 && o->ranks)
-			bad = r[v];
-	if (bad < 0 && !k)
-		bad = r[0];
-	if (bad > 0) {
-		FeOpts mf = *fe;
-		char why[64];
-		micro_why(why, sizeof why, o->micro, bad);
-		mf.batch_div = (int64_t)bad * o->micro;
-		mf.batch_why = why;
-		if (fe_compile(src, &mf))        /* it cannot divide: the frontend says so */
-			die("micro_ranks: %lld rows divided into %d", (long long)batch, bad * o->micro);
-		return -1;
-	}
-	return k;
 }
 
 /* Is the variant v (at a ranks-th of the batch) the whole model w (its first nd decls, those
@@ -1015,9 +990,7 @@ data_parallel(const Opts *o, Src *src, const FeOpts *fe, Module *whole)
 		of = plan_arena(whole->step, &o->tg, NULL, 0);
 		budget = (int64_t)((double)of * o->budget_pct / 100);
 	}
-	if ((n = rank_list(o, batch, ranks)) <= 0 ||
-	    (o->micro > 1 && (n = micro_ranks(o, src, fe, batch, ranks, n)) <= 0) ||
-	    elaborate_ranks(o, src, fe, whole, nd, ranks, n))
+	if ((n = rank_list(o, batch, ranks)) <= 0 || elaborate_ranks(o, src, fe, whole, nd, ranks, n))
 		goto out;
 	/* --zero=auto under a budget: the fastest of no sharding, stage 1 and 2 once planned
 	 * (tso, quietly; the planner weighs them against keeping state in host memory), for
