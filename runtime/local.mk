@@ -1,6 +1,6 @@
 # runtime/local.mk: libmtcrt, the runtime every generated module links statically, and its
-# installed headers <mtc/mtc.h> (users), <mtc/mtc-rt.h>, <mtc/mtc-ops.h>, <mtc/mtc-math.h>
-# (generated code) and, with CUDA, <mtc/mtc-cuda.h>.
+# installed headers <mtc/mtc.h> (users), <mtc/mtc-rt.h>, <mtc/mtc-ops.h>, <mtc/mtc-math.h>,
+# <mtc/mtc-conv.h> (generated code) and, with CUDA, <mtc/mtc-cuda.h>.
 lib_LIBRARIES += runtime/libmtcrt.a
 runtime_libmtcrt_a_SOURCES = runtime/rt-impl.h runtime/device.c runtime/dma.c runtime/pool.c \
 	runtime/kernels.c runtime/init.c runtime/error.c \
@@ -11,7 +11,7 @@ runtime_libmtcrt_a_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden -ffp-contract
 	-fno-math-errno -fno-trapping-math -ftree-vectorize $(RT_VEC_CFLAGS)
 mtcincludedir = $(includedir)/mtc
 mtcinclude_HEADERS = runtime/mtc/mtc.h runtime/mtc/mtc-rt.h runtime/mtc/mtc-ops.h \
-	runtime/mtc/mtc-math.h
+	runtime/mtc/mtc-math.h runtime/mtc/mtc-conv.h
 # <mtc/mtc-cuda.h>: the CUDA part (libmtccuda.a), where the CUDA backend is built.
 if HAVE_CUDA
 mtcinclude_HEADERS += runtime/mtc/mtc-cuda.h

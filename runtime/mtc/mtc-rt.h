@@ -111,27 +111,8 @@ void mtc_sgemm_rows_add(int ta, int tb, int64_t r0, int64_t r1, int64_t n, int64
                         const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
                         int64_t ldc);
 enum { MTC_GEMM_ROWS = 32 };          /* fewest rows of a GEMM tile (the grid is fixed by the shape) */
-/* Between y [N, C, P] and t [C, N, P] (to != 0: y into t), the pairs (n, c) in [lo, hi). */
-void mtc_chanfirst(float *t, float *y, int64_t n, int64_t c, int64_t p, int to, int64_t lo, int64_t hi);
-/* im2col and col2im (docs/ir.md) of the planes [lo, hi) of an x [N, C, H, W] (plane n*C + c):
- * a window kh x kw, stride sh x sw, padding ph x pw, dilation dh x dw, output Ho x Wo. */
-void mtc_im2col(float *col, const float *x, int64_t N, int64_t C, int64_t H, int64_t W, int64_t kh,
-                int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
-                int64_t ho, int64_t wo, int64_t lo, int64_t hi);
-void mtc_col2im(float *x, const float *col, int64_t N, int64_t C, int64_t H, int64_t W, int64_t kh,
-                int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
-                int64_t ho, int64_t wo, int64_t lo, int64_t hi);
-/* A depthwise convolution (groups = C = Cout) directly: y's and dx's planes n*C + c, dw's
- * channels in [lo, hi). */
-void mtc_dwconv(float *y, const float *x, const float *w, int64_t C, int64_t H, int64_t W, int64_t kh,
-                int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
-                int64_t ho, int64_t wo, int64_t lo, int64_t hi);
-void mtc_dwconv_dx(float *dx, const float *w, const float *dy, int64_t C, int64_t H, int64_t W,
-                   int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh,
-                   int64_t dw, int64_t ho, int64_t wo, int64_t lo, int64_t hi);
-void mtc_dwconv_dw(float *dwt, const float *x, const float *dy, int64_t N, int64_t C, int64_t H,
-                   int64_t W, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
-                   int64_t dh, int64_t dw, int64_t ho, int64_t wo, int64_t lo, int64_t hi);
+/* mtc_chanfirst, mtc_im2col, mtc_col2im and the depthwise convolutions (mtc_dwconv,
+ * mtc_dwconv_dx, mtc_dwconv_dw): <mtc/mtc-conv.h>, inline in the kernels. */
 /* max_pool2d (kind 0), avg_pool2d with count_include_pad (kind 1) or without (kind 2) of the
  * planes [lo, hi) of an x [N, C, H, W], and their gradients (x is read by max_pool2d's only). */
 void mtc_pool2d(float *y, const float *x, int kind, int64_t H, int64_t W, int64_t kh, int64_t kw,
