@@ -1,5 +1,5 @@
 /* kernels.c: the kernel helpers generated code calls: GEMM rows, axis permutation, sum_to,
- * depthwise convolutions, pooling (im2col and col2im are mtc-conv.h's, inline in the kernels). */
+ * pooling, batch norm (the convolutions' loops are <mtc/mtc-conv.h>'s, inline in the kernels). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -51,6 +51,18 @@ mtc_chanfirst(float *t, float *y, int64_t n, int64_t c, int64_t p, int to, int64
 	}
 }
 
+/* The output columns [w0, w1) of a row whose tap at column offset kw_off (kernel column j:
+ * j*dw - pw) reads inside the input row, 0 <= ow*sw + kw_off < W; the rest read the padding. */
+static inline void
+mtc_conv_seg(int64_t W, int64_t kw_off, int64_t sw, int64_t wo, int64_t *w0, int64_t *w1)
+{
+	*w0 = kw_off >= 0 ? 0 : (-kw_off + sw - 1) / sw;
+	*w1 = W - 1 - kw_off < 0 ? 0 : (W - 1 - kw_off) / sw + 1;
+	*w0 = *w0 < wo ? *w0 : wo;
+	*w1 = *w1 < wo ? *w1 : wo;
+	*w1 = *w1 > *w0 ? *w1 : *w0;
+}
+
 /* im2col of the planes q = n*C + c in [lo, hi) of x [N, C, H, W]: plane (n, c) fills image n's
  * Ho*Wo columns of its kh*kw rows (c*kh + i)*kw + j, each a shifted, strided copy of the
  * plane, zero where it reads the padding. */
@@ -65,12 +77,7 @@ mtc_im2col(float *col, const float *x, int64_t N, int64_t C, int64_t H, int64_t 
 		for (int64_t i = 0; i < kh; i++)
 			for (int64_t j = 0; j < kw; j++) {
 				int64_t off = j * dw - pw, w0, w1;
-				/* ow in [w0, w1) reads inside the row: 0 <= ow*sw + off < W */
-				w0 = off >= 0 ? 0 : (-off + sw - 1) / sw;
-				w1 = W - 1 - off < 0 ? 0 : (W - 1 - off) / sw + 1;
-				w0 = w0 < wo ? w0 : wo;
-				w1 = w1 < wo ? w1 : wo;
-				w1 = w1 > w0 ? w1 : w0;
+				mtc_conv_seg(W, off, sw, wo, &w0, &w1);
 				cp = cp0 + (i * kw + j) * N * ho * wo;
 				for (int64_t oh = 0; oh < ho; oh++, cp += wo) {
 					int64_t h = oh * sh - ph + i * dh, b = h * W + off;
@@ -105,10 +112,7 @@ mtc_col2im(float *x, const float *col, int64_t N, int64_t C, int64_t H, int64_t 
 		for (int64_t i = 0; i < kh; i++)
 			for (int64_t j = 0; j < kw; j++) {
 				int64_t off = j * dw - pw, w0, w1;
-				w0 = off >= 0 ? 0 : (-off + sw - 1) / sw;
-				w1 = W - 1 - off < 0 ? 0 : (W - 1 - off) / sw + 1;
-				w0 = w0 < wo ? w0 : wo;
-				w1 = w1 < wo ? w1 : wo;
+				mtc_conv_seg(W, off, sw, wo, &w0, &w1);
 				cp = cp0 + (i * kw + j) * N * ho * wo;
 				for (int64_t oh = 0; oh < ho; oh++, cp += wo) {
 					int64_t h = oh * sh - ph + i * dh, b = h * W + off;
@@ -126,18 +130,7 @@ mtc_col2im(float *x, const float *col, int64_t N, int64_t C, int64_t H, int64_t 
 }
 
 /* A depthwise convolution (groups = C = Cout, ops.c's conv_workspace: no workspace), directly:
- * the sums in the order of the interpreter's GEMMs over the columns, so the same bits. Row
- * segment [w0, w1) of output row oh reads inside the input row for kernel column j: the
- * rest reads the padding, 0. */
-static inline void
-mtc_dw_seg(int64_t W, int64_t kw_off, int64_t sw, int64_t wo, int64_t *w0, int64_t *w1)
-{
-	*w0 = kw_off >= 0 ? 0 : (-kw_off + sw - 1) / sw;
-	*w1 = W - 1 - kw_off < 0 ? 0 : (W - 1 - kw_off) / sw + 1;
-	*w0 = *w0 < wo ? *w0 : wo;
-	*w1 = *w1 < wo ? *w1 : wo;
-	*w1 = *w1 > *w0 ? *w1 : *w0;
-}
+ * the sums in the order of the interpreter's GEMMs over the columns, so the same bits. */
 
 /* The output columns [*oa, *ob) whose 3x3 window lies inside the row: the first tap's segment
  * starts them, the last tap's ends them. */
@@ -145,8 +138,8 @@ static inline void
 mtc_dw_inner3(int64_t W, int64_t sw, int64_t pw, int64_t dw, int64_t wo, int64_t *oa, int64_t *ob)
 {
 	int64_t t;
-	mtc_dw_seg(W, -pw, sw, wo, oa, &t);
-	mtc_dw_seg(W, 2 * dw - pw, sw, wo, &t, ob);
+	mtc_conv_seg(W, -pw, sw, wo, oa, &t);
+	mtc_conv_seg(W, 2 * dw - pw, sw, wo, &t, ob);
 	*ob = *ob > *oa ? *ob : *oa;
 }
 
@@ -286,7 +279,7 @@ mtc_dwconv(float *y, const float *x, const float *w, int64_t C, int64_t H, int64
 			for (int64_t j = 0; j < kw; j++) {
 				int64_t off = j * dw - pw, w0, w1;
 				float a = wp[i * kw + j];
-				mtc_dw_seg(W, off, sw, wo, &w0, &w1);
+				mtc_conv_seg(W, off, sw, wo, &w0, &w1);
 				for (int64_t oh = 0; oh < ho; oh++) {
 					int64_t h = oh * sh - ph + i * dh, b = h * W + off;
 					float *yr = yp + oh * wo;
@@ -329,7 +322,7 @@ mtc_dwconv_dx(float *dx, const float *w, const float *dy, int64_t C, int64_t H, 
 			for (int64_t j = 0; j < kw; j++) {
 				int64_t off = j * dw - pw, w0, w1;
 				float a = wp[i * kw + j];
-				mtc_dw_seg(W, off, sw, wo, &w0, &w1);
+				mtc_conv_seg(W, off, sw, wo, &w0, &w1);
 				for (int64_t oh = 0; oh < ho; oh++) {
 					int64_t h = oh * sh - ph + i * dh, b = h * W + off;
 					const float *yr = yp + oh * wo;
