@@ -258,9 +258,9 @@ ilp_takes(const Plan *b, const Plan *a)
 /* The auto policy, the only place it is written: tso, then the ILP started from tso's plan;
  * the ILP's plan when tso found none or it takes tso's place (ilp_takes); else tso's. On
  * steps over ILP_MAXN ops the ILP runs only where tso's plan costs AUTO_PLACE or more over
- * the unplanned step: there it proves nothing, and below that it found no faster plan on the
- * examples (at 50%, 35% and 25%: the transformer at L = 8 and 24, MobileNet, the MLP at
- * L = 100; 2 to 50 times tso's compile time, up to 112 s more). */
+ * the unplanned step: there its blocks prove nothing, and below that it found no faster plan
+ * on the examples (at 50%, 35% and 25%: the transformer at L = 8 and 24, MobileNet, the MLP
+ * at L = 100), for 1.4 to 45 times the compile (up to 91 s more). */
 static int
 run_auto(Prob *p, int64_t B, double tlim, Plan *a)
 {
