@@ -28,6 +28,15 @@ enum { ILP_MAXN = 250 };      /* larger steps: the ILP in blocks (ilpblk.c) */
  * unplanned step or more (ResNet at 50% under mt3000: 31.3% -> 23.1%), and runs the ILP on
  * their activations (in blocks, or the chain's program) only there too */
 static const double AUTO_PLACE = 0.10;
+
+/* Does auto run the ILP on a step of n ops whose plan so far takes time seconds, the
+ * unplanned step base? Always up to ILP_MAXN ops; above, where the plan costs AUTO_PLACE or
+ * more. */
+static int
+auto_ilp(int n, double time, double base)
+{
+	return n <= ILP_MAXN || time >= base * (1 + AUTO_PLACE);
+}
 /* A plan that swaps and costs more than POLISH_MIN of the unplanned step is relaxed
  * (relax.c) with POLISH_WORK measurements times ops at most. */
 #define POLISH_MIN 0.005
@@ -267,7 +276,7 @@ run_auto(Prob *p, int64_t B, double tlim, Plan *a)
 	Plan *b;
 	int ok = solve_tso(p, B, a) == 0;
 
-	if (ok && a->feasible && p->n > ILP_MAXN && a->time < p->time * (1 + AUTO_PLACE))
+	if (ok && a->feasible && !auto_ilp(p->n, a->time, p->time))
 		return 0;
 	b = plan_new(p);
 	if (ilp(p, B, tlim, ok ? a : NULL, b) == 0 && (!ok || ilp_takes(b, a))) {
@@ -968,7 +977,7 @@ plan(Module *m, const PlanOpts *o, PlanReport *r, int tight_only)
 		 * others it found nothing, and took a compile of the GPT from 1.9 to 6.9 s); not in
 		 * a probe, which only ranks candidate steps */
 		if ((strcmp(o->solver, "ilp") == 0 || (strcmp(o->solver, "auto") == 0 &&
-		     (t.f->nop <= ILP_MAXN || (t.best && t.best->time >= r->base_time * (1 + AUTO_PLACE))))) &&
+		     (t.best ? auto_ilp(t.f->nop, t.best->time, r->base_time) : t.f->nop <= ILP_MAXN))) &&
 		    fresh && !o->probe && !o->levels &&
 		    !o->nooffload && o->tg->hoststate && o->tg->copybw > 0 &&
 		    !(t.best && t.best->time <= r->base_time))
