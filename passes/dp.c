@@ -674,8 +674,8 @@ joint_prefix(Joint *j, int k)
 	}
 }
 
-static double
-joint_eval(void *ctx, int k, double bound)
+static void
+joint_eval(void *ctx, int k, double bound, PlaceVal *v)
 {
 	Joint *j = ctx;
 	PlanOpts q = *j->po;
@@ -689,7 +689,9 @@ joint_eval(void *ctx, int k, double bound)
 	q.levels = j->lvl;
 	t = probe(j->m, e, &q, NULL);
 	func_free(e);
-	return t < 0 ? INFINITY : t;
+	v->time = t < 0 ? INFINITY : t;
+	v->floor = -INFINITY;          /* bound unheeded */
+	v->stime = 0;
 }
 
 int
@@ -900,7 +902,7 @@ dp_choose(Module *m, int ranks, int64_t cap, int zero, int each, const DpReport 
 		}
 		if (!take && j.nup) {
 			double *time = xmalloc((j.nup + 1) * sizeof *time);
-			kb = place_walk(j.nup, INFINITY, joint_eval, &j, time);
+			kb = place_walk(j.nup, INFINITY, joint_eval, &j, j.po ? j.po->jobs : 1, time, NULL);
 			if (kb >= 0 && !(time[kb] < bt * (1 - 1e-9)))
 				kb = -1;
 			free(time);

@@ -5,7 +5,9 @@
  * fills: out[i * size ..] for every i < n, the same bytes whatever the number of jobs (at
  *        most jobs children at once; jobs <= 1 runs the trials here, in order). A child that
  *        ends without its result (a crash, no memory, fork refused) has its trial run here
- *        instead, so an internal error is reported once, by this process, with its location. */
+ *        instead, so an internal error is reported once, by this process, with its location.
+ *        A child's own par_map runs its trials in order, in it: the processes stay at jobs
+ *        however the trials nest (the placement search inside a ZeRO probe). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -17,6 +19,8 @@
 #include <unistd.h>
 
 #include "passes.h"
+
+static int child;       /* this process is a trial's child */
 
 typedef struct Kid {
 	pid_t pid;
@@ -43,6 +47,7 @@ spawn(int i, void (*fn)(int, void *, void *), void *ctx, size_t size, int *fd)
 		int null = open("/dev/null", O_WRONLY);
 		size_t at = 0;
 		close(p[0]);
+		child = 1;
 		if (null >= 0)
 			dup2(null, 2);     /* the trial's messages come from its rerun here, if any */
 		memset(buf, 0, size);
@@ -84,6 +89,12 @@ reap(const Kid *k, char *out, size_t size)
 	return at == size && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
+int
+par_width(int jobs)
+{
+	return child || jobs < 1 ? 1 : jobs;
+}
+
 void
 par_map(int n, int jobs, void (*fn)(int, void *, void *), void *ctx, void *out, size_t size)
 {
@@ -94,7 +105,7 @@ par_map(int n, int jobs, void (*fn)(int, void *, void *), void *ctx, void *out, 
 	if (size > PIPE_BUF)
 		die("par_map: a result of %zu bytes", size);
 	memset(out, 0, (size_t)n * size);
-	if (jobs <= 1 || n <= 1) {
+	if (jobs <= 1 || n <= 1 || child) {
 		for (int i = 0; i < n; i++)
 			fn(i, ctx, o + (size_t)i * size);
 		return;

@@ -92,6 +92,7 @@ int func_same(const Func *a, const Func *b);
 /* fork.c: fn(i, ctx, out) for i < n, each writing size bytes (<= PIPE_BUF) at out + i * size,
  * in up to `jobs` child processes at once (<= 1: here, in order); the same bytes for any jobs. */
 void par_map(int n, int jobs, void (*fn)(int, void *, void *), void *ctx, void *out, size_t size);
+int par_width(int jobs);       /* how many par_map would run at once here: 1 in a trial's child */
 
 /* simplify.c: dead-code elimination (forward keeps only what its outputs need; step keeps the
  * loss and the updates) and common-subexpression elimination. Never run after planning. */

@@ -27,7 +27,6 @@ typedef struct S {
 	const Target *tg;
 	int64_t budget;
 	PlaceFitFn *fit;
-	double *stime;
 	PlaceUp *up;
 	int nup;
 	uint8_t *lvl;          /* scratch: the levels of one prefix */
@@ -192,18 +191,17 @@ levels(S *s, int k)
 		s->lvl[s->up[j].op] = (uint8_t)s->up[j].lvl;
 }
 
-/* Modeled seconds of prefix k's step as the pass would plan it; INFINITY if it does not fit.
+/* Prefix k's step as the pass would plan it: its modeled seconds, INFINITY if it does not fit.
  * With bound > 0, a step whose unplanned time (which a plan only adds to) is not below bound
- * is not planned: the next double above bound is returned, a time worse than the best known
- * (returning bound itself let such a prefix win the tie with the best, and best_of takes the
- * smallest of equal times: widemlp at 50% took a prefix no better than the one 40% took). */
-static double
-eval(void *ctx, int k, double bound)
+ * is not planned: the next double above bound is its time, worse than the best known
+ * (bound itself let such a prefix win the tie with the best, and best_of takes the smallest
+ * of equal times: widemlp at 50% took a prefix no better than the one 40% took). */
+static void
+eval(void *ctx, int k, double bound, PlaceVal *v)
 {
 	S *s = ctx;
 	Func *g;
 	int64_t a;
-	double tm;
 	Meas me = {0};
 
 	levels(s, k);
@@ -211,22 +209,24 @@ eval(void *ctx, int k, double bound)
 	g = home_step(s->f, s->tg, s->lvl, NULL);
 	a = plan_arena(g, s->tg, NULL, 0);
 	plan_measure(g, s->tg, &me);
-	if (a <= s->budget || (bound > 0 && me.time >= bound)) {
-		/* bounded: no better than the best known, so it must not win a tie with it */
-		tm = a <= s->budget ? me.time : nextafter(bound, INFINITY);
-	} else {
+	v->stime = 0;
+	v->floor = a <= s->budget ? -INFINITY : me.time;
+	if (a <= s->budget)
+		v->time = me.time;
+	else if (bound > 0 && me.time >= bound)
+		v->time = nextafter(bound, INFINITY);
+	else {
 		Prob *q = prob_new(g, s->tg);
 		int64_t qa;
 		Plan *pl;
 		q->nodes = s->nodes;
-		pl = s->fit(q, s->budget, s->stime, &qa);
-		tm = pl ? pl->time : INFINITY;
+		pl = s->fit(q, s->budget, &v->stime, &qa);
+		v->time = pl ? pl->time : INFINITY;
 		plan_free(pl);
 		prob_free(q);
 	}
 	home_mark(s->m, s->f, s->lvl, 0);
 	func_free(g);
-	return tm;
 }
 
 /* The best prefix measured so far (the smallest of equal times). */
@@ -241,23 +241,67 @@ best_of(const double *time, int K)
 	return b;
 }
 
-static double
-walk_eval(PlaceEvalFn *ev, void *ctx, double *time, int k, double bound)
+typedef struct Walk {
+	PlaceEvalFn *ev;
+	void *ctx;
+	int K, jobs;
+	double *time, *stime;
+	const int *ks;         /* the prefixes measured side by side, */
+	double bound;          /* under this bound */
+} Walk;
+
+static void
+walk_one(int i, void *ctx, void *out)
 {
-	if (isnan(time[k]))
-		time[k] = ev(ctx, k, bound);
-	return time[k];
+	Walk *w = ctx;
+	w->ev(w->ctx, w->ks[i], w->bound, out);
+}
+
+/* Measure prefixes ks[0..n) (distinct, not measured yet) as the walk would one after another,
+ * each under bound or, with follow, under the best time known before it. Side by side, each
+ * is measured under the bound before all of them (no tighter), then they are taken in order:
+ * one whose unplanned step is no faster than its own bound gets the time just above it, as if
+ * it had not been planned. So the times are the same for any number of jobs. */
+static void
+walk_batch(Walk *w, const int *ks, int n, double bound, int follow)
+{
+	PlaceVal *v = xcalloc(n + 1, sizeof *v);
+
+	if (w->jobs > 1 && n > 1) {
+		w->ks = ks;
+		w->bound = follow ? w->time[best_of(w->time, w->K)] : bound;
+		par_map(n, w->jobs, walk_one, w, v, sizeof *v);
+	}
+	for (int i = 0; i < n; i++) {
+		double b = follow ? w->time[best_of(w->time, w->K)] : bound;
+		if (w->jobs <= 1 || n <= 1)
+			w->ev(w->ctx, ks[i], b, &v[i]);
+		w->time[ks[i]] = b > 0 && v[i].floor >= b ? nextafter(b, INFINITY) : v[i].time;
+		if (w->stime)
+			*w->stime += v[i].stime;
+	}
+	free(v);
+}
+
+/* Prefix k measured, unless it is already. */
+static double
+walk_at(Walk *w, int k, double bound)
+{
+	if (isnan(w->time[k]))
+		walk_batch(w, &k, 1, bound, 0);
+	return w->time[k];
 }
 
 int
-place_walk(int K, double t0, PlaceEvalFn *ev, void *ctx, double *time)
+place_walk(int K, double t0, PlaceEvalFn *ev, void *ctx, int jobs, double *time, double *stime)
 {
-	int lo, hi, best;
+	Walk w = { ev, ctx, K, par_width(jobs), time, stime, NULL, 0 };
+	int lo, hi, best, ks[6], n;
 
 	for (int k = 0; k <= K; k++)
 		time[k] = NAN;
 	time[0] = t0;
-	if (isinf(t0) && isinf(walk_eval(ev, ctx, time, K, 0)))
+	if (isinf(t0) && isinf(walk_at(&w, K, 0)))
 		return -1;
 	/* about the smallest prefix that fits (fitting grows with the prefix), to a sixteenth of
 	 * the list */
@@ -266,7 +310,7 @@ place_walk(int K, double t0, PlaceEvalFn *ev, void *ctx, double *time)
 	if (isinf(t0))
 		while (hi - lo > (K / 16 > 1 ? K / 16 : 1)) {
 			int mid = lo + (hi - lo) / 2;
-			if (isinf(walk_eval(ev, ctx, time, mid, 0)))
+			if (isinf(walk_at(&w, mid, 0)))
 				lo = mid;
 			else
 				hi = mid;
@@ -277,9 +321,16 @@ place_walk(int K, double t0, PlaceEvalFn *ev, void *ctx, double *time)
 	 * rises with the copies, not smoothly, and the least is most often early in the list:
 	 * six prefixes spaced evenly in log(1 + prefix), then twice the midpoints on either side
 	 * of the best; a prefix whose step, unplanned, is already slower than the best need not
-	 * be planned (bound). */
-	for (int j = 0; j <= 5; j++)
-		walk_eval(ev, ctx, time, hi + (int)lround(expm1(log1p(K - hi) * j / 5)), time[best_of(time, K)]);
+	 * be planned (bound). Those of a row are measured side by side. */
+	n = 0;
+	for (int j = 0; j <= 5; j++) {
+		int k = hi + (int)lround(expm1(log1p(K - hi) * j / 5)), dup = 0;
+		for (int i = 0; i < n; i++)
+			dup |= ks[i] == k;
+		if (isnan(time[k]) && !dup)
+			ks[n++] = k;
+	}
+	walk_batch(&w, ks, n, 0, 1);
 	for (int round = 0; round < 2; round++) {
 		int l = -1, rr = K + 1;
 		best = best_of(time, K);
@@ -289,19 +340,21 @@ place_walk(int K, double t0, PlaceEvalFn *ev, void *ctx, double *time)
 		for (int k = best + 1; k <= K && rr > K; k++)
 			if (!isnan(time[k]))
 				rr = k;
+		n = 0;
 		if (l >= 0 && best - l > 1)
-			walk_eval(ev, ctx, time, (l + best) / 2, time[best]);
+			ks[n++] = (l + best) / 2;
 		if (rr <= K && rr - best > 1)
-			walk_eval(ev, ctx, time, (best + rr) / 2, time[best]);
+			ks[n++] = (best + rr) / 2;
+		walk_batch(&w, ks, n, time[best], 0);
 	}
 	return best_of(time, K);
 }
 
 uint8_t *
 place_search(Module *m, Func *f, const Target *tg, int64_t budget, long nodes, double t0,
-             PlaceFitFn *fit, double *stime, int *fits)
+             PlaceFitFn *fit, int jobs, double *stime, int *fits)
 {
-	S s = { m, f, tg, budget, fit, stime, NULL, 0, NULL, NULL, nodes };
+	S s = { m, f, tg, budget, fit, NULL, 0, NULL, NULL, nodes };
 	int best, K;
 	uint8_t *r = NULL;
 
@@ -314,7 +367,7 @@ place_search(Module *m, Func *f, const Target *tg, int64_t budget, long nodes, d
 	}
 	s.lvl = xcalloc(f->nop + 1, 1);
 	s.time = xmalloc((K + 1) * sizeof *s.time);
-	best = place_walk(K, t0, eval, &s, s.time);
+	best = place_walk(K, t0, eval, &s, jobs, s.time, stime);
 	if (best < 0) {
 		/* nothing fits as planned: the most that can move, for the planner's fallbacks */
 		levels(&s, K);

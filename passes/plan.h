@@ -167,7 +167,7 @@ Func *home_fwd(const Func *, const Target *);
  * nodes: the ILP's limit for Probs it makes. Leaves Decl.host as it found it. */
 typedef Plan *PlaceFitFn(Prob *, int64_t budget, double *stime, int64_t *arena);
 uint8_t *place_search(Module *, Func *f, const Target *, int64_t budget, long nodes, double t0,
-                      PlaceFitFn *fit, double *stime, int *fits);
+                      PlaceFitFn *fit, int jobs, double *stime, int *fits);
 /* The pieces of the search, which dp.c's ZeRO search (shards and levels in one list) shares.
  * A point: a level of one group (shard: with its param sharded over the ranks, dp.c's), the
  * bytes it takes off the accelerator and the seconds of copy stream and host it costs.
@@ -176,9 +176,10 @@ uint8_t *place_search(Module *, Func *f, const Target *, int64_t budget, long no
  * from HOME_DEV, as steps up (the point tail, >= 0, last at ratio 0 when the hull stops short
  * of it), into up; their count. place_sort: every group's steps in one list, the most bytes
  * per second first, each group's in its order. place_walk: the prefix of a list of K steps
- * whose step is the fastest that fits, by few evaluations (ev: modeled seconds of prefix k,
- * INFINITY if it does not fit; a prefix whose unplanned step is no faster than bound > 0 may
- * return any time above bound); time: K + 1 entries, prefix 0's t0; -1 if nothing fits. */
+ * whose step is the fastest that fits, by few evaluations (ev: prefix k's PlaceVal); those
+ * that do not depend on each other side by side in up to jobs processes (fork.c), with the
+ * same result for any jobs; time: K + 1 entries, prefix 0's t0; *stime (if not NULL) gets the
+ * solvers' seconds; -1 if nothing fits. */
 typedef struct PlacePt {
 	int lvl, shard;
 	double cost;
@@ -190,11 +191,18 @@ typedef struct PlaceUp {
 	int64_t bytes;         /* bytes this step takes off */
 	int rank;              /* its place in the group's chain */
 } PlaceUp;
-typedef double PlaceEvalFn(void *ctx, int k, double bound);
+typedef struct PlaceVal {
+	double time;           /* modeled seconds of the prefix's step as planned, INFINITY if it
+	                        * does not fit; where floor >= bound > 0, any time above bound */
+	double floor;          /* the step's seconds unplanned where ev heeds bound (a plan only
+	                        * adds to them), else -INFINITY */
+	double stime;          /* seconds the solvers took */
+} PlaceVal;
+typedef void PlaceEvalFn(void *ctx, int k, double bound, PlaceVal *);
 int place_points(const Func *f, const Target *, int u, double slack, PlacePt *);
 int place_chain(const PlacePt *, int n, int tail, int op, PlaceUp *);
 void place_sort(PlaceUp *, int n);
-int place_walk(int K, double t0, PlaceEvalFn *, void *ctx, double *time);
+int place_walk(int K, double t0, PlaceEvalFn *, void *ctx, int jobs, double *time, double *stime);
 /* place_effects: for the ILP, each change of one update op's level from base's (one per op of
  * f, NULL: everything on the accelerator), alone, measured on f rewritten for it, unplanned,
  * against f rewritten for base: the bytes it takes off the accelerator at each op of f (off,

@@ -659,7 +659,7 @@ try_plan(Module *m, Func *f, const PlanOpts *o, int64_t budget, double tlim, int
 		t->devfit = t0 != NULL;
 		if (!t0 || t0->time > t->p->time)
 			t->lv = place_search(m, f, o->tg, budget, t->p->nodes, t0 ? t0->time : INFINITY,
-			                     fit_tso, &t->stime, &lvfits);
+			                     fit_tso, o->jobs, &t->stime, &lvfits);
 		plan_free(t0);
 	}
 	if (search && o->levels && !o->nooffload && o->tg->hoststate && t->p->bw > 0 && strcmp(o->solver, "chen") &&
