@@ -20,7 +20,7 @@
 # not built for. A rank that fails mid-step makes every rank exit with an error in bounded
 # time: a label out of range in one rank's rows (every rank's step fails at its end), a rank
 # that exits, a rank that stalls (the others' collectives time out). Skipped (counted) where
-# configure found no MPI or no mpirun.
+# configure found no MPI or no mpirun. First runtime/comm.c's collectives alone (tests/dp/comm).
 MTC=${MTC:-./mtc}
 RUN=$(dirname "$MTC")/mtc-run
 STCMP=${top_builddir:-.}/tests/dp/stcmp
@@ -56,6 +56,17 @@ close() {
 		          if (!($2 in a) || d > tol * r || $4 ~ /nan|inf/) bad = 1 }
 		END { exit bad || n != 5 }' "$1" "$2"
 }
+
+# runtime/comm.c alone (tests/dp/comm): each slot's collective over steps, one moved to
+# another buffer and count and back, the three kinds side by side, exact sums
+for np in 2 3; do
+	if mpi $np "${top_builddir:-.}/tests/dp/comm" > "$out/comm$np.t" 2>&1 && grep -q ' 0 failed$' "$out/comm$np.t"; then
+		ok
+	else
+		bad "the collectives alone on $np ranks (tests/dp/comm)"
+		grep FAIL "$out/comm$np.t" | head -5
+	fi
+done
 
 # name, model, budget (-: none), ZeRO stage, numbers of ranks, defines
 # MTC_QUICK=1 (CI's sanitizer run, docs/reliability.md; MPI's ranks under AddressSanitizer
