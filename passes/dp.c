@@ -902,7 +902,7 @@ dp_choose(Module *m, int ranks, int64_t cap, int zero, int each, const DpReport 
 		}
 		if (!take && j.nup) {
 			double *time = xmalloc((j.nup + 1) * sizeof *time);
-			kb = place_walk(j.nup, INFINITY, joint_eval, &j, j.po ? j.po->jobs : 1, time, NULL);
+			kb = place_walk(j.nup, INFINITY, joint_eval, &j, j.po->jobs, time, NULL);
 			if (kb >= 0 && !(time[kb] < bt * (1 - 1e-9)))
 				kb = -1;
 			free(time);

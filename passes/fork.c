@@ -105,7 +105,7 @@ par_map(int n, int jobs, void (*fn)(int, void *, void *), void *ctx, void *out, 
 	if (size > PIPE_BUF)
 		die("par_map: a result of %zu bytes", size);
 	memset(out, 0, (size_t)n * size);
-	if (jobs <= 1 || n <= 1 || child) {
+	if (par_width(jobs) <= 1 || n <= 1) {
 		for (int i = 0; i < n; i++)
 			fn(i, ctx, o + (size_t)i * size);
 		return;
