@@ -115,14 +115,10 @@ mod_set_host(Module *m, int d)
 		m->step->val[d].host = 1;
 }
 
-Func *
-func_new(Module *m, const char *name)
+/* The values of m's decls, into an empty f. */
+static void
+func_decls(Func *f, Module *m)
 {
-	Func *f = aalloc(m->arena, sizeof *f);
-
-	f->mod = m;
-	f->loss = -1;
-	f->name = astrdup(m->arena, name);
 	for (int i = 0; i < m->ndecl; i++) {
 		int v = func_value(f, m->decl[i].name, m->decl[i].ty);
 		if (v != i)
@@ -131,7 +127,43 @@ func_new(Module *m, const char *name)
 		f->val[v].host = m->decl[i].host;
 		f->val[v].loc = m->decl[i].loc;
 	}
+}
+
+Func *
+func_new(Module *m, const char *name)
+{
+	Func *f = aalloc(m->arena, sizeof *f);
+
+	f->mod = m;
+	f->loss = -1;
+	f->name = astrdup(m->arena, name);
+	func_decls(f, m);
 	return f;
+}
+
+void
+func_reset(Func *f)
+{
+	f->nval = f->nop = f->nout = 0;
+	f->loss = -1;
+	if (f->htab)
+		memset(f->htab, 0, f->hcap * sizeof *f->htab);
+	func_decls(f, f->mod);
+}
+
+/* Room for nop ops and nval values: a pass that knows how large the function it builds will
+ * be makes its arrays once, not by doubling (relax.c builds thousands of steps). */
+void
+func_reserve(Func *f, int nop, int nval)
+{
+	if (nop > f->capop) {
+		f->capop = nop;
+		f->op = xrealloc(f->op, f->capop * sizeof *f->op);
+	}
+	if (nval > f->capval) {
+		f->capval = nval;
+		f->val = xrealloc(f->val, f->capval * sizeof *f->val);
+	}
 }
 
 /* How many integer attributes a caller's array holds for kind k: callers may pass arrays

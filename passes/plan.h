@@ -130,6 +130,8 @@ int64_t plan_arena_of(const Prob *, const Plan *, int64_t goal);
 Func *remat(const Prob *, const Plan *);
 /* The same, map (p->n entries) the index in the new function of each op of p's. */
 Func *remat_map(const Prob *, const Plan *, int *map);
+/* The same into g, a function remat made before (func_reset): its arrays are reused. */
+Func *remat_again(const Prob *, const Plan *, Func *g);
 
 /* home.c: params and optimizer state living in host memory. An update's group (its param and
  * the state it writes) lives at one level between steps: */

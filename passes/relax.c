@@ -66,8 +66,9 @@ build(Rx *x, St *s)
 		Swap *w = &pl->sw[k];
 		plan_place_swap_at(p, w->op, w->inwait, x->lin[w->op], x->lout[w->op], w);
 	}
-	drop(s);
-	s->g = remat(p, pl);
+	/* the function of s's last build, if any, takes this one: its arrays, mapped and
+	 * faulted in once, are kept */
+	s->g = s->g ? remat_again(p, pl, s->g) : remat(p, pl);
 	if (s->g->nop + 1 > x->nprof) {
 		x->nprof = 2 * (s->g->nop + 1);
 		x->prof = xrealloc(x->prof, x->nprof * sizeof *x->prof);

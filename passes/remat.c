@@ -102,6 +102,8 @@ bucket(Bk *b, const Plan *pl, size_t off, int n)
 	free(at);
 }
 
+static Func *build(const Prob *, const Plan *, int *map, Func *g);
+
 Func *
 remat(const Prob *p, const Plan *pl)
 {
@@ -111,8 +113,21 @@ remat(const Prob *p, const Plan *pl)
 Func *
 remat_map(const Prob *p, const Plan *pl, int *map)
 {
+	return build(p, pl, map, func_new(p->f->mod, p->f->name));
+}
+
+Func *
+remat_again(const Prob *p, const Plan *pl, Func *g)
+{
+	func_reset(g);
+	return build(p, pl, NULL, g);
+}
+
+/* The plan into g, an empty function (its decls' values only). */
+static Func *
+build(const Prob *p, const Plan *pl, int *map, Func *g)
+{
 	const Func *f = p->f;
-	Func *g = func_new(f->mod, f->name);
 	int n = p->n;
 	int *cur = xmalloc(f->nval * sizeof *cur);
 	int *orig = xmalloc((n + 1) * sizeof *orig);
@@ -121,7 +136,18 @@ remat_map(const Prob *p, const Plan *pl, int *map)
 	int *got = xmalloc(f->nval * sizeof *got);
 	char nm[256];
 	Bk in, inw, out, outw;
+	size_t nrec = 0, nn = (size_t)n * n, k = 0;
 
+	/* at most: each op, each recomputation, a workspace and a wait for each of either, and
+	 * each swap's two copies and two waits (the rec matrix read 8 bytes at a time: mostly 0) */
+	for (uint64_t w; k + 8 <= nn; k += 8)
+		if ((memcpy(&w, pl->rec + k, 8), w))
+			for (int b = 0; b < 8; b++)
+				nrec += pl->rec[k + b] != 0;
+	for (; k < nn; k++)
+		nrec += pl->rec[k] != 0;
+	func_reserve(g, (int)(2 * (n + nrec) + nrec + 4 * (size_t)pl->nsw + 1),
+	             g->nval + (int)(2 * (n + nrec) + 2 * (size_t)pl->nsw + 1));
 	/* Large steps have many swaps and few recomputations per op: find both without a walk
 	 * over all of them at every op (relax.c measures thousands of plans). */
 	bucket(&in, pl, offsetof(Swap, in), n);

@@ -63,6 +63,7 @@ typedef struct Dp {
 	struct Nest *nest;     /* nested recomputations of every start, NESTG ends each */
 	int nestg;             /* the longest nested run on this step (<= NESTG) */
 	struct NestC *nscr;    /* scratch of nest_costs, twice its candidates (the sort's too) */
+	struct Cell *cells;    /* run_dp's table, (ns + 1) x (NU + 1), made once a solve */
 } Dp;
 
 static double
@@ -431,7 +432,7 @@ run_dp(Dp *d, int64_t budget, uint8_t *mode, int *nsplit, int *nend)
 	const Prob *p = d->p;
 	int ns = d->ns, bi = -1, turn = p->turn;
 	double unit = (double)budget / NU, best = 1e300;
-	Cell *c = xmalloc((size_t)(ns + 1) * (NU + 1) * sizeof *c);
+	Cell *c = d->cells;
 
 	for (size_t k = 0; k < (size_t)(ns + 1) * (NU + 1); k++)
 		c[k].cost = 1e300;
@@ -540,7 +541,6 @@ run_dp(Dp *d, int64_t budget, uint8_t *mode, int *nsplit, int *nend)
 			m = e->fm;
 		}
 	}
-	free(c);
 	return bi >= 0 ? best : -1;
 }
 
@@ -820,6 +820,9 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 	d.grp = xmalloc(((size_t)d.ns * MAXG + 1) * sizeof *d.grp);
 	d.nest = xmalloc(((size_t)d.ns * NESTG + 1) * sizeof *d.nest);
 	d.nscr = xmalloc(2 * (size_t)NESTG * (NESTL + 1) * (NESTL + 1) * sizeof *d.nscr);
+	/* one table for every run of the DP: a fresh one each run was mapped, faulted in and
+	 * unmapped again, 24 times a solve */
+	d.cells = xmalloc((size_t)(d.ns + 1) * (NU + 1) * sizeof *d.cells);
 	for (d.nestg = NESTG; d.nestg > 2 &&
 	     (double)d.ns * d.nestg * d.nestg * (NESTL + 1) * (NESTL + 1) > NESTWORK; d.nestg--)
 		;
@@ -932,7 +935,7 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 	for (int k = 0; d.rmq && k <= d.lg; k++)
 		free(d.rmq[k]);
 	free(d.rmq);
-	free(d.grp); free(d.nest); free(d.nscr); free(nsplit); free(bestsplit); free(nend); free(bestend); free(h); free(h2);
+	free(d.grp); free(d.nest); free(d.nscr); free(d.cells); free(nsplit); free(bestsplit); free(nend); free(bestend); free(h); free(h2);
 	free(d.base); free(d.abase); free(free_); free(d.s); free(d.fops); free(cuts); free(bnd); free(d.lng); free(d.glong); free(d.endp); free(mode); free(best);
 	plan_free(tmp);
 	return ok ? 0 : -1;
