@@ -24,9 +24,8 @@
 enum { PAR_MINOPS = 200 };     /* the smallest step whose prefixes are planned side by side */
 
 /* Under AddressSanitizer each fork copies the page tables of the shadow memory: the example
- * transformer at 50% compiled in 20.1 s in two processes against 17.9 s in one, and CI's
- * whole run (its second half under the sanitizers) took 58.5 min against 36.6 before: there
- * the walk runs in one. */
+ * transformer at 50% compiled in 20.1 s in two processes against 17.9 s in one; there the
+ * walk runs in one. */
 #if defined(__SANITIZE_ADDRESS__)
 #define PAR_ASAN 1
 #elif defined(__has_feature)

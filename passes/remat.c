@@ -136,18 +136,11 @@ build(const Prob *p, const Plan *pl, int *map, Func *g)
 	int *got = xmalloc(f->nval * sizeof *got);
 	char nm[256];
 	Bk in, inw, out, outw;
-	size_t nrec = 0, nn = (size_t)n * n, k = 0;
 
-	/* at most: each op, each recomputation, a workspace and a wait for each of either, and
-	 * each swap's two copies and two waits (the rec matrix read 8 bytes at a time: mostly 0) */
-	for (uint64_t w; k + 8 <= nn; k += 8)
-		if ((memcpy(&w, pl->rec + k, 8), w))
-			for (int b = 0; b < 8; b++)
-				nrec += pl->rec[k + b] != 0;
-	for (; k < nn; k++)
-		nrec += pl->rec[k] != 0;
-	func_reserve(g, (int)(2 * (n + nrec) + nrec + 4 * (size_t)pl->nsw + 1),
-	             g->nval + (int)(2 * (n + nrec) + 2 * (size_t)pl->nsw + 1));
+	/* room for each op, twice (recomputations, workspaces, waits), and each swap's two copies
+	 * and two waits: a plan with more recomputation grows it; remat_again keeps what it grew */
+	func_reserve(g, 2 * n + 4 * pl->nsw + 64, g->nval + 2 * n + 2 * pl->nsw + 64);
+
 	/* Large steps have many swaps and few recomputations per op: find both without a walk
 	 * over all of them at every op (relax.c measures thousands of plans). */
 	bucket(&in, pl, offsetof(Swap, in), n);
