@@ -102,27 +102,6 @@ bucket(Bk *b, const Plan *pl, size_t off, int n)
 	free(at);
 }
 
-static Func *build(const Prob *, const Plan *, int *map, Func *g);
-
-Func *
-remat(const Prob *p, const Plan *pl)
-{
-	return remat_map(p, pl, NULL);
-}
-
-Func *
-remat_map(const Prob *p, const Plan *pl, int *map)
-{
-	return build(p, pl, map, func_new(p->f->mod, p->f->name));
-}
-
-Func *
-remat_again(const Prob *p, const Plan *pl, Func *g)
-{
-	func_reset(g);
-	return build(p, pl, NULL, g);
-}
-
 /* The plan into g, an empty function (its decls' values only). */
 static Func *
 build(const Prob *p, const Plan *pl, int *map, Func *g)
@@ -213,6 +192,25 @@ build(const Prob *p, const Plan *pl, int *map, Func *g)
 	free(in.first), free(in.ix), free(inw.first), free(inw.ix);
 	free(out.first), free(out.ix), free(outw.first), free(outw.ix);
 	return g;
+}
+
+Func *
+remat(const Prob *p, const Plan *pl)
+{
+	return remat_map(p, pl, NULL);
+}
+
+Func *
+remat_map(const Prob *p, const Plan *pl, int *map)
+{
+	return build(p, pl, map, func_new(p->f->mod, p->f->name));
+}
+
+Func *
+remat_again(const Prob *p, const Plan *pl, Func *g)
+{
+	func_reset(g);
+	return build(p, pl, NULL, g);
 }
 
 /* The heap parts of a function; its names and operand lists stay in the module's arena. */
