@@ -14,10 +14,11 @@
  * (Checkmate's linearisation with hazard counts). A swap X[i] makes i resident again at its
  * first late use without a recomputation; the copy's source stays until the swap_out's wait
  * (a fetched param's, copied from its home again, until its last early use) and the
- * swapped-in buffer from the swap_in on, both placed as plan.c places them; its cost is the
- * copy time not hidden behind compute (swap_cost), each copy alone: the copies share an
- * engine, so a plan may measure slower than its objective, and only what is measured counts
- * as proved. Bytes are counted in KiB, seconds in us.
+ * swapped-in buffer from the swap_in on, both placed as plan.c places them. The objective is
+ * the step's clock (below): the compute stream and the copy engines as cost.c runs them, so
+ * copies that share an engine are priced as measured. (In blocks, ilpblk.c, each swap is
+ * priced alone: the copy time not hidden behind compute, swap_cost.) Only what is measured
+ * counts as proved. Bytes are counted in KiB, seconds in us.
  * MTC_ILP_TRACE=1 in the environment shows GLPK's log. */
 #include <glpk.h>
 #include <limits.h>
@@ -76,6 +77,11 @@ typedef struct Ilp {
 	int *ycol;
 	uint8_t *bas;          /* a start basis: the basic columns (1..nc; every row's slack
 	                        * nonbasic), NULL: GLPK's own; an optimal one, given: no cuts */
+	int tl;                /* the objective is the step's clock (step_clock), not each
+	                        * recomputation's and swap's seconds alone: 1 where a copy may
+	                        * run, 2 always */
+	int tcol;              /* the clock's column of the step's end */
+	double obj0;           /* the objective's constant (us) */
 } Ilp;
 
 static double kib(int64_t b) { return (double)b / 1024; }
@@ -242,7 +248,7 @@ warm_ok(const Ilp *m)
 		}
 	}
 	for (int c = 1; c <= m->nc && ok; c++)
-		if (m->warm[c] < m->clo[c] - 1e-9 || (m->ckind[c] == 'C' && m->warm[c] > m->chi[c] + 1e-6)) {
+		if (m->warm[c] < m->clo[c] - 1e-9 || (m->ckind[c] == 'C' && m->chi[c] >= 0 && m->warm[c] > m->chi[c] + 1e-6)) {
 			ok = 0;
 			if (m->trace)
 				fprintf(stderr, "ilp: start solution breaks column %d's bounds: %g\n", c, m->warm[c]);
@@ -316,6 +322,160 @@ place_cols(Ilp *m)
 	}
 }
 
+/* ---------- the step's clock ----------
+ * With m->tl the objective is the step's modeled seconds over the unplanned step, written as
+ * cost.c computes them, in remat.c's order: at each stage the swap_ins issued there, the waits
+ * of those first read there, the recomputations and the op, the swap_outs issued after it and
+ * the waits that end there. A stage's compute starts when the last one's ends and its waits
+ * are over; a copy starts when the compute before it has ended and the copy before it on its
+ * engine (one each way on a duplex target, else one for both; copies issued together in the
+ * plan's order, ascending ops) has; a swap_in on a duplex target also after its swap_out; a
+ * copy of the step's own (a param's fetch) likewise, and the ops reading it after it. Every
+ * row is one cost_fill's clocks meet for any plan of the program, and for a fixed plan the
+ * least clocks that meet them are cost_fill's where the step has no updates on the host,
+ * collectives or host issue (left out, so the clock can only be lower): the program's optimum
+ * is a bound on every plan as measured, and a plan at it is proved. ilp-test holds the clock
+ * against plan_eval on random plans of the examples (ilp_clock). A row of a swap the plan does
+ * not take is let go by a big M (all the copies' seconds: no engine runs further ahead of the
+ * compute); each copy alone also holds its wait without it, which keeps the relaxation from
+ * ignoring a fractional swap's copy. Seconds are in us. */
+
+/* A clock column: no upper bound, its start value raised by its rows. */
+static int
+tvar(Ilp *m)
+{
+	return col(m, 'C', 0, -1, 0);
+}
+
+/* Row a - b - kx x >= k; a's start value raised to meet it. With k - M and kx M (M big
+ * enough that with x = 0 the row holds for any clocks the plan has): a >= b + k when x is
+ * taken. */
+static void
+ge(Ilp *m, int a, int b, double k, int x, double kx)
+{
+	int r = row(m, GLP_LO, k, 0);
+	double v = wv(m, b) + k + kx * wv(m, x);
+
+	coef(m, r, a, 1);
+	coef(m, r, b, -1);
+	coef(m, r, x, -kx);
+	if (v > m->warm[a])
+		m->warm[a] = v;
+}
+
+/* A copy of ct us, taken when x is (always, x 0), issued with its engine's clock at e and the
+ * compute's at c: the engine's clock after it (its end, when taken). */
+static int
+copy(Ilp *m, int e, int c, int x, double ct)
+{
+	int a = tvar(m);
+
+	ge(m, a, e, x ? 0 : ct, x, ct);
+	ge(m, a, c, x ? 0 : ct, x, ct);
+	return a;
+}
+
+/* The compute's clock after c and the waits at op t of the swaps whose copies end at fe[k],
+ * issued at compute clock fc[k] (the swap_ins' waits before op t, in; else the swap_outs'
+ * after it). */
+static int
+waits(Ilp *m, int c, int t, int in, const int *fe, const int *fc, const double *ct, double big)
+{
+	int a = tvar(m);
+
+	ge(m, a, c, 0, 0, 0);
+	for (int k = 0; k < m->n; k++)
+		if (m->x[k] && fe[k] && (in ? m->sw[k].inwait : m->sw[k].outwait) == t) {
+			ge(m, a, fe[k], -big, m->x[k], big);
+			ge(m, a, fc[k], 0, m->x[k], ct[k]);
+		}
+	return a;
+}
+
+static int
+is_comp(const Func *f, const Op *op)
+{
+	return !(opinfo[op->kind].flags & F_COPY) && !op_on_host(f, op);
+}
+
+static void
+step_clock(Ilp *m)
+{
+	const Prob *p = m->p;
+	const Func *f = p->f;
+	int n = m->n, duplex = p->tg->duplex;
+	int ein = 0, eout = 0, cprev = 0, *eng, T;    /* columns; 0 is the constant 0 */
+	int *fin = xcalloc(n + 1, sizeof *fin), *fout = xcalloc(n + 1, sizeof *fout);
+	int *cin = xcalloc(n + 1, sizeof *cin), *cout = xcalloc(n + 1, sizeof *cout);
+	int *fx = xcalloc(n + 1, sizeof *fx);
+	double *ct = xcalloc(n + 1, sizeof *ct), big = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (m->x[i]) {
+			ct[i] = 1e6 * copy_time(p, p->b[i]);
+			big += 2 * ct[i];
+		}
+		if (opinfo[f->op[i].kind].flags & F_COPY)
+			big += 1e6 * p->t[i];
+	}
+	for (int t = 0; t < n; t++) {
+		const Op *op = &f->op[t];
+		int A, D, r;
+		double w;
+
+		/* the swap_ins issued before op t (in ascending ops, as remat.c issues them), on the
+		 * engine to the accelerator */
+		eng = duplex ? &ein : &eout;
+		for (int k = 0; k < n; k++)
+			if (m->x[k] && m->sw[k].in == t) {
+				fin[k] = *eng = copy(m, *eng, cprev, m->x[k], ct[k]);
+				if (duplex && fout[k])
+					ge(m, fin[k], fout[k], ct[k] - big, m->x[k], big);
+				cin[k] = cprev;
+			}
+		/* their waits, then the recomputations and op t */
+		A = waits(m, cprev, t, 1, fin, cin, ct, big);
+		D = tvar(m);
+		r = row(m, GLP_LO, is_comp(f, op) ? 1e6 * p->t[t] : 0, 0);
+		coef(m, r, D, 1);
+		coef(m, r, A, -1);
+		w = wv(m, A) + m->rlo[r];
+		for (int i = 0; i < t; i++)
+			if (R(m, t, i)) {
+				coef(m, r, R(m, t, i), -1e6 * p->t[i]);
+				w += 1e6 * p->t[i] * wv(m, R(m, t, i));
+			}
+		if (w > m->warm[D])
+			m->warm[D] = w;
+		if (is_comp(f, op))
+			for (int a = 0; a < op->nargs; a++) {
+				int d = f->val[op->args[a]].def;
+				if (d >= 0 && d < t && fx[d])
+					ge(m, D, fx[d], 1e6 * p->t[t], 0, 0);
+			}
+		if (opinfo[op->kind].flags & F_COPY) {
+			/* a copy of the step itself (a param's fetch): op t on its engine */
+			eng = duplex && (op->kind == OP_SWAPIN || op->kind == OP_UNBUCKET) ? &ein : &eout;
+			fx[t] = *eng = copy(m, *eng, D, 0, 1e6 * p->t[t]);
+		}
+		/* the swap_outs issued after it, then the waits that end there */
+		for (int k = 0; k < n; k++)
+			if (m->x[k] && m->sw[k].out == t && !plan_is_fetch(f, &f->op[k])) {
+				fout[k] = eout = copy(m, eout, D, m->x[k], ct[k]);
+				cout[k] = D;
+			}
+		cprev = waits(m, D, t, 0, fout, cout, ct, big);
+	}
+	T = tvar(m);
+	ge(m, T, cprev, 0, 0, 0);
+	ge(m, T, ein, 0, 0, 0);
+	ge(m, T, eout, 0, 0, 0);
+	m->cobj[T] = 1;
+	m->tcol = T;
+	m->obj0 = -1e6 * p->time;
+	free(fin), free(fout), free(cin), free(cout), free(fx), free(ct);
+}
+
 /* Build the program. With a warm plan, also the start solution (FREE and U follow from R, S). */
 static void
 build(Ilp *m, const Prob *p, int64_t budget, const Plan *warm)
@@ -362,13 +522,23 @@ build(Ilp *m, const Prob *p, int64_t budget, const Plan *warm)
 						m->need[(size_t)t * n + i] = 1;
 		}
 	}
+	/* The clock where a copy may run (tl 2: always); without copies it is the sum of the
+	 * recomputations' seconds, and Checkmate's objective is that sum: the same programs,
+	 * which GLPK solves faster without the clock's columns (ilp-test, whose chains and DAGs
+	 * copy nothing: 55 s with them, 18 s without) */
+	if (m->tl == 1) {
+		int copies = 0;
+		for (int i = 0; i < n && !copies; i++)
+			copies = (p->bw > 0 && m->dec[i] && p->cand[i]) || (opinfo[p->f->op[i].kind].flags & F_COPY);
+		m->tl = copies;
+	}
 	/* R, S and X columns; recomputing i costs its time. */
 	for (int i = 0; i < n; i++) {
 		if (!m->dec[i])
 			continue;
 		for (int t = i + 1; t <= m->rhi[i]; t++)
 			if (m->need[(size_t)t * n + i])
-				m->rcol[(size_t)t * n + i] = col(m, 'B', 0, 1, 1e6 * p->t[i]);
+				m->rcol[(size_t)t * n + i] = col(m, 'B', 0, 1, m->tl ? 0 : 1e6 * p->t[i]);
 		for (int t = i + 1; t <= m->shi[i]; t++) {
 			int c = col(m, 'B', 0, 1, 0);
 			if (t == i + 1)
@@ -376,7 +546,7 @@ build(Ilp *m, const Prob *p, int64_t budget, const Plan *warm)
 		}
 		if (p->bw > 0 && p->cand[i]) {
 			plan_place_swap(p, i, p->split[i], &m->sw[i]);
-			m->x[i] = col(m, 'B', 0, 1, 1e6 * swap_cost(p, i));
+			m->x[i] = col(m, 'B', 0, 1, m->tl ? 0 : 1e6 * swap_cost(p, i));
 		}
 	}
 	if (warm)
@@ -535,6 +705,8 @@ build(Ilp *m, const Prob *p, int64_t budget, const Plan *warm)
 			prevk = k;
 		}
 	}
+	if (m->tl)
+		step_clock(m);
 	free(kt);
 	free(ucol);
 }
@@ -556,11 +728,14 @@ run(Ilp *m, double tlim, double t0, Plan *pl, double *val)
 	glp_term_out(m->trace ? GLP_ON : GLP_OFF);
 	lp = glp_create_prob();
 	glp_set_obj_dir(lp, GLP_MIN);
+	glp_set_obj_coef(lp, 0, m->obj0);
 	if (m->nc)
 		glp_add_cols(lp, m->nc);
 	for (int c = 1; c <= m->nc; c++) {
 		glp_set_col_kind(lp, c, m->ckind[c] == 'B' ? GLP_BV : GLP_CV);
-		if (m->ckind[c] == 'C')
+		if (m->ckind[c] == 'C' && m->chi[c] < 0)
+			glp_set_col_bnds(lp, c, GLP_LO, m->clo[c], 0);
+		else if (m->ckind[c] == 'C')
 			glp_set_col_bnds(lp, c, GLP_DB, m->clo[c], m->chi[c] > 0 ? m->chi[c] : 0);
 		glp_set_obj_coef(lp, c, m->cobj[c]);
 	}
@@ -607,6 +782,14 @@ run(Ilp *m, double tlim, double t0, Plan *pl, double *val)
 	ip.ps_heur = tlim > 0 ? GLP_ON : GLP_OFF;
 	ip.fp_heur = tlim > 0 ? GLP_OFF : GLP_ON;
 	ip.ps_tm_lim = (int)(tlim * 250) < 5000 ? (int)(tlim * 250) : 5000;
+	/* The clock's programs: GLPK's default branching (Driebeck-Tomlin) computes tableau rows
+	 * for every fractional column at every node, and its feasibility pump ran at every node:
+	 * skipnet under cuda at 50%, 50 nodes, took 42.6 s with both, 3.6 s with neither (the
+	 * first fractional column branched on), the same plan */
+	if (m->tl) {
+		ip.fp_heur = GLP_OFF;
+		ip.br_tech = GLP_BR_FFV;
+	}
 	if (m->trace)
 		fprintf(stderr, "ilp: %d columns, %d rows, %d nonzeros; iteration limit %d\n", m->nc, m->nr,
 		        m->nz, m->itmax);
@@ -834,6 +1017,7 @@ solve_ops(const Prob *p, int64_t budget, double tlim, const Plan *warm, const ui
 	m.npe = npe;
 	m.kmax = kmax;
 	m.corr = corr;
+	m.tl = !mask;
 	build(&m, p, budget, warm);
 	m.warmok = (warm || npe) && warm_ok(&m);
 	if (m.trace)
@@ -888,6 +1072,8 @@ solve_ops(const Prob *p, int64_t budget, double tlim, const Plan *warm, const ui
 	ilp_free(&m);
 	if (ok == 0 && !npe) {
 		plan_eval(p, pl, budget);
+		if (m.trace)
+			fprintf(stderr, "ilp: the plan's objective %.9g s, measured %.9g s\n", pl->obj, pl->time);
 		pl->gap = measured_gap(p, pl, lb);
 	}
 	pl->solver = "ilp";
@@ -907,4 +1093,33 @@ solve_ilp_place(const Prob *p, int64_t budget, double tlim, const PlaceEffect *p
                 int kmax, const uint8_t *mask, const int64_t *corr, Plan *pl, uint8_t *lvl)
 {
 	return solve_ops(p, budget, tlim, NULL, mask, NULL, pe, npe, kmax, corr, pl, lvl);
+}
+
+/* The clock's seconds for pl (the least clocks its rows allow) into *sec; -1 where pl is
+ * outside the program (a recomputation it has no column for, a swap placed elsewhere, a row
+ * it breaks). */
+int
+ilp_clock(const Prob *p, const Plan *pl, double *sec)
+{
+	Ilp m;
+	int ok = 0;
+
+	memset(&m, 0, sizeof m);
+	m.tl = 2;
+	build(&m, p, p->peak * 16 + (1 << 30), pl);
+	for (int t = 0; t < p->n && ok == 0; t++)
+		for (int i = 0; i < t && ok == 0; i++)
+			if (pl->rec[(size_t)t * p->n + i] && !R(&m, t, i))
+				ok = -1;
+	for (int s = 0; s < pl->nsw && ok == 0; s++) {
+		const Swap *a = &pl->sw[s], *b = &m.sw[a->op];
+		if (!m.x[a->op] || a->out != b->out || a->outwait != b->outwait || a->in != b->in ||
+		    a->inwait != b->inwait)
+			ok = -1;
+	}
+	if (ok == 0 && !warm_ok(&m))
+		ok = -1;
+	*sec = m.warm[m.tcol] / 1e6;
+	ilp_free(&m);
+	return ok;
 }

@@ -281,6 +281,10 @@ int plan_segments(const Prob *, int **fops, int *nf, int **seg, int **bnd, int *
  * tlim > 0, tlim seconds (tlim 0: no clock), started from warm (may be NULL). 0 with pl filled
  * (pl->gap, pl->stop), or -1 if no solution was found. */
 int solve_ilp(const Prob *, int64_t budget, double tlim, const Plan *warm, Plan *);
+/* The step's clock of its program (Checkmate's over the ops, whose objective it is): the
+ * seconds of pl as the program's rows bound them, cost_fill's without updates on the host and
+ * collectives, never more; 0, or -1 where pl is outside the program. */
+int ilp_clock(const Prob *, const Plan *, double *sec);
 /* Its program over a chain's stages only (chain.c's): -1 where the step is no such chain, a
  * swap may pay (no warm plan to say), or the program is too large. */
 int solve_ilp_chain(const Prob *, int64_t budget, double tlim, const Plan *warm, Plan *);

@@ -61,6 +61,83 @@ chain_budgets(const char *name, Module *m, const Target *tg)
 	mod_free(m);
 }
 
+/* The program's clock (its objective on steps of the examples) is the cost model's step for
+ * every plan in the program: random modes on each example, expanded as the planner expands
+ * them (recomputations on demand, swaps where the program places them), measured (plan_eval,
+ * cost_fill on the planned IR) and clocked (ilp_clock), under mt3000 (one copy engine for
+ * both ways) and cuda (one each way). Plans the program cannot hold are counted apart. */
+static void
+clock_plans(const char *top)
+{
+	static const struct {
+		const char *file, *defs[4];
+		int nd;
+	} ex[] = {
+		{ "mlp", { "L=4", "B=32" }, 2 },
+		{ "skipnet", { "B=16" }, 1 },
+		{ "classifier", { "B=8" }, 1 },
+		{ "widemlp", { "B=16", "D=256" }, 2 },
+	};
+	static const char *const tgs[] = { "mt3000", "cuda" };
+	uint64_t s = 88172645463325252ull;
+
+	for (size_t e = 0; e < sizeof ex / sizeof *ex; e++)
+		for (int g = 0; g < 2; g++) {
+			char path[4096];
+			Target tg;
+			Module *m;
+			Prob *p;
+			uint8_t *mode;
+			int held = 0, out = 0, swaps = 0, recs = 0;
+			if (target_get(&tg, tgs[g]))
+				die("no %s target", tgs[g]);
+			snprintf(path, sizeof path, "%s/examples/%s.tdsl", top, ex[e].file);
+			if (!(m = synth_example(path, ex[e].defs, ex[e].nd, &tg)))
+				die("%s does not compile", path);
+			p = prob_new(m->step, &tg);
+			mode = xcalloc(p->n + 1, 1);
+			for (int k = 0; k < 40; k++) {
+				Plan *pl = plan_new(p);
+				double c;
+				int nsw;
+				for (int i = 0; i < p->n; i++) {
+					s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+					mode[i] = s % 3 == 0 ? REC : s % 3 == 1 && p->cand[i] ? SWAP : KEEP;
+				}
+				plan_expand(p, mode, pl);
+				/* the swaps the program can take: those placed for the first late use (a
+				 * recomputation that reads the value earlier brings it back earlier) */
+				for (int a = nsw = 0; a < pl->nsw; a++) {
+					Swap w;
+					plan_place_swap(p, pl->sw[a].op, p->split[pl->sw[a].op], &w);
+					if (!memcmp(&w, &pl->sw[a], sizeof w))
+						pl->sw[nsw++] = w;
+				}
+				pl->nsw = nsw;
+				plan_eval(p, pl, 0);
+				if (ilp_clock(p, pl, &c)) {
+					out++;
+					plan_free(pl);
+					continue;
+				}
+				held++;
+				swaps += pl->nsw;
+				for (size_t j = 0; j < (size_t)p->n * p->n; j++)
+					recs += pl->rec[j];
+				check(fabs(c - pl->time) <= 1e-9 * pl->time, "%s under %s, plan %d (%d swaps): clock %.12g s, "
+				      "measured %.12g s", ex[e].file, tgs[g], k, pl->nsw, c, pl->time);
+				plan_free(pl);
+			}
+			check(held >= 20 && swaps > 0 && recs > 0, "%s under %s: %d of 40 plans in the program, "
+			      "%d swaps, %d recomputations", ex[e].file, tgs[g], held, swaps, recs);
+			printf("clock: %-10s %-6s %2d plans in the program (%d swaps, %d recomputations) clocked as "
+			       "measured, %d outside\n", ex[e].file, tgs[g], held, swaps, recs, out);
+			free(mode);
+			prob_free(p);
+			mod_free(m);
+		}
+}
+
 int
 main(void)
 {
@@ -146,5 +223,6 @@ main(void)
 		if (n == 5)
 			chain_budgets("mlp 24-8-40 tanh", synth_mlp(w2, 2, 64, acts, &tg), &tg);
 	}
+	clock_plans(getenv("top_srcdir") ? getenv("top_srcdir") : ".");
 	return done();
 }
