@@ -61,6 +61,44 @@ chain_budgets(const char *name, Module *m, const Target *tg)
 	mod_free(m);
 }
 
+/* Do a and b hold the same function (ops, values, outputs, loss)? 0, or -1 with why. */
+static int
+same_func(const Func *a, const Func *b, char *why, size_t n)
+{
+	if (a->nop != b->nop || a->nval != b->nval || a->nout != b->nout || a->loss != b->loss) {
+		snprintf(why, n, "%d ops, %d values, %d outputs, loss %d against %d, %d, %d, %d", a->nop, a->nval,
+		         a->nout, a->loss, b->nop, b->nval, b->nout, b->loss);
+		return -1;
+	}
+	for (int i = 0; i < a->nop; i++) {
+		const Op *x = &a->op[i], *y = &b->op[i];
+		int d = x->kind != y->kind || x->phase != y->phase || x->res != y->res || x->nargs != y->nargs ||
+		        x->nia != y->nia || x->of != y->of || memcmp(x->ia, y->ia, sizeof x->ia) ||
+		        memcmp(x->fa, y->fa, sizeof x->fa);
+		for (int k = 0; k < x->nargs && !d; k++)
+			d = x->args[k] != y->args[k];
+		if (d) {
+			snprintf(why, n, "op %d differs", i);
+			return -1;
+		}
+	}
+	for (int v = 0; v < a->nval; v++) {
+		const Value *x = &a->val[v], *y = &b->val[v];
+		if (strcmp(x->name, y->name) || x->ty.dt != y->ty.dt || !shape_eq(&x->ty.sh, &y->ty.sh) ||
+		    x->def != y->def || x->decl != y->decl || x->host != y->host ||
+		    func_find(b, x->name) != v) {
+			snprintf(why, n, "value %d (%%%s) differs", v, x->name);
+			return -1;
+		}
+	}
+	for (int k = 0; k < a->nout; k++)
+		if (a->out[k] != b->out[k] || strcmp(a->outname[k], b->outname[k])) {
+			snprintf(why, n, "output %d differs", k);
+			return -1;
+		}
+	return 0;
+}
+
 /* The program's clock (its objective on steps of the examples) is the cost model's step for
  * every plan in the program: random modes on each example, expanded as the planner expands
  * them (recomputations on demand, swaps where the program places them), measured (plan_eval,
@@ -87,6 +125,7 @@ clock_plans(const char *top)
 			Target tg;
 			Module *m;
 			Prob *p;
+			Func *again = NULL;
 			uint8_t *mode;
 			int held = 0, out = 0, swaps = 0, recs = 0;
 			if (target_get(&tg, tgs[g]))
@@ -115,6 +154,16 @@ clock_plans(const char *top)
 				}
 				pl->nsw = nsw;
 				plan_eval(p, pl, 0);
+				/* remat_again (relax.c's measurements): the plan built into the function of the
+				 * one before is the plan built new */
+				{
+					Func *fresh = remat(p, pl);
+					char why[128];
+					again = again ? remat_again(p, pl, again) : remat(p, pl);
+					check(same_func(fresh, again, why, sizeof why) == 0, "%s under %s, plan %d: rebuilt "
+					      "into the last plan's function: %s", ex[e].file, tgs[g], k, why);
+					func_free(fresh);
+				}
 				if (ilp_clock(p, pl, &c)) {
 					out++;
 					plan_free(pl);
@@ -132,6 +181,7 @@ clock_plans(const char *top)
 			      "%d swaps, %d recomputations", ex[e].file, tgs[g], held, swaps, recs);
 			printf("clock: %-10s %-6s %2d plans in the program (%d swaps, %d recomputations) clocked as "
 			       "measured, %d outside\n", ex[e].file, tgs[g], held, swaps, recs, out);
+			func_free(again);       /* its struct is the module arena's */
 			free(mode);
 			prob_free(p);
 			mod_free(m);
