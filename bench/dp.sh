@@ -30,6 +30,13 @@ fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1
 export MTC_THREADS=1 OPENBLAS_NUM_THREADS=1
+# Each process on a core of its own, as mpirun binds its ranks (--report-bindings: rank 0 on
+# core 0, rank 1 on core 1): left to the scheduler, the two half-batch processes of the bound
+# took 178 and 213 ms a step on ResNet (S=32, W=64), pinned 187 and 187.
+PIN0= PIN1=
+if command -v taskset > /dev/null && [ "$(nproc)" -ge 2 ]; then
+	PIN0="taskset -c 0" PIN1="taskset -c 1"
+fi
 
 field() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) v = $(i + 1) } END { print v }' "$2"; }
 
@@ -43,6 +50,7 @@ echo "Buckets: the compiler's choice under its cost model (\`--emit=schedule\`'s
 echo "last row's network is the one MPI gives two ranks on this machine (about 1 GB/s: 11 MB in"
 echo "about 11 ms), not the MT-3000 default (25 GB/s). No MPI: two single-process modules of half"
 echo "the batch side by side (the slower one's step), the bound without communication T1 / (2 Tpair)."
+[ -n "$PIN0" ] && echo "The single processes pinned to cores 0 and 1 (taskset), as mpirun binds its two ranks."
 echo
 echo "| model | buckets | 1 rank: step ms | 2 ranks: step ms | efficiency (rounds) | no MPI, 2 processes of half: step ms | bound without communication | collectives in flight, ms/step | waited, ms/step | hidden |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
@@ -64,11 +72,11 @@ while read -r name b model defs; do
 	r=0
 	while [ $r -lt "$ROUNDS" ]; do
 		r=$((r + 1))
-		"$RUN" "$tmp/$name.z0.so" --steps "$STEPS" > "$tmp/1.t" || { echo "| $name | 1 rank failed |"; continue 2; }
+		$PIN0 "$RUN" "$tmp/$name.z0.so" --steps "$STEPS" > "$tmp/1.t" || { echo "| $name | 1 rank failed |"; continue 2; }
 		"$MPIRUN" --oversubscribe -np 2 "$RUN" "$tmp/$name.z0.so" --steps "$STEPS" < /dev/null > "$tmp/2.t" ||
 			{ echo "| $name | 2 ranks failed |"; continue 2; }
-		"$RUN" "$tmp/$name.half.so" --steps "$STEPS" > "$tmp/ha.t" & pa=$!
-		"$RUN" "$tmp/$name.half.so" --steps "$STEPS" > "$tmp/hb.t" & pb=$!
+		$PIN0 "$RUN" "$tmp/$name.half.so" --steps "$STEPS" > "$tmp/ha.t" & pa=$!
+		$PIN1 "$RUN" "$tmp/$name.half.so" --steps "$STEPS" > "$tmp/hb.t" & pb=$!
 		wait $pa; ra=$?; wait $pb
 		[ $? -eq 0 ] && [ $ra -eq 0 ] || { echo "| $name | the half-batch module failed |"; continue 2; }
 		echo "$(field step_ms "$tmp/1.t") $(field step_ms "$tmp/2.t") $(field comm_ms "$tmp/2.t") $(field comm_wait_ms "$tmp/2.t") $(field step_ms "$tmp/ha.t") $(field step_ms "$tmp/hb.t")" >> "$tmp/rounds"
