@@ -76,6 +76,12 @@ op_on_host(const Func *f, const Op *op)
 	return (opinfo[op->kind].flags & F_MUT) && op->nargs > 0 && f->val[op->args[0]].host;
 }
 
+int
+op_copy_in(const Target *t, const Op *op)
+{
+	return t->duplex && (op->kind == OP_SWAPIN || op->kind == OP_UNBUCKET);
+}
+
 static double
 flop_rate(const Target *t, const Op *op)
 {
@@ -199,7 +205,7 @@ cost_fill(Cost *c, const Func *f, const Target *t)
 			continue;
 		}
 		if (opinfo[op->kind].flags & F_COPY) {
-			eng = t->duplex && (op->kind == OP_SWAPIN || op->kind == OP_UNBUCKET) ? &in : &out;
+			eng = op_copy_in(t, op) ? &in : &out;
 			c->start[i] = ready > *eng ? ready : *eng;
 			if (comp > c->start[i])
 				c->start[i] = comp;

@@ -455,7 +455,7 @@ step_clock(Ilp *m)
 			}
 		if (opinfo[op->kind].flags & F_COPY) {
 			/* a copy of the step itself (a param's fetch): op t on its engine */
-			eng = duplex && (op->kind == OP_SWAPIN || op->kind == OP_UNBUCKET) ? &ein : &eout;
+			eng = op_copy_in(p->tg, op) ? &ein : &eout;
 			fx[t] = *eng = copy(m, *eng, D, 0, 1e6 * p->t[t]);
 		}
 		/* the swap_outs issued after it, then the waits that end there */

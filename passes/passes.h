@@ -153,6 +153,9 @@ int64_t op_bytes(const Func *, const Op *);
 /* Does op run on the host: an optimizer update of tensors in host memory? Such an update runs
  * on the host's thread once every copy issued before it (the gradient's) is done. */
 int op_on_host(const Func *, const Op *);
+/* Does copy op run on the engine to the accelerator (swap_in, unbucket) of a duplex target?
+ * Else on the one to the host, which on a target without duplex takes both ways. */
+int op_copy_in(const Target *, const Op *);
 /* Modeled seconds of one op on a target: roofline max(flops/peak, bytes/bw) + launch; copies
  * latency + bytes/copybw; updates on the host max(flops/hostflops, bytes/hostbw); waits 0; a
  * collective its packing (a copy of its operands to host memory), after which it runs on the
