@@ -123,6 +123,20 @@ row(Ilp *m, int type, double lo, double hi)
 	return m->nr;
 }
 
+static void coef(Ilp *m, int r, int c, double v);
+
+/* coef, adding to c's coefficient where the row (the last one written) has it already */
+static void
+coef_add(Ilp *m, int r, int c, double v)
+{
+	for (int z = m->nz; z > 0 && m->ia[z] == r; z--)
+		if (m->ja[z] == c) {
+			m->ar[z] += v;
+			return;
+		}
+	coef(m, r, c, v);
+}
+
 static void
 coef(Ilp *m, int r, int c, double v)
 {
@@ -338,7 +352,10 @@ place_cols(Ilp *m)
  * against plan_eval on random plans of the examples (ilp_clock). A row of a swap the plan does
  * not take is let go by a big M (all the copies' seconds: no engine runs further ahead of the
  * compute); each copy alone also holds its wait without it, which keeps the relaxation from
- * ignoring a fractional swap's copy. Seconds are in us. */
+ * ignoring a fractional swap's copy, and rows that need no M tighten the relaxation, which
+ * the big M leaves loose: the engine's queue before each wait and its energy over each window
+ * (queue_rows, window_rows; skipnet under cuda at 50%: the relaxation's bound went from 0 to
+ * 13.6 us over the step). Seconds are in us. */
 
 /* A clock column: no upper bound, its start value raised by its rows. */
 static int
@@ -375,19 +392,124 @@ copy(Ilp *m, int e, int c, int x, double ct)
 	return a;
 }
 
+/* The copies in the order they are issued on the engines: the compute's clock at the issue
+ * (c), the copy's column (x, 0: always taken) and seconds, its engine, and the unplanned
+ * compute before the issue (base). */
+typedef struct Cq {
+	int c, x, eng;
+	double ct, base;
+	int ip, w, wp;         /* the issue's place on the compute's chain; the column and place
+	                        * of the clock the copy must have ended by (0: none) */
+} Cq;
+
+/* Rows for the wait a of copy k (taken when q[k].x is), the unplanned compute before it cw:
+ * from the issue of each copy j before it on its engine, the engine runs j .. k before k
+ * ends, a >= c_j + sum of their seconds when taken; were k not taken, the compute alone
+ * brings a to c_j + (cw - base_j). Written so that a pair (l, k) counts when both are taken
+ * (x_l + x_k - 1), it is valid for every plan and needs no big M, which in the relaxation
+ * lets a swap taken at 0.95 skip 5% of every copy's queue (skipnet: its bound stayed at 0 us
+ * over the step). Only where the copies' seconds exceed the window's compute (else the
+ * compute's rows hold it), at most QMAX copies back. */
+enum { QMAX = 24 };
+
+static void
+queue_rows(Ilp *m, int a, const Cq *q, int k, double cw)
+{
+	double sum = q[k].ct, var = 0;
+
+	for (int j = k - 1, seen = 0; j >= 0 && seen < QMAX; j--) {
+		double w0;
+		int r;
+
+		if (q[j].eng != q[k].eng)
+			continue;
+		seen++;
+		sum += q[j].ct;
+		if (q[j].x && q[j].x != q[k].x)   /* k's own other copy: x_k x_k = x_k */
+			var += q[j].ct;
+		w0 = cw - q[j].base;
+		if (sum <= w0 + 1e-9)
+			continue;
+		r = row(m, GLP_LO, w0 - var, 0);
+		coef(m, r, a, 1);
+		coef(m, r, q[j].c, -1);
+		coef(m, r, q[k].x, -(sum - w0));
+		for (int l = j; l < k; l++)
+			if (q[l].eng == q[k].eng && q[l].x && q[l].x != q[k].x)
+				coef_add(m, r, q[l].x, -q[l].ct);
+	}
+}
+
+/* The unplanned compute before a place on the compute's chain: 3t the clock before stage
+ * t's swap_ins, 3t+1 after their waits, 3t+2 after op t, 3t+3 after the swap_outs' waits. */
+static double
+base_at(const double *cum, int pos)
+{
+	return cum[pos / 3 + (pos % 3 == 2)];
+}
+
+/* Energy: the copies on one engine issued at or after place P1 and ended by place P2 run
+ * one after the other between the two clocks, whatever else the engine does: P2 >= P1 +
+ * their seconds when taken. Linear in the swaps, valid for every plan; written for each
+ * issue P1 and wait P2 where the copies' seconds exceed the unplanned compute between them
+ * (else the compute's rows hold it), at most QMAX waits from each issue. */
+static void
+window_rows(Ilp *m, const Cq *q, int nq, const double *cum)
+{
+	for (int j = 0; j < nq; j++) {
+		int done = 0;
+		if (j > 0 && q[j - 1].ip == q[j].ip && q[j - 1].eng == q[j].eng)
+			continue;  /* the same issue place: its rows are the first's */
+		for (int k = 0; k < nq && done < QMAX; k++) {
+			double sum = 0, fixed = 0;
+			int r, dup = 0;
+			if (!q[k].w || q[k].eng != q[j].eng || q[k].ip < q[j].ip || q[k].wp <= q[j].ip)
+				continue;
+			for (int k2 = 0; k2 < k && !dup; k2++)
+				dup = q[k2].w && q[k2].wp == q[k].wp && q[k2].eng == q[k].eng && q[k2].ip >= q[j].ip;
+			if (dup)
+				continue;
+			for (int l = 0; l < nq; l++)
+				if (q[l].w && q[l].eng == q[j].eng && q[l].ip >= q[j].ip && q[l].wp <= q[k].wp) {
+					sum += q[l].ct;
+					if (!q[l].x)
+						fixed += q[l].ct;
+				}
+			if (sum <= base_at(cum, q[k].wp) - base_at(cum, q[j].ip) + 1e-9)
+				continue;
+			done++;
+			r = row(m, GLP_LO, fixed, 0);
+			coef(m, r, q[k].w, 1);
+			coef(m, r, q[j].c, -1);
+			/* a swap's two copies (one engine both ways) are one column */
+			for (int l = 0; l < nq; l++)
+				if (q[l].w && q[l].x && q[l].eng == q[j].eng && q[l].ip >= q[j].ip && q[l].wp <= q[k].wp)
+					coef_add(m, r, q[l].x, -q[l].ct);
+		}
+	}
+}
+
 /* The compute's clock after c and the waits at op t of the swaps whose copies end at fe[k],
  * issued at compute clock fc[k] (the swap_ins' waits before op t, in; else the swap_outs'
- * after it). */
+ * after it), in the queue at qk[k], cw the unplanned compute before the wait. */
 static int
-waits(Ilp *m, int c, int t, int in, const int *fe, const int *fc, const double *ct, double big)
+waits(Ilp *m, int c, int t, int in, const int *fe, const int *fc, const double *ct,
+      Cq *q, const int *qk, double cw, double big)
 {
 	int a = tvar(m);
 
 	ge(m, a, c, 0, 0, 0);
 	for (int k = 0; k < m->n; k++)
 		if (m->x[k] && fe[k] && (in ? m->sw[k].inwait : m->sw[k].outwait) == t) {
+			double w0 = cw - q[qk[k]].base;  /* the window's unplanned compute */
 			ge(m, a, fe[k], -big, m->x[k], big);
-			ge(m, a, fc[k], 0, m->x[k], ct[k]);
+			/* a >= fc + ct when taken, fc + w0 when not (the compute's rows): the two in
+			 * one row, x ct + (1 - x) w0, where a >= fc + x ct let a swap taken in part
+			 * hide that part behind the window for nothing */
+			ge(m, a, fc[k], w0, m->x[k], ct[k] - w0);
+			queue_rows(m, a, q, qk[k], cw);
+			q[qk[k]].w = a;
+			q[qk[k]].wp = 3 * t + (in ? 1 : 3);
 		}
 	return a;
 }
@@ -409,7 +531,14 @@ step_clock(Ilp *m)
 	int *cin = xcalloc(n + 1, sizeof *cin), *cout = xcalloc(n + 1, sizeof *cout);
 	int *fx = xcalloc(n + 1, sizeof *fx);
 	double *ct = xcalloc(n + 1, sizeof *ct), big = 0;
+	double *cum = xcalloc(n + 2, sizeof *cum);
+	Cq *q = xcalloc(3 * n + 1, sizeof *q);
+	int nq = 0, *qin = xcalloc(n + 1, sizeof *qin), *qout = xcalloc(n + 1, sizeof *qout);
+	int *qfx = xcalloc(n + 1, sizeof *qfx);
 
+	/* cum[t]: the unplanned compute before op t; a window's compute is at least its share */
+	for (int t = 0; t < n; t++)
+		cum[t + 1] = cum[t] + (is_comp(f, &f->op[t]) ? 1e6 * p->t[t] : 0);
 	for (int i = 0; i < n; i++) {
 		if (m->x[i]) {
 			ct[i] = 1e6 * copy_time(p, p->b[i]);
@@ -429,12 +558,14 @@ step_clock(Ilp *m)
 		for (int k = 0; k < n; k++)
 			if (m->x[k] && m->sw[k].in == t) {
 				fin[k] = *eng = copy(m, *eng, cprev, m->x[k], ct[k]);
+				q[nq] = (Cq){ cprev, m->x[k], eng == &ein, ct[k], cum[t], 3 * t, 0, 0 };
+				qin[k] = nq++;
 				if (duplex && fout[k])
 					ge(m, fin[k], fout[k], ct[k] - big, m->x[k], big);
 				cin[k] = cprev;
 			}
 		/* their waits, then the recomputations and op t */
-		A = waits(m, cprev, t, 1, fin, cin, ct, big);
+		A = waits(m, cprev, t, 1, fin, cin, ct, q, qin, cum[t], big);
 		D = tvar(m);
 		r = row(m, GLP_LO, is_comp(f, op) ? 1e6 * p->t[t] : 0, 0);
 		coef(m, r, D, 1);
@@ -450,22 +581,30 @@ step_clock(Ilp *m)
 		if (is_comp(f, op))
 			for (int a = 0; a < op->nargs; a++) {
 				int d = f->val[op->args[a]].def;
-				if (d >= 0 && d < t && fx[d])
+				if (d >= 0 && d < t && fx[d]) {
 					ge(m, D, fx[d], 1e6 * p->t[t], 0, 0);
+					if (!q[qfx[d]].w)
+						q[qfx[d]].w = D, q[qfx[d]].wp = 3 * t + 2;
+				}
 			}
 		if (opinfo[op->kind].flags & F_COPY) {
 			/* a copy of the step itself (a param's fetch): op t on its engine */
 			eng = op_copy_in(p->tg, op) ? &ein : &eout;
 			fx[t] = *eng = copy(m, *eng, D, 0, 1e6 * p->t[t]);
+			qfx[t] = nq;
+			q[nq++] = (Cq){ D, 0, eng == &ein, 1e6 * p->t[t], cum[t + 1], 3 * t + 2, 0, 0 };
 		}
 		/* the swap_outs issued after it, then the waits that end there */
 		for (int k = 0; k < n; k++)
 			if (m->x[k] && m->sw[k].out == t && !plan_is_fetch(f, &f->op[k])) {
 				fout[k] = eout = copy(m, eout, D, m->x[k], ct[k]);
+				q[nq] = (Cq){ D, m->x[k], 0, ct[k], cum[t + 1], 3 * t + 2, 0, 0 };
+				qout[k] = nq++;
 				cout[k] = D;
 			}
-		cprev = waits(m, D, t, 0, fout, cout, ct, big);
+		cprev = waits(m, D, t, 0, fout, cout, ct, q, qout, cum[t + 1], big);
 	}
+	window_rows(m, q, nq, cum);
 	T = tvar(m);
 	ge(m, T, cprev, 0, 0, 0);
 	ge(m, T, ein, 0, 0, 0);
@@ -474,6 +613,7 @@ step_clock(Ilp *m)
 	m->tcol = T;
 	m->obj0 = -1e6 * p->time;
 	free(fin), free(fout), free(cin), free(cout), free(fx), free(ct);
+	free(cum), free(q), free(qin), free(qout), free(qfx);
 }
 
 /* Build the program. With a warm plan, also the start solution (FREE and U follow from R, S). */
