@@ -81,6 +81,12 @@ typedef struct Ilp {
 	                        * recomputation's and swap's seconds alone: 1 where a copy may
 	                        * run, 2 always */
 	int tcol;              /* the clock's column of the step's end */
+	/* valid inequalities (the engine's queue and windows): rows lo <= sum of coefficients
+	 * that no plan breaks, for the relaxation only; kept apart so that a start solution
+	 * (warm_ok) and ilp-test's clocked plans are held against them too */
+	int ncut, capcut, cnz, capcnz;
+	int *cbeg, *cja;       /* cut k's entries: cja[cbeg[k] .. cbeg[k+1]) */
+	double *car, *cutlo;
 	double obj0;           /* the objective's constant (us) */
 } Ilp;
 
@@ -123,20 +129,6 @@ row(Ilp *m, int type, double lo, double hi)
 	return m->nr;
 }
 
-static void coef(Ilp *m, int r, int c, double v);
-
-/* coef, adding to c's coefficient where the row (the last one written) has it already */
-static void
-coef_add(Ilp *m, int r, int c, double v)
-{
-	for (int z = m->nz; z > 0 && m->ia[z] == r; z--)
-		if (m->ja[z] == c) {
-			m->ar[z] += v;
-			return;
-		}
-	coef(m, r, c, v);
-}
-
 static void
 coef(Ilp *m, int r, int c, double v)
 {
@@ -152,6 +144,51 @@ coef(Ilp *m, int r, int c, double v)
 	m->ia[m->nz] = r;
 	m->ja[m->nz] = c;
 	m->ar[m->nz] = v;
+}
+
+/* A cut lo <= ... (its coefficients by cut_coef, which adds to a column the cut has). */
+static void
+cut_row(Ilp *m, double lo)
+{
+	if (m->ncut + 2 > m->capcut) {
+		m->capcut = m->capcut ? 2 * m->capcut : 256;
+		m->cbeg = xrealloc(m->cbeg, (m->capcut + 1) * sizeof *m->cbeg);
+		m->cutlo = xrealloc(m->cutlo, m->capcut * sizeof *m->cutlo);
+	}
+	m->cbeg[m->ncut] = m->cnz;
+	m->cutlo[m->ncut++] = lo;
+	m->cbeg[m->ncut] = m->cnz;
+}
+
+static void
+cut_coef(Ilp *m, int c, double v)
+{
+	if (!c || v == 0)
+		return;
+	for (int z = m->cbeg[m->ncut - 1]; z < m->cnz; z++)
+		if (m->cja[z] == c) {
+			m->car[z] += v;
+			return;
+		}
+	if (m->cnz + 1 > m->capcnz) {
+		m->capcnz = m->capcnz ? 2 * m->capcnz : 4096;
+		m->cja = xrealloc(m->cja, m->capcnz * sizeof *m->cja);
+		m->car = xrealloc(m->car, m->capcnz * sizeof *m->car);
+	}
+	m->cja[m->cnz] = c;
+	m->car[m->cnz++] = v;
+	m->cbeg[m->ncut] = m->cnz;
+}
+
+/* Cut k's left side at the values v[1..nc]. */
+static double
+cut_act(const Ilp *m, int k, const double *v)
+{
+	double a = 0;
+
+	for (int z = m->cbeg[k]; z < m->cbeg[k + 1]; z++)
+		a += m->car[z] * v[m->cja[z]];
+	return a;
 }
 
 /* Column of R[t,i] or S[t,i]; 0 if it is not a variable. */
@@ -261,6 +298,14 @@ warm_ok(const Ilp *m)
 				        m->rtype[r], m->rlo[r], m->rhi_[r], a);
 		}
 	}
+	for (int k = 0; k < m->ncut && ok; k++) {
+		double a = cut_act(m, k, m->warm);
+		if (a < m->cutlo[k] - 1e-6 * (1 + fabs(a))) {
+			ok = 0;
+			if (m->trace)
+				fprintf(stderr, "ilp: start solution breaks cut %d (%g..): %g\n", k, m->cutlo[k], a);
+		}
+	}
 	for (int c = 1; c <= m->nc && ok; c++)
 		if (m->warm[c] < m->clo[c] - 1e-9 || (m->ckind[c] == 'C' && m->chi[c] >= 0 && m->warm[c] > m->chi[c] + 1e-6)) {
 			ok = 0;
@@ -313,6 +358,7 @@ ilp_free(Ilp *m)
 	free(m->rtype); free(m->rlo); free(m->rhi_);
 	free(m->ia); free(m->ja); free(m->ar);
 	free(m->ycol); free(m->bas);
+	free(m->cbeg); free(m->cja); free(m->car); free(m->cutlo);
 }
 
 /* The placement's columns and rows (before the stages', whose memory rows take Y's bytes):
@@ -353,9 +399,9 @@ place_cols(Ilp *m)
  * not take is let go by a big M (all the copies' seconds: no engine runs further ahead of the
  * compute); each copy alone also holds its wait without it, which keeps the relaxation from
  * ignoring a fractional swap's copy, and rows that need no M tighten the relaxation, which
- * the big M leaves loose: the engine's queue before each wait and its energy over each window
- * (queue_rows, window_rows; skipnet under cuda at 50%: the relaxation's bound went from 0 to
- * 13.6 us over the step). Seconds are in us. */
+ * the big M leaves loose: the engine's queue before each wait and its energy over each window,
+ * rounded (queue_rows, window_rows; at 50% the relaxation's bound went from 0 to 16.4 us over
+ * the step on skipnet under cuda, 0 to 56.6 us under mt3000). Seconds are in us. */
 
 /* A clock column: no upper bound, its start value raised by its rows. */
 static int
@@ -419,7 +465,6 @@ queue_rows(Ilp *m, int a, const Cq *q, int k, double cw)
 
 	for (int j = k - 1, seen = 0; j >= 0 && seen < QMAX; j--) {
 		double w0;
-		int r;
 
 		if (q[j].eng != q[k].eng)
 			continue;
@@ -430,13 +475,13 @@ queue_rows(Ilp *m, int a, const Cq *q, int k, double cw)
 		w0 = cw - q[j].base;
 		if (sum <= w0 + 1e-9)
 			continue;
-		r = row(m, GLP_LO, w0 - var, 0);
-		coef(m, r, a, 1);
-		coef(m, r, q[j].c, -1);
-		coef(m, r, q[k].x, -(sum - w0));
+		cut_row(m, w0 - var);
+		cut_coef(m, a, 1);
+		cut_coef(m, q[j].c, -1);
+		cut_coef(m, q[k].x, -(sum - w0));
 		for (int l = j; l < k; l++)
 			if (q[l].eng == q[k].eng && q[l].x && q[l].x != q[k].x)
-				coef_add(m, r, q[l].x, -q[l].ct);
+				cut_coef(m, q[l].x, -q[l].ct);
 	}
 }
 
@@ -448,6 +493,19 @@ base_at(const double *cum, int pos)
 	return cum[pos / 3 + (pos % 3 == 2)];
 }
 
+/* The cut P2 - P1 - sum over the copies ord[0..no) of k x >= lo (k: each copy's seconds, or
+ * f where f > 0), a swap's two copies (one engine both ways) one column. */
+static void
+window_row(Ilp *m, const Cq *q, const int *ord, int no, int p1, int p2, double lo, double f)
+{
+	cut_row(m, lo);
+	cut_coef(m, p2, 1);
+	cut_coef(m, p1, -1);
+	for (int a = 0; a < no; a++)
+		if (q[ord[a]].x)
+			cut_coef(m, q[ord[a]].x, -(f > 0 ? f : q[ord[a]].ct));
+}
+
 /* Energy: the copies on one engine issued at or after place P1 and ended by place P2 run
  * one after the other between the two clocks, whatever else the engine does: P2 >= P1 +
  * their seconds when taken. Linear in the swaps, valid for every plan; written for each
@@ -456,37 +514,54 @@ base_at(const double *cum, int pos)
 static void
 window_rows(Ilp *m, const Cq *q, int nq, const double *cum)
 {
+	int *ord = xmalloc((nq + 1) * sizeof *ord);
+
 	for (int j = 0; j < nq; j++) {
-		int done = 0;
+		int no = 0, done = 0;
+		double sum = 0, fixed = 0, cmin = 1e30;
 		if (j > 0 && q[j - 1].ip == q[j].ip && q[j - 1].eng == q[j].eng)
 			continue;  /* the same issue place: its rows are the first's */
-		for (int k = 0; k < nq && done < QMAX; k++) {
-			double sum = 0, fixed = 0;
-			int r, dup = 0;
-			if (!q[k].w || q[k].eng != q[j].eng || q[k].ip < q[j].ip || q[k].wp <= q[j].ip)
-				continue;
-			for (int k2 = 0; k2 < k && !dup; k2++)
-				dup = q[k2].w && q[k2].wp == q[k].wp && q[k2].eng == q[k].eng && q[k2].ip >= q[j].ip;
-			if (dup)
-				continue;
-			for (int l = 0; l < nq; l++)
-				if (q[l].w && q[l].eng == q[j].eng && q[l].ip >= q[j].ip && q[l].wp <= q[k].wp) {
-					sum += q[l].ct;
-					if (!q[l].x)
-						fixed += q[l].ct;
-				}
-			if (sum <= base_at(cum, q[k].wp) - base_at(cum, q[j].ip) + 1e-9)
+		/* the copies issued from P1 on, by the place they end by (then their order) */
+		for (int l = 0; l < nq; l++)
+			if (q[l].w && q[l].eng == q[j].eng && q[l].ip >= q[j].ip) {
+				int b = no++;
+				for (; b > 0 && q[ord[b - 1]].wp > q[l].wp; b--)
+					ord[b] = ord[b - 1];
+				ord[b] = l;
+			}
+		for (int a = 0; a < no && done < QMAX;) {
+			int wp = q[ord[a]].wp;
+			double w0, f, kk;
+			for (; a < no && q[ord[a]].wp == wp; a++) {
+				const Cq *c = &q[ord[a]];
+				sum += c->ct;
+				if (!c->x)
+					fixed += c->ct;
+				else if (c->ct < cmin)
+					cmin = c->ct;
+			}
+			w0 = base_at(cum, wp) - base_at(cum, q[j].ip);
+			/* copies always taken alone: the engine's own rows hold them exactly */
+			if (sum <= w0 + 1e-9 || cmin == 1e30)
 				continue;
 			done++;
-			r = row(m, GLP_LO, fixed, 0);
-			coef(m, r, q[k].w, 1);
-			coef(m, r, q[j].c, -1);
-			/* a swap's two copies (one engine both ways) are one column */
-			for (int l = 0; l < nq; l++)
-				if (q[l].w && q[l].x && q[l].eng == q[j].eng && q[l].ip >= q[j].ip && q[l].wp <= q[k].wp)
-					coef_add(m, r, q[l].x, -q[l].ct);
+			window_row(m, q, ord, a, q[j].c, q[ord[a - 1]].w, fixed, 0);
+			/* Rounded: with cmin the shortest copy taken there, the copies' count y (an
+			 * integer), the window's compute w0 and the always-taken copies' seconds F, P2 - P1
+			 * >= max(w0, F + cmin y); at y = k = floor((w0 - F) / cmin) and k + 1 the line
+			 * w0 + f (y - k), f = F + (k + 1) cmin - w0, meets that, and below it at every
+			 * other integer y. Where the engine has room for k copies and a fraction, the
+			 * relaxation no longer hides the fraction: every plan waits f or swaps k+1
+			 * copies' worth of time. */
+			if (cmin < 1e30 && cmin > 0 && w0 >= fixed) {
+				kk = floor((w0 - fixed) / cmin);
+				f = fixed + (kk + 1) * cmin - w0;
+				if (f > 1e-9)
+					window_row(m, q, ord, a, q[j].c, q[ord[a - 1]].w, w0 - f * kk, f);
+			}
 		}
 	}
+	free(ord);
 }
 
 /* The compute's clock after c and the waits at op t of the swaps whose copies end at fe[k],
@@ -891,6 +966,22 @@ run(Ilp *m, double tlim, double t0, Plan *pl, double *val)
 			glp_set_row_bnds(lp, r, GLP_LO, m->rlo[r], 0);
 	}
 	glp_load_matrix(lp, m->nz, m->ia, m->ja, m->ar);
+	/* the cuts, as rows: added only where the relaxation broke them, the relaxation solved
+	 * again took longer than with them all from the start (skipnet under cuda at 50%: 4.1 s
+	 * against 1.3 s) */
+	if (m->ncut) {
+		int r0 = glp_add_rows(lp, m->ncut), *ind = xmalloc((m->cnz + 1) * sizeof *ind);
+		double *val = xmalloc((m->cnz + 1) * sizeof *val);
+		for (int k = 0; k < m->ncut; k++) {
+			int nz = m->cbeg[k + 1] - m->cbeg[k];
+			for (int z = 0; z < nz; z++)
+				ind[z + 1] = m->cja[m->cbeg[k] + z], val[z + 1] = m->car[m->cbeg[k] + z];
+			glp_set_mat_row(lp, r0 + k, nz, ind, val);
+			glp_set_row_bnds(lp, r0 + k, GLP_LO, m->cutlo[k], 0);
+		}
+		free(ind);
+		free(val);
+	}
 	glp_scale_prob(lp, GLP_SF_AUTO);
 	if (m->bas) {
 		for (int r = 1; r <= m->nr; r++)
@@ -902,7 +993,7 @@ run(Ilp *m, double tlim, double t0, Plan *pl, double *val)
 	sp.msg_lev = m->trace ? GLP_MSG_ON : GLP_MSG_OFF;
 	/* Without --solver-time no limit reads a clock: simplex iterations (ILP_WORK) and nodes,
 	 * both counted in the callback, so the plan is the same on any machine. */
-	m->itmax = tlim > 0 ? 0 : (int)fmax(ILP_ITMIN, fmin(ILP_WORK / (m->nz + 1), INT_MAX / 2));
+	m->itmax = tlim > 0 ? 0 : (int)fmax(ILP_ITMIN, fmin(ILP_WORK / (m->nz + m->cnz + 1), INT_MAX / 2));
 	sp.tm_lim = tlim > 0 ? (int)(tlim * 1000) : INT_MAX;
 	sp.it_lim = tlim > 0 ? INT_MAX : m->itmax;
 	sp.meth = GLP_DUALP;     /* much faster than the primal on these programs */
@@ -933,8 +1024,8 @@ run(Ilp *m, double tlim, double t0, Plan *pl, double *val)
 		ip.mir_cuts = ip.gmi_cuts = ip.cov_cuts = ip.clq_cuts = GLP_OFF;
 	}
 	if (m->trace)
-		fprintf(stderr, "ilp: %d columns, %d rows, %d nonzeros; iteration limit %d\n", m->nc, m->nr,
-		        m->nz, m->itmax);
+		fprintf(stderr, "ilp: %d columns, %d rows and %d cuts, %d nonzeros; iteration limit %d\n",
+		        m->nc, m->nr, m->ncut, m->nz + m->cnz, m->itmax);
 	m->bound = -1;
 	ret = glp_simplex(lp, &sp);
 	if (ret == 0 && glp_get_status(lp) == GLP_OPT)
@@ -946,7 +1037,7 @@ run(Ilp *m, double tlim, double t0, Plan *pl, double *val)
 	           ret == 0 && glp_get_status(lp) == GLP_NOFEAS ? "no incumbent" : "no relaxation";
 	/* a relaxation that took over half the work is not branched on (ILP_WORK) */
 	if (ret == 0 && glp_get_status(lp) == GLP_OPT && m->itmax &&
-	    (double)glp_get_it_cnt(lp) * (m->nz + 1) > ILP_WORK / 2)
+	    (double)glp_get_it_cnt(lp) * (m->nz + m->cnz + 1) > ILP_WORK / 2)
 		pl->stop = "iteration limit";
 	else if (ret == 0 && glp_get_status(lp) == GLP_OPT) {
 		double left = tlim - (plan_clock() - t0);
@@ -989,8 +1080,8 @@ proved_lb(const Ilp *m, const Plan *pl, int found)
  * proved below every plan: 0 where it takes no more, else the part of its measured overhead
  * not proved necessary. The program's own objective is not the measure: it prices each copy
  * alone, and a plan optimal in it may measure slower (the copies share an engine). */
-static double
-measured_gap(const Prob *p, const Plan *pl, double lb)
+double
+plan_gap(const Prob *p, const Plan *pl, double lb)
 {
 	double over = pl->time - p->time;
 
@@ -1108,7 +1199,8 @@ chain_program(const Prob *p, Chain *ch, int64_t budget, double tlim, double ub, 
 	chain_model_free(cm);
 	if (ok == 0) {
 		plan_eval(p, pl, budget);
-		pl->gap = measured_gap(p, pl, lb);
+		pl->gap = plan_gap(p, pl, lb);
+		pl->lb = m.warmok ? lb : -1;
 	}
 	pl->solver = "ilp";
 	pl->stime = plan_clock() - t0;
@@ -1216,7 +1308,8 @@ solve_ops(const Prob *p, int64_t budget, double tlim, const Plan *warm, const ui
 		plan_eval(p, pl, budget);
 		if (m.trace)
 			fprintf(stderr, "ilp: the plan's objective %.9g s, measured %.9g s\n", pl->obj, pl->time);
-		pl->gap = measured_gap(p, pl, lb);
+		pl->gap = plan_gap(p, pl, lb);
+		pl->lb = !mask && warm && m.warmok ? lb : -1;
 	}
 	pl->solver = "ilp";
 	pl->stime = plan_clock() - t0;

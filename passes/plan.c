@@ -278,6 +278,7 @@ plan_new(const Prob *p)
 	pl->solver = "none";
 	pl->feasible = 1;
 	pl->gap = -1;
+	pl->lb = -1;
 	pl->obj = -1;
 	pl->peak = p->peak;
 	pl->time = p->time;

@@ -66,6 +66,8 @@ typedef struct Plan {
 	double time;           /* modeled step seconds of the planned IR */
 	double stime;          /* solve seconds */
 	double gap;            /* ILP relative gap, -1 if none */
+	double lb;             /* seconds over the unplanned step the ILP proved below every plan
+	                        * of its program, the start (tso's plan) one of them; -1: none */
 	double obj;            /* the solver's own objective (seconds), -1 if none */
 	const char *stop;      /* what ended the ILP: "optimal", "node limit", "time limit",
 	                        * "no incumbent"; NULL: no ILP ran */
@@ -281,6 +283,9 @@ int plan_segments(const Prob *, int **fops, int *nf, int **seg, int **bnd, int *
  * tlim > 0, tlim seconds (tlim 0: no clock), started from warm (may be NULL). 0 with pl filled
  * (pl->gap, pl->stop), or -1 if no solution was found. */
 int solve_ilp(const Prob *, int64_t budget, double tlim, const Plan *warm, Plan *);
+/* The gap of pl as measured against lb (seconds over the unplanned step proved below every
+ * plan): 0 where pl takes no more, else the part of its overhead not proved necessary. */
+double plan_gap(const Prob *, const Plan *pl, double lb);
 /* The step's clock of its program (Checkmate's over the ops, whose objective it is): the
  * seconds of pl as the program's rows bound them, cost_fill's without updates on the host and
  * collectives, never more; 0, or -1 where pl is outside the program. */

@@ -241,14 +241,15 @@ run_ilp(Prob *p, int64_t B, double tlim, Plan *a)
 	 * what the ILP proved below every plan (gap 0; it may not fit after layout) and the start
 	 * takes no longer, the start is an optimum too. */
 	if (ok && (r || plan_better(w, a))) {
-		double st = a->stime + w->stime;
+		double st = a->stime + w->stime, lb = r ? -1 : a->lb;
 		const char *stop = a->stop;
 		int proved = !r && a->gap == 0 && w->time <= a->time + 1e-9 * p->time;
 		plan_copy(a, w);
 		a->solver = "ilp";
 		a->stop = stop;
 		a->stime = st;
-		a->gap = proved ? 0 : 1;
+		a->gap = proved ? 0 : lb >= 0 ? plan_gap(p, a, lb) : 1;
+		a->lb = lb;
 		r = 0;
 	}
 	plan_free(w);
@@ -287,6 +288,11 @@ run_auto(Prob *p, int64_t B, double tlim, Plan *a)
 	}
 	a->stime += b->stime;       /* the time auto spent, the ILP's included */
 	a->stop = b->stop;          /* what ended the ILP, whose plan was not taken */
+	if (ok && b->lb >= 0) {
+		/* tso's plan was the ILP's start, a plan of its program: what it proved bounds it */
+		a->lb = b->lb;
+		a->gap = plan_gap(p, a, b->lb);
+	}
 	plan_free(b);
 	return ok ? 0 : -1;
 }
