@@ -60,11 +60,11 @@ worker(void *arg)
 			relax();
 		if (g == seen) {
 			pthread_mutex_lock(&p->mu);
-			while ((g = atomic_load(&p->gen)) == seen && !p->stop)
+			while ((g = atomic_load(&p->gen)) == seen && !atomic_load(&p->stop))
 				pthread_cond_wait(&p->go, &p->mu);
 			pthread_mutex_unlock(&p->mu);
 		}
-		if (p->stop && g == seen)
+		if (atomic_load(&p->stop) && g == seen)
 			return NULL;
 		seen = g;
 		run_parts(p, g);
@@ -78,6 +78,7 @@ mtc_pool_start(mtc_pool *p, int n)
 	atomic_init(&p->gen, 0);
 	atomic_init(&p->ticket, 0);
 	atomic_init(&p->done, 0);
+	atomic_init(&p->stop, 0);
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->go, NULL);
 	pthread_cond_init(&p->idle, NULL);
@@ -101,7 +102,7 @@ mtc_pool_stop(mtc_pool *p)
 	if (!p->thr)
 		return;
 	pthread_mutex_lock(&p->mu);
-	p->stop = 1;
+	atomic_store(&p->stop, 1);
 	pthread_cond_broadcast(&p->go);
 	pthread_mutex_unlock(&p->mu);
 	for (int i = 1; i < p->n; i++)

@@ -50,7 +50,7 @@ typedef struct mtc_pool {
 	atomic_int done;              /* parts of the current launch finished */
 	mtc_kernel fn;
 	const uint64_t *args;
-	int stop;
+	atomic_int stop;              /* set under mu; read by a worker that found work unlocked */
 } mtc_pool;
 
 /* A live tensor, for check mode. */
