@@ -553,7 +553,7 @@ window_rows(Ilp *m, const Cq *q, int nq, const double *cum)
 			 * other integer y. Where the engine has room for k copies and a fraction, the
 			 * relaxation no longer hides the fraction: every plan waits f or swaps k+1
 			 * copies' worth of time. */
-			if (cmin < 1e30 && cmin > 0 && w0 >= fixed) {
+			if (cmin > 0 && w0 >= fixed) {
 				kk = floor((w0 - fixed) / cmin);
 				f = fixed + (kk + 1) * cmin - w0;
 				if (f > 1e-9)
@@ -565,23 +565,23 @@ window_rows(Ilp *m, const Cq *q, int nq, const double *cum)
 }
 
 /* The compute's clock after c and the waits at op t of the swaps whose copies end at fe[k],
- * issued at compute clock fc[k] (the swap_ins' waits before op t, in; else the swap_outs'
- * after it), in the queue at qk[k], cw the unplanned compute before the wait. */
+ * issued as q[qk[k]] (the swap_ins' waits before op t, in; else the swap_outs' after it), cw
+ * the unplanned compute before the wait. */
 static int
-waits(Ilp *m, int c, int t, int in, const int *fe, const int *fc, const double *ct,
-      Cq *q, const int *qk, double cw, double big)
+waits(Ilp *m, int c, int t, int in, const int *fe, Cq *q, const int *qk, double cw, double big)
 {
 	int a = tvar(m);
 
 	ge(m, a, c, 0, 0, 0);
 	for (int k = 0; k < m->n; k++)
 		if (m->x[k] && fe[k] && (in ? m->sw[k].inwait : m->sw[k].outwait) == t) {
-			double w0 = cw - q[qk[k]].base;  /* the window's unplanned compute */
+			const Cq *e = &q[qk[k]];
+			double w0 = cw - e->base;  /* the window's unplanned compute */
 			ge(m, a, fe[k], -big, m->x[k], big);
-			/* a >= fc + ct when taken, fc + w0 when not (the compute's rows): the two in
-			 * one row, x ct + (1 - x) w0, where a >= fc + x ct let a swap taken in part
+			/* a >= issue + ct when taken, issue + w0 when not (the compute's rows): the two in
+			 * one row, x ct + (1 - x) w0, where a >= issue + x ct let a swap taken in part
 			 * hide that part behind the window for nothing */
-			ge(m, a, fc[k], w0, m->x[k], ct[k] - w0);
+			ge(m, a, e->c, w0, m->x[k], e->ct - w0);
 			queue_rows(m, a, q, qk[k], cw);
 			q[qk[k]].w = a;
 			q[qk[k]].wp = 3 * t + (in ? 1 : 3);
@@ -603,7 +603,6 @@ step_clock(Ilp *m)
 	int n = m->n, duplex = p->tg->duplex;
 	int ein = 0, eout = 0, cprev = 0, *eng, T;    /* columns; 0 is the constant 0 */
 	int *fin = xcalloc(n + 1, sizeof *fin), *fout = xcalloc(n + 1, sizeof *fout);
-	int *cin = xcalloc(n + 1, sizeof *cin), *cout = xcalloc(n + 1, sizeof *cout);
 	int *fx = xcalloc(n + 1, sizeof *fx);
 	double *ct = xcalloc(n + 1, sizeof *ct), big = 0;
 	double *cum = xcalloc(n + 2, sizeof *cum);
@@ -637,10 +636,9 @@ step_clock(Ilp *m)
 				qin[k] = nq++;
 				if (duplex && fout[k])
 					ge(m, fin[k], fout[k], ct[k] - big, m->x[k], big);
-				cin[k] = cprev;
 			}
 		/* their waits, then the recomputations and op t */
-		A = waits(m, cprev, t, 1, fin, cin, ct, q, qin, cum[t], big);
+		A = waits(m, cprev, t, 1, fin, q, qin, cum[t], big);
 		D = tvar(m);
 		r = row(m, GLP_LO, is_comp(f, op) ? 1e6 * p->t[t] : 0, 0);
 		coef(m, r, D, 1);
@@ -675,9 +673,8 @@ step_clock(Ilp *m)
 				fout[k] = eout = copy(m, eout, D, m->x[k], ct[k]);
 				q[nq] = (Cq){ D, m->x[k], 0, ct[k], cum[t + 1], 3 * t + 2, 0, 0 };
 				qout[k] = nq++;
-				cout[k] = D;
 			}
-		cprev = waits(m, D, t, 0, fout, cout, ct, q, qout, cum[t + 1], big);
+		cprev = waits(m, D, t, 0, fout, q, qout, cum[t + 1], big);
 	}
 	window_rows(m, q, nq, cum);
 	T = tvar(m);
@@ -687,7 +684,7 @@ step_clock(Ilp *m)
 	m->cobj[T] = 1;
 	m->tcol = T;
 	m->obj0 = -1e6 * p->time;
-	free(fin), free(fout), free(cin), free(cout), free(fx), free(ct);
+	free(fin), free(fout), free(fx), free(ct);
 	free(cum), free(q), free(qin), free(qout), free(qfx);
 }
 
