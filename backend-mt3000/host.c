@@ -269,6 +269,7 @@ one_op(Seq *s, int i)
 		 * started: the network runs it while the kernels go on. ZeRO packs shards by rank
 		 * (docs/ir.md); an allgather packs this rank's block */
 		int64_t at = 0, ranks = o->ia[0], per = 0, n = vbytes(f, o->res) / 4;
+		char sc[48];
 		int blocks = o->kind == OP_REDSCAT || (o->kind == OP_ALLREDUCE && o->ia[1]);
 		static const char *const kind[] = { "MTC_ALLREDUCE", "MTC_REDUCE_SCATTER", "MTC_ALLGATHER" };
 		for (int a = 0; a < o->nargs; a++) {
@@ -295,9 +296,10 @@ one_op(Seq *s, int i)
 				  ll(vbytes(f, v)));
 			at += blocks ? shard_len(vbytes(f, v) / 4, ranks) : vbytes(f, v) / 4;
 		}
-		H(g, "\tmtc_comm_start(inst->c, %d, %s, (float *)(H + %lld), %lld);\n", s->nslot,
+		snprintf(sc, sizeof sc, "%af", o->kind == OP_ALLGATHER ? 1.0 : (double)(float)o->fa[0]);
+		H(g, "\tmtc_comm_start(inst->c, %d, %s, (float *)(H + %lld), %lld, %s);\n", s->nslot,
 		  kind[o->kind == OP_ALLREDUCE ? 0 : o->kind == OP_REDSCAT ? 1 : 2], ll(p->off[o->res]),
-		  ll(o->kind == OP_ALLREDUCE ? n : per));
+		  ll(o->kind == OP_ALLREDUCE ? n : per), sc);
 		s->slot[o->res] = s->nslot++;
 		s->inflight++;
 		break;
@@ -341,12 +343,8 @@ one_op(Seq *s, int i)
 	case OP_WAIT: {
 		int c = s->chan[o->args[0]], v = o->args[0];
 		if (s->slot[v] >= 0) {
-			const Op *co = &f->op[f->val[v].def];
-			char sc[48];
-			snprintf(sc, sizeof sc, "%af", co->kind == OP_ALLGATHER ? 1.0 : (double)(float)co->fa[0]);
-			/* a reduce-scatter scales this rank's block, at its bucket's start */
-			H(g, "\tmtc_comm_wait(inst->c, %d, (float *)(H + %lld), %lld, %s);\n", s->slot[v],
-			  ll(p->off[v]), ll(vbytes(f, v) / 4 / (co->kind == OP_REDSCAT ? co->ia[0] : 1)), sc);
+			/* the sum scaled as its start said (a reduce-scatter's block at its start) */
+			H(g, "\tmtc_comm_wait(inst->c, %d);\n", s->slot[v]);
 			s->inflight--;
 			break;
 		}
@@ -752,8 +750,11 @@ host_emit(Gen *g)
 		/* created by the data-parallel module only, on its communicator */
 		H(g, "\nstatic void *\norphan(void)\n{\n\tmtc_set_last_error(MTC_EINVAL, \"%s: a variant of a "
 		  "data-parallel module is created by the module\");\n\treturn NULL;\n}\n", id);
+		/* every rank shares its host arena, or none (collective: a rank whose create failed
+		 * takes part too) */
 		H(g, "\nvoid *\n%s__create(mtc_comm *c)\n{\n\tstruct %s *inst = create();\n\tif (inst)\n"
-		  "\t\tinst->c = c;\n\treturn inst;\n}\n", id, id);
+		  "\t\tinst->c = c;\n\tif (mtc_comm_share_ddr(c, inst ? inst->d : NULL) && inst) {\n"
+		  "\t\tdestroy(inst);\n\t\tinst = NULL;\n\t}\n\treturn inst;\n}\n", id, id);
 	}
 	H(g, "\n%sconst struct mtc_module %s = {\n\tMTC_ABI, \"%s\", \"mt3000\", \"%s\",\n"
 	  "\t%d, %d, %d, %d, inputs, outputs, params, state,\n\t%d, %lld, %lld, %lld, %lld, %lld, %lld, %lluull,\n"

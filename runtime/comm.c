@@ -16,6 +16,17 @@
  * error, breaks the instance: its step fails with MTC_ECOMM, and every later collective fails
  * at once (a collective cannot be cancelled, so the instance cannot rejoin its peers).
  *
+ * Ranks on one node (MPI_COMM_TYPE_SHARED is the whole communicator) share their host arenas
+ * (mtc_comm_host_alloc: each rank's arena a POSIX shared-memory object every rank maps), and a
+ * collective whose buffer lies in the arena runs without MPI: each rank sums its chunk of
+ * every rank's buffer in rank order and writes the sum into every rank's buffer (an
+ * all-reduce reads and writes each byte once more than a copy; Open MPI's shared-memory
+ * transport copied each buffer through its fragments and scratch four times and more: ResNet's
+ * 11 MB all-reduce in flight 2.7 ms, docs/dataparallel.md). Per slot and rank two epochs in
+ * shared memory order it: `ready` (the rank started: its buffer holds its data) and `done`
+ * (the rank wrote all it writes into the others' buffers and read all it reads from them),
+ * so a buffer is touched by its peers only between its rank's start and the end of its wait.
+ *
  * A test aid (docs/dataparallel.md): MTC_COMM_FAULT=RANK:STEP:exit|stall makes rank RANK, at
  * the first collective of its step STEP (counted from 1), exit the process with status 3, or
  * stop answering (sleep) until the others' deadline has long passed. */
@@ -27,6 +38,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <sched.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "rt-impl.h"
 #include "mtc/mtc-comm.h"
@@ -54,7 +68,22 @@ typedef struct Slot {
 	float *buf;
 	int64_t count;
 	double t0;                  /* when it started */
+	float scale;                /* the result multiplied by it */
+	int shm, stage;             /* in flight through shared memory; its stage (0: summing) */
+	int skind;                  /* the kind, count and offset in the arena of that collective */
+	int64_t scount, off;
+	int64_t epoch;              /* its starts through shared memory */
 } Slot;
+
+/* The ranks' shared host arenas (mtc_comm_host_alloc). Each rank's object: its control lines
+ * (per slot, `ready` and `done` epochs, a cache line each), then its arena. */
+typedef struct Shm {
+	char **map;                 /* per rank: its object, mapped in this process */
+	char **arena;               /* per rank: its arena */
+	size_t mapbytes, ctl;
+	int64_t bytes;              /* each arena's bytes */
+	float *tmp;                 /* a block of sums */
+} Shm;
 
 struct mtc_comm {
 	MPI_Comm comm;
@@ -70,6 +99,7 @@ struct mtc_comm {
 	int fault_kind;             /* 0 exit, 1 stall */
 	int broken;
 	char err[512];
+	Shm *shm;                   /* NULL: every collective through MPI */
 };
 
 /* MPI initialized by a module (then finalized at exit, unless an instance broke: finalize
@@ -107,6 +137,22 @@ mpi_failed(mtc_comm *c, const char *what, int rc)
 	int len = 0;
 	MPI_Error_string(rc, s, &len);
 	broke(c, "%s failed: %.*s", what, len, s);
+}
+
+enum { SHM_BLOCK = 4096 };     /* floats summed at a time (they stay in the cache) */
+
+static void
+shm_free(Shm *h, int size)
+{
+	if (!h)
+		return;
+	for (int q = 0; q < size; q++)
+		if (h->map && h->map[q])
+			munmap(h->map[q], h->mapbytes);
+	free(h->map);
+	free(h->arena);
+	free(h->tmp);
+	free(h);
 }
 
 mtc_comm *
@@ -194,8 +240,122 @@ mtc_comm_close(mtc_comm *c)
 				MPI_Request_free(&c->slot[k].req);
 		MPI_Comm_free(&c->comm);
 	}
+	shm_free(c->shm, c->size);
 	free(c->slot);
 	free(c);
+}
+
+/* Every rank's `bytes` of host memory in one POSIX shared-memory object each, all mapped by
+ * every rank: collective, and all or none (each step agreed on by the ranks). Each rank
+ * makes its object, the ranks learn each other's names, map them, and unlink their own once
+ * all have mapped it: nothing outlives the processes, and unmapping at close needs no peer. */
+static int
+all_ok(mtc_comm *c, int ok)
+{
+	return MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, c->comm) == MPI_SUCCESS && ok;
+}
+
+void *
+mtc_comm_host_alloc(mtc_comm *c, int64_t bytes)
+{
+	const char *s = getenv("MTC_COMM_SHM");
+	char name[64], *names = NULL;
+	int ok = 1, fd = -1, nsize = 0, named = 0;
+	int64_t lo = bytes, hi = bytes;
+	MPI_Comm node;
+	Shm *h = NULL;
+
+	if (c->broken || c->shm || c->size < 2)
+		return NULL;
+	/* all on one node, the same bytes everywhere, and not turned off */
+	if (s && !strcmp(s, "0"))
+		ok = 0;
+	if (MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+		MPI_Comm_size(node, &nsize);
+		MPI_Comm_free(&node);
+	}
+	MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT64_T, MPI_MIN, c->comm);
+	MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT64_T, MPI_MAX, c->comm);
+	if (!all_ok(c, ok && nsize == c->size && lo == hi && bytes > 0))
+		return NULL;
+	ok = (h = RT_ALLOC(calloc(1, sizeof *h))) && (h->map = RT_ALLOC(calloc((size_t)c->size, sizeof *h->map))) &&
+	     (h->arena = RT_ALLOC(calloc((size_t)c->size, sizeof *h->arena))) &&
+	     (h->tmp = RT_ALLOC(aligned_alloc(64, SHM_BLOCK * sizeof(float)))) &&
+	     (names = RT_ALLOC(calloc((size_t)c->size, sizeof name)));
+	if (ok) {
+		h->ctl = ((size_t)c->nslots * 2 * 64 + 4095) & ~(size_t)4095;
+		h->mapbytes = h->ctl + (((size_t)bytes + 4095) & ~(size_t)4095);
+		h->bytes = bytes;
+		snprintf(name, sizeof name, "/mtc-comm-%ld-%d-%p", (long)getpid(), c->rank, (void *)h);
+		/* posix_fallocate: where /dev/shm is too small, an error now, not SIGBUS later */
+		fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+		named = fd >= 0;
+		ok = fd >= 0 && ftruncate(fd, (off_t)h->mapbytes) == 0 && posix_fallocate(fd, 0, (off_t)h->mapbytes) == 0;
+		if (ok && (h->map[c->rank] = mmap(NULL, h->mapbytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+			h->map[c->rank] = NULL;
+			ok = 0;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	if (!all_ok(c, ok))
+		goto fail;
+	memcpy(names + (size_t)c->rank * sizeof name, name, sizeof name);
+	ok = MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, names, (int)sizeof name, MPI_CHAR, c->comm) == MPI_SUCCESS;
+	for (int q = 0; ok && q < c->size; q++) {
+		if (q == c->rank)
+			continue;
+		fd = shm_open(names + (size_t)q * sizeof name, O_RDWR, 0);
+		if (fd < 0) {
+			ok = 0;
+			break;
+		}
+		if ((h->map[q] = mmap(NULL, h->mapbytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+			h->map[q] = NULL;
+			ok = 0;
+		}
+		close(fd);
+	}
+	/* every rank has mapped every object it will (or failed): the names can go */
+	ok = all_ok(c, ok);
+	shm_unlink(name);
+	named = 0;
+	if (!ok)
+		goto fail;
+	for (int q = 0; q < c->size; q++)
+		h->arena[q] = h->map[q] + h->ctl;
+	free(names);
+	c->shm = h;
+	return h->arena[c->rank];
+fail:
+	if (named)
+		shm_unlink(name);
+	free(names);
+	shm_free(h, c->size);
+	return NULL;
+}
+
+int
+mtc_comm_share_ddr(mtc_comm *c, mtc_dev *d)
+{
+	int64_t bytes = d ? (d->desc.ddr_bytes + 64) & ~(int64_t)63 : 0;
+	const char *s = getenv("MTC_COMM_SHM");
+	char *a = mtc_comm_host_alloc(c, bytes);
+
+	if (!a) {
+		if (!s || strcmp(s, "1") || c->size < 2)
+			return 0;
+		mtc_set_last_error(MTC_ECOMM, "MTC_COMM_SHM=1: the ranks cannot share host memory (they are not "
+		                   "all on one node, or the memory cannot be had)");
+		return MTC_ECOMM;
+	}
+	if (!d)
+		return 0;
+	memcpy(a, d->ddr, (size_t)bytes);
+	free(d->ddr);
+	d->ddr = a;
+	d->ddr_shared = 1;
+	return 0;
 }
 
 int mtc_comm_rank(const mtc_comm *c) { return c->rank; }
@@ -223,6 +383,103 @@ fault(mtc_comm *c)
 		_exit(3);
 	for (;;)
 		sleep(3600);
+}
+
+/* A rank's epoch line: which 0 `ready`, 1 `done`. */
+static int64_t *
+line(const Shm *h, int q, int k, int which)
+{
+	return (int64_t *)(void *)(h->map[q] + ((size_t)k * 2 + (size_t)which) * 64);
+}
+
+/* Slot k's collective through shared memory, where buf lies in this rank's arena: 0 if not. */
+static int
+shm_start(mtc_comm *c, Slot *sl, int k, int kind, float *buf, int64_t count)
+{
+	Shm *h = c->shm;
+	uintptr_t a, b = (uintptr_t)buf;
+	int64_t n = kind == MTC_ALLREDUCE ? count : count * c->size;
+
+	if (!h)
+		return 0;
+	a = (uintptr_t)h->arena[c->rank];
+	if (b < a || b - a > (uintptr_t)h->bytes || (uintptr_t)(n * 4) > (uintptr_t)h->bytes - (b - a))
+		return 0;
+	sl->shm = 1;
+	sl->stage = 0;
+	sl->skind = kind;
+	sl->scount = count;
+	sl->off = (int64_t)(b - a);
+	__atomic_store_n(line(h, c->rank, k, 0), ++sl->epoch, __ATOMIC_RELEASE);
+	return 1;
+}
+
+static void
+add_into(float *restrict t, const float *restrict x, int64_t m)
+{
+	for (int64_t i = 0; i < m; i++)
+		t[i] += x[i];
+}
+
+static void
+scale_by(float *t, int64_t m, float scale)
+{
+	for (int64_t i = 0; i < m; i++)
+		t[i] *= scale;
+}
+
+/* Advance slot k's collective through shared memory; 1 once it is complete. Stage 0, once every
+ * rank has started: an all-reduce sums this rank's chunk of every buffer (rank order) and
+ * writes it into every buffer; a reduce-scatter sums block `rank` into this rank's buffer; an
+ * all-gather writes block `rank` into every buffer. Stage 1, once every rank is done with
+ * stage 0: a reduce-scatter moves its block to the front; complete. */
+static int
+shm_step(mtc_comm *c, Slot *sl, int k)
+{
+	Shm *h = c->shm;
+	int r = c->rank, n = c->size, kind = sl->skind;
+	int64_t e = sl->epoch, count = sl->scount, lo, hi;
+#define P(q) ((float *)(void *)(h->arena[q] + sl->off))
+
+	if (sl->stage == 0) {
+		for (int q = 0; q < n; q++)
+			if (__atomic_load_n(line(h, q, k, 0), __ATOMIC_ACQUIRE) < e)
+				return 0;
+		if (kind == MTC_ALLREDUCE) {
+			int64_t per = ((count + n - 1) / n + 15) & ~(int64_t)15;
+			lo = r * per < count ? r * per : count;
+			hi = lo + per < count ? lo + per : count;
+		} else {
+			lo = r * count;
+			hi = lo + count;
+		}
+		if (kind == MTC_ALLGATHER) {
+			for (int q = 0; q < n; q++)
+				if (q != r)
+					memcpy(P(q) + lo, P(r) + lo, (size_t)(hi - lo) * 4);
+		} else {
+			for (int64_t b = lo; b < hi; b += SHM_BLOCK) {
+				int64_t m = hi - b < SHM_BLOCK ? hi - b : SHM_BLOCK;
+				memcpy(h->tmp, P(0) + b, (size_t)m * 4);
+				for (int q = 1; q < n; q++)
+					add_into(h->tmp, P(q) + b, m);
+				if (sl->scale != 1.0f)
+					scale_by(h->tmp, m, sl->scale);
+				for (int q = 0; q < n; q++)
+					if (kind == MTC_ALLREDUCE || q == r)
+						memcpy(P(q) + b, h->tmp, (size_t)m * 4);
+			}
+		}
+		__atomic_store_n(line(h, r, k, 1), e, __ATOMIC_RELEASE);
+		sl->stage = 1;
+	}
+	for (int q = 0; q < n; q++)
+		if (__atomic_load_n(line(h, q, k, 1), __ATOMIC_ACQUIRE) < e)
+			return 0;
+	if (kind == MTC_REDUCE_SCATTER && r)
+		memcpy(P(r), P(r) + r * count, (size_t)count * 4);
+	return 1;
+#undef P
 }
 
 /* Slot k's collective, started: its persistent request again if it has the same kind, buffer
@@ -272,7 +529,7 @@ start(mtc_comm *c, Slot *sl, int kind, float *buf, int64_t count)
 }
 
 void
-mtc_comm_start(mtc_comm *c, int k, int kind, float *buf, int64_t count)
+mtc_comm_start(mtc_comm *c, int k, int kind, float *buf, int64_t count, float scale)
 {
 	int rc;
 
@@ -290,9 +547,15 @@ mtc_comm_start(mtc_comm *c, int k, int kind, float *buf, int64_t count)
 		broke(c, "collective kind %d: the module is wrong", kind);
 		return;
 	}
-	if ((rc = start(c, &c->slot[k], kind, buf, count)) != MPI_SUCCESS) {
-		mpi_failed(c, "starting a collective", rc);
-		return;
+	c->slot[k].shm = 0;
+	c->slot[k].scale = kind == MTC_ALLGATHER ? 1.0f : scale;
+	if (!shm_start(c, &c->slot[k], k, kind, buf, count)) {
+		if ((rc = start(c, &c->slot[k], kind, buf, count)) != MPI_SUCCESS) {
+			mpi_failed(c, "starting a collective", rc);
+			return;
+		}
+		c->slot[k].buf = buf;       /* for the scale (a persistent request's already) */
+		c->slot[k].count = count;
 	}
 	c->slot[k].active = 1;
 	c->inflight++;
@@ -300,43 +563,73 @@ mtc_comm_start(mtc_comm *c, int k, int kind, float *buf, int64_t count)
 	c->bytes += 4 * count * (kind == MTC_ALLREDUCE ? 1 : c->size);
 }
 
+/* Slot k's collective is complete: through MPI, its sum scaled now (shared memory scaled it
+ * as it summed). */
+static void
+completed(mtc_comm *c, int k)
+{
+	Slot *sl = &c->slot[k];
+
+	sl->active = 0;
+	c->inflight--;
+	c->flight_s += mtc_now() - sl->t0;
+	if (!sl->shm && sl->scale != 1.0f)
+		scale_by(sl->buf, sl->count, sl->scale);
+}
+
+/* Test every collective in flight but slot `but` (-1: none): 0, or -1 on an MPI error. */
+static int
+progress(mtc_comm *c, int but)
+{
+	for (int k = 0; k < c->nslots; k++)
+		if (c->slot[k].active && k != but) {
+			int done = 0, rc = MPI_SUCCESS;
+			if (c->slot[k].shm)
+				done = shm_step(c, &c->slot[k], k);
+			else
+				rc = MPI_Test(&c->slot[k].req, &done, MPI_STATUS_IGNORE);
+			if (rc != MPI_SUCCESS) {
+				mpi_failed(c, "MPI_Test", rc);
+				return -1;
+			}
+			if (done)
+				completed(c, k);
+		}
+	return 0;
+}
+
 void
 mtc_comm_progress(mtc_comm *c)
 {
-	if (!c->inflight || c->broken)
-		return;
-	for (int k = 0; k < c->nslots; k++)
-		if (c->slot[k].active) {
-			int done = 0, rc = MPI_Test(&c->slot[k].req, &done, MPI_STATUS_IGNORE);
-			if (rc != MPI_SUCCESS) {
-				mpi_failed(c, "MPI_Test", rc);
-				return;
-			}
-			if (done) {
-				c->slot[k].active = 0;
-				c->inflight--;
-				c->flight_s += mtc_now() - c->slot[k].t0;
-			}
-		}
+	if (c->inflight && !c->broken)
+		progress(c, -1);
 }
 
-/* Poll *r to completion within the deadline; 0, or -1 with the instance broken. Open MPI's
- * non-blocking collectives advance only inside MPI calls, a round of the algorithm per call:
- * a large all-reduce needs hundreds, so the wait polls without sleeping (yielding the core to
- * a rank that shares it) for its first second, and only then every 50 us. */
+/* Poll slot k's collective (k >= 0), or *r, to completion within the deadline; 0, or -1 with
+ * the instance broken. Open MPI's non-blocking collectives advance only inside MPI calls, a
+ * round of the algorithm per call: a large all-reduce needs hundreds, so the wait polls
+ * without sleeping (yielding the core to a rank that shares it) for its first second, and
+ * only then every 50 us. The other collectives in flight are progressed meanwhile: a peer may
+ * wait for one of them before it can serve this one. */
 static int
-poll_req(mtc_comm *c, MPI_Request *r, const char *what)
+poll_req(mtc_comm *c, int k, MPI_Request *r, const char *what)
 {
 	double t0 = 0, t;
 
 	for (long spins = 0;; spins++) {
-		int done = 0, rc = MPI_Test(r, &done, MPI_STATUS_IGNORE);
+		int done = 0, rc = MPI_SUCCESS;
+		if (k >= 0 && c->slot[k].shm)
+			done = shm_step(c, &c->slot[k], k);
+		else
+			rc = MPI_Test(k >= 0 ? &c->slot[k].req : r, &done, MPI_STATUS_IGNORE);
 		if (rc != MPI_SUCCESS) {
 			mpi_failed(c, what, rc);
 			return -1;
 		}
 		if (done)
 			return 0;
+		if (c->inflight > (k >= 0) && progress(c, k))
+			return -1;
 		/* the clock only after a while: most waits end within a few polls */
 		if (spins < 64) {
 			if (spins == 63)
@@ -358,26 +651,24 @@ poll_req(mtc_comm *c, MPI_Request *r, const char *what)
 }
 
 void
-mtc_comm_wait(mtc_comm *c, int k, float *buf, int64_t n, float scale)
+mtc_comm_wait(mtc_comm *c, int k)
 {
+	Slot *sl;
+
 	if (c->broken)
 		return;
 	if (k < 0 || k >= c->nslots) {
 		broke(c, "wait on slot %d of %d: the module is wrong", k, c->nslots);
 		return;
 	}
-	if (c->slot[k].active) {
+	sl = &c->slot[k];
+	if (sl->active) {
 		double t = mtc_now();
-		if (poll_req(c, &c->slot[k].req, "a collective"))
+		if (poll_req(c, k, NULL, "a collective"))
 			return;
-		c->slot[k].active = 0;
-		c->inflight--;
 		c->wait_s += mtc_now() - t;
-		c->flight_s += mtc_now() - c->slot[k].t0;
+		completed(c, k);
 	}
-	if (scale != 1.0f)
-		for (int64_t i = 0; i < n; i++)
-			buf[i] *= scale;
 }
 
 int
@@ -397,7 +688,7 @@ mtc_comm_allgather_bytes(mtc_comm *c, void *buf, int64_t bytes)
 		mpi_failed(c, "MPI_Iallgather", rc);
 		return MTC_ECOMM;
 	}
-	return poll_req(c, &r, "gathering the outputs") ? MTC_ECOMM : 0;
+	return poll_req(c, -1, &r, "gathering the outputs") ? MTC_ECOMM : 0;
 }
 
 int
@@ -417,7 +708,7 @@ mtc_comm_finish(mtc_comm *c, int status, float *loss, char *err, size_t nerr)
 	if (rc != MPI_SUCCESS)
 		mpi_failed(c, "MPI_Iallreduce of the step's status", rc);
 	else
-		poll_req(c, &r, "the step's status");
+		poll_req(c, -1, &r, "the step's status");
 	c->steps++;
 	if (c->broken) {
 		snprintf(err, nerr, "%s", c->err);

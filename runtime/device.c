@@ -173,7 +173,8 @@ mtc_dev_close(mtc_dev *d)
 	mtc_dma_stop(&d->dma);
 	mtc_pool_stop(&d->pool);
 	free(d->mem);
-	free(d->ddr);
+	if (!d->ddr_shared)
+		free(d->ddr);
 	free(d->lv);
 	free(d);
 }

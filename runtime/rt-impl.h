@@ -64,6 +64,7 @@ struct mtc_dev {
 	char *mem;                    /* persistent zone + arena */
 	int64_t size, cap;
 	char *ddr;
+	int ddr_shared;               /* ddr is a data-parallel communicator's (mtc_comm_share_ddr) */
 	int check;
 	int64_t live, peak, steps;
 	mtc_live *lv;                 /* check mode: the live set */

@@ -37,12 +37,27 @@ void mtc_comm_close(mtc_comm *);
 int mtc_comm_rank(const mtc_comm *);
 int mtc_comm_size(const mtc_comm *);
 
-/* Start collective `kind` on slot k over host buffer buf (count floats per the kind above). */
-void mtc_comm_start(mtc_comm *, int k, int kind, float *buf, int64_t count);
+/* Host memory that every rank on the node maps (collective: every rank calls it once, with
+ * the same bytes): where all ranks are on one node, a POSIX shared-memory object each, and the
+ * collectives whose buffers lie in it run through it, without MPI (runtime/comm.c). NULL
+ * where they are not, where MTC_COMM_SHM=0, or where the memory cannot be had: then MPI runs
+ * every collective. Unmapped by mtc_comm_close. */
+void *mtc_comm_host_alloc(mtc_comm *, int64_t bytes);
+/* A module instance's host arena (its DDR, where its buckets lie) moved into
+ * mtc_comm_host_alloc's memory, its contents kept (collective; d NULL where this rank's
+ * instance could not be made: then no rank shares); nothing where that memory is NULL.
+ * 0, or MTC_ECOMM with the error set where MTC_COMM_SHM=1 asked for shared memory and
+ * there is none. The device must be closed before the communicator. */
+struct mtc_dev;
+int mtc_comm_share_ddr(mtc_comm *, struct mtc_dev *);
+
+/* Start collective `kind` on slot k over host buffer buf (count floats per the kind above);
+ * the sum is multiplied by scale (1: as summed; an all-gather ignores it). */
+void mtc_comm_start(mtc_comm *, int k, int kind, float *buf, int64_t count, float scale);
 /* Let MPI progress every collective in flight (one MPI_Test each); cheap when none is. */
 void mtc_comm_progress(mtc_comm *);
-/* Wait for slot k's collective, then multiply its n floats at buf by scale (1: nothing). */
-void mtc_comm_wait(mtc_comm *, int k, float *buf, int64_t n, float scale);
+/* Wait for slot k's collective: its buffer holds the result. */
+void mtc_comm_wait(mtc_comm *, int k);
 /* Blocking, for what is not a step's bucket (forward outputs): every rank's `bytes` at
  * buf + rank * bytes, gathered into buf. 0, or an enum mtc_status with the error set. */
 int mtc_comm_allgather_bytes(mtc_comm *, void *buf, int64_t bytes);

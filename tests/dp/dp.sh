@@ -58,15 +58,23 @@ close() {
 }
 
 # runtime/comm.c alone (tests/dp/comm): each slot's collective over steps, one moved to
-# another buffer and count and back, the three kinds side by side, exact sums
-for np in 2 3; do
-	if mpi $np "${top_builddir:-.}/tests/dp/comm" > "$out/comm$np.t" 2>&1 && grep -q ' 0 failed$' "$out/comm$np.t"; then
+# another buffer and count and back, the three kinds side by side, exact sums; through MPI
+# and through the ranks' shared memory (on this machine it must be had), and with
+# MTC_COMM_SHM=0 none
+for np in 2 3 2:0; do
+	shm=${np#*:} np=${np%:*}
+	[ "$shm" = "$np" ] && shm=
+	if MTC_COMM_SHM=$shm mpi $np "${top_builddir:-.}/tests/dp/comm" > "$out/comm$np$shm.t" 2>&1 &&
+	   grep -q ' 0 failed$' "$out/comm$np$shm.t"; then
 		ok
 	else
-		bad "the collectives alone on $np ranks (tests/dp/comm)"
-		grep FAIL "$out/comm$np.t" | head -5
+		bad "the collectives alone on $np ranks${shm:+, MTC_COMM_SHM=$shm} (tests/dp/comm)"
+		grep FAIL "$out/comm$np$shm.t" | head -5
 	fi
 done
+# The modules' collectives through shared memory, required (MTC_COMM_SHM=1: create fails
+# where the ranks cannot share it); the MPI path's checks follow the loop.
+export MTC_COMM_SHM=1
 
 # name, model, budget (-: none), ZeRO stage, numbers of ranks, defines
 # MTC_QUICK=1 (CI's sanitizer run, docs/reliability.md; MPI's ranks under AddressSanitizer
@@ -132,6 +140,27 @@ tfsgd tests/dp/tfsgd.tdsl 50% 2 2 -D B=6 -D L=2 -D S=16
 transformer examples/transformer.tdsl 50% 1 2 -D B=6 -D L=2 -D S=16
 tfhost examples/transformer.tdsl 35% 1 2 -D B=6 -D L=2 -D S=16
 EOT
+
+# The same modules through MPI (MTC_COMM_SHM=0): on 2 ranks the same bits as through shared
+# memory (a sum of two in either order, the scale a power of two), on 3 within the tolerance
+# of the single process (MPI sums in an order of its own)
+for v in mlp.z0:2 mlp.z0:3 mlp.b.z2:2 mlp.b.z2:3 tfsgd.b.z2:2; do
+	tag=${v%:*} np=${v#*:} st=$out/${v%%.*}
+	case $tag in *.b.*) st=$st.b ;; esac
+	[ -f "$out/$tag.so" ] || continue
+	[ -z "${MTC_QUICK:-}" ] || [ $np = 2 ] || continue
+	if ! MTC_COMM_SHM=0 mpi $np "$RUN" "$out/$tag.so" --steps 5 --save-params "$out/$tag.$np.mpi.p" \
+	     > "$out/$tag.$np.mpi.t" 2> "$out/$tag.$np.mpi.err"; then
+		bad "$tag on $np ranks through MPI: $(tail -3 "$out/$tag.$np.mpi.err")"
+	elif [ $np = 2 ]; then
+		[ "$(grep ^step "$out/$tag.$np.t")" = "$(grep ^step "$out/$tag.$np.mpi.t")" ] &&
+		cmp -s "$out/$tag.$np.p" "$out/$tag.$np.mpi.p" && ok ||
+			bad "$tag on 2 ranks: through MPI not the bits of shared memory"
+	else
+		close "$st.s.t" "$out/$tag.$np.mpi.t" && "$STCMP" "$out/$tag.$np.mpi.p" "$st.s.p" $TOL > /dev/null && ok ||
+			bad "$tag on $np ranks through MPI: not within $TOL of one process"
+	fi
+done
 
 # ZeRO with the shards' optimizer state in host memory: at 35% the planner keeps some of the
 # transformer's there (trained on 2 ranks just above, against the single process)
