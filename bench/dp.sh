@@ -46,10 +46,11 @@ echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load average $(cut -d' '
 echo "$ROUNDS rounds side by side, each 1 rank of 1 thread on the global batch then \`mpirun -np 2\`"
 echo "ranks of 1 thread on half of it each, $STEPS steps a run, the median step; the median of the"
 echo "rounds (efficiency: each round's T1 / (2 T2), then their median); MT-3000 target (the C host)."
-echo "Buckets: the compiler's choice under its cost model (\`--emit=schedule\`'s first line); the"
-echo "last row's network is the one MPI gives two ranks on this machine (about 1 GB/s: 11 MB in"
-echo "about 11 ms), not the MT-3000 default (25 GB/s). No MPI: two single-process modules of half"
-echo "the batch side by side (the slower one's step), the bound without communication T1 / (2 Tpair)."
+echo "Buckets: the compiler's choice under its cost model (\`--emit=schedule\`'s first line)."
+echo "The ranks share a node, so the buckets' collectives run through their shared memory"
+echo "(runtime/comm.c; \`MTC_COMM_SHM=0\`: through MPI); the last two rows, the same models at a"
+echo "larger batch. No MPI: two single-process modules of half the batch side by side (the slower"
+echo "one's step), the bound without communication T1 / (2 Tpair)."
 [ -n "$PIN0" ] && echo "The single processes pinned to cores 0 and 1 (taskset), as mpirun binds its two ranks."
 echo
 echo "| model | buckets | 1 rank: step ms | 2 ranks: step ms | efficiency (rounds) | no MPI, 2 processes of half: step ms | bound without communication | collectives in flight, ms/step | waited, ms/step | hidden |"
@@ -96,14 +97,15 @@ while read -r name b model defs; do
 		"$MPIRUN" --oversubscribe -np 2 "$RUN" "$tmp/$name.z$z.so" --steps 2 < /dev/null > "$tmp/2z$z.t" ||
 			{ echo "$name $z failed" >> "$mem"; continue; }
 	done
-	awk -v n="$name" -v a="$(field peak_bytes "$tmp/1.t")" -v z0="$(field peak_bytes "$tmp/2.t")" \
+	awk -v n="$name (B=$b)" -v a="$(field peak_bytes "$tmp/1.t")" -v z0="$(field peak_bytes "$tmp/2.t")" \
 	    -v z1="$(field peak_bytes "$tmp/2z1.t")" -v z2="$(field peak_bytes "$tmp/2z2.t")" 'BEGIN {
 		printf "| %s | %d | %d | %d (%.0f%%) | %d (%.0f%%) |\n", n, a, z0, z1, 100 * z1 / z0, z2, 100 * z2 / z0 }' >> "$mem"
 done <<EOT
 mlp 64 examples/mlp.tdsl -D L=8
 transformer 8 examples/transformer.tdsl
 resnet 8 examples/resnet.tdsl -D S=16 -D W=32
-resnet-1GBps 8 examples/resnet.tdsl -D S=16 -D W=32 --net-bw=1e9
+transformer 16 examples/transformer.tdsl
+resnet 32 examples/resnet.tdsl -D S=16 -D W=32
 EOT
 # the cost model at 8 ranks, NVLink and Ethernet, at sizes where compute outweighs the
 # kernels' fixed costs: the examples' own batch of the MLP, the transformer at 16 sequences a
