@@ -245,16 +245,17 @@ mtc_comm_close(mtc_comm *c)
 	free(c);
 }
 
-/* Every rank's `bytes` of host memory in one POSIX shared-memory object each, all mapped by
- * every rank: collective, and all or none (each step agreed on by the ranks). Each rank
- * makes its object, the ranks learn each other's names, map them, and unlink their own once
- * all have mapped it: nothing outlives the processes, and unmapping at close needs no peer. */
+/* Did every rank get ok? (collective) */
 static int
 all_ok(mtc_comm *c, int ok)
 {
 	return MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, c->comm) == MPI_SUCCESS && ok;
 }
 
+/* Every rank's `bytes` of host memory in one POSIX shared-memory object each, all mapped by
+ * every rank: collective, and all or none (each step agreed on by the ranks). Each rank
+ * makes its object, the ranks learn each other's names, map them, and unlink their own once
+ * all have mapped it: nothing outlives the processes, and unmapping at close needs no peer. */
 void *
 mtc_comm_host_alloc(mtc_comm *c, int64_t bytes)
 {
