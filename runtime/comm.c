@@ -60,19 +60,20 @@
 #endif
 #endif
 
-/* A slot's collective: its request (persistent: kept between steps, for the same kind,
- * buffer and count) and whether it is in flight. */
+/* A slot's collective (the last started) and whether it is in flight; its MPI request
+ * (persistent: kept between steps for the kind, buffer and count it was made for). */
 typedef struct Slot {
-	MPI_Request req;
-	int active, persistent, kind;
+	int active, kind;
 	float *buf;
 	int64_t count;
-	double t0;                  /* when it started */
 	float scale;                /* the result multiplied by it */
-	int shm, stage;             /* in flight through shared memory; its stage (0: summing) */
-	int skind;                  /* the kind, count and offset in the arena of that collective */
-	int64_t scount, off;
-	int64_t epoch;              /* its starts through shared memory */
+	double t0;                  /* when it started */
+	int shm, stage;             /* through shared memory; its stage (0: summing) */
+	int64_t epoch;              /* the slot's starts through shared memory */
+	MPI_Request req;
+	int persistent, pkind;
+	float *pbuf;
+	int64_t pcount;
 } Slot;
 
 /* The ranks' shared host arenas (mtc_comm_host_alloc). Each rank's object: its control lines
@@ -393,13 +394,14 @@ line(const Shm *h, int q, int k, int which)
 	return (int64_t *)(void *)(h->map[q] + ((size_t)k * 2 + (size_t)which) * 64);
 }
 
-/* Slot k's collective through shared memory, where buf lies in this rank's arena: 0 if not. */
+/* Slot k's collective (kind, buf and count set) through shared memory, where its buffer lies
+ * in this rank's arena: 0 if not. */
 static int
-shm_start(mtc_comm *c, Slot *sl, int k, int kind, float *buf, int64_t count)
+shm_start(mtc_comm *c, Slot *sl, int k)
 {
 	Shm *h = c->shm;
-	uintptr_t a, b = (uintptr_t)buf;
-	int64_t n = kind == MTC_ALLREDUCE ? count : count * c->size;
+	uintptr_t a, b = (uintptr_t)sl->buf;
+	int64_t n = sl->kind == MTC_ALLREDUCE ? sl->count : sl->count * c->size;
 
 	if (!h)
 		return 0;
@@ -408,9 +410,6 @@ shm_start(mtc_comm *c, Slot *sl, int k, int kind, float *buf, int64_t count)
 		return 0;
 	sl->shm = 1;
 	sl->stage = 0;
-	sl->skind = kind;
-	sl->scount = count;
-	sl->off = (int64_t)(b - a);
 	__atomic_store_n(line(h, c->rank, k, 0), ++sl->epoch, __ATOMIC_RELEASE);
 	return 1;
 }
@@ -438,9 +437,9 @@ static int
 shm_step(mtc_comm *c, Slot *sl, int k)
 {
 	Shm *h = c->shm;
-	int r = c->rank, n = c->size, kind = sl->skind;
-	int64_t e = sl->epoch, count = sl->scount, lo, hi;
-#define P(q) ((float *)(void *)(h->arena[q] + sl->off))
+	int r = c->rank, n = c->size, kind = sl->kind;
+	int64_t e = sl->epoch, count = sl->count, off = (char *)sl->buf - h->arena[r], lo, hi;
+#define P(q) ((float *)(void *)(h->arena[q] + off))
 
 	if (sl->stage == 0) {
 		for (int q = 0; q < n; q++)
@@ -490,7 +489,7 @@ start(mtc_comm *c, Slot *sl, int kind, float *buf, int64_t count)
 {
 	int n = (int)count;
 
-	if (sl->persistent && (sl->kind != kind || sl->buf != buf || sl->count != count)) {
+	if (sl->persistent && (sl->pkind != kind || sl->pbuf != buf || sl->pcount != count)) {
 		MPI_Request_free(&sl->req);
 		sl->persistent = 0;
 	}
@@ -512,9 +511,9 @@ start(mtc_comm *c, Slot *sl, int kind, float *buf, int64_t count)
 		if (rc != MPI_SUCCESS)
 			return rc;
 		sl->persistent = 1;
-		sl->kind = kind;
-		sl->buf = buf;
-		sl->count = count;
+		sl->pkind = kind;
+		sl->pbuf = buf;
+		sl->pcount = count;
 	}
 	return MPI_Start(&sl->req);
 #else
@@ -548,15 +547,15 @@ mtc_comm_start(mtc_comm *c, int k, int kind, float *buf, int64_t count, float sc
 		broke(c, "collective kind %d: the module is wrong", kind);
 		return;
 	}
-	c->slot[k].shm = 0;
+	c->slot[k].kind = kind;
+	c->slot[k].buf = buf;
+	c->slot[k].count = count;
 	c->slot[k].scale = kind == MTC_ALLGATHER ? 1.0f : scale;
-	if (!shm_start(c, &c->slot[k], k, kind, buf, count)) {
-		if ((rc = start(c, &c->slot[k], kind, buf, count)) != MPI_SUCCESS) {
-			mpi_failed(c, "starting a collective", rc);
-			return;
-		}
-		c->slot[k].buf = buf;       /* for the scale (a persistent request's already) */
-		c->slot[k].count = count;
+	c->slot[k].shm = 0;
+	if (!shm_start(c, &c->slot[k], k) &&
+	    (rc = start(c, &c->slot[k], kind, buf, count)) != MPI_SUCCESS) {
+		mpi_failed(c, "starting a collective", rc);
+		return;
 	}
 	c->slot[k].active = 1;
 	c->inflight++;
@@ -578,17 +577,24 @@ completed(mtc_comm *c, int k)
 		scale_by(sl->buf, sl->count, sl->scale);
 }
 
+/* Advance slot k's collective in flight: *done once complete; MPI's return code. */
+static int
+test_slot(mtc_comm *c, int k, int *done)
+{
+	if (c->slot[k].shm) {
+		*done = shm_step(c, &c->slot[k], k);
+		return MPI_SUCCESS;
+	}
+	return MPI_Test(&c->slot[k].req, done, MPI_STATUS_IGNORE);
+}
+
 /* Test every collective in flight but slot `but` (-1: none): 0, or -1 on an MPI error. */
 static int
 progress(mtc_comm *c, int but)
 {
 	for (int k = 0; k < c->nslots; k++)
 		if (c->slot[k].active && k != but) {
-			int done = 0, rc = MPI_SUCCESS;
-			if (c->slot[k].shm)
-				done = shm_step(c, &c->slot[k], k);
-			else
-				rc = MPI_Test(&c->slot[k].req, &done, MPI_STATUS_IGNORE);
+			int done = 0, rc = test_slot(c, k, &done);
 			if (rc != MPI_SUCCESS) {
 				mpi_failed(c, "MPI_Test", rc);
 				return -1;
@@ -618,11 +624,7 @@ poll_req(mtc_comm *c, int k, MPI_Request *r, const char *what)
 	double t0 = 0, t;
 
 	for (long spins = 0;; spins++) {
-		int done = 0, rc = MPI_SUCCESS;
-		if (k >= 0 && c->slot[k].shm)
-			done = shm_step(c, &c->slot[k], k);
-		else
-			rc = MPI_Test(k >= 0 ? &c->slot[k].req : r, &done, MPI_STATUS_IGNORE);
+		int done = 0, rc = k >= 0 ? test_slot(c, k, &done) : MPI_Test(r, &done, MPI_STATUS_IGNORE);
 		if (rc != MPI_SUCCESS) {
 			mpi_failed(c, what, rc);
 			return -1;
