@@ -48,9 +48,10 @@ echo "ranks of 1 thread on half of it each, $STEPS steps a run, the median step;
 echo "rounds (efficiency: each round's T1 / (2 T2), then their median); MT-3000 target (the C host)."
 echo "Buckets: the compiler's choice under its cost model (\`--emit=schedule\`'s first line)."
 echo "The ranks share a node, so the buckets' collectives run through their shared memory"
-echo "(runtime/comm.c; \`MTC_COMM_SHM=0\`: through MPI); the last two rows, the same models at a"
-echo "larger batch. No MPI: two single-process modules of half the batch side by side (the slower"
-echo "one's step), the bound without communication T1 / (2 Tpair)."
+echo "(runtime/comm.c; \`MTC_COMM_SHM=0\`: through MPI); then the same models at a larger batch, and"
+echo "ResNet-18 at its CIFAR size (S=32, W=64: 11.2 M params, 44.7 MB of gradients a step). No MPI:"
+echo "two single-process modules of half the batch side by side (the slower one's step), the bound"
+echo "without communication T1 / (2 Tpair)."
 [ -n "$PIN0" ] && echo "The single processes pinned to cores 0 and 1 (taskset), as mpirun binds its two ranks."
 echo
 echo "| model | buckets | 1 rank: step ms | 2 ranks: step ms | efficiency (rounds) | no MPI, 2 processes of half: step ms | bound without communication | collectives in flight, ms/step | waited, ms/step | hidden |"
@@ -106,6 +107,7 @@ transformer 8 examples/transformer.tdsl
 resnet 8 examples/resnet.tdsl -D S=16 -D W=32
 transformer 16 examples/transformer.tdsl
 resnet 32 examples/resnet.tdsl -D S=16 -D W=32
+resnet 16 examples/resnet.tdsl -D S=32 -D W=64
 EOT
 # the cost model at 8 ranks, NVLink and Ethernet, at sizes where compute outweighs the
 # kernels' fixed costs: the examples' own batch of the MLP, the transformer at 16 sequences a
