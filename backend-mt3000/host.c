@@ -190,6 +190,56 @@ group_births(Seq *s, int i, int end)
 	}
 }
 
+/* Can the updates that read unbucket i's gradient read it where the bucket holds it (the
+ * MT-3000's accelerator addresses DDR, as its kernels' DMA does), so that no copy brings it
+ * back? Where its readers are the wait on it and updates on the accelerator, and nothing
+ * writes host memory over it until the last of them (liveness ends the bucket at its last
+ * unbucket, so layout may place a later bucket or swap there). Not with ops deferred
+ * (MTC_FAULT), whose order is not the step's. The plan keeps the gradient's bytes on the
+ * accelerator all the same. */
+/* Does value v lie in host memory over bytes [lo, hi)? */
+static int
+in_ddr_over(const LowFunc *p, int v, int64_t lo, int64_t hi)
+{
+	return in_ddr(p->f, v) && p->off[v] < hi && lo < p->off[v] + vbytes(p->f, v);
+}
+
+static int
+read_in_place(const Seq *s, int i)
+{
+	const LowFunc *p = s->p;
+	const Func *f = p->f;
+	const Op *o = &f->op[i];
+	int r = o->res, last = -1;
+	int64_t lo = p->off[o->args[0]] + 4 * o->ia[0], hi = lo + vbytes(f, r);
+
+	if (o->ia[1] || !s->g->inplace)
+		return 0;
+	for (int k = 0; k < f->nop; k++)
+		if (p->defer[k] >= 0)
+			return 0;
+	for (int k = i + 1; k < f->nop; k++) {
+		const Op *u = &f->op[k];
+		for (int a = 0; a < u->nargs; a++)
+			if (u->args[a] == r) {
+				if (u->kind != OP_WAIT && (dp_update_grad(f, u) != r || op_on_host(f, u) ||
+				                           (p->grp[k] >= 0 && p->gend[p->grp[k]] > p->grp[k] + 1)))
+					return 0;
+				last = k;
+			}
+	}
+	for (int k = i + 1; k <= last; k++) {
+		const Op *u = &f->op[k];
+		int nw = opinfo[u->kind].flags & F_MUT ? opinfo[u->kind].nwritten : 0;
+		if (u->res >= 0 && in_ddr_over(p, u->res, lo, hi))
+			return 0;
+		for (int a = 0; a < nw && a < u->nargs; a++)
+			if (in_ddr_over(p, u->args[a], lo, hi))
+				return 0;
+	}
+	return last > i;
+}
+
 static void
 comment(Gen *g, const Func *f, const Op *o)
 {
@@ -322,9 +372,15 @@ one_op(Seq *s, int i)
 		break;
 	}
 	case OP_UNBUCKET: {
-		/* a part of a bucket back onto the accelerator: a copy like swap_in's */
+		/* a part of a bucket back onto the accelerator: a copy like swap_in's, or none
+		 * where its update can read it in the bucket (read_in_place) */
 		int b = o->args[0];
 		born(s, o->res);
+		if (read_in_place(s, i)) {
+			g->inplace[o->res] = p->off[b] + 4 * o->ia[0];
+			H(g, "\t/* read in place by its update: H + %lld */\n", ll(g->inplace[o->res]));
+			break;
+		}
 		if (s->nfl == 256)
 			wait_upto(s, s->fl[0].c);
 		if (o->ia[1]) {
@@ -426,8 +482,11 @@ emit_func(Gen *g, const LowFunc *p)
 	s.gone = calloc((size_t)f->nval + 1, 1);
 	if (!s.chan || !s.gone || !s.slot)
 		die("out of memory");
+	g->inplace = malloc(sizeof *g->inplace * (size_t)(f->nval + 1));
+	if (!g->inplace)
+		die("out of memory");
 	for (int v = 0; v < f->nval; v++)
-		s.chan[v] = s.slot[v] = -1;
+		s.chan[v] = s.slot[v] = -1, g->inplace[v] = -1;
 	used_inputs(m, f, uses);
 
 	H(g, "\nstatic int\nrun_%s(struct %s *inst, const void *const *in, %svoid *const *out)\n{\n", f->name,
@@ -508,6 +567,8 @@ emit_func(Gen *g, const LowFunc *p)
 		g->nslots = s.nslot;
 	free(s.slot);
 	free(s.chan);
+	free(g->inplace);
+	g->inplace = NULL;
 	free(s.gone);
 	free(uses);
 }

@@ -63,7 +63,10 @@ launch(Gen *g, const LowFunc *p, int k, const int *v, int nv, int flag, double w
 {
 	H(g, "\tmtc_run(d, KERN[%d], (const uint64_t[]){ ", k);
 	for (int i = 0; i < nv; i++)
-		H(g, "%sADDR(%lld)", i ? ", " : "", ll(p->off[v[i]]));
+		if (g->inplace && g->inplace[v[i]] >= 0)
+			H(g, "%sHADDR(%lld)", i ? ", " : "", ll(g->inplace[v[i]]));
+		else
+			H(g, "%sADDR(%lld)", i ? ", " : "", ll(p->off[v[i]]));
 	if (flag)
 		H(g, "%s(uint64_t)(uintptr_t)mtc_dev_flag(d)", nv ? ", " : "");
 	H(g, " }, %lld);\n", ll(work > 9e18 ? (int64_t)9e18 : (int64_t)work));

@@ -51,6 +51,14 @@ $MTC $m --data-parallel --emit=h -o "$out/mlp.h" && grep -q 'mlp \*mlp_create_co
 $dp --emit=c -o "$out/mlp.c" && grep -q 'mtc_comm_start(inst->c, ' "$out/mlp.c" &&
 	grep -q 'mtc_comm_progress(inst->c);' "$out/mlp.c" && grep -q 'mtc_comm_finish' "$out/mlp.c" &&
 	grep -q 'mtc_dp_module(&desc)' "$out/mlp-dp.c" && [ -s "$out/mlp-dev.c" ] && ok || bad "--emit=c"
+# every update reads its all-reduced gradient where the bucket holds it: no copy back (and no
+# other copy in this step); ZeRO's blocks by rank are copied onto the accelerator
+n=$(grep -c '= unbucket %' "$out/mlp.c")
+[ "$n" -gt 0 ] && [ "$(grep -c 'read in place by its update' "$out/mlp.c")" = "$n" ] &&
+	! grep -q 'mtc_dma(' "$out/mlp.c" && ok || bad "the updates do not read the buckets in place ($n unbuckets)"
+$dp --zero=1 --emit=c -o "$out/z1.c" && ! grep -q 'read in place' "$out/z1.c" &&
+	grep -q 'mtc_dma(d, M + [0-9]*, H + [0-9]* + [0-9]* \* mtc_comm_rank(inst->c)' "$out/z1.c" && ok ||
+	bad "ZeRO 1: a rank's block of a bucket read in place"
 # --bucket-bytes, and the same bytes twice
 nb() { sed -n 's/^# data-parallel: ranks [0-9]* zero [0-9] buckets \([0-9]*\) bucket_bytes \([0-9]*\) .*/\1 \2/p' "$1"; }
 $dp --bucket-bytes=4K --emit=schedule -o "$out/s4k.txt" && set -- $(nb "$out/s4k.txt") $(nb "$out/s.txt") &&
