@@ -190,13 +190,6 @@ group_births(Seq *s, int i, int end)
 	}
 }
 
-/* Can the updates that read unbucket i's gradient read it where the bucket holds it (the
- * MT-3000's accelerator addresses DDR, as its kernels' DMA does), so that no copy brings it
- * back? Where its readers are the wait on it and updates on the accelerator, and nothing
- * writes host memory over it until the last of them (liveness ends the bucket at its last
- * unbucket, so layout may place a later bucket or swap there). Not with ops deferred
- * (MTC_FAULT), whose order is not the step's. The plan keeps the gradient's bytes on the
- * accelerator all the same. */
 /* Does value v lie in host memory over bytes [lo, hi)? */
 static int
 in_ddr_over(const LowFunc *p, int v, int64_t lo, int64_t hi)
@@ -204,6 +197,29 @@ in_ddr_over(const LowFunc *p, int v, int64_t lo, int64_t hi)
 	return in_ddr(p->f, v) && p->off[v] < hi && lo < p->off[v] + vbytes(p->f, v);
 }
 
+/* Is every reader of v (a gradient copied to host memory) its wait or an update on the host
+ * that reads it as its gradient? */
+static int
+host_readers(const Func *f, int v)
+{
+	for (int k = f->val[v].def + 1; k < f->nop; k++)
+		for (int a = 0; a < f->op[k].nargs; a++)
+			if (f->op[k].args[a] == v && f->op[k].kind != OP_WAIT &&
+			    (dp_update_grad(f, &f->op[k]) != v || !op_on_host(f, &f->op[k])))
+				return 0;
+	return 1;
+}
+
+/* Can the updates that read unbucket i's gradient read it where the bucket holds it (the
+ * MT-3000's accelerator addresses DDR, as its kernels' DMA does), so that no copy brings it
+ * back? Where its readers are the wait on it, updates on the accelerator, and copies back to
+ * host memory (swap_out) that only their waits and updates on the host read (those read the
+ * bucket too, and neither copy runs); and nothing writes host memory over it until the last
+ * of them: the last reader on the accelerator, or the step's end where an update on the host
+ * reads it (it runs on the host engine's thread until the step drains it). Liveness ends the
+ * bucket at its last unbucket, so layout may place a later bucket or swap there. Not with
+ * ops deferred (MTC_FAULT), whose order is not the step's. The plan keeps the gradient's
+ * bytes all the same. */
 static int
 read_in_place(const Seq *s, int i)
 {
@@ -221,17 +237,23 @@ read_in_place(const Seq *s, int i)
 	for (int k = i + 1; k < f->nop; k++) {
 		const Op *u = &f->op[k];
 		for (int a = 0; a < u->nargs; a++)
-			if (u->args[a] == r) {
-				if (u->kind != OP_WAIT && (dp_update_grad(f, u) != r || op_on_host(f, u) ||
-				                           (p->grp[k] >= 0 && p->gend[p->grp[k]] > p->grp[k] + 1)))
+			if (u->args[a] != r)
+				continue;
+			else if (u->kind == OP_SWAPOUT) {
+				if (!host_readers(f, u->res))
 					return 0;
+				last = f->nop - 1;
+			} else if (u->kind != OP_WAIT && (dp_update_grad(f, u) != r || op_on_host(f, u) ||
+			                                  (p->grp[k] >= 0 && p->gend[p->grp[k]] > p->grp[k] + 1)))
+				return 0;
+			else if (k > last)
 				last = k;
-			}
 	}
 	for (int k = i + 1; k <= last; k++) {
 		const Op *u = &f->op[k];
 		int nw = opinfo[u->kind].flags & F_MUT ? opinfo[u->kind].nwritten : 0;
-		if (u->res >= 0 && in_ddr_over(p, u->res, lo, hi))
+		/* the copies skipped with it write nothing */
+		if (u->res >= 0 && !(u->kind == OP_SWAPOUT && u->args[0] == r) && in_ddr_over(p, u->res, lo, hi))
 			return 0;
 		for (int a = 0; a < nw && a < u->nargs; a++)
 			if (in_ddr_over(p, u->args[a], lo, hi))
@@ -292,6 +314,11 @@ one_op(Seq *s, int i)
 		/* Copies are FIFO among themselves; they only wait for nothing here. swap_home's
 		 * source is its second operand, its result the decl's home. */
 		int src = o->args[o->kind == OP_SWAPHOME];
+		if (o->kind == OP_SWAPOUT && g->inplace[o->res] >= 0) {
+			/* a gradient its update on the host reads in its bucket (read_in_place) */
+			H(g, "\t/* read in place by its update on the host: H + %lld */\n", ll(g->inplace[o->res]));
+			break;
+		}
 		use(s, i, src);
 		if (o->kind != OP_SWAPHOME)
 			born(s, o->res);
@@ -378,6 +405,9 @@ one_op(Seq *s, int i)
 		born(s, o->res);
 		if (read_in_place(s, i)) {
 			g->inplace[o->res] = p->off[b] + 4 * o->ia[0];
+			for (int k = i + 1; k < f->nop; k++)
+				if (f->op[k].kind == OP_SWAPOUT && f->op[k].args[0] == o->res)
+					g->inplace[f->op[k].res] = g->inplace[o->res];
 			H(g, "\t/* read in place by its update: H + %lld */\n", ll(g->inplace[o->res]));
 			break;
 		}
@@ -422,7 +452,7 @@ one_op(Seq *s, int i)
 			H(g, "\tmtc_host_call(d, hu%d, (const uint64_t[]){ ", i);
 			for (int a = 0; a < o->nargs; a++)
 				H(g, "%s%s(%lld)", a ? ", " : "", in_ddr(f, o->args[a]) ? "HADDR" : "ADDR",
-				  ll(p->off[o->args[a]]));
+				  ll(g->inplace[o->args[a]] >= 0 ? g->inplace[o->args[a]] : p->off[o->args[a]]));
 			if (adam)
 				H(g, ", (uint64_t)(uintptr_t)mtc_dev_flag(d)");
 			if (s->ncopy)

@@ -56,6 +56,13 @@ $dp --emit=c -o "$out/mlp.c" && grep -q 'mtc_comm_start(inst->c, ' "$out/mlp.c" 
 n=$(grep -c '= unbucket %' "$out/mlp.c")
 [ "$n" -gt 0 ] && [ "$(grep -c 'read in place by its update' "$out/mlp.c")" = "$n" ] &&
 	! grep -q 'mtc_dma(' "$out/mlp.c" && ok || bad "the updates do not read the buckets in place ($n unbuckets)"
+# at 70% some updates run on the host: they read the bucket too, and the gradient is neither
+# copied back onto the accelerator nor out again (read in place, the copy's offset in the call)
+$dp --mem-budget=70% --emit=c -o "$out/b70.c" && n=$(grep -c '= unbucket %' "$out/b70.c") &&
+	[ "$(grep -c 'read in place by its update:' "$out/b70.c")" = "$n" ] &&
+	h=$(sed -n 's|.*read in place by its update on the host: H + \([0-9]*\) .*|\1|p' "$out/b70.c" | head -1) &&
+	[ -n "$h" ] && grep 'mtc_host_call' "$out/b70.c" | grep -q "HADDR($h)" && ok ||
+	bad "at 70% the updates on the host do not read the buckets in place"
 $dp --zero=1 --emit=c -o "$out/z1.c" && ! grep -q 'read in place' "$out/z1.c" &&
 	grep -q 'mtc_dma(d, M + [0-9]*, H + [0-9]* + [0-9]* \* mtc_comm_rank(inst->c)' "$out/z1.c" && ok ||
 	bad "ZeRO 1: a rank's block of a bucket read in place"
