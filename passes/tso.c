@@ -382,7 +382,25 @@ nest_costs(const Dp *d, int j, int k)
 			}
 	}
 	/* the Pareto front (cheaper than everything needing less), then at most NESTL of it,
-	 * spread from the least need to the cheapest */
+	 * spread from the least need to the cheapest. Only what lies inside the box of the
+	 * front's two ends can be on it, so only that is sorted: m, the first in the sort's
+	 * order, comes before everything and keeps out all that costs as much; z, the first of
+	 * the cheapest, comes before everything needing as much or more (those of its need cost
+	 * as much or more) and keeps them out. What is left out sits behind m or z in the order,
+	 * or after every candidate it keeps out, so the front is the same. */
+	if (nc > 2) {
+		int m = 0, z = 0, n = 0;
+		for (int q = 1; q < nc; q++) {
+			if (nest_before(&c[q], &c[m]))
+				m = q;
+			if (c[q].cost < c[z].cost || (c[q].cost == c[z].cost && c[q].need < c[z].need))
+				z = q;
+		}
+		for (int q = 0; q < nc; q++)
+			if (q == m || q == z || (c[q].need < c[z].need && c[q].cost < c[m].cost))
+				c[n++] = c[q];
+		nc = n;
+	}
 	sort_nest(c, c + nc, nc);
 	for (int q = 0; q < nc; q++)
 		if (nf == 0 || c[q].cost < c[nf - 1].cost)
