@@ -216,17 +216,15 @@ main(void)
 		die("no mt3000 target");
 	for (size_t e = 0; e < sizeof ex / sizeof *ex; e++) {
 		double tsotime[3] = { -1, -1, -1 };
-		Module *m0;
+		Module *ref;
 		Ref run0 = { .err = "no module" };
 		snprintf(path, sizeof path, "%s/examples/%s", top ? top : ".", ex[e].file);
-		/* the unplanned step's three steps, once for every solver and budget */
-		if ((m0 = synth_example(path, ex[e].defs, ex[e].ndefs, &tg)))
-			ref_run(m0, &run0);
-		mod_free(m0);
+		/* the unplanned step, and its three steps, once for every solver and budget */
+		if ((ref = synth_example(path, ex[e].defs, ex[e].ndefs, &tg)))
+			ref_run(ref, &run0);
 		for (size_t si = 0; si < nsolver; si++)
 			for (size_t bi = 0; bi < sizeof pcts / sizeof *pcts; bi++) {
 				Module *m = synth_example(path, ex[e].defs, ex[e].ndefs, &tg);
-				Module *ref = synth_example(path, ex[e].defs, ex[e].ndefs, &tg);
 				PlanOpts o = { .solver = solvers[si], .budget_pct = pcts[bi], .tlim = 1, .tg = &tg };
 				PlanReport r;
 				char why[512] = "";
@@ -236,7 +234,6 @@ main(void)
 				if (!m || !ref) {
 					pcheck(0, "compile", mn, sn, pct, path);
 					mod_free(m);
-					mod_free(ref);
 					continue;
 				}
 				rc = plan_step(m, &o, &r);
@@ -264,9 +261,9 @@ main(void)
 					       100 * (r.time / r.base_time - 1), r.nrec, r.nswap, r.stime);
 				}
 				mod_free(m);
-				mod_free(ref);
 			}
 		ref_free(&run0);
+		mod_free(ref);
 	}
 	ilp_vs_start(top);
 	tight_vs_loose(top);
