@@ -262,6 +262,75 @@ read_in_place(const Seq *s, int i)
 	return last > i;
 }
 
+/* Does op o run as a kernel on the accelerator, addressing its values through launch()
+ * (kern.c), so that a value's bytes may be somewhere else? */
+static int
+on_kernel(const Func *f, const Op *o)
+{
+	int fl = opinfo[o->kind].flags;
+	return !(fl & (F_COPY | F_COLL)) && o->kind != OP_WAIT && o->kind != OP_COPYOUT &&
+	       o->kind != OP_SHARD && o->kind != OP_UNSHARD && o->kind != OP_WORKSPACE && !op_on_host(f, o);
+}
+
+/* Can gradient v, packed by allreduce i (bucket b) into host bytes [lo, hi), be written there
+ * by its producer, so that the pack copies nothing? Where a kernel makes it, kernels before
+ * the allreduce read it (none writes it) and nothing after; and no other value in host memory
+ * made before the allreduce lies over those bytes (a swap's copy still to come back, a bucket
+ * in flight or read in place by its updates, written by the other ranks through their shared
+ * memory, are all such values; so the kernel writes nothing any of them holds, and none of
+ * them writes over the gradient before it is packed). Not with ops deferred (MTC_FAULT). */
+static int
+write_in_place(const LowFunc *p, int i, int v, int b, int64_t lo, int64_t hi)
+{
+	const Func *f = p->f;
+	int d = f->val[v].def, n = 0;
+
+	if (d < 0 || f->val[v].decl >= 0 || in_ddr(f, v) || !p->mat[v] || p->skip[d] ||
+	    !on_kernel(f, &f->op[d]))
+		return 0;
+	for (int k = 0; k < f->nop; k++)
+		if (p->defer[k] >= 0)
+			return 0;
+	for (int k = d + 1; k < f->nop; k++)
+		for (int a = 0; a < f->op[k].nargs; a++)
+			if (f->op[k].args[a] != v)
+				continue;
+			else if (k == i)
+				n++;
+			else if (k > i || !on_kernel(f, &f->op[k]) || (opinfo[f->op[k].kind].flags & F_MUT))
+				return 0;
+	if (n != 1)
+		return 0;
+	for (int x = 0; x < f->nval; x++)
+		if (x != b && in_ddr(f, x) && f->val[x].def <= i && p->off[x] < hi && lo < p->off[x] + vbytes(f, x))
+			return 0;
+	return 1;
+}
+
+/* Before a function's code: the gradients written where their bucket holds them. */
+static void
+writes_in_place(Seq *s)
+{
+	const LowFunc *p = s->p;
+	const Func *f = p->f;
+
+	if (!s->g->ranks)
+		return;
+	for (int i = 0; i < f->nop; i++) {
+		const Op *o = &f->op[i];
+		int64_t at = 0;
+		if (o->kind != OP_ALLREDUCE || o->ia[1])
+			continue;
+		for (int a = 0; a < o->nargs; a++) {
+			int v = o->args[a];
+			int64_t lo = p->off[o->res] + 4 * at, hi = lo + vbytes(f, v);
+			if (write_in_place(p, i, v, o->res, lo, hi))
+				s->g->inplace[v] = lo;
+			at += vbytes(f, v) / 4;
+		}
+	}
+}
+
 static void
 comment(Gen *g, const Func *f, const Op *o)
 {
@@ -368,6 +437,9 @@ one_op(Seq *s, int i)
 			else if (o->kind == OP_ALLGATHER)
 				H(g, "\tmemcpy(H + %lld + %lld * mtc_comm_rank(inst->c), M + %lld, %lld);\n",
 				  ll(p->off[o->res] + 4 * at), ll(4 * per), ll(p->off[v]), ll(vbytes(f, v)));
+			else if (g->inplace[v] >= 0)
+				H(g, "\t/* %%%s written in place by its producer: H + %lld */\n", f->val[v].name,
+				  ll(g->inplace[v]));
 			else
 				H(g, "\tmemcpy(H + %lld, M + %lld, %lld);\n", ll(p->off[o->res] + 4 * at), ll(p->off[v]),
 				  ll(vbytes(f, v)));
@@ -517,6 +589,7 @@ emit_func(Gen *g, const LowFunc *p)
 		die("out of memory");
 	for (int v = 0; v < f->nval; v++)
 		s.chan[v] = s.slot[v] = -1, g->inplace[v] = -1;
+	writes_in_place(&s);
 	used_inputs(m, f, uses);
 
 	H(g, "\nstatic int\nrun_%s(struct %s *inst, const void *const *in, %svoid *const *out)\n{\n", f->name,

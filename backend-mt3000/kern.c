@@ -57,16 +57,26 @@ kopen(Gen *g, const char *what)
 	return g->nk++;
 }
 
+/* Value v's address as the kernels see it: its bytes on the accelerator, or in host memory
+ * where its readers read it there and its producer writes it there (g->inplace, host.c). */
+static const char *
+vaddr(const Gen *g, const LowFunc *p, int v, char buf[48])
+{
+	if (g->inplace && g->inplace[v] >= 0)
+		snprintf(buf, 48, "HADDR(%lld)", ll(g->inplace[v]));
+	else
+		snprintf(buf, 48, "ADDR(%lld)", ll(p->off[v]));
+	return buf;
+}
+
 /* The launch on the host: values' addresses in order, then the flag pointer if asked. */
 static void
 launch(Gen *g, const LowFunc *p, int k, const int *v, int nv, int flag, double work)
 {
+	char b[48];
 	H(g, "\tmtc_run(d, KERN[%d], (const uint64_t[]){ ", k);
 	for (int i = 0; i < nv; i++)
-		if (g->inplace && g->inplace[v[i]] >= 0)
-			H(g, "%sHADDR(%lld)", i ? ", " : "", ll(g->inplace[v[i]]));
-		else
-			H(g, "%sADDR(%lld)", i ? ", " : "", ll(p->off[v[i]]));
+		H(g, "%s%s", i ? ", " : "", vaddr(g, p, v[i], b));
 	if (flag)
 		H(g, "%s(uint64_t)(uintptr_t)mtc_dev_flag(d)", nv ? ", " : "");
 	H(g, " }, %lld);\n", ll(work > 9e18 ? (int64_t)9e18 : (int64_t)work));
@@ -78,9 +88,10 @@ launch_rank(Gen *g, const LowFunc *p, int k, const int *v, int nv, double work)
 {
 	if (!g->ranks)
 		die("a rank's slice of the batch in a module that is not data-parallel");
+	char b[48];
 	H(g, "\tmtc_run(d, KERN[%d], (const uint64_t[]){ ", k);
 	for (int i = 0; i < nv; i++)
-		H(g, "ADDR(%lld), ", ll(p->off[v[i]]));
+		H(g, "%s, ", vaddr(g, p, v[i], b));
 	H(g, "(uint64_t)mtc_comm_rank(inst->c) }, %lld);\n", ll(work > 9e18 ? (int64_t)9e18 : (int64_t)work));
 }
 
@@ -467,6 +478,7 @@ k_conv(Gen *g, const LowFunc *p, const Op *o)
 	int64_t ho = window_out(H_, kh, a[0], a[2], a[4]), wo = window_out(W_, kw, a[1], a[3], a[5]), P = ho * wo;
 	int vx = dx ? o->res : o->args[0], vw = dx ? o->args[0] : dw ? o->res : o->args[1];
 	int vy = o->kind == OP_CONV2D ? o->res : o->args[1];
+	char ax[48], aw[48], ay[48];
 	double fl = 2.0 * (double)(N * co * P) * (double)kg;
 	char ptr[4][96], call[512];
 	const char *pp[4] = { ptr[0], ptr[1], ptr[2], ptr[3] };
@@ -501,9 +513,9 @@ k_conv(Gen *g, const LowFunc *p, const Op *o)
 			m = (Gemm){ G, N, cog, cg, P, P, P, cg, 0, 1, 0, G, cog * P, co * P, cg * P, C * P, cog * cg };
 		kg1 = gemm_kernel(g, opinfo[o->kind].name, &m);
 		H(g, "\t{\n");
-		snprintf(ptr[0], sizeof ptr[0], "ADDR(%lld)", ll(p->off[dx ? vx : dw ? vw : vy]));
-		snprintf(ptr[1], sizeof ptr[1], "ADDR(%lld)", ll(p->off[o->kind == OP_CONV2D ? vw : dx ? vw : vy]));
-		snprintf(ptr[2], sizeof ptr[2], "ADDR(%lld)", ll(p->off[o->kind == OP_CONV2D ? vx : dx ? vy : vx]));
+		snprintf(ptr[0], sizeof ptr[0], "%s", dx ? vaddr(g, p, vx, ax) : dw ? vaddr(g, p, vw, aw) : vaddr(g, p, vy, ay));
+		snprintf(ptr[1], sizeof ptr[1], "%s", o->kind == OP_CONV2D || dx ? vaddr(g, p, vw, aw) : vaddr(g, p, vy, ay));
+		snprintf(ptr[2], sizeof ptr[2], "%s", dx ? vaddr(g, p, vy, ay) : vaddr(g, p, vx, ax));
 		launch_ptrs(g, kg1, pp, 3, fl);
 		H(g, "\t}\n");
 		return;
@@ -537,36 +549,36 @@ k_conv(Gen *g, const LowFunc *p, const Op *o)
 		H(g, "\tfor (int64_t c = 0; c < %lld; c++) {\n", ll(N / k));
 		if (o->kind == OP_CONV2D) {
 			snprintf(ptr[0], sizeof ptr[0], "ADDR(%lld)", ll(ws));
-			snprintf(ptr[1], sizeof ptr[1], "ADDR(%lld) + c * %lld", ll(p->off[vx]), ll(xc));
+			snprintf(ptr[1], sizeof ptr[1], "%s + c * %lld", vaddr(g, p, vx, ax), ll(xc));
 			launch_ptrs(g, im, pp, 2, IM2COLW * (double)(kc * kp));
 			snprintf(ptr[0], sizeof ptr[0], "ADDR(%lld)", ll(wb));
-			snprintf(ptr[1], sizeof ptr[1], "ADDR(%lld)", ll(p->off[vw]));
+			snprintf(ptr[1], sizeof ptr[1], "%s", vaddr(g, p, vw, aw));
 			snprintf(ptr[2], sizeof ptr[2], "ADDR(%lld)", ll(ws));
 			launch_ptrs(g, kg2, pp, 3, fl / (double)(N / k));
 			/* out of B into y: mtc_chanfirst(t = B, y = chunk of y, to 0) */
-			snprintf(ptr[0], sizeof ptr[0], "ADDR(%lld) + c * %lld", ll(p->off[vy]), ll(yc));
+			snprintf(ptr[0], sizeof ptr[0], "%s + c * %lld", vaddr(g, p, vy, ay), ll(yc));
 			snprintf(ptr[1], sizeof ptr[1], "ADDR(%lld)", ll(wb));
 			launch_ptrs(g, tr, pp, 2, CHANW * (double)(co * kp));
 		} else {
 			/* dy into B: mtc_chanfirst(t = B, y = chunk of dy, to 1) */
 			snprintf(ptr[0], sizeof ptr[0], "ADDR(%lld)", ll(wb));
-			snprintf(ptr[1], sizeof ptr[1], "ADDR(%lld) + c * %lld", ll(p->off[vy]), ll(yc));
+			snprintf(ptr[1], sizeof ptr[1], "%s + c * %lld", vaddr(g, p, vy, ay), ll(yc));
 			launch_ptrs(g, tr, pp, 2, CHANW * (double)(co * kp));
 			if (dw) {
 				snprintf(ptr[0], sizeof ptr[0], "ADDR(%lld)", ll(ws));
-				snprintf(ptr[1], sizeof ptr[1], "ADDR(%lld) + c * %lld", ll(p->off[vx]), ll(xc));
+				snprintf(ptr[1], sizeof ptr[1], "%s + c * %lld", vaddr(g, p, vx, ax), ll(xc));
 				launch_ptrs(g, im, pp, 2, IM2COLW * (double)(kc * kp));
-				snprintf(ptr[0], sizeof ptr[0], "ADDR(%lld)", ll(p->off[vw]));
+				snprintf(ptr[0], sizeof ptr[0], "%s", vaddr(g, p, vw, aw));
 				snprintf(ptr[1], sizeof ptr[1], "ADDR(%lld)", ll(wb));
 				snprintf(ptr[2], sizeof ptr[2], "ADDR(%lld)", ll(ws));
 				snprintf(ptr[3], sizeof ptr[3], "(uint64_t)c");
 				launch_ptrs(g, kg2, pp, 4, fl / (double)(N / k));
 			} else {
 				snprintf(ptr[0], sizeof ptr[0], "ADDR(%lld)", ll(ws));
-				snprintf(ptr[1], sizeof ptr[1], "ADDR(%lld)", ll(p->off[vw]));
+				snprintf(ptr[1], sizeof ptr[1], "%s", vaddr(g, p, vw, aw));
 				snprintf(ptr[2], sizeof ptr[2], "ADDR(%lld)", ll(wb));
 				launch_ptrs(g, kg2, pp, 3, fl / (double)(N / k));
-				snprintf(ptr[0], sizeof ptr[0], "ADDR(%lld) + c * %lld", ll(p->off[vx]), ll(xc));
+				snprintf(ptr[0], sizeof ptr[0], "%s + c * %lld", vaddr(g, p, vx, ax), ll(xc));
 				snprintf(ptr[1], sizeof ptr[1], "ADDR(%lld)", ll(ws));
 				launch_ptrs(g, im, pp, 2, IM2COLW * (double)(kc * kp));
 			}

@@ -24,8 +24,9 @@ typedef struct Gen {
 	                      * exported symbol, its collectives on the instance's communicator */
 	int nslots;          /* the collectives' slots its step uses (host_emit fills it) */
 	int64_t *inplace;    /* per value of the function being emitted: the offset in host
-	                      * memory its readers address instead of its own bytes (an
-	                      * all-reduced gradient its update reads in the bucket), -1 */
+	                      * memory its readers (and its producer) address instead of its
+	                      * own bytes (an all-reduced gradient its update reads in the
+	                      * bucket, a gradient its kernel writes there), -1 */
 } Gen;
 
 /* kern.c: one device kernel per op or fused group, and its launch in the host code. */

@@ -56,6 +56,20 @@ $dp --emit=c -o "$out/mlp.c" && grep -q 'mtc_comm_start(inst->c, ' "$out/mlp.c" 
 n=$(grep -c '= unbucket %' "$out/mlp.c")
 [ "$n" -gt 0 ] && [ "$(grep -c 'read in place by its update' "$out/mlp.c")" = "$n" ] &&
 	! grep -q 'mtc_dma(' "$out/mlp.c" && ok || bad "the updates do not read the buckets in place ($n unbuckets)"
+# every gradient is written by its producer where its bucket holds it: no pack copies it, and
+# the kernel that makes it addresses that host offset
+n=$(sed -n 's|^\t/\* %bucket[.0-9]* = allreduce \(.*\) \*/$|\1|p' "$out/mlp.c" | tr ',' '\n' | grep -c .)
+h=$(sed -n 's|.*written in place by its producer: H + \([0-9]*\) .*|\1|p' "$out/mlp.c")
+made_at() { for x in $h; do grep -q "mtc_run(d, KERN\[[0-9]*\], (const uint64_t\[\]){ HADDR($x)," "$1" || return 1; done; }
+[ "$n" -gt 0 ] && [ "$(echo "$h" | grep -c .)" = "$n" ] && ! grep -q 'memcpy(H' "$out/mlp.c" && made_at "$out/mlp.c" &&
+	ok || bad "the gradients are not written in their buckets ($n packed)"
+# batch norm's statistics: the mean of squares only feeds the running statistics, so it is
+# written in place; the rank's mean, which normalizes the rank's rows after the all-reduce
+# has summed the bucket, is copied
+$MTC $src/examples/resnet.tdsl -D B=8 -D S=8 -D W=8 --data-parallel --ranks=2 --emit=c -o "$out/rn.c" &&
+	grep -q '/\* %66.var.e2 written in place by its producer: H + [0-9]* \*/' "$out/rn.c" &&
+	! grep -q '%66.mean written in place' "$out/rn.c" && ok ||
+	bad "batch norm's statistics: the mean written in place, or the mean of squares copied"
 # at 70% some updates run on the host: they read the bucket too, and the gradient is neither
 # copied back onto the accelerator nor out again (read in place, the copy's offset in the call)
 $dp --mem-budget=70% --emit=c -o "$out/b70.c" && n=$(grep -c '= unbucket %' "$out/b70.c") &&
