@@ -262,14 +262,13 @@ read_in_place(const Seq *s, int i)
 	return last > i;
 }
 
-/* Does op o run as a kernel on the accelerator, addressing its values through launch()
- * (kern.c), so that a value's bytes may be somewhere else? */
+/* Does op o run as a kernel on the accelerator, addressing its values through kern.c's
+ * launches, so that a value's bytes may be somewhere else? Not what the host does alone
+ * (kern.c's table), a workspace (nothing runs) or an update on the host. */
 static int
 on_kernel(const Func *f, const Op *o)
 {
-	int fl = opinfo[o->kind].flags;
-	return !(fl & (F_COPY | F_COLL)) && o->kind != OP_WAIT && o->kind != OP_COPYOUT &&
-	       o->kind != OP_SHARD && o->kind != OP_UNSHARD && o->kind != OP_WORKSPACE && !op_on_host(f, o);
+	return mt3000_kern[o->kind] != mt3000_hostop && o->kind != OP_WORKSPACE && !op_on_host(f, o);
 }
 
 /* Can gradient v, packed by allreduce i (bucket b) into host bytes [lo, hi), be written there
@@ -278,7 +277,7 @@ on_kernel(const Func *f, const Op *o)
  * made before the allreduce lies over those bytes (a swap's copy still to come back, a bucket
  * in flight or read in place by its updates, written by the other ranks through their shared
  * memory, are all such values; so the kernel writes nothing any of them holds, and none of
- * them writes over the gradient before it is packed). Not with ops deferred (MTC_FAULT). */
+ * them writes over the gradient before it is packed). */
 static int
 write_in_place(const LowFunc *p, int i, int v, int b, int64_t lo, int64_t hi)
 {
@@ -288,9 +287,6 @@ write_in_place(const LowFunc *p, int i, int v, int b, int64_t lo, int64_t hi)
 	if (d < 0 || f->val[v].decl >= 0 || in_ddr(f, v) || !p->mat[v] || p->skip[d] ||
 	    !on_kernel(f, &f->op[d]))
 		return 0;
-	for (int k = 0; k < f->nop; k++)
-		if (p->defer[k] >= 0)
-			return 0;
 	for (int k = d + 1; k < f->nop; k++)
 		for (int a = 0; a < f->op[k].nargs; a++)
 			if (f->op[k].args[a] != v)
@@ -307,7 +303,8 @@ write_in_place(const LowFunc *p, int i, int v, int b, int64_t lo, int64_t hi)
 	return 1;
 }
 
-/* Before a function's code: the gradients written where their bucket holds them. */
+/* Before a function's code: the gradients written where their bucket holds them. Not with
+ * ops deferred (MTC_FAULT), whose order is not the step's. */
 static void
 writes_in_place(Seq *s)
 {
@@ -316,6 +313,9 @@ writes_in_place(Seq *s)
 
 	if (!s->g->ranks)
 		return;
+	for (int k = 0; k < f->nop; k++)
+		if (p->defer[k] >= 0)
+			return;
 	for (int i = 0; i < f->nop; i++) {
 		const Op *o = &f->op[i];
 		int64_t at = 0;

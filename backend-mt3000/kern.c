@@ -86,9 +86,10 @@ launch(Gen *g, const LowFunc *p, int k, const int *v, int nv, int flag, double w
 static void
 launch_rank(Gen *g, const LowFunc *p, int k, const int *v, int nv, double work)
 {
+	char b[48];
+
 	if (!g->ranks)
 		die("a rank's slice of the batch in a module that is not data-parallel");
-	char b[48];
 	H(g, "\tmtc_run(d, KERN[%d], (const uint64_t[]){ ", k);
 	for (int i = 0; i < nv; i++)
 		H(g, "%s, ", vaddr(g, p, v[i], b));
