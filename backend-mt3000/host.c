@@ -274,10 +274,12 @@ on_kernel(const Func *f, const Op *o)
 /* Can gradient v, packed by allreduce i (bucket b) into host bytes [lo, hi), be written there
  * by its producer, so that the pack copies nothing? Where a kernel makes it, kernels before
  * the allreduce read it (none writes it) and nothing after; and no other value in host memory
- * made before the allreduce lies over those bytes (a swap's copy still to come back, a bucket
- * in flight or read in place by its updates, written by the other ranks through their shared
- * memory, are all such values; so the kernel writes nothing any of them holds, and none of
- * them writes over the gradient before it is packed). */
+ * alive between the producer and the allreduce lies over those bytes (a swap's copy still to
+ * come back, a bucket in flight or read in place by its updates, written by the other ranks
+ * through their shared memory, are all such values; so the kernel writes nothing any of them
+ * holds, and none of them writes over the gradient before it is packed). A value dead before
+ * the producer runs (its last use, a copy's wait and a host update's reads included, is
+ * liveness.c's) holds nothing any more: the layout gives its bytes to later values the same. */
 static int
 write_in_place(const LowFunc *p, int i, int v, int b, int64_t lo, int64_t hi)
 {
@@ -298,7 +300,8 @@ write_in_place(const LowFunc *p, int i, int v, int b, int64_t lo, int64_t hi)
 	if (n != 1)
 		return 0;
 	for (int x = 0; x < f->nval; x++)
-		if (x != b && in_ddr(f, x) && f->val[x].def <= i && p->off[x] < hi && lo < p->off[x] + vbytes(f, x))
+		if (x != b && in_ddr(f, x) && f->val[x].def <= i && p->last[x] >= d && p->off[x] < hi &&
+		    lo < p->off[x] + vbytes(f, x))
 			return 0;
 	return 1;
 }
