@@ -1813,8 +1813,6 @@ window2d(Ox *x, const Type *t, const int64_t *kw, int64_t *k, int64_t *s, int64_
 	} else if (!(padn == 6 && memcmp(pad, "NOTSET", 6) == 0)) {
 		return xerr(x, "auto_pad '%.*s' is not supported", (int)(padn > 32 ? 32 : padn), pad);
 	}
-	if (att_i(x, "ceil_mode", 0))
-		return xerr(x, "ceil_mode is not supported");
 	if (window_out(t->sh.d[2], k[0], s[0], p[0], d[0]) < 1 ||
 	    window_out(t->sh.d[3], k[1], s[1], p[1], d[1]) < 1)
 		return xerr(x, "a %lldx%lld window does not fit the input", (long long)k[0], (long long)k[1]);
@@ -1858,17 +1856,38 @@ emit_conv(Ox *x)
 	return 0;
 }
 
+/* ceil_mode's windows past floor's on axis 2 + i, as PyTorch counts them (its last window
+ * starts inside the input or the left pad): the elements past the right pad they reach. */
+static int64_t
+ceil_extra(int64_t n, int64_t k, int64_t s, int64_t p, int64_t d)
+{
+	int64_t span = d * (k - 1) + 1, lo = window_out(n, k, s, p, d);
+	int64_t hi = (n + 2 * p - span + s - 1) / s + 1;
+
+	if ((hi - 1) * s >= n + p)
+		hi--;
+	return hi > lo ? (hi - 1) * s + span - (n + 2 * p) : 0;
+}
+
 /* MaxPool and AveragePool: max_pool2d and avg_pool2d (PyTorch's: the pads at most half the
- * kernel). */
+ * kernel). ceil_mode where it adds windows: a max pool over the input with -inf rows and
+ * columns after it, which no window takes (each starts inside the input); an average pool's
+ * divisor there is not a window's, so that is an error. */
 static int
 emit_pool(Ox *x)
 {
 	int mx = strcmp(x->nd->op, "MaxPool") == 0, v;
-	int64_t k[2], s[2], p[2], d[2];
+	int64_t k[2], s[2], p[2], d[2], e[2] = { 0, 0 };
 	Type t;
 
 	if (in_type(x, 0, &t) || window2d(x, &t, NULL, k, s, p, d))
 		return -1;
+	if (att_i(x, "ceil_mode", 0))
+		for (int i = 0; i < 2; i++)
+			e[i] = ceil_extra(t.sh.d[2 + i], k[i], s[i], p[i], d[i]);
+	if (!mx && (e[0] || e[1]))
+		return xerr(x, "ceil_mode on an average pool whose last window runs past the input is not "
+		            "supported (its divisor is not the window's)");
 	if (!mx && (d[0] != 1 || d[1] != 1))
 		return xerr(x, "an average pool with dilations is not supported");
 	if (mx && att_i(x, "storage_order", 0))
@@ -1880,7 +1899,18 @@ emit_pool(Ox *x)
 	{
 		int64_t ia[MAXIA] = { k[0], k[1], s[0], s[1], p[0], p[1],
 		                      mx ? d[0] : att_i(x, "count_include_pad", 0) != 0, d[1] };
-		v = xemit(x, mx ? OP_MAXPOOL : OP_AVGPOOL, (int[]){ in_t(x, 0) }, 1, ia, mx ? 8 : 7, NULL, NULL);
+		v = in_t(x, 0);
+		for (int i = 0; i < 2 && v >= 0; i++)
+			if (e[i]) {
+				Shape sh = x->c->f->val[v].ty.sh;
+				int64_t ax[MAXIA] = { 2 + i };
+				int c;
+				sh.d[2 + i] = e[i];
+				c = xconst(x, -INFINITY, &sh);
+				v = c < 0 ? -1 : xemit(x, OP_CONCAT, (int[]){ v, c }, 2, ax, 1, NULL, NULL);
+			}
+		if (v >= 0)
+			v = xemit(x, mx ? OP_MAXPOOL : OP_AVGPOOL, (int[]){ v }, 1, ia, mx ? 8 : 7, NULL, NULL);
 	}
 	if (v < 0)
 		return -1;

@@ -181,6 +181,27 @@ class ConvNet(nn.Module):
         return self.fc(torch.flatten(h, 1))
 
 
+class CeilPool(nn.Module):
+    """ceil_mode: max pools whose last window runs past the input (down the rows, across the
+    columns with a pad, both ways), one where PyTorch drops the window ceil would add (it would
+    start past the input and its pad), and an average pool where it adds no window, as
+    SqueezeNet and GoogLeNet use them; no ReLU before them, so what the windows take past the
+    input would show (a 0 there would win over negative maxima)."""
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 6, 3, padding=1)
+        self.c2 = nn.Conv2d(6, 6, 3, padding=1)
+        self.fc = nn.Linear(6, 5)
+
+    def forward(self, x):                                                         # 9 x 12
+        h = F.max_pool2d(self.c1(x), 2, ceil_mode=True)                             # 5 x 6
+        h = F.max_pool2d(h, 3, stride=2, padding=1, ceil_mode=True)                 # 3 x 4
+        h = F.avg_pool2d(self.c2(h), 3, stride=1, padding=1, ceil_mode=True)
+        h = F.max_pool2d(h, (2, 3), stride=(2, 3), ceil_mode=True)                  # 2 x 2
+        h = F.max_pool2d(h, 2, stride=4, padding=1, ceil_mode=True)                 # 1 x 1
+        return self.fc(torch.flatten(h, 1))
+
+
 class BnNet(nn.Module):
     """BatchNormalization in training mode (batch statistics in the step, the running ones
     buffers that the step updates, the forward-only module on them): BatchNorm2d after
@@ -268,6 +289,7 @@ MODELS = {
     "gpt": (Gpt, {"idx": i64(2, 8, hi=32)}, "xent", 14, None, 0.1, 0.9),
     "encoder": (Encoder, {"x": f32(2, 6, 16)}, "xent", 14, None, 0.1, 0.9),
     "convnet": (ConvNet, {"x": f32(2, 3, 12, 12)}, "xent", 14, None, 0.1, 0.9),
+    "ceilpool": (CeilPool, {"x": f32(2, 3, 9, 12)}, "xent", 14, None, 0.1, 0.9),
     "bnnet": (BnNet, {"x": f32(4, 3, 8, 8)}, "xent", 14, None, 0.1, 0.9),
     "dropnet": (DropNet, {"x": f32(8, 12)}, "xent", 14, None, 0.1, 0.9),
 }

@@ -62,6 +62,12 @@ def vgg11():
     return m
 
 
+def squeezenet1_1():
+    """torchvision's SqueezeNet 1.1 (its max pools in ceil_mode: at 66x66 each of the three
+    adds a window, over 32, 16 and 8 rows and columns), dropout at 0."""
+    return torchvision.models.squeezenet1_1(num_classes=10, dropout=0.0)
+
+
 # name: (constructor, batch, image side, steps, lr, batch norm trained (True) or frozen)
 MODELS = {
     "resnet18": (resnet18_cifar, 4, 32, 5, 0.0001, True),
@@ -69,6 +75,7 @@ MODELS = {
     "resnet34": (resnet34, 4, 64, 3, 0.00001, True),
     "resnet50": (resnet50, 4, 64, 1, 0.00001, True),
     "vgg11": (vgg11, 1, 224, 5, 0.0001, True),
+    "squeezenet1_1": (squeezenet1_1, 4, 66, 5, 0.001, True),
 }
 
 
