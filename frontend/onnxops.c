@@ -1984,6 +1984,30 @@ emit_clip(Ox *x)
 	return 0;
 }
 
+/* HardSigmoid (alpha and beta, 0.2 and 0.5 unless given) and HardSwish (x times HardSigmoid at
+ * 1/6 and 1/2): clip(alpha x + beta, 0, 1), times x for HardSwish, as PyTorch's hardsigmoid and
+ * hardswish (MobileNetV3's); their gradients are the composition's away from the corners. */
+static int
+emit_hard(Ox *x)
+{
+	int sw = strcmp(x->nd->op, "HardSwish") == 0, a = in_t(x, 0), v;
+	double al = sw ? 1.0 / 6 : att_f(x, "alpha", 0.2), be = sw ? 0.5 : att_f(x, "beta", 0.5);
+	double fa[MAXFA] = { 0, 1 };
+	const Shape one = { 0, { 0 } };
+
+	if (a < 0)
+		return -1;
+	v = xemit2(x, OP_ADD, xemit2(x, OP_MUL, a, xconst(x, al, &one)), xconst(x, be, &one));
+	if (v >= 0)
+		v = xemit(x, OP_CLIP, &v, 1, NULL, 0, fa, NULL);
+	if (sw && v >= 0)
+		v = xemit2(x, OP_MUL, a, v);
+	if (v < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
 /* ---------- the table ---------- */
 
 static const OxOp ops[] = {
@@ -2012,6 +2036,8 @@ static const OxOp ops[] = {
 	{ "GlobalAveragePool", NULL, emit_gap, 0 },
 	{ "Greater", fold_bin, NULL, 0 },
 	{ "GreaterOrEqual", fold_bin, NULL, 0 },
+	{ "HardSigmoid", NULL, emit_hard, 0 },
+	{ "HardSwish", NULL, emit_hard, 0 },
 	{ "Identity", fold_identity, emit_identity, 0 },
 	{ "LayerNormalization", NULL, emit_layernorm, 0 },
 	{ "Less", fold_bin, NULL, 0 },

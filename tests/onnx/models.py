@@ -202,6 +202,22 @@ class CeilPool(nn.Module):
         return self.fc(torch.flatten(h, 1))
 
 
+class HardNet(nn.Module):
+    """HardSwish and HardSigmoid (MobileNetV3's activations, its squeeze-and-excitation gate),
+    over inputs spread past their corners at -3 and 3."""
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.se1, self.se2 = nn.Linear(8, 4), nn.Linear(4, 8)
+        self.fc = nn.Linear(8, 5)
+
+    def forward(self, x):
+        h = F.hardswish(4 * self.c1(x))
+        g = F.hardsigmoid(4 * self.se2(F.relu(self.se1(h.mean((2, 3))))))
+        h = h * g[:, :, None, None]
+        return self.fc(F.hardswish(h.mean((2, 3))))
+
+
 class BnNet(nn.Module):
     """BatchNormalization in training mode (batch statistics in the step, the running ones
     buffers that the step updates, the forward-only module on them): BatchNorm2d after
@@ -290,6 +306,7 @@ MODELS = {
     "encoder": (Encoder, {"x": f32(2, 6, 16)}, "xent", 14, None, 0.1, 0.9),
     "convnet": (ConvNet, {"x": f32(2, 3, 12, 12)}, "xent", 14, None, 0.1, 0.9),
     "ceilpool": (CeilPool, {"x": f32(2, 3, 9, 12)}, "xent", 14, None, 0.1, 0.9),
+    "hardnet": (HardNet, {"x": f32(2, 3, 6, 6)}, "xent", 14, None, 0.1, 0.9),
     "bnnet": (BnNet, {"x": f32(4, 3, 8, 8)}, "xent", 14, None, 0.1, 0.9),
     "dropnet": (DropNet, {"x": f32(8, 12)}, "xent", 14, None, 0.1, 0.9),
 }

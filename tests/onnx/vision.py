@@ -68,6 +68,12 @@ def squeezenet1_1():
     return torchvision.models.squeezenet1_1(num_classes=10, dropout=0.0)
 
 
+def mobilenet_v3_small():
+    """torchvision's MobileNetV3-Small (HardSwish, its squeeze-and-excitation gates' HardSigmoid),
+    dropout at 0."""
+    return torchvision.models.mobilenet_v3_small(num_classes=10, dropout=0.0)
+
+
 # name: (constructor, batch, image side, steps, lr, batch norm trained (True) or frozen)
 MODELS = {
     "resnet18": (resnet18_cifar, 4, 32, 5, 0.0001, True),
@@ -76,6 +82,7 @@ MODELS = {
     "resnet50": (resnet50, 4, 64, 1, 0.00001, True),
     "vgg11": (vgg11, 1, 224, 5, 0.0001, True),
     "squeezenet1_1": (squeezenet1_1, 4, 66, 5, 0.001, True),
+    "mobilenet_v3_small": (mobilenet_v3_small, 4, 64, 2, 0.001, True),
 }
 
 

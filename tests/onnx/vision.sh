@@ -1,8 +1,9 @@
 #!/bin/sh
 # vision.sh: torchvision's ResNet-18 (CIFAR-sized, examples/onnx's), MobileNetV2, ResNet-34,
-# ResNet-50, VGG-11 and SqueezeNet 1.1 (tests/onnx/vision.py's list; in CI's sanitizer half
-# the first two) exported to ONNX now, imported, built and trained against PyTorch
-# (tests/onnx/vision.py: losses within 1e-5 relative). Skipped without PyTorch and torchvision or the importer.
+# ResNet-50, VGG-11, SqueezeNet 1.1 and MobileNetV3-Small (tests/onnx/vision.py's list; in
+# CI's sanitizer half the first two) exported to ONNX now, imported, built and trained
+# against PyTorch (tests/onnx/vision.py: losses within 1e-5 relative). Skipped without
+# PyTorch and torchvision or the importer.
 MTC=${MTC:-./mtc}
 src=${top_srcdir:-.}
 out=${top_builddir:-.}/tests/out/onnx/vision
