@@ -1869,10 +1869,50 @@ ceil_extra(int64_t n, int64_t k, int64_t s, int64_t p, int64_t d)
 	return hi > lo ? (hi - 1) * s + span - (n + 2 * p) : 0;
 }
 
+/* The divisor PyTorch gives average pool window o on an axis of n (kernel k, stride s, pad p
+ * each side): the window cut at the right pad (ceil_mode's last ones reach past it), and with
+ * count_include_pad off, to the input. */
+static int64_t
+avg_divisor(int64_t o, int64_t n, int64_t k, int64_t s, int64_t p, int cip)
+{
+	int64_t lo = o * s - p, hi = lo + k < n + p ? lo + k : n + p;
+
+	if (!cip)
+		lo = lo < 0 ? 0 : lo, hi = hi < n ? hi : n;
+	return hi - lo;
+}
+
+/* v times the factors k / divisor of the ho windows on axis 2 + i (avg_divisor's), a constant
+ * f32[1, 1, ho, 1] or [1, 1, 1, ho] concatenated from runs of one factor; v where all are 1. */
+static int
+avg_scale(Ox *x, int v, int i, int64_t n, int64_t k, int64_t s, int64_t p, int cip, int64_t ho)
+{
+	int *run = xcalloc(ho + 1, sizeof *run), nr = 0, all1 = 1, c;
+	int64_t ax[MAXIA] = { 2 + i };
+
+	for (int64_t o = 0, len; o < ho && v >= 0; o += len) {
+		int64_t dv = avg_divisor(o, n, k, s, p, cip);
+		Shape sh = { 4, { 1, 1, 1, 1 } };
+		for (len = 1; o + len < ho && avg_divisor(o + len, n, k, s, p, cip) == dv; len++)
+			;
+		sh.d[2 + i] = len;
+		all1 &= dv == k;
+		if ((run[nr++] = xconst(x, (double)k / (double)dv, &sh)) < 0)
+			v = -1;
+	}
+	if (v >= 0 && !all1) {
+		c = nr == 1 ? run[0] : xemit(x, OP_CONCAT, run, nr, ax, 1, NULL, NULL);
+		v = xemit2(x, OP_MUL, v, c);
+	}
+	free(run);
+	return v;
+}
+
 /* MaxPool and AveragePool: max_pool2d and avg_pool2d (PyTorch's: the pads at most half the
- * kernel). ceil_mode where it adds windows: a max pool over the input with -inf rows and
- * columns after it, which no window takes (each starts inside the input); an average pool's
- * divisor there is not a window's, so that is an error. */
+ * kernel). ceil_mode where it adds windows (each starts inside the input): a max pool over
+ * the input with -inf rows and columns after it, which no window's maximum takes; an average
+ * pool over it with zeros there, counting every place of its windows, then scaled on each
+ * axis to PyTorch's divisors (avg_divisor). */
 static int
 emit_pool(Ox *x)
 {
@@ -1885,9 +1925,6 @@ emit_pool(Ox *x)
 	if (att_i(x, "ceil_mode", 0))
 		for (int i = 0; i < 2; i++)
 			e[i] = ceil_extra(t.sh.d[2 + i], k[i], s[i], p[i], d[i]);
-	if (!mx && (e[0] || e[1]))
-		return xerr(x, "ceil_mode on an average pool whose last window runs past the input is not "
-		            "supported (its divisor is not the window's)");
 	if (!mx && (d[0] != 1 || d[1] != 1))
 		return xerr(x, "an average pool with dilations is not supported");
 	if (mx && att_i(x, "storage_order", 0))
@@ -1897,8 +1934,8 @@ emit_pool(Ox *x)
 			return xerr(x, "a pad of %lld is more than half of the window's %lld", (long long)p[i],
 			            (long long)(d[i] * (k[i] - 1) + 1));
 	{
-		int64_t ia[MAXIA] = { k[0], k[1], s[0], s[1], p[0], p[1],
-		                      mx ? d[0] : att_i(x, "count_include_pad", 0) != 0, d[1] };
+		int cip = att_i(x, "count_include_pad", 0) != 0, ceil = e[0] || e[1];
+		int64_t ia[MAXIA] = { k[0], k[1], s[0], s[1], p[0], p[1], mx ? d[0] : cip || ceil, d[1] };
 		v = in_t(x, 0);
 		for (int i = 0; i < 2 && v >= 0; i++)
 			if (e[i]) {
@@ -1906,11 +1943,14 @@ emit_pool(Ox *x)
 				int64_t ax[MAXIA] = { 2 + i };
 				int c;
 				sh.d[2 + i] = e[i];
-				c = xconst(x, -INFINITY, &sh);
+				c = xconst(x, mx ? -INFINITY : 0, &sh);
 				v = c < 0 ? -1 : xemit(x, OP_CONCAT, (int[]){ v, c }, 2, ax, 1, NULL, NULL);
 			}
 		if (v >= 0)
 			v = xemit(x, mx ? OP_MAXPOOL : OP_AVGPOOL, (int[]){ v }, 1, ia, mx ? 8 : 7, NULL, NULL);
+		for (int i = 0; i < 2 && !mx && ceil && v >= 0; i++)
+			v = avg_scale(x, v, i, t.sh.d[2 + i], k[i], s[i], p[i], cip,
+			              x->c->f->val[v].ty.sh.d[2 + i]);
 	}
 	if (v < 0)
 		return -1;

@@ -184,22 +184,27 @@ class ConvNet(nn.Module):
 class CeilPool(nn.Module):
     """ceil_mode: max pools whose last window runs past the input (down the rows, across the
     columns with a pad, both ways), one where PyTorch drops the window ceil would add (it would
-    start past the input and its pad), and an average pool where it adds no window, as
-    SqueezeNet and GoogLeNet use them; no ReLU before them, so what the windows take past the
-    input would show (a 0 there would win over negative maxima)."""
+    start past the input and its pad), average pools whose last windows run past it (their
+    divisors cut at the right pad, with and without count_include_pad, with a pad) and one
+    where it adds no window, as SqueezeNet, GoogLeNet and ResNet-D's downsampling use them; no
+    ReLU before them, so what the windows take past the input would show (a 0 there would win
+    over negative maxima)."""
     def __init__(self):
         super().__init__()
         self.c1 = nn.Conv2d(3, 6, 3, padding=1)
         self.c2 = nn.Conv2d(6, 6, 3, padding=1)
-        self.fc = nn.Linear(6, 5)
+        self.fc = nn.Linear(6 * (4 + 6 + 6 + 1), 5)
 
     def forward(self, x):                                                         # 9 x 12
         h = F.max_pool2d(self.c1(x), 2, ceil_mode=True)                             # 5 x 6
         h = F.max_pool2d(h, 3, stride=2, padding=1, ceil_mode=True)                 # 3 x 4
-        h = F.avg_pool2d(self.c2(h), 3, stride=1, padding=1, ceil_mode=True)
-        h = F.max_pool2d(h, (2, 3), stride=(2, 3), ceil_mode=True)                  # 2 x 2
-        h = F.max_pool2d(h, 2, stride=4, padding=1, ceil_mode=True)                 # 1 x 1
-        return self.fc(torch.flatten(h, 1))
+        a = F.avg_pool2d(self.c2(h), 3, stride=1, padding=1, ceil_mode=True)        # 3 x 4
+        b = F.avg_pool2d(a, 2, stride=2, ceil_mode=True)                            # 2 x 2
+        c = F.avg_pool2d(a, 3, stride=2, padding=1, ceil_mode=True)                 # 2 x 3
+        d = F.avg_pool2d(a, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)
+        e = F.max_pool2d(a, (2, 3), stride=(2, 3), ceil_mode=True)                  # 2 x 2
+        e = F.max_pool2d(e, 2, stride=4, padding=1, ceil_mode=True)                 # 1 x 1
+        return self.fc(torch.cat([t.flatten(1) for t in (b, c, d, e)], 1))
 
 
 class HardNet(nn.Module):
