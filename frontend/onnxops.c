@@ -2048,6 +2048,64 @@ emit_hard(Ox *x)
 	return 0;
 }
 
+/* LeakyRelu (alpha, 0.01 unless given) as alpha x + (1 - alpha) relu(x), and Elu (alpha, 1) as
+ * relu(x) + alpha (exp(x - relu(x)) - 1): PyTorch's, their gradients at 0 included (alpha,
+ * from the side of the negatives, as PyTorch's backward takes it). */
+static int
+emit_leaky(Ox *x)
+{
+	int elu = strcmp(x->nd->op, "Elu") == 0, a = in_t(x, 0), r, v;
+	double al = att_f(x, "alpha", elu ? 1.0 : 0.01);
+	const Shape one = { 0, { 0 } };
+
+	if (a < 0)
+		return -1;
+	r = xemit1(x, OP_RELU, a);
+	if (elu)
+		v = xemit2(x, OP_ADD, r, xemit2(x, OP_MUL, xconst(x, al, &one),
+		          xemit2(x, OP_SUB, xemit1(x, OP_EXP, xemit2(x, OP_SUB, a, r)), xconst(x, 1, &one))));
+	else
+		v = xemit2(x, OP_ADD, xemit2(x, OP_MUL, a, xconst(x, al, &one)),
+		          xemit2(x, OP_MUL, r, xconst(x, 1 - al, &one)));
+	if (v < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
+/* InstanceNormalization(x, scale, B): each (n, c)'s values normalized over the other axes (a
+ * layernorm of the rows of x as [N C, rest], no gain of its own), then scale and B per channel;
+ * PyTorch's InstanceNorm and, exported through it, GroupNorm. */
+static int
+emit_instnorm(Ox *x)
+{
+	double fa[MAXFA] = { att_f(x, "epsilon", 1e-5) };
+	int v = in_t(x, 0), g, b;
+	Shape sx, flat, row, par;
+
+	if (v < 0)
+		return -1;
+	sx = x->c->f->val[v].ty.sh;
+	if (sx.rank < 3)
+		return xerr(x, "the input must be [N, C, ...] with at least one axis after C");
+	flat = (Shape){ 2, { sx.d[0] * sx.d[1], 1 } };
+	for (int i = 2; i < sx.rank; i++)
+		flat.d[1] *= sx.d[i];
+	row = (Shape){ 1, { flat.d[1] } };
+	par = (Shape){ sx.rank - 1, { sx.d[1] } };
+	for (int i = 1; i < par.rank; i++)
+		par.d[i] = 1;
+	v = xemit(x, OP_LAYERNORM, (int[]){ xreshape(x, v, &flat), xconst(x, 1, &row), xconst(x, 0, &row) },
+	          3, NULL, 0, fa, NULL);
+	g = xreshape(x, in_t(x, 1), &par);
+	b = xreshape(x, in_t(x, 2), &par);
+	v = xemit2(x, OP_ADD, xemit2(x, OP_MUL, xreshape(x, v, &sx), g), b);
+	if (v < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
 /* ---------- the table ---------- */
 
 static const OxOp ops[] = {
@@ -2065,6 +2123,7 @@ static const OxOp ops[] = {
 	{ "Conv", NULL, emit_conv, 0 },
 	{ "Div", fold_bin, emit_bin, 0 },
 	{ "Dropout", NULL, emit_dropout, 0 },
+	{ "Elu", NULL, emit_leaky, 0 },
 	{ "Equal", fold_bin, NULL, 0 },
 	{ "Erf", fold_un, emit_un, 0 },
 	{ "Exp", fold_un, emit_un, 0 },
@@ -2079,7 +2138,9 @@ static const OxOp ops[] = {
 	{ "HardSigmoid", NULL, emit_hard, 0 },
 	{ "HardSwish", NULL, emit_hard, 0 },
 	{ "Identity", fold_identity, emit_identity, 0 },
+	{ "InstanceNormalization", NULL, emit_instnorm, 0 },
 	{ "LayerNormalization", NULL, emit_layernorm, 0 },
+	{ "LeakyRelu", NULL, emit_leaky, 0 },
 	{ "Less", fold_bin, NULL, 0 },
 	{ "LessOrEqual", fold_bin, NULL, 0 },
 	{ "Log", fold_un, emit_un, 0 },

@@ -223,6 +223,31 @@ class HardNet(nn.Module):
         return self.fc(F.hardswish(h.mean((2, 3))))
 
 
+class NormAct(nn.Module):
+    """GroupNorm (exported through InstanceNormalization), InstanceNorm2d with its affine
+    params, LeakyReLU and ELU with their alphas, whose inputs start at exactly 0 on half the
+    channels (a per-channel scale of 0 there, so their gradient at 0, PyTorch's alpha, moves
+    the scale)."""
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.gn = nn.GroupNorm(4, 8)
+        self.c2 = nn.Conv2d(8, 8, 3, padding=1)
+        self.inorm = nn.InstanceNorm2d(8, affine=True)
+        self.s1 = nn.Parameter(torch.tensor([0.0, 1.5] * 4).reshape(8, 1, 1))
+        self.s2 = nn.Parameter(torch.tensor([0.0, -1.5] * 4).reshape(8, 1, 1))
+        self.fc = nn.Linear(16, 5)
+        with torch.no_grad():
+            for p in (self.gn.weight, self.gn.bias, self.inorm.weight, self.inorm.bias):
+                p.uniform_(0.5, 1.5)
+
+    def forward(self, x):
+        h = self.gn(self.c1(x))
+        a = F.elu(h * self.s1, 0.7)
+        b = F.leaky_relu(self.inorm(self.c2(h)) * self.s2, 0.2)
+        return self.fc(torch.cat([a.mean((2, 3)), b.mean((2, 3))], 1))
+
+
 class BnNet(nn.Module):
     """BatchNormalization in training mode (batch statistics in the step, the running ones
     buffers that the step updates, the forward-only module on them): BatchNorm2d after
@@ -312,6 +337,7 @@ MODELS = {
     "convnet": (ConvNet, {"x": f32(2, 3, 12, 12)}, "xent", 14, None, 0.1, 0.9),
     "ceilpool": (CeilPool, {"x": f32(2, 3, 9, 12)}, "xent", 14, None, 0.1, 0.9),
     "hardnet": (HardNet, {"x": f32(2, 3, 6, 6)}, "xent", 14, None, 0.1, 0.9),
+    "normact": (NormAct, {"x": f32(2, 3, 5, 5)}, "xent", 14, None, 0.1, 0.9),
     "bnnet": (BnNet, {"x": f32(4, 3, 8, 8)}, "xent", 14, None, 0.1, 0.9),
     "dropnet": (DropNet, {"x": f32(8, 12)}, "xent", 14, None, 0.1, 0.9),
 }
