@@ -2106,6 +2106,138 @@ emit_instnorm(Ox *x)
 	return 0;
 }
 
+/* A string attribute is s (its default when absent: def)? */
+static int
+att_is(Ox *x, const char *name, const char *def, const char *s)
+{
+	Onnx__AttributeProto *a = ox_attr(x->nd, name);
+	size_t n = strlen(s);
+
+	if (!a || !a->has_s)
+		return strcmp(def, s) == 0;
+	return a->s.len == n && memcmp(a->s.data, s, n) == 0;
+}
+
+/* Resize's interpolation of one axis as a matrix f32[o, n]: output j reads input coordinate
+ * c(j) (by the coordinate transformation ct: 0 half_pixel, 1 pytorch_half_pixel, 2
+ * align_corners, 3 asymmetric), the nearest input (nm: 0 round_prefer_floor, 1
+ * round_prefer_ceil, 2 floor, 3 ceil) or the two around it, linearly (c below 0 taken as 0,
+ * past the last input as the last, as PyTorch's). */
+static Kv *
+resize_matrix(Ox *x, int64_t n, int64_t o, double scale, int linear, int ct, int nm)
+{
+	Kv *k = knew(x, KF, &(Shape){ 2, { o, n } });
+
+	for (int64_t j = 0; k && j < o; j++) {
+		double c = ct == 0 ? (j + 0.5) / scale - 0.5 : ct == 1 ? (o > 1 ? (j + 0.5) / scale - 0.5 : 0)
+		         : ct == 2 ? (o > 1 ? (double)j * (n - 1) / (o - 1) : 0) : j / scale;
+		if (!linear) {
+			double f = floor(c);
+			int64_t i = nm == 2 ? (int64_t)f : nm == 3 ? (int64_t)ceil(c)
+			          : c - f == 0.5 ? (int64_t)f + (nm == 1) : (int64_t)floor(c + 0.5);
+			i = i < 0 ? 0 : i > n - 1 ? n - 1 : i;
+			k->f[j * n + i] = 1;
+		} else {
+			int64_t i;
+			double l;
+			c = c < 0 ? 0 : c;
+			i = (int64_t)floor(c);
+			if (i >= n - 1)
+				i = n - 1, l = 0;
+			else
+				l = c - (double)i;
+			k->f[j * n + i] += (float)(1 - l);
+			if (l > 0)
+				k->f[j * n + i + 1] += (float)l;
+		}
+	}
+	return k;
+}
+
+/* Resize and Upsample of an NCHW tensor's last two axes (N and C unscaled), nearest or
+ * linear: each axis's interpolation as a constant matrix (resize_matrix), y = A_h x A_w^T
+ * as two matmuls, whose gradients are the matrices' transposes'. PyTorch's interpolate
+ * (nearest, bilinear, with and without align_corners). */
+static int
+emit_resize(Ox *x)
+{
+	static const char *const cts[] = { "half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric" };
+	static const char *const nms[] = { "round_prefer_floor", "round_prefer_ceil", "floor", "ceil" };
+	int up = strcmp(x->nd->op, "Upsample") == 0 || x->o->opset < 11, v = in_t(x, 0), ct = -1, nm = -1;
+	int linear = att_is(x, "mode", "nearest", "linear") || att_is(x, "mode", "nearest", "bilinear");
+	double sc[4];
+	int64_t out[4];
+	Type t;
+	Kv *k;
+
+	if (v < 0 || in_type(x, 0, &t))
+		return -1;
+	if (!linear && !att_is(x, "mode", "nearest", "nearest"))
+		return xerr(x, "only the nearest and linear modes are supported");
+	for (int i = 0; i < 4; i++) {
+		if (att_is(x, "coordinate_transformation_mode", up ? "asymmetric" : "half_pixel", cts[i]))
+			ct = i;
+		if (att_is(x, "nearest_mode", up ? "floor" : "round_prefer_floor", nms[i]))
+			nm = i;
+	}
+	if (ct < 0)
+		return xerr(x, "coordinate_transformation_mode must be one of half_pixel, "
+		            "pytorch_half_pixel, align_corners or asymmetric");
+	if (nm < 0)
+		return xerr(x, "nearest_mode must be one of round_prefer_floor, round_prefer_ceil, floor or ceil");
+	if (ox_attr(x->nd, "antialias") && att_i(x, "antialias", 0))
+		return xerr(x, "antialias is not supported");
+	if (ox_attr(x->nd, "axes"))
+		return xerr(x, "axes are not supported (all four are resized)");
+	if (t.dt != F32 || t.sh.rank != 4)
+		return xerr(x, "mtc resizes NCHW f32 tensors; the input is of rank %d", t.sh.rank);
+	if (!up && has_in(x, 3)) {
+		if (!(k = in_k(x, 3)))
+			return -1;
+		if (k->dt == KF || k->n != 4)
+			return xerr(x, "sizes must be 4 integers");
+		for (int i = 0; i < 4; i++)
+			out[i] = k->i[i], sc[i] = (double)out[i] / (double)t.sh.d[i];
+	} else {
+		int si = up || x->o->opset < 11 ? 1 : 2;
+		if (x->o->opset < 9 && !has_in(x, 1)) {
+			Onnx__AttributeProto *a = ox_attr(x->nd, "scales");
+			if (!a || a->n_floats != 4)
+				return xerr(x, "scales must be 4 values");
+			for (int i = 0; i < 4; i++)
+				sc[i] = a->floats[i];
+		} else {
+			if (!(k = in_k(x, si)))
+				return -1;
+			if (k->dt != KF || k->n != 4)
+				return xerr(x, "scales must be 4 floats (or sizes given)");
+			for (int i = 0; i < 4; i++)
+				sc[i] = k->f[i];
+		}
+		for (int i = 0; i < 4; i++)
+			out[i] = (int64_t)floor((double)t.sh.d[i] * sc[i]);
+	}
+	if (out[0] != t.sh.d[0] || out[1] != t.sh.d[1])
+		return xerr(x, "only the last two axes may be resized");
+	for (int i = 2; i < 4; i++)
+		if (out[i] < 1 || out[i] > INT32_MAX || !(sc[i] > 0))
+			return xerr(x, "axis %d resized to %lld", i, (long long)out[i]);
+	if (out[3] != t.sh.d[3] || sc[3] != 1) {
+		if (!(k = resize_matrix(x, t.sh.d[3], out[3], sc[3], linear, ct, nm)))
+			return -1;
+		v = xemit(x, OP_MATMUL, (int[]){ v, xknown(x, k, "resize") }, 2, (int64_t[MAXIA]){ 0, 1 }, 2, NULL, NULL);
+	}
+	if (v >= 0 && (out[2] != t.sh.d[2] || sc[2] != 1)) {
+		if (!(k = resize_matrix(x, t.sh.d[2], out[2], sc[2], linear, ct, nm)))
+			return -1;
+		v = xemit(x, OP_MATMUL, (int[]){ xknown(x, k, "resize"), v }, 2, (int64_t[MAXIA]){ 0, 0 }, 2, NULL, NULL);
+	}
+	if (v < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
 /* ---------- the table ---------- */
 
 static const OxOp ops[] = {
@@ -2165,6 +2297,7 @@ static const OxOp ops[] = {
 	{ "ReduceSum", fold_reduce, emit_reduce, 0 },
 	{ "Relu", fold_un, emit_un, 0 },
 	{ "Reshape", fold_layout, emit_layout, 0 },
+	{ "Resize", NULL, emit_resize, 0 },
 	{ "Shape", fold_shape, NULL, 1 },
 	{ "Sigmoid", fold_un, emit_un, 0 },
 	{ "Size", fold_size, NULL, 1 },
@@ -2177,6 +2310,7 @@ static const OxOp ops[] = {
 	{ "Tanh", fold_un, emit_un, 0 },
 	{ "Transpose", fold_transpose, emit_transpose, 0 },
 	{ "Unsqueeze", fold_layout, emit_layout, 0 },
+	{ "Upsample", NULL, emit_resize, 0 },
 	{ "Where", fold_where, emit_where, 0 },
 	{ "Xor", fold_bin, NULL, 0 },
 };

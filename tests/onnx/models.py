@@ -248,6 +248,27 @@ class NormAct(nn.Module):
         return self.fc(torch.cat([a.mean((2, 3)), b.mean((2, 3))], 1))
 
 
+class UpNet(nn.Module):
+    """Resize as PyTorch's interpolate exports it: nearest by 2 (UNet's and FPN's upsampling),
+    bilinear by 2 without align_corners, bilinear with align_corners to an odd size, and
+    nearest to a size that is not a multiple; a skip connection concatenated after the first."""
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 4, 3, padding=1)
+        self.c2 = nn.Conv2d(4, 4, 3, padding=1)
+        self.c3 = nn.Conv2d(8, 4, 3, padding=1)
+        self.fc = nn.Linear(4 * 3, 5)
+
+    def forward(self, x):                                                         # 6 x 6
+        s = self.c1(x)
+        h = self.c2(F.max_pool2d(s, 2))                                             # 3 x 3
+        h = self.c3(torch.cat([F.interpolate(h, scale_factor=2.0, mode="nearest"), s], 1))
+        a = F.interpolate(h, scale_factor=2.0, mode="bilinear", align_corners=False)  # 12 x 12
+        b = F.interpolate(h, size=(7, 9), mode="bilinear", align_corners=True)
+        c = F.interpolate(h, size=(4, 10), mode="nearest")
+        return self.fc(torch.cat([a.mean((2, 3)), b.mean((2, 3)), (c * c).mean((2, 3))], 1))
+
+
 class BnNet(nn.Module):
     """BatchNormalization in training mode (batch statistics in the step, the running ones
     buffers that the step updates, the forward-only module on them): BatchNorm2d after
@@ -338,6 +359,7 @@ MODELS = {
     "ceilpool": (CeilPool, {"x": f32(2, 3, 9, 12)}, "xent", 14, None, 0.1, 0.9),
     "hardnet": (HardNet, {"x": f32(2, 3, 6, 6)}, "xent", 14, None, 0.1, 0.9),
     "normact": (NormAct, {"x": f32(2, 3, 5, 5)}, "xent", 14, None, 0.1, 0.9),
+    "upnet": (UpNet, {"x": f32(2, 3, 6, 6)}, "xent", 14, None, 0.1, 0.9),
     "bnnet": (BnNet, {"x": f32(4, 3, 8, 8)}, "xent", 14, None, 0.1, 0.9),
     "dropnet": (DropNet, {"x": f32(8, 12)}, "xent", 14, None, 0.1, 0.9),
 }
