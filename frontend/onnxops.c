@@ -1883,18 +1883,31 @@ avg_divisor(int64_t o, int64_t n, int64_t k, int64_t s, int64_t p, int cip)
 }
 
 /* v times the factors k / divisor of the ho windows on axis 2 + i (avg_divisor's), a constant
- * f32[1, 1, ho, 1] or [1, 1, 1, ho] concatenated from runs of one factor; v where all are 1. */
+ * f32[1, 1, ho, 1] or [1, 1, 1, ho] concatenated from runs of one factor; v where all are 1.
+ * Only windows that start before the input (count_include_pad off) or reach past the right
+ * pad (the input, off) have a divisor other than k: those before a and from b on; the rest
+ * are one run, so an axis of any length costs those windows alone (at most MAXPART). */
+enum { MAXPART = 4096 };
 static int
 avg_scale(Ox *x, int v, int i, int64_t n, int64_t k, int64_t s, int64_t p, int cip, int64_t ho)
 {
-	int *run = xcalloc(ho + 1, sizeof *run), nr = 0, all1 = 1, c;
+	int64_t a = cip ? 0 : (p + s - 1) / s, lim = cip ? n + p : n;
+	int64_t b = lim + p - k < 0 ? 0 : (lim + p - k) / s + 1, part;
+	int *run, nr = 0, all1 = 1, c;
 	int64_t ax[MAXIA] = { 2 + i };
 
+	a = a < ho ? a : ho, b = b < ho ? b : ho;
+	part = b > a ? a + (ho - b) : ho;
+	if (part > MAXPART)
+		return xerr(x, "ceil_mode gives %lld windows of other sizes than the kernel's on axis %d "
+		            "(at most %d)", (long long)part, 2 + i, MAXPART);
+	run = xcalloc((size_t)part + 2, sizeof *run);
 	for (int64_t o = 0, len; o < ho && v >= 0; o += len) {
-		int64_t dv = avg_divisor(o, n, k, s, p, cip);
+		int64_t dv = o >= a && o < b ? k : avg_divisor(o, n, k, s, p, cip);
 		Shape sh = { 4, { 1, 1, 1, 1 } };
-		for (len = 1; o + len < ho && avg_divisor(o + len, n, k, s, p, cip) == dv; len++)
-			;
+		len = o >= a && o < b ? b - o : 1;
+		while (o + len < ho && !(o + len >= a && o + len < b) && avg_divisor(o + len, n, k, s, p, cip) == dv)
+			len++;
 		sh.d[2 + i] = len;
 		all1 &= dv == k;
 		if ((run[nr++] = xconst(x, (double)k / (double)dv, &sh)) < 0)
