@@ -74,6 +74,17 @@ att_f(Ox *x, const char *name, double def)
 }
 
 int
+att_is(Ox *x, const char *name, const char *def, const char *s)
+{
+	Onnx__AttributeProto *a = ox_attr(x->nd, name);
+	size_t n = strlen(s);
+
+	if (!a || !a->has_s)
+		return strcmp(def, s) == 0;
+	return a->s.len == n && memcmp(a->s.data, s, n) == 0;
+}
+
+int
 att_ints(Ox *x, const char *name, int64_t *v, int max)
 {
 	Onnx__AttributeProto *a = ox_attr(x->nd, name);

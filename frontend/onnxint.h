@@ -165,6 +165,7 @@ int xerr(Ox *, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Attributes of the node being translated, with their defaults. */
 int64_t att_i(Ox *, const char *name, int64_t def);
 double att_f(Ox *, const char *name, double def);
+int att_is(Ox *, const char *name, const char *def, const char *s);   /* a string attribute is s */
 int att_ints(Ox *, const char *name, int64_t *v, int max);   /* count, -1 absent, -2 too many */
 /* An axis of a tensor of rank r, negative ones counted from the end; -1 after an error. */
 int axis_of(Ox *, int64_t a, int r);

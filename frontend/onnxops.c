@@ -1332,7 +1332,7 @@ pads_of(Ox *x, int r, int64_t *b, int64_t *e, double *val)
 	Onnx__AttributeProto *m = ox_attr(x->nd, "mode");
 	int n, na = -1;
 
-	if (m && m->has_s && !(m->s.len == 8 && memcmp(m->s.data, "constant", 8) == 0))
+	if (!att_is(x, "mode", "constant", "constant"))
 		return xerr(x, "pad mode '%.*s' is not supported (only constant)", (int)(m->s.len > 32 ? 32 : m->s.len),
 		            (const char *)m->s.data);
 	*val = 0;
@@ -2119,18 +2119,6 @@ emit_instnorm(Ox *x)
 	return 0;
 }
 
-/* A string attribute is s (its default when absent: def)? */
-static int
-att_is(Ox *x, const char *name, const char *def, const char *s)
-{
-	Onnx__AttributeProto *a = ox_attr(x->nd, name);
-	size_t n = strlen(s);
-
-	if (!a || !a->has_s)
-		return strcmp(def, s) == 0;
-	return a->s.len == n && memcmp(a->s.data, s, n) == 0;
-}
-
 /* Resize's interpolation of one axis as a matrix f32[o, n]: output j reads input coordinate
  * c(j) (by the coordinate transformation ct: 0 half_pixel, 1 pytorch_half_pixel, 2
  * align_corners, 3 asymmetric), the nearest input (nm: 0 round_prefer_floor, 1
@@ -2212,7 +2200,7 @@ emit_resize(Ox *x)
 		for (int i = 0; i < 4; i++)
 			out[i] = k->i[i], sc[i] = (double)out[i] / (double)t.sh.d[i];
 	} else {
-		int si = up || x->o->opset < 11 ? 1 : 2;
+		int si = up ? 1 : 2;
 		if (x->o->opset < 9 && !has_in(x, 1)) {
 			Onnx__AttributeProto *a = ox_attr(x->nd, "scales");
 			if (!a || a->n_floats != 4)
