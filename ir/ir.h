@@ -206,7 +206,7 @@ typedef double CostRule(const struct Func *, const struct Op *);
 	X(SLICE,     "slice",       1, F_GIVEN,             "axis start",    "",                sh_slice,    gr_slice,     co_zero,       0, 0) \
 	X(SLICE_G,   "slice_grad",  1, F_GIVEN,             "axis start",    "",                sh_slicegrad,gr_none,      co_zero,       0, 0) \
 	X(CLIP_G,    "clip_grad",   2, F_EW,                "",              "lo hi",           sh_binary,   gr_none,      co_ew1,        0, mtc_clip_grad(x0, x1, c, d)) \
-	X(CONV2D_DX, "conv2d_dx",   2, F_GIVEN | F_VARIADIC | F_WS, "sh sw ph pw dh dw groups", "", sh_conv2d_dx, gr_none, co_conv2d_dx, 0, 0) \
+	X(CONV2D_DX, "conv2d_dx",   2, F_GIVEN | F_VARIADIC | F_WS, "sh sw ph pw dh dw groups", "", sh_conv2d_dx, gr_conv2d_dx, co_conv2d_dx, 0, 0) \
 	X(CONV2D_DW, "conv2d_dw",   2, F_GIVEN | F_VARIADIC | F_WS, "sh sw ph pw dh dw groups", "", sh_conv2d_dw, gr_none, co_conv2d_dw, 0, 0) \
 	X(MAXPOOL_G, "max_pool2d_grad",2,0,                 "kh kw sh sw ph pw dh dw", "",      sh_poolgrad, gr_none,      co_pool,       0, 0) \
 	X(AVGPOOL_G, "avg_pool2d_grad",1,F_GIVEN,           "kh kw sh sw ph pw count_include_pad", "", sh_poolgrad, gr_none, co_pool,     0, 0) \

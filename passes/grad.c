@@ -32,7 +32,9 @@
  *   The workspace (all but pointwise convolutions, 1x1, stride 1, no padding, and depthwise
  *   ones, groups = C = Cout) holds the
  *   columns and the GEMM's rows of a chunk of images at a time (ir.h's conv_workspace); it
- *   changes no sum's order.
+ *   changes no sum's order. conv2d_dx may also be a forward op (a transposed convolution,
+ *   ONNX's ConvTranspose, imported as conv2d_dx(w, x)); its gradient is conv2d(dy, w) for x
+ *   and conv2d_dw(dy, x) for w, in the same geometry.
  *   max_pool2d(x) kh kw sh sw ph pw dh dw (forward), PyTorch's: each output the max over its
  *                           window (kernel offsets (i, j) row-major, at oh*sh - ph + i*dh,
  *                           ow*sw - pw + j*dw, the padding left out); its arg-max the first
@@ -310,6 +312,25 @@ gr_conv2d(Diff *d, const Op *op)
 	if (d_need(d, A(1))) {
 		int a[3] = { A(0), dy, conv_ws(d, &xs, &ws, op->ia) };
 		d_acc(d, A(1), d_emit(d, OP_CONV2D_DW, a, 2 + (a[2] >= 0), op->ia, 0, NULL, TY(A(1))));
+	}
+}
+
+/* y = conv2d_dx(w, x), a transposed convolution (ONNX's ConvTranspose; y has the shape of the
+ * convolution's input): it is the adjoint of conv2d(., w), so dx = conv2d(dy, w) and
+ * dw = conv2d_dw(dy, x), over the convolution's own geometry (dy in the place of its input). */
+void
+gr_conv2d_dx(Diff *d, const Op *op)
+{
+	int dy = d_grad(d, op->res);
+	Shape ys = TY(op->res)->sh, ws = TY(A(0))->sh;
+
+	if (d_need(d, A(1))) {
+		int a[3] = { dy, A(0), conv_ws(d, &ys, &ws, op->ia) };
+		d_acc(d, A(1), d_emit(d, OP_CONV2D, a, 2 + (a[2] >= 0), op->ia, 0, NULL, NULL));
+	}
+	if (d_need(d, A(0))) {
+		int a[3] = { dy, A(1), conv_ws(d, &ys, &ws, op->ia) };
+		d_acc(d, A(0), d_emit(d, OP_CONV2D_DW, a, 2 + (a[2] >= 0), op->ia, 0, NULL, TY(A(0))));
 	}
 }
 

@@ -160,6 +160,23 @@ static int c_conv_dw(Tb *t) { return cv(t, SH(2, 3, 4, 4), SH(3, 1, 3, 3), IA(1,
 static int c_conv_1x1s2(Tb *t) { return cv(t, SH(2, 4, 3, 3), SH(5, 4, 1, 1), IA(2, 2, 0, 0, 1, 1, 1)); }
 static int c_conv_pw(Tb *t) { return cv(t, SH(2, 4, 3, 2), SH(6, 2, 1, 1), IA(1, 1, 0, 0, 1, 1, 2)); }
 
+/* conv2d_dx in the forward, a transposed convolution (ONNX's ConvTranspose): x has the shape
+ * of the convolution of the result (ys) by w */
+static int
+cvt(Tb *t, Shape ys, Shape wsh, Shape xs, const int64_t *a)
+{
+	int x = U("x", xs), w = U("w", wsh);
+	Type ws;
+	if (conv_workspace(&ys, &wsh, a, &ws)) {
+		int k = tb_op(t, OP_WORKSPACE, (int[]){ 0 }, 0, NULL, 0, NULL, &ws.sh);
+		return tb_op(t, OP_CONV2D_DX, ARGS(w, x, k), a, 0, NULL, &ys);
+	}
+	return tb_op(t, OP_CONV2D_DX, ARGS(w, x), a, 0, NULL, &ys);
+}
+static int c_convt(Tb *t) { return cvt(t, SH(2, 3, 6, 4), SH(4, 3, 3, 3), SH(2, 4, 3, 4), IA(2, 1, 1, 1, 1, 1, 1)); }
+static int c_convt_dil(Tb *t) { return cvt(t, SH(2, 4, 6, 6), SH(4, 2, 2, 3), SH(2, 4, 4, 4), IA(1, 2, 0, 2, 2, 1, 2)); }
+static int c_convt_dw(Tb *t) { return cvt(t, SH(2, 3, 4, 4), SH(3, 1, 3, 3), SH(2, 3, 4, 4), IA(1, 1, 1, 1, 1, 1, 3)); }
+
 /* pools; max_pool2d's inputs distinct multiples of 0.1 so that its arg-maxes stay put */
 static int c_maxpool(Tb *t) { int x = P("x", SH(2, 2, 5, 5), V_GRID, -2.5, 0.1); return tb_op(t, OP_MAXPOOL, &x, 1, IA(3, 3, 2, 2, 1, 1, 1, 1), 0, NULL, NULL); }
 static int c_maxpool_dil(Tb *t) { int x = P("x", SH(1, 2, 5, 6), V_GRID, -3, 0.1); return tb_op(t, OP_MAXPOOL, &x, 1, IA(2, 2, 1, 2, 0, 1, 2, 1), 0, NULL, NULL); }
@@ -233,6 +250,8 @@ static const struct { const char *name; Build *fn; } cases[] = {
 	{ "clip", c_clip }, { "slice", c_slice },
 	{ "conv2d", c_conv }, { "conv2d-dilated-groups", c_conv_dil }, { "conv2d-depthwise", c_conv_dw },
 	{ "conv2d-1x1-stride2", c_conv_1x1s2 }, { "conv2d-pointwise-groups", c_conv_pw },
+	{ "conv2d_dx", c_convt }, { "conv2d_dx-dilated-groups", c_convt_dil },
+	{ "conv2d_dx-depthwise", c_convt_dw },
 	{ "max_pool2d", c_maxpool }, { "max_pool2d-dilated", c_maxpool_dil }, { "avg_pool2d", c_avgpool },
 	{ "avg_pool2d-without-padding", c_avgpool_ex }, { "batch_norm", c_bn }, { "batch_norm-1d", c_bn1d },
 	{ "dropout", c_dropout },
