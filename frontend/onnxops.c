@@ -1759,6 +1759,31 @@ emit_layernorm(Ox *x)
 
 /* ---------- convolutional networks ---------- */
 
+/* A 2-D window's strides, dilations and pads (both sides alike, as PyTorch pads), 1, 1 and 0
+ * where absent. 0, or -1 after an error. */
+static int
+window_atts(Ox *x, int64_t *s, int64_t *p, int64_t *d)
+{
+	int64_t v[4];
+
+	s[0] = s[1] = d[0] = d[1] = 1;
+	p[0] = p[1] = 0;
+	if (ox_attr(x->nd, "strides") && (att_ints(x, "strides", v, 4) != 2 || (s[0] = v[0], s[1] = v[1], 0)))
+		return xerr(x, "strides must give 2 values");
+	if (ox_attr(x->nd, "dilations") && (att_ints(x, "dilations", v, 4) != 2 || (d[0] = v[0], d[1] = v[1], 0)))
+		return xerr(x, "dilations must give 2 values");
+	if (ox_attr(x->nd, "pads")) {
+		if (att_ints(x, "pads", v, 4) != 4)
+			return xerr(x, "pads must give 4 values");
+		if (v[0] != v[2] || v[1] != v[3])
+			return xerr(x, "asymmetric pads [%lld, %lld, %lld, %lld] are not supported (PyTorch pads "
+			            "both sides alike)", (long long)v[0], (long long)v[1], (long long)v[2],
+			            (long long)v[3]);
+		p[0] = v[0], p[1] = v[1];
+	}
+	return 0;
+}
+
 /* The 2-D window of a Conv or pool node over an NCHW input of type t: kernel k (from the
  * attribute, or the weight's dims kw), strides, symmetric pads and dilations. auto_pad VALID
  * is no padding; SAME_UPPER and SAME_LOWER become pads when they come out even on both sides
@@ -1779,21 +1804,8 @@ window2d(Ox *x, const Type *t, const int64_t *kw, int64_t *k, int64_t *s, int64_
 		k[0] = v[0], k[1] = v[1];
 	else if (!kw || ox_attr(x->nd, "kernel_shape"))
 		return xerr(x, "kernel_shape must give 2 sizes");
-	s[0] = s[1] = d[0] = d[1] = 1;
-	p[0] = p[1] = 0;
-	if (ox_attr(x->nd, "strides") && (att_ints(x, "strides", v, 4) != 2 || (s[0] = v[0], s[1] = v[1], 0)))
-		return xerr(x, "strides must give 2 values");
-	if (ox_attr(x->nd, "dilations") && (att_ints(x, "dilations", v, 4) != 2 || (d[0] = v[0], d[1] = v[1], 0)))
-		return xerr(x, "dilations must give 2 values");
-	if (ox_attr(x->nd, "pads")) {
-		if (att_ints(x, "pads", v, 4) != 4)
-			return xerr(x, "pads must give 4 values");
-		if (v[0] != v[2] || v[1] != v[3])
-			return xerr(x, "asymmetric pads [%lld, %lld, %lld, %lld] are not supported (PyTorch pads "
-			            "both sides alike)", (long long)v[0], (long long)v[1], (long long)v[2],
-			            (long long)v[3]);
-		p[0] = v[0], p[1] = v[1];
-	}
+	if (window_atts(x, s, p, d))
+		return -1;
 	for (int i = 0; i < 2; i++)
 		if (k[i] < 1 || s[i] < 1 || d[i] < 1 || p[i] < 0 || k[i] > INT32_MAX || s[i] > INT32_MAX ||
 		    d[i] > INT32_MAX || p[i] > INT32_MAX)
@@ -1853,6 +1865,82 @@ emit_conv(Ox *x)
 	if (v < 0)
 		return -1;
 	out_t(x, 0, v);
+	return 0;
+}
+
+/* ConvTranspose over NCHW: the adjoint of a convolution, conv2d_dx(W, x), W f32[Cin, Cout/group,
+ * kh, kw] being that convolution's weight; each axis's output (n - 1) s - 2 p + d (k - 1) + 1 +
+ * output_padding, output_padding under the stride (so the convolution of the output gives n back).
+ * Pads as the convolution's: both sides alike, given, or from output_shape or auto_pad SAME where
+ * they come out so. */
+static int
+emit_convt(Ox *x)
+{
+	int64_t k[2], s[2], p[2], d[2], op[2] = { 0, 0 }, o[2], v[4], g = att_i(x, "group", 1);
+	int same = att_is(x, "auto_pad", "NOTSET", "SAME_UPPER") || att_is(x, "auto_pad", "NOTSET", "SAME_LOWER");
+	int nos;
+	Type tx, tw, ty;
+
+	if (in_type(x, 0, &tx) || in_type(x, 1, &tw))
+		return -1;
+	if (tx.dt != F32 || tx.sh.rank != 4)
+		return xerr(x, "mtc imports 2-D transposed convolutions over NCHW tensors; the input is of rank %d",
+		            tx.sh.rank);
+	if (tw.dt != F32 || tw.sh.rank != 4)
+		return xerr(x, "the weight must be f32[Cin, Cout/group, kh, kw]");
+	if (!same && !att_is(x, "auto_pad", "NOTSET", "NOTSET") && !att_is(x, "auto_pad", "NOTSET", "VALID"))
+		return xerr(x, "auto_pad must be NOTSET, VALID, SAME_UPPER or SAME_LOWER");
+	k[0] = tw.sh.d[2], k[1] = tw.sh.d[3];
+	if (ox_attr(x->nd, "kernel_shape") && (att_ints(x, "kernel_shape", v, 4) != 2 || v[0] != k[0] || v[1] != k[1]))
+		return xerr(x, "kernel_shape must give 2 sizes, the weight's");
+	if (window_atts(x, s, p, d))
+		return -1;
+	if (att_is(x, "auto_pad", "NOTSET", "VALID"))
+		p[0] = p[1] = 0;
+	if (ox_attr(x->nd, "output_padding") &&
+	    (att_ints(x, "output_padding", v, 4) != 2 || (op[0] = v[0], op[1] = v[1], 0)))
+		return xerr(x, "output_padding must give 2 values");
+	for (int i = 0; i < 2; i++)
+		if (k[i] > INT32_MAX || s[i] < 1 || s[i] > INT32_MAX || d[i] < 1 || d[i] > INT32_MAX || p[i] < 0 ||
+		    p[i] > INT32_MAX || op[i] < 0 || op[i] >= s[i] || tx.sh.d[2 + i] > INT32_MAX)
+			return xerr(x, "a transposed convolution needs positive strides and dilations, pads of 0 "
+			            "or more and output_padding under the stride");
+	nos = ox_attr(x->nd, "output_shape") ? att_ints(x, "output_shape", v, 4) : 0;
+	if (nos != 0 && nos != 2 && nos != 4)
+		return xerr(x, "output_shape must give 2 sizes");
+	for (int i = 0; i < 2; i++) {
+		int64_t n = tx.sh.d[2 + i], full = (n - 1) * s[i] + d[i] * (k[i] - 1) + 1 + op[i], want = -1;
+		if (nos)
+			want = v[nos - 2 + i];
+		else if (same)
+			want = n * s[i];
+		if (want >= 0) {
+			if (want > full || (full - want) % 2)
+				return xerr(x, "an output of %lld on axis %d needs uneven or negative padding (%lld in "
+				            "all), which is not supported", (long long)want, 2 + i, (long long)(full - want));
+			p[i] = (full - want) / 2;
+		}
+		o[i] = full - 2 * p[i];
+		if (o[i] < 1)
+			return xerr(x, "the output of axis %d is empty (pads %lld)", 2 + i, (long long)p[i]);
+	}
+	if (g < 1 || tw.sh.d[0] != tx.sh.d[1] || tw.sh.d[0] % g || mul64(tw.sh.d[1], g, &v[0]))
+		return xerr(x, "group=%lld does not fit %lld input channels and a weight of %lld", (long long)g,
+		            (long long)tx.sh.d[1], (long long)tw.sh.d[0]);
+	ty = (Type){ F32, { 4, { tx.sh.d[0], v[0], o[0], o[1] } } };
+	{
+		int64_t ia[MAXIA] = { s[0], s[1], p[0], p[1], d[0], d[1], g };
+		int ops[3] = { in_t(x, 1), in_t(x, 0), -1 }, c = 2, r;
+		Type ws;
+		if (conv_workspace(&ty.sh, &tw.sh, ia, &ws))
+			ops[c++] = xemit(x, OP_WORKSPACE, NULL, 0, NULL, 0, NULL, &ws);
+		r = xemit(x, OP_CONV2D_DX, ops, c, ia, 7, NULL, &ty);
+		if (has_in(x, 2))
+			r = xemit2(x, OP_ADD, r, xreshape(x, in_t(x, 2), &(Shape){ 3, { ty.sh.d[1], 1, 1 } }));
+		if (r < 0)
+			return -1;
+		out_t(x, 0, r);
+	}
 	return 0;
 }
 
@@ -2254,6 +2342,7 @@ static const OxOp ops[] = {
 	{ "Constant", fold_constant, NULL, 0 },
 	{ "ConstantOfShape", fold_cos, NULL, 0 },
 	{ "Conv", NULL, emit_conv, 0 },
+	{ "ConvTranspose", NULL, emit_convt, 0 },
 	{ "Div", fold_bin, emit_bin, 0 },
 	{ "Dropout", NULL, emit_dropout, 0 },
 	{ "Elu", NULL, emit_leaky, 0 },

@@ -269,6 +269,26 @@ class UpNet(nn.Module):
         return self.fc(torch.cat([a.mean((2, 3)), b.mean((2, 3)), (c * c).mean((2, 3))], 1))
 
 
+class ConvTNet(nn.Module):
+    """ConvTranspose2d as decoders and generators use it: stride 2 with output_padding (a size
+    doubled), DCGAN's kernel 4 stride 2 pad 1 in two groups, a dilated one without bias, a
+    depthwise one and a pointwise one (the two without a workspace)."""
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, stride=2, padding=1)                               # 7 -> 4
+        self.t1 = nn.ConvTranspose2d(8, 6, 3, stride=2, padding=1, output_padding=1)    # 4 -> 8
+        self.t2 = nn.ConvTranspose2d(6, 4, 4, stride=2, padding=1, groups=2)            # 8 -> 16
+        self.t3 = nn.ConvTranspose2d(4, 4, 3, padding=1, dilation=2, bias=False)        # 16 -> 18
+        self.t4 = nn.ConvTranspose2d(4, 4, 3, padding=1, groups=4)                      # 18
+        self.t5 = nn.ConvTranspose2d(4, 5, 1)                                           # 18
+        self.fc = nn.Linear(5 * 18 * 18, 5)
+
+    def forward(self, x):
+        h = torch.relu(self.t1(torch.relu(self.c1(x))))
+        h = torch.tanh(self.t3(torch.relu(self.t2(h))))
+        return self.fc(torch.flatten(self.t5(self.t4(h) * h), 1))
+
+
 class BnNet(nn.Module):
     """BatchNormalization in training mode (batch statistics in the step, the running ones
     buffers that the step updates, the forward-only module on them): BatchNorm2d after
@@ -360,6 +380,7 @@ MODELS = {
     "hardnet": (HardNet, {"x": f32(2, 3, 6, 6)}, "xent", 14, None, 0.1, 0.9),
     "normact": (NormAct, {"x": f32(2, 3, 5, 5)}, "xent", 14, None, 0.1, 0.9),
     "upnet": (UpNet, {"x": f32(2, 3, 6, 6)}, "xent", 14, None, 0.1, 0.9),
+    "convtnet": (ConvTNet, {"x": f32(2, 3, 7, 7)}, "xent", 14, None, 0.02, 0.9),
     "bnnet": (BnNet, {"x": f32(4, 3, 8, 8)}, "xent", 14, None, 0.1, 0.9),
     "dropnet": (DropNet, {"x": f32(8, 12)}, "xent", 14, None, 0.1, 0.9),
 }
