@@ -1759,52 +1759,91 @@ emit_layernorm(Ox *x)
 
 /* ---------- convolutional networks ---------- */
 
-/* A 2-D window's strides, dilations and pads (both sides alike, as PyTorch pads), 1, 1 and 0
- * where absent. 0, or -1 after an error. */
+/* A window node over sp spatial axes (1: NCL, 2: NCHW) is imported as a 2-D one, an NCL
+ * tensor read as [N, C, 1, L] (lift) and its result reshaped back (unlift); the node's
+ * attributes then give the last axis alone, the first being 1 wide, strides 1, no pad. */
 static int
-window_atts(Ox *x, int64_t *s, int64_t *p, int64_t *d)
+lift(Ox *x, int v, Type *t)
+{
+	if (t->sh.rank != 3)
+		return v;
+	t->sh = (Shape){ 4, { t->sh.d[0], t->sh.d[1], 1, t->sh.d[2] } };
+	return xreshape(x, v, &t->sh);
+}
+
+static int
+unlift(Ox *x, int v, int sp)
+{
+	const Shape *sh;
+
+	if (sp == 2 || v < 0)
+		return v;
+	sh = &x->c->f->val[v].ty.sh;
+	return xreshape(x, v, &(Shape){ 3, { sh->d[0], sh->d[1], sh->d[3] } });
+}
+
+/* Attribute name's sp values (pads: sp begins, then sp ends) into a[2 - sp ..]: 0, 1 if it is
+ * absent, -1 after an error. */
+static int
+window_ints(Ox *x, const char *name, int sp, int64_t *a, int64_t *end)
 {
 	int64_t v[4];
+	int n = end ? 2 * sp : sp;
 
-	s[0] = s[1] = d[0] = d[1] = 1;
-	p[0] = p[1] = 0;
-	if (ox_attr(x->nd, "strides") && (att_ints(x, "strides", v, 4) != 2 || (s[0] = v[0], s[1] = v[1], 0)))
-		return xerr(x, "strides must give 2 values");
-	if (ox_attr(x->nd, "dilations") && (att_ints(x, "dilations", v, 4) != 2 || (d[0] = v[0], d[1] = v[1], 0)))
-		return xerr(x, "dilations must give 2 values");
-	if (ox_attr(x->nd, "pads")) {
-		if (att_ints(x, "pads", v, 4) != 4)
-			return xerr(x, "pads must give 4 values");
-		if (v[0] != v[2] || v[1] != v[3])
-			return xerr(x, "asymmetric pads [%lld, %lld, %lld, %lld] are not supported (PyTorch pads "
-			            "both sides alike)", (long long)v[0], (long long)v[1], (long long)v[2],
-			            (long long)v[3]);
-		p[0] = v[0], p[1] = v[1];
+	if (!ox_attr(x->nd, name))
+		return 1;
+	if (att_ints(x, name, v, 4) != n)
+		return xerr(x, "%s must give %d value%s", name, n, n > 1 ? "s" : "");
+	for (int i = 0; i < sp; i++) {
+		a[2 - sp + i] = v[i];
+		if (end)
+			end[2 - sp + i] = v[sp + i];
 	}
 	return 0;
 }
 
-/* The 2-D window of a Conv or pool node over an NCHW input of type t: kernel k (from the
- * attribute, or the weight's dims kw), strides, symmetric pads and dilations. auto_pad VALID
- * is no padding; SAME_UPPER and SAME_LOWER become pads when they come out even on both sides
- * (PyTorch pads symmetrically, as the IR does). 0, or -1 after an error. */
+/* A window's strides, dilations and pads (both sides alike, as PyTorch pads) over sp spatial
+ * axes, 1, 1 and 0 where absent. 0, or -1 after an error. */
 static int
-window2d(Ox *x, const Type *t, const int64_t *kw, int64_t *k, int64_t *s, int64_t *p, int64_t *d)
+window_atts(Ox *x, int sp, int64_t *s, int64_t *p, int64_t *d)
 {
-	int64_t v[4];
+	int64_t e[2] = { 0, 0 };
+
+	s[0] = s[1] = d[0] = d[1] = 1;
+	p[0] = p[1] = 0;
+	if (window_ints(x, "strides", sp, s, NULL) < 0 || window_ints(x, "dilations", sp, d, NULL) < 0 ||
+	    window_ints(x, "pads", sp, p, e) < 0)
+		return -1;
+	if (p[0] != e[0] || p[1] != e[1])
+		return xerr(x, "asymmetric pads (%lld, %lld before, %lld, %lld after the last two axes) are not "
+		            "supported (PyTorch pads both sides alike)", (long long)p[0], (long long)p[1],
+		            (long long)e[0], (long long)e[1]);
+	return 0;
+}
+
+/* The window of a Conv or pool node over sp spatial axes, its input of type t (lifted: NCHW):
+ * kernel k (from the attribute, or the weight's dims kw), strides, symmetric pads and
+ * dilations. auto_pad VALID is no padding; SAME_UPPER and SAME_LOWER become pads when they come
+ * out even on both sides (PyTorch pads symmetrically, as the IR does). 0, or -1 after an
+ * error. */
+static int
+window2d(Ox *x, const Type *t, int sp, const int64_t *kw, int64_t *k, int64_t *s, int64_t *p,
+         int64_t *d)
+{
 	Onnx__AttributeProto *ap = ox_attr(x->nd, "auto_pad");
 	const char *pad = ap && ap->has_s ? (const char *)ap->s.data : "NOTSET";
 	size_t padn = ap && ap->has_s ? ap->s.len : 6;
+	int r;
 
 	if (t->dt != F32 || t->sh.rank != 4)
-		return xerr(x, "mtc imports 2-D windows over NCHW tensors; the input is of rank %d",
-		            t->sh.rank);
-	k[0] = kw ? kw[0] : 0, k[1] = kw ? kw[1] : 0;
-	if (att_ints(x, "kernel_shape", v, 4) == 2)
-		k[0] = v[0], k[1] = v[1];
-	else if (!kw || ox_attr(x->nd, "kernel_shape"))
-		return xerr(x, "kernel_shape must give 2 sizes");
-	if (window_atts(x, s, p, d))
+		return xerr(x, "mtc imports 1-D and 2-D windows over NCL and NCHW tensors; the input is of "
+		            "rank %d", sp == 1 ? 3 : t->sh.rank);
+	k[0] = kw ? kw[0] : 1, k[1] = kw ? kw[1] : 0;
+	if ((r = window_ints(x, "kernel_shape", sp, k, NULL)) < 0)
+		return -1;
+	if (r && !kw)
+		return xerr(x, "kernel_shape must give %d size%s", sp, sp > 1 ? "s" : "");
+	if (window_atts(x, sp, s, p, d))
 		return -1;
 	for (int i = 0; i < 2; i++)
 		if (k[i] < 1 || s[i] < 1 || d[i] < 1 || p[i] < 0 || k[i] > INT32_MAX || s[i] > INT32_MAX ||
@@ -1838,13 +1877,16 @@ emit_conv(Ox *x)
 {
 	int64_t k[2], s[2], p[2], d[2], g = att_i(x, "group", 1);
 	Type tx, tw;
-	int v, c;
+	int v, c, sp, xv, wv;
 
 	if (in_type(x, 0, &tx) || in_type(x, 1, &tw))
 		return -1;
-	if (tw.dt != F32 || tw.sh.rank != 4)
-		return xerr(x, "the weight must be f32[Cout, Cin/group, kh, kw]");
-	if (window2d(x, &tx, &tw.sh.d[2], k, s, p, d))
+	sp = tx.sh.rank == 3 ? 1 : 2;
+	if (tw.dt != F32 || tw.sh.rank != sp + 2)
+		return xerr(x, "the weight must be f32[Cout, Cin/group, %s]", sp == 1 ? "k" : "kh, kw");
+	xv = lift(x, in_t(x, 0), &tx);
+	wv = lift(x, in_t(x, 1), &tw);
+	if (window2d(x, &tx, sp, &tw.sh.d[2], k, s, p, d))
 		return -1;
 	if (k[0] != tw.sh.d[2] || k[1] != tw.sh.d[3])
 		return xerr(x, "kernel_shape disagrees with the weight's dims");
@@ -1853,7 +1895,7 @@ emit_conv(Ox *x)
 		            (long long)tx.sh.d[1], (long long)tw.sh.d[0]);
 	{
 		int64_t ia[MAXIA] = { s[0], s[1], p[0], p[1], d[0], d[1], g };
-		int ops[3] = { in_t(x, 0), in_t(x, 1), -1 };
+		int ops[3] = { xv, wv, -1 };
 		Type ws;
 		c = 2;
 		if (conv_workspace(&tx.sh, &tw.sh, ia, &ws))
@@ -1862,6 +1904,7 @@ emit_conv(Ox *x)
 	}
 	if (has_in(x, 2))
 		v = xemit2(x, OP_ADD, v, xreshape(x, in_t(x, 2), &(Shape){ 3, { tw.sh.d[0], 1, 1 } }));
+	v = unlift(x, v, sp);
 	if (v < 0)
 		return -1;
 	out_t(x, 0, v);
@@ -1878,39 +1921,41 @@ emit_convt(Ox *x)
 {
 	int64_t k[2], s[2], p[2], d[2], op[2] = { 0, 0 }, o[2], v[4], g = att_i(x, "group", 1);
 	int same = att_is(x, "auto_pad", "NOTSET", "SAME_UPPER") || att_is(x, "auto_pad", "NOTSET", "SAME_LOWER");
-	int nos;
+	int nos, sp, xv, wv;
 	Type tx, tw, ty;
 
 	if (in_type(x, 0, &tx) || in_type(x, 1, &tw))
 		return -1;
-	if (tx.dt != F32 || tx.sh.rank != 4)
-		return xerr(x, "mtc imports 2-D transposed convolutions over NCHW tensors; the input is of rank %d",
-		            tx.sh.rank);
-	if (tw.dt != F32 || tw.sh.rank != 4)
-		return xerr(x, "the weight must be f32[Cin, Cout/group, kh, kw]");
+	sp = tx.sh.rank == 3 ? 1 : 2;
+	if (tx.dt != F32 || tx.sh.rank < 3 || tx.sh.rank > 4)
+		return xerr(x, "mtc imports 1-D and 2-D transposed convolutions over NCL and NCHW tensors; the "
+		            "input is of rank %d", tx.sh.rank);
+	if (tw.dt != F32 || tw.sh.rank != sp + 2)
+		return xerr(x, "the weight must be f32[Cin, Cout/group, %s]", sp == 1 ? "k" : "kh, kw");
+	xv = lift(x, in_t(x, 0), &tx);
+	wv = lift(x, in_t(x, 1), &tw);
 	if (!same && !att_is(x, "auto_pad", "NOTSET", "NOTSET") && !att_is(x, "auto_pad", "NOTSET", "VALID"))
 		return xerr(x, "auto_pad must be NOTSET, VALID, SAME_UPPER or SAME_LOWER");
 	k[0] = tw.sh.d[2], k[1] = tw.sh.d[3];
-	if (ox_attr(x->nd, "kernel_shape") && (att_ints(x, "kernel_shape", v, 4) != 2 || v[0] != k[0] || v[1] != k[1]))
-		return xerr(x, "kernel_shape must give 2 sizes, the weight's");
-	if (window_atts(x, s, p, d))
+	o[0] = k[0], o[1] = k[1];
+	if (window_ints(x, "kernel_shape", sp, o, NULL) < 0 || window_atts(x, sp, s, p, d) < 0 ||
+	    window_ints(x, "output_padding", sp, op, NULL) < 0)
 		return -1;
+	if (o[0] != k[0] || o[1] != k[1])
+		return xerr(x, "kernel_shape disagrees with the weight's dims");
 	if (att_is(x, "auto_pad", "NOTSET", "VALID"))
 		p[0] = p[1] = 0;
-	if (ox_attr(x->nd, "output_padding") &&
-	    (att_ints(x, "output_padding", v, 4) != 2 || (op[0] = v[0], op[1] = v[1], 0)))
-		return xerr(x, "output_padding must give 2 values");
 	for (int i = 0; i < 2; i++)
 		if (k[i] > INT32_MAX || s[i] < 1 || s[i] > INT32_MAX || d[i] < 1 || d[i] > INT32_MAX || p[i] < 0 ||
 		    p[i] > INT32_MAX || op[i] < 0 || op[i] >= s[i] || tx.sh.d[2 + i] > INT32_MAX)
 			return xerr(x, "a transposed convolution needs positive strides and dilations, pads of 0 "
 			            "or more and output_padding under the stride");
 	nos = ox_attr(x->nd, "output_shape") ? att_ints(x, "output_shape", v, 4) : 0;
-	if (nos != 0 && nos != 2 && nos != 4)
-		return xerr(x, "output_shape must give 2 sizes");
+	if (nos != 0 && nos != sp && nos != sp + 2)
+		return xerr(x, "output_shape must give %d size%s", sp, sp > 1 ? "s" : "");
 	for (int i = 0; i < 2; i++) {
 		int64_t n = tx.sh.d[2 + i], full = (n - 1) * s[i] + d[i] * (k[i] - 1) + 1 + op[i], want = -1;
-		if (nos)
+		if (nos && i >= 2 - sp)
 			want = v[nos - 2 + i];
 		else if (same)
 			want = n * s[i];
@@ -1930,13 +1975,14 @@ emit_convt(Ox *x)
 	ty = (Type){ F32, { 4, { tx.sh.d[0], v[0], o[0], o[1] } } };
 	{
 		int64_t ia[MAXIA] = { s[0], s[1], p[0], p[1], d[0], d[1], g };
-		int ops[3] = { in_t(x, 1), in_t(x, 0), -1 }, c = 2, r;
+		int ops[3] = { wv, xv, -1 }, c = 2, r;
 		Type ws;
 		if (conv_workspace(&ty.sh, &tw.sh, ia, &ws))
 			ops[c++] = xemit(x, OP_WORKSPACE, NULL, 0, NULL, 0, NULL, &ws);
 		r = xemit(x, OP_CONV2D_DX, ops, c, ia, 7, NULL, &ty);
 		if (has_in(x, 2))
 			r = xemit2(x, OP_ADD, r, xreshape(x, in_t(x, 2), &(Shape){ 3, { ty.sh.d[1], 1, 1 } }));
+		r = unlift(x, r, sp);
 		if (r < 0)
 			return -1;
 		out_t(x, 0, r);
@@ -2017,11 +2063,15 @@ avg_scale(Ox *x, int v, int i, int64_t n, int64_t k, int64_t s, int64_t p, int c
 static int
 emit_pool(Ox *x)
 {
-	int mx = strcmp(x->nd->op, "MaxPool") == 0, v;
+	int mx = strcmp(x->nd->op, "MaxPool") == 0, v, sp;
 	int64_t k[2], s[2], p[2], d[2], e[2] = { 0, 0 };
 	Type t;
 
-	if (in_type(x, 0, &t) || window2d(x, &t, NULL, k, s, p, d))
+	if (in_type(x, 0, &t))
+		return -1;
+	sp = t.sh.rank == 3 ? 1 : 2;
+	v = lift(x, in_t(x, 0), &t);
+	if (window2d(x, &t, sp, NULL, k, s, p, d))
 		return -1;
 	if (att_i(x, "ceil_mode", 0))
 		for (int i = 0; i < 2; i++)
@@ -2037,7 +2087,6 @@ emit_pool(Ox *x)
 	{
 		int cip = att_i(x, "count_include_pad", 0) != 0, ceil = e[0] || e[1];
 		int64_t ia[MAXIA] = { k[0], k[1], s[0], s[1], p[0], p[1], mx ? d[0] : cip || ceil, d[1] };
-		v = in_t(x, 0);
 		for (int i = 0; i < 2 && v >= 0; i++)
 			if (e[i]) {
 				Shape sh = x->c->f->val[v].ty.sh;
@@ -2053,6 +2102,7 @@ emit_pool(Ox *x)
 			v = avg_scale(x, v, i, t.sh.d[2 + i], k[i], s[i], p[i], cip,
 			              x->c->f->val[v].ty.sh.d[2 + i]);
 	}
+	v = unlift(x, v, sp);
 	if (v < 0)
 		return -1;
 	out_t(x, 0, v);
@@ -2149,25 +2199,49 @@ emit_hard(Ox *x)
 	return 0;
 }
 
-/* LeakyRelu (alpha, 0.01 unless given) as alpha x + (1 - alpha) relu(x), and Elu (alpha, 1) as
- * relu(x) + alpha (exp(x - relu(x)) - 1): PyTorch's, their gradients at 0 included (alpha,
- * from the side of the negatives, as PyTorch's backward takes it). */
+/* The rectifiers, each PyTorch's with its gradient at 0 (from the side of the negatives where
+ * PyTorch's backward takes that side, as relu's gradient at 0 is 0 here):
+ *   LeakyRelu (alpha 0.01)  alpha x + (1 - alpha) relu(x)
+ *   PRelu(x, slope)         relu(x) + slope (x - relu(x)), slope broadcast to x (a param's
+ *                           gradient summed back to its shape by autodiff)
+ *   Elu (alpha 1)           relu(x) + alpha (exp(x - relu(x)) - 1)
+ *   Selu (alpha, gamma)     gamma times Elu's
+ *   Celu (alpha 1)          relu(x) + alpha (exp((x - relu(x)) / alpha) - 1)
+ *   Softplus                relu(x) + log(1 + exp(-|x|)), |x| = 2 relu(x) - x, whose gradient
+ *                           is sigmoid(x) everywhere, 1/2 at 0 too (PyTorch's threshold of 20,
+ *                           past which it returns x, is the same in f32) */
 static int
 emit_leaky(Ox *x)
 {
-	int elu = strcmp(x->nd->op, "Elu") == 0, a = in_t(x, 0), r, v;
-	double al = att_f(x, "alpha", elu ? 1.0 : 0.01);
+	const char *op = x->nd->op;
+	int elu = strcmp(op, "Elu") == 0, selu = strcmp(op, "Selu") == 0, celu = strcmp(op, "Celu") == 0;
+	int a = in_t(x, 0), r, v;
+	double al = att_f(x, "alpha", elu || celu ? 1.0 : selu ? 1.67326319217681884765625 : 0.01);
 	const Shape one = { 0, { 0 } };
 
 	if (a < 0)
 		return -1;
+	if (celu && !(al != 0 && isfinite(al)))
+		return xerr(x, "Celu's alpha must be finite and not 0");
 	r = xemit1(x, OP_RELU, a);
-	if (elu)
+	if (elu || selu || celu) {
+		v = xemit2(x, OP_SUB, a, r);
+		if (celu)
+			v = xemit2(x, OP_DIV, v, xconst(x, al, &one));
 		v = xemit2(x, OP_ADD, r, xemit2(x, OP_MUL, xconst(x, al, &one),
-		          xemit2(x, OP_SUB, xemit1(x, OP_EXP, xemit2(x, OP_SUB, a, r)), xconst(x, 1, &one))));
-	else
+		          xemit2(x, OP_SUB, xemit1(x, OP_EXP, v), xconst(x, 1, &one))));
+		if (selu)
+			v = xemit2(x, OP_MUL, v, xconst(x, att_f(x, "gamma", 1.05070102214813232421875), &one));
+	} else if (strcmp(op, "PRelu") == 0) {
+		v = xemit2(x, OP_ADD, r, xemit2(x, OP_MUL, in_t(x, 1), xemit2(x, OP_SUB, a, r)));
+	} else if (strcmp(op, "Softplus") == 0) {
+		int ab = xemit2(x, OP_SUB, xemit2(x, OP_MUL, r, xconst(x, 2, &one)), a);
+		v = xemit1(x, OP_EXP, xemit1(x, OP_NEG, ab));
+		v = xemit2(x, OP_ADD, r, xemit1(x, OP_LOG, xemit2(x, OP_ADD, v, xconst(x, 1, &one))));
+	} else {
 		v = xemit2(x, OP_ADD, xemit2(x, OP_MUL, a, xconst(x, al, &one)),
 		          xemit2(x, OP_MUL, r, xconst(x, 1 - al, &one)));
+	}
 	if (v < 0)
 		return -1;
 	out_t(x, 0, v);
@@ -2337,6 +2411,7 @@ static const OxOp ops[] = {
 	{ "BatchNormalization", NULL, emit_bn, 0 },
 	{ "Cast", fold_cast, emit_cast, 0 },
 	{ "Ceil", fold_un, NULL, 0 },
+	{ "Celu", NULL, emit_leaky, 0 },
 	{ "Clip", NULL, emit_clip, 0 },
 	{ "Concat", fold_concat, emit_concat, 0 },
 	{ "Constant", fold_constant, NULL, 0 },
@@ -2376,6 +2451,7 @@ static const OxOp ops[] = {
 	{ "Neg", fold_un, emit_un, 0 },
 	{ "Not", fold_un, NULL, 0 },
 	{ "Or", fold_bin, NULL, 0 },
+	{ "PRelu", NULL, emit_leaky, 0 },
 	{ "Pad", fold_pad, emit_pad, 0 },
 	{ "Pow", fold_bin, emit_pow, 0 },
 	{ "Range", fold_range, NULL, 0 },
@@ -2388,11 +2464,13 @@ static const OxOp ops[] = {
 	{ "Relu", fold_un, emit_un, 0 },
 	{ "Reshape", fold_layout, emit_layout, 0 },
 	{ "Resize", NULL, emit_resize, 0 },
+	{ "Selu", NULL, emit_leaky, 0 },
 	{ "Shape", fold_shape, NULL, 1 },
 	{ "Sigmoid", fold_un, emit_un, 0 },
 	{ "Size", fold_size, NULL, 1 },
 	{ "Slice", fold_slice, emit_slice, 0 },
 	{ "Softmax", NULL, emit_softmax, 0 },
+	{ "Softplus", NULL, emit_leaky, 0 },
 	{ "Split", fold_split, emit_split, 0 },
 	{ "Sqrt", fold_un, emit_un, 0 },
 	{ "Squeeze", fold_layout, emit_layout, 0 },

@@ -289,6 +289,45 @@ class ConvTNet(nn.Module):
         return self.fc(torch.flatten(self.t5(self.t4(h) * h), 1))
 
 
+class Act2(nn.Module):
+    """PReLU (a learned slope per channel), Softplus, Mish (exported as Softplus, Tanh, Mul),
+    SELU and CELU, their inputs at exactly 0 on half the channels (a per-channel scale of 0
+    there, so that their gradient at 0, PyTorch's, moves the scale)."""
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.pr = nn.PReLU(8, init=0.3)
+        self.c2 = nn.Conv2d(8, 8, 3, padding=1)
+        self.s1 = nn.Parameter(torch.tensor([0.0, 1.5] * 4).reshape(8, 1, 1))
+        self.s2 = nn.Parameter(torch.tensor([0.0, 1.5] * 4).reshape(8, 1, 1))
+        self.fc = nn.Linear(32 * 25, 5)
+        with torch.no_grad():
+            self.pr.weight.uniform_(0.5, 1.0)
+
+    def forward(self, x):
+        h = self.c2(self.pr(self.c1(x) * self.s1)) * self.s2
+        return self.fc(torch.flatten(torch.cat([F.softplus(h), F.mish(h), F.selu(h), F.celu(h, 0.7)], 1), 1))
+
+
+class Seq1d(nn.Module):
+    """1-D windows over [N, C, L], as audio and text CNNs use them: Conv1d (strided and padded,
+    dilated in groups), BatchNorm1d, MaxPool1d in ceil_mode, AvgPool1d counting its pad,
+    ConvTranspose1d with output_padding."""
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv1d(3, 8, 5, stride=2, padding=2)                       # 17 -> 9
+        self.bn = nn.BatchNorm1d(8)
+        self.c2 = nn.Conv1d(8, 8, 3, padding=2, dilation=2, groups=2)           # 9
+        self.t1 = nn.ConvTranspose1d(8, 4, 3, stride=2, padding=1, output_padding=1)  # 4 -> 8
+        self.fc = nn.Linear(4 * 8, 5)
+
+    def forward(self, x):
+        h = torch.relu(self.bn(self.c1(x)))
+        h = F.max_pool1d(torch.tanh(self.c2(h)), 2, ceil_mode=True)             # 9 -> 5
+        h = F.avg_pool1d(h, 3, stride=1, padding=1, count_include_pad=True)[:, :, :4]
+        return self.fc(torch.flatten(torch.relu(self.t1(h)), 1))
+
+
 class BnNet(nn.Module):
     """BatchNormalization in training mode (batch statistics in the step, the running ones
     buffers that the step updates, the forward-only module on them): BatchNorm2d after
@@ -381,6 +420,8 @@ MODELS = {
     "normact": (NormAct, {"x": f32(2, 3, 5, 5)}, "xent", 14, None, 0.1, 0.9),
     "upnet": (UpNet, {"x": f32(2, 3, 6, 6)}, "xent", 14, None, 0.1, 0.9),
     "convtnet": (ConvTNet, {"x": f32(2, 3, 7, 7)}, "xent", 14, None, 0.02, 0.9),
+    "act2": (Act2, {"x": f32(2, 3, 5, 5)}, "xent", 14, None, 0.01, 0.9),
+    "seq1d": (Seq1d, {"x": f32(4, 3, 17)}, "xent", 14, None, 0.1, 0.9),
     "bnnet": (BnNet, {"x": f32(4, 3, 8, 8)}, "xent", 14, None, 0.1, 0.9),
     "dropnet": (DropNet, {"x": f32(8, 12)}, "xent", 14, None, 0.1, 0.9),
 }
