@@ -952,6 +952,65 @@ emit_transpose(Ox *x)
 	return 0;
 }
 
+/* Tile by known repeats: r copies concatenated along each axis repeated (at most MAXTILE) */
+enum { MAXTILE = 256 };
+static int
+emit_tile(Ox *x)
+{
+	int64_t rep[MAXRANK];
+	int v = in_t(x, 0), n, r;
+
+	if (v < 0 || klist(x, in_k(x, 1), rep, &n, "the repeats"))
+		return -1;
+	r = x->c->f->val[v].ty.sh.rank;
+	if (n != r)
+		return xerr(x, "%d repeats for a tensor of rank %d", n, r);
+	for (int a = 0; a < r; a++) {
+		int64_t ia[MAXIA] = { a };
+		int parts[MAXTILE];
+		if (rep[a] < 1 || rep[a] > MAXTILE)
+			return xerr(x, "a repeat of %lld on axis %d: each must be 1 to %d", (long long)rep[a], a, MAXTILE);
+		for (int64_t i = 0; i < rep[a]; i++)
+			parts[i] = v;
+		if (rep[a] > 1 && (v = xemit(x, OP_CONCAT, parts, (int)rep[a], ia, 1, NULL, NULL)) < 0)
+			return -1;
+	}
+	out_t(x, 0, v);
+	return 0;
+}
+
+/* DepthToSpace (blocksize b) of [N, C, H, W]: the channels as [b, b, C/b^2] (DCR, the
+ * default) or [C/b^2, b, b] (CRD, PyTorch's pixel_shuffle) spread over b x b blocks: a reshape
+ * to rank 6, a transpose, a reshape to [N, C/b^2, H b, W b]. */
+static int
+emit_d2s(Ox *x)
+{
+	int64_t b = att_i(x, "blocksize", 0), c, dcr = !att_is(x, "mode", "DCR", "CRD");
+	int v = in_t(x, 0);
+	Shape sh;
+
+	if (v < 0)
+		return -1;
+	sh = x->c->f->val[v].ty.sh;
+	if (!(dcr ? att_is(x, "mode", "DCR", "DCR") : 1) || sh.rank != 4)
+		return xerr(x, "DepthToSpace needs mode DCR or CRD and an input of rank 4");
+	if (b < 1 || b > 65536 || sh.d[1] % (b * b))
+		return xerr(x, "blocksize %lld does not divide %lld channels into blocks", (long long)b,
+		            (long long)sh.d[1]);
+	c = sh.d[1] / (b * b);
+	{
+		int64_t pd[MAXIA] = { 0, 3, 4, 1, 5, 2 }, pc[MAXIA] = { 0, 1, 4, 2, 5, 3 };
+		Shape s6 = dcr ? (Shape){ 6, { sh.d[0], b, b, c, sh.d[2], sh.d[3] } } :
+		                 (Shape){ 6, { sh.d[0], c, b, b, sh.d[2], sh.d[3] } };
+		v = xemit(x, OP_TRANSPOSE, (int[]){ xreshape(x, v, &s6) }, 1, dcr ? pd : pc, 6, NULL, NULL);
+		v = xreshape(x, v, &(Shape){ 4, { sh.d[0], c, sh.d[2] * b, sh.d[3] * b } });
+	}
+	if (v < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
 static int
 fold_concat(Ox *x)
 {
@@ -1212,7 +1271,9 @@ emit_slice1(Ox *x, int v, int a, int64_t start, int64_t n)
 	return xemit(x, OP_SLICE, &v, 1, ia, 2, NULL, &t);
 }
 
-/* Slice at run time: one IR slice per sliced axis (steps of 1 only). */
+/* Slice at run time: one IR slice per sliced axis; with another step (flip's -1), a concat of
+ * the elements taken, each a one-wide slice (at most MAXSTEP of them). */
+enum { MAXSTEP = 256 };
 static int
 emit_slice(Ox *x)
 {
@@ -1222,10 +1283,19 @@ emit_slice(Ox *x)
 	if (v < 0 || slice_of(x, &x->c->f->val[v].ty.sh, &s))
 		return -1;
 	for (int a = 0; a < s.sh.rank && v >= 0; a++) {
-		if (s.step[a] != 1 && s.sh.d[a] > 1)
-			return xerr(x, "a slice with step %lld at run time is not supported", (long long)s.step[a]);
 		if (s.sh.d[a] == 0)
 			return xerr(x, "the slice of axis %d is empty", a);
+		if (s.step[a] != 1 && s.sh.d[a] > 1) {
+			int64_t ia[MAXIA] = { a };
+			int parts[MAXSTEP];
+			if (s.sh.d[a] > MAXSTEP)
+				return xerr(x, "a slice with step %lld at run time takes %lld elements, more than %d",
+				            (long long)s.step[a], (long long)s.sh.d[a], MAXSTEP);
+			for (int64_t i = 0; i < s.sh.d[a]; i++)
+				parts[i] = emit_slice1(x, v, a, s.start[a] + i * s.step[a], 1);
+			v = xemit(x, OP_CONCAT, parts, (int)s.sh.d[a], ia, 1, NULL, NULL);
+			continue;
+		}
 		v = emit_slice1(x, v, a, s.start[a], s.sh.d[a]);
 	}
 	if (v < 0)
@@ -1323,18 +1393,39 @@ fold_split(Ox *x)
 	return 0;
 }
 
-/* Pad's amounts per axis (begin b[], end e[]) for a tensor of rank r, and its fill value; only
- * the constant mode. 0, or -1 after an error. */
+/* Pad's modes: what fills the pads; reflect's and edge's pads at run time at most MAXPAD a side */
+enum { PAD_CONST, PAD_REFLECT, PAD_EDGE, MAXPAD = 64 };
+
+/* The index of axis element c (-b <= c < n + e: c < 0 and c >= n are the pads) that a pad of
+ * mode md copies: reflect mirrors about the first and last element (PyTorch's 'reflect'), edge
+ * repeats them ('replicate'); -1 for the constant. */
+static int64_t
+pad_src(int64_t c, int64_t n, int md)
+{
+	if (c >= 0 && c < n)
+		return c;
+	if (md == PAD_EDGE)
+		return c < 0 ? 0 : n - 1;
+	if (md == PAD_REFLECT)
+		return c < 0 ? -c : 2 * (n - 1) - c;
+	return -1;
+}
+
+/* Pad's amounts per axis (begin b[], end e[]) for a tensor of shape sh, its fill value and mode
+ * (reflect's pads under the axis's length, edge's on axes of 1 or more). 0, or -1 after an
+ * error. */
 static int
-pads_of(Ox *x, int r, int64_t *b, int64_t *e, double *val)
+pads_of(Ox *x, const Shape *sh, int64_t *b, int64_t *e, double *val, int *md)
 {
 	int64_t v[2 * MAXRANK], ax[MAXRANK];
 	Onnx__AttributeProto *m = ox_attr(x->nd, "mode");
-	int n, na = -1;
+	int n, na = -1, r = sh->rank;
 
-	if (!att_is(x, "mode", "constant", "constant"))
-		return xerr(x, "pad mode '%.*s' is not supported (only constant)", (int)(m->s.len > 32 ? 32 : m->s.len),
-		            (const char *)m->s.data);
+	*md = att_is(x, "mode", "constant", "reflect") ? PAD_REFLECT : att_is(x, "mode", "constant", "edge") ?
+	      PAD_EDGE : PAD_CONST;
+	if (*md == PAD_CONST && !att_is(x, "mode", "constant", "constant"))
+		return xerr(x, "pad mode '%.*s' is not supported (only constant, reflect and edge)",
+		            (int)(m->s.len > 32 ? 32 : m->s.len), (const char *)m->s.data);
 	*val = 0;
 	if (x->o->opset >= 11) {
 		Kv *k = in_k(x, 1);
@@ -1365,21 +1456,43 @@ pads_of(Ox *x, int r, int64_t *b, int64_t *e, double *val)
 		b[ax[i]] = v[i];
 		e[ax[i]] = v[n / 2 + i];
 	}
+	for (int a = 0; a < r && *md != PAD_CONST; a++) {
+		int64_t lim = *md == PAD_REFLECT ? sh->d[a] - 1 : MAXPAD;
+		if (b[a] < 0 || e[a] < 0 || b[a] > lim || e[a] > lim || b[a] > MAXPAD || e[a] > MAXPAD)
+			return xerr(x, "%s pads of %lld and %lld on axis %d of %lld: each must be 0 to %lld",
+			            *md == PAD_REFLECT ? "reflect" : "edge", (long long)b[a], (long long)e[a], a,
+			            (long long)sh->d[a], (long long)(lim < MAXPAD ? lim : MAXPAD));
+	}
 	return 0;
 }
 
 /* Pad at run time: a constant block concatenated on each side of each padded axis (a slice
- * where a pad is negative), so the gradient is concat's. */
+ * where a pad is negative), so the gradient is concat's; reflect and edge concatenate one-wide
+ * slices of the input, each where pad_src reads (at most MAXPAD a side). */
 static int
 emit_pad(Ox *x)
 {
 	int64_t b[MAXRANK], e[MAXRANK];
 	double val;
-	int v = in_t(x, 0), r;
+	int v = in_t(x, 0), r, md;
 
-	if (v < 0 || pads_of(x, r = x->c->f->val[v].ty.sh.rank, b, e, &val))
+	if (v < 0 || pads_of(x, &x->c->f->val[v].ty.sh, b, e, &val, &md))
 		return -1;
-	for (int a = 0; a < r; a++) {
+	r = x->c->f->val[v].ty.sh.rank;
+	for (int a = 0; a < r && md != PAD_CONST; a++) {
+		int64_t n = x->c->f->val[v].ty.sh.d[a], ia[MAXIA] = { a };
+		int parts[2 * MAXPAD + 1], np = 0;
+		for (int64_t c = -b[a]; c < n + e[a]; c++)
+			if (c < 0 || c >= n)
+				parts[np++] = emit_slice1(x, v, a, pad_src(c, n, md), 1);
+			else if (c == 0)
+				parts[np++] = v;
+			else
+				c = n - 1;
+		if (np > 1 && (v = xemit(x, OP_CONCAT, parts, np, ia, 1, NULL, NULL)) < 0)
+			return -1;
+	}
+	for (int a = 0; a < r && md == PAD_CONST; a++) {
 		Shape sh = x->c->f->val[v].ty.sh;
 		int64_t ia[MAXIA] = { a };
 		int parts[3], n = 0;
@@ -1415,8 +1528,9 @@ fold_pad(Ox *x)
 	double val;
 	Kv *k = in_k(x, 0), *r;
 	Shape sh;
+	int md;
 
-	if (!k || pads_of(x, k->sh.rank, b, e, &val))
+	if (!k || pads_of(x, &k->sh, b, e, &val, &md))
 		return -1;
 	sh = k->sh;
 	for (int a = 0; a < sh.rank; a++)
@@ -1427,7 +1541,7 @@ fold_pad(Ox *x)
 	for (int64_t i = 0; i < r->n; i++) {
 		int64_t rem = i, j = 0, st = 1, in = 1;
 		for (int a = sh.rank - 1; a >= 0; a--) {
-			int64_t c = rem % sh.d[a] - b[a];
+			int64_t c = pad_src(rem % sh.d[a] - b[a], k->sh.d[a], md);
 			rem /= sh.d[a];
 			in &= c >= 0 && c < k->sh.d[a];
 			j += c * st;
@@ -2418,6 +2532,7 @@ static const OxOp ops[] = {
 	{ "ConstantOfShape", fold_cos, NULL, 0 },
 	{ "Conv", NULL, emit_conv, 0 },
 	{ "ConvTranspose", NULL, emit_convt, 0 },
+	{ "DepthToSpace", NULL, emit_d2s, 0 },
 	{ "Div", fold_bin, emit_bin, 0 },
 	{ "Dropout", NULL, emit_dropout, 0 },
 	{ "Elu", NULL, emit_leaky, 0 },
@@ -2476,6 +2591,7 @@ static const OxOp ops[] = {
 	{ "Squeeze", fold_layout, emit_layout, 0 },
 	{ "Sub", fold_bin, emit_bin, 0 },
 	{ "Tanh", fold_un, emit_un, 0 },
+	{ "Tile", NULL, emit_tile, 0 },
 	{ "Transpose", fold_transpose, emit_transpose, 0 },
 	{ "Unsqueeze", fold_layout, emit_layout, 0 },
 	{ "Upsample", NULL, emit_resize, 0 },

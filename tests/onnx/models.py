@@ -328,6 +328,24 @@ class Seq1d(nn.Module):
         return self.fc(torch.flatten(torch.relu(self.t1(h)), 1))
 
 
+class PadNet(nn.Module):
+    """F.pad in reflect and replicate modes (uneven on each side; 2-D, and 1-D as audio models
+    pad), pixel_shuffle (DepthToSpace, CRD), Tensor.repeat (Tile)."""
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3)
+        self.c2 = nn.Conv2d(2, 4, 3)
+        self.c3 = nn.Conv1d(4, 4, 3)
+        self.fc = nn.Linear(8 * 14, 5)
+
+    def forward(self, x):                                                      # 6 x 6
+        h = torch.tanh(self.c1(F.pad(x, (1, 2, 2, 1), mode="reflect")))         # 7 x 7
+        h = F.pixel_shuffle(h, 2)                                              # 2 x 14 x 14
+        h = torch.relu(self.c2(F.pad(h, (2, 0, 1, 1), mode="replicate")))      # 4 x 14 x 14
+        h = self.c3(F.pad(h.mean(2), (2, 0), mode="reflect"))                  # 4 x 14
+        return self.fc(torch.flatten(h.repeat(1, 2, 1) * h.repeat(1, 2, 1).flip(1), 1))
+
+
 class BnNet(nn.Module):
     """BatchNormalization in training mode (batch statistics in the step, the running ones
     buffers that the step updates, the forward-only module on them): BatchNorm2d after
@@ -422,6 +440,7 @@ MODELS = {
     "convtnet": (ConvTNet, {"x": f32(2, 3, 7, 7)}, "xent", 14, None, 0.02, 0.9),
     "act2": (Act2, {"x": f32(2, 3, 5, 5)}, "xent", 14, None, 0.01, 0.9),
     "seq1d": (Seq1d, {"x": f32(4, 3, 17)}, "xent", 14, None, 0.1, 0.9),
+    "padnet": (PadNet, {"x": f32(2, 3, 6, 6)}, "xent", 14, None, 0.05, 0.9),
     "bnnet": (BnNet, {"x": f32(4, 3, 8, 8)}, "xent", 14, None, 0.1, 0.9),
     "dropnet": (DropNet, {"x": f32(8, 12)}, "xent", 14, None, 0.1, 0.9),
 }
