@@ -2491,8 +2491,12 @@ emit_resize(Ox *x)
 			for (int i = 0; i < 4; i++)
 				sc[i] = k->f[i];
 		}
-		for (int i = 0; i < 4; i++)
-			out[i] = (int64_t)floor((double)t.sh.d[i] * sc[i]);
+		for (int i = 0; i < 4; i++) {
+			double o = floor((double)t.sh.d[i] * sc[i]);
+			if (!(o >= 0 && o <= INT32_MAX))       /* NaN too */
+				return xerr(x, "a scale of %g makes axis %d %g long", sc[i], i, o);
+			out[i] = (int64_t)o;
+		}
 	}
 	if (out[0] != t.sh.d[0] || out[1] != t.sh.d[1])
 		return xerr(x, "only the last two axes may be resized");
