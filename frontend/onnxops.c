@@ -1583,6 +1583,7 @@ static int
 fold_reduce(Ox *x)
 {
 	const char *op = x->nd->op;
+	int l2 = strcmp(op, "ReduceL2") == 0, sq = l2 || strcmp(op, "ReduceSumSquare") == 0;
 	Kv *k = in_k(x, 0), *r;
 	int mask[MAXRANK], keep = (int)att_i(x, "keepdims", 1);
 	Shape sh = { 0, { 0 } }, ksh;
@@ -1597,12 +1598,14 @@ fold_reduce(Ox *x)
 		if (!mask[i] || keep)
 			sh.d[sh.rank++] = mask[i] ? 1 : k->sh.d[i];
 	}
-	if (!(r = knew(x, k->dt == KF || strcmp(op, "ReduceMean") == 0 ? KF : k->dt, &ksh)))
+	if (!(r = knew(x, k->dt == KF || l2 || strcmp(op, "ReduceMean") == 0 ? KF : k->dt, &ksh)))
 		return -1;
 	cnt = aalloc(x->a, (size_t)(r->n ? r->n : 1) * sizeof *cnt);
 	for (int64_t i = 0; i < k->n; i++) {
 		int64_t rem = i, j = 0, st = 1;
 		double v = kv_get(k, i), acc;
+		if (sq)
+			v *= v;
 		for (int a = k->sh.rank - 1; a >= 0; a--) {
 			if (!mask[a])
 				j += (rem % k->sh.d[a]) * st;
@@ -1628,6 +1631,9 @@ fold_reduce(Ox *x)
 	if (strcmp(op, "ReduceMean") == 0)
 		for (int64_t j = 0; j < r->n; j++)
 			r->f[j] = cnt[j] ? r->f[j] / (float)cnt[j] : NAN;
+	if (l2)
+		for (int64_t j = 0; j < r->n; j++)
+			r->f[j] = sqrtf(r->f[j]);
 	out_k(x, 0, kreshape(x, r, &sh));
 	return 0;
 }
@@ -1638,14 +1644,18 @@ static int
 emit_reduce(Ox *x)
 {
 	const char *op = x->nd->op;
-	Opk k = strcmp(op, "ReduceMean") == 0 ? OP_MEAN : strcmp(op, "ReduceSum") == 0 ? OP_SUM :
+	int l2 = strcmp(op, "ReduceL2") == 0, sq = l2 || strcmp(op, "ReduceSumSquare") == 0;
+	Opk k = strcmp(op, "ReduceMean") == 0 ? OP_MEAN : strcmp(op, "ReduceSum") == 0 || sq ? OP_SUM :
 	        strcmp(op, "ReduceMax") == 0 ? OP_MAX : NOP;
 	int mask[MAXRANK], v = in_t(x, 0), keep = (int)att_i(x, "keepdims", 1);
+	const Shape one = { 0, { 0 } };
 
 	if (k == NOP)
 		return xerr(x, "this op is supported only on values known at import time");
 	if (v < 0 || reduce_axes(x, x->c->f->val[v].ty.sh.rank, mask))
 		return -1;
+	if (sq)
+		v = xemit2(x, OP_MUL, v, v);
 	if (k == OP_MEAN)
 		v = mean_axes(x, v, mask, keep);
 	else
@@ -1654,6 +1664,11 @@ emit_reduce(Ox *x)
 			int64_t ia[MAXIA] = { a, keep };
 			v = xemit(x, k, &v, 1, ia, 2, NULL, NULL);
 		}
+	/* ReduceL2 (a norm, F.normalize's) as sqrt(sum of squares + 1e-30): the same value in f32
+	 * wherever the sum is over 1e-22, and at 0 a gradient of 0, as PyTorch's (sqrt's would
+	 * make it NaN) */
+	if (l2)
+		v = xemit1(x, OP_SQRT, xemit2(x, OP_ADD, v, xconst(x, 1e-30, &one)));
 	if (v < 0)
 		return -1;
 	out_t(x, 0, v);
@@ -1678,6 +1693,284 @@ emit_softmax(Ox *x)
 		            "imports it only along the last axis");
 	v = xemit(x, strcmp(x->nd->op, "Softmax") == 0 ? OP_SOFTMAX : OP_LOGSOFTMAX, &v, 1, ia, 1,
 	         NULL, NULL);
+	if (v < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
+/* Einsum of one or two operands, without repeated letters in a term: letters in one operand
+ * alone and not in the output summed first, then for two operands the batched GEMM
+ * [B, M, K] @ [B, K, N] (B: letters in both and the output, K: in both, not in the output, M
+ * and N: in one and the output), each operand transposed and reshaped to it, and the result
+ * back to the output's order. An ellipsis stands for the same leading axes in every term. */
+enum { EMAX = MAXRANK };
+typedef struct { char l[EMAX]; int n; } Eterm;
+
+static int
+eterm(Ox *x, const char **p, const char *end, Eterm *t, int ell)
+{
+	t->n = 0;
+	for (; *p < end && **p != ',' && **p != '-'; (*p)++) {
+		char c = **p;
+		if (c == ' ')
+			continue;
+		if (c == '.') {
+			if (end - *p < 3 || (*p)[1] != '.' || (*p)[2] != '.' || ell < 0)
+				return xerr(x, "a stray '.' in the equation");
+			for (int i = 0; i < ell; i++) {
+				if (t->n >= EMAX)
+					return xerr(x, "a term of more than %d axes", EMAX);
+				t->l[t->n++] = (char)('A' + i) | (char)0x80;   /* the ellipsis's axes */
+			}
+			*p += 2;
+			continue;
+		}
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
+			return xerr(x, "'%c' in the equation is not a letter", c);
+		for (int i = 0; i < t->n; i++)
+			if (t->l[i] == c)
+				return xerr(x, "'%c' repeats in one term (a diagonal), which is not supported", c);
+		if (t->n >= EMAX)
+			return xerr(x, "a term of more than %d axes", EMAX);
+		t->l[t->n++] = c;
+	}
+	return 0;
+}
+
+static int
+epos(const Eterm *t, char c)
+{
+	for (int i = 0; i < t->n; i++)
+		if (t->l[i] == c)
+			return i;
+	return -1;
+}
+
+/* v (axes named by t) with its axes in the order of the letters ord[0..n), reshaped to dims
+ * (nd of them, products of consecutive runs, given by run[]: the count of letters in each) */
+static int
+eperm(Ox *x, int v, const Eterm *t, const char *ord, const int *run, int nd)
+{
+	int64_t p[MAXIA] = { 0 };
+	Shape sh = x->c->f->val[v].ty.sh, r = { nd, { 0 } };
+	int id = 1, k = 0;
+
+	for (int i = 0; i < t->n; i++)
+		p[i] = epos(t, ord[i]), id &= p[i] == i;
+	if (!id && t->n > 1)
+		v = xemit(x, OP_TRANSPOSE, &v, 1, p, t->n, NULL, NULL);
+	for (int d = 0; d < nd; d++) {
+		r.d[d] = 1;
+		for (int j = 0; j < run[d]; j++, k++)
+			r.d[d] *= sh.d[p[k]];
+	}
+	return xreshape(x, v, &r);
+}
+
+static int
+emit_einsum(Ox *x)
+{
+	Onnx__AttributeProto *a = ox_attr(x->nd, "equation");
+	const char *p, *end, *arrow;
+	Eterm in[2], out;
+	int nin = x->nd->nin, v[2], ell = -1;
+	int64_t size[256];
+
+	if (!a || !a->has_s)
+		return xerr(x, "the equation is missing");
+	if (nin < 1 || nin > 2)
+		return xerr(x, "an einsum of %d operands is not supported (1 or 2)", nin);
+	for (int i = 0; i < nin; i++)
+		if ((v[i] = in_t(x, i)) < 0)
+			return -1;
+	p = (const char *)a->s.data, end = p + a->s.len;
+	arrow = NULL;
+	for (const char *q = p; q + 1 < end; q++)
+		if (q[0] == '-' && q[1] == '>')
+			arrow = q;
+	for (int i = 0; i < 256; i++)
+		size[i] = -1;
+	for (int i = 0; i < nin; i++) {
+		const char *q;
+		int named = 0, dots = 0;
+		Shape sh = x->c->f->val[v[i]].ty.sh;
+		/* the ellipsis's axes: the operand's rank less its letters */
+		for (q = p; q < end && *q != ',' && *q != '-'; q++)
+			named += (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z'), dots += *q == '.';
+		if (dots && ell >= 0 && ell != sh.rank - named)
+			return xerr(x, "the ellipsis stands for %d axes in one term and %d in another", ell,
+			            sh.rank - named);
+		if (dots)
+			ell = sh.rank - named;
+		if (eterm(x, &p, arrow ? arrow : end, &in[i], dots ? (ell < 0 ? 0 : ell) : -1))
+			return -1;
+		if (in[i].n != sh.rank)
+			return xerr(x, "term %d names %d axes of an operand of rank %d", i + 1, in[i].n, sh.rank);
+		for (int j = 0; j < in[i].n; j++) {
+			unsigned char c = (unsigned char)in[i].l[j];
+			if (size[c] >= 0 && size[c] != sh.d[j])
+				return xerr(x, "'%c' is %lld long in one place and %lld in another (broadcasting is "
+				            "not supported)", c & 0x7f, (long long)size[c], (long long)sh.d[j]);
+			size[c] = sh.d[j];
+		}
+		if (i + 1 < nin && (p >= end || *p != ','))
+			return xerr(x, "the equation has %d terms for %d operands", i + 1, nin);
+		if (i + 1 < nin)
+			p++;
+	}
+	if (p != (arrow ? arrow : end))
+		return xerr(x, "the equation has more terms than operands");
+	if (arrow) {
+		const char *q = arrow + 2;
+		if (eterm(x, &q, end, &out, ell < 0 ? -1 : ell))
+			return -1;
+		if (q != end)
+			return xerr(x, "a stray character after the output's term");
+		for (int j = 0; j < out.n; j++)
+			if (size[(unsigned char)out.l[j]] < 0)
+				return xerr(x, "'%c' of the output is in no operand", out.l[j] & 0x7f);
+	} else {                /* implicit: the ellipsis, then letters once, in alphabetical order */
+		out.n = 0;
+		for (int i = 0; i < (ell > 0 ? ell : 0); i++)
+			out.l[out.n++] = (char)('A' + i) | (char)0x80;
+		for (int c = 'A'; c <= 'z'; c++) {
+			int cnt = 0;
+			for (int i = 0; i < nin; i++)
+				cnt += epos(&in[i], (char)c) >= 0;
+			if (cnt == 1 && out.n < EMAX)
+				out.l[out.n++] = (char)c;
+		}
+	}
+	/* letters in one operand alone and not in the output: summed, the last first */
+	for (int i = 0; i < nin; i++)
+		for (int j = in[i].n - 1; j >= 0; j--) {
+			char c = in[i].l[j];
+			if (epos(&out, c) >= 0 || (nin == 2 && epos(&in[1 - i], c) >= 0))
+				continue;
+			v[i] = xemit(x, OP_SUM, &v[i], 1, (int64_t[MAXIA]){ j, 0 }, 2, NULL, NULL);
+			memmove(in[i].l + j, in[i].l + j + 1, (size_t)(in[i].n - j - 1));
+			in[i].n--;
+			if (v[i] < 0)
+				return -1;
+		}
+	if (nin == 1) {
+		int run[EMAX];
+		for (int j = 0; j < out.n; j++)
+			run[j] = 1;
+		if (in[0].n != out.n)
+			return xerr(x, "internal: einsum terms");
+		v[0] = out.n ? eperm(x, v[0], &in[0], out.l, run, out.n) : v[0];
+	} else {
+		char bo[3 * EMAX], ao[2 * EMAX], ro[2 * EMAX];
+		int nb = 0, nm = 0, nk = 0, nn = 0, ra[3], rb[3];
+		char B[EMAX], M[EMAX], K[EMAX], N[EMAX];
+		Shape rs = { 0, { 0 } };
+		for (int j = 0; j < in[0].n; j++) {
+			char c = in[0].l[j];
+			int ib = epos(&in[1], c) >= 0, io = epos(&out, c) >= 0;
+			if (ib && io)
+				B[nb++] = c;
+			else if (ib)
+				K[nk++] = c;
+			else
+				M[nm++] = c;
+		}
+		for (int j = 0; j < in[1].n; j++)
+			if (epos(&in[0], in[1].l[j]) < 0)
+				N[nn++] = in[1].l[j];
+		memcpy(ao, B, (size_t)nb), memcpy(ao + nb, M, (size_t)nm), memcpy(ao + nb + nm, K, (size_t)nk);
+		memcpy(bo, B, (size_t)nb), memcpy(bo + nb, K, (size_t)nk), memcpy(bo + nb + nk, N, (size_t)nn);
+		ra[0] = nb, ra[1] = nm, ra[2] = nk;
+		rb[0] = nb, rb[1] = nk, rb[2] = nn;
+		v[0] = eperm(x, v[0], &in[0], ao, ra, 3);
+		v[1] = eperm(x, v[1], &in[1], bo, rb, 3);
+		v[0] = xemit(x, OP_MATMUL, v, 2, (int64_t[MAXIA]){ 0, 0 }, 2, NULL, NULL);
+		/* [B, M, N] to the letters B M N, then to the output's order */
+		memcpy(ro, B, (size_t)nb), memcpy(ro + nb, M, (size_t)nm), memcpy(ro + nb + nm, N, (size_t)nn);
+		for (int j = 0; j < nb + nm + nn; j++)
+			rs.d[rs.rank++] = size[(unsigned char)ro[j]];
+		if (rs.rank != out.n)
+			return xerr(x, "internal: einsum output");
+		v[0] = xreshape(x, v[0], &rs);
+		if (v[0] >= 0 && out.n > 1) {
+			Eterm t = { { 0 }, nb + nm + nn };
+			int run[EMAX];
+			memcpy(t.l, ro, (size_t)t.n);
+			for (int j = 0; j < out.n; j++)
+				run[j] = 1;
+			v[0] = eperm(x, v[0], &t, out.l, run, out.n);
+		}
+	}
+	if (v[0] < 0)
+		return -1;
+	out_t(x, 0, v[0]);
+	return 0;
+}
+
+/* Trilu: the lower (upper 0) or upper triangle of the last two axes, from diagonal k on; the
+ * rest 0. Known values fold; at run time a mul by the constant 0/1 mask (an infinite value
+ * where the mask is 0 gives NaN, where PyTorch gives 0). */
+static int
+tri_keep(int64_t i, int64_t j, int64_t k, int up)
+{
+	return up ? j - i >= k : j - i <= k;
+}
+
+static int
+tri_args(Ox *x, const Shape *sh, int64_t *k, int *up)
+{
+	double d = 0;
+
+	*up = att_i(x, "upper", 1) != 0;
+	if (has_in(x, 1) && kscalar(x, in_k(x, 1), &d, "k"))
+		return -1;
+	if (!(d >= -INT32_MAX && d <= INT32_MAX))
+		return xerr(x, "k is out of range");
+	*k = (int64_t)d;
+	if (sh->rank < 2)
+		return xerr(x, "the input must be of rank 2 or more");
+	return 0;
+}
+
+static int
+fold_trilu(Ox *x)
+{
+	Kv *kv = in_k(x, 0), *r;
+	int64_t k, n, m;
+	int up;
+
+	if (!kv || tri_args(x, &kv->sh, &k, &up) || !(r = knew(x, kv->dt, &kv->sh)))
+		return -1;
+	n = kv->sh.d[kv->sh.rank - 2], m = kv->sh.d[kv->sh.rank - 1];
+	for (int64_t e = 0; e < r->n; e++) {
+		int keep = tri_keep(e / m % n, e % m, k, up);
+		if (r->dt == KF)
+			r->f[e] = keep ? kv->f[e] : 0;
+		else
+			r->i[e] = keep ? kv->i[e] : 0;
+	}
+	out_k(x, 0, r);
+	return 0;
+}
+
+static int
+emit_trilu(Ox *x)
+{
+	int v = in_t(x, 0), up;
+	int64_t k, n, m;
+	Shape sh;
+	Kv *mask;
+
+	if (v < 0 || tri_args(x, &x->c->f->val[v].ty.sh, &k, &up))
+		return -1;
+	sh = x->c->f->val[v].ty.sh;
+	n = sh.d[sh.rank - 2], m = sh.d[sh.rank - 1];
+	if (!(mask = knew(x, KF, &(Shape){ 2, { n, m } })))
+		return -1;
+	for (int64_t e = 0; e < mask->n; e++)
+		mask->f[e] = (float)tri_keep(e / m, e % m, k, up);
+	v = xemit2(x, OP_MUL, v, xknown(x, mask, "trilu"));
 	if (v < 0)
 		return -1;
 	out_t(x, 0, v);
@@ -2539,6 +2832,7 @@ static const OxOp ops[] = {
 	{ "DepthToSpace", NULL, emit_d2s, 0 },
 	{ "Div", fold_bin, emit_bin, 0 },
 	{ "Dropout", NULL, emit_dropout, 0 },
+	{ "Einsum", NULL, emit_einsum, 0 },
 	{ "Elu", NULL, emit_leaky, 0 },
 	{ "Equal", fold_bin, NULL, 0 },
 	{ "Erf", fold_un, emit_un, 0 },
@@ -2575,11 +2869,13 @@ static const OxOp ops[] = {
 	{ "Pow", fold_bin, emit_pow, 0 },
 	{ "Range", fold_range, NULL, 0 },
 	{ "Reciprocal", fold_un, emit_un, 0 },
+	{ "ReduceL2", fold_reduce, emit_reduce, 0 },
 	{ "ReduceMax", fold_reduce, emit_reduce, 0 },
 	{ "ReduceMean", fold_reduce, emit_reduce, 0 },
 	{ "ReduceMin", fold_reduce, NULL, 0 },
 	{ "ReduceProd", fold_reduce, NULL, 0 },
 	{ "ReduceSum", fold_reduce, emit_reduce, 0 },
+	{ "ReduceSumSquare", fold_reduce, emit_reduce, 0 },
 	{ "Relu", fold_un, emit_un, 0 },
 	{ "Reshape", fold_layout, emit_layout, 0 },
 	{ "Resize", NULL, emit_resize, 0 },
@@ -2597,6 +2893,7 @@ static const OxOp ops[] = {
 	{ "Tanh", fold_un, emit_un, 0 },
 	{ "Tile", NULL, emit_tile, 0 },
 	{ "Transpose", fold_transpose, emit_transpose, 0 },
+	{ "Trilu", fold_trilu, emit_trilu, 0 },
 	{ "Unsqueeze", fold_layout, emit_layout, 0 },
 	{ "Upsample", NULL, emit_resize, 0 },
 	{ "Where", fold_where, emit_where, 0 },

@@ -346,6 +346,29 @@ class PadNet(nn.Module):
         return self.fc(torch.flatten(h.repeat(1, 2, 1) * h.repeat(1, 2, 1).flip(1), 1))
 
 
+class EinNet(nn.Module):
+    """torch.einsum as attention code writes it (scores over heads, the mix, a contraction over
+    two letters with a weight, a batched product, a sum by an ellipsis, a sum over a letter of
+    one operand), a causal mask from triu of a known matrix, tril at run time, x.norm and
+    F.normalize (ReduceL2)."""
+    def __init__(self):
+        super().__init__()
+        self.q, self.k, self.v = nn.Linear(8, 8), nn.Linear(8, 8), nn.Linear(8, 8)
+        self.w = nn.Parameter(torch.randn(2, 4, 3) * 0.5)
+        self.fc = nn.Linear(8, 5)
+
+    def forward(self, x):                                                       # 2 x 5 x 8
+        q, k, v = (f(x).view(2, 5, 2, 4) for f in (self.q, self.k, self.v))
+        s = torch.einsum("bqhd,bkhd->bhqk", q, k) / 2
+        mask = torch.triu(torch.full((5, 5), float("-inf")), 1)
+        o = torch.einsum("bhqk,bkhd->bqhd", torch.softmax(s + mask, -1), v)
+        z = torch.einsum("bqhd,hde->bqe", o, self.w)                             # 2 x 5 x 3
+        z = F.normalize(z, dim=-1) + 0.1 * z.norm(dim=-1, keepdim=True)
+        t = torch.tril(torch.einsum("bqe,bke->bqk", z, z))
+        e = torch.einsum("...qk->...q", t)
+        return self.fc(torch.cat([e, torch.einsum("bqe->be", z)], -1))
+
+
 class BnNet(nn.Module):
     """BatchNormalization in training mode (batch statistics in the step, the running ones
     buffers that the step updates, the forward-only module on them): BatchNorm2d after
@@ -441,6 +464,7 @@ MODELS = {
     "act2": (Act2, {"x": f32(2, 3, 5, 5)}, "xent", 14, None, 0.01, 0.9),
     "seq1d": (Seq1d, {"x": f32(4, 3, 17)}, "xent", 14, None, 0.1, 0.9),
     "padnet": (PadNet, {"x": f32(2, 3, 6, 6)}, "xent", 14, None, 0.05, 0.9),
+    "einnet": (EinNet, {"x": f32(2, 5, 8)}, "xent", 14, None, 0.05, 0.9),
     "bnnet": (BnNet, {"x": f32(4, 3, 8, 8)}, "xent", 14, None, 0.1, 0.9),
     "dropnet": (DropNet, {"x": f32(8, 12)}, "xent", 14, None, 0.1, 0.9),
 }
