@@ -1977,6 +1977,126 @@ emit_trilu(Ox *x)
 	return 0;
 }
 
+/* LSTM and GRU (PyTorch's nn.LSTM and nn.GRU as exported), unrolled over the sequence: per
+ * direction, the inputs' part of every gate for all steps at once, X [T N, I] @ W^T (+ the
+ * biases), then at each step (reversed for the reverse direction) h @ R^T, the gates (ONNX's
+ * orders: LSTM i, o, f, c; GRU z, r, h) by slices, and the cell's update:
+ *   LSTM  c = f c + i tanh(g_c), h = o tanh(c), i, o, f the sigmoids of theirs
+ *   GRU   z, r the sigmoids, n = tanh(x_n + r (h R_n^T + Rb_n)) (linear_before_reset, PyTorch's;
+ *         else tanh(x_n + (r h) R_n^T + Rb_n)), h = n + z (h - n)
+ * Y concatenates each step's h in time order, Y_h and Y_c the last ones. Only the default
+ * activations, no clip, peepholes, input_forget or batch-first layout; sequence_lens, if
+ * given, all T. */
+enum { MAXSEQ = 4096 };
+static int
+rnn_dir(Ox *x, int gru, int64_t H, int d, int rev, int X, int *hh, int *hc, int *y)
+{
+	Shape sx = x->c->f->val[X].ty.sh;
+	int64_t T = sx.d[0], N = sx.d[1], I = sx.d[2], ng = gru ? 3 : 4, G = ng * H;
+	int lbr = (int)att_i(x, "linear_before_reset", 0), W, R, xw, wb = -1, rb = -1, h, c = -1;
+	int *ys;
+	const int64_t tb[MAXIA] = { 0, 1 };
+
+	W = xreshape(x, emit_slice1(x, in_t(x, 1), 0, d, 1), &(Shape){ 2, { G, I } });
+	R = xreshape(x, emit_slice1(x, in_t(x, 2), 0, d, 1), &(Shape){ 2, { G, H } });
+	if (has_in(x, 3)) {
+		int b = xreshape(x, emit_slice1(x, in_t(x, 3), 0, d, 1), &(Shape){ 1, { 2 * G } });
+		wb = emit_slice1(x, b, 0, 0, G);
+		rb = emit_slice1(x, b, 0, G, G);
+	}
+	xw = xemit(x, OP_MATMUL, (int[]){ xreshape(x, X, &(Shape){ 2, { T * N, I } }), W }, 2, tb, 2, NULL, NULL);
+	if (wb >= 0)
+		xw = xemit2(x, OP_ADD, xw, gru ? wb : xemit2(x, OP_ADD, wb, rb));
+	if (has_in(x, 5))
+		h = xreshape(x, emit_slice1(x, in_t(x, 5), 0, d, 1), &(Shape){ 2, { N, H } });
+	else
+		h = xconst(x, 0, &(Shape){ 2, { N, H } });
+	if (!gru)
+		c = has_in(x, 6) ? xreshape(x, emit_slice1(x, in_t(x, 6), 0, d, 1), &(Shape){ 2, { N, H } }) :
+		    xconst(x, 0, &(Shape){ 2, { N, H } });
+	ys = aalloc(x->a, (size_t)T * sizeof *ys);
+	for (int64_t s = 0; s < T && h >= 0; s++) {
+		int64_t t = rev ? T - 1 - s : s;
+		int xt = emit_slice1(x, xw, 0, t * N, N), g;
+#define GATE(v, k) emit_slice1(x, (v), 1, (k) * H, H)
+		if (!gru) {
+			g = xemit2(x, OP_ADD, xt, xemit(x, OP_MATMUL, (int[]){ h, R }, 2, tb, 2, NULL, NULL));
+			int i = xemit1(x, OP_SIGMOID, GATE(g, 0)), o = xemit1(x, OP_SIGMOID, GATE(g, 1));
+			int f = xemit1(x, OP_SIGMOID, GATE(g, 2)), cc = xemit1(x, OP_TANH, GATE(g, 3));
+			c = xemit2(x, OP_ADD, xemit2(x, OP_MUL, f, c), xemit2(x, OP_MUL, i, cc));
+			h = xemit2(x, OP_MUL, o, xemit1(x, OP_TANH, c));
+		} else {
+			int rzr = emit_slice1(x, R, 0, 0, 2 * H), rn = emit_slice1(x, R, 0, 2 * H, H);
+			int hzr = xemit(x, OP_MATMUL, (int[]){ h, rzr }, 2, tb, 2, NULL, NULL), z, r, n, hn;
+			if (rb >= 0)
+				hzr = xemit2(x, OP_ADD, hzr, emit_slice1(x, rb, 0, 0, 2 * H));
+			z = xemit1(x, OP_SIGMOID, xemit2(x, OP_ADD, GATE(xt, 0), GATE(hzr, 0)));
+			r = xemit1(x, OP_SIGMOID, xemit2(x, OP_ADD, GATE(xt, 1), GATE(hzr, 1)));
+			hn = xemit(x, OP_MATMUL, (int[]){ lbr ? h : xemit2(x, OP_MUL, r, h), rn }, 2, tb, 2, NULL, NULL);
+			if (rb >= 0)
+				hn = xemit2(x, OP_ADD, hn, emit_slice1(x, rb, 0, 2 * H, H));
+			n = xemit1(x, OP_TANH, xemit2(x, OP_ADD, GATE(xt, 2), lbr ? xemit2(x, OP_MUL, r, hn) : hn));
+			h = xemit2(x, OP_ADD, n, xemit2(x, OP_MUL, z, xemit2(x, OP_SUB, h, n)));
+		}
+#undef GATE
+		ys[t] = xreshape(x, h, &(Shape){ 4, { 1, 1, N, H } });
+	}
+	*y = T > 1 ? xemit(x, OP_CONCAT, ys, (int)T, (int64_t[MAXIA]){ 0 }, 1, NULL, NULL) : ys[0];
+	*hh = xreshape(x, h, &(Shape){ 3, { 1, N, H } });
+	*hc = gru ? -1 : xreshape(x, c, &(Shape){ 3, { 1, N, H } });
+	return *y < 0 || *hh < 0 ? -1 : 0;
+}
+
+static int
+emit_rnn(Ox *x)
+{
+	int gru = strcmp(x->nd->op, "GRU") == 0, ng = gru ? 3 : 4, nd, y[2], hh[2], hc[2];
+	int bi = att_is(x, "direction", "forward", "bidirectional"), rev = att_is(x, "direction", "forward", "reverse");
+	int64_t H = att_i(x, "hidden_size", 0);
+	Type tx, tw, tr;
+
+	if (!bi && !rev && !att_is(x, "direction", "forward", "forward"))
+		return xerr(x, "direction must be forward, reverse or bidirectional");
+	if (ox_attr(x->nd, "activations") || ox_attr(x->nd, "clip") || att_i(x, "input_forget", 0) ||
+	    att_i(x, "layout", 0) || has_in(x, 7))
+		return xerr(x, "only the default activations, without clip, peepholes, input_forget or "
+		            "batch-first layout, are supported");
+	if (in_type(x, 0, &tx) || in_type(x, 1, &tw) || in_type(x, 2, &tr))
+		return -1;
+	nd = bi ? 2 : 1;
+	if (tx.dt != F32 || tx.sh.rank != 3 || tx.sh.d[0] > MAXSEQ)
+		return xerr(x, "X must be f32[T, N, I] with T at most %d", MAXSEQ);
+	if (H < 1 || H > INT32_MAX || tw.sh.rank != 3 || tw.sh.d[0] != nd || tw.sh.d[1] != ng * H ||
+	    tw.sh.d[2] != tx.sh.d[2] || tr.sh.rank != 3 || tr.sh.d[0] != nd || tr.sh.d[1] != ng * H ||
+	    tr.sh.d[2] != H)
+		return xerr(x, "W and R must be [%d, %d hidden_size, I] and [%d, %d hidden_size, hidden_size]",
+		            nd, ng, nd, ng);
+	if (has_in(x, 4)) {
+		Kv *k = in_k(x, 4);
+		if (!k)
+			return -1;
+		for (int64_t i = 0; i < k->n; i++)
+			if (kv_get(k, i) != (double)tx.sh.d[0])
+				return xerr(x, "sequence_lens other than the sequence's length are not supported");
+	}
+	for (int d = 0; d < nd; d++)
+		if (rnn_dir(x, gru, H, d, bi ? d == 1 : rev, in_t(x, 0), &hh[d], &hc[d], &y[d]))
+			return -1;
+	if (nd == 2) {
+		y[0] = xemit(x, OP_CONCAT, y, 2, (int64_t[MAXIA]){ 1 }, 1, NULL, NULL);
+		hh[0] = xemit(x, OP_CONCAT, hh, 2, (int64_t[MAXIA]){ 0 }, 1, NULL, NULL);
+		if (!gru)
+			hc[0] = xemit(x, OP_CONCAT, hc, 2, (int64_t[MAXIA]){ 0 }, 1, NULL, NULL);
+	}
+	if (y[0] < 0 || hh[0] < 0 || (!gru && hc[0] < 0))
+		return -1;
+	out_t(x, 0, y[0]);
+	out_t(x, 1, hh[0]);
+	if (!gru)
+		out_t(x, 2, hc[0]);
+	return 0;
+}
+
 /* Input i as a matmul operand: a Transpose of the last two axes that waits (a weight's
  * transpose) is read in place, *tr set, instead of being made. */
 static int
@@ -2840,6 +2960,7 @@ static const OxOp ops[] = {
 	{ "Expand", fold_expand, emit_expand, 0 },
 	{ "Flatten", fold_layout, emit_layout, 0 },
 	{ "Floor", fold_un, NULL, 0 },
+	{ "GRU", NULL, emit_rnn, 0 },
 	{ "Gather", fold_gather, emit_gather, 0 },
 	{ "Gemm", NULL, emit_gemm, 0 },
 	{ "GlobalAveragePool", NULL, emit_gap, 0 },
@@ -2849,6 +2970,7 @@ static const OxOp ops[] = {
 	{ "HardSwish", NULL, emit_hard, 0 },
 	{ "Identity", fold_identity, emit_identity, 0 },
 	{ "InstanceNormalization", NULL, emit_instnorm, 0 },
+	{ "LSTM", NULL, emit_rnn, 0 },
 	{ "LayerNormalization", NULL, emit_layernorm, 0 },
 	{ "LeakyRelu", NULL, emit_leaky, 0 },
 	{ "Less", fold_bin, NULL, 0 },

@@ -369,6 +369,22 @@ class EinNet(nn.Module):
         return self.fc(torch.cat([e, torch.einsum("bqe->be", z)], -1))
 
 
+class RnnNet(nn.Module):
+    """nn.LSTM (two layers, batch first: its last cell state read too) and a bidirectional nn.GRU
+    over its outputs, as PyTorch exports them (the gates reordered by slices of the params)."""
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Linear(6, 8)
+        self.lstm = nn.LSTM(8, 8, num_layers=2, batch_first=True)
+        self.gru = nn.GRU(8, 6, batch_first=True, bidirectional=True)
+        self.fc = nn.Linear(12 + 8, 5)
+
+    def forward(self, x):                                                       # 3 x 5 x 6
+        h, (hn, cn) = self.lstm(torch.tanh(self.emb(x)))
+        g, gn = self.gru(h)
+        return self.fc(torch.cat([g[:, -1], cn[-1]], -1))
+
+
 class BnNet(nn.Module):
     """BatchNormalization in training mode (batch statistics in the step, the running ones
     buffers that the step updates, the forward-only module on them): BatchNorm2d after
@@ -465,6 +481,7 @@ MODELS = {
     "seq1d": (Seq1d, {"x": f32(4, 3, 17)}, "xent", 14, None, 0.1, 0.9),
     "padnet": (PadNet, {"x": f32(2, 3, 6, 6)}, "xent", 14, None, 0.05, 0.9),
     "einnet": (EinNet, {"x": f32(2, 5, 8)}, "xent", 14, None, 0.05, 0.9),
+    "rnnnet": (RnnNet, {"x": f32(3, 5, 6)}, "xent", 14, None, 0.1, 0.9),
     "bnnet": (BnNet, {"x": f32(4, 3, 8, 8)}, "xent", 14, None, 0.1, 0.9),
     "dropnet": (DropNet, {"x": f32(8, 12)}, "xent", 14, None, 0.1, 0.9),
 }
