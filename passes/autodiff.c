@@ -32,7 +32,7 @@
 
 /* ---------- the context API of the gradient rules ---------- */
 
-int d_grad(Diff *d, int v) { return d->grad[v]; }
+int d_grad(Diff *d, int v) { d_flush(d, v); return d->grad[v]; }
 int d_need(Diff *d, int v) { return d->need[v] && d->f->val[v].ty.dt == F32; }
 
 int
@@ -73,14 +73,12 @@ d_sumto(Diff *d, int g, int v)
 	return d_emit(d, OP_SUMTO, &g, 1, NULL, 0, NULL, t);
 }
 
-void
-d_acc(Diff *d, int v, int g)
+/* grad[v] += g, g of v's shape */
+static void
+add_grad(Diff *d, int v, int g)
 {
 	int a[2], i;
 
-	if (!d_need(d, v))
-		return;
-	g = d_sumto(d, g, v);
 	if (d->grad[v] < 0) {
 		d->grad[v] = g;
 		return;
@@ -90,6 +88,90 @@ d_acc(Diff *d, int v, int g)
 	i = func_op(d->f, OP_ADD, PH_BWD, a, 2, NULL, 0, NULL, &d->f->val[v].ty,
 	            asprintf_a(d->f->mod->arena, "g.%s", d->f->val[v].name), d->loc);
 	d->grad[v] = d->f->op[i].res;
+}
+
+/* The slice_grad's operand, axis, start and length, g being one. */
+static const Op *
+sliceg(const Diff *d, int g)
+{
+	const Op *op = d->f->val[g].def >= 0 ? &d->f->op[d->f->val[g].def] : NULL;
+	return op && op->kind == OP_SLICE_G ? op : NULL;
+}
+
+/* Slices' gradients wait (pend) until v's gradient is read: those of disjoint slices along one
+ * axis become one concat of their dy, zeros between, instead of a sum of slice_grads, each a
+ * whole tensor of v's size (an unrolled RNN slices its inputs step by step: T of them held
+ * and added). The slice_grads left are dead and go with simplify. Others are added in the
+ * order they came. */
+void
+d_flush(Diff *d, int v)
+{
+	int n = d->npend && v < d->nv ? d->npend[v] : 0, *g, ok = n > 1, ax, parts = 0, *pc;
+	const Type *t = &d->f->val[v].ty;
+	int64_t at = 0;
+
+	if (!n)
+		return;
+	d->npend[v] = 0;
+	g = d->pend[v];
+	ax = (int)sliceg(d, g[0])->ia[0];
+	for (int k = 1; k < n; k++) {          /* by start (insertion: few, mostly in order) */
+		int x = g[k], j = k;
+		for (; j > 0 && sliceg(d, g[j - 1])->ia[1] > sliceg(d, x)->ia[1]; j--)
+			g[j] = g[j - 1];
+		g[j] = x;
+	}
+	for (int k = 0; k < n && ok; k++) {
+		const Op *op = sliceg(d, g[k]);
+		ok = op->ia[0] == ax && op->ia[1] >= at;
+		at = op->ia[1] + d->f->val[op->args[0]].ty.sh.d[ax];
+	}
+	if (!ok) {
+		for (int k = 0; k < n; k++)
+			add_grad(d, v, g[k]);
+		return;
+	}
+	pc = xmalloc((2 * (size_t)n + 1) * sizeof *pc);
+	at = 0;
+	for (int k = 0; k <= n; k++) {
+		const Op *op = k < n ? sliceg(d, g[k]) : NULL;
+		int64_t st = op ? op->ia[1] : t->sh.d[ax];
+		if (st > at) {
+			Type z = *t;
+			z.sh.d[ax] = st - at;
+			pc[parts++] = d_emit(d, OP_CONST, NULL, 0, NULL, 0, (double[MAXFA]){ 0 }, &z);
+		}
+		if (op) {
+			pc[parts++] = op->args[0];
+			at = st + d->f->val[op->args[0]].ty.sh.d[ax];
+		}
+	}
+	add_grad(d, v, d_emit(d, OP_CONCAT, pc, parts, (int64_t[MAXIA]){ ax }, 1, NULL, NULL));
+	free(pc);
+}
+
+void
+d_acc(Diff *d, int v, int g)
+{
+	if (!d_need(d, v))
+		return;
+	g = d_sumto(d, g, v);
+	if (d->npend && v < d->nv && sliceg(d, g)) {
+		d->pend[v] = xrealloc(d->pend[v], (d->npend[v] + 1) * sizeof **d->pend);
+		d->pend[v][d->npend[v]++] = g;
+		return;
+	}
+	d_flush(d, v);
+	add_grad(d, v, g);
+}
+
+static void
+diff_free_pend(Diff *d)
+{
+	for (int v = 0; d->pend && v < d->nv; v++)
+		free(d->pend[v]);
+	free(d->pend);
+	free(d->npend);
 }
 
 /* ---------- the pass ---------- */
@@ -383,6 +465,9 @@ forward(Diff *d, Func *fw, int drop, BnUpd **bn, int *nbn)
 	s->loss = map[fw->loss];
 	d->grad = xmalloc(s->nval * sizeof *d->grad);
 	d->need = xcalloc(s->nval, 1);
+	d->npend = xcalloc(s->nval, sizeof *d->npend);
+	d->pend = xcalloc(s->nval, sizeof *d->pend);
+	d->nv = s->nval;
 	for (int v = 0; v < s->nval; v++)
 		d->grad[v] = -1;
 	for (int v = 0; v < fw->nval; v++)
@@ -400,7 +485,7 @@ static int
 sweep(Diff *d, Src *src, Names *names)
 {
 	Func *s = d->f;
-	int nfwd = s->nop, i;
+	int nfwd = s->nop, nv = s->nval, i;
 	Type sc = { F32, { 0, {0} } };
 	double one[MAXFA] = { 1 };
 
@@ -413,6 +498,8 @@ sweep(Diff *d, Src *src, Names *names)
 	}
 	for (i = nfwd - 1; i >= 0; i--) {
 		Op o = s->op[i];     /* a copy: the rules append ops, s->op moves */
+		if (o.res >= 0)
+			d_flush(d, o.res);
 		if (o.res < 0 || d->grad[o.res] < 0 || !d->need[o.res])
 			continue;
 		if (opinfo[o.kind].grad == gr_none) {
@@ -424,6 +511,8 @@ sweep(Diff *d, Src *src, Names *names)
 		gname(d, o.res, names);
 		opinfo[o.kind].grad(d, &o);
 	}
+	for (int v = 0; v < nv && v < d->nv; v++)          /* the params' gradients */
+		d_flush(d, v);
 	return 0;
 }
 
@@ -581,6 +670,7 @@ autodiff_grads(Module *m, Src *src, const OptDecls *od, int *grad, int *seed)
 	free(bn);
 	free(d.grad);
 	free(d.need);
+	diff_free_pend(&d);
 	return r;
 }
 
@@ -615,5 +705,6 @@ autodiff(Module *m, Src *src)
 	free(bn);
 	free(d.grad);
 	free(d.need);
+	diff_free_pend(&d);
 	return ok;
 }

@@ -61,11 +61,16 @@ typedef struct Diff {
 	uint8_t *need;    /* value -> depends on a param, so its gradient is wanted */
 	const char *base; /* name of the value being differentiated: results are "d.<base>" */
 	Loc loc;          /* of the forward op being differentiated */
+	int *npend;       /* value -> slice_grads waiting in pend[v] (d_acc, d_flush) */
+	int **pend;
+	int nv;           /* values grad, need and pend cover (the forward's) */
 } Diff;
 int d_grad(Diff *, int v);
 int d_need(Diff *, int v);
 /* grad[v] += g; g may have a shape v broadcasts to: it is reduced with sum_to first. */
 void d_acc(Diff *, int v, int g);
+/* The slice_grads d_acc left waiting for v, added into grad[v] (d_grad does it first). */
+void d_flush(Diff *, int v);
 /* Emit one backward op and return its result (-1 for F_NORES ops). given: the result type of
  * F_GIVEN ops, else NULL. ia/fa may be NULL. An operand mismatch is a bug: it dies. */
 int d_emit(Diff *, Opk, const int *args, int n, const int64_t *ia, int nia, const double *fa,

@@ -140,6 +140,25 @@ static int c_mse_bc(Tb *t) { int a = U("a", SH(3, 4)), b = U("b", SH(4)); return
 /* clip: inputs 0.1 or more from its bounds (-3 and 0.5), half of them clipped. */
 static int c_clip(Tb *t) { int x = P("x", SH(3, 4), V_SIGNED, 0.6, 1); return tb_op(t, OP_CLIP, &x, 1, NULL, 0, FA(-3, 0.5), NULL); }
 static int c_slice(Tb *t) { int x = U("x", SH(3, 4, 5)); return tb_op(t, OP_SLICE, &x, 1, IA(1, 1), 0, NULL, &SH(3, 2, 5)); }
+/* several slices of one value: disjoint (out of order, a gap between; autodiff's concat of
+ * their gradients, no slice_grad left), and overlapping (their slice_grads added) */
+static int
+c_slices(Tb *t)
+{
+	int x = U("x", SH(3, 7, 2));
+	int a = tb_op(t, OP_SLICE, &x, 1, IA(1, 0), 0, NULL, &SH(3, 2, 2));
+	int b = tb_op(t, OP_SLICE, &x, 1, IA(1, 4), 0, NULL, &SH(3, 3, 2));
+	int c = tb_op(t, OP_SLICE, &x, 1, IA(1, 2), 0, NULL, &SH(3, 1, 2));
+	return tb_op(t, OP_CONCAT, ARGS(tb_op1(t, OP_TANH, a), b, tb_op2(t, OP_MUL, c, c)), IA(1), 0, NULL, NULL);
+}
+static int
+c_slices_ov(Tb *t)
+{
+	int x = U("x", SH(3, 7, 2));
+	int a = tb_op(t, OP_SLICE, &x, 1, IA(1, 0), 0, NULL, &SH(3, 4, 2));
+	int b = tb_op(t, OP_SLICE, &x, 1, IA(1, 2), 0, NULL, &SH(3, 4, 2));
+	return tb_op2(t, OP_MUL, tb_op1(t, OP_TANH, a), b);
+}
 
 /* conv2d as the frontend makes it, with its workspace (none for a pointwise or depthwise
  * one); dx and dw each get a workspace of their own in the backward. */
@@ -247,7 +266,8 @@ static const struct { const char *name; Build *fn; } cases[] = {
 	{ "layernorm", c_layernorm }, { "layernorm-rank3", c_layernorm3 },
 	{ "embedding", c_embedding }, { "cross_entropy", c_xent }, { "cross_entropy-rank3", c_xent3 },
 	{ "mse", c_mse }, { "mse-bcast", c_mse_bc },
-	{ "clip", c_clip }, { "slice", c_slice },
+	{ "clip", c_clip }, { "slice", c_slice }, { "slices-disjoint", c_slices },
+	{ "slices-overlapping", c_slices_ov },
 	{ "conv2d", c_conv }, { "conv2d-dilated-groups", c_conv_dil }, { "conv2d-depthwise", c_conv_dw },
 	{ "conv2d-1x1-stride2", c_conv_1x1s2 }, { "conv2d-pointwise-groups", c_conv_pw },
 	{ "conv2d_dx", c_convt }, { "conv2d_dx-dilated-groups", c_convt_dil },
@@ -310,6 +330,14 @@ grad_case(const char *name, Build *fn)
 			}
 		if (saved)
 			check(0, "%s: a backward op reads a forward workspace", name);
+	}
+	if (strncmp(name, "slices-", 7) == 0) {
+		/* disjoint slices' gradients are one concat; overlapping ones slice_grads added */
+		const Func *s = t->m->step;
+		int sg = 0, want = strcmp(name, "slices-disjoint") ? 2 : 0;
+		for (int i = 0; i < s->nop; i++)
+			sg += s->op[i].kind == OP_SLICE_G;
+		check(sg == want, "%s: %d slice_grads in the step, want %d", name, sg, want);
 	}
 	for (int i = 0; i < t->m->ndecl; i++)
 		nparam += t->m->decl[i].role == R_PARAM;
