@@ -1978,8 +1978,9 @@ emit_trilu(Ox *x)
 }
 
 /* LSTM and GRU (PyTorch's nn.LSTM and nn.GRU as exported), unrolled over the sequence: per
- * direction, the inputs' part of every gate for all steps at once, X [T N, I] @ W^T (+ the
- * biases), then at each step (reversed for the reverse direction) h @ R^T, the gates (ONNX's
+ * direction, at each step (reversed for the reverse direction) the step's inputs x_t @ W^T
+ * (+ the biases; one GEMM of all the steps would hold the gates of the whole sequence through
+ * the forward, which no plan could free) and h @ R^T, the gates (ONNX's
  * orders: LSTM i, o, f, c; GRU z, r, h) by slices, and the cell's update:
  *   LSTM  c = f c + i tanh(g_c), h = o tanh(c), i, o, f the sigmoids of theirs
  *   GRU   z, r the sigmoids, n = tanh(x_n + r (h R_n^T + Rb_n)) (linear_before_reset, PyTorch's;
@@ -2004,9 +2005,9 @@ rnn_dir(Ox *x, int gru, int64_t H, int d, int rev, int X, int *hh, int *hc, int 
 		wb = emit_slice1(x, b, 0, 0, G);
 		rb = emit_slice1(x, b, 0, G, G);
 	}
-	xw = xemit(x, OP_MATMUL, (int[]){ xreshape(x, X, &(Shape){ 2, { T * N, I } }), W }, 2, tb, 2, NULL, NULL);
-	if (wb >= 0)
-		xw = xemit2(x, OP_ADD, xw, gru ? wb : xemit2(x, OP_ADD, wb, rb));
+	xw = xreshape(x, X, &(Shape){ 2, { T * N, I } });
+	if (wb >= 0 && !gru)
+		wb = xemit2(x, OP_ADD, wb, rb);
 	if (has_in(x, 5))
 		h = xreshape(x, emit_slice1(x, in_t(x, 5), 0, d, 1), &(Shape){ 2, { N, H } });
 	else
@@ -2017,7 +2018,9 @@ rnn_dir(Ox *x, int gru, int64_t H, int d, int rev, int X, int *hh, int *hc, int 
 	ys = aalloc(x->a, (size_t)T * sizeof *ys);
 	for (int64_t s = 0; s < T && h >= 0; s++) {
 		int64_t t = rev ? T - 1 - s : s;
-		int xt = emit_slice1(x, xw, 0, t * N, N), g;
+		int xt = xemit(x, OP_MATMUL, (int[]){ emit_slice1(x, xw, 0, t * N, N), W }, 2, tb, 2, NULL, NULL), g;
+		if (wb >= 0)
+			xt = xemit2(x, OP_ADD, xt, wb);
 #define GATE(v, k) emit_slice1(x, (v), 1, (k) * H, H)
 		if (!gru) {
 			g = xemit2(x, OP_ADD, xt, xemit(x, OP_MATMUL, (int[]){ h, R }, 2, tb, 2, NULL, NULL));
