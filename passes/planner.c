@@ -450,7 +450,7 @@ static Plan *
 fit(Prob *p, const char *solver, int64_t budget, double tlim, double *stime, int64_t *arena,
     Plan **miss)
 {
-	int64_t target = budget, ma = INT64_MAX;
+	int64_t target = budget, ma = INT64_MAX, last = INT64_MAX;
 
 	for (int it = 0; it < 8 && target > 0; it++) {
 		Plan *pl = solve(p, solver, target, tlim <= 0 ? 0 : tlim - *stime > 0.1 ? tlim - *stime : 0.1);
@@ -470,6 +470,9 @@ fit(Prob *p, const char *solver, int64_t budget, double tlim, double *stime, int
 			ma = a;
 		} else
 			plan_free(pl);
+		if (a >= last)
+			break;
+		last = a;
 	}
 	return NULL;
 }

@@ -23,8 +23,11 @@
  * checkpoint (48 plans as well as 96 did on the examples, deep MLPs and transformers under
  * both cost models, in three quarters of the time). NESTG: the longest run recomputed in
  * nested levels, fewer on large steps, where building the lists (segments x runs^2 x
- * choices^2) would cost more than NESTWORK; NESTL: the choices kept for each such run. */
-enum { NU = 1024, MAXG = 48, NESTG = 48, NESTL = 6, NESTWORK = 5000000 };
+ * choices^2) would cost more than NESTWORK; NESTL: the choices kept for each such run.
+ * NLC: the most long-lived values whose keep/swap combinations are each a DP, fewer where
+ * combinations x segments would pass LCWORK (an LSTM's step, 6 of them over 242 segments:
+ * 8.4 s a solve, 2.1 min its compile at 50%, where 3 of them plan as fast in a sixth). */
+enum { NU = 1024, MAXG = 48, NESTG = 48, NESTL = 6, NESTWORK = 5000000, NLC = 6, LCWORK = 2048 };
 
 /* qsort_r's order: the indices by span[index], largest first. */
 static int
@@ -704,6 +707,30 @@ glong_mark(Dp *d)
 	}
 }
 
+/* The long-lived values whose modes the DP's runs combine (into lc; returns how many): the
+ * largest (of equal bytes the earliest), at most NLC, and at most LCWORK / 2 ^ n segments. */
+static int
+long_pick(const Dp *d, int *lc)
+{
+	const Prob *p = d->p;
+	int n = 0;
+
+	for (int i = 0; i < p->n; i++) {
+		int at;
+		if (!p->cand[i] || !d->glong[i])
+			continue;
+		for (at = n; at > 0 && p->b[lc[at - 1]] < p->b[i]; at--)
+			if (at < NLC)
+				lc[at] = lc[at - 1];
+		if (at < NLC)
+			lc[at] = i;
+		n += n < NLC;
+	}
+	while (n > 0 && (1 << n) * d->ns > LCWORK)
+		n--;
+	return n;
+}
+
 /* The bytes no decision moves (d->base, d->abase: the profile less the candidates' late parts, plus the
  * long-lived values as combo has them: bit q of it swaps lc[q], the others are kept) and the
  * modes that makes (the rest KEEP); returns the swaps' cost. */
@@ -775,7 +802,7 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 	Dp d;
 	memset(&d, 0, sizeof d);
 	d.p = p;
-	int *cuts, *bnd, nlc = 0, lc[6], ok = 0, fromchain = 0;
+	int *cuts, *bnd, nlc, lc[NLC], ok = 0, fromchain = 0;
 	int64_t *free_;
 	Held *h, *h2;
 	uint8_t *mode = xmalloc(p->n + 1), *best = xmalloc(p->n + 1);
@@ -830,9 +857,7 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 			free_[2 * (p->lastearly[i] + 1) + 1] += p->ab[i];
 			free_[2 * (p->lastuse[i] + 1) + 1] -= p->ab[i];
 		}
-	for (int i = 0; i < p->n; i++)
-		if (p->cand[i] && d.glong[i] && nlc < 6)
-			lc[nlc++] = i;
+	nlc = long_pick(&d, lc);
 	d.base = xmalloc((p->n + 1) * sizeof *d.base);
 	d.abase = xmalloc((p->n + 1) * sizeof *d.abase);
 	d.grp = xmalloc(((size_t)d.ns * MAXG + 1) * sizeof *d.grp);
@@ -852,8 +877,8 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 	h2 = xmalloc((p->n + 1) * sizeof *h2);
 	pl->feasible = 0;
 	pl->peak = INT64_MAX;
-	/* Long-lived values: every keep/swap combination of the longest few; the rest kept.
-	 * Each also without any swap: the copy engine the swaps share is modeled only roughly,
+	/* Long-lived values: every keep/swap combination of the largest few (long_pick); the
+	 * rest kept. Each also without any swap: the copy engine the swaps share is modeled only roughly,
 	 * the measured time decides. */
 	for (int run = 0, last = -1; run < (1 << nlc) * NSCALE * 2; run++) {
 		int combo = run / (NSCALE * 2), si = run / 2 % NSCALE;
