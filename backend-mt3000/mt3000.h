@@ -4,6 +4,8 @@
 
 #include "backend.h"
 
+typedef struct KernDedup KernDedup;
+
 /* One generation: the Lowered's plan (copied: fwd, step, poff, ... point into it) and the
  * files being written. */
 typedef struct Gen {
@@ -12,8 +14,9 @@ typedef struct Gen {
 	const BuildOpts *bo;
 	const char *id;      /* the model's C prefix */
 	FILE *h;             /* host translation unit */
-	FILE *k;             /* device translation unit */
+	FILE *k;             /* device translation unit: a buffer of the kernel being written */
 	int nk;              /* kernels emitted */
+	KernDedup *kd;       /* kern.c's: the kernels written, each body once */
 	int64_t *poff;       /* per decl: offset in the persistent zone */
 	int64_t persist;     /* persistent zone bytes */
 	int64_t param_bytes, state_bytes;
