@@ -103,6 +103,14 @@ check "--also-emit of a kind the target lacks" '! $MTC "$ex" -o "$dir/n.so" --al
 	grep -q "target .mt3000. cannot --also-emit=ptx" "$dir/err" && [ ! -e "$dir/n.so" ]'
 check "--also-emit not with --stop-after" '! $MTC "$ex" --emit=ir --stop-after=autodiff --also-emit=ir:"$dir/s.mir" 2>"$dir/err" &&
 	grep -q "does not go with" "$dir/err"'
+# Kernels of one body are one function: a deeper transformer has more table entries, the same
+# functions (each block's kernels are its first block's)
+kfuncs() { grep -c "^k[0-9]*(const uint64_t" "$1"; }
+kentries() { sed -n "/__kernels\[\] = {/,/};/p" "$1" | grep -o "k[0-9]*," | wc -l; }
+check "kernels of one body are one function (the transformer at 2 and 4 blocks)" \
+	'for L in 2 4; do $MTC "$top_srcdir/examples/transformer.tdsl" -D L=$L --emit=c -o "$dir/tf$L.c" || exit 1; done &&
+	 [ "$(kfuncs "$dir/tf2-dev.c")" = "$(kfuncs "$dir/tf4-dev.c")" ] && [ "$(kentries "$dir/tf4-dev.c")" -gt "$(kentries "$dir/tf2-dev.c")" ] &&
+	 [ "$(kfuncs "$dir/tf4-dev.c")" -lt "$(kentries "$dir/tf4-dev.c")" ]'
 # --trace: CUDA modules write one; the interpreter refuses, a C module says it wrote none
 check "mtc-run --trace refuses the interpreter" '! $RUN "$ex" --trace "$dir/t.json" >/dev/null 2>"$dir/err" && grep -q "needs a compiled CUDA module" "$dir/err"'
 check "mtc-run --trace on a C module: a warning, no file" '"$MTC" "$ex" -o "$dir/tr.so" && $RUN "$dir/tr.so" --trace "$dir/t.json" >/dev/null 2>"$dir/err" && grep -q "no trace written" "$dir/err" && [ ! -e "$dir/t.json" ]'
