@@ -222,18 +222,27 @@ make_tmp(char *tmp)
 	return 0;
 }
 
+enum { CC_SIDE = 4 };   /* the most C compilers a build runs at once */
+
 /* Compile the nsrc generated files (in tmp) and link them with the runtime into out; with
  * mpi, against MPI too (a data-parallel module). The files and tmp are removed unless the
  * compiler fails or MTC_KEEP_C is set. 0, or 1 after a message. */
+
 static int
 compile(const BuildOpts *o, char *const *src, int nsrc, const char *tmp, const char *out, int mpi)
 {
-	char cmd[32768] = "", inc[4096], lib[4096], l[4200];
+	char cmd[65536] = "", fl[16384], inc[4096], lib[4096], l[4200], obj[4200];
 	const char *cc = getenv("CC"), *march = getenv("MTC_MARCH"), *flags = getenv("MTC_CFLAGS");
 	int rc;
 
 	if (find_runtime(inc, lib, sizeof inc))
 		return 1;
+	if (!cc || !*cc)
+		cc = "cc";
+	if (strlen(cc) > 4096) {
+		fprintf(stderr, "mtc: error: CC is longer than 4096 characters\n");
+		return 1;
+	}
 	/* -ffp-contract=off and no fast-math: the bits must not depend on fusion or the plan.
 	 * -fno-math-errno and -fno-trapping-math change no value (sqrtf needs no errno branch;
 	 * selects may be if-converted); with -ftree-vectorize they let the elementwise loops,
@@ -246,20 +255,39 @@ compile(const BuildOpts *o, char *const *src, int nsrc, const char *tmp, const c
 		fprintf(stderr, "mtc: error: MTC_CFLAGS is longer than 8192 characters\n");
 		return 1;
 	}
-	snprintf(cmd, sizeof cmd, "%s -shared -fPIC -O%d -fno-fast-math -ffp-contract=off "
+	snprintf(fl, sizeof fl, "-fPIC -O%d -fno-fast-math -ffp-contract=off "
 	         "-fno-math-errno -fno-trapping-math%s%s%s -fvisibility=hidden %s -I",
-	         cc && *cc ? cc : "cc", o->opt_level,
-	         o->opt_level >= 2 ? " -ftree-vectorize -fvect-cost-model=dynamic" : "",
+	         o->opt_level, o->opt_level >= 2 ? " -ftree-vectorize -fvect-cost-model=dynamic" : "",
 	         march && !*march ? "" : " -march=", march && !*march ? "" : march ? march : "native",
 	         flags ? flags : "");
-	quote(cmd, sizeof cmd, inc);
+	quote(fl, sizeof fl, inc);
 #ifdef HAVE_MPI
 	if (mpi)
-		strcat(cmd, " " MTC_MPI_CFLAGS);
+		strcat(fl, " " MTC_MPI_CFLAGS);
 #endif
+	/* Each translation unit compiled by a process of its own, up to CC_SIDE side by side
+	 * (the host's and the device's take about as long), then linked: the same objects,
+	 * the same module as one command for all. */
+	snprintf(cmd, sizeof cmd, "c() { %s %s -c \"$1\" -o \"$2\"; }; r=0; ", cc, fl);
 	for (int i = 0; i < nsrc; i++) {
-		strcat(cmd, " ");
+		snprintf(obj, sizeof obj, "%s.o", src[i]);
+		strcat(cmd, "c ");
 		quote(cmd, sizeof cmd, src[i]);
+		strcat(cmd, " ");
+		quote(cmd, sizeof cmd, obj);
+		snprintf(l, sizeof l, " & p%d=$!; ", i);
+		strcat(cmd, l);
+		if (i % CC_SIDE == CC_SIDE - 1 || i == nsrc - 1)
+			for (int j = i - i % CC_SIDE; j <= i; j++) {
+				snprintf(l, sizeof l, "wait $p%d || r=1; ", j);
+				strcat(cmd, l);
+			}
+	}
+	snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), "[ $r = 0 ] && %s -shared %s", cc, fl);
+	for (int i = 0; i < nsrc; i++) {
+		snprintf(obj, sizeof obj, "%s.o", src[i]);
+		strcat(cmd, " ");
+		quote(cmd, sizeof cmd, obj);
 	}
 	strcat(cmd, " ");
 	snprintf(l, sizeof l, "%s/libmtcrt.a", lib);
@@ -278,8 +306,11 @@ compile(const BuildOpts *o, char *const *src, int nsrc, const char *tmp, const c
 		fprintf(stderr, "mtc: error: the C compiler failed on the generated code (kept in %s):\n  %s\n",
 		        tmp, cmd);
 	else if (!getenv("MTC_KEEP_C")) {
-		for (int i = 0; i < nsrc; i++)
+		for (int i = 0; i < nsrc; i++) {
+			snprintf(obj, sizeof obj, "%s.o", src[i]);
 			unlink(src[i]);
+			unlink(obj);
+		}
 		rmdir(tmp);
 	} else
 		fprintf(stderr, "mtc: generated C kept in %s\n", tmp);
