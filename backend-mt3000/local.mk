@@ -5,4 +5,5 @@ libmtc_a_SOURCES += backend-mt3000/mt3000.h backend-mt3000/kern.c backend-mt3000
 # A sanitizer build (--enable-sanitizers) builds MODEL.so with the same -fsanitize flags: its
 # libmtcrt.a is instrumented, and the generated code is checked too.
 libmtc_a_CPPFLAGS += -DMTC_LIBDIR='"$(libdir)"' -DMTC_INCLUDEDIR='"$(includedir)"' \
-	-DMTC_SRCDIR='"$(abs_top_srcdir)"' -DMTC_RT_LIBS='"$(SAN_CFLAGS) $(BLAS_LIBS) $(LIBS)"'
+	-DMTC_SRCDIR='"$(abs_top_srcdir)"' -DMTC_RT_LIBS='"$(SAN_CFLAGS) $(BLAS_LIBS) $(LIBS)"' \
+	-DMTC_RT_CFLAGS='"$(SAN_CFLAGS)"'

@@ -29,6 +29,9 @@
 #ifndef MTC_RT_LIBS
 #define MTC_RT_LIBS "-lpthread -lm"
 #endif
+#ifndef MTC_RT_CFLAGS
+#define MTC_RT_CFLAGS ""   /* a sanitizer build's -fsanitize flags: the generated code's too */
+#endif
 
 /* The code of one Lowered; ranks > 0: as the variant of a data-parallel module for that many
  * ranks. Returns the collectives' slots its step uses. */
@@ -256,7 +259,7 @@ compile(const BuildOpts *o, char *const *src, int nsrc, const char *tmp, const c
 		return 1;
 	}
 	snprintf(fl, sizeof fl, "-fPIC -O%d -fno-fast-math -ffp-contract=off "
-	         "-fno-math-errno -fno-trapping-math%s%s%s -fvisibility=hidden %s -I",
+	         "-fno-math-errno -fno-trapping-math%s%s%s -fvisibility=hidden " MTC_RT_CFLAGS " %s -I",
 	         o->opt_level, o->opt_level >= 2 ? " -ftree-vectorize -fvect-cost-model=dynamic" : "",
 	         march && !*march ? "" : " -march=", march && !*march ? "" : march ? march : "native",
 	         flags ? flags : "");
