@@ -589,6 +589,72 @@ emit_un(Ox *x)
 	return 0;
 }
 
+/* ScatterND on known values (a mask written in place into zeros, Swin's shifted windows):
+ * a copy of data with the slices that indices name replaced by updates' (or combined with
+ * them by `reduction`, opset 16 on), indices' last axis k long, negative ones from the end;
+ * updates of shape indices.shape[:-1] + data.shape[k:]. */
+static int
+fold_scatternd(Ox *x)
+{
+	Kv *d = in_k(x, 0), *ix = in_k(x, 1), *u = in_k(x, 2), *r;
+	int k, red = 0;
+	int64_t inner = 1, nidx;
+	static const char *const rname[] = { "none", "add", "mul", "max", "min" };
+
+	if (!d || !ix || !u)
+		return -1;
+	for (int i = 1; i < 5; i++)
+		if (att_is(x, "reduction", "none", rname[i]))
+			red = i;
+	if (!red && !att_is(x, "reduction", "none", "none"))
+		return xerr(x, "reduction must be none, add, mul, max or min");
+	if (ix->dt == KF || ix->sh.rank < 1)
+		return xerr(x, "indices must be an integer tensor of rank 1 or more");
+	if (u->dt != d->dt && !(u->dt != KF && d->dt != KF))
+		return xerr(x, "updates and data have different types");
+	k = (int)ix->sh.d[ix->sh.rank - 1];
+	if (k < 1 || k > d->sh.rank)
+		return xerr(x, "indices' last axis is %d long, not 1 to the rank of data (%d)", k, d->sh.rank);
+	if (u->sh.rank != ix->sh.rank - 1 + d->sh.rank - k)
+		return xerr(x, "updates have rank %d, not %d", u->sh.rank, ix->sh.rank - 1 + d->sh.rank - k);
+	for (int i = 0; i < u->sh.rank; i++)
+		if (u->sh.d[i] != (i < ix->sh.rank - 1 ? ix->sh.d[i] : d->sh.d[k + i - (ix->sh.rank - 1)]))
+			return xerr(x, "updates' dimension %d is %lld, not as indices and data give", i,
+			            (long long)u->sh.d[i]);
+	for (int i = k; i < d->sh.rank; i++)
+		inner *= d->sh.d[i];
+	nidx = ix->n / k;
+	if (!(r = knew(x, d->dt, &d->sh)))
+		return -1;
+	if (d->dt == KF)
+		memcpy(r->f, d->f, (size_t)d->n * sizeof *r->f);
+	else
+		memcpy(r->i, d->i, (size_t)d->n * sizeof *r->i);
+	for (int64_t j = 0; j < nidx; j++) {
+		int64_t at = 0;
+		for (int a = 0; a < k; a++) {
+			int64_t v = ix->i[j * k + a], n = d->sh.d[a];
+			if (v < -n || v >= n)
+				return xerr(x, "index %lld is out of range for an axis of %lld", (long long)v, (long long)n);
+			at = at * n + (v < 0 ? v + n : v);
+		}
+		for (int64_t e = 0; e < inner; e++) {
+			int64_t o = at * inner + e, w = j * inner + e;
+			if (r->dt == KF) {
+				float a = r->f[o], b = (float)kv_get(u, w);
+				r->f[o] = red == 1 ? a + b : red == 2 ? a * b : red == 3 ? fmaxf(a, b) :
+				          red == 4 ? fminf(a, b) : b;
+			} else {
+				int64_t a = r->i[o], b = u->i[w];
+				r->i[o] = red == 1 ? a + b : red == 2 ? a * b : red == 3 ? (a > b ? a : b) :
+				          red == 4 ? (a < b ? a : b) : b;
+			}
+		}
+	}
+	out_k(x, 0, r);
+	return 0;
+}
+
 /* ---------- Where, Expand, Range ---------- */
 
 static int
@@ -3004,6 +3070,7 @@ static const OxOp ops[] = {
 	{ "Relu", fold_un, emit_un, 0 },
 	{ "Reshape", fold_layout, emit_layout, 0 },
 	{ "Resize", NULL, emit_resize, 0 },
+	{ "ScatterND", fold_scatternd, NULL, 0 },
 	{ "Selu", NULL, emit_leaky, 0 },
 	{ "Shape", fold_shape, NULL, 1 },
 	{ "Sigmoid", fold_un, emit_un, 0 },

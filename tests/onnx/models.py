@@ -405,6 +405,23 @@ class BnNet(nn.Module):
         return self.f2(torch.relu(self.b3(self.f1(h))))
 
 
+class ShiftNet(nn.Module):
+    """Swin's shifted windows, small: torch.roll (Slice, Concat) of a Linear's output, and an
+    additive mask made by writing slices of a zeros tensor in place (ScatterND on values
+    known at import time: folded, as the shift's attention mask in torchvision's Swin)."""
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(6, 6), nn.Linear(6, 5)
+
+    def forward(self, x):                                                       # 2 x 6 x 6
+        m = torch.zeros(6, 6)
+        m[2:4, :3] = 1.5
+        m[4:, 3:] = -2.0
+        m[0, 5] = 0.25
+        h = torch.roll(torch.tanh(self.fc1(x)), shifts=(2, -1), dims=(1, 2)) + m
+        return self.fc2(h.mean(1))
+
+
 def philox(c0, c1, c2, c3, k0, k1):
     """Philox4x32-10's word 0, as mtc_philox (<mtc/mtc-ops.h>): dropout's generator."""
     m32 = 0xFFFFFFFF
@@ -484,6 +501,7 @@ MODELS = {
     "rnnnet": (RnnNet, {"x": f32(3, 3, 6)}, "xent", 14, None, 0.1, 0.9),
     "bnnet": (BnNet, {"x": f32(4, 3, 8, 8)}, "xent", 14, None, 0.1, 0.9),
     "dropnet": (DropNet, {"x": f32(8, 12)}, "xent", 14, None, 0.1, 0.9),
+    "shiftnet": (ShiftNet, {"x": f32(2, 6, 6)}, "xent", 14, None, 0.1, 0.9),
 }
 
 
