@@ -16,7 +16,9 @@
 # (at 1e-4 PyTorch's f32 is 4e-4 off at step 2); ResNet-50 the first loss only (its batch
 # norms over 2x2 maps of 4 images: PyTorch's f32 step 2 is 2e-3 off its f64 one even at
 # 128x128; the ops are ResNet-18's and 34's, whose steps are checked). VGG-11 at 224x224 (its
-# adaptive pooling exports only on 7x7 maps) with a narrow classifier, 5 steps.
+# adaptive pooling exports only on 7x7 maps) with a narrow classifier, 5 steps. Transformers
+# and the newer CNNs, small: VisionTransformer, SwinTransformer, MaxVit, ConvNeXt (their
+# stochastic depth at 0, which PyTorch 2 exports), and EfficientNet-B0 whole.
 # MTC_QUICK=1 (CI's sanitizer run): ResNet-18 and MobileNetV2 only.
 #
 # usage: vision.py OUTDIR [NAME...]   (environment: MTC, MTC_RUN; default ./mtc, ./mtc-run)
@@ -74,6 +76,51 @@ def mobilenet_v3_small():
     return torchvision.models.mobilenet_v3_small(num_classes=10, dropout=0.0)
 
 
+def vit():
+    """torchvision's VisionTransformer, small (32x32 images in 8x8 patches, 2 layers of width
+    64, 2 heads): the patch convolution, class token and position embedding params, its
+    encoder's nn.MultiheadAttention and exact GELU (Erf); dropout at 0."""
+    return torchvision.models.VisionTransformer(
+        image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=64, mlp_dim=128,
+        num_classes=10, dropout=0.0, attention_dropout=0.0)
+
+
+def swin():
+    """torchvision's SwinTransformer, small (4x4 patches of 32x32 images, 2 stages of 2 blocks,
+    4x4 windows): shifted windows (torch.roll), the relative position bias gathered by known
+    indices, the shift's attention mask written in place into zeros (ScatterND, folded at
+    import time), patch merging; stochastic depth at 0 (PyTorch 2's exporter has no Bernoulli)."""
+    return torchvision.models.SwinTransformer(
+        patch_size=[4, 4], embed_dim=32, depths=[2, 2], num_heads=[2, 4], window_size=[4, 4],
+        stochastic_depth_prob=0.0, num_classes=10)
+
+
+def maxvit():
+    """torchvision's MaxVit, small (64x64 images, 2 blocks of widths 32 and 64, 4x4
+    partitions): MBConv with squeeze and excitation, block and grid attention with their
+    relative position bias; stochastic depth at 0."""
+    return torchvision.models.MaxVit(
+        input_size=(64, 64), stem_channels=16, partition_size=4, block_channels=[32, 64],
+        block_layers=[1, 1], head_dim=16, stochastic_depth_prob=0.0, num_classes=10)
+
+
+def convnext():
+    """torchvision's ConvNeXt, two stages of two blocks (widths 32 and 64; ConvNeXt-Tiny's are
+    96 to 768 over 3, 3, 9, 3): 7x7 depthwise convolutions, LayerNorm over channels last
+    (permutes), exact GELU, layer scale; stochastic depth at 0."""
+    from torchvision.models.convnext import CNBlockConfig
+    return torchvision.models.ConvNeXt([CNBlockConfig(32, 64, 2), CNBlockConfig(64, None, 2)],
+                                       stochastic_depth_prob=0.0, num_classes=10)
+
+
+def efficientnet_b0():
+    """torchvision's EfficientNet-B0 whole: SiLU, MBConv, squeeze and excitation; stochastic
+    depth and the classifier's dropout at 0."""
+    m = torchvision.models.efficientnet_b0(num_classes=10, stochastic_depth_prob=0.0)
+    m.classifier[0].p = 0.0
+    return m
+
+
 # name: (constructor, batch, image side, steps, lr, batch norm trained (True) or frozen)
 MODELS = {
     "resnet18": (resnet18_cifar, 4, 32, 5, 0.0001, True),
@@ -83,6 +130,11 @@ MODELS = {
     "vgg11": (vgg11, 1, 224, 5, 0.0001, True),
     "squeezenet1_1": (squeezenet1_1, 4, 66, 5, 0.001, True),
     "mobilenet_v3_small": (mobilenet_v3_small, 4, 64, 2, 0.001, True),
+    "vit": (vit, 4, 32, 3, 0.001, True),
+    "swin": (swin, 2, 32, 3, 0.001, True),
+    "maxvit": (maxvit, 2, 64, 2, 0.001, True),
+    "convnext": (convnext, 2, 64, 2, 0.0001, True),
+    "efficientnet_b0": (efficientnet_b0, 4, 64, 2, 0.001, True),
 }
 
 
