@@ -2478,6 +2478,9 @@ emit_conv(Ox *x)
 	if (in_type(x, 0, &tx) || in_type(x, 1, &tw))
 		return -1;
 	sp = tx.sh.rank == 3 ? 1 : 2;
+	if (tx.dt != F32 || tx.sh.rank < 3 || tx.sh.rank > 4)
+		return xerr(x, "mtc imports 1-D and 2-D convolutions over NCL and NCHW tensors; the input is "
+		            "of rank %d%s", tx.sh.rank, tx.sh.rank == 5 ? " (a 3-D convolution)" : "");
 	if (tw.dt != F32 || tw.sh.rank != sp + 2)
 		return xerr(x, "the weight must be f32[Cout, Cin/group, %s]", sp == 1 ? "k" : "kh, kw");
 	xv = lift(x, in_t(x, 0), &tx);
