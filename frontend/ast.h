@@ -82,7 +82,8 @@ struct Item {
 	Loc loc;            /* of the name */
 	char *name;
 	Node *e;            /* I_CONST */
-	Node *params;       /* I_DEF: a list of N_NAME */
+	Node *params;       /* I_DEF: a list of N_NAME; I_IMPORT: its frozen initializers (N_NAME,
+	                     * the name the string as written: a name, or a prefix and '*') */
 	int nparams;
 	Stmt *body;         /* I_DEF, I_MODEL */
 	char *path;         /* I_IMPORT: the model file as written */

@@ -528,7 +528,13 @@ import_item(Ctx *c, const Item *it)
 	if (!(e->p = onnx_open(path, NULL, 0, NULL))) {
 		c->src->nerr++;
 		note(c->src, it->pathloc, "in the import of '%s' here", it->name);
+		return;
 	}
+	for (const Node *f = it->params; f; f = f->next)
+		if (!onnx_freeze((Onnx *)e->p, f->name))
+			err(c, f->loc, "frozen: '%s' names no float initializer of %s%s", f->name, it->path,
+			    strchr(f->name, '*') && f->name[strlen(f->name) - 1] != '*' ?
+			    " ('*' stands for any ending, at the end of a name only)" : "");
 }
 
 static void

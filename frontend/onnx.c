@@ -372,6 +372,7 @@ initializers(Onnx *o)
 	o->init = xcalloc(g->n_initializer + 1, sizeof *o->init);
 	o->pval = xmalloc((g->n_initializer + 1) * sizeof *o->pval);
 	o->prole = xmalloc((g->n_initializer + 1) * sizeof *o->prole);
+	o->frozen = xcalloc(g->n_initializer + 1, 1);
 	for (size_t i = 0; i < g->n_initializer && !bad; i++) {
 		Onnx__TensorProto *t = g->initializer[i];
 		OxInit *in = &o->init[o->ninit];
@@ -533,6 +534,23 @@ fail:
 	return NULL;
 }
 
+/* Freeze the float initializers that pat names: a name, or a prefix followed by '*'. The
+ * number frozen (0: none matches). */
+int
+onnx_freeze(Onnx *o, const char *pat)
+{
+	size_t n = strlen(pat);
+	int prefix = n > 0 && pat[n - 1] == '*', k = 0;
+
+	for (int i = 0; i < o->ninit; i++)
+		if (o->init[i].dt == DT_FLOAT &&
+		    (prefix ? strncmp(o->init[i].name, pat, n - 1) == 0 : strcmp(o->init[i].name, pat) == 0)) {
+			o->frozen[i] = 1;
+			k++;
+		}
+	return k;
+}
+
 void
 onnx_close(Onnx *o)
 {
@@ -550,6 +568,7 @@ onnx_close(Onnx *o)
 	free(o->init);
 	free(o->pval);
 	free(o->prole);
+	free(o->frozen);
 	free(o->cst);
 	free(o->node);
 	arena_free(o->a);

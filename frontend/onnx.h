@@ -39,6 +39,13 @@ typedef struct OnnxDecls {
 void onnx_declare(Func *f, OnnxDecls *);
 void onnx_decls_free(OnnxDecls *);
 
+/* Keep the float initializers that pat names (a name, or a prefix and '*') as they are: they
+ * become buffers (module state that the optimizer does not update), not params, as a
+ * PyTorch module's buffers and its params with requires_grad off. Returns how many it
+ * names. Float initializers holding an infinity or a NaN (an additive attention mask) are
+ * buffers without it. */
+int onnx_freeze(Onnx *, const char *pat);
+
 /* One call of a graph. */
 typedef struct OnnxCall {
 	Module *m;

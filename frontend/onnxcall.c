@@ -12,7 +12,9 @@
  * asks for its output, folded where a value must be known (a mask compared at import time)
  * or as IR ops where a tensor is needed (a transposed weight, which must stay a function of
  * the trained param). Otherwise the node becomes IR ops now (onnxops.c). */
+#include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -230,6 +232,52 @@ param(Ox *x, int ii, Role role)
 	return o->pval[ii] = v;
 }
 
+/* Does initializer ii hold an infinity or a NaN (read where param() will point its decl)? */
+static int
+nonfinite(const Onnx *o, const OxInit *in)
+{
+	enum { CHUNK = 1 << 14 };
+	float f[CHUNK];
+	FILE *fp = NULL;
+	int bad = 0;
+
+	if (!in->file)
+		return 0;
+	if (in->ext && (!(fp = fopen(in->file, "rb")) || fseeko(fp, (off_t)in->off, SEEK_SET))) {
+		if (fp)
+			fclose(fp);
+		return 0;       /* unreadable: the module's build says so */
+	}
+	for (int64_t i = 0; i < in->n && !bad; i += CHUNK) {
+		size_t k = (size_t)(in->n - i < CHUNK ? in->n - i : CHUNK);
+		if (fp) {
+			if (fread(f, 4, k, fp) != k)
+				break;
+		} else {
+			memcpy(f, o->buf + in->off + 4 * i, 4 * k);
+		}
+		for (size_t j = 0; j < k && !bad; j++)
+			bad = !isfinite(f[j]);
+	}
+	if (fp)
+		fclose(fp);
+	return bad;
+}
+
+/* What a float initializer read as a tensor becomes: a param, or a buffer where the caller
+ * froze it (onnx_freeze) or it holds an infinity or a NaN (an additive mask, as
+ * nn.Transformer.generate_square_subsequent_mask's, registered as a buffer: trained, its
+ * zeros would move). */
+static Role
+weight_role(Ox *x, int ii)
+{
+	Onnx *o = x->o;
+
+	if (!o->frozen[ii])
+		o->frozen[ii] = nonfinite(o, &o->init[ii]) ? 2 : 3;
+	return o->frozen[ii] == 3 ? R_PARAM : R_BUFFER;
+}
+
 /* The values of an ONNX value, known at import time; NULL after an error. */
 static Kv *
 want_k(Ox *x, int id)
@@ -260,7 +308,7 @@ want_t(Ox *x, int id)
 	if (v->v >= 0)
 		return v->v;
 	if (ii >= 0 && x->o->init[ii].dt == DT_FLOAT)
-		return v->v = param(x, ii, R_PARAM);
+		return v->v = param(x, ii, weight_role(x, ii));
 	if (v->wait) {
 		const OxOp *op = ox_op(x->o->node[x->o->defnode[id]].op);
 		if (op->emit) {

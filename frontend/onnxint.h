@@ -77,6 +77,9 @@ struct Onnx {
 	 * function pf: later calls in that function share them. */
 	int *pval;
 	Role *prole;            /* and what they became: params, or buffers (batch norm's) */
+	/* Per initializer: frozen by the importer's caller (onnx_freeze), 1; its values checked
+	 * for infinities and NaNs (a mask, never a weight), 2 where it has some, 3 where not. */
+	uint8_t *frozen;
 	const Func *pf;
 	/* The constants made decls (materialized values), in function pf: equal ones are one. */
 	struct OxConst *cst;

@@ -57,7 +57,7 @@ leaf(Parser *p, NodeKind k, Loc loc)
 %left '*' '/' '@'
 %precedence NEG
 
-%type <n> expr primary args arglist arg exprs names params idents init subs sub
+%type <n> expr primary args arglist arg exprs names params idents init subs sub strings
 %type <st> stmts stmt
 %type <ty> type
 
@@ -77,8 +77,21 @@ item
 		it->path = $2;
 		it->pathloc = L(@2);
 	}
+	| IMPORT STRING AS IDENT IDENT strings ';'	{
+		/* `frozen` is a word only here: no program's names change meaning */
+		Item *it = additem(p, I_IMPORT, $4, L(@4), NULL, $6, NULL);
+		it->path = $2;
+		it->pathloc = L(@2);
+		if (strcmp($5, "frozen"))
+			perr(p, L(@5), "expected ';' or 'frozen' after the import's name, got '%s'", $5);
+	}
 	| error ';'
 	| error '}'
+	;
+
+strings
+	: STRING				{ $$ = leaf(p, N_NAME, L(@1)); $$->name = $1; }
+	| strings ',' STRING			{ $$ = leaf(p, N_NAME, L(@3)); $$->name = $3; $$->next = $1; }
 	;
 
 params

@@ -143,6 +143,27 @@ model m {
   output x;
 }
 EOF
+tdsl frozennone "1:33: error: frozen: 'nope' names no float initializer of mlp.onnx" <<'EOF'
+import "mlp.onnx" as net frozen "nope";
+model m {
+  input x : f32[4, 8];
+  output x;
+}
+EOF
+tdsl frozenglob "1:46: error: frozen: 'l*.bias' names no float initializer of mlp.onnx ('*' stands for any ending, at the end of a name only)" <<'EOF'
+import "mlp.onnx" as net frozen "l1.weight", "l*.bias";
+model m {
+  input x : f32[4, 8];
+  output x;
+}
+EOF
+tdsl frozenword "1:26: error: expected ';' or 'frozen' after the import's name, got 'freeze'" <<'EOF'
+import "mlp.onnx" as net freeze "l1.weight";
+model m {
+  input x : f32[4, 8];
+  output x;
+}
+EOF
 # a bad model through an import: the model's error, then a note at the import in the tdsl
 cat >"$out/badimport.tdsl" <<'EOF'
 import "trunc.onnx" as net;

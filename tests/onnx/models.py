@@ -422,6 +422,21 @@ class ShiftNet(nn.Module):
         return self.fc2(h.mean(1))
 
 
+class Seq2Seq(nn.Module):
+    """torch.nn.Transformer, encoder and decoder (one layer each): the decoder's causal self-
+    attention (its mask a buffer from generate_square_subsequent_mask) and its cross-attention
+    over the encoder's memory, then a Linear head per target position."""
+    def __init__(self):
+        super().__init__()
+        self.t = nn.Transformer(d_model=16, nhead=2, num_encoder_layers=1, num_decoder_layers=1,
+                                dim_feedforward=32, dropout=0.0, batch_first=True)
+        self.register_buffer("mask", nn.Transformer.generate_square_subsequent_mask(4))
+        self.fc = nn.Linear(16, 5)
+
+    def forward(self, src, tgt):                                        # 2 x 5 x 16, 2 x 4 x 16
+        return self.fc(self.t(src, tgt, tgt_mask=self.mask))
+
+
 def philox(c0, c1, c2, c3, k0, k1):
     """Philox4x32-10's word 0, as mtc_philox (<mtc/mtc-ops.h>): dropout's generator."""
     m32 = 0xFFFFFFFF
@@ -502,7 +517,18 @@ MODELS = {
     "bnnet": (BnNet, {"x": f32(4, 3, 8, 8)}, "xent", 14, None, 0.1, 0.9),
     "dropnet": (DropNet, {"x": f32(8, 12)}, "xent", 14, None, 0.1, 0.9),
     "shiftnet": (ShiftNet, {"x": f32(2, 6, 6)}, "xent", 14, None, 0.1, 0.9),
+    "seq2seq": (Seq2Seq, {"src": f32(2, 5, 16), "tgt": f32(2, 4, 16)}, "xent", 14, None, 0.1, 0.9),
 }
+
+
+# Params the tdsl import freezes (`frozen "NAME", "PREFIX*"`), off requires_grad on PyTorch's
+# side: the encoder of seq2seq (and its head's bias) as when fine-tuning; its causal mask, a
+# buffer holding -inf, is frozen by the importer itself.
+FROZEN = {"seq2seq": ["t.encoder.*", "fc.bias"]}
+
+
+def frozen(pat, name):
+    return name.startswith(pat[:-1]) if pat.endswith("*") else name == pat
 
 
 def make(name, seed=0):
@@ -533,6 +559,9 @@ def export(name, out):
     # Tracing in training mode moved batch norm's running statistics once, and the file holds
     # them so: PyTorch's side starts from the module as exported.
     ref = copy.deepcopy(m)
+    for k, p in ref.named_parameters():
+        if any(frozen(f, k) for f in FROZEN.get(name, [])):
+            p.requires_grad_(False)
     # the labels of the loss, from the output's shape
     g = torch.Generator().manual_seed(99)
     y = torch.randint(0, outs[0].shape[-1], outs[0].shape[:-1], generator=g)
@@ -567,7 +596,9 @@ def export(name, out):
     if bufs:
         st_write(os.path.join(out, name + ".buffers.st"), bufs)
     # the tdsl model that trains the import
-    lines = ['import "%s.onnx" as net;' % name, "model %s_train {" % name]
+    fz = FROZEN.get(name)
+    lines = ['import "%s.onnx" as net%s;' % (name, " frozen " + ", ".join('"%s"' % f for f in fz) if fz else ""),
+             "model %s_train {" % name]
     for k, t in xs.items():
         lines.append("  input %s : %s;" % (k, tdsl_type(t)))
     lines.append("  input y : %s;" % tdsl_type(y))
