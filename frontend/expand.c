@@ -118,7 +118,7 @@ import_call(Ctx *c, Node *n, Ent *imp, Val *out, int nout)
 		if ((args[k] = tensor(c, eval(c, a, NULL), a->loc, NULL)) < 0)
 			bad = 1;
 	oc = (OnnxCall){ c->m, c->f, n->name, n->loc, args, nin, res, c->src, MAXOPS, &c->decls,
-	                 &c->ndropout };
+	                 &c->ndropout, 0 };
 	if (!bad && !c->stop && onnx_call(o, &oc) == 0) {
 		for (int i = 0; i < nres; i++)
 			out[i] = (Val){ .k = V_TENSOR, .v = res[i] };

@@ -60,6 +60,8 @@ typedef struct OnnxCall {
 	int maxops;             /* f may grow to this many ops */
 	OnnxDecls *decls;       /* where params are added */
 	int *ndropout;          /* the module's dropouts so far: each one's key */
+	int fwdonly;            /* the graph alone (onnx_compile): nothing is trained, so values
+	                         * computed from params may be folded */
 } OnnxCall;
 
 /* Expand the graph into c->f with the arguments' shapes (symbolic dimensions take them).

@@ -318,6 +318,14 @@ want_t(Ox *x, int id)
 				return v->v;
 		}
 	}
+	if (v->trained)
+		/* an op computed only at import time (no IR ops of its own, as Sin and Floor) on a
+		 * param: folded, its result would keep the param's first values through training */
+		return xerr(x, "input '%s' is computed from a float initializer that is trained (a param) "
+		            "by %s, which mtc computes only at import time: it would not follow training; "
+		            "if the initializer is a buffer (PyTorch's register_buffer), freeze it (import "
+		            "\"...\" as NAME frozen \"INITIALIZER\";)", vn(x, id),
+		            x->o->node[x->o->defnode[id]].op);
 	if (!(k = want_k(x, id)))
 		return -1;
 	return v->v = xknown(x, k, vn(x, id));
@@ -511,7 +519,7 @@ step(Ox *x, int n)
 {
 	const OxNode *nd = &x->o->node[n];
 	const OxOp *op = ox_op(nd->op);
-	int known = 1, param = 0, late = -1;
+	int known = 1, param = 0, trained = 0, late = -1;
 
 	x->nd = nd;
 	if (!op)
@@ -527,6 +535,7 @@ step(Ox *x, int n)
 		if (!v->k && !v->wait && x->o->initof[id] < 0 && late < 0)
 			known = 0, late = id;
 		param |= v->param;
+		trained |= v->trained;
 	}
 	x->nd = NULL;
 	if (op->typeonly || (op->fold && known && !param))
@@ -536,6 +545,7 @@ step(Ox *x, int n)
 			if (nd->out[j] >= 0) {
 				Xv *v = &x->x[nd->out[j]];
 				v->made = v->wait = v->param = 1;
+				v->trained = (uint8_t)trained;
 			}
 		return 0;
 	}
@@ -616,6 +626,7 @@ onnx_call(Onnx *o, OnnxCall *c)
 		if (o->initof[id] >= 0) {
 			x.x[id].made = 1;
 			x.x[id].param = o->init[o->initof[id]].dt == DT_FLOAT;
+			x.x[id].trained = x.x[id].param && o->frozen[o->initof[id]] != 1 && !c->fwdonly;
 		}
 	}
 	if (bind(&x)) {
@@ -767,7 +778,7 @@ onnx_compile(Src *src, const FeOpts *fo)
 	}
 	if (!src->nerr) {
 		m->fwd = func_new(m, "forward");
-		c = (OnnxCall){ m, m->fwd, "", { 0, 0 }, args, o->nin, res, src, MAXOPS, &decls, &ndropout };
+		c = (OnnxCall){ m, m->fwd, "", { 0, 0 }, args, o->nin, res, src, MAXOPS, &decls, &ndropout, 1 };
 		if (onnx_call(o, &c) == 0)
 			for (int i = 0; i < o->nout; i++) {
 				const char *nm = irname(a, "", o->name[o->out[i]]);

@@ -131,6 +131,8 @@ typedef struct Xv {
 	uint8_t param;          /* it depends on a float initializer (a param): folded only where
 	                         * a value must be known, emitted as ops where a tensor is needed */
 	uint8_t wait;           /* its node has not run: it runs when the value is asked for */
+	uint8_t trained;        /* it depends on a float initializer not frozen (onnx_freeze): a
+	                         * param that training moves, so never folded into a constant */
 	uint8_t buffer;         /* an initializer that becomes a buffer, not a param */
 } Xv;
 

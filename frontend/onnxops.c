@@ -474,13 +474,14 @@ emit_pow(Ox *x)
 }
 
 enum { U_NEG, U_SQRT, U_RECIP, U_ABS, U_EXP, U_LOG, U_RELU, U_TANH, U_SIGMOID, U_ERF, U_NOT,
-       U_FLOOR, U_CEIL };
+       U_FLOOR, U_CEIL, U_SIN, U_COS };
 
 static const struct { const char *name; int code; Opk ir; } unops[] = {
 	{ "Neg", U_NEG, OP_NEG }, { "Sqrt", U_SQRT, OP_SQRT }, { "Reciprocal", U_RECIP, NOP },
 	{ "Abs", U_ABS, NOP }, { "Exp", U_EXP, OP_EXP }, { "Log", U_LOG, OP_LOG },
 	{ "Relu", U_RELU, OP_RELU }, { "Tanh", U_TANH, OP_TANH }, { "Sigmoid", U_SIGMOID, OP_SIGMOID },
 	{ "Erf", U_ERF, NOP }, { "Not", U_NOT, NOP }, { "Floor", U_FLOOR, NOP }, { "Ceil", U_CEIL, NOP },
+	{ "Sin", U_SIN, NOP }, { "Cos", U_COS, NOP },
 };
 
 static int
@@ -533,6 +534,8 @@ fold_un(Ox *x)
 		case U_SIGMOID: v = 1 / (1 + expf(-v)); break;
 		case U_ERF: v = erff(v); break;
 		case U_FLOOR: v = floorf(v); break;
+		case U_SIN: v = sinf(v); break;
+		case U_COS: v = cosf(v); break;
 		default: v = ceilf(v); break;
 		}
 		r->f[i] = v;
@@ -3021,6 +3024,7 @@ static const OxOp ops[] = {
 	{ "ConstantOfShape", fold_cos, NULL, 0 },
 	{ "Conv", NULL, emit_conv, 0 },
 	{ "ConvTranspose", NULL, emit_convt, 0 },
+	{ "Cos", fold_un, NULL, 0 },
 	{ "DepthToSpace", NULL, emit_d2s, 0 },
 	{ "Div", fold_bin, emit_bin, 0 },
 	{ "Dropout", NULL, emit_dropout, 0 },
@@ -3077,6 +3081,7 @@ static const OxOp ops[] = {
 	{ "Selu", NULL, emit_leaky, 0 },
 	{ "Shape", fold_shape, NULL, 1 },
 	{ "Sigmoid", fold_un, emit_un, 0 },
+	{ "Sin", fold_un, NULL, 0 },
 	{ "Size", fold_size, NULL, 1 },
 	{ "Slice", fold_slice, emit_slice, 0 },
 	{ "Softmax", NULL, emit_softmax, 0 },

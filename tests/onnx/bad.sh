@@ -164,6 +164,18 @@ model m {
   output x;
 }
 EOF
+# rope.onnx: cos and sin of angles from inv_freq, a buffer that must be frozen to be folded
+cp "$src/tests/onnx/data/rope.onnx" "$out/" && chmod u+w "$out/rope.onnx"
+cat >"$out/trained.tdsl" <<'EOF'
+import "rope.onnx" as net;
+model m {
+  input x : f32[2, 6, 8];
+  y = net(x);
+  output y;
+}
+EOF
+expect trained.tdsl "$out/rope.onnx: error: node '/Mul_1' (Mul, opset 14): input '/Cos_output_0' is computed from a float initializer that is trained (a param) by Cos, which mtc computes only at import time: it would not follow training; if the initializer is a buffer (PyTorch's register_buffer), freeze it (import \"...\" as NAME frozen \"INITIALIZER\";)" \
+	"$MTC" "$out/trained.tdsl" --emit=ir -o "$out/trained.mir"
 # a bad model through an import: the model's error, then a note at the import in the tdsl
 cat >"$out/badimport.tdsl" <<'EOF'
 import "trunc.onnx" as net;

@@ -437,6 +437,25 @@ class Seq2Seq(nn.Module):
         return self.fc(self.t(src, tgt, tgt_mask=self.mask))
 
 
+class Rope(nn.Module):
+    """Rotary position embeddings as LLaMA-style code writes them: inv_freq a buffer (finite,
+    so frozen in the import), the positions' angles (torch.arange times inv_freq), their cos and
+    sin (Cos, Sin: folded at import time), the halves rotated (Slice, Neg, Concat) on a
+    Linear's output, then a Linear head."""
+    def __init__(self):
+        super().__init__()
+        self.q, self.fc = nn.Linear(8, 8), nn.Linear(8, 5)
+        self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, 8, 2).float() / 8)))
+
+    def forward(self, x):                                                       # 2 x 6 x 8
+        t = torch.arange(x.shape[1], dtype=torch.float32)
+        f = t[:, None] * self.inv_freq[None, :]        # torch.outer exports as an Einsum
+        emb = torch.cat([f, f], -1)
+        q = self.q(x)
+        rot = torch.cat([-q[..., 4:], q[..., :4]], -1)
+        return self.fc((q * emb.cos() + rot * emb.sin()).mean(1))
+
+
 def philox(c0, c1, c2, c3, k0, k1):
     """Philox4x32-10's word 0, as mtc_philox (<mtc/mtc-ops.h>): dropout's generator."""
     m32 = 0xFFFFFFFF
@@ -517,14 +536,16 @@ MODELS = {
     "bnnet": (BnNet, {"x": f32(4, 3, 8, 8)}, "xent", 14, None, 0.1, 0.9),
     "dropnet": (DropNet, {"x": f32(8, 12)}, "xent", 14, None, 0.1, 0.9),
     "shiftnet": (ShiftNet, {"x": f32(2, 6, 6)}, "xent", 14, None, 0.1, 0.9),
+    "rope": (Rope, {"x": f32(2, 6, 8)}, "xent", 14, None, 0.1, 0.9),
     "seq2seq": (Seq2Seq, {"src": f32(2, 5, 16), "tgt": f32(2, 4, 16)}, "xent", 14, None, 0.1, 0.9),
 }
 
 
 # Params the tdsl import freezes (`frozen "NAME", "PREFIX*"`), off requires_grad on PyTorch's
 # side: the encoder of seq2seq (and its head's bias) as when fine-tuning; its causal mask, a
-# buffer holding -inf, is frozen by the importer itself.
-FROZEN = {"seq2seq": ["t.encoder.*", "fc.bias"]}
+# buffer holding -inf, is frozen by the importer itself; rope's inv_freq, a finite buffer whose
+# cos and sin are computed at import time, must be named.
+FROZEN = {"seq2seq": ["t.encoder.*", "fc.bias"], "rope": ["inv_freq"]}
 
 
 def frozen(pat, name):
