@@ -278,6 +278,13 @@ weight_role(Ox *x, int ii)
 	return o->frozen[ii] == 3 ? R_PARAM : R_BUFFER;
 }
 
+/* Does PyTorch's gradient flow through op type `op`, one mtc only folds? */
+static int
+grad_flows(const char *op)
+{
+	return strcmp(op, "Sin") == 0 || strcmp(op, "Cos") == 0;
+}
+
 /* The values of an ONNX value, known at import time; NULL after an error. */
 static Kv *
 want_k(Ox *x, int id)
@@ -318,9 +325,11 @@ want_t(Ox *x, int id)
 				return v->v;
 		}
 	}
-	if (v->trained)
-		/* an op computed only at import time (no IR ops of its own, as Sin and Floor) on a
-		 * param: folded, its result would keep the param's first values through training */
+	if (v->trained && grad_flows(x->o->node[x->o->defnode[id]].op))
+		/* an op computed only at import time (no IR op of its own) through which PyTorch's
+		 * gradient flows, on a param: folded, its result would keep the param's first
+		 * values through training. Comparisons, Floor and Ceil pass no gradient: a mask
+		 * made so (a tril buffer compared with 0) folds, as before freezing existed */
 		return xerr(x, "input '%s' is computed from a float initializer that is trained (a param) "
 		            "by %s, which mtc computes only at import time: it would not follow training; "
 		            "if the initializer is a buffer (PyTorch's register_buffer), freeze it (import "
