@@ -14,6 +14,7 @@ enum { DT_FLOAT = 1, DT_UINT8 = 2, DT_INT8 = 3, DT_UINT16 = 4, DT_INT16 = 5, DT_
 
 enum {
 	MAXKNOWN = 1 << 24,     /* elements of a tensor folded at import time */
+	FOLD_WORK = 1 << 24,    /* products of a MatMul or Einsum folded at import time */
 	MAXCHAIN = 500,         /* nodes one value may wait on before it is folded or emitted */
 };
 #define MAXELEMS ((int64_t)1 << 38)     /* elements of a tensor of the file (1 TiB of f32) */

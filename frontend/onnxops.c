@@ -1837,22 +1837,20 @@ eperm(Ox *x, int v, const Eterm *t, const char *ord, const int *run, int nd)
 	return xreshape(x, v, &r);
 }
 
+/* The equation against the operands' shapes sh[0..nin): their terms, the output's, and each
+ * letter's length (size[], -1 where unused). 0, or -1 after a diagnostic. */
 static int
-emit_einsum(Ox *x)
+eparse(Ox *x, int nin, const Shape *shs, Eterm *in, Eterm *outp, int64_t *size)
 {
 	Onnx__AttributeProto *a = ox_attr(x->nd, "equation");
 	const char *p, *end, *arrow;
-	Eterm in[2], out;
-	int nin = x->nd->nin, v[2], ell = -1;
-	int64_t size[256];
+	Eterm out;
+	int ell = -1;
 
 	if (!a || !a->has_s)
 		return xerr(x, "the equation is missing");
 	if (nin < 1 || nin > 2)
 		return xerr(x, "an einsum of %d operands is not supported (1 or 2)", nin);
-	for (int i = 0; i < nin; i++)
-		if ((v[i] = in_t(x, i)) < 0)
-			return -1;
 	p = (const char *)a->s.data, end = p + a->s.len;
 	arrow = NULL;
 	for (const char *q = p; q + 1 < end; q++)
@@ -1863,7 +1861,7 @@ emit_einsum(Ox *x)
 	for (int i = 0; i < nin; i++) {
 		const char *q;
 		int named = 0, dots = 0;
-		Shape sh = x->c->f->val[v[i]].ty.sh;
+		Shape sh = shs[i];
 		/* the ellipsis's axes: the operand's rank less its letters */
 		for (q = p; q < end && *q != ',' && *q != '-'; q++)
 			named += (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z'), dots += *q == '.';
@@ -1911,6 +1909,27 @@ emit_einsum(Ox *x)
 				out.l[out.n++] = (char)c;
 		}
 	}
+	*outp = out;
+	return 0;
+}
+
+static int
+emit_einsum(Ox *x)
+{
+	Eterm in[2], out;
+	int nin = x->nd->nin, v[2];
+	int64_t size[256];
+	Shape sh[2];
+
+	if (nin < 1 || nin > 2)
+		return xerr(x, "an einsum of %d operands is not supported (1 or 2)", nin);
+	for (int i = 0; i < nin; i++) {
+		if ((v[i] = in_t(x, i)) < 0)
+			return -1;
+		sh[i] = x->c->f->val[v[i]].ty.sh;
+	}
+	if (eparse(x, nin, sh, in, &out, size))
+		return -1;
 	/* letters in one operand alone and not in the output: summed, the last first */
 	for (int i = 0; i < nin; i++)
 		for (int j = in[i].n - 1; j >= 0; j--) {
@@ -1974,6 +1993,95 @@ emit_einsum(Ox *x)
 	if (v[0] < 0)
 		return -1;
 	out_t(x, 0, v[0]);
+	return 0;
+}
+
+/* Einsum on known values (rotary embeddings' torch.outer of positions and inv_freq): each
+ * output element the sum, over the letters it lacks, of the operands' products, in double
+ * and rounded to f32 once (integers in int64). Past MAXKNOWN elements or FOLD_WORK products,
+ * IR ops instead (emit_einsum). */
+static int
+fold_einsum(Ox *x)
+{
+	Eterm in[2], out;
+	int nin = x->nd->nin, nl = 0, fl = 0;
+	int64_t size[256], work = 1, on = 1, idx[2 * EMAX] = { 0 }, st[3][2 * EMAX], off[3] = { 0 };
+	char let[2 * EMAX];
+	Shape sh[2], rs = { 0, { 0 } };
+	Kv *k[2] = { NULL, NULL }, *r;
+	double *acc;
+	int64_t *iacc;
+
+	if (nin < 1 || nin > 2)
+		return xerr(x, "an einsum of %d operands is not supported (1 or 2)", nin);
+	for (int i = 0; i < nin; i++) {
+		if (!(k[i] = in_k(x, i)))
+			return -1;
+		sh[i] = k[i]->sh;
+		fl |= k[i]->dt == KF;
+	}
+	if (eparse(x, nin, sh, in, &out, size))
+		return -1;
+	for (int i = 0; i < nin; i++)
+		for (int j = 0; j < in[i].n; j++)
+			if (memchr(let, in[i].l[j], (size_t)nl) == NULL)
+				let[nl++] = in[i].l[j];
+	for (int l = 0; l < nl; l++)
+		if (mul64(work, size[(unsigned char)let[l]], &work))
+			work = INT64_MAX;
+	for (int j = 0; j < out.n; j++)
+		rs.d[rs.rank++] = size[(unsigned char)out.l[j]], on *= rs.d[j];
+	if (on > MAXKNOWN || work > FOLD_WORK)
+		return emit_einsum(x);
+	/* each letter's stride in operand 0, 1 and the output (0 where a term lacks it) */
+	for (int l = 0; l < nl; l++)
+		for (int t = 0; t < 3; t++) {
+			const Eterm *e = t < 2 ? &in[t] : &out;
+			int p = t < nin || t == 2 ? epos(e, let[l]) : -1;
+			st[t][l] = 0;
+			if (p >= 0) {
+				st[t][l] = 1;
+				for (int q = p + 1; q < e->n; q++)
+					st[t][l] *= size[(unsigned char)e->l[q]];
+			}
+		}
+	if (!(r = knew(x, fl ? KF : KI, &rs)))
+		return -1;
+	acc = xcalloc((size_t)(on ? on : 1), sizeof *acc);
+	iacc = xcalloc((size_t)(on ? on : 1), sizeof *iacc);
+	for (int64_t w = 0; w < work; w++) {
+		if (fl) {
+			double pr = kv_get(k[0], off[0]);
+			if (nin == 2)
+				pr *= kv_get(k[1], off[1]);
+			acc[off[2]] += pr;
+		} else {
+			int64_t pr = k[0]->i[off[0]];
+			if ((nin == 2 && mul64(pr, k[1]->i[off[1]], &pr)) || add64(iacc[off[2]], pr, &iacc[off[2]])) {
+				free(acc), free(iacc);
+				return xerr(x, "integer overflow folding the einsum");
+			}
+		}
+		for (int l = nl - 1; l >= 0; l--) {     /* the odometer, the last letter fastest */
+			int64_t n = size[(unsigned char)let[l]];
+			for (int t = 0; t < 3; t++)
+				off[t] += st[t][l];
+			if (++idx[l] < n)
+				break;
+			for (int t = 0; t < 3; t++)
+				off[t] -= st[t][l] * n;
+			idx[l] = 0;
+		}
+	}
+	for (int64_t i = 0; i < on; i++) {
+		if (fl)
+			r->f[i] = (float)acc[i];
+		else
+			r->i[i] = iacc[i];
+	}
+	free(acc);
+	free(iacc);
+	out_k(x, 0, r);
 	return 0;
 }
 
@@ -2233,6 +2341,72 @@ emit_matmul(Ox *x)
 	if (v < 0)
 		return -1;
 	out_t(x, 0, v);
+	return 0;
+}
+
+/* MatMul on known values (rotary embeddings' inv_freq @ position_ids): numpy's matmul, a
+ * vector operand a row (first) or a column (second) dropped after, the leading axes
+ * broadcast; products summed in double and rounded to f32 once (integers in int64). Past
+ * MAXKNOWN elements or FOLD_WORK products, IR ops instead (emit_matmul). */
+static int
+fold_matmul(Ox *x)
+{
+	Kv *a = in_k(x, 0), *b = in_k(x, 1), *r;
+	Shape sa, sb, ba, bb, bs, rs;
+	int64_t m, kk, n, nb, work, fl;
+
+	if (!a || !b)
+		return -1;
+	sa = a->sh, sb = b->sh;
+	if (sa.rank == 0 || sb.rank == 0)
+		return xerr(x, "an operand is a scalar (MatMul needs rank 1 or more)");
+	if (sa.rank == 1)
+		sa = (Shape){ 2, { 1, sa.d[0] } };
+	if (sb.rank == 1)
+		sb = (Shape){ 2, { sb.d[0], 1 } };
+	m = sa.d[sa.rank - 2], kk = sa.d[sa.rank - 1], n = sb.d[sb.rank - 1];
+	if (sb.d[sb.rank - 2] != kk)
+		return xerr(x, "the operands' inner dimensions differ (%lld and %lld)", (long long)kk,
+		            (long long)sb.d[sb.rank - 2]);
+	ba = sa, bb = sb;
+	ba.rank -= 2, bb.rank -= 2;
+	if (shape_broadcast(&ba, &bb, &bs))
+		return xerr(x, "the operands' leading axes do not broadcast");
+	rs = bs;
+	if (a->sh.rank > 1)
+		rs.d[rs.rank++] = m;
+	if (b->sh.rank > 1)
+		rs.d[rs.rank++] = n;
+	if (rank_ok(x, bs.rank + 2))
+		return -1;
+	nb = shape_numel(&bs);
+	if (mul64(nb, m, &work) || mul64(work, n, &work) || mul64(work, kk, &work))
+		work = INT64_MAX;
+	if (work > FOLD_WORK || mul64(nb, m * n, &nb) || nb > MAXKNOWN)
+		return emit_matmul(x);
+	nb = shape_numel(&bs);
+	fl = a->dt == KF || b->dt == KF;
+	if (!(r = knew(x, fl ? KF : KI, &rs)))
+		return -1;
+	for (int64_t q = 0; q < nb; q++) {
+		int64_t ia = bcast_index(&ba, &bs, q) * m * kk, ib = bcast_index(&bb, &bs, q) * kk * n;
+		for (int64_t i = 0; i < m; i++)
+			for (int64_t j = 0; j < n; j++) {
+				double s = 0;
+				int64_t si = 0, pr;
+				for (int64_t t = 0; t < kk; t++) {
+					if (fl)
+						s += kv_get(a, ia + i * kk + t) * kv_get(b, ib + t * n + j);
+					else if (mul64(a->i[ia + i * kk + t], b->i[ib + t * n + j], &pr) || add64(si, pr, &si))
+						return xerr(x, "integer overflow folding the product");
+				}
+				if (fl)
+					r->f[(q * m + i) * n + j] = (float)s;
+				else
+					r->i[(q * m + i) * n + j] = si;
+			}
+	}
+	out_k(x, 0, r);
 	return 0;
 }
 
@@ -3028,7 +3202,7 @@ static const OxOp ops[] = {
 	{ "DepthToSpace", NULL, emit_d2s, 0 },
 	{ "Div", fold_bin, emit_bin, 0 },
 	{ "Dropout", NULL, emit_dropout, 0 },
-	{ "Einsum", NULL, emit_einsum, 0 },
+	{ "Einsum", fold_einsum, emit_einsum, 0 },
 	{ "Elu", NULL, emit_leaky, 0 },
 	{ "Equal", fold_bin, NULL, 0 },
 	{ "Erf", fold_un, emit_un, 0 },
@@ -3053,7 +3227,7 @@ static const OxOp ops[] = {
 	{ "LessOrEqual", fold_bin, NULL, 0 },
 	{ "Log", fold_un, emit_un, 0 },
 	{ "LogSoftmax", NULL, emit_softmax, 0 },
-	{ "MatMul", NULL, emit_matmul, 0 },
+	{ "MatMul", fold_matmul, emit_matmul, 0 },
 	{ "Max", fold_bin, NULL, 0 },
 	{ "MaxPool", NULL, emit_pool, 0 },
 	{ "Min", fold_bin, NULL, 0 },

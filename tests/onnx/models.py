@@ -456,6 +456,32 @@ class Rope(nn.Module):
         return self.fc((q * emb.cos() + rot * emb.sin()).mean(1))
 
 
+class HfRope(nn.Module):
+    """Rotary embeddings as Hugging Face's LLaMA writes them: the angles as inv_freq @
+    position_ids (MatMul, folded at import time), for q; as torch.outer (Einsum) for k, as
+    older LLaMA code does; a softmax attention over the rotated q and k."""
+    def __init__(self):
+        super().__init__()
+        self.q, self.k, self.fc = nn.Linear(8, 8), nn.Linear(8, 8), nn.Linear(6, 5)
+        self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, 8, 2).float() / 8)))
+
+    @staticmethod
+    def rot(v, cos, sin):
+        return v * cos + torch.cat([-v[..., 4:], v[..., :4]], -1) * sin
+
+    def forward(self, x):                                                       # 2 x 6 x 8
+        b, t = x.shape[0], x.shape[1]
+        pos = torch.arange(t).unsqueeze(0).expand(b, -1)
+        f = (self.inv_freq[None, :, None].float().expand(b, -1, 1) @ pos[:, None, :].float()).transpose(1, 2)
+        e = torch.cat([f, f], -1)
+        g = torch.outer(torch.arange(t, dtype=torch.float32), self.inv_freq)
+        e2 = torch.cat([g, g], -1)
+        q = self.rot(self.q(x), e.cos(), e.sin())
+        k = self.rot(self.k(x), e2.cos(), e2.sin())
+        s = torch.softmax(q @ k.transpose(1, 2) / 8 ** 0.5, -1)
+        return self.fc(s.mean(1))
+
+
 def philox(c0, c1, c2, c3, k0, k1):
     """Philox4x32-10's word 0, as mtc_philox (<mtc/mtc-ops.h>): dropout's generator."""
     m32 = 0xFFFFFFFF
@@ -537,15 +563,16 @@ MODELS = {
     "dropnet": (DropNet, {"x": f32(8, 12)}, "xent", 14, None, 0.1, 0.9),
     "shiftnet": (ShiftNet, {"x": f32(2, 6, 6)}, "xent", 14, None, 0.1, 0.9),
     "rope": (Rope, {"x": f32(2, 6, 8)}, "xent", 14, None, 0.1, 0.9),
+    "hfrope": (HfRope, {"x": f32(2, 6, 8)}, "xent", 14, None, 0.1, 0.9),
     "seq2seq": (Seq2Seq, {"src": f32(2, 5, 16), "tgt": f32(2, 4, 16)}, "xent", 14, None, 0.1, 0.9),
 }
 
 
 # Params the tdsl import freezes (`frozen "NAME", "PREFIX*"`), off requires_grad on PyTorch's
 # side: the encoder of seq2seq (and its head's bias) as when fine-tuning; its causal mask, a
-# buffer holding -inf, is frozen by the importer itself; rope's inv_freq, a finite buffer whose
-# cos and sin are computed at import time, must be named.
-FROZEN = {"seq2seq": ["t.encoder.*", "fc.bias"], "rope": ["inv_freq"]}
+# buffer holding -inf, is frozen by the importer itself; rope's and hfrope's inv_freq, a finite
+# buffer whose cos and sin are computed at import time, must be named.
+FROZEN = {"seq2seq": ["t.encoder.*", "fc.bias"], "rope": ["inv_freq"], "hfrope": ["inv_freq"]}
 
 
 def frozen(pat, name):
