@@ -185,6 +185,9 @@ typedef double CostRule(const struct Func *, const struct Op *);
 	X(BN_MEAN,   "batch_norm_mean",1,0,                 "",              "",                sh_bnstat,   gr_none,      co_red,        0, 0) \
 	X(BN_VAR,    "batch_norm_var",2, 0,                 "",              "",                sh_bnstat,   gr_none,      co_red,        0, 0) \
 	X(DROPOUT,   "dropout",     1, F_LANG | F_VARIADIC, "key seed chunk parts part rankparts", "p",               sh_dropout,  gr_dropout,   co_ew8,        0, 0) \
+	/* ops of imported graphs, not spelled in tdsl */ \
+	X(SIN,       "sin",         1, F_EW,                "",              "",                sh_unary,    gr_sin,       co_ew8,        0, mtc_sin(x0)) \
+	X(COS,       "cos",         1, F_EW,                "",              "",                sh_unary,    gr_cos,       co_ew8,        0, mtc_cos(x0)) \
 	/* gradient helpers (made by autodiff) */ \
 	X(SUMTO,     "sum_to",      1, F_GIVEN,             "",              "",                sh_sumto,    gr_none,      co_red,        0, 0) \
 	X(BCAST,     "broadcast",   1, F_GIVEN | F_EW,      "",              "",                sh_bcast,    gr_none,      co_zero,       0, x0) \

@@ -183,6 +183,8 @@ void gr_rsqrt(Diff *d, const Op *op) { d_acc(d, A(0), d_op2(d, OP_RSQRT_G, op->r
 void gr_exp(Diff *d, const Op *op) { d_acc(d, A(0), d_op2(d, OP_MUL, d_grad(d, op->res), op->res)); }
 void gr_log(Diff *d, const Op *op) { d_acc(d, A(0), d_op2(d, OP_DIV, d_grad(d, op->res), A(0))); }
 void gr_neg(Diff *d, const Op *op) { d_acc(d, A(0), d_op1(d, OP_NEG, d_grad(d, op->res))); }
+void gr_sin(Diff *d, const Op *op) { d_acc(d, A(0), d_op2(d, OP_MUL, d_grad(d, op->res), d_op1(d, OP_COS, A(0)))); }
+void gr_cos(Diff *d, const Op *op) { d_acc(d, A(0), d_op1(d, OP_NEG, d_op2(d, OP_MUL, d_grad(d, op->res), d_op1(d, OP_SIN, A(0))))); }
 
 void
 gr_clip(Diff *d, const Op *op)

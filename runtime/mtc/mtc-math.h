@@ -1,4 +1,4 @@
-/* mtc-math.h: exp, log and tanh in float, in plain branch-free C, shared by the interpreter,
+/* mtc-math.h: exp, log, tanh, sin and cos in float, in plain branch-free C, shared by the interpreter,
  * the runtime and generated kernels of both targets (the CUDA target puts this text into
  * every NVRTC program, where __CUDACC_RTC__ replaces the C library headers).
  *
@@ -97,5 +97,39 @@ mtc_tanhf(float x)
 	float l = 1.0f - 2.0f / (mtc_expf(ax + ax) + 1.0f);
 	return mtc_bits_f(mtc_f_bits(ax < 0.625f ? s : l) | sign);
 }
+
+/* sin x (q0 = 0) or cos x (q0 = 1): |x| = k pi/2 + r with |r| <= pi/4, in double: pi/2 split
+ * into two 25-bit parts and a rest, so k times each part is exact for k < 2^28 and r keeps
+ * double precision however close x is to a multiple of pi/2; Cephes' float polynomials of sin
+ * and cos on [-pi/4, pi/4] evaluated in double, the quadrant (k + q0) mod 4 selecting one and
+ * its sign, rounded to float once. Beyond |x| = 2^28 (268435456, where floats are 32 apart)
+ * the result is NaN, as for inf and NaN: no reduction is attempted there. */
+static inline float
+mtc_sinqf(float x, int q0)
+{
+	uint32_t sx = mtc_f_bits(x) & 0x80000000u;
+	float ax = mtc_bits_f(mtc_f_bits(x) ^ sx);
+	double d = ax <= 268435456.0f ? (double)ax : 0.0;       /* NaN and inf go to 0 here */
+	double k = d * 0.63661977236758134 + 6755399441055744.0;  /* 1.5 * 2^52: rint */
+	k = k - 6755399441055744.0;
+	double m = (k - 1.5) * 0.25 + 6755399441055744.0;        /* floor(k / 4) */
+	m = m - 6755399441055744.0;
+	double q = k - 4.0 * m + (double)q0;
+	q = q >= 4.0 ? q - 4.0 : q;
+	double r = d - k * 1.5707963109016418;
+	r = r - k * 1.5893254712295857e-08;
+	r = r - k * 6.123233995736766e-17;
+	double z = r * r;
+	double s = ((-1.9515295891e-4 * z + 8.3321608736e-3) * z - 1.6666654611e-1) * z * r + r;
+	double c = ((2.443315711809948e-5 * z - 1.388731625493765e-3) * z + 4.166664568298827e-2) * z * z -
+	           0.5 * z + 1.0;
+	double v = q == 1.0 || q == 3.0 ? c : s;
+	int neg = (q >= 2.0) ^ (q0 == 0 && sx != 0);            /* sin is odd, cos even */
+	v = neg ? -v : v;
+	return ax <= 268435456.0f ? (float)v : NAN;
+}
+
+static inline float mtc_sinf(float x) { return mtc_sinqf(x, 0); }
+static inline float mtc_cosf(float x) { return mtc_sinqf(x, 1); }
 
 #endif

@@ -35,6 +35,8 @@ mtc_gelu(float x)
 static inline float mtc_tanh(float x) { return mtc_tanhf(x); }
 static inline float mtc_sigmoid(float x) { return 1 / (1 + mtc_expf(-x)); }
 static inline float mtc_exp(float x) { return mtc_expf(x); }
+static inline float mtc_sin(float x) { return mtc_sinf(x); }
+static inline float mtc_cos(float x) { return mtc_cosf(x); }
 static inline float mtc_log(float x) { return mtc_logf(x); }
 static inline float mtc_sqrt(float x) { return sqrtf(x); }
 static inline float mtc_rsqrt(float x) { return 1 / sqrtf(x); }

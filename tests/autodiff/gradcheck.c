@@ -63,6 +63,8 @@ static int c_log(Tb *t) { return un(t, OP_LOG, V_UNIF, 0.5, 2); }
 static int c_sqrt(Tb *t) { return un(t, OP_SQRT, V_UNIF, 0.5, 2); }
 static int c_rsqrt(Tb *t) { return un(t, OP_RSQRT, V_UNIF, 0.5, 2); }
 static int c_neg(Tb *t) { return un(t, OP_NEG, V_UNIF, -1, 1); }
+static int c_sin(Tb *t) { return un(t, OP_SIN, V_UNIF, -4, 4); }
+static int c_cos(Tb *t) { return un(t, OP_COS, V_UNIF, -4, 4); }
 
 static int
 pw(Tb *t, double c, double lo, double hi)
@@ -256,6 +258,7 @@ static const struct { const char *name; Build *fn; } cases[] = {
 	{ "matmul-bcast-ta-tb", c_bmm_bct }, { "matmul-bcast-ta", c_bmm_bct2 },
 	{ "relu", c_relu }, { "gelu", c_gelu }, { "tanh", c_tanh }, { "sigmoid", c_sigmoid },
 	{ "exp", c_exp }, { "log", c_log }, { "sqrt", c_sqrt }, { "rsqrt", c_rsqrt }, { "neg", c_neg },
+	{ "sin", c_sin }, { "cos", c_cos },
 	{ "pow3", c_pow3 }, { "pow0.5", c_pow_half }, { "pow-1.5", c_pow_neg },
 	{ "transpose", c_transpose }, { "transpose2", c_transpose2 }, { "reshape", c_reshape },
 	{ "concat", c_concat }, { "concat-axis0-repeat", c_concat0 },

@@ -152,7 +152,7 @@ elementwise(void)
 	float x[] = {-2, -0.5f, 0, 0.5f, 1, 3};
 	float y[] = {1, 2, 4, -1, 0.25f, 3};
 	struct { Opk k; double (*ref)(double); const char *name; } un[] = {
-		{OP_TANH, tanh, "tanh"}, {OP_EXP, exp, "exp"},
+		{OP_TANH, tanh, "tanh"}, {OP_EXP, exp, "exp"}, {OP_SIN, sin, "sin"}, {OP_COS, cos, "cos"},
 	};
 	float want[6];
 	int a, b, r;
