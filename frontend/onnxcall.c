@@ -278,9 +278,14 @@ weight_role(Ox *x, int ii)
 	return o->frozen[ii] == 3 ? R_PARAM : R_BUFFER;
 }
 
-/* Does PyTorch's gradient flow through op type `op`, one mtc only folds? */
+/* Is op type `op`, on values made from initializers alone, a table PyTorch computes from a
+ * buffer? Sin and Cos of the positions' angles: rotary embeddings' inv_freq, a buffer that the
+ * export writes as it does a param, trained by mtc unless frozen, and so not PyTorch's. The
+ * import refuses it unfrozen (a param learned through a sine table is rarer than a forgotten
+ * freeze). Comparisons, Floor and Ceil of a param fold (no gradient flows through them): a
+ * mask made so (a tril buffer compared with 0) folds, as before freezing existed. */
 static int
-grad_flows(const char *op)
+table_op(const char *op)
 {
 	return strcmp(op, "Sin") == 0 || strcmp(op, "Cos") == 0;
 }
@@ -316,6 +321,12 @@ want_t(Ox *x, int id)
 		return v->v;
 	if (ii >= 0 && x->o->init[ii].dt == DT_FLOAT)
 		return v->v = param(x, ii, weight_role(x, ii));
+	if (v->wait && v->trained && table_op(x->o->node[x->o->defnode[id]].op))
+		return xerr(x, "input '%s' is computed by %s from float initializers alone, one of them "
+		            "trained (a param): PyTorch makes such a table from a buffer (rotary "
+		            "embeddings' inv_freq), which an export cannot tell from a param; freeze it "
+		            "(import \"...\" as NAME frozen \"INITIALIZER\";)", vn(x, id),
+		            x->o->node[x->o->defnode[id]].op);
 	if (v->wait) {
 		const OxOp *op = ox_op(x->o->node[x->o->defnode[id]].op);
 		if (op->emit) {
@@ -325,16 +336,6 @@ want_t(Ox *x, int id)
 				return v->v;
 		}
 	}
-	if (v->trained && grad_flows(x->o->node[x->o->defnode[id]].op))
-		/* an op computed only at import time (no IR op of its own) through which PyTorch's
-		 * gradient flows, on a param: folded, its result would keep the param's first
-		 * values through training. Comparisons, Floor and Ceil pass no gradient: a mask
-		 * made so (a tril buffer compared with 0) folds, as before freezing existed */
-		return xerr(x, "input '%s' is computed from a float initializer that is trained (a param) "
-		            "by %s, which mtc computes only at import time: it would not follow training; "
-		            "if the initializer is a buffer (PyTorch's register_buffer), freeze it (import "
-		            "\"...\" as NAME frozen \"INITIALIZER\";)", vn(x, id),
-		            x->o->node[x->o->defnode[id]].op);
 	if (!(k = want_k(x, id)))
 		return -1;
 	return v->v = xknown(x, k, vn(x, id));

@@ -481,7 +481,7 @@ static const struct { const char *name; int code; Opk ir; } unops[] = {
 	{ "Abs", U_ABS, NOP }, { "Exp", U_EXP, OP_EXP }, { "Log", U_LOG, OP_LOG },
 	{ "Relu", U_RELU, OP_RELU }, { "Tanh", U_TANH, OP_TANH }, { "Sigmoid", U_SIGMOID, OP_SIGMOID },
 	{ "Erf", U_ERF, NOP }, { "Not", U_NOT, NOP }, { "Floor", U_FLOOR, NOP }, { "Ceil", U_CEIL, NOP },
-	{ "Sin", U_SIN, NOP }, { "Cos", U_COS, NOP },
+	{ "Sin", U_SIN, OP_SIN }, { "Cos", U_COS, OP_COS },
 };
 
 static int
@@ -3198,7 +3198,7 @@ static const OxOp ops[] = {
 	{ "ConstantOfShape", fold_cos, NULL, 0 },
 	{ "Conv", NULL, emit_conv, 0 },
 	{ "ConvTranspose", NULL, emit_convt, 0 },
-	{ "Cos", fold_un, NULL, 0 },
+	{ "Cos", fold_un, emit_un, 0 },
 	{ "DepthToSpace", NULL, emit_d2s, 0 },
 	{ "Div", fold_bin, emit_bin, 0 },
 	{ "Dropout", NULL, emit_dropout, 0 },
@@ -3255,7 +3255,7 @@ static const OxOp ops[] = {
 	{ "Selu", NULL, emit_leaky, 0 },
 	{ "Shape", fold_shape, NULL, 1 },
 	{ "Sigmoid", fold_un, emit_un, 0 },
-	{ "Sin", fold_un, NULL, 0 },
+	{ "Sin", fold_un, emit_un, 0 },
 	{ "Size", fold_size, NULL, 1 },
 	{ "Slice", fold_slice, emit_slice, 0 },
 	{ "Softmax", NULL, emit_softmax, 0 },

@@ -164,7 +164,7 @@ model m {
   output x;
 }
 EOF
-# rope.onnx: cos and sin of angles from inv_freq, a buffer that must be frozen to be folded
+# rope.onnx: cos and sin of angles from inv_freq, a buffer that must be frozen
 cp "$src/tests/onnx/data/rope.onnx" "$out/" && chmod u+w "$out/rope.onnx"
 cat >"$out/trained.tdsl" <<'EOF'
 import "rope.onnx" as net;
@@ -174,7 +174,7 @@ model m {
   output y;
 }
 EOF
-expect trained.tdsl "$out/rope.onnx: error: node '/Mul_1' (Mul, opset 14): input '/Cos_output_0' is computed from a float initializer that is trained (a param) by Cos, which mtc computes only at import time: it would not follow training; if the initializer is a buffer (PyTorch's register_buffer), freeze it (import \"...\" as NAME frozen \"INITIALIZER\";)" \
+expect trained.tdsl "$out/rope.onnx: error: node '/Mul_1' (Mul, opset 14): input '/Cos_output_0' is computed by Cos from float initializers alone, one of them trained (a param): PyTorch makes such a table from a buffer (rotary embeddings' inv_freq), which an export cannot tell from a param; freeze it (import \"...\" as NAME frozen \"INITIALIZER\";)" \
 	"$MTC" "$out/trained.tdsl" --emit=ir -o "$out/trained.mir"
 # a bad model through an import: the model's error, then a note at the import in the tdsl
 cat >"$out/badimport.tdsl" <<'EOF'

@@ -482,6 +482,24 @@ class HfRope(nn.Module):
         return self.fc(s.mean(1))
 
 
+class PosRope(nn.Module):
+    """Rotary embeddings of positions given at run time (an input, as a packed batch or a
+    cache offset gives them): cos and sin computed in the step (Sin, Cos), their gradient
+    flowing to the positions' Linear scale too."""
+    def __init__(self):
+        super().__init__()
+        self.q, self.s, self.fc = nn.Linear(8, 8), nn.Linear(1, 1), nn.Linear(8, 5)
+        self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, 8, 2).float() / 8)))
+
+    def forward(self, x, pos):                                                  # 2 x 6 x 8, 2 x 6
+        p = self.s(pos[..., None] * 3)                                           # 2 x 6 x 1
+        f = p * self.inv_freq
+        e = torch.cat([f, f], -1)
+        q = self.q(x)
+        rot = torch.cat([-q[..., 4:], q[..., :4]], -1)
+        return self.fc((q * e.cos() + rot * e.sin()).mean(1))
+
+
 def philox(c0, c1, c2, c3, k0, k1):
     """Philox4x32-10's word 0, as mtc_philox (<mtc/mtc-ops.h>): dropout's generator."""
     m32 = 0xFFFFFFFF
@@ -564,6 +582,7 @@ MODELS = {
     "shiftnet": (ShiftNet, {"x": f32(2, 6, 6)}, "xent", 14, None, 0.1, 0.9),
     "rope": (Rope, {"x": f32(2, 6, 8)}, "xent", 14, None, 0.1, 0.9),
     "hfrope": (HfRope, {"x": f32(2, 6, 8)}, "xent", 14, None, 0.1, 0.9),
+    "posrope": (PosRope, {"x": f32(2, 6, 8), "pos": f32(2, 6)}, "xent", 14, None, 0.1, 0.9),
     "seq2seq": (Seq2Seq, {"src": f32(2, 5, 16), "tgt": f32(2, 4, 16)}, "xent", 14, None, 0.1, 0.9),
 }
 
@@ -572,7 +591,8 @@ MODELS = {
 # side: the encoder of seq2seq (and its head's bias) as when fine-tuning; its causal mask, a
 # buffer holding -inf, is frozen by the importer itself; rope's and hfrope's inv_freq, a finite
 # buffer whose cos and sin are computed at import time, must be named.
-FROZEN = {"seq2seq": ["t.encoder.*", "fc.bias"], "rope": ["inv_freq"], "hfrope": ["inv_freq"]}
+FROZEN = {"seq2seq": ["t.encoder.*", "fc.bias"], "rope": ["inv_freq"], "hfrope": ["inv_freq"],
+          "posrope": ["inv_freq"]}
 
 
 def frozen(pat, name):
