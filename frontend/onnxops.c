@@ -1837,8 +1837,8 @@ eperm(Ox *x, int v, const Eterm *t, const char *ord, const int *run, int nd)
 	return xreshape(x, v, &r);
 }
 
-/* The equation against the operands' shapes sh[0..nin): their terms, the output's, and each
- * letter's length (size[], -1 where unused). 0, or -1 after a diagnostic. */
+/* The equation against the operands' shapes sh[0..nin), nin 1 or 2: their terms, the
+ * output's, and each letter's length (size[], -1 where unused). 0, or -1 after a diagnostic. */
 static int
 eparse(Ox *x, int nin, const Shape *shs, Eterm *in, Eterm *outp, int64_t *size)
 {
@@ -1849,8 +1849,6 @@ eparse(Ox *x, int nin, const Shape *shs, Eterm *in, Eterm *outp, int64_t *size)
 
 	if (!a || !a->has_s)
 		return xerr(x, "the equation is missing");
-	if (nin < 1 || nin > 2)
-		return xerr(x, "an einsum of %d operands is not supported (1 or 2)", nin);
 	p = (const char *)a->s.data, end = p + a->s.len;
 	arrow = NULL;
 	for (const char *q = p; q + 1 < end; q++)
@@ -2005,12 +2003,11 @@ fold_einsum(Ox *x)
 {
 	Eterm in[2], out;
 	int nin = x->nd->nin, nl = 0, fl = 0;
-	int64_t size[256], work = 1, on = 1, idx[2 * EMAX] = { 0 }, st[3][2 * EMAX], off[3] = { 0 };
+	int64_t size[256], work = 1, on, idx[2 * EMAX] = { 0 }, st[3][2 * EMAX], off[3] = { 0 };
 	char let[2 * EMAX];
 	Shape sh[2], rs = { 0, { 0 } };
 	Kv *k[2] = { NULL, NULL }, *r;
-	double *acc;
-	int64_t *iacc;
+	double *acc = NULL;
 
 	if (nin < 1 || nin > 2)
 		return xerr(x, "an einsum of %d operands is not supported (1 or 2)", nin);
@@ -2030,7 +2027,8 @@ fold_einsum(Ox *x)
 		if (mul64(work, size[(unsigned char)let[l]], &work))
 			work = INT64_MAX;
 	for (int j = 0; j < out.n; j++)
-		rs.d[rs.rank++] = size[(unsigned char)out.l[j]], on *= rs.d[j];
+		rs.d[rs.rank++] = size[(unsigned char)out.l[j]];
+	on = shape_numel(&rs);
 	if (on > MAXKNOWN || work > FOLD_WORK)
 		return emit_einsum(x);
 	/* each letter's stride in operand 0, 1 and the output (0 where a term lacks it) */
@@ -2047,8 +2045,8 @@ fold_einsum(Ox *x)
 		}
 	if (!(r = knew(x, fl ? KF : KI, &rs)))
 		return -1;
-	acc = xcalloc((size_t)(on ? on : 1), sizeof *acc);
-	iacc = xcalloc((size_t)(on ? on : 1), sizeof *iacc);
+	if (fl)                 /* floats summed in double; integers in r itself (zeroed) */
+		acc = xcalloc((size_t)(on ? on : 1), sizeof *acc);
 	for (int64_t w = 0; w < work; w++) {
 		if (fl) {
 			double pr = kv_get(k[0], off[0]);
@@ -2057,10 +2055,8 @@ fold_einsum(Ox *x)
 			acc[off[2]] += pr;
 		} else {
 			int64_t pr = k[0]->i[off[0]];
-			if ((nin == 2 && mul64(pr, k[1]->i[off[1]], &pr)) || add64(iacc[off[2]], pr, &iacc[off[2]])) {
-				free(acc), free(iacc);
+			if ((nin == 2 && mul64(pr, k[1]->i[off[1]], &pr)) || add64(r->i[off[2]], pr, &r->i[off[2]]))
 				return xerr(x, "integer overflow folding the einsum");
-			}
 		}
 		for (int l = nl - 1; l >= 0; l--) {     /* the odometer, the last letter fastest */
 			int64_t n = size[(unsigned char)let[l]];
@@ -2073,14 +2069,9 @@ fold_einsum(Ox *x)
 			idx[l] = 0;
 		}
 	}
-	for (int64_t i = 0; i < on; i++) {
-		if (fl)
-			r->f[i] = (float)acc[i];
-		else
-			r->i[i] = iacc[i];
-	}
+	for (int64_t i = 0; fl && i < on; i++)
+		r->f[i] = (float)acc[i];
 	free(acc);
-	free(iacc);
 	out_k(x, 0, r);
 	return 0;
 }
@@ -2353,7 +2344,7 @@ fold_matmul(Ox *x)
 {
 	Kv *a = in_k(x, 0), *b = in_k(x, 1), *r;
 	Shape sa, sb, ba, bb, bs, rs;
-	int64_t m, kk, n, nb, work, fl;
+	int64_t m, kk, n, nb, on, work, fl;
 
 	if (!a || !b)
 		return -1;
@@ -2382,9 +2373,8 @@ fold_matmul(Ox *x)
 	nb = shape_numel(&bs);
 	if (mul64(nb, m, &work) || mul64(work, n, &work) || mul64(work, kk, &work))
 		work = INT64_MAX;
-	if (work > FOLD_WORK || mul64(nb, m * n, &nb) || nb > MAXKNOWN)
+	if (work > FOLD_WORK || mul64(nb, m, &on) || mul64(on, n, &on) || on > MAXKNOWN)
 		return emit_matmul(x);
-	nb = shape_numel(&bs);
 	fl = a->dt == KF || b->dt == KF;
 	if (!(r = knew(x, fl ? KF : KI, &rs)))
 		return -1;

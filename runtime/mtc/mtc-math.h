@@ -1,6 +1,6 @@
-/* mtc-math.h: exp, log, tanh, sin and cos in float, in plain branch-free C, shared by the interpreter,
- * the runtime and generated kernels of both targets (the CUDA target puts this text into
- * every NVRTC program, where __CUDACC_RTC__ replaces the C library headers).
+/* mtc-math.h: exp, log, tanh, sin and cos in float, in plain branch-free C, shared by the
+ * interpreter, the runtime and generated kernels of both targets (the CUDA target puts this
+ * text into every NVRTC program, where __CUDACC_RTC__ replaces the C library headers).
  *
  * The C library's expf/logf/tanhf are opaque scalar calls: a loop that calls them does not
  * vectorize, and their bits depend on the libm at hand. These are straight-line float code

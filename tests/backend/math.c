@@ -3,8 +3,8 @@
  *
  * Every 251st float (all signs and exponents; sin and cos up to |x| = 2^28, NaN beyond) is
  * checked against the double-precision libm result: at most 2 ulp of the exact value for
- * normal results, at most 2 ulp of the smallest subnormal below them. The C library's float functions are measured the same way and
- * printed beside, for the record. Built with the vectorizer on (local.mk), like modules. */
+ * normal results, at most 2 ulp of the smallest subnormal below them. The C library's float
+ * functions are measured the same way and printed beside, for the record. Built with the vectorizer on (local.mk), like modules. */
 #include <math.h>
 #include <stdio.h>
 #include <stdint.h>
