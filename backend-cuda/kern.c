@@ -265,6 +265,16 @@ k_reshape(FILE *fp, const Func *f, const Op *op, Launch *l)
 	set1(l, blocks(n, BLK), BLK);
 }
 
+/* to_f32: each int rounded to the nearest float (__int2float_rn, C's conversion). */
+static void
+k_tof32(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	int64_t n = shape_numel(SH(f, op->res));
+
+	fprintf(fp, LOOP("%lldLL") "\t\tr[i] = (float)a0[i];\n\t}\n}\n", (long long)n);
+	set1(l, blocks(n, BLK), BLK);
+}
+
 static void
 k_const(FILE *fp, const Func *f, const Op *op, Launch *l)
 {
@@ -1151,7 +1161,7 @@ cuda_hostop(FILE *fp, const Func *f, const Op *op, Launch *l)
 #define KERNELS(K) \
 	K(CONST, k_const) K(ADD, k_ew) K(SUB, k_ew) K(MUL, k_ew) K(DIV, k_ew) \
 	K(MATMUL, k_matmul) K(RELU, k_ew) K(GELU, k_ew) K(TANH, k_ew) K(SIGMOID, k_ew) \
-	K(SIN, k_ew) K(COS, k_ew) \
+	K(SIN, k_ew) K(COS, k_ew) K(TOF32, k_tof32) \
 	K(EXP, k_ew) K(LOG, k_ew) K(SQRT, k_ew) K(RSQRT, k_ew) K(NEG, k_ew) K(POW, k_ew) \
 	K(TRANSPOSE, k_transpose) K(RESHAPE, k_reshape) K(CONCAT, k_concat) K(SUM, k_red) \
 	K(MEAN, k_red) K(MAX, k_red) K(SOFTMAX, k_softmax) K(LOGSOFTMAX, k_softmax) \

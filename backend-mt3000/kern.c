@@ -798,6 +798,19 @@ k_copy(Gen *g, const LowFunc *p, const Op *o)
 	launch(g, p, k, v, 2, 0, (double)n);
 }
 
+/* to_f32: each int32 rounded to the nearest float (C's conversion, the interpreter's). */
+static void
+k_tof32(Gen *g, const LowFunc *p, const Op *o)
+{
+	int v[2] = { o->res, o->args[0] }, k = kopen(g, "to_f32");
+	int64_t n = shape_numel(SH(o->res));
+	kptr(g, "r", 0, 1, 0);
+	kptr(g, "x", 1, 0, 1);
+	ksplit(g, n);
+	K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tr[i] = (float)x[i];\n}\n");
+	launch(g, p, k, v, 2, 0, (double)n);
+}
+
 /* slice(x) axis start: x narrowed along axis to [start, start + n), n from the result. */
 static void
 k_slice(Gen *g, const LowFunc *p, const Op *o)
@@ -1314,7 +1327,7 @@ mt3000_hostop(Gen *g, const LowFunc *p, const Op *o)
 #define KERNELS(K) \
 	K(CONST, k_const) K(ADD, k_ew) K(SUB, k_ew) K(MUL, k_ew) K(DIV, k_ew) \
 	K(MATMUL, k_matmul) K(RELU, k_ew) K(GELU, k_ew) K(TANH, k_ew) K(SIGMOID, k_ew) \
-	K(SIN, k_ew) K(COS, k_ew) \
+	K(SIN, k_ew) K(COS, k_ew) K(TOF32, k_tof32) \
 	K(EXP, k_ew) K(LOG, k_ew) K(SQRT, k_ew) K(RSQRT, k_ew) K(NEG, k_ew) K(POW, k_ew) \
 	K(TRANSPOSE, k_transpose) K(RESHAPE, k_copy) K(CONCAT, k_concat) K(SUM, k_reduce) \
 	K(MEAN, k_reduce) K(MAX, k_reduce) K(SOFTMAX, k_softmax) K(LOGSOFTMAX, k_softmax) \

@@ -189,6 +189,19 @@ k_ew(Run *r, const Op *op)
 	return 0;
 }
 
+/* to_f32: each i32 value rounded to the nearest f32 (C's conversion, as every target's). */
+static int
+k_tof32(Run *r, const Op *op)
+{
+	const int32_t *x = INI(0);
+	float *o = OUT;
+	int64_t n = shape_numel(&RTY->sh);
+
+	for (int64_t i = 0; i < n; i++)
+		o[i] = (float)x[i];
+	return 0;
+}
+
 static int
 k_const(Run *r, const Op *op)
 {
@@ -1373,7 +1386,7 @@ k_nothing(Run *r, const Op *op)
 #define KERNELS(K) \
 	K(CONST, k_const) K(ADD, k_ew) K(SUB, k_ew) K(MUL, k_ew) K(DIV, k_ew) \
 	K(MATMUL, k_matmul) K(RELU, k_ew) K(GELU, k_ew) K(TANH, k_ew) K(SIGMOID, k_ew) \
-	K(SIN, k_ew) K(COS, k_ew) \
+	K(SIN, k_ew) K(COS, k_ew) K(TOF32, k_tof32) \
 	K(EXP, k_ew) K(LOG, k_ew) K(SQRT, k_ew) K(RSQRT, k_ew) K(NEG, k_ew) K(POW, k_ew) \
 	K(TRANSPOSE, k_transpose) K(RESHAPE, k_copy) K(CONCAT, k_concat) K(SUM, k_reduce) \
 	K(MEAN, k_reduce) K(MAX, k_reduce) K(SOFTMAX, k_softmax) K(LOGSOFTMAX, k_softmax) \

@@ -188,6 +188,7 @@ typedef double CostRule(const struct Func *, const struct Op *);
 	/* ops of imported graphs, not spelled in tdsl */ \
 	X(SIN,       "sin",         1, F_EW,                "",              "",                sh_unary,    gr_sin,       co_ew8,        0, mtc_sin(x0)) \
 	X(COS,       "cos",         1, F_EW,                "",              "",                sh_unary,    gr_cos,       co_ew8,        0, mtc_cos(x0)) \
+	X(TOF32,     "to_f32",      1, 0,                   "",              "",                sh_tof32,    gr_none,      co_ew1,        0, 0) \
 	/* gradient helpers (made by autodiff) */ \
 	X(SUMTO,     "sum_to",      1, F_GIVEN,             "",              "",                sh_sumto,    gr_none,      co_red,        0, 0) \
 	X(BCAST,     "broadcast",   1, F_GIVEN | F_EW,      "",              "",                sh_bcast,    gr_none,      co_zero,       0, x0) \

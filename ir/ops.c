@@ -376,6 +376,18 @@ sh_layernorm(const Func *f, const Op *op, Type *r, char *err, size_t n)
 	return 0;
 }
 
+/* to_f32(x): an i32 tensor's values as f32, rounded to nearest (PyTorch's .float(), ONNX's
+ * Cast): positions given as integers, made angles by rotary embeddings. */
+int
+sh_tof32(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	if (ARG(0)->dt != I32)
+		return fail(err, n, "to_f32 needs an i32 operand, got %s", TS(ARG(0)));
+	r->dt = F32;
+	r->sh = ARG(0)->sh;
+	return 0;
+}
+
 int
 sh_embedding(const Func *f, const Op *op, Type *r, char *err, size_t n)
 {

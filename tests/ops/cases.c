@@ -86,6 +86,7 @@ elementwise(void)
 		c = add(OP_POW, 1, shapes[s]);
 		c->fa[0] = 0.5;
 		c->pos = 1;
+		add(OP_TOF32, 1, I(shapes[s]));      /* i32 values up to 2^31: rounded */
 	}
 
 	group("binary", 0);
