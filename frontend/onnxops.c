@@ -294,6 +294,8 @@ emit_cast(Ox *x)
 
 	if (v < 0)
 		return -1;
+	if (dt == KF && x->c->f->val[v].ty.dt == I32 && (v = xemit1(x, OP_TOF32, v)) < 0)
+		return -1;          /* integer positions made float: to_f32 */
 	if ((dt == KF) != (x->c->f->val[v].ty.dt == F32) || dt == KB)
 		return xerr(x, "a cast of a run-time %s tensor to %s is not supported",
 		            dtype_name(x->c->f->val[v].ty.dt), dt_name(to));

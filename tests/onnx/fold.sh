@@ -2,7 +2,8 @@
 # fold.sh: ops on values known at import time fold to the values ONNX's semantics give: each
 # tests/onnx/fold/*.textproto (protobuf text, made binary by protoc-c) compiles, and each of
 # its `# expect: TEXT` lines is part of a line of the IR mtc writes (the folded values, or the
-# IR ops written where a fold would be too large). Skipped without the importer.
+# IR ops written where a fold would be too large, or a run-time value needs one). Skipped
+# without the importer.
 MTC=${MTC:-./mtc}
 src=${top_srcdir:-.}
 out=${top_builddir:-.}/tests/out/onnx/fold

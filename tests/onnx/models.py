@@ -500,6 +500,20 @@ class PosRope(nn.Module):
         return self.fc((q * e.cos() + rot * e.sin()).mean(1))
 
 
+class HfPos(HfRope):
+    """Hugging Face LLaMA's rotary embeddings of position_ids given at run time (an int64
+    input): Unsqueeze and Cast to float in the step, inv_freq @ positions (a run-time MatMul),
+    cos and sin; the positions as a packed batch gives them (each row its own offset)."""
+    def forward(self, x, position_ids):                                         # 2 x 6 x 8, 2 x 6
+        b = x.shape[0]
+        f = (self.inv_freq[None, :, None].float().expand(b, -1, 1) @ position_ids[:, None, :].float()).transpose(1, 2)
+        e = torch.cat([f, f], -1)
+        q = self.rot(self.q(x), e.cos(), e.sin())
+        k = self.rot(self.k(x), e.cos(), e.sin())
+        s = torch.softmax(q @ k.transpose(1, 2) / 8 ** 0.5, -1)
+        return self.fc(s.mean(1))
+
+
 def philox(c0, c1, c2, c3, k0, k1):
     """Philox4x32-10's word 0, as mtc_philox (<mtc/mtc-ops.h>): dropout's generator."""
     m32 = 0xFFFFFFFF
@@ -583,6 +597,7 @@ MODELS = {
     "rope": (Rope, {"x": f32(2, 6, 8)}, "xent", 14, None, 0.1, 0.9),
     "hfrope": (HfRope, {"x": f32(2, 6, 8)}, "xent", 14, None, 0.1, 0.9),
     "posrope": (PosRope, {"x": f32(2, 6, 8), "pos": f32(2, 6)}, "xent", 14, None, 0.1, 0.9),
+    "hfpos": (HfPos, {"x": f32(2, 6, 8), "position_ids": i64(2, 6, hi=4096)}, "xent", 14, None, 0.1, 0.9),
     "seq2seq": (Seq2Seq, {"src": f32(2, 5, 16), "tgt": f32(2, 4, 16)}, "xent", 14, None, 0.1, 0.9),
 }
 
@@ -592,7 +607,7 @@ MODELS = {
 # buffer holding -inf, is frozen by the importer itself; rope's and hfrope's inv_freq, a finite
 # buffer whose cos and sin are computed at import time, must be named.
 FROZEN = {"seq2seq": ["t.encoder.*", "fc.bias"], "rope": ["inv_freq"], "hfrope": ["inv_freq"],
-          "posrope": ["inv_freq"]}
+          "posrope": ["inv_freq"], "hfpos": ["inv_freq"]}
 
 
 def frozen(pat, name):
