@@ -24,6 +24,19 @@ H(Gen *g, const char *fmt, ...)
 
 static long long ll(int64_t x) { return (long long)x; }
 
+/* A double literal that reads back to v, infinities and NaN included (the host code has no
+ * <math.h>: IEEE division makes them). */
+static const char *
+dlit(double v, char *buf)
+{
+	if (isnan(v))
+		return "(0.0 / 0.0)";
+	if (isinf(v))
+		return v > 0 ? "(1.0 / 0.0)" : "(-1.0 / 0.0)";
+	snprintf(buf, 32, "%.17g", v);
+	return buf;
+}
+
 /* A file name as an assembler string inside a C string literal: '"' and '\\' escaped for
  * both, other bytes outside printable ASCII as the assembler's octal escapes. */
 static void
@@ -830,9 +843,10 @@ host_emit(Gen *g)
 		if (dc->init.kind == INIT_FILE || dc->init.kind == INIT_VALUES)
 			H(g, "\tmemcpy(%s + %lld, mtc_init_%d, %lld);\n", z, ll(g->poff[d]), d, ll(type_bytes(&dc->ty)));
 		else if (dc->ty.dt == F32)
-			H(g, "\tmtc_init_f32((float *)(%s + %lld), %lld, %d, %.17g, %.17g, \"%s\", %lluull);\n",
-			  z, ll(g->poff[d]), ll(shape_numel(&dc->ty.sh)), (int)dc->init.kind, dc->init.a,
-			  dc->init.b, dc->name, (unsigned long long)g->bo->seed);
+			H(g, "\tmtc_init_f32((float *)(%s + %lld), %lld, %d, %s, %s, \"%s\", %lluull);\n",
+			  z, ll(g->poff[d]), ll(shape_numel(&dc->ty.sh)), (int)dc->init.kind,
+			  dlit(dc->init.a, (char[32]){0}), dlit(dc->init.b, (char[32]){0}), dc->name,
+			  (unsigned long long)g->bo->seed);
 		else
 			H(g, "\tmemset(%s + %lld, 0, %lld);\n", z, ll(g->poff[d]), ll(type_bytes(&dc->ty)));
 	}
