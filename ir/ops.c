@@ -234,6 +234,22 @@ sh_binary(const Func *f, const Op *op, Type *r, char *err, size_t n)
 	return 0;
 }
 
+/* select(c, a, b): the three broadcast together, all f32. */
+int
+sh_select(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	Shape s;
+
+	for (int i = 0; i < 3; i++)
+		if (want_f32(f, op, i, err, n))
+			return -1;
+	r->dt = F32;
+	if (shape_broadcast(&ARG(0)->sh, &ARG(1)->sh, &s) || shape_broadcast(&s, &ARG(2)->sh, &r->sh))
+		return fail(err, n, "shapes %s, %s and %s do not broadcast in select", TS(ARG(0)),
+		            TS(ARG(1)), TS(ARG(2)));
+	return 0;
+}
+
 int
 sh_unary(const Func *f, const Op *op, Type *r, char *err, size_t n)
 {

@@ -186,6 +186,26 @@ void gr_neg(Diff *d, const Op *op) { d_acc(d, A(0), d_op1(d, OP_NEG, d_grad(d, o
 void gr_sin(Diff *d, const Op *op) { d_acc(d, A(0), d_op2(d, OP_MUL, d_grad(d, op->res), d_op1(d, OP_COS, A(0)))); }
 void gr_cos(Diff *d, const Op *op) { d_acc(d, A(0), d_op1(d, OP_NEG, d_op2(d, OP_MUL, d_grad(d, op->res), d_op1(d, OP_SIN, A(0))))); }
 
+/* equal, less, less_equal: steps, whose gradient is 0 wherever it is defined (PyTorch's
+ * comparisons have none): nothing flows back. */
+void gr_step(Diff *d, const Op *op) { (void)d; (void)op; }
+
+/* y = select(c, a, b): da = select(c, dy, 0), db = select(c, 0, dy) (an infinite branch not
+ * taken gives no NaN, as a mask's product would); c, a comparison, gets none. */
+void
+gr_select(Diff *d, const Op *op)
+{
+	Type s = { F32, { 0, {0} } };
+	double zero = 0;
+	int dy = d_grad(d, op->res), z = d_emit(d, OP_CONST, NULL, 0, NULL, 0, &zero, &s);
+
+	for (int k = 1; k <= 2; k++)
+		if (d_need(d, A(k))) {
+			int a[3] = { A(0), k == 1 ? dy : z, k == 1 ? z : dy };
+			d_acc(d, A(k), d_emit(d, OP_SELECT, a, 3, NULL, 0, NULL, NULL));
+		}
+}
+
 void
 gr_clip(Diff *d, const Op *op)
 {

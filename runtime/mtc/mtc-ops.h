@@ -41,6 +41,12 @@ static inline float mtc_log(float x) { return mtc_logf(x); }
 static inline float mtc_sqrt(float x) { return sqrtf(x); }
 static inline float mtc_rsqrt(float x) { return 1 / sqrtf(x); }
 static inline float mtc_neg(float x) { return -x; }
+/* The comparisons of imported graphs, 1 or 0 (ONNX's booleans at run time; NaN compares
+ * false), and their Where: a where c is not 0, else b. */
+static inline float mtc_eq(float a, float b) { return a == b ? 1.0f : 0.0f; }
+static inline float mtc_lt(float a, float b) { return a < b ? 1.0f : 0.0f; }
+static inline float mtc_le(float a, float b) { return a <= b ? 1.0f : 0.0f; }
+static inline float mtc_select(float c, float a, float b) { return c != 0 ? a : b; }
 static inline float mtc_pow(float x, float c) { return powf(x, c); }
 /* clip (ReLU6 is clip(x, 0, 6)): max then min as torch.clamp, so NaN stays NaN and lo > hi
  * gives hi. */

@@ -66,6 +66,18 @@ static int c_neg(Tb *t) { return un(t, OP_NEG, V_UNIF, -1, 1); }
 static int c_sin(Tb *t) { return un(t, OP_SIN, V_UNIF, -4, 4); }
 static int c_cos(Tb *t) { return un(t, OP_COS, V_UNIF, -4, 4); }
 
+/* select by comparisons (|a| >= 0.2: no step moves within EPS): y = a where a < -a, else c
+ * (broadcast); then a or c where a <= -a; then a * y where a == a (all of it). The
+ * comparisons pass nothing back. */
+static int
+c_select(Tb *t)
+{
+	int a = P("a", SH(3, 4), V_SIGNED, 0.2, 1), c = U("c", SH(4)), na = tb_op1(t, OP_NEG, a);
+	int y = tb_op(t, OP_SELECT, ARGS(tb_op2(t, OP_LT, a, na), a, c), NULL, 0, NULL, NULL);
+	int z = tb_op(t, OP_SELECT, ARGS(tb_op2(t, OP_LE, a, na), c, y), NULL, 0, NULL, NULL);
+	return tb_op2(t, OP_MUL, tb_op2(t, OP_MUL, z, tb_op2(t, OP_EQ, a, a)), a);
+}
+
 static int
 pw(Tb *t, double c, double lo, double hi)
 {
@@ -258,7 +270,7 @@ static const struct { const char *name; Build *fn; } cases[] = {
 	{ "matmul-bcast-ta-tb", c_bmm_bct }, { "matmul-bcast-ta", c_bmm_bct2 },
 	{ "relu", c_relu }, { "gelu", c_gelu }, { "tanh", c_tanh }, { "sigmoid", c_sigmoid },
 	{ "exp", c_exp }, { "log", c_log }, { "sqrt", c_sqrt }, { "rsqrt", c_rsqrt }, { "neg", c_neg },
-	{ "sin", c_sin }, { "cos", c_cos },
+	{ "sin", c_sin }, { "cos", c_cos }, { "select", c_select },
 	{ "pow3", c_pow3 }, { "pow0.5", c_pow_half }, { "pow-1.5", c_pow_neg },
 	{ "transpose", c_transpose }, { "transpose2", c_transpose2 }, { "reshape", c_reshape },
 	{ "concat", c_concat }, { "concat-axis0-repeat", c_concat0 },

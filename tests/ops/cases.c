@@ -1,6 +1,7 @@
 /* cases.c: the one table of op test cases (cases.h): every op kind of OPTAB, several shapes
  * each (broadcasting, empty and scalar shapes, sizes that split across threads), gradient
  * helpers and optimizer updates included. tests/ops/ops.c runs it on every target. */
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -113,6 +114,29 @@ elementwise(void)
 	c = add(OP_GELU_G, 2, ty(F32, 2, 50, 40), ty(F32, 2, 50, 40));
 	c->arg[0] = 4;
 	c->arg[1] = 1;
+
+	/* Comparisons (of imported graphs) and select: x against relu(x), equal where x >= 0, so
+	 * every outcome occurs; fresh operands broadcast; select by a comparison, its branches
+	 * broadcast, one of them infinite (a masked fill). */
+	group("compare", 0);
+	add(OP_RELU, 1, ty(F32, 2, 30, 17));
+	for (int k = 0; k < 3; k++) {
+		c = add(k == 0 ? OP_EQ : k == 1 ? OP_LT : OP_LE, 2, ty(F32, 2, 30, 17), ty(F32, 2, 30, 17));
+		c->arg[0] = -100 - 0;
+		c->arg[1] = 0;
+	}
+	for (int s = 0; s < 6; s++) {
+		add(OP_LT, 2, pa[s][0], pa[s][1]);
+		add(OP_LE, 2, pa[s][0], pa[s][1]);
+	}
+	c = add(OP_SELECT, 3, ty(F32, 2, 30, 17), ty(F32, 2, 30, 17), ty(F32, 1, 17));
+	c->arg[0] = 1;
+	c = add(OP_SELECT, 3, ty(F32, 2, 30, 17), ty(F32, 0), ty(F32, 2, 30, 17));
+	c->arg[0] = 2;
+	c->role[1] = R_HYPER;
+	c->hv[1] = -INFINITY;
+	c = add(OP_SELECT, 3, ty(F32, 2, 6, 1), ty(F32, 3, 3, 6, 7), ty(F32, 0));
+	c->arg[0] = 12;
 }
 
 static void
