@@ -135,6 +135,7 @@ typedef struct Xv {
 	uint8_t trained;        /* it depends on a float initializer not frozen (onnx_freeze): a
 	                         * param that training moves, so never folded into a constant */
 	uint8_t buffer;         /* an initializer that becomes a buffer, not a param */
+	uint8_t boolean;        /* a run-time boolean: f32 1 or 0 (a comparison's result) */
 } Xv;
 
 typedef struct Ox {
@@ -185,6 +186,8 @@ typedef struct OxOp {
 	/* emit: the outputs as IR ops (inputs through in_t or in_k). 0, or -1. */
 	int (*emit)(Ox *);
 	uint8_t typeonly;       /* fold reads only its inputs' types (Shape): always folded */
+	uint8_t moves;          /* emit moves elements, changing none: a run-time boolean input
+	                         * makes boolean outputs */
 } OxOp;
 
 const OxOp *ox_op(const char *name);

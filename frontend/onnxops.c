@@ -287,6 +287,18 @@ fold_cast(Ox *x)
 	return 0;
 }
 
+/* Output 0 as v, a run-time boolean (f32 1 or 0); 0, or -1 if v is. */
+static int
+out_bool(Ox *x, int v)
+{
+	if (v < 0)
+		return -1;
+	out_t(x, 0, v);
+	if (x->nd->nout && x->nd->out[0] >= 0)
+		x->x[x->nd->out[0]].boolean = 1;
+	return 0;
+}
+
 static int
 emit_cast(Ox *x)
 {
@@ -296,6 +308,12 @@ emit_cast(Ox *x)
 		return -1;
 	if (dt == KF && x->c->f->val[v].ty.dt == I32 && (v = xemit1(x, OP_TOF32, v)) < 0)
 		return -1;          /* integer positions made float: to_f32 */
+	if (dt == KB && x->c->f->val[v].ty.dt == F32) {     /* x != 0, 1 or 0 (NaN is true) */
+		const Shape one = { 0, { 0 } };
+		if (!x->x[x->nd->in[0]].boolean)
+			v = xemit2(x, OP_SUB, xconst(x, 1, &one), xemit2(x, OP_EQ, v, xconst(x, 0, &one)));
+		return out_bool(x, v);
+	}
 	if ((dt == KF) != (x->c->f->val[v].ty.dt == F32) || dt == KB)
 		return xerr(x, "a cast of a run-time %s tensor to %s is not supported",
 		            dtype_name(x->c->f->val[v].ty.dt), dt_name(to));
@@ -438,6 +456,64 @@ emit_bin(Ox *x)
 		return -1;
 	out_t(x, 0, v);
 	return 0;
+}
+
+/* Input i as an f32 IR value for a comparison or a Where: run-time booleans are f32 0 and 1
+ * (comparisons make them), known booleans and integers are made so; a run-time integer
+ * tensor is refused. -1 after an error. */
+static int
+in_f32(Ox *x, int i)
+{
+	int id = has_in(x, i) ? x->nd->in[i] : -1;
+	Type t;
+	Kv *k, *f;
+
+	if (in_type(x, i, &t))
+		return -1;
+	if (t.dt == F32)
+		return in_t(x, i);
+	if (x->x[id].v >= 0)
+		return xerr(x, "input '%s' is an integer tensor computed at run time: comparisons and "
+		            "Where of run-time integers are not supported", x->o->name[id]);
+	if (!(k = in_k(x, i)) || !(f = knew(x, KF, &k->sh)))
+		return -1;
+	for (int64_t j = 0; j < k->n; j++)
+		if ((double)(f->f[j] = (float)kv_get(k, j)) != kv_get(k, j))
+			return xerr(x, "input '%s' holds %.17g, which a float cannot hold exactly",
+			            x->o->name[id], kv_get(k, j));
+	return xknown(x, f, x->o->name[id]);
+}
+
+/* Comparisons and logic of run-time values: f32 1 or 0 (ONNX's booleans at run time). Greater
+ * is less with the operands swapped; And, Or and Xor of 0 and 1 are a b, a + b - a b and
+ * 1 - (a == b); NaN compares false. No gradient flows through them. */
+static int
+emit_cmp(Ox *x)
+{
+	const Shape one = { 0, { 0 } };
+	int code = binop_code(x->nd->op), a = in_f32(x, 0), b = a < 0 ? -1 : in_f32(x, 1), v;
+
+	switch (code) {
+	case E_EQ: v = xemit2(x, OP_EQ, a, b); break;
+	case E_LT: v = xemit2(x, OP_LT, a, b); break;
+	case E_GT: v = xemit2(x, OP_LT, b, a); break;
+	case E_LE: v = xemit2(x, OP_LE, a, b); break;
+	case E_GE: v = xemit2(x, OP_LE, b, a); break;
+	case E_AND: v = xemit2(x, OP_MUL, a, b); break;
+	case E_OR: v = xemit2(x, OP_SUB, xemit2(x, OP_ADD, a, b), xemit2(x, OP_MUL, a, b)); break;
+	default: v = xemit2(x, OP_SUB, xconst(x, 1, &one), xemit2(x, OP_EQ, a, b)); break;
+	}
+	return out_bool(x, v);
+}
+
+/* Not of a run-time boolean (f32 0 or 1): 1 - a. */
+static int
+emit_not(Ox *x)
+{
+	const Shape one = { 0, { 0 } };
+	int a = in_f32(x, 0);
+
+	return out_bool(x, a < 0 ? -1 : xemit2(x, OP_SUB, xconst(x, 1, &one), a));
 }
 
 /* x ** c with c known: by 2 as x * x (PyTorch's pow by 2, bit for bit), else pow. */
@@ -716,13 +792,23 @@ where_part(Ox *x, const Kv *c, const Kv *k, int sel, const Shape *sh)
 static int
 emit_where(Ox *x)
 {
-	Kv *c = in_k(x, 0), *m;
 	const char *nm = x->nd->nout && x->nd->out[0] >= 0 ? x->o->name[x->nd->out[0]] : "where";
+	Kv *c, *m;
 	Type ta, tb;
 	Shape s1, sh;
 	int v, part[2];
 
-	if (!c || in_type(x, 1, &ta) || in_type(x, 2, &tb))
+	if (has_in(x, 0) && x->x[x->nd->in[0]].v >= 0) {   /* computed at run time: select */
+		int a[3];
+		for (int i = 0; i < 3; i++)
+			if ((a[i] = in_f32(x, i)) < 0)
+				return -1;
+		if ((v = xemit(x, OP_SELECT, a, 3, NULL, 0, NULL, NULL)) < 0)
+			return -1;
+		out_t(x, 0, v);
+		return 0;
+	}
+	if (!(c = in_k(x, 0)) || in_type(x, 1, &ta) || in_type(x, 2, &tb))
 		return -1;
 	if (shape_broadcast(&c->sh, &ta.sh, &s1) || shape_broadcast(&s1, &tb.sh, &sh))
 		return xerr(x, "the condition and the values do not broadcast");
@@ -3176,94 +3262,94 @@ emit_resize(Ox *x)
 /* ---------- the table ---------- */
 
 static const OxOp ops[] = {
-	{ "Abs", fold_un, emit_un, 0 },
-	{ "Add", fold_bin, emit_bin, 0 },
-	{ "And", fold_bin, NULL, 0 },
-	{ "AveragePool", NULL, emit_pool, 0 },
-	{ "BatchNormalization", NULL, emit_bn, 0 },
-	{ "Cast", fold_cast, emit_cast, 0 },
-	{ "Ceil", fold_un, NULL, 0 },
-	{ "Celu", NULL, emit_leaky, 0 },
-	{ "Clip", NULL, emit_clip, 0 },
-	{ "Concat", fold_concat, emit_concat, 0 },
-	{ "Constant", fold_constant, NULL, 0 },
-	{ "ConstantOfShape", fold_cos, NULL, 0 },
-	{ "Conv", NULL, emit_conv, 0 },
-	{ "ConvTranspose", NULL, emit_convt, 0 },
-	{ "Cos", fold_un, emit_un, 0 },
-	{ "DepthToSpace", NULL, emit_d2s, 0 },
-	{ "Div", fold_bin, emit_bin, 0 },
-	{ "Dropout", NULL, emit_dropout, 0 },
-	{ "Einsum", fold_einsum, emit_einsum, 0 },
-	{ "Elu", NULL, emit_leaky, 0 },
-	{ "Equal", fold_bin, NULL, 0 },
-	{ "Erf", fold_un, emit_un, 0 },
-	{ "Exp", fold_un, emit_un, 0 },
-	{ "Expand", fold_expand, emit_expand, 0 },
-	{ "Flatten", fold_layout, emit_layout, 0 },
-	{ "Floor", fold_un, NULL, 0 },
-	{ "GRU", NULL, emit_rnn, 0 },
-	{ "Gather", fold_gather, emit_gather, 0 },
-	{ "Gemm", NULL, emit_gemm, 0 },
-	{ "GlobalAveragePool", NULL, emit_gap, 0 },
-	{ "Greater", fold_bin, NULL, 0 },
-	{ "GreaterOrEqual", fold_bin, NULL, 0 },
-	{ "HardSigmoid", NULL, emit_hard, 0 },
-	{ "HardSwish", NULL, emit_hard, 0 },
-	{ "Identity", fold_identity, emit_identity, 0 },
-	{ "InstanceNormalization", NULL, emit_instnorm, 0 },
-	{ "LSTM", NULL, emit_rnn, 0 },
-	{ "LayerNormalization", NULL, emit_layernorm, 0 },
-	{ "LeakyRelu", NULL, emit_leaky, 0 },
-	{ "Less", fold_bin, NULL, 0 },
-	{ "LessOrEqual", fold_bin, NULL, 0 },
-	{ "Log", fold_un, emit_un, 0 },
-	{ "LogSoftmax", NULL, emit_softmax, 0 },
-	{ "MatMul", fold_matmul, emit_matmul, 0 },
-	{ "Max", fold_bin, NULL, 0 },
-	{ "MaxPool", NULL, emit_pool, 0 },
-	{ "Min", fold_bin, NULL, 0 },
-	{ "Mod", fold_bin, NULL, 0 },
-	{ "Mul", fold_bin, emit_bin, 0 },
-	{ "Neg", fold_un, emit_un, 0 },
-	{ "Not", fold_un, NULL, 0 },
-	{ "Or", fold_bin, NULL, 0 },
-	{ "PRelu", NULL, emit_leaky, 0 },
-	{ "Pad", fold_pad, emit_pad, 0 },
-	{ "Pow", fold_bin, emit_pow, 0 },
-	{ "Range", fold_range, NULL, 0 },
-	{ "Reciprocal", fold_un, emit_un, 0 },
-	{ "ReduceL2", fold_reduce, emit_reduce, 0 },
-	{ "ReduceMax", fold_reduce, emit_reduce, 0 },
-	{ "ReduceMean", fold_reduce, emit_reduce, 0 },
-	{ "ReduceMin", fold_reduce, NULL, 0 },
-	{ "ReduceProd", fold_reduce, NULL, 0 },
-	{ "ReduceSum", fold_reduce, emit_reduce, 0 },
-	{ "ReduceSumSquare", fold_reduce, emit_reduce, 0 },
-	{ "Relu", fold_un, emit_un, 0 },
-	{ "Reshape", fold_layout, emit_layout, 0 },
-	{ "Resize", NULL, emit_resize, 0 },
-	{ "ScatterND", fold_scatternd, NULL, 0 },
-	{ "Selu", NULL, emit_leaky, 0 },
-	{ "Shape", fold_shape, NULL, 1 },
-	{ "Sigmoid", fold_un, emit_un, 0 },
-	{ "Sin", fold_un, emit_un, 0 },
-	{ "Size", fold_size, NULL, 1 },
-	{ "Slice", fold_slice, emit_slice, 0 },
-	{ "Softmax", NULL, emit_softmax, 0 },
-	{ "Softplus", NULL, emit_leaky, 0 },
-	{ "Split", fold_split, emit_split, 0 },
-	{ "Sqrt", fold_un, emit_un, 0 },
-	{ "Squeeze", fold_layout, emit_layout, 0 },
-	{ "Sub", fold_bin, emit_bin, 0 },
-	{ "Tanh", fold_un, emit_un, 0 },
-	{ "Tile", NULL, emit_tile, 0 },
-	{ "Transpose", fold_transpose, emit_transpose, 0 },
-	{ "Trilu", fold_trilu, emit_trilu, 0 },
-	{ "Unsqueeze", fold_layout, emit_layout, 0 },
-	{ "Upsample", NULL, emit_resize, 0 },
-	{ "Where", fold_where, emit_where, 0 },
-	{ "Xor", fold_bin, NULL, 0 },
+	{ "Abs", fold_un, emit_un, 0, 0 },
+	{ "Add", fold_bin, emit_bin, 0, 0 },
+	{ "And", fold_bin, emit_cmp, 0, 0 },
+	{ "AveragePool", NULL, emit_pool, 0, 0 },
+	{ "BatchNormalization", NULL, emit_bn, 0, 0 },
+	{ "Cast", fold_cast, emit_cast, 0, 0 },
+	{ "Ceil", fold_un, NULL, 0, 0 },
+	{ "Celu", NULL, emit_leaky, 0, 0 },
+	{ "Clip", NULL, emit_clip, 0, 0 },
+	{ "Concat", fold_concat, emit_concat, 0, 1 },
+	{ "Constant", fold_constant, NULL, 0, 0 },
+	{ "ConstantOfShape", fold_cos, NULL, 0, 0 },
+	{ "Conv", NULL, emit_conv, 0, 0 },
+	{ "ConvTranspose", NULL, emit_convt, 0, 0 },
+	{ "Cos", fold_un, emit_un, 0, 0 },
+	{ "DepthToSpace", NULL, emit_d2s, 0, 0 },
+	{ "Div", fold_bin, emit_bin, 0, 0 },
+	{ "Dropout", NULL, emit_dropout, 0, 0 },
+	{ "Einsum", fold_einsum, emit_einsum, 0, 0 },
+	{ "Elu", NULL, emit_leaky, 0, 0 },
+	{ "Equal", fold_bin, emit_cmp, 0, 0 },
+	{ "Erf", fold_un, emit_un, 0, 0 },
+	{ "Exp", fold_un, emit_un, 0, 0 },
+	{ "Expand", fold_expand, emit_expand, 0, 1 },
+	{ "Flatten", fold_layout, emit_layout, 0, 1 },
+	{ "Floor", fold_un, NULL, 0, 0 },
+	{ "GRU", NULL, emit_rnn, 0, 0 },
+	{ "Gather", fold_gather, emit_gather, 0, 1 },
+	{ "Gemm", NULL, emit_gemm, 0, 0 },
+	{ "GlobalAveragePool", NULL, emit_gap, 0, 0 },
+	{ "Greater", fold_bin, emit_cmp, 0, 0 },
+	{ "GreaterOrEqual", fold_bin, emit_cmp, 0, 0 },
+	{ "HardSigmoid", NULL, emit_hard, 0, 0 },
+	{ "HardSwish", NULL, emit_hard, 0, 0 },
+	{ "Identity", fold_identity, emit_identity, 0, 1 },
+	{ "InstanceNormalization", NULL, emit_instnorm, 0, 0 },
+	{ "LSTM", NULL, emit_rnn, 0, 0 },
+	{ "LayerNormalization", NULL, emit_layernorm, 0, 0 },
+	{ "LeakyRelu", NULL, emit_leaky, 0, 0 },
+	{ "Less", fold_bin, emit_cmp, 0, 0 },
+	{ "LessOrEqual", fold_bin, emit_cmp, 0, 0 },
+	{ "Log", fold_un, emit_un, 0, 0 },
+	{ "LogSoftmax", NULL, emit_softmax, 0, 0 },
+	{ "MatMul", fold_matmul, emit_matmul, 0, 0 },
+	{ "Max", fold_bin, NULL, 0, 0 },
+	{ "MaxPool", NULL, emit_pool, 0, 0 },
+	{ "Min", fold_bin, NULL, 0, 0 },
+	{ "Mod", fold_bin, NULL, 0, 0 },
+	{ "Mul", fold_bin, emit_bin, 0, 0 },
+	{ "Neg", fold_un, emit_un, 0, 0 },
+	{ "Not", fold_un, emit_not, 0, 0 },
+	{ "Or", fold_bin, emit_cmp, 0, 0 },
+	{ "PRelu", NULL, emit_leaky, 0, 0 },
+	{ "Pad", fold_pad, emit_pad, 0, 0 },
+	{ "Pow", fold_bin, emit_pow, 0, 0 },
+	{ "Range", fold_range, NULL, 0, 0 },
+	{ "Reciprocal", fold_un, emit_un, 0, 0 },
+	{ "ReduceL2", fold_reduce, emit_reduce, 0, 0 },
+	{ "ReduceMax", fold_reduce, emit_reduce, 0, 0 },
+	{ "ReduceMean", fold_reduce, emit_reduce, 0, 0 },
+	{ "ReduceMin", fold_reduce, NULL, 0, 0 },
+	{ "ReduceProd", fold_reduce, NULL, 0, 0 },
+	{ "ReduceSum", fold_reduce, emit_reduce, 0, 0 },
+	{ "ReduceSumSquare", fold_reduce, emit_reduce, 0, 0 },
+	{ "Relu", fold_un, emit_un, 0, 0 },
+	{ "Reshape", fold_layout, emit_layout, 0, 1 },
+	{ "Resize", NULL, emit_resize, 0, 0 },
+	{ "ScatterND", fold_scatternd, NULL, 0, 0 },
+	{ "Selu", NULL, emit_leaky, 0, 0 },
+	{ "Shape", fold_shape, NULL, 1, 0 },
+	{ "Sigmoid", fold_un, emit_un, 0, 0 },
+	{ "Sin", fold_un, emit_un, 0, 0 },
+	{ "Size", fold_size, NULL, 1, 0 },
+	{ "Slice", fold_slice, emit_slice, 0, 1 },
+	{ "Softmax", NULL, emit_softmax, 0, 0 },
+	{ "Softplus", NULL, emit_leaky, 0, 0 },
+	{ "Split", fold_split, emit_split, 0, 1 },
+	{ "Sqrt", fold_un, emit_un, 0, 0 },
+	{ "Squeeze", fold_layout, emit_layout, 0, 1 },
+	{ "Sub", fold_bin, emit_bin, 0, 0 },
+	{ "Tanh", fold_un, emit_un, 0, 0 },
+	{ "Tile", NULL, emit_tile, 0, 1 },
+	{ "Transpose", fold_transpose, emit_transpose, 0, 1 },
+	{ "Trilu", fold_trilu, emit_trilu, 0, 0 },
+	{ "Unsqueeze", fold_layout, emit_layout, 0, 1 },
+	{ "Upsample", NULL, emit_resize, 0, 0 },
+	{ "Where", fold_where, emit_where, 0, 0 },
+	{ "Xor", fold_bin, emit_cmp, 0, 0 },
 };
 
 const OxOp *

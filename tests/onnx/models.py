@@ -514,6 +514,25 @@ class HfPos(HfRope):
         return self.fc(s.mean(1))
 
 
+class MaskAttn(nn.Module):
+    """Attention under a padding mask computed in the step from an input, as the Annotated
+    Transformer's masked_fill: keys kept where mask > 0 or at the row's largest mask value
+    (so no row is all masked), the rest filled with -inf (Greater, Equal, Or, Not, Where); a
+    leaky activation by torch.where; a gate (h < 1 and h > -1).float() multiplying h."""
+    def __init__(self):
+        super().__init__()
+        self.q, self.k, self.v, self.fc = nn.Linear(8, 8), nn.Linear(8, 8), nn.Linear(8, 8), nn.Linear(8, 5)
+
+    def forward(self, x, mask):                                                 # 2 x 6 x 8, 2 x 6
+        keep = (mask > 0) | (mask == mask.max(-1, keepdim=True).values)
+        s = self.q(x) @ self.k(x).transpose(1, 2) / 8 ** 0.5
+        s = s.masked_fill(~keep[:, None, :], float("-inf"))
+        h = torch.softmax(s, -1) @ self.v(x)
+        h = torch.where(h > 0, h, 0.1 * h)
+        g = torch.logical_and(h < 1, h > -1).float()
+        return self.fc((h * g + h).mean(1))
+
+
 def philox(c0, c1, c2, c3, k0, k1):
     """Philox4x32-10's word 0, as mtc_philox (<mtc/mtc-ops.h>): dropout's generator."""
     m32 = 0xFFFFFFFF
@@ -598,6 +617,7 @@ MODELS = {
     "hfrope": (HfRope, {"x": f32(2, 6, 8)}, "xent", 14, None, 0.1, 0.9),
     "posrope": (PosRope, {"x": f32(2, 6, 8), "pos": f32(2, 6)}, "xent", 14, None, 0.1, 0.9),
     "hfpos": (HfPos, {"x": f32(2, 6, 8), "position_ids": i64(2, 6, hi=4096)}, "xent", 14, None, 0.1, 0.9),
+    "maskattn": (MaskAttn, {"x": f32(2, 6, 8), "mask": f32(2, 6)}, "xent", 14, None, 0.1, 0.9),
     "seq2seq": (Seq2Seq, {"src": f32(2, 5, 16), "tgt": f32(2, 4, 16)}, "xent", 14, None, 0.1, 0.9),
 }
 
