@@ -405,6 +405,39 @@ softmax_layernorm(void)
 	}
 }
 
+/* The ops only imported graphs make: to_f32 rounds to nearest (ties to even); comparisons
+ * are 1 or 0, NaN false, -0 equal to 0; select takes a where c is not 0 (NaN is not 0). */
+static void
+imported_ops(void)
+{
+	int a, b, c;
+
+	begin();
+	a = decl("ids", ty(I32, 1, 4), IL(0, -7, 16777217, 2147483647));
+	start();
+	func_output(f, "r", op(OP_TOF32, A(a), 1, NULL, 0, NULL, NULL));
+	expect("to_f32", 0, FL(0, -7, 16777216.0f, 2147483648.0f), 4, 0);
+
+	for (int k = 0; k < 3; k++) {
+		static const char *const nm[3] = { "equal", "less", "less_equal" };
+		static const float want[3][4] = { { 1, 0, 0, 1 }, { 0, 1, 0, 0 }, { 1, 1, 0, 1 } };
+		begin();
+		a = decl("a", ty(F32, 1, 4), FL(1, 2, NAN, -0.0f));
+		b = decl("b", ty(F32, 1, 4), FL(1, 3, NAN, 0.0f));
+		start();
+		func_output(f, "r", op(k == 0 ? OP_EQ : k == 1 ? OP_LT : OP_LE, A(a, b), 2, NULL, 0, NULL, NULL));
+		expect(nm[k], 0, want[k], 4, 0);
+	}
+
+	begin();
+	c = decl("c", ty(F32, 2, 2, 2), FL(1, 0, NAN, -0.0f));
+	a = decl("a", ty(F32, 1, 2), FL(10, 20));
+	b = decl("b", ty(F32, 0), FL(5));
+	start();
+	func_output(f, "r", op(OP_SELECT, A(c, a, b), 3, NULL, 0, NULL, NULL));
+	expect("select, broadcast", 0, FL(10, 5, 10, 5), 4, 0);
+}
+
 static void
 embedding_losses(void)
 {
@@ -1466,6 +1499,7 @@ main(void)
 	reductions();
 	softmax_layernorm();
 	embedding_losses();
+	imported_ops();
 	optimizers();
 	copy_out();
 	grads();
