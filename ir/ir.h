@@ -192,7 +192,8 @@ typedef double CostRule(const struct Func *, const struct Op *);
 	X(EQ,        "equal",       2, F_EW,                "",              "",                sh_binary,   gr_step,      co_ew1,        0, mtc_eq(x0, x1)) \
 	X(LT,        "less",        2, F_EW,                "",              "",                sh_binary,   gr_step,      co_ew1,        0, mtc_lt(x0, x1)) \
 	X(LE,        "less_equal",  2, F_EW,                "",              "",                sh_binary,   gr_step,      co_ew1,        0, mtc_le(x0, x1)) \
-	X(SELECT,    "select",      3, F_EW,                "",              "",                sh_select,   gr_select,    co_ew1,        0, mtc_select(x0, x1, x2)) \
+	X(SELECT,    "select",      3, F_EW,                "",              "",                sh_ternary,  gr_select,    co_ew1,        0, mtc_select(x0, x1, x2)) \
+	X(MAXIMUM,   "maximum",     2, F_EW,                "",              "",                sh_binary,   gr_maximum,   co_ew1,        0, mtc_maximum(x0, x1)) \
 	/* gradient helpers (made by autodiff) */ \
 	X(SUMTO,     "sum_to",      1, F_GIVEN,             "",              "",                sh_sumto,    gr_none,      co_red,        0, 0) \
 	X(BCAST,     "broadcast",   1, F_GIVEN | F_EW,      "",              "",                sh_bcast,    gr_none,      co_zero,       0, x0) \
@@ -203,6 +204,7 @@ typedef double CostRule(const struct Func *, const struct Op *);
 	X(SQRT_G,    "sqrt_grad",   2, F_EW,                "",              "",                sh_binary,   gr_none,      co_ew1,        0, mtc_sqrt_grad(x0, x1)) \
 	X(RSQRT_G,   "rsqrt_grad",  2, F_EW,                "",              "",                sh_binary,   gr_none,      co_ew1,        0, mtc_rsqrt_grad(x0, x1)) \
 	X(POW_G,     "pow_grad",    2, F_EW,                "",              "c",               sh_binary,   gr_none,      co_ew8,        0, mtc_pow_grad(x0, x1, c)) \
+	X(MAXIMUM_G, "maximum_grad",3, F_EW,                "",              "",                sh_ternary,  gr_none,      co_ew1,        0, mtc_maximum_grad(x0, x1, x2)) \
 	X(MAX_G,     "max_grad",    3, 0,                   "axis keepdims", "",                sh_maxgrad,  gr_none,      co_red,        0, 0) \
 	X(SOFTMAX_G, "softmax_grad",2, 0,                   "axis",          "",                sh_binary,   gr_none,      co_softmax,    0, 0) \
 	X(LOGSOFTMAX_G,"log_softmax_grad",2,0,              "axis",          "",                sh_binary,   gr_none,      co_softmax,    0, 0) \

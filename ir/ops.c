@@ -234,9 +234,9 @@ sh_binary(const Func *f, const Op *op, Type *r, char *err, size_t n)
 	return 0;
 }
 
-/* select(c, a, b): the three broadcast together, all f32. */
+/* select(c, a, b), maximum_grad(a, b, dy): the three broadcast together, all f32. */
 int
-sh_select(const Func *f, const Op *op, Type *r, char *err, size_t n)
+sh_ternary(const Func *f, const Op *op, Type *r, char *err, size_t n)
 {
 	Shape s;
 
@@ -245,8 +245,8 @@ sh_select(const Func *f, const Op *op, Type *r, char *err, size_t n)
 			return -1;
 	r->dt = F32;
 	if (shape_broadcast(&ARG(0)->sh, &ARG(1)->sh, &s) || shape_broadcast(&s, &ARG(2)->sh, &r->sh))
-		return fail(err, n, "shapes %s, %s and %s do not broadcast in select", TS(ARG(0)),
-		            TS(ARG(1)), TS(ARG(2)));
+		return fail(err, n, "shapes %s, %s and %s do not broadcast in %s", TS(ARG(0)),
+		            TS(ARG(1)), TS(ARG(2)), opinfo[op->kind].name);
 	return 0;
 }
 

@@ -86,6 +86,8 @@
  *   sqrt_grad(y, dy)        dy * 0.5 / y              y = sqrt(x)            (bcast)
  *   rsqrt_grad(y, dy)       -0.5 * dy * y^3           y = rsqrt(x)           (bcast)
  *   pow_grad(x, dy) c       dy * c * x^(c-1)          (C's pow; x^0 = 1)     (bcast)
+ *   maximum_grad(a, b, dy)  0 where a < b, dy / 2 where a == b, else dy: maximum's gradient
+ *                           for a, PyTorch's (b's is maximum_grad(b, a, dy)).  (bcast)
  *   max_grad(x, y, dy) axis keepdims
  *                           y = max(x, axis, keepdims), dy its gradient (y's shape); the result
  *                           has x's shape: along axis, dy goes to the FIRST index where
@@ -203,6 +205,19 @@ gr_select(Diff *d, const Op *op)
 		if (d_need(d, A(k))) {
 			int a[3] = { A(0), k == 1 ? dy : z, k == 1 ? z : dy };
 			d_acc(d, A(k), d_emit(d, OP_SELECT, a, 3, NULL, 0, NULL, NULL));
+		}
+}
+
+/* y = maximum(a, b): da = maximum_grad(a, b, dy), db = maximum_grad(b, a, dy). */
+void
+gr_maximum(Diff *d, const Op *op)
+{
+	int dy = d_grad(d, op->res);
+
+	for (int k = 0; k < 2; k++)
+		if (d_need(d, A(k))) {
+			int a[3] = { A(k), A(1 - k), dy };
+			d_acc(d, A(k), d_emit(d, OP_MAXIMUM_G, a, 3, NULL, 0, NULL, NULL));
 		}
 }
 

@@ -47,6 +47,10 @@ static inline float mtc_eq(float a, float b) { return a == b ? 1.0f : 0.0f; }
 static inline float mtc_lt(float a, float b) { return a < b ? 1.0f : 0.0f; }
 static inline float mtc_le(float a, float b) { return a <= b ? 1.0f : 0.0f; }
 static inline float mtc_select(float c, float a, float b) { return c != 0 ? a : b; }
+/* torch.maximum: the larger, a NaN operand itself; its gradient for a, PyTorch's: dy where
+ * a > b (or either is NaN), half of it where they are equal, 0 where a < b (b's: swapped). */
+static inline float mtc_maximum(float a, float b) { return a != a || a > b ? a : b; }
+static inline float mtc_maximum_grad(float a, float b, float dy) { return a < b ? 0.0f : a == b ? dy / 2 : dy; }
 static inline float mtc_pow(float x, float c) { return powf(x, c); }
 /* clip (ReLU6 is clip(x, 0, 6)): max then min as torch.clamp, so NaN stays NaN and lo > hi
  * gives hi. */

@@ -78,6 +78,15 @@ c_select(Tb *t)
 	return tb_op2(t, OP_MUL, tb_op2(t, OP_MUL, z, tb_op2(t, OP_EQ, a, a)), a);
 }
 
+/* maximum of a and a broadcast b (|a - b| >= 0.1 apart), then of a with itself: a tie, whose
+ * gradient is half to each side, 1 in all. */
+static int
+c_maximum(Tb *t)
+{
+	int a = P("a", SH(3, 2), V_SIGNED, 0.2, 1), b = P("b", SH(2), V_SIGNED, 0.05, 0.1);
+	return tb_op2(t, OP_MUL, tb_op2(t, OP_MAXIMUM, a, b), tb_op2(t, OP_MAXIMUM, a, a));
+}
+
 static int
 pw(Tb *t, double c, double lo, double hi)
 {
@@ -270,7 +279,7 @@ static const struct { const char *name; Build *fn; } cases[] = {
 	{ "matmul-bcast-ta-tb", c_bmm_bct }, { "matmul-bcast-ta", c_bmm_bct2 },
 	{ "relu", c_relu }, { "gelu", c_gelu }, { "tanh", c_tanh }, { "sigmoid", c_sigmoid },
 	{ "exp", c_exp }, { "log", c_log }, { "sqrt", c_sqrt }, { "rsqrt", c_rsqrt }, { "neg", c_neg },
-	{ "sin", c_sin }, { "cos", c_cos }, { "select", c_select },
+	{ "sin", c_sin }, { "cos", c_cos }, { "select", c_select }, { "maximum", c_maximum },
 	{ "pow3", c_pow3 }, { "pow0.5", c_pow_half }, { "pow-1.5", c_pow_neg },
 	{ "transpose", c_transpose }, { "transpose2", c_transpose2 }, { "reshape", c_reshape },
 	{ "concat", c_concat }, { "concat-axis0-repeat", c_concat0 },

@@ -436,6 +436,24 @@ imported_ops(void)
 	start();
 	func_output(f, "r", op(OP_SELECT, A(c, a, b), 3, NULL, 0, NULL, NULL));
 	expect("select, broadcast", 0, FL(10, 5, 10, 5), 4, 0);
+
+	/* maximum: the larger, NaN from either side; its gradient dy, dy / 2 at a tie, 0 */
+	begin();
+	a = decl("a", ty(F32, 1, 5), FL(1, 2, NAN, 3, -0.0f));
+	b = decl("b", ty(F32, 1, 5), FL(0, 3, 1, NAN, 0.0f));
+	c = decl("dy", ty(F32, 1, 5), FL(8, 8, 8, 8, 8));
+	start();
+	func_output(f, "r", op(OP_MAXIMUM, A(a, b), 2, NULL, 0, NULL, NULL));
+	func_output(f, "g", op(OP_MAXIMUM_G, A(a, b, c), 3, NULL, 0, NULL, NULL));
+	if (run() == 0) {
+		const float *r = interp_out(in, 0)->data, *g = interp_out(in, 1)->data;
+		check(r[0] == 1 && r[1] == 3 && isnan(r[2]) && isnan(r[3]) && r[4] == 0,
+		      "maximum: %g %g %g %g %g", r[0], r[1], r[2], r[3], r[4]);
+		check(g[0] == 8 && g[1] == 0 && g[2] == 8 && g[3] == 8 && g[4] == 4,
+		      "maximum_grad: %g %g %g %g %g", g[0], g[1], g[2], g[3], g[4]);
+	} else {
+		check(0, "maximum runs");
+	}
 }
 
 static void

@@ -129,6 +129,17 @@ elementwise(void)
 		add(OP_LT, 2, pa[s][0], pa[s][1]);
 		add(OP_LE, 2, pa[s][0], pa[s][1]);
 	}
+	for (int s = 0; s < 6; s++) {
+		add(OP_MAXIMUM, 2, pa[s][0], pa[s][1]);
+		add(OP_MAXIMUM_G, 3, pa[s][0], pa[s][1], pa[s][0]);
+	}
+	/* maximum and its gradient at ties: x against relu(x) */
+	c = add(OP_MAXIMUM, 2, ty(F32, 2, 30, 17), ty(F32, 2, 30, 17));
+	c->arg[0] = -100 - 0;
+	c->arg[1] = 0;
+	c = add(OP_MAXIMUM_G, 3, ty(F32, 2, 30, 17), ty(F32, 2, 30, 17), ty(F32, 2, 30, 17));
+	c->arg[0] = 0;
+	c->arg[1] = -100 - 0;
 	c = add(OP_SELECT, 3, ty(F32, 2, 30, 17), ty(F32, 2, 30, 17), ty(F32, 1, 17));
 	c->arg[0] = 1;
 	c = add(OP_SELECT, 3, ty(F32, 2, 30, 17), ty(F32, 0), ty(F32, 2, 30, 17));
