@@ -443,24 +443,9 @@ fold_bin(Ox *x)
 	return 0;
 }
 
-static int
-emit_bin(Ox *x)
-{
-	static const Opk ir[] = { [E_ADD] = OP_ADD, [E_SUB] = OP_SUB, [E_MUL] = OP_MUL, [E_DIV] = OP_DIV };
-	int code = binop_code(x->nd->op), v;
-
-	if (code > E_DIV)
-		return xerr(x, "this op is supported only on values known at import time");
-	v = xemit2(x, ir[code], in_t(x, 0), in_t(x, 1));
-	if (v < 0)
-		return -1;
-	out_t(x, 0, v);
-	return 0;
-}
-
-/* Input i as an f32 IR value for a comparison or a Where: run-time booleans are f32 0 and 1
- * (comparisons make them), known booleans and integers are made so; a run-time integer
- * tensor is refused. -1 after an error. */
+/* Input i as an f32 IR value for a comparison, Where, Min or Max: run-time booleans are f32
+ * 0 and 1 (comparisons make them), known booleans and integers are made so; a run-time
+ * integer tensor is refused. -1 after an error. */
 static int
 in_f32(Ox *x, int i)
 {
@@ -473,8 +458,8 @@ in_f32(Ox *x, int i)
 	if (t.dt == F32)
 		return in_t(x, i);
 	if (x->x[id].v >= 0)
-		return xerr(x, "input '%s' is an integer tensor computed at run time: comparisons and "
-		            "Where of run-time integers are not supported", x->o->name[id]);
+		return xerr(x, "input '%s' is an integer tensor computed at run time: %s of run-time "
+		            "integers is not supported", x->o->name[id], x->nd->op);
 	if (!(k = in_k(x, i)) || !(f = knew(x, KF, &k->sh)))
 		return -1;
 	for (int64_t j = 0; j < k->n; j++)
@@ -482,6 +467,50 @@ in_f32(Ox *x, int i)
 			return xerr(x, "input '%s' holds %.17g, which a float cannot hold exactly",
 			            x->o->name[id], kv_get(k, j));
 	return xknown(x, f, x->o->name[id]);
+}
+
+/* -v, or the operand of the neg that made v (a Min's result taken by ReduceMin, say). */
+static int
+xneg(Ox *x, int v)
+{
+	const Func *f = x->c->f;
+	int d = v >= 0 ? f->val[v].def : -1;
+
+	if (d >= 0 && f->op[d].kind == OP_NEG)
+		return f->op[d].args[0];
+	return xemit1(x, OP_NEG, v);
+}
+
+static int
+emit_bin(Ox *x)
+{
+	static const Opk ir[] = { [E_ADD] = OP_ADD, [E_SUB] = OP_SUB, [E_MUL] = OP_MUL, [E_DIV] = OP_DIV };
+	int code = binop_code(x->nd->op), v;
+
+	if (code == E_MIN || code == E_MAX) {
+		/* maximum, PyTorch's (a NaN kept, the gradient halved at ties), left to right over
+		 * the operands; the minimum as -maximum(-a, -b) */
+		v = in_f32(x, 0);
+		if (code == E_MIN)
+			v = xneg(x, v);
+		for (int i = 1; i < x->nd->nin && v >= 0; i++) {
+			int b = in_f32(x, i);
+			v = xemit2(x, OP_MAXIMUM, v, code == E_MIN ? xneg(x, b) : b);
+		}
+		if (code == E_MIN)
+			v = xneg(x, v);
+		if (v < 0)
+			return -1;
+		out_t(x, 0, v);
+		return 0;
+	}
+	if (code > E_DIV)
+		return xerr(x, "this op is supported only on values known at import time");
+	v = xemit2(x, ir[code], in_t(x, 0), in_t(x, 1));
+	if (v < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
 }
 
 /* Comparisons and logic of run-time values: f32 1 or 0 (ONNX's booleans at run time). Greater
@@ -1802,8 +1831,9 @@ emit_reduce(Ox *x)
 {
 	const char *op = x->nd->op;
 	int l2 = strcmp(op, "ReduceL2") == 0, sq = l2 || strcmp(op, "ReduceSumSquare") == 0;
+	int mn = strcmp(op, "ReduceMin") == 0;         /* -max(-x), its gradient as max's */
 	Opk k = strcmp(op, "ReduceMean") == 0 ? OP_MEAN : strcmp(op, "ReduceSum") == 0 || sq ? OP_SUM :
-	        strcmp(op, "ReduceMax") == 0 ? OP_MAX : NOP;
+	        strcmp(op, "ReduceMax") == 0 || mn ? OP_MAX : NOP;
 	int mask[MAXRANK], v = in_t(x, 0), keep = (int)att_i(x, "keepdims", 1);
 	const Shape one = { 0, { 0 } };
 
@@ -1813,6 +1843,8 @@ emit_reduce(Ox *x)
 		return -1;
 	if (sq)
 		v = xemit2(x, OP_MUL, v, v);
+	if (mn)
+		v = xneg(x, v);
 	if (k == OP_MEAN)
 		v = mean_axes(x, v, mask, keep);
 	else
@@ -1826,6 +1858,8 @@ emit_reduce(Ox *x)
 	 * make it NaN) */
 	if (l2)
 		v = xemit1(x, OP_SQRT, xemit2(x, OP_ADD, v, xconst(x, 1e-30, &one)));
+	if (mn)
+		v = xneg(x, v);
 	if (v < 0)
 		return -1;
 	out_t(x, 0, v);
@@ -3306,9 +3340,9 @@ static const OxOp ops[] = {
 	{ "Log", fold_un, emit_un, 0, 0 },
 	{ "LogSoftmax", NULL, emit_softmax, 0, 0 },
 	{ "MatMul", fold_matmul, emit_matmul, 0, 0 },
-	{ "Max", fold_bin, NULL, 0, 0 },
+	{ "Max", fold_bin, emit_bin, 0, 0 },
 	{ "MaxPool", NULL, emit_pool, 0, 0 },
-	{ "Min", fold_bin, NULL, 0, 0 },
+	{ "Min", fold_bin, emit_bin, 0, 0 },
 	{ "Mod", fold_bin, NULL, 0, 0 },
 	{ "Mul", fold_bin, emit_bin, 0, 0 },
 	{ "Neg", fold_un, emit_un, 0, 0 },
@@ -3322,7 +3356,7 @@ static const OxOp ops[] = {
 	{ "ReduceL2", fold_reduce, emit_reduce, 0, 0 },
 	{ "ReduceMax", fold_reduce, emit_reduce, 0, 0 },
 	{ "ReduceMean", fold_reduce, emit_reduce, 0, 0 },
-	{ "ReduceMin", fold_reduce, NULL, 0, 0 },
+	{ "ReduceMin", fold_reduce, emit_reduce, 0, 0 },
 	{ "ReduceProd", fold_reduce, NULL, 0, 0 },
 	{ "ReduceSum", fold_reduce, emit_reduce, 0, 0 },
 	{ "ReduceSumSquare", fold_reduce, emit_reduce, 0, 0 },

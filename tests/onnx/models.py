@@ -533,6 +533,22 @@ class MaskAttn(nn.Module):
         return self.fc((h * g + h).mean(1))
 
 
+class MinMax(nn.Module):
+    """torch.maximum and torch.minimum of run-time values (Max, Min), tied everywhere at the
+    start between two Linear layers that start equal (PyTorch halves the gradient there, so
+    the two move apart), and amin (ReduceMin)."""
+    def __init__(self):
+        super().__init__()
+        self.a, self.b, self.fc = nn.Linear(8, 8), nn.Linear(8, 8), nn.Linear(8, 5)
+        self.b.load_state_dict(self.a.state_dict())
+
+    def forward(self, x):                                                       # 2 x 6 x 8
+        h, g = self.a(x), self.b(x)
+        m = torch.maximum(h, g) + torch.minimum(h, 0.5 * g)
+        m = m - m.amin(1, keepdim=True)
+        return self.fc(m.mean(1))
+
+
 def philox(c0, c1, c2, c3, k0, k1):
     """Philox4x32-10's word 0, as mtc_philox (<mtc/mtc-ops.h>): dropout's generator."""
     m32 = 0xFFFFFFFF
@@ -618,6 +634,7 @@ MODELS = {
     "posrope": (PosRope, {"x": f32(2, 6, 8), "pos": f32(2, 6)}, "xent", 14, None, 0.1, 0.9),
     "hfpos": (HfPos, {"x": f32(2, 6, 8), "position_ids": i64(2, 6, hi=4096)}, "xent", 14, None, 0.1, 0.9),
     "maskattn": (MaskAttn, {"x": f32(2, 6, 8), "mask": f32(2, 6)}, "xent", 14, None, 0.1, 0.9),
+    "minmax": (MinMax, {"x": f32(2, 6, 8)}, "xent", 14, None, 0.1, 0.9),
     "seq2seq": (Seq2Seq, {"src": f32(2, 5, 16), "tgt": f32(2, 4, 16)}, "xent", 14, None, 0.1, 0.9),
 }
 
