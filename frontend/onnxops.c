@@ -535,6 +535,48 @@ emit_cmp(Ox *x)
 	return out_bool(x, v);
 }
 
+/* IsNaN (x != x), IsInf (x == inf, x == -inf, as detect_positive and detect_negative ask):
+ * run-time booleans. */
+static int
+emit_isnan(Ox *x)
+{
+	const Shape one = { 0, { 0 } };
+	int a = in_f32(x, 0), v = -1;
+
+	if (strcmp(x->nd->op, "IsNaN") == 0)
+		return out_bool(x, xemit2(x, OP_SUB, xconst(x, 1, &one), xemit2(x, OP_EQ, a, a)));
+	int pos = (int)att_i(x, "detect_positive", 1), neg = (int)att_i(x, "detect_negative", 1);
+
+	if (a < 0)
+		return -1;
+	if (!pos && !neg)
+		return out_bool(x, xconst(x, 0, &x->c->f->val[a].ty.sh));
+	if (pos)
+		v = xemit2(x, OP_EQ, a, xconst(x, INFINITY, &one));
+	if (neg) {
+		int n = xemit2(x, OP_EQ, a, xconst(x, -INFINITY, &one));
+		v = pos ? xemit2(x, OP_ADD, v, n) : n;
+	}
+	return out_bool(x, v);
+}
+
+/* Sign: (0 < x) - (x < 0), NaN where x is (select by x == x); no gradient, as PyTorch's. */
+static int
+emit_sign(Ox *x)
+{
+	const Shape one = { 0, { 0 } };
+	int a = in_f32(x, 0), z = xconst(x, 0, &one), v, s[3];
+
+	v = xemit2(x, OP_SUB, xemit2(x, OP_LT, z, a), xemit2(x, OP_LT, a, z));
+	s[0] = xemit2(x, OP_EQ, a, a);
+	s[1] = v;
+	s[2] = a;
+	if ((v = xemit(x, OP_SELECT, s, 3, NULL, 0, NULL, NULL)) < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
 /* Not of a run-time boolean (f32 0 or 1): 1 - a. */
 static int
 emit_not(Ox *x)
@@ -1832,9 +1874,10 @@ emit_reduce(Ox *x)
 	const char *op = x->nd->op;
 	int l2 = strcmp(op, "ReduceL2") == 0, sq = l2 || strcmp(op, "ReduceSumSquare") == 0;
 	int mn = strcmp(op, "ReduceMin") == 0;         /* -max(-x), its gradient as max's */
-	Opk k = strcmp(op, "ReduceMean") == 0 ? OP_MEAN : strcmp(op, "ReduceSum") == 0 || sq ? OP_SUM :
-	        strcmp(op, "ReduceMax") == 0 || mn ? OP_MAX : NOP;
-	int mask[MAXRANK], v = in_t(x, 0), keep = (int)att_i(x, "keepdims", 1);
+	int lse = strcmp(op, "ReduceLogSumExp") == 0, l1 = strcmp(op, "ReduceL1") == 0;
+	Opk k = strcmp(op, "ReduceMean") == 0 ? OP_MEAN : strcmp(op, "ReduceSum") == 0 || sq || lse || l1 ?
+	        OP_SUM : strcmp(op, "ReduceMax") == 0 || mn ? OP_MAX : NOP;
+	int mask[MAXRANK], v = in_t(x, 0), keep = (int)att_i(x, "keepdims", 1), m = -1;
 	const Shape one = { 0, { 0 } };
 
 	if (k == NOP)
@@ -1843,8 +1886,19 @@ emit_reduce(Ox *x)
 		return -1;
 	if (sq)
 		v = xemit2(x, OP_MUL, v, v);
+	if (l1)         /* |x| as Abs: relu(x) + relu(-x), whose gradient at 0 is 0 (PyTorch's) */
+		v = xemit2(x, OP_ADD, xemit1(x, OP_RELU, v), xemit1(x, OP_RELU, xemit1(x, OP_NEG, v)));
 	if (mn)
 		v = xneg(x, v);
+	if (lse) {      /* m + log(sum(exp(x - m))), m the max over the axes (kept as 1s) */
+		m = v;
+		for (int a = x->c->f->val[v].ty.sh.rank - 1; a >= 0 && m >= 0; a--)
+			if (mask[a]) {
+				int64_t ia[MAXIA] = { a, 1 };
+				m = xemit(x, OP_MAX, &m, 1, ia, 2, NULL, NULL);
+			}
+		v = xemit1(x, OP_EXP, xemit2(x, OP_SUB, v, m));
+	}
 	if (k == OP_MEAN)
 		v = mean_axes(x, v, mask, keep);
 	else
@@ -1860,6 +1914,8 @@ emit_reduce(Ox *x)
 		v = xemit1(x, OP_SQRT, xemit2(x, OP_ADD, v, xconst(x, 1e-30, &one)));
 	if (mn)
 		v = xneg(x, v);
+	if (lse && v >= 0 && m >= 0)
+		v = xemit2(x, OP_ADD, xemit1(x, OP_LOG, v), xreshape(x, m, &x->c->f->val[v].ty.sh));
 	if (v < 0)
 		return -1;
 	out_t(x, 0, v);
@@ -3332,6 +3388,8 @@ static const OxOp ops[] = {
 	{ "HardSwish", NULL, emit_hard, 0, 0 },
 	{ "Identity", fold_identity, emit_identity, 0, 1 },
 	{ "InstanceNormalization", NULL, emit_instnorm, 0, 0 },
+	{ "IsInf", NULL, emit_isnan, 0, 0 },
+	{ "IsNaN", NULL, emit_isnan, 0, 0 },
 	{ "LSTM", NULL, emit_rnn, 0, 0 },
 	{ "LayerNormalization", NULL, emit_layernorm, 0, 0 },
 	{ "LeakyRelu", NULL, emit_leaky, 0, 0 },
@@ -3353,7 +3411,9 @@ static const OxOp ops[] = {
 	{ "Pow", fold_bin, emit_pow, 0, 0 },
 	{ "Range", fold_range, NULL, 0, 0 },
 	{ "Reciprocal", fold_un, emit_un, 0, 0 },
+	{ "ReduceL1", NULL, emit_reduce, 0, 0 },
 	{ "ReduceL2", fold_reduce, emit_reduce, 0, 0 },
+	{ "ReduceLogSumExp", NULL, emit_reduce, 0, 0 },
 	{ "ReduceMax", fold_reduce, emit_reduce, 0, 0 },
 	{ "ReduceMean", fold_reduce, emit_reduce, 0, 0 },
 	{ "ReduceMin", fold_reduce, emit_reduce, 0, 0 },
@@ -3367,6 +3427,7 @@ static const OxOp ops[] = {
 	{ "Selu", NULL, emit_leaky, 0, 0 },
 	{ "Shape", fold_shape, NULL, 1, 0 },
 	{ "Sigmoid", fold_un, emit_un, 0, 0 },
+	{ "Sign", NULL, emit_sign, 0, 0 },
 	{ "Sin", fold_un, emit_un, 0, 0 },
 	{ "Size", fold_size, NULL, 1, 0 },
 	{ "Slice", fold_slice, emit_slice, 0, 1 },

@@ -549,6 +549,25 @@ class MinMax(nn.Module):
         return self.fc(m.mean(1))
 
 
+class Reducers(nn.Module):
+    """Reductions and predicates over a convolution's maps: logsumexp (ReduceLogSumExp), the
+    L1 norm (ReduceL1), sign (Sign, no gradient), softsign, nan_to_num written with isnan and
+    isinf (IsNaN, IsInf, Or, Where), an adaptive max pool to 1."""
+    def __init__(self):
+        super().__init__()
+        self.c, self.fc = nn.Conv2d(2, 4, 3, padding=1), nn.Linear(4, 5)
+
+    def forward(self, x):                                                       # 2 x 2 x 6 x 6
+        h = self.c(x)
+        p = F.adaptive_max_pool2d(h, 1).flatten(1)
+        s = F.softsign(h).mean((2, 3))
+        l = torch.logsumexp(h, dim=(2, 3))
+        g = (torch.sign(h) * h).mean((2, 3))
+        z = torch.where(torch.isnan(h) | torch.isinf(h), torch.zeros_like(h), h).mean((2, 3))
+        n = torch.norm(h, p=1, dim=(2, 3))
+        return self.fc(p + s + l + g + z + n * 0.01)
+
+
 def philox(c0, c1, c2, c3, k0, k1):
     """Philox4x32-10's word 0, as mtc_philox (<mtc/mtc-ops.h>): dropout's generator."""
     m32 = 0xFFFFFFFF
@@ -635,6 +654,7 @@ MODELS = {
     "hfpos": (HfPos, {"x": f32(2, 6, 8), "position_ids": i64(2, 6, hi=4096)}, "xent", 14, None, 0.1, 0.9),
     "maskattn": (MaskAttn, {"x": f32(2, 6, 8), "mask": f32(2, 6)}, "xent", 14, None, 0.1, 0.9),
     "minmax": (MinMax, {"x": f32(2, 6, 8)}, "xent", 14, None, 0.1, 0.9),
+    "reducers": (Reducers, {"x": f32(2, 2, 6, 6)}, "xent", 14, None, 0.02, 0.5),
     "seq2seq": (Seq2Seq, {"src": f32(2, 5, 16), "tgt": f32(2, 4, 16)}, "xent", 14, None, 0.1, 0.9),
 }
 
