@@ -577,6 +577,64 @@ emit_sign(Ox *x)
 	return 0;
 }
 
+/* OneHot of run-time integer indices (F.one_hot): equal(to_f32(i), 0..depth-1 along axis),
+ * a negative index counted from depth (ONNX's), then select(e, on, off) unless they are 1
+ * and 0. Indices out of range give a row of off, as ONNX says; exact, since depth and every
+ * index that can match it are below 2^24. */
+static int
+emit_onehot(Ox *x)
+{
+	const Shape one = { 0, { 0 } };
+	const char *nm = x->nd->nout && x->nd->out[0] >= 0 ? x->o->name[x->nd->out[0]] : "onehot";
+	double depth = 0, off, on;
+	int i = in_t(x, 0), r, ax, f, e, a[3];
+	Kv *vals = in_k(x, 2), *io;
+	Shape s;
+
+	if (i < 0 || kscalar(x, in_k(x, 1), &depth, "the depth") || !vals)
+		return -1;
+	if (vals->n != 2)
+		return xerr(x, "the values must be [off, on], it has %lld", (long long)vals->n);
+	off = kv_get(vals, 0);
+	on = kv_get(vals, 1);
+	if (!(depth >= 1 && depth <= 1 << 24) || depth != (double)(int64_t)depth)
+		return xerr(x, "the depth %g is not an integer in [1, 2^24]", depth);
+	if (x->c->f->val[i].ty.dt != I32)
+		return xerr(x, "the indices must be integers");
+	s = x->c->f->val[i].ty.sh;
+	r = s.rank;
+	if (r + 1 > MAXRANK)
+		return xerr(x, "the result would exceed rank %d", MAXRANK);
+	if ((ax = axis_of(x, att_i(x, "axis", -1), r + 1)) < 0)
+		return -1;
+	f = xemit1(x, OP_TOF32, i);
+	a[0] = xemit2(x, OP_LT, f, xconst(x, 0, &one));
+	a[1] = xemit2(x, OP_ADD, f, xconst(x, depth, &one));
+	a[2] = f;
+	f = xemit(x, OP_SELECT, a, 3, NULL, 0, NULL, NULL);
+	for (int d = r; d > ax; d--)
+		s.d[d] = s.d[d - 1];
+	s.d[ax] = 1;
+	s.rank = r + 1;
+	f = xreshape(x, f, &s);
+	for (int d = 0; d <= r; d++)
+		s.d[d] = d == ax ? (int64_t)depth : 1;
+	if (!(io = knew(x, KF, &s)))
+		return -1;
+	for (int64_t k = 0; k < io->n; k++)
+		io->f[k] = (float)k;
+	e = xemit2(x, OP_EQ, f, xknown(x, io, asprintf_a(x->a, "%s.positions", nm)));
+	if (off == 0 && on == 1)
+		return out_bool(x, e);
+	a[0] = e;
+	a[1] = xconst(x, on, &one);
+	a[2] = xconst(x, off, &one);
+	if ((e = xemit(x, OP_SELECT, a, 3, NULL, 0, NULL, NULL)) < 0)
+		return -1;
+	out_t(x, 0, e);
+	return 0;
+}
+
 /* Not of a run-time boolean (f32 0 or 1): 1 - a. */
 static int
 emit_not(Ox *x)
@@ -3405,6 +3463,7 @@ static const OxOp ops[] = {
 	{ "Mul", fold_bin, emit_bin, 0, 0 },
 	{ "Neg", fold_un, emit_un, 0, 0 },
 	{ "Not", fold_un, emit_not, 0, 0 },
+	{ "OneHot", NULL, emit_onehot, 0, 0 },
 	{ "Or", fold_bin, emit_cmp, 0, 0 },
 	{ "PRelu", NULL, emit_leaky, 0, 0 },
 	{ "Pad", fold_pad, emit_pad, 0, 0 },

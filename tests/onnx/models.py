@@ -568,6 +568,18 @@ class Reducers(nn.Module):
         return self.fc(p + s + l + g + z + n * 0.01)
 
 
+class OneHotNet(nn.Module):
+    """F.one_hot of class indices given at run time (OneHot of an int64 input), made float
+    and scaled into the logits, as a teacher-forced or label-conditioned head does."""
+    def __init__(self):
+        super().__init__()
+        self.fc, self.out = nn.Linear(8, 5), nn.Linear(5, 5)
+
+    def forward(self, x, t):                                                    # 3 x 8, 3
+        o = self.fc(x)
+        return self.out(torch.tanh(o + 0.5 * F.one_hot(t, 5).float() * o))
+
+
 def philox(c0, c1, c2, c3, k0, k1):
     """Philox4x32-10's word 0, as mtc_philox (<mtc/mtc-ops.h>): dropout's generator."""
     m32 = 0xFFFFFFFF
@@ -655,6 +667,7 @@ MODELS = {
     "maskattn": (MaskAttn, {"x": f32(2, 6, 8), "mask": f32(2, 6)}, "xent", 14, None, 0.1, 0.9),
     "minmax": (MinMax, {"x": f32(2, 6, 8)}, "xent", 14, None, 0.1, 0.9),
     "reducers": (Reducers, {"x": f32(2, 2, 6, 6)}, "xent", 14, None, 0.02, 0.5),
+    "onehot": (OneHotNet, {"x": f32(3, 8), "t": i64(3, hi=5)}, "xent", 14, None, 0.1, 0.9),
     "seq2seq": (Seq2Seq, {"src": f32(2, 5, 16), "tgt": f32(2, 4, 16)}, "xent", 14, None, 0.1, 0.9),
 }
 
