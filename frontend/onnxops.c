@@ -3138,6 +3138,106 @@ mean_axes(Ox *x, int v, const int *mask, int keep)
 	return n ? xemit2(x, OP_DIV, v, xconst(x, (double)cnt, &one)) : v;
 }
 
+/* SoftmaxCrossEntropyLoss and NegativeLogLikelihoodLoss (F.cross_entropy, F.nll_loss: a
+ * model exported with its loss), written out so that ignore_index, weights and every
+ * reduction are PyTorch's: the class axis (1) moved last, log_softmax for the first, then per
+ * position -sum(onehot(label) * logp) (the one-hot as OneHot's), times the label's weight and
+ * 0 where the label is ignore_index; NaN where a label is outside [0, C) and not ignored
+ * (PyTorch raises an error); mean: the sum over the sum of those weights. It holds a one-hot
+ * of the logits' size: a loss over a large vocabulary is better written in tdsl
+ * (cross_entropy). The optional log_prob output is logp, the class axis back in place. */
+static int
+emit_xentloss(Ox *x)
+{
+	const Shape one = { 0, { 0 } };
+	int sce = strcmp(x->nd->op, "SoftmaxCrossEntropyLoss") == 0, v = in_t(x, 0), t = in_t(x, 1);
+	int mask[MAXRANK] = { 0 }, r, lp, f, oh, per, m = -1, bad, ig = ox_attr(x->nd, "ignore_index") != NULL;
+	int64_t ia[MAXIA] = { 0 }, perm[MAXIA];
+	Shape ls, ts;
+	Kv *pos;
+
+	if (v < 0 || t < 0)
+		return -1;
+	if ((r = x->c->f->val[v].ty.sh.rank) < 2 || x->c->f->val[v].ty.dt != F32)
+		return xerr(x, "the scores must be floats [N, C, ...]");
+	if (x->c->f->val[t].ty.dt != I32)
+		return xerr(x, "the labels must be integers");
+	ls = x->c->f->val[v].ty.sh;
+	for (int a = 0; a < r; a++)
+		perm[a] = a == 0 ? 0 : a == r - 1 ? 1 : a + 1;
+	if (r > 2)
+		v = xemit(x, OP_TRANSPOSE, &v, 1, perm, r, NULL, NULL);
+	ts = ls;
+	ts.rank = r - 1;
+	for (int a = 1; a < r - 1; a++)
+		ts.d[a] = ls.d[a + 1];
+	if (!shape_eq(&x->c->f->val[t].ty.sh, &ts))
+		return xerr(x, "the labels' shape does not match the scores' without their class axis");
+	ia[0] = r - 1;
+	lp = sce ? xemit(x, OP_LOGSOFTMAX, &v, 1, ia, 1, NULL, NULL) : v;
+	f = xemit1(x, OP_TOF32, t);
+	ts.rank = r;                    /* the classes 0..C-1 along the last axis */
+	for (int a = 0; a < r; a++)
+		ts.d[a] = a == r - 1 ? ls.d[1] : 1;
+	if (!(pos = knew(x, KF, &ts)))
+		return -1;
+	for (int64_t k = 0; k < pos->n; k++)
+		pos->f[k] = (float)k;
+	ts = x->c->f->val[t].ty.sh;
+	ts.d[ts.rank++] = 1;
+	oh = xemit2(x, OP_EQ, xreshape(x, f, &ts), xknown(x, pos, asprintf_a(x->a, "%s.classes",
+	            x->nd->nout && x->nd->out[0] >= 0 ? x->o->name[x->nd->out[0]] : "loss")));
+	ia[1] = 0;
+	per = xemit1(x, OP_NEG, xemit(x, OP_SUM, (int[]){ xemit2(x, OP_MUL, oh, lp) }, 1, ia, 2, NULL, NULL));
+	bad = xemit2(x, OP_SUB, xconst(x, 1, &one), xemit(x, OP_SUM, &oh, 1, ia, 2, NULL, NULL));
+	if (has_in(x, 2)) {             /* the label's weight */
+		int w = in_f32(x, 2);
+		if (w >= 0 && (x->c->f->val[w].ty.sh.rank != 1 || x->c->f->val[w].ty.sh.d[0] != ls.d[1]))
+			return xerr(x, "the weights must be [C]");
+		m = xemit(x, OP_SUM, (int[]){ xemit2(x, OP_MUL, oh, w) }, 1, ia, 2, NULL, NULL);
+		per = xemit2(x, OP_MUL, per, m);
+	}
+	if (ig) {                       /* 0 where the label is ignore_index */
+		int keep = xemit2(x, OP_SUB, xconst(x, 1, &one),
+		                  xemit2(x, OP_EQ, f, xconst(x, (double)att_i(x, "ignore_index", 0), &one)));
+		per = xemit2(x, OP_MUL, per, keep);
+		bad = xemit2(x, OP_MUL, bad, keep);
+		m = m >= 0 ? xemit2(x, OP_MUL, m, keep) : keep;
+	}
+	{                               /* NaN where a label is out of range */
+		int s[3] = { bad, xconst(x, NAN, &one), xconst(x, 0, &one) };
+		per = xemit2(x, OP_ADD, per, xemit(x, OP_SELECT, s, 3, NULL, 0, NULL, NULL));
+	}
+	if (att_is(x, "reduction", "mean", "sum") || (att_is(x, "reduction", "mean", "mean") && m >= 0)) {
+		for (int a = r - 2; a >= 0 && per >= 0; a--) {
+			int64_t ib[MAXIA] = { a, 0 };
+			per = xemit(x, OP_SUM, &per, 1, ib, 2, NULL, NULL);
+			if (m >= 0)
+				m = xemit(x, OP_SUM, &m, 1, ib, 2, NULL, NULL);
+		}
+		if (att_is(x, "reduction", "mean", "mean"))     /* over the weights counted */
+			per = xemit2(x, OP_DIV, per, m);
+	} else if (att_is(x, "reduction", "mean", "mean")) {
+		for (int a = 0; a < r - 1; a++)
+			mask[a] = 1;
+		per = mean_axes(x, per, mask, 0);
+	} else if (!att_is(x, "reduction", "mean", "none")) {
+		return xerr(x, "the reduction must be mean, sum or none");
+	}
+	if (per < 0)
+		return -1;
+	out_t(x, 0, per);
+	if (sce && x->nd->nout > 1 && x->nd->out[1] >= 0) {
+		int64_t inv[MAXIA];
+		for (int a = 0; a < r; a++)
+			inv[perm[a]] = a;
+		if (r > 2 && (lp = xemit(x, OP_TRANSPOSE, &lp, 1, inv, r, NULL, NULL)) < 0)
+			return -1;
+		out_t(x, 1, lp);
+	}
+	return 0;
+}
+
 /* GlobalAveragePool: the mean over every axis after the first two, kept. */
 static int
 emit_gap(Ox *x)
@@ -3462,6 +3562,7 @@ static const OxOp ops[] = {
 	{ "Mod", fold_bin, NULL, 0, 0 },
 	{ "Mul", fold_bin, emit_bin, 0, 0 },
 	{ "Neg", fold_un, emit_un, 0, 0 },
+	{ "NegativeLogLikelihoodLoss", NULL, emit_xentloss, 0, 0 },
 	{ "Not", fold_un, emit_not, 0, 0 },
 	{ "OneHot", NULL, emit_onehot, 0, 0 },
 	{ "Or", fold_bin, emit_cmp, 0, 0 },
@@ -3491,6 +3592,7 @@ static const OxOp ops[] = {
 	{ "Size", fold_size, NULL, 1, 0 },
 	{ "Slice", fold_slice, emit_slice, 0, 1 },
 	{ "Softmax", NULL, emit_softmax, 0, 0 },
+	{ "SoftmaxCrossEntropyLoss", NULL, emit_xentloss, 0, 0 },
 	{ "Softplus", NULL, emit_leaky, 0, 0 },
 	{ "Split", fold_split, emit_split, 0, 1 },
 	{ "Sqrt", fold_un, emit_un, 0, 0 },

@@ -580,6 +580,23 @@ class OneHotNet(nn.Module):
         return self.out(torch.tanh(o + 0.5 * F.one_hot(t, 5).float() * o))
 
 
+class LossNet(nn.Module):
+    """A model exported with its loss (SoftmaxCrossEntropyLoss): F.cross_entropy over [N, C,
+    L] positions with label 4 ignored, its sum, and F.nll_loss of log_softmax with class
+    weights (a frozen buffer) and label 2 ignored."""
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 5)
+        self.register_buffer("cw", torch.tensor([1.0, 2.0, 0.5, 1.5, 1.0]))
+
+    def forward(self, x, t):                                                    # 2 x 4 x 8, 2 x 4
+        o = self.fc(torch.tanh(x))
+        l1 = F.cross_entropy(o.transpose(1, 2), t, ignore_index=4)
+        l2 = F.cross_entropy(o.reshape(-1, 5), t.reshape(-1), reduction="sum") * 0.1
+        l3 = F.nll_loss(F.log_softmax(o.reshape(-1, 5), -1), t.reshape(-1), weight=self.cw, ignore_index=2)
+        return l1 + l2 + l3
+
+
 def philox(c0, c1, c2, c3, k0, k1):
     """Philox4x32-10's word 0, as mtc_philox (<mtc/mtc-ops.h>): dropout's generator."""
     m32 = 0xFFFFFFFF
@@ -636,7 +653,8 @@ def f32(*shape):
 
 # name: (module, inputs {name: spec}, loss, opset, dynamic axes, lr, momentum)
 # loss: "xent" (cross_entropy of output 0 over its last axis against labels y),
-#       "xent+mse" (plus the mse of output 1 against targets t)
+#       "xent+mse" (plus the mse of output 1 against targets t),
+#       "own" (output 0 is the loss: a model exported with its loss, its labels an input)
 MODELS = {
     "mlp": (Mlp, {"x": f32(4, 8)}, "xent", 14, None, 0.1, 0.9),
     "geluln": (GeluLn, {"x": f32(2, 5, 12)}, "xent", 14, None, 0.1, 0.9),
@@ -668,6 +686,7 @@ MODELS = {
     "minmax": (MinMax, {"x": f32(2, 6, 8)}, "xent", 14, None, 0.1, 0.9),
     "reducers": (Reducers, {"x": f32(2, 2, 6, 6)}, "xent", 14, None, 0.02, 0.5),
     "onehot": (OneHotNet, {"x": f32(3, 8), "t": i64(3, hi=5)}, "xent", 14, None, 0.1, 0.9),
+    "lossnet": (LossNet, {"x": f32(2, 4, 8), "t": i64(2, 4, hi=5)}, "own", 14, None, 0.1, 0.9),
     "seq2seq": (Seq2Seq, {"src": f32(2, 5, 16), "tgt": f32(2, 4, 16)}, "xent", 14, None, 0.1, 0.9),
 }
 
@@ -676,7 +695,7 @@ MODELS = {
 # side: the encoder of seq2seq (and its head's bias) as when fine-tuning; its causal mask, a
 # buffer holding -inf, is frozen by the importer itself; rope's and hfrope's inv_freq, a finite
 # buffer whose cos and sin are computed at import time, must be named.
-FROZEN = {"seq2seq": ["t.encoder.*", "fc.bias"], "rope": ["inv_freq"], "hfrope": ["inv_freq"],
+FROZEN = {"seq2seq": ["t.encoder.*", "fc.bias"], "lossnet": ["cw"], "rope": ["inv_freq"], "hfrope": ["inv_freq"],
           "posrope": ["inv_freq"], "hfpos": ["inv_freq"]}
 
 
@@ -715,11 +734,12 @@ def export(name, out):
     for k, p in ref.named_parameters():
         if any(frozen(f, k) for f in FROZEN.get(name, [])):
             p.requires_grad_(False)
-    # the labels of the loss, from the output's shape
+    # the labels of the loss, from the output's shape (none where the model computes its own)
     g = torch.Generator().manual_seed(99)
-    y = torch.randint(0, outs[0].shape[-1], outs[0].shape[:-1], generator=g)
+    y = torch.randint(0, outs[0].shape[-1], outs[0].shape[:-1], generator=g) if loss != "own" else None
     data = dict(xs)
-    data["y"] = y
+    if y is not None:
+        data["y"] = y
     if loss == "xent+mse":
         data["t"] = torch.randn(*outs[1].shape, generator=g)
     st_write(os.path.join(out, name + ".in.st"), xs)
@@ -737,7 +757,7 @@ def export(name, out):
         opt.zero_grad()
         o = ref(*xs.values())
         o = o if isinstance(o, tuple) else (o,)
-        lv = F.cross_entropy(o[0].reshape(-1, o[0].shape[-1]), y.reshape(-1))
+        lv = o[0] if loss == "own" else F.cross_entropy(o[0].reshape(-1, o[0].shape[-1]), y.reshape(-1))
         if loss == "xent+mse":
             lv = lv + F.mse_loss(o[1], data["t"])
         lv.backward()
@@ -754,12 +774,14 @@ def export(name, out):
              "model %s_train {" % name]
     for k, t in xs.items():
         lines.append("  input %s : %s;" % (k, tdsl_type(t)))
-    lines.append("  input y : %s;" % tdsl_type(y))
+    if y is not None:
+        lines.append("  input y : %s;" % tdsl_type(y))
     if loss == "xent+mse":
         lines.append("  input t : %s;" % tdsl_type(data["t"]))
     res = ", ".join("o%d" % i for i in range(len(outs)))
     lines.append("  %s = net(%s);" % (res, ", ".join(xs)))
-    lines.append("  loss = cross_entropy(o0, y)%s;" % (" + mse(o1, t)" if loss == "xent+mse" else ""))
+    lines.append("  loss = %s;" % ("o0" if loss == "own" else "cross_entropy(o0, y)" +
+                                     (" + mse(o1, t)" if loss == "xent+mse" else "")))
     lines.append("  output o0;")
     lines.append("  train loss with sgd(lr = %g, momentum = %g);" % (lr, mom))
     lines.append("}")
