@@ -1163,6 +1163,7 @@ cuda_hostop(FILE *fp, const Func *f, const Op *op, Launch *l)
 	K(MATMUL, k_matmul) K(RELU, k_ew) K(GELU, k_ew) K(TANH, k_ew) K(SIGMOID, k_ew) \
 	K(SIN, k_ew) K(COS, k_ew) K(TOF32, k_tof32) \
 	K(EQ, k_ew) K(LT, k_ew) K(LE, k_ew) K(SELECT, k_ew) K(MAXIMUM, k_ew) K(MAXIMUM_G, k_ew) \
+	K(FLOOR, k_ew) K(CEIL, k_ew) K(ROUND, k_ew) \
 	K(EXP, k_ew) K(LOG, k_ew) K(SQRT, k_ew) K(RSQRT, k_ew) K(NEG, k_ew) K(POW, k_ew) \
 	K(TRANSPOSE, k_transpose) K(RESHAPE, k_reshape) K(CONCAT, k_concat) K(SUM, k_red) \
 	K(MEAN, k_red) K(MAX, k_red) K(SOFTMAX, k_softmax) K(LOGSOFTMAX, k_softmax) \

@@ -194,6 +194,9 @@ typedef double CostRule(const struct Func *, const struct Op *);
 	X(LE,        "less_equal",  2, F_EW,                "",              "",                sh_binary,   gr_step,      co_ew1,        0, mtc_le(x0, x1)) \
 	X(SELECT,    "select",      3, F_EW,                "",              "",                sh_ternary,  gr_select,    co_ew1,        0, mtc_select(x0, x1, x2)) \
 	X(MAXIMUM,   "maximum",     2, F_EW,                "",              "",                sh_binary,   gr_maximum,   co_ew1,        0, mtc_maximum(x0, x1)) \
+	X(FLOOR,     "floor",       1, F_EW,                "",              "",                sh_unary,    gr_step,      co_ew1,        0, mtc_floor(x0)) \
+	X(CEIL,      "ceil",        1, F_EW,                "",              "",                sh_unary,    gr_step,      co_ew1,        0, mtc_ceil(x0)) \
+	X(ROUND,     "round",       1, F_EW,                "",              "",                sh_unary,    gr_step,      co_ew1,        0, mtc_round(x0)) \
 	/* gradient helpers (made by autodiff) */ \
 	X(SUMTO,     "sum_to",      1, F_GIVEN,             "",              "",                sh_sumto,    gr_none,      co_red,        0, 0) \
 	X(BCAST,     "broadcast",   1, F_GIVEN | F_EW,      "",              "",                sh_bcast,    gr_none,      co_zero,       0, x0) \

@@ -188,7 +188,7 @@ void gr_neg(Diff *d, const Op *op) { d_acc(d, A(0), d_op1(d, OP_NEG, d_grad(d, o
 void gr_sin(Diff *d, const Op *op) { d_acc(d, A(0), d_op2(d, OP_MUL, d_grad(d, op->res), d_op1(d, OP_COS, A(0)))); }
 void gr_cos(Diff *d, const Op *op) { d_acc(d, A(0), d_op1(d, OP_NEG, d_op2(d, OP_MUL, d_grad(d, op->res), d_op1(d, OP_SIN, A(0))))); }
 
-/* equal, less, less_equal: steps, whose gradient is 0 wherever it is defined (PyTorch's
+/* equal, less, less_equal, floor, ceil, round: steps, whose gradient is 0 wherever it is defined (PyTorch's
  * comparisons have none): nothing flows back. */
 void gr_step(Diff *d, const Op *op) { (void)d; (void)op; }
 

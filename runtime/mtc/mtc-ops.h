@@ -47,6 +47,10 @@ static inline float mtc_eq(float a, float b) { return a == b ? 1.0f : 0.0f; }
 static inline float mtc_lt(float a, float b) { return a < b ? 1.0f : 0.0f; }
 static inline float mtc_le(float a, float b) { return a <= b ? 1.0f : 0.0f; }
 static inline float mtc_select(float c, float a, float b) { return c != 0 ? a : b; }
+/* Floor, Ceil and Round (half to even, as torch.round and ONNX's), steps without gradient. */
+static inline float mtc_floor(float x) { return floorf(x); }
+static inline float mtc_ceil(float x) { return ceilf(x); }
+static inline float mtc_round(float x) { return rintf(x); }
 /* torch.maximum: the larger, a NaN operand itself; its gradient for a, PyTorch's: dy where
  * a > b (or either is NaN), half of it where they are equal, 0 where a < b (b's: swapped). */
 static inline float mtc_maximum(float a, float b) { return a != a || a > b ? a : b; }

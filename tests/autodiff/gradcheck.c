@@ -78,6 +78,18 @@ c_select(Tb *t)
 	return tb_op2(t, OP_MUL, tb_op2(t, OP_MUL, z, tb_op2(t, OP_EQ, a, a)), a);
 }
 
+/* floor, ceil and round of 0.4 a (in [0.08, 0.4] in magnitude: no step within EPS), plus
+ * a, times a: the steps pass nothing back. */
+static int
+c_steps(Tb *t)
+{
+	int a = P("a", SH(3, 4), V_SIGNED, 0.2, 1);
+	int ac = tb_op2(t, OP_MUL, a, tb_op(t, OP_CONST, NULL, 0, NULL, 0, FA(0.4), &SCALAR));
+	int s = tb_op2(t, OP_ADD, tb_op2(t, OP_ADD, tb_op1(t, OP_FLOOR, ac), tb_op1(t, OP_CEIL, ac)),
+	               tb_op1(t, OP_ROUND, ac));
+	return tb_op2(t, OP_MUL, tb_op2(t, OP_ADD, s, a), a);
+}
+
 /* maximum of a and a broadcast b (|a - b| >= 0.1 apart), then of a with itself: a tie, whose
  * gradient is half to each side, 1 in all. */
 static int
@@ -279,7 +291,7 @@ static const struct { const char *name; Build *fn; } cases[] = {
 	{ "matmul-bcast-ta-tb", c_bmm_bct }, { "matmul-bcast-ta", c_bmm_bct2 },
 	{ "relu", c_relu }, { "gelu", c_gelu }, { "tanh", c_tanh }, { "sigmoid", c_sigmoid },
 	{ "exp", c_exp }, { "log", c_log }, { "sqrt", c_sqrt }, { "rsqrt", c_rsqrt }, { "neg", c_neg },
-	{ "sin", c_sin }, { "cos", c_cos }, { "select", c_select }, { "maximum", c_maximum },
+	{ "sin", c_sin }, { "cos", c_cos }, { "select", c_select }, { "maximum", c_maximum }, { "steps", c_steps },
 	{ "pow3", c_pow3 }, { "pow0.5", c_pow_half }, { "pow-1.5", c_pow_neg },
 	{ "transpose", c_transpose }, { "transpose2", c_transpose2 }, { "reshape", c_reshape },
 	{ "concat", c_concat }, { "concat-axis0-repeat", c_concat0 },

@@ -437,6 +437,18 @@ imported_ops(void)
 	func_output(f, "r", op(OP_SELECT, A(c, a, b), 3, NULL, 0, NULL, NULL));
 	expect("select, broadcast", 0, FL(10, 5, 10, 5), 4, 0);
 
+	/* floor, ceil, round (half to even) */
+	for (int k = 0; k < 3; k++) {
+		static const char *const nm[3] = { "floor", "ceil", "round" };
+		static const float want[3][7] = { { -2, -1, 0, 0, 1, 2, 2 }, { -1, -0.0f, 1, 1, 2, 3, 2 },
+		                                   { -2, -0.0f, 0, 0, 2, 2, 2 } };
+		begin();
+		a = decl("x", ty(F32, 1, 7), FL(-1.5f, -0.5f, 0.5f, 0.25f, 1.5f, 2.5f, 2.0f));
+		start();
+		func_output(f, "r", op(k == 0 ? OP_FLOOR : k == 1 ? OP_CEIL : OP_ROUND, A(a), 1, NULL, 0, NULL, NULL));
+		expect(nm[k], 0, want[k], 7, 0);
+	}
+
 	/* maximum: the larger, NaN from either side; its gradient dy, dy / 2 at a tie, 0 */
 	begin();
 	a = decl("a", ty(F32, 1, 5), FL(1, 2, NAN, 3, -0.0f));

@@ -63,7 +63,8 @@ attrs(Case *c, int nia, ...)
 	return c;
 }
 
-static const Opk unary[] = { OP_RELU, OP_GELU, OP_TANH, OP_SIGMOID, OP_EXP, OP_NEG, OP_SIN, OP_COS };
+static const Opk unary[] = { OP_RELU, OP_GELU, OP_TANH, OP_SIGMOID, OP_EXP, OP_NEG, OP_SIN, OP_COS,
+                              OP_FLOOR, OP_CEIL, OP_ROUND };
 static const Opk upos[] = { OP_LOG, OP_SQRT, OP_RSQRT };
 static const Opk binary[] = { OP_ADD, OP_SUB, OP_MUL, OP_DIV };
 static const Opk gbin[] = { OP_RELU_G, OP_GELU_G, OP_TANH_G, OP_SIGMOID_G, OP_SQRT_G, OP_RSQRT_G };
