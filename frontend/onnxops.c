@@ -681,14 +681,14 @@ emit_pow(Ox *x)
 }
 
 enum { U_NEG, U_SQRT, U_RECIP, U_ABS, U_EXP, U_LOG, U_RELU, U_TANH, U_SIGMOID, U_ERF, U_NOT,
-       U_FLOOR, U_CEIL, U_SIN, U_COS };
+       U_FLOOR, U_CEIL, U_SIN, U_COS, U_ROUND };
 
 static const struct { const char *name; int code; Opk ir; } unops[] = {
 	{ "Neg", U_NEG, OP_NEG }, { "Sqrt", U_SQRT, OP_SQRT }, { "Reciprocal", U_RECIP, NOP },
 	{ "Abs", U_ABS, NOP }, { "Exp", U_EXP, OP_EXP }, { "Log", U_LOG, OP_LOG },
 	{ "Relu", U_RELU, OP_RELU }, { "Tanh", U_TANH, OP_TANH }, { "Sigmoid", U_SIGMOID, OP_SIGMOID },
-	{ "Erf", U_ERF, NOP }, { "Not", U_NOT, NOP }, { "Floor", U_FLOOR, NOP }, { "Ceil", U_CEIL, NOP },
-	{ "Sin", U_SIN, OP_SIN }, { "Cos", U_COS, OP_COS },
+	{ "Erf", U_ERF, NOP }, { "Not", U_NOT, NOP }, { "Floor", U_FLOOR, OP_FLOOR }, { "Ceil", U_CEIL, OP_CEIL },
+	{ "Sin", U_SIN, OP_SIN }, { "Cos", U_COS, OP_COS }, { "Round", U_ROUND, OP_ROUND },
 };
 
 static int
@@ -709,7 +709,7 @@ fold_un(Ox *x)
 	if (!k)
 		return -1;
 	if (code == U_NOT || (k->dt != KF && (code == U_NEG || code == U_ABS || code == U_FLOOR ||
-	                                      code == U_CEIL || code == U_RELU))) {
+	                                      code == U_CEIL || code == U_ROUND || code == U_RELU))) {
 		if (!(r = knew(x, k->dt, &k->sh)))
 			return -1;
 		for (int64_t i = 0; i < k->n; i++) {
@@ -743,6 +743,7 @@ fold_un(Ox *x)
 		case U_FLOOR: v = floorf(v); break;
 		case U_SIN: v = sinf(v); break;
 		case U_COS: v = cosf(v); break;
+		case U_ROUND: v = rintf(v); break;
 		default: v = ceilf(v); break;
 		}
 		r->f[i] = v;
@@ -3516,7 +3517,7 @@ static const OxOp ops[] = {
 	{ "AveragePool", NULL, emit_pool, 0, 0 },
 	{ "BatchNormalization", NULL, emit_bn, 0, 0 },
 	{ "Cast", fold_cast, emit_cast, 0, 0 },
-	{ "Ceil", fold_un, NULL, 0, 0 },
+	{ "Ceil", fold_un, emit_un, 0, 0 },
 	{ "Celu", NULL, emit_leaky, 0, 0 },
 	{ "Clip", NULL, emit_clip, 0, 0 },
 	{ "Concat", fold_concat, emit_concat, 0, 1 },
@@ -3535,7 +3536,7 @@ static const OxOp ops[] = {
 	{ "Exp", fold_un, emit_un, 0, 0 },
 	{ "Expand", fold_expand, emit_expand, 0, 1 },
 	{ "Flatten", fold_layout, emit_layout, 0, 1 },
-	{ "Floor", fold_un, NULL, 0, 0 },
+	{ "Floor", fold_un, emit_un, 0, 0 },
 	{ "GRU", NULL, emit_rnn, 0, 0 },
 	{ "Gather", fold_gather, emit_gather, 0, 1 },
 	{ "Gemm", NULL, emit_gemm, 0, 0 },
@@ -3583,6 +3584,7 @@ static const OxOp ops[] = {
 	{ "Relu", fold_un, emit_un, 0, 0 },
 	{ "Reshape", fold_layout, emit_layout, 0, 1 },
 	{ "Resize", NULL, emit_resize, 0, 0 },
+	{ "Round", fold_un, emit_un, 0, 0 },
 	{ "ScatterND", fold_scatternd, NULL, 0, 0 },
 	{ "Selu", NULL, emit_leaky, 0, 0 },
 	{ "Shape", fold_shape, NULL, 1, 0 },

@@ -551,8 +551,8 @@ class MinMax(nn.Module):
 
 class Reducers(nn.Module):
     """Reductions and predicates over a convolution's maps: logsumexp (ReduceLogSumExp), the
-    L1 norm (ReduceL1), sign (Sign, no gradient), softsign, nan_to_num written with isnan and
-    isinf (IsNaN, IsInf, Or, Where), an adaptive max pool to 1."""
+    L1 norm (ReduceL1), sign, floor, round and ceil (no gradient), softsign, nan_to_num
+    written with isnan and isinf (IsNaN, IsInf, Or, Where), an adaptive max pool to 1."""
     def __init__(self):
         super().__init__()
         self.c, self.fc = nn.Conv2d(2, 4, 3, padding=1), nn.Linear(4, 5)
@@ -562,7 +562,7 @@ class Reducers(nn.Module):
         p = F.adaptive_max_pool2d(h, 1).flatten(1)
         s = F.softsign(h).mean((2, 3))
         l = torch.logsumexp(h, dim=(2, 3))
-        g = (torch.sign(h) * h).mean((2, 3))
+        g = (torch.sign(h) * h + torch.floor(h * 2) * 0.1 + torch.round(h) * 0.05 + torch.ceil(h) * 0.01).mean((2, 3))
         z = torch.where(torch.isnan(h) | torch.isinf(h), torch.zeros_like(h), h).mean((2, 3))
         n = torch.norm(h, p=1, dim=(2, 3))
         return self.fc(p + s + l + g + z + n * 0.01)
