@@ -597,6 +597,26 @@ class LossNet(nn.Module):
         return l1 + l2 + l3
 
 
+class Losses(nn.Module):
+    """Losses written in forward, as PyTorch exports them: binary cross-entropy with logits,
+    smooth L1 written with torch.where on |d| < 1 (F.smooth_l1_loss does not export), KL
+    divergence of softmaxes, cosine similarity, pairwise distance and a masked mean of the
+    positive targets."""
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x, t):                                                    # 3 x 8, 3 x 4
+        o = self.fc(x)
+        l = F.binary_cross_entropy_with_logits(o, torch.sigmoid(t))
+        d = o - t
+        l = l + torch.where(d.abs() < 1, 0.5 * d * d, d.abs() - 0.5).mean()
+        l = l + F.kl_div(F.log_softmax(o, -1), F.softmax(t, -1), reduction="batchmean")
+        l = l + (1 - F.cosine_similarity(o, t)).mean() + 0.1 * F.pairwise_distance(o, t).mean()
+        m = (t > 0).float()
+        return l + (o * m).sum() / (m.sum() + 1)
+
+
 def philox(c0, c1, c2, c3, k0, k1):
     """Philox4x32-10's word 0, as mtc_philox (<mtc/mtc-ops.h>): dropout's generator."""
     m32 = 0xFFFFFFFF
@@ -687,6 +707,7 @@ MODELS = {
     "reducers": (Reducers, {"x": f32(2, 2, 6, 6)}, "xent", 14, None, 0.02, 0.5),
     "onehot": (OneHotNet, {"x": f32(3, 8), "t": i64(3, hi=5)}, "xent", 14, None, 0.1, 0.9),
     "lossnet": (LossNet, {"x": f32(2, 4, 8), "t": i64(2, 4, hi=5)}, "own", 14, None, 0.1, 0.9),
+    "losses": (Losses, {"x": f32(3, 8), "t": f32(3, 4)}, "own", 14, None, 0.1, 0.9),
     "seq2seq": (Seq2Seq, {"src": f32(2, 5, 16), "tgt": f32(2, 4, 16)}, "xent", 14, None, 0.1, 0.9),
 }
 
