@@ -518,10 +518,12 @@ run(Ox *x, int n, int fold)
 	} else {
 		rc = fold ? op->fold(x) : op->emit(x);
 		x->depth--;
-		if (!rc && !fold && op->moves && nd->nin && nd->in[0] >= 0 && x->x[nd->in[0]].boolean)
+		if (!rc && !fold && op->moves && nd->nin && nd->in[0] >= 0)
 			for (int j = 0; j < nd->nout; j++)
-				if (nd->out[j] >= 0)
-					x->x[nd->out[j]].boolean = 1;
+				if (nd->out[j] >= 0) {
+					x->x[nd->out[j]].boolean |= x->x[nd->in[0]].boolean;
+					x->x[nd->out[j]].count = x->x[nd->in[0]].count;
+				}
 	}
 	x->nd = save;
 	return rc || x->bad ? -1 : 0;

@@ -136,6 +136,8 @@ typedef struct Xv {
 	                         * param that training moves, so never folded into a constant */
 	uint8_t buffer;         /* an initializer that becomes a buffer, not a param */
 	uint8_t boolean;        /* a run-time boolean: f32 1 or 0 (a comparison's result) */
+	int64_t count;          /* > 0: an ONNX integer held exactly in f32, at most count (a
+	                         * boolean cast to an integer, ReduceSums of such, below 2^24) */
 } Xv;
 
 typedef struct Ox {
@@ -186,8 +188,8 @@ typedef struct OxOp {
 	/* emit: the outputs as IR ops (inputs through in_t or in_k). 0, or -1. */
 	int (*emit)(Ox *);
 	uint8_t typeonly;       /* fold reads only its inputs' types (Shape): always folded */
-	uint8_t moves;          /* emit moves elements, changing none: a run-time boolean input
-	                         * makes boolean outputs */
+	uint8_t moves;          /* emit moves elements, changing none: a run-time boolean (or
+	                         * count) input makes boolean (count) outputs */
 } OxOp;
 
 const OxOp *ox_op(const char *name);

@@ -303,14 +303,22 @@ static int
 emit_cast(Ox *x)
 {
 	int to = (int)att_i(x, "to", 0), dt = cast_to(to), v = in_t(x, 0);
+	const Xv *in;
 
 	if (v < 0)
 		return -1;
+	in = &x->x[x->nd->in[0]];
 	if (dt == KF && x->c->f->val[v].ty.dt == I32 && (v = xemit1(x, OP_TOF32, v)) < 0)
 		return -1;          /* integer positions made float: to_f32 */
+	if (dt == KI && x->c->f->val[v].ty.dt == F32 && (in->boolean || in->count)) {
+		out_t(x, 0, v);         /* a boolean or a count made an integer: the same f32 */
+		if (x->nd->nout && x->nd->out[0] >= 0)
+			x->x[x->nd->out[0]].count = in->boolean ? 1 : in->count;
+		return 0;
+	}
 	if (dt == KB && x->c->f->val[v].ty.dt == F32) {     /* x != 0, 1 or 0 (NaN is true) */
 		const Shape one = { 0, { 0 } };
-		if (!x->x[x->nd->in[0]].boolean)
+		if (!in->boolean)
 			v = xemit2(x, OP_SUB, xconst(x, 1, &one), xemit2(x, OP_EQ, v, xconst(x, 0, &one)));
 		return out_bool(x, v);
 	}
@@ -481,12 +489,55 @@ xneg(Ox *x, int v)
 	return xemit1(x, OP_NEG, v);
 }
 
+/* Add, Sub or Mul of a count (an integer held in f32) and a known integer or another count:
+ * f32 arithmetic, exact while the result's bound stays below 2^24; Div (integer division) is
+ * refused. */
+static int
+count_bin(Ox *x, int code)
+{
+	int64_t bound[2];
+	int v[2];
+
+	for (int i = 0; i < 2; i++) {
+		const Xv *xv = &x->x[x->nd->in[i]];
+		Kv *k;
+		bound[i] = xv->count;
+		if (!bound[i]) {        /* a known integer: its largest magnitude */
+			if (!(k = in_k(x, i)))
+				return -1;
+			for (int64_t j = 0; j < k->n; j++) {
+				double a = fabs(kv_get(k, j));
+				bound[i] = a > (double)bound[i] ? (int64_t)(a < 1e18 ? a : 1e18) : bound[i];
+			}
+		}
+		if ((v[i] = in_f32(x, i)) < 0)
+			return -1;
+	}
+	if (code == E_DIV)
+		return xerr(x, "an integer division of a count of booleans is not supported; cast it "
+		            "to float first");
+	bound[0] = code == E_MUL ? (bound[0] > (1 << 24) || bound[1] > (1 << 24) ? INT64_MAX :
+	                            bound[0] * bound[1]) : bound[0] + bound[1];
+	if (bound[0] > 1 << 24)
+		return xerr(x, "the result, up to %lld, is not exact in f32, which holds mtc's run-time "
+		            "integers", (long long)bound[0]);
+	if ((v[0] = xemit2(x, code == E_ADD ? OP_ADD : code == E_SUB ? OP_SUB : OP_MUL, v[0], v[1])) < 0)
+		return -1;
+	out_t(x, 0, v[0]);
+	if (x->nd->out[0] >= 0)
+		x->x[x->nd->out[0]].count = bound[0] ? bound[0] : 1;
+	return 0;
+}
+
 static int
 emit_bin(Ox *x)
 {
 	static const Opk ir[] = { [E_ADD] = OP_ADD, [E_SUB] = OP_SUB, [E_MUL] = OP_MUL, [E_DIV] = OP_DIV };
 	int code = binop_code(x->nd->op), v;
 
+	if (code <= E_DIV && x->nd->nin == 2 && x->nd->in[0] >= 0 && x->nd->in[1] >= 0 &&
+	    (x->x[x->nd->in[0]].count || x->x[x->nd->in[1]].count))
+		return count_bin(x, code);
 	if (code == E_MIN || code == E_MAX) {
 		/* maximum, PyTorch's (a NaN kept, the gradient halved at ties), left to right over
 		 * the operands; the minimum as -maximum(-a, -b) */
@@ -1978,6 +2029,16 @@ emit_reduce(Ox *x)
 	if (v < 0)
 		return -1;
 	out_t(x, 0, v);
+	if (x->x[x->nd->in[0]].count && x->nd->out[0] >= 0 && strcmp(op, "ReduceSum") == 0) {
+		/* a count of booleans (mask.sum()): exact while it stays below 2^24 */
+		const Shape *s = &x->c->f->val[in_t(x, 0)].ty.sh;
+		int64_t c = x->x[x->nd->in[0]].count;
+		for (int a = 0; a < s->rank; a++)
+			if (mask[a] && (c *= s->d[a]) > 1 << 24)
+				return xerr(x, "a sum of up to %lld counts of booleans is not exact in f32, "
+				            "which holds mtc's run-time integers", (long long)c);
+		x->x[x->nd->out[0]].count = c;
+	}
 	return 0;
 }
 

@@ -601,7 +601,7 @@ class Losses(nn.Module):
     """Losses written in forward, as PyTorch exports them: binary cross-entropy with logits,
     smooth L1 written with torch.where on |d| < 1 (F.smooth_l1_loss does not export), KL
     divergence of softmaxes, cosine similarity, pairwise distance and a masked mean of the
-    positive targets."""
+    positive targets (their count an integer: mask.sum() * 2 + 1, a boolean cast to int64)."""
     def __init__(self):
         super().__init__()
         self.fc = nn.Linear(8, 4)
@@ -613,8 +613,8 @@ class Losses(nn.Module):
         l = l + torch.where(d.abs() < 1, 0.5 * d * d, d.abs() - 0.5).mean()
         l = l + F.kl_div(F.log_softmax(o, -1), F.softmax(t, -1), reduction="batchmean")
         l = l + (1 - F.cosine_similarity(o, t)).mean() + 0.1 * F.pairwise_distance(o, t).mean()
-        m = (t > 0).float()
-        return l + (o * m).sum() / (m.sum() + 1)
+        m = t > 0
+        return l + (o * m.float()).sum() / (m.sum() * 2 + 1).clamp(min=1)
 
 
 def philox(c0, c1, c2, c3, k0, k1):
