@@ -1609,6 +1609,83 @@ emit_slice1(Ox *x, int v, int a, int64_t start, int64_t n)
 	return xemit(x, OP_SLICE, &v, 1, ia, 2, NULL, &t);
 }
 
+/* GatherElements (torch.gather: per-token log-probabilities of labels, DPO's and PPO's) by
+ * run-time integer indices, as OneHot writes them: along axis, out[.., k, ..] = the sum over c
+ * of data[.., c, ..] where index[.., k, ..] == c, the data sliced to the indices' other dims; a
+ * negative index counted from the axis's length (ONNX's), NaN where one is out of range
+ * (PyTorch raises an error). The gradient is the scatter-add, summed over k in order. It
+ * holds a one-hot of [indices' shape, axis length]. */
+static int
+emit_gatherel(Ox *x)
+{
+	const Shape one = { 0, { 0 } };
+	const char *nm = x->nd->nout && x->nd->out[0] >= 0 ? x->o->name[x->nd->out[0]] : "gather";
+	int v = in_t(x, 0), i = in_t(x, 1), r, ax, f, oh, out, a[3];
+	int64_t c, ia[MAXIA] = { 0 };
+	Shape is, s;
+	Kv *pos;
+
+	if (v < 0 || i < 0)
+		return -1;
+	if (x->c->f->val[v].ty.dt != F32 || x->c->f->val[i].ty.dt != I32)
+		return xerr(x, "the data must be floats and the indices integers");
+	r = x->c->f->val[v].ty.sh.rank;
+	is = x->c->f->val[i].ty.sh;
+	if (is.rank != r || r < 1)
+		return xerr(x, "the indices must have the data's rank");
+	if (r + 1 > MAXRANK)
+		return xerr(x, "the one-hot would exceed rank %d", MAXRANK);
+	if ((ax = axis_of(x, att_i(x, "axis", 0), r)) < 0)
+		return -1;
+	for (int d = 0; d < r && v >= 0; d++)
+		if (d != ax) {
+			if (is.d[d] > x->c->f->val[v].ty.sh.d[d])
+				return xerr(x, "the indices' dim %d, %lld, exceeds the data's, %lld", d,
+				            (long long)is.d[d], (long long)x->c->f->val[v].ty.sh.d[d]);
+			v = emit_slice1(x, v, d, 0, is.d[d]);
+		}
+	if (v < 0)
+		return -1;
+	c = x->c->f->val[v].ty.sh.d[ax];
+	f = xemit1(x, OP_TOF32, i);
+	a[0] = xemit2(x, OP_LT, f, xconst(x, 0, &one));
+	a[1] = xemit2(x, OP_ADD, f, xconst(x, (double)c, &one));
+	a[2] = f;
+	f = xemit(x, OP_SELECT, a, 3, NULL, 0, NULL, NULL);
+	s = is;                         /* the indices with a 1 after axis */
+	for (int d = r; d > ax + 1; d--)
+		s.d[d] = s.d[d - 1];
+	s.d[ax + 1] = 1;
+	s.rank = r + 1;
+	f = xreshape(x, f, &s);
+	for (int d = 0; d <= r; d++)
+		s.d[d] = d == ax + 1 ? c : 1;
+	if (!(pos = knew(x, KF, &s)))
+		return -1;
+	for (int64_t k = 0; k < pos->n; k++)
+		pos->f[k] = (float)k;
+	oh = xemit2(x, OP_EQ, f, xknown(x, pos, asprintf_a(x->a, "%s.positions", nm)));
+	s = x->c->f->val[v].ty.sh;      /* the data with a 1 at axis */
+	for (int d = r; d > ax; d--)
+		s.d[d] = s.d[d - 1];
+	s.d[ax] = 1;
+	s.rank = r + 1;
+	ia[0] = ax + 1;
+	a[0] = oh;                      /* select, not mul: an infinite element not taken stays out */
+	a[1] = xreshape(x, v, &s);
+	a[2] = xconst(x, 0, &one);
+	out = xemit(x, OP_SUM, (int[]){ xemit(x, OP_SELECT, a, 3, NULL, 0, NULL, NULL) }, 1, ia, 2,
+	            NULL, NULL);
+	a[0] = xemit2(x, OP_SUB, xconst(x, 1, &one), xemit(x, OP_SUM, &oh, 1, ia, 2, NULL, NULL));
+	a[1] = xconst(x, NAN, &one);
+	a[2] = xconst(x, 0, &one);
+	out = xemit2(x, OP_ADD, out, xemit(x, OP_SELECT, a, 3, NULL, 0, NULL, NULL));
+	if (out < 0)
+		return -1;
+	out_t(x, 0, out);
+	return 0;
+}
+
 /* Slice at run time: one IR slice per sliced axis; with another step (flip's -1), a concat of
  * the elements taken, each a one-wide slice (at most MAXSTEP of them). */
 enum { MAXSTEP = 256 };
@@ -3203,7 +3280,7 @@ mean_axes(Ox *x, int v, const int *mask, int keep)
 /* SoftmaxCrossEntropyLoss and NegativeLogLikelihoodLoss (F.cross_entropy, F.nll_loss: a
  * model exported with its loss), written out so that ignore_index, weights and every
  * reduction are PyTorch's: the class axis (1) moved last, log_softmax for the first, then per
- * position -sum(onehot(label) * logp) (the one-hot as OneHot's), times the label's weight and
+ * position -sum(logp where onehot(label)) (the one-hot as OneHot's), times the label's weight and
  * 0 where the label is ignore_index; NaN where a label is outside [0, C) and not ignored
  * (PyTorch raises an error); mean: the sum over the sum of those weights. It holds a one-hot
  * of the logits' size: a loss over a large vocabulary is better written in tdsl
@@ -3213,7 +3290,8 @@ emit_xentloss(Ox *x)
 {
 	const Shape one = { 0, { 0 } };
 	int sce = strcmp(x->nd->op, "SoftmaxCrossEntropyLoss") == 0, v = in_t(x, 0), t = in_t(x, 1);
-	int mask[MAXRANK] = { 0 }, r, lp, f, oh, per, m = -1, bad, ig = ox_attr(x->nd, "ignore_index") != NULL;
+	int mask[MAXRANK] = { 0 }, r, lp, f, oh, per, m = -1, bad;
+	int ig = ox_attr(x->nd, "ignore_index") != NULL;
 	int64_t ia[MAXIA] = { 0 }, perm[MAXIA];
 	Shape ls, ts;
 	Kv *pos;
@@ -3250,7 +3328,11 @@ emit_xentloss(Ox *x)
 	oh = xemit2(x, OP_EQ, xreshape(x, f, &ts), xknown(x, pos, asprintf_a(x->a, "%s.classes",
 	            x->nd->nout && x->nd->out[0] >= 0 ? x->o->name[x->nd->out[0]] : "loss")));
 	ia[1] = 0;
-	per = xemit1(x, OP_NEG, xemit(x, OP_SUM, (int[]){ xemit2(x, OP_MUL, oh, lp) }, 1, ia, 2, NULL, NULL));
+	{                               /* select, not mul: a -inf log-probability not taken stays out */
+		int s[3] = { oh, lp, xconst(x, 0, &one) };
+		per = xemit(x, OP_SELECT, s, 3, NULL, 0, NULL, NULL);
+	}
+	per = xemit1(x, OP_NEG, xemit(x, OP_SUM, &per, 1, ia, 2, NULL, NULL));
 	bad = xemit2(x, OP_SUB, xconst(x, 1, &one), xemit(x, OP_SUM, &oh, 1, ia, 2, NULL, NULL));
 	if (has_in(x, 2)) {             /* the label's weight */
 		int w = in_f32(x, 2);
@@ -3600,6 +3682,7 @@ static const OxOp ops[] = {
 	{ "Floor", fold_un, emit_un, 0, 0 },
 	{ "GRU", NULL, emit_rnn, 0, 0 },
 	{ "Gather", fold_gather, emit_gather, 0, 1 },
+	{ "GatherElements", NULL, emit_gatherel, 0, 0 },
 	{ "Gemm", NULL, emit_gemm, 0, 0 },
 	{ "GlobalAveragePool", NULL, emit_gap, 0, 0 },
 	{ "Greater", fold_bin, emit_cmp, 0, 0 },

@@ -617,6 +617,21 @@ class Losses(nn.Module):
         return l + (o * m.float()).sum() / (m.sum() * 2 + 1).clamp(min=1)
 
 
+class GatherNet(nn.Module):
+    """torch.gather by indices given at run time (GatherElements): per-token log-probabilities
+    of labels, as DPO and PPO losses take them (one index along the last axis), and two
+    indices per column along axis 1 from a second input."""
+    def __init__(self):
+        super().__init__()
+        self.fc, self.head = nn.Linear(8, 5), nn.Linear(4, 5)
+
+    def forward(self, x, t, u):                                 # 2 x 4 x 8, 2 x 4, 2 x 2 x 5
+        o = self.fc(x)
+        g = torch.gather(o.log_softmax(-1), 2, t.unsqueeze(2)).squeeze(2)       # 2 x 4
+        h = torch.gather(torch.tanh(o), 1, u).sum(1)                            # 2 x 5
+        return self.head(g) + h
+
+
 def philox(c0, c1, c2, c3, k0, k1):
     """Philox4x32-10's word 0, as mtc_philox (<mtc/mtc-ops.h>): dropout's generator."""
     m32 = 0xFFFFFFFF
@@ -708,6 +723,8 @@ MODELS = {
     "onehot": (OneHotNet, {"x": f32(3, 8), "t": i64(3, hi=5)}, "xent", 14, None, 0.1, 0.9),
     "lossnet": (LossNet, {"x": f32(2, 4, 8), "t": i64(2, 4, hi=5)}, "own", 14, None, 0.1, 0.9),
     "losses": (Losses, {"x": f32(3, 8), "t": f32(3, 4)}, "own", 14, None, 0.1, 0.9),
+    "gathernet": (GatherNet, {"x": f32(2, 4, 8), "t": i64(2, 4, hi=5), "u": i64(2, 2, 5, hi=4)}, "xent", 14,
+                  None, 0.1, 0.9),
     "seq2seq": (Seq2Seq, {"src": f32(2, 5, 16), "tgt": f32(2, 4, 16)}, "xent", 14, None, 0.1, 0.9),
 }
 
