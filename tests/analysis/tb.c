@@ -7,7 +7,7 @@
 int
 tb_decl(Module *m, const char *name, Role r, Type t)
 {
-	Init in = { INIT_ZEROS, 0, 0 };
+	Init in = { .kind = INIT_ZEROS };
 	Loc l = { 0, 0 };
 	return mod_decl(m, name, r, t, in, l);
 }

@@ -14,7 +14,7 @@ static Module *
 compile_d(const char *text, const char **defs, int ndefs)
 {
 	Src src = { "t.tdsl", text, strlen(text), 0 };
-	FeOpts o = { defs, ndefs };
+	FeOpts o = { .defines = defs, .ndefines = ndefs };
 	return fe_compile(&src, &o);
 }
 

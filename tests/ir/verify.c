@@ -58,7 +58,7 @@ build(void)
 {
 	Module *m = mod_new("v", "v.tdsl");
 	Func *f, *s;
-	Init nrm = { INIT_NORMAL, 0, 0.1 }, z = { INIT_ZEROS, 0, 0 };
+	Init nrm = { .kind = INIT_NORMAL, .b = 0.1 }, z = { .kind = INIT_ZEROS };
 
 	mod_decl(m, "x", R_INPUT, ty_of("f32[4,8]"), (Init){0}, (Loc){ 1, 1 });
 	mod_decl(m, "y", R_INPUT, ty_of("i32[4]"), (Init){0}, (Loc){ 2, 1 });
@@ -66,9 +66,9 @@ build(void)
 	mod_decl(m, "b", R_PARAM, ty_of("f32[8]"), z, (Loc){ 4, 1 });
 	m->decl[mod_decl(m, "mom.w", R_STATE, ty_of("f32[8,8]"), z, (Loc){0})].of = 2;
 	mod_decl(m, "t", R_STATE, ty_of("i32[]"), z, (Loc){0});
-	mod_decl(m, "opt.lr", R_HYPER, ty_of("f32[]"), (Init){ INIT_FULL, 0.1, 0 }, (Loc){0});
-	mod_decl(m, "opt.momentum", R_HYPER, ty_of("f32[]"), (Init){ INIT_FULL, 0.9, 0 }, (Loc){0});
-	mod_decl(m, "opt.weight_decay", R_HYPER, ty_of("f32[]"), (Init){ INIT_FULL, 0, 0 }, (Loc){0});
+	mod_decl(m, "opt.lr", R_HYPER, ty_of("f32[]"), (Init){ .kind = INIT_FULL, .a = 0.1 }, (Loc){0});
+	mod_decl(m, "opt.momentum", R_HYPER, ty_of("f32[]"), (Init){ .kind = INIT_FULL, .a = 0.9 }, (Loc){0});
+	mod_decl(m, "opt.weight_decay", R_HYPER, ty_of("f32[]"), (Init){ .kind = INIT_FULL, .a = 0 }, (Loc){0});
 	m->opt = (Optim){ .kind = OPT_SGD, .lr = 0.1, .momentum = 0.9 };
 
 	f = m->fwd = func_new(m, "forward");
