@@ -265,6 +265,31 @@ k_reshape(FILE *fp, const Func *f, const Op *op, Launch *l)
 	set1(l, blocks(n, BLK), BLK);
 }
 
+/* cumsum (passes/grad.c): a thread per (outer, inner) column, summed in double in order. */
+static void
+k_cumsum(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	int64_t outer = 1, n, inner = 1;
+	const Shape *s = SH(f, op->args[0]);
+
+	for (int d = 0; d < s->rank; d++)
+		if (d < op->ia[0])
+			outer *= s->d[d];
+		else if (d > op->ia[0])
+			inner *= s->d[d];
+	n = s->d[op->ia[0]];
+	fprintf(fp, LOOP("%lldLL") "\t\tll b = i / %lldLL * %lldLL + i %% %lldLL;\n\t\tdouble s = 0;\n"
+	        "\t\tfor (ll t = 0; t < %lldLL; t++) {\n", (long long)(outer * inner), (long long)inner,
+	        (long long)(n * inner), (long long)inner, (long long)n);
+	if (op->ia[2])
+		fprintf(fp, "\t\t\tll at = b + (%lldLL - t) * %lldLL;\n", (long long)(n - 1), (long long)inner);
+	else
+		fprintf(fp, "\t\t\tll at = b + t * %lldLL;\n", (long long)inner);
+	fprintf(fp, op->ia[1] ? "\t\t\tr[at] = (float)s;\n\t\t\ts += a0[at];\n\t\t}\n\t}\n}\n"
+	                      : "\t\t\ts += a0[at];\n\t\t\tr[at] = (float)s;\n\t\t}\n\t}\n}\n");
+	set1(l, blocks(outer * inner, BLK), BLK);
+}
+
 /* to_f32: each int rounded to the nearest float (__int2float_rn, C's conversion). */
 static void
 k_tof32(FILE *fp, const Func *f, const Op *op, Launch *l)
@@ -1163,7 +1188,7 @@ cuda_hostop(FILE *fp, const Func *f, const Op *op, Launch *l)
 	K(MATMUL, k_matmul) K(RELU, k_ew) K(GELU, k_ew) K(TANH, k_ew) K(SIGMOID, k_ew) \
 	K(SIN, k_ew) K(COS, k_ew) K(TOF32, k_tof32) \
 	K(EQ, k_ew) K(LT, k_ew) K(LE, k_ew) K(SELECT, k_ew) K(MAXIMUM, k_ew) K(MAXIMUM_G, k_ew) \
-	K(FLOOR, k_ew) K(CEIL, k_ew) K(ROUND, k_ew) \
+	K(FLOOR, k_ew) K(CEIL, k_ew) K(ROUND, k_ew) K(CUMSUM, k_cumsum) \
 	K(EXP, k_ew) K(LOG, k_ew) K(SQRT, k_ew) K(RSQRT, k_ew) K(NEG, k_ew) K(POW, k_ew) \
 	K(TRANSPOSE, k_transpose) K(RESHAPE, k_reshape) K(CONCAT, k_concat) K(SUM, k_red) \
 	K(MEAN, k_red) K(MAX, k_red) K(SOFTMAX, k_softmax) K(LOGSOFTMAX, k_softmax) \

@@ -920,6 +920,29 @@ k_reduce(Gen *g, const LowFunc *p, const Op *o)
 	launch(g, p, k, v, 2, 0, (double)(outer * n * inner));
 }
 
+/* cumsum (passes/grad.c): one column per (outer, inner), summed in double. */
+static void
+k_cumsum(Gen *g, const LowFunc *p, const Op *o)
+{
+	int64_t outer, n, inner;
+	int v[2] = { o->res, o->args[0] }, k = kopen(g, "cumsum");
+
+	around(SH(o->args[0]), (int)o->ia[0], &outer, &n, &inner);
+	kptr(g, "r", 0, 1, 0);
+	kptr(g, "x", 1, 0, 0);
+	ksplit(g, outer * inner);
+	K(g, "\tfor (int64_t o = lo; o < hi; o++) {\n");
+	K(g, "\t\tint64_t b = o / %lld * %lld + o %% %lld;\n\t\tdouble s = 0;\n", ll(inner), ll(n * inner), ll(inner));
+	K(g, "\t\tfor (int64_t t = 0; t < %lld; t++) {\n", ll(n));
+	if (o->ia[2])
+		K(g, "\t\t\tint64_t at = b + (%lld - t) * %lld;\n", ll(n - 1), ll(inner));
+	else
+		K(g, "\t\t\tint64_t at = b + t * %lld;\n", ll(inner));
+	K(g, o->ia[1] ? "\t\t\tr[at] = (float)s;\n\t\t\ts += x[at];\n" : "\t\t\ts += x[at];\n\t\t\tr[at] = (float)s;\n");
+	K(g, "\t\t}\n\t}\n}\n");
+	launch(g, p, k, v, 2, 0, (double)(outer * n * inner));
+}
+
 /* softmax, log_softmax and their gradients along an axis: one vector per (outer, inner). */
 static void
 k_softmax(Gen *g, const LowFunc *p, const Op *o)
@@ -1329,7 +1352,7 @@ mt3000_hostop(Gen *g, const LowFunc *p, const Op *o)
 	K(MATMUL, k_matmul) K(RELU, k_ew) K(GELU, k_ew) K(TANH, k_ew) K(SIGMOID, k_ew) \
 	K(SIN, k_ew) K(COS, k_ew) K(TOF32, k_tof32) \
 	K(EQ, k_ew) K(LT, k_ew) K(LE, k_ew) K(SELECT, k_ew) K(MAXIMUM, k_ew) K(MAXIMUM_G, k_ew) \
-	K(FLOOR, k_ew) K(CEIL, k_ew) K(ROUND, k_ew) \
+	K(FLOOR, k_ew) K(CEIL, k_ew) K(ROUND, k_ew) K(CUMSUM, k_cumsum) \
 	K(EXP, k_ew) K(LOG, k_ew) K(SQRT, k_ew) K(RSQRT, k_ew) K(NEG, k_ew) K(POW, k_ew) \
 	K(TRANSPOSE, k_transpose) K(RESHAPE, k_copy) K(CONCAT, k_concat) K(SUM, k_reduce) \
 	K(MEAN, k_reduce) K(MAX, k_reduce) K(SOFTMAX, k_softmax) K(LOGSOFTMAX, k_softmax) \

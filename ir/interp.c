@@ -833,6 +833,31 @@ k_reduce(Run *r, const Op *op)
 	return 0;
 }
 
+/* cumsum (passes/grad.c): a sum in double per column, from the start the reverse flag says. */
+static int
+k_cumsum(Run *r, const Op *op)
+{
+	int64_t outer, n, inner, ex = op->ia[1], rev = op->ia[2];
+	const float *x = IN(0);
+	float *o = OUT;
+
+	around(&TY(0)->sh, op->ia[0], &outer, &n, &inner);
+	for (int64_t i = 0; i < outer; i++)
+		for (int64_t j = 0; j < inner; j++) {
+			double s = 0;
+			for (int64_t t = 0; t < n; t++) {
+				int64_t at = (i * n + (rev ? n - 1 - t : t)) * inner + j;
+				double v = x[at];
+				if (!ex)
+					s += v;
+				o[at] = (float)s;
+				if (ex)
+					s += v;
+			}
+		}
+	return 0;
+}
+
 /* max_grad(x, y, dy): along the axis, dy goes to the first arg-max of x; every other element
  * is 0. With y = max(x), as autodiff makes it, that is grad.c's "first index where x == y";
  * recomputing the arg-max from x (as the backends do) keeps them equal on any operands. */
@@ -1388,7 +1413,7 @@ k_nothing(Run *r, const Op *op)
 	K(MATMUL, k_matmul) K(RELU, k_ew) K(GELU, k_ew) K(TANH, k_ew) K(SIGMOID, k_ew) \
 	K(SIN, k_ew) K(COS, k_ew) K(TOF32, k_tof32) \
 	K(EQ, k_ew) K(LT, k_ew) K(LE, k_ew) K(SELECT, k_ew) K(MAXIMUM, k_ew) K(MAXIMUM_G, k_ew) \
-	K(FLOOR, k_ew) K(CEIL, k_ew) K(ROUND, k_ew) \
+	K(FLOOR, k_ew) K(CEIL, k_ew) K(ROUND, k_ew) K(CUMSUM, k_cumsum) \
 	K(EXP, k_ew) K(LOG, k_ew) K(SQRT, k_ew) K(RSQRT, k_ew) K(NEG, k_ew) K(POW, k_ew) \
 	K(TRANSPOSE, k_transpose) K(RESHAPE, k_copy) K(CONCAT, k_concat) K(SUM, k_reduce) \
 	K(MEAN, k_reduce) K(MAX, k_reduce) K(SOFTMAX, k_softmax) K(LOGSOFTMAX, k_softmax) \

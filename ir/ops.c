@@ -234,6 +234,18 @@ sh_binary(const Func *f, const Op *op, Type *r, char *err, size_t n)
 	return 0;
 }
 
+/* cumsum(x) axis exclusive reverse: x's type; exclusive and reverse are 0 or 1. */
+int
+sh_cumsum(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	if (want_f32(f, op, 0, err, n) || want_axis(op, op->ia[0], ARG(0)->sh.rank, err, n))
+		return -1;
+	if ((op->ia[1] != 0 && op->ia[1] != 1) || (op->ia[2] != 0 && op->ia[2] != 1))
+		return fail(err, n, "cumsum's exclusive and reverse must be 0 or 1");
+	*r = *ARG(0);
+	return 0;
+}
+
 /* select(c, a, b), maximum_grad(a, b, dy): the three broadcast together, all f32. */
 int
 sh_ternary(const Func *f, const Op *op, Type *r, char *err, size_t n)

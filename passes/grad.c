@@ -86,6 +86,11 @@
  *   sqrt_grad(y, dy)        dy * 0.5 / y              y = sqrt(x)            (bcast)
  *   rsqrt_grad(y, dy)       -0.5 * dy * y^3           y = rsqrt(x)           (bcast)
  *   pow_grad(x, dy) c       dy * c * x^(c-1)          (C's pow; x^0 = 1)     (bcast)
+ *   cumsum(x) axis exclusive reverse (forward): along axis, r[k] = the sum of x[j] over j <= k
+ *                           (j < k if exclusive; j >= k, j > k if reverse), accumulated in
+ *                           double in the order of j from the sum's start, each r rounded to
+ *                           float once (PyTorch's CPU cumsum). Its gradient is the cumsum of
+ *                           dy with reverse flipped.
  *   maximum_grad(a, b, dy)  0 where a < b, dy / 2 where a == b, else dy: maximum's gradient
  *                           for a, PyTorch's (b's is maximum_grad(b, a, dy)).  (bcast)
  *   max_grad(x, y, dy) axis keepdims
@@ -206,6 +211,16 @@ gr_select(Diff *d, const Op *op)
 			int a[3] = { A(0), k == 1 ? dy : z, k == 1 ? z : dy };
 			d_acc(d, A(k), d_emit(d, OP_SELECT, a, 3, NULL, 0, NULL, NULL));
 		}
+}
+
+/* y = cumsum(x): dx = cumsum(dy) with the same axis and exclusive, reverse flipped. */
+void
+gr_cumsum(Diff *d, const Op *op)
+{
+	int64_t ia[MAXIA] = { op->ia[0], op->ia[1], !op->ia[2] };
+	int dy = d_grad(d, op->res);
+
+	d_acc(d, A(0), d_emit(d, OP_CUMSUM, &dy, 1, ia, 3, NULL, NULL));
 }
 
 /* y = maximum(a, b): da = maximum_grad(a, b, dy), db = maximum_grad(b, a, dy). */

@@ -90,6 +90,18 @@ c_steps(Tb *t)
 	return tb_op2(t, OP_MUL, tb_op2(t, OP_ADD, s, a), a);
 }
 
+/* cumsum along each axis, exclusive and reversed, times a weight (so every position's
+ * gradient differs) */
+static int
+c_cumsum(Tb *t)
+{
+	int a = U("a", SH(3, 4)), w = U("w", SH(3, 4)), s = a;
+
+	for (int e = 0; e < 4; e++)
+		s = tb_op2(t, OP_ADD, s, tb_op(t, OP_CUMSUM, ARGS(a), IA(e & 1, e & 1, e >> 1), 3, NULL, NULL));
+	return tb_op2(t, OP_MUL, s, w);
+}
+
 /* maximum of a and a broadcast b (|a - b| >= 0.1 apart), then of a with itself: a tie, whose
  * gradient is half to each side, 1 in all. */
 static int
@@ -291,7 +303,7 @@ static const struct { const char *name; Build *fn; } cases[] = {
 	{ "matmul-bcast-ta-tb", c_bmm_bct }, { "matmul-bcast-ta", c_bmm_bct2 },
 	{ "relu", c_relu }, { "gelu", c_gelu }, { "tanh", c_tanh }, { "sigmoid", c_sigmoid },
 	{ "exp", c_exp }, { "log", c_log }, { "sqrt", c_sqrt }, { "rsqrt", c_rsqrt }, { "neg", c_neg },
-	{ "sin", c_sin }, { "cos", c_cos }, { "select", c_select }, { "maximum", c_maximum }, { "steps", c_steps },
+	{ "sin", c_sin }, { "cos", c_cos }, { "select", c_select }, { "maximum", c_maximum }, { "steps", c_steps }, { "cumsum", c_cumsum },
 	{ "pow3", c_pow3 }, { "pow0.5", c_pow_half }, { "pow-1.5", c_pow_neg },
 	{ "transpose", c_transpose }, { "transpose2", c_transpose2 }, { "reshape", c_reshape },
 	{ "concat", c_concat }, { "concat-axis0-repeat", c_concat0 },

@@ -437,6 +437,19 @@ imported_ops(void)
 	func_output(f, "r", op(OP_SELECT, A(c, a, b), 3, NULL, 0, NULL, NULL));
 	expect("select, broadcast", 0, FL(10, 5, 10, 5), 4, 0);
 
+	/* cumsum in double, each result rounded once: 2^24 + 1 + 1 is 2^24 + 2 */
+	for (int k = 0; k < 5; k++) {
+		static const char *const nm[5] = { "cumsum", "cumsum exclusive", "cumsum reverse",
+		                                   "cumsum exclusive reverse", "cumsum in double" };
+		static const float want[5][4] = { { 1, 3, 6, 10 }, { 0, 1, 3, 6 }, { 10, 9, 7, 4 },
+		                                   { 9, 7, 4, 0 }, { 16777216.0f, 16777216.0f, 16777218.0f, 16777220.0f } };
+		begin();
+		a = decl("x", ty(F32, 1, 4), k < 4 ? FL(1, 2, 3, 4) : FL(16777216.0f, 1, 1, 2));
+		start();
+		func_output(f, "r", op(OP_CUMSUM, A(a), 1, I(0, k < 4 ? k & 1 : 0, k < 4 ? k >> 1 : 0), 3, NULL, NULL));
+		expect(nm[k], 0, want[k], 4, 0);
+	}
+
 	/* floor, ceil, round (half to even) */
 	for (int k = 0; k < 3; k++) {
 		static const char *const nm[3] = { "floor", "ceil", "round" };

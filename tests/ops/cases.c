@@ -134,6 +134,12 @@ elementwise(void)
 		add(OP_MAXIMUM, 2, pa[s][0], pa[s][1]);
 		add(OP_MAXIMUM_G, 3, pa[s][0], pa[s][1], pa[s][0]);
 	}
+	/* cumsum: each axis, exclusive and reverse, a long column split across threads */
+	for (int e = 0; e < 4; e++) {
+		attrs(add(OP_CUMSUM, 1, ty(F32, 3, 3, 5, 7)), 3, e % 3, e & 1, e >> 1);
+		attrs(add(OP_CUMSUM, 1, ty(F32, 2, 3, 700)), 3, 1, e & 1, e >> 1);
+	}
+	attrs(add(OP_CUMSUM, 1, ty(F32, 1, 1)), 3, 0, 1, 1);
 	/* maximum and its gradient at ties: x against relu(x) */
 	c = add(OP_MAXIMUM, 2, ty(F32, 2, 30, 17), ty(F32, 2, 30, 17));
 	c->arg[0] = -100 - 0;
