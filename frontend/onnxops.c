@@ -3382,6 +3382,37 @@ emit_xentloss(Ox *x)
 	return 0;
 }
 
+/* CumSum along a known axis, exclusive and reverse as given: cumsum (summed in double, as
+ * PyTorch's CPU cumsum). A count stays a count while its bound times the axis's length stays
+ * at most 2^24. */
+static int
+emit_cumsum(Ox *x)
+{
+	int v = in_t(x, 0), r;
+	double ax = 0;
+	int64_t ia[MAXIA] = { 0 }, c;
+
+	if (v < 0 || kscalar(x, in_k(x, 1), &ax, "the axis"))
+		return -1;
+	if (x->c->f->val[v].ty.dt != F32)
+		return xerr(x, "a CumSum of run-time integers is not supported");
+	r = x->c->f->val[v].ty.sh.rank;
+	if ((ia[0] = axis_of(x, (int64_t)ax, r)) < 0)
+		return -1;
+	ia[1] = att_i(x, "exclusive", 0) != 0;
+	ia[2] = att_i(x, "reverse", 0) != 0;
+	if ((v = xemit(x, OP_CUMSUM, &v, 1, ia, 3, NULL, NULL)) < 0)
+		return -1;
+	out_t(x, 0, v);
+	if ((c = x->x[x->nd->in[0]].count) && x->nd->out[0] >= 0) {
+		if ((c *= x->c->f->val[v].ty.sh.d[ia[0]]) > 1 << 24)
+			return xerr(x, "a cumulative sum of up to %lld is not exact in f32, which holds "
+			            "mtc's run-time integers", (long long)c);
+		x->x[x->nd->out[0]].count = c;
+	}
+	return 0;
+}
+
 /* GlobalAveragePool: the mean over every axis after the first two, kept. */
 static int
 emit_gap(Ox *x)
@@ -3669,6 +3700,7 @@ static const OxOp ops[] = {
 	{ "Conv", NULL, emit_conv, 0, 0 },
 	{ "ConvTranspose", NULL, emit_convt, 0, 0 },
 	{ "Cos", fold_un, emit_un, 0, 0 },
+	{ "CumSum", NULL, emit_cumsum, 0, 0 },
 	{ "DepthToSpace", NULL, emit_d2s, 0, 0 },
 	{ "Div", fold_bin, emit_bin, 0, 0 },
 	{ "Dropout", NULL, emit_dropout, 0, 0 },

@@ -632,6 +632,22 @@ class GatherNet(nn.Module):
         return self.head(g) + h
 
 
+class CumNet(nn.Module):
+    """torch.cumsum (CumSum) of run-time values: a cumulative mean along the sequence, a
+    reversed one (flip, cumsum, flip), and positions counted from a mask computed in the step
+    ((m > 0).long().cumsum(-1): a count)."""
+    def __init__(self):
+        super().__init__()
+        self.fc, self.out = nn.Linear(8, 8), nn.Linear(8, 5)
+
+    def forward(self, x, m):                                                    # 2 x 6 x 8, 2 x 6
+        h = self.fc(x)
+        c = h.cumsum(1) / torch.arange(1, 7, dtype=torch.float32)[None, :, None]
+        r = h.flip(1).cumsum(1).flip(1)
+        p = (m > 0).long().cumsum(-1).float()
+        return self.out((c + 0.5 * r + 0.1 * p[..., None] * h).mean(1))
+
+
 def philox(c0, c1, c2, c3, k0, k1):
     """Philox4x32-10's word 0, as mtc_philox (<mtc/mtc-ops.h>): dropout's generator."""
     m32 = 0xFFFFFFFF
@@ -725,6 +741,7 @@ MODELS = {
     "losses": (Losses, {"x": f32(3, 8), "t": f32(3, 4)}, "own", 14, None, 0.1, 0.9),
     "gathernet": (GatherNet, {"x": f32(2, 4, 8), "t": i64(2, 4, hi=5), "u": i64(2, 2, 5, hi=4)}, "xent", 14,
                   None, 0.1, 0.9),
+    "cumnet": (CumNet, {"x": f32(2, 6, 8), "m": f32(2, 6)}, "xent", 14, None, 0.1, 0.9),
     "seq2seq": (Seq2Seq, {"src": f32(2, 5, 16), "tgt": f32(2, 4, 16)}, "xent", 14, None, 0.1, 0.9),
 }
 
