@@ -593,13 +593,12 @@ emit_isnan(Ox *x)
 {
 	const Shape one = { 0, { 0 } };
 	int a = in_f32(x, 0), v = -1;
-
-	if (strcmp(x->nd->op, "IsNaN") == 0)
-		return out_bool(x, xemit2(x, OP_SUB, xconst(x, 1, &one), xemit2(x, OP_EQ, a, a)));
 	int pos = (int)att_i(x, "detect_positive", 1), neg = (int)att_i(x, "detect_negative", 1);
 
 	if (a < 0)
 		return -1;
+	if (strcmp(x->nd->op, "IsNaN") == 0)
+		return out_bool(x, xemit2(x, OP_SUB, xconst(x, 1, &one), xemit2(x, OP_EQ, a, a)));
 	if (!pos && !neg)
 		return out_bool(x, xconst(x, 0, &x->c->f->val[a].ty.sh));
 	if (pos)
@@ -738,7 +737,8 @@ static const struct { const char *name; int code; Opk ir; } unops[] = {
 	{ "Neg", U_NEG, OP_NEG }, { "Sqrt", U_SQRT, OP_SQRT }, { "Reciprocal", U_RECIP, NOP },
 	{ "Abs", U_ABS, NOP }, { "Exp", U_EXP, OP_EXP }, { "Log", U_LOG, OP_LOG },
 	{ "Relu", U_RELU, OP_RELU }, { "Tanh", U_TANH, OP_TANH }, { "Sigmoid", U_SIGMOID, OP_SIGMOID },
-	{ "Erf", U_ERF, NOP }, { "Not", U_NOT, NOP }, { "Floor", U_FLOOR, OP_FLOOR }, { "Ceil", U_CEIL, OP_CEIL },
+	{ "Erf", U_ERF, NOP }, { "Not", U_NOT, NOP }, { "Floor", U_FLOOR, OP_FLOOR },
+	{ "Ceil", U_CEIL, OP_CEIL },
 	{ "Sin", U_SIN, OP_SIN }, { "Cos", U_COS, OP_COS }, { "Round", U_ROUND, OP_ROUND },
 };
 
@@ -3280,8 +3280,8 @@ mean_axes(Ox *x, int v, const int *mask, int keep)
 /* SoftmaxCrossEntropyLoss and NegativeLogLikelihoodLoss (F.cross_entropy, F.nll_loss: a
  * model exported with its loss), written out so that ignore_index, weights and every
  * reduction are PyTorch's: the class axis (1) moved last, log_softmax for the first, then per
- * position -sum(logp where onehot(label)) (the one-hot as OneHot's), times the label's weight and
- * 0 where the label is ignore_index; NaN where a label is outside [0, C) and not ignored
+ * position -sum(logp where onehot(label)) (the one-hot as OneHot's), times the label's
+ * weight, 0 where the label is ignore_index; NaN where a label is outside [0, C), not ignored
  * (PyTorch raises an error); mean: the sum over the sum of those weights. It holds a one-hot
  * of the logits' size: a loss over a large vocabulary is better written in tdsl
  * (cross_entropy). The optional log_prob output is logp, the class axis back in place. */
@@ -3341,10 +3341,11 @@ emit_xentloss(Ox *x)
 		m = xemit(x, OP_SUM, (int[]){ xemit2(x, OP_MUL, oh, w) }, 1, ia, 2, NULL, NULL);
 		per = xemit2(x, OP_MUL, per, m);
 	}
-	if (ig) {                       /* 0 where the label is ignore_index */
+	if (ig) {                       /* 0 where the label is ignore_index (select: -logp may be inf) */
 		int keep = xemit2(x, OP_SUB, xconst(x, 1, &one),
 		                  xemit2(x, OP_EQ, f, xconst(x, (double)att_i(x, "ignore_index", 0), &one)));
-		per = xemit2(x, OP_MUL, per, keep);
+		int s[3] = { keep, per, xconst(x, 0, &one) };
+		per = xemit(x, OP_SELECT, s, 3, NULL, 0, NULL, NULL);
 		bad = xemit2(x, OP_MUL, bad, keep);
 		m = m >= 0 ? xemit2(x, OP_MUL, m, keep) : keep;
 	}
