@@ -648,6 +648,20 @@ class CumNet(nn.Module):
         return self.out((c + 0.5 * r + 0.1 * p[..., None] * h).mean(1))
 
 
+class LossInf(nn.Module):
+    """Log-probabilities of class 2 masked to -inf where its logit is below -0.2 (a vocabulary
+    restricted in the step), then F.nll_loss ignoring label 2 and torch.gather clamped: a -inf
+    not taken, or ignored, must give no NaN."""
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 5)
+
+    def forward(self, x, t):                                                    # 6 x 8, 6
+        o = self.fc(x)
+        lp = o.masked_fill((o < -0.2) & (torch.arange(5) == 2), float("-inf")).log_softmax(-1)
+        return F.nll_loss(lp, t, ignore_index=2) + torch.gather(lp, 1, t[:, None]).clamp(min=-5).mean()
+
+
 def philox(c0, c1, c2, c3, k0, k1):
     """Philox4x32-10's word 0, as mtc_philox (<mtc/mtc-ops.h>): dropout's generator."""
     m32 = 0xFFFFFFFF
@@ -742,6 +756,7 @@ MODELS = {
     "gathernet": (GatherNet, {"x": f32(2, 4, 8), "t": i64(2, 4, hi=5), "u": i64(2, 2, 5, hi=4)}, "xent", 14,
                   None, 0.1, 0.9),
     "cumnet": (CumNet, {"x": f32(2, 6, 8), "m": f32(2, 6)}, "xent", 14, None, 0.1, 0.9),
+    "lossinf": (LossInf, {"x": f32(12, 8), "t": i64(12, hi=5)}, "own", 14, None, 0.1, 0.9),
     "seq2seq": (Seq2Seq, {"src": f32(2, 5, 16), "tgt": f32(2, 4, 16)}, "xent", 14, None, 0.1, 0.9),
 }
 
