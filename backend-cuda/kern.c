@@ -265,19 +265,42 @@ k_reshape(FILE *fp, const Func *f, const Op *op, Launch *l)
 	set1(l, blocks(n, BLK), BLK);
 }
 
+/* Outer and inner extents around axis a of s. */
+static void
+around_axis(const Shape *s, int64_t a, int64_t *outer, int64_t *n, int64_t *inner)
+{
+	*outer = *inner = 1;
+	for (int d = 0; d < s->rank; d++)
+		if (d < a)
+			*outer *= s->d[d];
+		else if (d > a)
+			*inner *= s->d[d];
+	*n = s->d[a];
+}
+
+/* argmax (passes/grad.c): a thread per column, the first largest or the first NaN. */
+static void
+k_argmax(FILE *fp, const Func *f, const Op *op, Launch *l)
+{
+	int64_t outer, n, inner;
+
+	around_axis(SH(f, op->args[0]), op->ia[0], &outer, &n, &inner);
+	fprintf(fp, LOOP("%lldLL") "\t\tconst float *c = a0 + i / %lldLL * %lldLL + i %% %lldLL;\n"
+	        "\t\tll b = 0;\n\t\tfor (ll k = 1; k < %lldLL && c[b * %lldLL] == c[b * %lldLL]; k++)\n"
+	        "\t\t\tif (c[k * %lldLL] > c[b * %lldLL] || c[k * %lldLL] != c[k * %lldLL])\n\t\t\t\tb = k;\n"
+	        "\t\tr[i] = (int)b;\n\t}\n}\n", (long long)(outer * inner), (long long)inner,
+	        (long long)(n * inner), (long long)inner, (long long)n, (long long)inner, (long long)inner,
+	        (long long)inner, (long long)inner, (long long)inner, (long long)inner);
+	set1(l, blocks(outer * inner, BLK), BLK);
+}
+
 /* cumsum (passes/grad.c): a thread per (outer, inner) column, summed in double in order. */
 static void
 k_cumsum(FILE *fp, const Func *f, const Op *op, Launch *l)
 {
-	int64_t outer = 1, n, inner = 1;
-	const Shape *s = SH(f, op->args[0]);
+	int64_t outer, n, inner;
 
-	for (int d = 0; d < s->rank; d++)
-		if (d < op->ia[0])
-			outer *= s->d[d];
-		else if (d > op->ia[0])
-			inner *= s->d[d];
-	n = s->d[op->ia[0]];
+	around_axis(SH(f, op->args[0]), op->ia[0], &outer, &n, &inner);
 	fprintf(fp, LOOP("%lldLL") "\t\tll b = i / %lldLL * %lldLL + i %% %lldLL;\n\t\tdouble s = 0;\n"
 	        "\t\tfor (ll t = 0; t < %lldLL; t++) {\n", (long long)(outer * inner), (long long)inner,
 	        (long long)(n * inner), (long long)inner, (long long)n);
@@ -1188,7 +1211,7 @@ cuda_hostop(FILE *fp, const Func *f, const Op *op, Launch *l)
 	K(MATMUL, k_matmul) K(RELU, k_ew) K(GELU, k_ew) K(TANH, k_ew) K(SIGMOID, k_ew) \
 	K(SIN, k_ew) K(COS, k_ew) K(TOF32, k_tof32) \
 	K(EQ, k_ew) K(LT, k_ew) K(LE, k_ew) K(SELECT, k_ew) K(MAXIMUM, k_ew) K(MAXIMUM_G, k_ew) \
-	K(FLOOR, k_ew) K(CEIL, k_ew) K(ROUND, k_ew) K(CUMSUM, k_cumsum) \
+	K(FLOOR, k_ew) K(CEIL, k_ew) K(ROUND, k_ew) K(CUMSUM, k_cumsum) K(ARGMAX, k_argmax) \
 	K(EXP, k_ew) K(LOG, k_ew) K(SQRT, k_ew) K(RSQRT, k_ew) K(NEG, k_ew) K(POW, k_ew) \
 	K(TRANSPOSE, k_transpose) K(RESHAPE, k_reshape) K(CONCAT, k_concat) K(SUM, k_red) \
 	K(MEAN, k_red) K(MAX, k_red) K(SOFTMAX, k_softmax) K(LOGSOFTMAX, k_softmax) \

@@ -920,6 +920,27 @@ k_reduce(Gen *g, const LowFunc *p, const Op *o)
 	launch(g, p, k, v, 2, 0, (double)(outer * n * inner));
 }
 
+/* argmax (passes/grad.c): the first largest, or the first NaN, per (outer, inner) column. */
+static void
+k_argmax(Gen *g, const LowFunc *p, const Op *o)
+{
+	int64_t outer, n, inner;
+	int v[2] = { o->res, o->args[0] }, k = kopen(g, "argmax");
+
+	around(SH(o->args[0]), (int)o->ia[0], &outer, &n, &inner);
+	kptr(g, "r", 0, 1, 1);
+	kptr(g, "x", 1, 0, 0);
+	ksplit(g, outer * inner);
+	K(g, "\tfor (int64_t o = lo; o < hi; o++) {\n");
+	K(g, "\t\tconst float *c = x + o / %lld * %lld + o %% %lld;\n\t\tint64_t b = 0;\n",
+	  ll(inner), ll(n * inner), ll(inner));
+	K(g, "\t\tfor (int64_t k = 1; k < %lld && c[b * %lld] == c[b * %lld]; k++)\n"
+	  "\t\t\tif (c[k * %lld] > c[b * %lld] || c[k * %lld] != c[k * %lld])\n\t\t\t\tb = k;\n",
+	  ll(n), ll(inner), ll(inner), ll(inner), ll(inner), ll(inner), ll(inner));
+	K(g, "\t\tr[o] = (int32_t)b;\n\t}\n}\n");
+	launch(g, p, k, v, 2, 0, (double)(outer * n * inner));
+}
+
 /* cumsum (passes/grad.c): one column per (outer, inner), summed in double. */
 static void
 k_cumsum(Gen *g, const LowFunc *p, const Op *o)
@@ -1352,7 +1373,7 @@ mt3000_hostop(Gen *g, const LowFunc *p, const Op *o)
 	K(MATMUL, k_matmul) K(RELU, k_ew) K(GELU, k_ew) K(TANH, k_ew) K(SIGMOID, k_ew) \
 	K(SIN, k_ew) K(COS, k_ew) K(TOF32, k_tof32) \
 	K(EQ, k_ew) K(LT, k_ew) K(LE, k_ew) K(SELECT, k_ew) K(MAXIMUM, k_ew) K(MAXIMUM_G, k_ew) \
-	K(FLOOR, k_ew) K(CEIL, k_ew) K(ROUND, k_ew) K(CUMSUM, k_cumsum) \
+	K(FLOOR, k_ew) K(CEIL, k_ew) K(ROUND, k_ew) K(CUMSUM, k_cumsum) K(ARGMAX, k_argmax) \
 	K(EXP, k_ew) K(LOG, k_ew) K(SQRT, k_ew) K(RSQRT, k_ew) K(NEG, k_ew) K(POW, k_ew) \
 	K(TRANSPOSE, k_transpose) K(RESHAPE, k_copy) K(CONCAT, k_concat) K(SUM, k_reduce) \
 	K(MEAN, k_reduce) K(MAX, k_reduce) K(SOFTMAX, k_softmax) K(LOGSOFTMAX, k_softmax) \

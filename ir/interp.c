@@ -833,6 +833,27 @@ k_reduce(Run *r, const Op *op)
 	return 0;
 }
 
+/* argmax (passes/grad.c): the first largest, or the first NaN, per column. */
+static int
+k_argmax(Run *r, const Op *op)
+{
+	int64_t outer, n, inner;
+	const float *x = IN(0);
+	int32_t *o = r->buf[op->res];
+
+	around(&TY(0)->sh, op->ia[0], &outer, &n, &inner);
+	for (int64_t i = 0; i < outer; i++)
+		for (int64_t j = 0; j < inner; j++) {
+			const float *c = x + i * n * inner + j;
+			int32_t best = 0;
+			for (int64_t k = 1; k < n && c[best * inner] == c[best * inner]; k++)
+				if (c[k * inner] > c[best * inner] || c[k * inner] != c[k * inner])
+					best = (int32_t)k;
+			o[i * inner + j] = best;
+		}
+	return 0;
+}
+
 /* cumsum (passes/grad.c): a sum in double per column, from the start the reverse flag says. */
 static int
 k_cumsum(Run *r, const Op *op)
@@ -1413,7 +1434,7 @@ k_nothing(Run *r, const Op *op)
 	K(MATMUL, k_matmul) K(RELU, k_ew) K(GELU, k_ew) K(TANH, k_ew) K(SIGMOID, k_ew) \
 	K(SIN, k_ew) K(COS, k_ew) K(TOF32, k_tof32) \
 	K(EQ, k_ew) K(LT, k_ew) K(LE, k_ew) K(SELECT, k_ew) K(MAXIMUM, k_ew) K(MAXIMUM_G, k_ew) \
-	K(FLOOR, k_ew) K(CEIL, k_ew) K(ROUND, k_ew) K(CUMSUM, k_cumsum) \
+	K(FLOOR, k_ew) K(CEIL, k_ew) K(ROUND, k_ew) K(CUMSUM, k_cumsum) K(ARGMAX, k_argmax) \
 	K(EXP, k_ew) K(LOG, k_ew) K(SQRT, k_ew) K(RSQRT, k_ew) K(NEG, k_ew) K(POW, k_ew) \
 	K(TRANSPOSE, k_transpose) K(RESHAPE, k_copy) K(CONCAT, k_concat) K(SUM, k_reduce) \
 	K(MEAN, k_reduce) K(MAX, k_reduce) K(SOFTMAX, k_softmax) K(LOGSOFTMAX, k_softmax) \

@@ -198,6 +198,7 @@ typedef double CostRule(const struct Func *, const struct Op *);
 	X(CEIL,      "ceil",        1, F_EW,                "",              "",                sh_unary,    gr_step,      co_ew1,        0, mtc_ceil(x0)) \
 	X(ROUND,     "round",       1, F_EW,                "",              "",                sh_unary,    gr_step,      co_ew1,        0, mtc_round(x0)) \
 	X(CUMSUM,    "cumsum",      1, 0,                   "axis exclusive reverse", "",       sh_cumsum,   gr_cumsum,    co_ew1,        0, 0) \
+	X(ARGMAX,    "argmax",      1, 0,                   "axis keepdims", "",                sh_reduce,   gr_none,      co_red,        0, 0) \
 	/* gradient helpers (made by autodiff) */ \
 	X(SUMTO,     "sum_to",      1, F_GIVEN,             "",              "",                sh_sumto,    gr_none,      co_red,        0, 0) \
 	X(BCAST,     "broadcast",   1, F_GIVEN | F_EW,      "",              "",                sh_bcast,    gr_none,      co_zero,       0, x0) \

@@ -379,7 +379,7 @@ sh_reduce(const Func *f, const Op *op, Type *r, char *err, size_t n)
 		return -1;
 	if (op->ia[1] != 0 && op->ia[1] != 1)
 		return fail(err, n, "keepdims must be 0 or 1");
-	r->dt = F32;
+	r->dt = op->kind == OP_ARGMAX ? I32 : F32;     /* argmax: the index, i32 */
 	reduced(&ARG(0)->sh, op->ia[0], (int)op->ia[1], &r->sh);
 	return 0;
 }

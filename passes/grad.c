@@ -91,6 +91,8 @@
  *                           double in the order of j from the sum's start, each r rounded to
  *                           float once (PyTorch's CPU cumsum). Its gradient is the cumsum of
  *                           dy with reverse flipped.
+ *   argmax(x) axis keepdims (forward) -> i32: along axis, the index of the first largest
+ *                           element, or of the first NaN (torch.argmax); no gradient.
  *   maximum_grad(a, b, dy)  0 where a < b, dy / 2 where a == b, else dy: maximum's gradient
  *                           for a, PyTorch's (b's is maximum_grad(b, a, dy)).  (bcast)
  *   max_grad(x, y, dy) axis keepdims

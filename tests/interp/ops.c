@@ -437,6 +437,15 @@ imported_ops(void)
 	func_output(f, "r", op(OP_SELECT, A(c, a, b), 3, NULL, 0, NULL, NULL));
 	expect("select, broadcast", 0, FL(10, 5, 10, 5), 4, 0);
 
+	/* argmax: the first largest, or the first NaN; along axis 1, kept */
+	begin();
+	a = decl("x", ty(F32, 2, 4, 3), FL(1, 3, 3, 2, 0, 0, 0, 0, NAN, 5, NAN, 2));
+	start();
+	func_output(f, "r", op(OP_ARGMAX, A(a), 1, I(1, 1), 2, NULL, NULL));
+	func_output(f, "c", op(OP_ARGMAX, A(a), 1, I(0, 0), 2, NULL, NULL));
+	expect_i("argmax: first of ties, first NaN", 0, IL(1, 0, 2, 1), 4);
+	expect_i("argmax along axis 0", 1, IL(3, 3, 2), 3);
+
 	/* cumsum in double, each result rounded once: 2^24 + 1 + 1 is 2^24 + 2 */
 	for (int k = 0; k < 5; k++) {
 		static const char *const nm[5] = { "cumsum", "cumsum exclusive", "cumsum reverse",

@@ -140,6 +140,12 @@ elementwise(void)
 		attrs(add(OP_CUMSUM, 1, ty(F32, 2, 3, 700)), 3, 1, e & 1, e >> 1);
 	}
 	attrs(add(OP_CUMSUM, 1, ty(F32, 1, 1)), 3, 0, 1, 1);
+	/* argmax: each axis, kept or not; of relu(x), ties of zeros (the first wins) */
+	for (int e = 0; e < 3; e++)
+		attrs(add(OP_ARGMAX, 1, ty(F32, 3, 3, 5, 7)), 2, e, e & 1);
+	attrs(add(OP_ARGMAX, 1, ty(F32, 2, 3, 700)), 2, 1, 0);
+	c = attrs(add(OP_ARGMAX, 1, ty(F32, 2, 30, 17)), 2, 1, 0);
+	c->arg[0] = 0;
 	/* maximum and its gradient at ties: x against relu(x) */
 	c = add(OP_MAXIMUM, 2, ty(F32, 2, 30, 17), ty(F32, 2, 30, 17));
 	c->arg[0] = -100 - 0;
