@@ -3383,6 +3383,32 @@ emit_xentloss(Ox *x)
 	return 0;
 }
 
+/* ArgMax, ArgMin of run-time values: argmax (of -x for ArgMin): the first largest (smallest),
+ * or the first NaN, as torch.argmax; an i32 result (indices for an embedding, OneHot). */
+static int
+emit_argmax(Ox *x)
+{
+	int v = in_t(x, 0), r;
+	int64_t ia[MAXIA] = { 0 };
+
+	if (v < 0)
+		return -1;
+	if (x->c->f->val[v].ty.dt != F32)
+		return xerr(x, "the input must be floats");
+	if (att_i(x, "select_last_index", 0))
+		return xerr(x, "select_last_index is not supported: the first index is taken");
+	r = x->c->f->val[v].ty.sh.rank;
+	if (r < 1 || (ia[0] = axis_of(x, att_i(x, "axis", 0), r)) < 0)
+		return r < 1 ? xerr(x, "the input must have an axis") : -1;
+	ia[1] = att_i(x, "keepdims", 1) != 0;
+	if (strcmp(x->nd->op, "ArgMin") == 0)
+		v = xneg(x, v);
+	if ((v = xemit(x, OP_ARGMAX, &v, 1, ia, 2, NULL, NULL)) < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
 /* CumSum along a known axis, exclusive and reverse as given: cumsum (summed in double, as
  * PyTorch's CPU cumsum). A count stays a count while its bound times the axis's length stays
  * at most 2^24. */
@@ -3689,6 +3715,8 @@ static const OxOp ops[] = {
 	{ "Abs", fold_un, emit_un, 0, 0 },
 	{ "Add", fold_bin, emit_bin, 0, 0 },
 	{ "And", fold_bin, emit_cmp, 0, 0 },
+	{ "ArgMax", NULL, emit_argmax, 0, 0 },
+	{ "ArgMin", NULL, emit_argmax, 0, 0 },
 	{ "AveragePool", NULL, emit_pool, 0, 0 },
 	{ "BatchNormalization", NULL, emit_bn, 0, 0 },
 	{ "Cast", fold_cast, emit_cast, 0, 0 },

@@ -662,6 +662,21 @@ class LossInf(nn.Module):
         return F.nll_loss(lp, t, ignore_index=2) + torch.gather(lp, 1, t[:, None]).clamp(min=-5).mean()
 
 
+class ArgNet(nn.Module):
+    """argmax and argmin of values computed in the step (ArgMax, ArgMin): the predicted token
+    fed back through an embedding (scheduled sampling's greedy feedback), and a one-hot of the
+    smallest logit."""
+    def __init__(self):
+        super().__init__()
+        self.fc, self.emb, self.out = nn.Linear(8, 5), nn.Embedding(5, 8), nn.Linear(8, 5)
+
+    def forward(self, x):                                                       # 2 x 6 x 8
+        o = self.fc(x)
+        e = self.emb(o.argmax(-1))                                              # 2 x 6 x 8
+        m = F.one_hot(o.argmin(-1), 5).float()                                  # 2 x 6 x 5
+        return self.out(torch.tanh(x + e)).mean(1) + (o * m).mean(1)
+
+
 def philox(c0, c1, c2, c3, k0, k1):
     """Philox4x32-10's word 0, as mtc_philox (<mtc/mtc-ops.h>): dropout's generator."""
     m32 = 0xFFFFFFFF
@@ -757,6 +772,7 @@ MODELS = {
                   None, 0.1, 0.9),
     "cumnet": (CumNet, {"x": f32(2, 6, 8), "m": f32(2, 6)}, "xent", 14, None, 0.1, 0.9),
     "lossinf": (LossInf, {"x": f32(12, 8), "t": i64(12, hi=5)}, "own", 14, None, 0.1, 0.9),
+    "argnet": (ArgNet, {"x": f32(2, 6, 8)}, "xent", 14, None, 0.1, 0.9),
     "seq2seq": (Seq2Seq, {"src": f32(2, 5, 16), "tgt": f32(2, 4, 16)}, "xent", 14, None, 0.1, 0.9),
 }
 
