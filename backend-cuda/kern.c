@@ -265,26 +265,13 @@ k_reshape(FILE *fp, const Func *f, const Op *op, Launch *l)
 	set1(l, blocks(n, BLK), BLK);
 }
 
-/* Outer and inner extents around axis a of s. */
-static void
-around_axis(const Shape *s, int64_t a, int64_t *outer, int64_t *n, int64_t *inner)
-{
-	*outer = *inner = 1;
-	for (int d = 0; d < s->rank; d++)
-		if (d < a)
-			*outer *= s->d[d];
-		else if (d > a)
-			*inner *= s->d[d];
-	*n = s->d[a];
-}
-
 /* argmax (passes/grad.c): a thread per column, the first largest or the first NaN. */
 static void
 k_argmax(FILE *fp, const Func *f, const Op *op, Launch *l)
 {
 	int64_t outer, n, inner;
 
-	around_axis(SH(f, op->args[0]), op->ia[0], &outer, &n, &inner);
+	split(SH(f, op->args[0]), (int)op->ia[0], &outer, &n, &inner);
 	fprintf(fp, LOOP("%lldLL") "\t\tconst float *c = a0 + i / %lldLL * %lldLL + i %% %lldLL;\n"
 	        "\t\tll b = 0;\n\t\tfor (ll k = 1; k < %lldLL && c[b * %lldLL] == c[b * %lldLL]; k++)\n"
 	        "\t\t\tif (c[k * %lldLL] > c[b * %lldLL] || c[k * %lldLL] != c[k * %lldLL])\n\t\t\t\tb = k;\n"
@@ -300,7 +287,7 @@ k_cumsum(FILE *fp, const Func *f, const Op *op, Launch *l)
 {
 	int64_t outer, n, inner;
 
-	around_axis(SH(f, op->args[0]), op->ia[0], &outer, &n, &inner);
+	split(SH(f, op->args[0]), (int)op->ia[0], &outer, &n, &inner);
 	fprintf(fp, LOOP("%lldLL") "\t\tll b = i / %lldLL * %lldLL + i %% %lldLL;\n\t\tdouble s = 0;\n"
 	        "\t\tfor (ll t = 0; t < %lldLL; t++) {\n", (long long)(outer * inner), (long long)inner,
 	        (long long)(n * inner), (long long)inner, (long long)n);

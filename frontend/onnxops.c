@@ -495,37 +495,33 @@ xneg(Ox *x, int v)
 static int
 count_bin(Ox *x, int code)
 {
-	int64_t bound[2];
+	double bound[2], r;
 	int v[2];
 
+	if (code == E_DIV)
+		return xerr(x, "an integer division of a count of booleans is not supported; cast it "
+		            "to float first");
 	for (int i = 0; i < 2; i++) {
-		const Xv *xv = &x->x[x->nd->in[i]];
 		Kv *k;
-		bound[i] = xv->count;
+		bound[i] = (double)x->x[x->nd->in[i]].count;
 		if (!bound[i]) {        /* a known integer: its largest magnitude */
 			if (!(k = in_k(x, i)))
 				return -1;
-			for (int64_t j = 0; j < k->n; j++) {
-				double a = fabs(kv_get(k, j));
-				bound[i] = a > (double)bound[i] ? (int64_t)(a < 1e18 ? a : 1e18) : bound[i];
-			}
+			for (int64_t j = 0; j < k->n; j++)
+				bound[i] = fmax(bound[i], fabs(kv_get(k, j)));
 		}
 		if ((v[i] = in_f32(x, i)) < 0)
 			return -1;
 	}
-	if (code == E_DIV)
-		return xerr(x, "an integer division of a count of booleans is not supported; cast it "
-		            "to float first");
-	bound[0] = code == E_MUL ? (bound[0] > (1 << 24) || bound[1] > (1 << 24) ? INT64_MAX :
-	                            bound[0] * bound[1]) : bound[0] + bound[1];
-	if (bound[0] > 1 << 24)
-		return xerr(x, "the result, up to %lld, is not exact in f32, which holds mtc's run-time "
-		            "integers", (long long)bound[0]);
+	r = code == E_MUL ? bound[0] * bound[1] : bound[0] + bound[1];
+	if (r > 1 << 24)
+		return xerr(x, "the result, up to %.0f, is not exact in f32, which holds mtc's run-time "
+		            "integers", r);
 	if ((v[0] = xemit2(x, code == E_ADD ? OP_ADD : code == E_SUB ? OP_SUB : OP_MUL, v[0], v[1])) < 0)
 		return -1;
 	out_t(x, 0, v[0]);
 	if (x->nd->out[0] >= 0)
-		x->x[x->nd->out[0]].count = bound[0] ? bound[0] : 1;
+		x->x[x->nd->out[0]].count = r ? (int64_t)r : 1;
 	return 0;
 }
 
@@ -627,6 +623,40 @@ emit_sign(Ox *x)
 	return 0;
 }
 
+/* 1 where the run-time integer indices i name a position 0..n-1, else 0: equal of to_f32(i),
+ * a 1 inserted at axis p, with a constant of the positions along p (named name). With wrap a
+ * negative index counts from n (ONNX's OneHot and GatherElements). Exact: n and every index
+ * that can match are below 2^24. *fv, if given, gets to_f32(i). -1 after an error. */
+static int
+onehot_eq(Ox *x, int i, int p, int64_t n, int wrap, const char *name, int *fv)
+{
+	const Shape one = { 0, { 0 } };
+	Shape s = x->c->f->val[i].ty.sh;
+	int f = xemit1(x, OP_TOF32, i), r = s.rank, a[3];
+	Kv *pos;
+
+	if (fv)
+		*fv = f;
+	if (wrap) {
+		a[0] = xemit2(x, OP_LT, f, xconst(x, 0, &one));
+		a[1] = xemit2(x, OP_ADD, f, xconst(x, (double)n, &one));
+		a[2] = f;
+		f = xemit(x, OP_SELECT, a, 3, NULL, 0, NULL, NULL);
+	}
+	for (int d = r; d > p; d--)
+		s.d[d] = s.d[d - 1];
+	s.d[p] = 1;
+	s.rank = r + 1;
+	f = xreshape(x, f, &s);
+	for (int d = 0; d <= r; d++)
+		s.d[d] = d == p ? n : 1;
+	if (f < 0 || !(pos = knew(x, KF, &s)))
+		return -1;
+	for (int64_t k = 0; k < pos->n; k++)
+		pos->f[k] = (float)k;
+	return xemit2(x, OP_EQ, f, xknown(x, pos, name));
+}
+
 /* OneHot of run-time integer indices (F.one_hot): equal(to_f32(i), 0..depth-1 along axis),
  * a negative index counted from depth (ONNX's), then select(e, on, off) unless they are 1
  * and 0. Indices out of range give a row of off, as ONNX says; exact, since depth and every
@@ -637,9 +667,8 @@ emit_onehot(Ox *x)
 	const Shape one = { 0, { 0 } };
 	const char *nm = x->nd->nout && x->nd->out[0] >= 0 ? x->o->name[x->nd->out[0]] : "onehot";
 	double depth = 0, off, on;
-	int i = in_t(x, 0), r, ax, f, e, a[3];
-	Kv *vals = in_k(x, 2), *io;
-	Shape s;
+	int i = in_t(x, 0), r, ax, e, a[3];
+	Kv *vals = in_k(x, 2);
 
 	if (i < 0 || kscalar(x, in_k(x, 1), &depth, "the depth") || !vals)
 		return -1;
@@ -651,29 +680,12 @@ emit_onehot(Ox *x)
 		return xerr(x, "the depth %g is not an integer in [1, 2^24]", depth);
 	if (x->c->f->val[i].ty.dt != I32)
 		return xerr(x, "the indices must be integers");
-	s = x->c->f->val[i].ty.sh;
-	r = s.rank;
+	r = x->c->f->val[i].ty.sh.rank;
 	if (r + 1 > MAXRANK)
 		return xerr(x, "the result would exceed rank %d", MAXRANK);
 	if ((ax = axis_of(x, att_i(x, "axis", -1), r + 1)) < 0)
 		return -1;
-	f = xemit1(x, OP_TOF32, i);
-	a[0] = xemit2(x, OP_LT, f, xconst(x, 0, &one));
-	a[1] = xemit2(x, OP_ADD, f, xconst(x, depth, &one));
-	a[2] = f;
-	f = xemit(x, OP_SELECT, a, 3, NULL, 0, NULL, NULL);
-	for (int d = r; d > ax; d--)
-		s.d[d] = s.d[d - 1];
-	s.d[ax] = 1;
-	s.rank = r + 1;
-	f = xreshape(x, f, &s);
-	for (int d = 0; d <= r; d++)
-		s.d[d] = d == ax ? (int64_t)depth : 1;
-	if (!(io = knew(x, KF, &s)))
-		return -1;
-	for (int64_t k = 0; k < io->n; k++)
-		io->f[k] = (float)k;
-	e = xemit2(x, OP_EQ, f, xknown(x, io, asprintf_a(x->a, "%s.positions", nm)));
+	e = onehot_eq(x, i, ax, (int64_t)depth, 1, asprintf_a(x->a, "%s.positions", nm), NULL);
 	if (off == 0 && on == 1)
 		return out_bool(x, e);
 	a[0] = e;
@@ -1620,10 +1632,9 @@ emit_gatherel(Ox *x)
 {
 	const Shape one = { 0, { 0 } };
 	const char *nm = x->nd->nout && x->nd->out[0] >= 0 ? x->o->name[x->nd->out[0]] : "gather";
-	int v = in_t(x, 0), i = in_t(x, 1), r, ax, f, oh, out, a[3];
-	int64_t c, ia[MAXIA] = { 0 };
+	int v = in_t(x, 0), i = in_t(x, 1), r, ax, oh, out, a[3];
+	int64_t ia[MAXIA] = { 0 };
 	Shape is, s;
-	Kv *pos;
 
 	if (v < 0 || i < 0)
 		return -1;
@@ -1646,25 +1657,8 @@ emit_gatherel(Ox *x)
 		}
 	if (v < 0)
 		return -1;
-	c = x->c->f->val[v].ty.sh.d[ax];
-	f = xemit1(x, OP_TOF32, i);
-	a[0] = xemit2(x, OP_LT, f, xconst(x, 0, &one));
-	a[1] = xemit2(x, OP_ADD, f, xconst(x, (double)c, &one));
-	a[2] = f;
-	f = xemit(x, OP_SELECT, a, 3, NULL, 0, NULL, NULL);
-	s = is;                         /* the indices with a 1 after axis */
-	for (int d = r; d > ax + 1; d--)
-		s.d[d] = s.d[d - 1];
-	s.d[ax + 1] = 1;
-	s.rank = r + 1;
-	f = xreshape(x, f, &s);
-	for (int d = 0; d <= r; d++)
-		s.d[d] = d == ax + 1 ? c : 1;
-	if (!(pos = knew(x, KF, &s)))
-		return -1;
-	for (int64_t k = 0; k < pos->n; k++)
-		pos->f[k] = (float)k;
-	oh = xemit2(x, OP_EQ, f, xknown(x, pos, asprintf_a(x->a, "%s.positions", nm)));
+	oh = onehot_eq(x, i, ax + 1, x->c->f->val[v].ty.sh.d[ax], 1,
+	               asprintf_a(x->a, "%s.positions", nm), NULL);
 	s = x->c->f->val[v].ty.sh;      /* the data with a 1 at axis */
 	for (int d = r; d > ax; d--)
 		s.d[d] = s.d[d - 1];
@@ -3294,7 +3288,6 @@ emit_xentloss(Ox *x)
 	int ig = ox_attr(x->nd, "ignore_index") != NULL;
 	int64_t ia[MAXIA] = { 0 }, perm[MAXIA];
 	Shape ls, ts;
-	Kv *pos;
 
 	if (v < 0 || t < 0)
 		return -1;
@@ -3315,18 +3308,8 @@ emit_xentloss(Ox *x)
 		return xerr(x, "the labels' shape does not match the scores' without their class axis");
 	ia[0] = r - 1;
 	lp = sce ? xemit(x, OP_LOGSOFTMAX, &v, 1, ia, 1, NULL, NULL) : v;
-	f = xemit1(x, OP_TOF32, t);
-	ts.rank = r;                    /* the classes 0..C-1 along the last axis */
-	for (int a = 0; a < r; a++)
-		ts.d[a] = a == r - 1 ? ls.d[1] : 1;
-	if (!(pos = knew(x, KF, &ts)))
-		return -1;
-	for (int64_t k = 0; k < pos->n; k++)
-		pos->f[k] = (float)k;
-	ts = x->c->f->val[t].ty.sh;
-	ts.d[ts.rank++] = 1;
-	oh = xemit2(x, OP_EQ, xreshape(x, f, &ts), xknown(x, pos, asprintf_a(x->a, "%s.classes",
-	            x->nd->nout && x->nd->out[0] >= 0 ? x->o->name[x->nd->out[0]] : "loss")));
+	oh = onehot_eq(x, t, r - 1, ls.d[1], 0, asprintf_a(x->a, "%s.classes", x->nd->nout &&
+	               x->nd->out[0] >= 0 ? x->o->name[x->nd->out[0]] : "loss"), &f);
 	ia[1] = 0;
 	{                               /* select, not mul: a -inf log-probability not taken stays out */
 		int s[3] = { oh, lp, xconst(x, 0, &one) };
