@@ -657,6 +657,20 @@ onehot_eq(Ox *x, int i, int p, int64_t n, int wrap, const char *name, int *fv)
 	return xemit2(x, OP_EQ, f, xknown(x, pos, name));
 }
 
+/* The element of v that the one-hot e (0/1, broadcast against v) picks along axis ax (kept
+ * as 1 with keep): the sum of select(e, v, -0), whose one term is the element's bits (-0 too; a select,
+ * not a product, so an infinite element not picked stays out), its gradient to it alone. */
+static int
+onehot_take(Ox *x, int e, int v, int ax, int keep)
+{
+	const Shape one = { 0, { 0 } };
+	int64_t ia[MAXIA] = { ax, keep };
+	int a[3] = { e, v, xconst(x, -0.0, &one) };
+
+	return xemit(x, OP_SUM, (int[]){ xemit(x, OP_SELECT, a, 3, NULL, 0, NULL, NULL) }, 1, ia, 2,
+	             NULL, NULL);
+}
+
 /* OneHot of run-time integer indices (F.one_hot): equal(to_f32(i), 0..depth-1 along axis),
  * a negative index counted from depth (ONNX's), then select(e, on, off) unless they are 1
  * and 0. Indices out of range give a row of off, as ONNX says; exact, since depth and every
@@ -1665,14 +1679,11 @@ emit_gatherel(Ox *x)
 	s.d[ax] = 1;
 	s.rank = r + 1;
 	ia[0] = ax + 1;
-	a[0] = oh;                      /* select, not mul: an infinite element not taken stays out */
-	a[1] = xreshape(x, v, &s);
-	a[2] = xconst(x, 0, &one);
-	out = xemit(x, OP_SUM, (int[]){ xemit(x, OP_SELECT, a, 3, NULL, 0, NULL, NULL) }, 1, ia, 2,
-	            NULL, NULL);
+	ia[1] = 0;
+	out = onehot_take(x, oh, xreshape(x, v, &s), ax + 1, 0);
 	a[0] = xemit2(x, OP_SUB, xconst(x, 1, &one), xemit(x, OP_SUM, &oh, 1, ia, 2, NULL, NULL));
 	a[1] = xconst(x, NAN, &one);
-	a[2] = xconst(x, 0, &one);
+	a[2] = xconst(x, -0.0, &one);
 	out = xemit2(x, OP_ADD, out, xemit(x, OP_SELECT, a, 3, NULL, 0, NULL, NULL));
 	if (out < 0)
 		return -1;
@@ -3392,6 +3403,112 @@ emit_argmax(Ox *x)
 	return 0;
 }
 
+/* The first largest of key along axis ax (n long) as a one-hot (sel: select(e, ., -0) summed
+ * along the axis takes its element exactly). Where taken (the one-hots of earlier rounds, 0/1
+ * summed; -1 in the first round) is given, taken elements count as -inf, and where the largest
+ * left is -inf, which ties with them, the one-hot is of the first element left by rank (2 for
+ * a number, 1 for NaN): TopK's order between ties at -inf. *idx gets the index, i32. */
+static int
+topk_round(Ox *x, int key, int taken, int rank, int ax, int64_t n, const char *nm, int *idx)
+{
+	const Shape one = { 0, { 0 } };
+	const char *pn = asprintf_a(x->a, "%s.positions", nm);
+	int64_t ia[MAXIA] = { ax, 0 };
+	int a[3], e, m;
+
+	if (taken >= 0) {
+		a[0] = taken;
+		a[1] = xconst(x, -INFINITY, &one);
+		a[2] = key;
+		key = xemit(x, OP_SELECT, a, 3, NULL, 0, NULL, NULL);
+	}
+	*idx = xemit(x, OP_ARGMAX, &key, 1, ia, 2, NULL, NULL);
+	e = onehot_eq(x, *idx, ax, n, 0, pn, NULL);
+	if (rank < 0)
+		return e;
+	m = onehot_take(x, e, key, ax, 1);  /* the largest left, and its ties at -inf */
+	if (taken >= 0) {
+		a[0] = taken;
+		a[1] = xconst(x, 0, &one);
+		a[2] = rank;
+		rank = xemit(x, OP_SELECT, a, 3, NULL, 0, NULL, NULL);
+	}
+	a[0] = xemit2(x, OP_EQ, m, xconst(x, -INFINITY, &one));
+	a[1] = rank;
+	a[2] = key;
+	key = xemit(x, OP_SELECT, a, 3, NULL, 0, NULL, NULL);
+	ia[1] = 0;
+	*idx = xemit(x, OP_ARGMAX, &key, 1, ia, 2, NULL, NULL);
+	return onehot_eq(x, *idx, ax, n, 0, pn, NULL);
+}
+
+/* TopK of run-time values along an axis, k known (at most MAXTOPK), as torch.topk: k rounds
+ * of argmax (topk_round), each value the sum along the axis of select(onehot, x, -0) (one
+ * term: the element's bits, -0 included; its gradient to that element alone). largest 1: NaN
+ * above every number (the first NaN first), -inf ties in ascending index; largest 0: on -x
+ * with NaN as -inf, so NaN after +inf. Values and indices come sorted (with sorted 0 too,
+ * which leaves the order free), equal values in ascending index. */
+enum { MAXTOPK = 64 };
+static int
+emit_topk(Ox *x)
+{
+	const Shape one = { 0, { 0 } };
+	const char *nm = x->nd->nout && x->nd->out[0] >= 0 ? x->o->name[x->nd->out[0]] : "topk";
+	int v = in_t(x, 0), r, ax, key, rank = -1, taken = -1, vals[MAXTOPK], idx[MAXTOPK];
+	int64_t ia[MAXIA] = { 0 }, n;
+	double kd = 0;
+	Shape ks;
+
+	if (v < 0)
+		return -1;
+	if (x->o->opset < 10)
+		kd = (double)att_i(x, "k", 0);
+	else if (kscalar(x, in_k(x, 1), &kd, "k"))
+		return -1;
+	if (x->c->f->val[v].ty.dt != F32)
+		return xerr(x, "the input must be floats");
+	r = x->c->f->val[v].ty.sh.rank;
+	if (r < 1)
+		return xerr(x, "the input must have an axis");
+	if ((ax = axis_of(x, att_i(x, "axis", -1), r)) < 0)
+		return -1;
+	n = x->c->f->val[v].ty.sh.d[ax];
+	if (!(kd >= 1 && kd <= (double)n) || kd != (double)(int64_t)kd)
+		return xerr(x, "k %g is not an integer in [1, %lld], the axis's length", kd, (long long)n);
+	if (kd > MAXTOPK)
+		return xerr(x, "k %g is over %d, the most this import unrolls (a round of argmax each)",
+		            kd, MAXTOPK);
+	key = v;
+	if (att_i(x, "largest", 1) == 0 || kd > 1) {
+		int a[3] = { xemit2(x, OP_EQ, v, v), xconst(x, 2, &one), xconst(x, 1, &one) };
+		rank = xemit(x, OP_SELECT, a, 3, NULL, 0, NULL, NULL);
+		if (att_i(x, "largest", 1) == 0) {
+			a[1] = xneg(x, v);
+			a[2] = xconst(x, -INFINITY, &one);
+			key = xemit(x, OP_SELECT, a, 3, NULL, 0, NULL, NULL);
+		}
+	}
+	ks = x->c->f->val[v].ty.sh;
+	ks.d[ax] = 1;
+	for (int j = 0; j < (int)kd; j++) {
+		/* largest 1 has no tie at -inf in its first round: argmax's first is torch's */
+		int e = topk_round(x, key, taken, j || key != v ? rank : -1, ax, n, nm, &idx[j]);
+		vals[j] = onehot_take(x, e, v, ax, 1);
+		idx[j] = xreshape(x, idx[j], &ks);
+		if (j + 1 < (int)kd)
+			taken = taken < 0 ? e : xemit2(x, OP_ADD, taken, e);
+		if (vals[j] < 0 || idx[j] < 0 || taken < -1)
+			return -1;
+	}
+	ia[0] = ax;
+	if ((v = kd > 1 ? xemit(x, OP_CONCAT, vals, (int)kd, ia, 1, NULL, NULL) : vals[0]) < 0 ||
+	    (r = kd > 1 ? xemit(x, OP_CONCAT, idx, (int)kd, ia, 1, NULL, NULL) : idx[0]) < 0)
+		return -1;
+	out_t(x, 0, v);
+	out_t(x, 1, r);
+	return 0;
+}
+
 /* CumSum along a known axis, exclusive and reverse as given: cumsum (summed in double, as
  * PyTorch's CPU cumsum). A count stays a count while its bound times the axis's length stays
  * at most 2^24. */
@@ -3790,6 +3907,7 @@ static const OxOp ops[] = {
 	{ "Sub", fold_bin, emit_bin, 0, 0 },
 	{ "Tanh", fold_un, emit_un, 0, 0 },
 	{ "Tile", NULL, emit_tile, 0, 1 },
+	{ "TopK", NULL, emit_topk, 0, 0 },
 	{ "Transpose", fold_transpose, emit_transpose, 0, 1 },
 	{ "Trilu", fold_trilu, emit_trilu, 0, 0 },
 	{ "Unsqueeze", fold_layout, emit_layout, 0, 1 },

@@ -677,6 +677,24 @@ class ArgNet(nn.Module):
         return self.out(torch.tanh(x + e)).mean(1) + (o * m).mean(1)
 
 
+class MoENet(nn.Module):
+    """A mixture of experts with top-2 routing (TopK of the router's logits, a softmax over the
+    two kept, F.one_hot of their indices as gates; every expert computed densely), and the 3
+    smallest of each feature over the sequence (TopK with largest=False)."""
+    def __init__(self):
+        super().__init__()
+        self.router, self.out = nn.Linear(8, 4), nn.Linear(8, 5)
+        self.experts = nn.ModuleList(nn.Linear(8, 8) for _ in range(4))
+
+    def forward(self, x):                                                       # 2 x 6 x 8
+        v, i = torch.topk(self.router(x), 2, dim=-1)                            # 2 x 6 x 2
+        g = (F.one_hot(i, 4).float() * torch.softmax(v, -1).unsqueeze(-1)).sum(-2)  # 2 x 6 x 4
+        y = torch.stack([e(x) for e in self.experts], -1)                       # 2 x 6 x 8 x 4
+        h = torch.tanh((y * g.unsqueeze(-2)).sum(-1))                           # 2 x 6 x 8
+        s, _ = torch.topk(h, 3, dim=1, largest=False)                           # 2 x 3 x 8
+        return self.out(h).mean(1) + self.out(s).mean(1)
+
+
 def philox(c0, c1, c2, c3, k0, k1):
     """Philox4x32-10's word 0, as mtc_philox (<mtc/mtc-ops.h>): dropout's generator."""
     m32 = 0xFFFFFFFF
@@ -773,6 +791,7 @@ MODELS = {
     "cumnet": (CumNet, {"x": f32(2, 6, 8), "m": f32(2, 6)}, "xent", 14, None, 0.1, 0.9),
     "lossinf": (LossInf, {"x": f32(12, 8), "t": i64(12, hi=5)}, "own", 14, None, 0.1, 0.9),
     "argnet": (ArgNet, {"x": f32(2, 6, 8)}, "xent", 14, None, 0.1, 0.9),
+    "moenet": (MoENet, {"x": f32(2, 6, 8)}, "xent", 14, None, 0.1, 0.9),
     "seq2seq": (Seq2Seq, {"src": f32(2, 5, 16), "tgt": f32(2, 4, 16)}, "xent", 14, None, 0.1, 0.9),
 }
 
