@@ -189,6 +189,19 @@ k_ew(Run *r, const Op *op)
 	return 0;
 }
 
+/* to_i32: toward zero, NaN 0, clamped (mtc_toi32, every target's). */
+static int
+k_toi32(Run *r, const Op *op)
+{
+	const float *x = IN(0);
+	int32_t *o = r->buf[op->res];
+	int64_t n = shape_numel(&RTY->sh);
+
+	for (int64_t i = 0; i < n; i++)
+		o[i] = mtc_toi32(x[i]);
+	return 0;
+}
+
 /* to_f32: each i32 value rounded to the nearest f32 (C's conversion, as every target's). */
 static int
 k_tof32(Run *r, const Op *op)
@@ -1432,7 +1445,7 @@ k_nothing(Run *r, const Op *op)
 #define KERNELS(K) \
 	K(CONST, k_const) K(ADD, k_ew) K(SUB, k_ew) K(MUL, k_ew) K(DIV, k_ew) \
 	K(MATMUL, k_matmul) K(RELU, k_ew) K(GELU, k_ew) K(TANH, k_ew) K(SIGMOID, k_ew) \
-	K(SIN, k_ew) K(COS, k_ew) K(TOF32, k_tof32) \
+	K(SIN, k_ew) K(COS, k_ew) K(TOF32, k_tof32) K(TOI32, k_toi32) \
 	K(EQ, k_ew) K(LT, k_ew) K(LE, k_ew) K(SELECT, k_ew) K(MAXIMUM, k_ew) K(MAXIMUM_G, k_ew) \
 	K(FLOOR, k_ew) K(CEIL, k_ew) K(ROUND, k_ew) K(CUMSUM, k_cumsum) K(ARGMAX, k_argmax) \
 	K(EXP, k_ew) K(LOG, k_ew) K(SQRT, k_ew) K(RSQRT, k_ew) K(NEG, k_ew) K(POW, k_ew) \

@@ -189,6 +189,7 @@ typedef double CostRule(const struct Func *, const struct Op *);
 	X(SIN,       "sin",         1, F_EW,                "",              "",                sh_unary,    gr_sin,       co_ew8,        0, mtc_sin(x0)) \
 	X(COS,       "cos",         1, F_EW,                "",              "",                sh_unary,    gr_cos,       co_ew8,        0, mtc_cos(x0)) \
 	X(TOF32,     "to_f32",      1, 0,                   "",              "",                sh_tof32,    gr_none,      co_ew1,        0, 0) \
+	X(TOI32,     "to_i32",      1, 0,                   "",              "",                sh_toi32,    gr_none,      co_ew1,        0, 0) \
 	X(EQ,        "equal",       2, F_EW,                "",              "",                sh_binary,   gr_step,      co_ew1,        0, mtc_eq(x0, x1)) \
 	X(LT,        "less",        2, F_EW,                "",              "",                sh_binary,   gr_step,      co_ew1,        0, mtc_lt(x0, x1)) \
 	X(LE,        "less_equal",  2, F_EW,                "",              "",                sh_binary,   gr_step,      co_ew1,        0, mtc_le(x0, x1)) \

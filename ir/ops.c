@@ -416,6 +416,18 @@ sh_tof32(const Func *f, const Op *op, Type *r, char *err, size_t n)
 	return 0;
 }
 
+/* to_i32(x): an f32 tensor's values as i32, toward zero (PyTorch's .long() and ONNX's Cast in
+ * range), NaN 0, clamped to i32's range (mtc_toi32): counts made indices, an embedding's. */
+int
+sh_toi32(const Func *f, const Op *op, Type *r, char *err, size_t n)
+{
+	if (ARG(0)->dt != F32)
+		return fail(err, n, "to_i32 needs an f32 operand, got %s", TS(ARG(0)));
+	r->dt = I32;
+	r->sh = ARG(0)->sh;
+	return 0;
+}
+
 int
 sh_embedding(const Func *f, const Op *op, Type *r, char *err, size_t n)
 {

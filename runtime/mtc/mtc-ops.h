@@ -47,6 +47,13 @@ static inline float mtc_eq(float a, float b) { return a == b ? 1.0f : 0.0f; }
 static inline float mtc_lt(float a, float b) { return a < b ? 1.0f : 0.0f; }
 static inline float mtc_le(float a, float b) { return a <= b ? 1.0f : 0.0f; }
 static inline float mtc_select(float c, float a, float b) { return c != 0 ? a : b; }
+/* to_i32: toward zero (C's conversion, PyTorch's .long() in range), NaN 0, clamped to the
+ * range of int32_t, where C's conversion is undefined. */
+static inline int32_t
+mtc_toi32(float x)
+{
+	return x != x ? 0 : x >= 2147483648.0f ? 2147483647 : x <= -2147483648.0f ? -2147483647 - 1 : (int32_t)x;
+}
 /* Floor, Ceil and Round (half to even, as torch.round and ONNX's), steps without gradient. */
 static inline float mtc_floor(float x) { return floorf(x); }
 static inline float mtc_ceil(float x) { return ceilf(x); }

@@ -437,6 +437,13 @@ imported_ops(void)
 	func_output(f, "r", op(OP_SELECT, A(c, a, b), 3, NULL, 0, NULL, NULL));
 	expect("select, broadcast", 0, FL(10, 5, 10, 5), 4, 0);
 
+	/* to_i32: toward zero, NaN 0, clamped to i32's range */
+	begin();
+	a = decl("x", ty(F32, 1, 8), FL(2.9f, -2.9f, -0.0f, NAN, 2147483520.0f, 2147483648.0f, -2147483648.0f, -INFINITY));
+	start();
+	func_output(f, "r", op(OP_TOI32, A(a), 1, NULL, 0, NULL, NULL));
+	expect_i("to_i32", 0, IL(2, -2, 0, 0, 2147483520, 2147483647, -2147483647 - 1, -2147483647 - 1), 8);
+
 	/* argmax: the first largest, or the first NaN; along axis 1, kept */
 	begin();
 	a = decl("x", ty(F32, 2, 4, 3), FL(1, 3, 3, 2, 0, 0, 0, 0, NAN, 5, NAN, 2));

@@ -146,6 +146,14 @@ elementwise(void)
 	attrs(add(OP_ARGMAX, 1, ty(F32, 2, 3, 700)), 2, 1, 0);
 	c = attrs(add(OP_ARGMAX, 1, ty(F32, 2, 30, 17)), 2, 1, 0);
 	c->arg[0] = 0;
+	/* to_i32: toward zero around 0; clamped past i32's range (x times 3e9) */
+	add(OP_TOI32, 1, ty(F32, 2, 30, 17));
+	add(OP_TOI32, 1, ty(F32, 2, 3, 700));
+	c = add(OP_MUL, 2, ty(F32, 2, 30, 17), ty(F32, 0));
+	c->role[1] = R_HYPER;
+	c->hv[1] = 3e9;
+	c = add(OP_TOI32, 1, ty(F32, 2, 30, 17));
+	c->arg[0] = g->ncase - 2;
 	/* maximum and its gradient at ties: x against relu(x) */
 	c = add(OP_MAXIMUM, 2, ty(F32, 2, 30, 17), ty(F32, 2, 30, 17));
 	c->arg[0] = -100 - 0;
