@@ -316,6 +316,14 @@ emit_cast(Ox *x)
 			x->x[x->nd->out[0]].count = in->boolean ? 1 : in->count;
 		return 0;
 	}
+	if (dt == KI && x->c->f->val[v].ty.dt == F32) {
+		/* toward zero, as .long(); NaN 0 and past i32's range clamped, where PyTorch's
+		 * int64 holds what i32 cannot (mtc's run-time integers are i32) */
+		if ((v = xemit1(x, OP_TOI32, v)) < 0)
+			return -1;
+		out_t(x, 0, v);
+		return 0;
+	}
 	if (dt == KB && x->c->f->val[v].ty.dt == F32) {     /* x != 0, 1 or 0 (NaN is true) */
 		const Shape one = { 0, { 0 } };
 		if (!in->boolean)
@@ -327,6 +335,23 @@ emit_cast(Ox *x)
 		            dtype_name(x->c->f->val[v].ty.dt), dt_name(to));
 	out_t(x, 0, v);
 	return 0;
+}
+
+/* Input i as run-time integer indices (i32): as it is; a count or a boolean, exact integers
+ * held in f32 (mask.cumsum(1).long()), made i32 by to_i32; else an error naming what. -1
+ * after an error. */
+static int
+in_index(Ox *x, int i, const char *what)
+{
+	int v = in_t(x, i);
+	const Xv *in;
+
+	if (v < 0 || x->c->f->val[v].ty.dt == I32)
+		return v;
+	in = &x->x[x->nd->in[i]];
+	if (in->count || in->boolean)
+		return xemit1(x, OP_TOI32, v);
+	return xerr(x, "the %s must be integers", what);
 }
 
 /* ---------- elementwise ---------- */
@@ -681,7 +706,7 @@ emit_onehot(Ox *x)
 	const Shape one = { 0, { 0 } };
 	const char *nm = x->nd->nout && x->nd->out[0] >= 0 ? x->o->name[x->nd->out[0]] : "onehot";
 	double depth = 0, off, on;
-	int i = in_t(x, 0), r, ax, e, a[3];
+	int i = in_index(x, 0, "indices"), r, ax, e, a[3];
 	Kv *vals = in_k(x, 2);
 
 	if (i < 0 || kscalar(x, in_k(x, 1), &depth, "the depth") || !vals)
@@ -692,8 +717,6 @@ emit_onehot(Ox *x)
 	on = kv_get(vals, 1);
 	if (!(depth >= 1 && depth <= 1 << 24) || depth != (double)(int64_t)depth)
 		return xerr(x, "the depth %g is not an integer in [1, 2^24]", depth);
-	if (x->c->f->val[i].ty.dt != I32)
-		return xerr(x, "the indices must be integers");
 	r = x->c->f->val[i].ty.sh.rank;
 	if (r + 1 > MAXRANK)
 		return xerr(x, "the result would exceed rank %d", MAXRANK);
@@ -1497,7 +1520,7 @@ emit_gather(Ox *x)
 	q = ti.sh.rank;
 	if ((a = axis_of(x, att_i(x, "axis", 0), r)) < 0 || rank_ok(x, q + r - 1))
 		return -1;
-	if (td.dt != F32 || ti.dt != I32)
+	if (td.dt != F32 || (ti.dt != I32 && (known_in(x, 1) || !x->x[x->nd->in[1]].count)))
 		return xerr(x, "a gather at run time takes a float tensor by integer indices");
 	if (known_in(x, 1)) {
 		Kv *k = in_k(x, 1), *w;
@@ -1511,7 +1534,7 @@ emit_gather(Ox *x)
 		}
 		ids = xknown(x, w, asprintf_a(x->a, "%s.indices", x->o->name[x->nd->in[1]]));
 	} else {
-		ids = in_t(x, 1);
+		ids = in_index(x, 1, "indices");        /* a count made an index: to_i32 */
 	}
 	t = in_t(x, 0);
 	if (a > 0) {            /* the gathered axis first */
@@ -1646,14 +1669,14 @@ emit_gatherel(Ox *x)
 {
 	const Shape one = { 0, { 0 } };
 	const char *nm = x->nd->nout && x->nd->out[0] >= 0 ? x->o->name[x->nd->out[0]] : "gather";
-	int v = in_t(x, 0), i = in_t(x, 1), r, ax, oh, out, a[3];
+	int v = in_t(x, 0), i = in_index(x, 1, "indices"), r, ax, oh, out, a[3];
 	int64_t ia[MAXIA] = { 0 };
 	Shape is, s;
 
 	if (v < 0 || i < 0)
 		return -1;
-	if (x->c->f->val[v].ty.dt != F32 || x->c->f->val[i].ty.dt != I32)
-		return xerr(x, "the data must be floats and the indices integers");
+	if (x->c->f->val[v].ty.dt != F32)
+		return xerr(x, "the data must be floats");
 	r = x->c->f->val[v].ty.sh.rank;
 	is = x->c->f->val[i].ty.sh;
 	if (is.rank != r || r < 1)
@@ -3294,7 +3317,7 @@ static int
 emit_xentloss(Ox *x)
 {
 	const Shape one = { 0, { 0 } };
-	int sce = strcmp(x->nd->op, "SoftmaxCrossEntropyLoss") == 0, v = in_t(x, 0), t = in_t(x, 1);
+	int sce = strcmp(x->nd->op, "SoftmaxCrossEntropyLoss") == 0, v = in_t(x, 0), t = in_index(x, 1, "labels");
 	int mask[MAXRANK] = { 0 }, r, lp, f, oh, per, m = -1, bad;
 	int ig = ox_attr(x->nd, "ignore_index") != NULL;
 	int64_t ia[MAXIA] = { 0 }, perm[MAXIA];
@@ -3304,8 +3327,6 @@ emit_xentloss(Ox *x)
 		return -1;
 	if ((r = x->c->f->val[v].ty.sh.rank) < 2 || x->c->f->val[v].ty.dt != F32)
 		return xerr(x, "the scores must be floats [N, C, ...]");
-	if (x->c->f->val[t].ty.dt != I32)
-		return xerr(x, "the labels must be integers");
 	ls = x->c->f->val[v].ty.sh;
 	for (int a = 0; a < r; a++)
 		perm[a] = a == 0 ? 0 : a == r - 1 ? 1 : a + 1;

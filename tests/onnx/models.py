@@ -695,6 +695,23 @@ class MoENet(nn.Module):
         return self.out(h).mean(1) + self.out(s).mean(1)
 
 
+class CountPos(nn.Module):
+    """Indices computed in the step: OPT's learned positions counted over a padding mask
+    ((cumsum(mask, 1) * mask).long() - 1, looked up at an offset of 2, as Hugging Face's
+    OPTLearnedPositionalEmbedding), the mask found from the input; and a bucket by .long() of a
+    float (clamped below 4), looked up in an embedding."""
+    def __init__(self):
+        super().__init__()
+        self.pos, self.bkt, self.fc = nn.Embedding(8, 8), nn.Embedding(4, 8), nn.Linear(8, 5)
+
+    def forward(self, x):                                                       # 2 x 6 x 8
+        mask = (x[..., 0] > -0.5).long()                                        # 2 x 6
+        pos = torch.cumsum(mask, dim=1) * mask - 1
+        h = x + self.pos(pos + 2)
+        b = (torch.sigmoid(h.mean(-1)) * 4).clamp(max=3.5).long()              # 2 x 6
+        return self.fc(torch.tanh(h + self.bkt(b)))
+
+
 def philox(c0, c1, c2, c3, k0, k1):
     """Philox4x32-10's word 0, as mtc_philox (<mtc/mtc-ops.h>): dropout's generator."""
     m32 = 0xFFFFFFFF
@@ -791,6 +808,7 @@ MODELS = {
     "cumnet": (CumNet, {"x": f32(2, 6, 8), "m": f32(2, 6)}, "xent", 14, None, 0.1, 0.9),
     "lossinf": (LossInf, {"x": f32(12, 8), "t": i64(12, hi=5)}, "own", 14, None, 0.1, 0.9),
     "argnet": (ArgNet, {"x": f32(2, 6, 8)}, "xent", 14, None, 0.1, 0.9),
+    "countpos": (CountPos, {"x": f32(2, 6, 8)}, "xent", 14, None, 0.1, 0.9),
     "moenet": (MoENet, {"x": f32(2, 6, 8)}, "xent", 14, None, 0.1, 0.9),
     "seq2seq": (Seq2Seq, {"src": f32(2, 5, 16), "tgt": f32(2, 4, 16)}, "xent", 14, None, 0.1, 0.9),
 }
