@@ -3561,7 +3561,9 @@ emit_cumsum(Ox *x)
 	return 0;
 }
 
-/* GlobalAveragePool: the mean over every axis after the first two, kept. */
+/* GlobalAveragePool: the mean over every axis after the first two, kept. GlobalMaxPool (1-D,
+ * 2-D): a max_pool2d whose window is the whole map, as PyTorch exports adaptive_max_pool2d(x,
+ * 1): a NaN kept, the gradient to the first largest. */
 static int
 emit_gap(Ox *x)
 {
@@ -3571,6 +3573,19 @@ emit_gap(Ox *x)
 		return -1;
 	if ((r = x->c->f->val[v].ty.sh.rank) < 3)
 		return xerr(x, "the input must have spatial axes");
+	if (strcmp(x->nd->op, "GlobalMaxPool") == 0) {
+		Type t = x->c->f->val[v].ty;
+		int64_t ia[MAXIA] = { 0, 0, 1, 1, 0, 0, 1, 1 };
+		if (r > 4)
+			return xerr(x, "a %d-D pool is not supported (1-D and 2-D are)", r - 2);
+		v = lift(x, v, &t);
+		ia[0] = t.sh.d[2];
+		ia[1] = t.sh.d[3];
+		if (v < 0 || (v = unlift(x, xemit(x, OP_MAXPOOL, &v, 1, ia, 8, NULL, NULL), r == 3 ? 1 : 2)) < 0)
+			return -1;
+		out_t(x, 0, v);
+		return 0;
+	}
 	for (int a = 2; a < r; a++)
 		mask[a] = 1;
 	if ((v = mean_axes(x, v, mask, 1)) < 0)
@@ -3579,7 +3594,28 @@ emit_gap(Ox *x)
 	return 0;
 }
 
-/* Clip: lo and hi known (inputs from opset 11, attributes before), an absent one unbounded. */
+/* Sum and Mean of any number of operands, broadcast: add left to right (Mean then divided by
+ * their number), as ONNX's reference computes them. */
+static int
+emit_sum(Ox *x)
+{
+	const Shape one = { 0, { 0 } };
+	int v = in_f32(x, 0);
+
+	for (int i = 1; i < x->nd->nin && v >= 0; i++)
+		v = xemit2(x, OP_ADD, v, in_f32(x, i));
+	if (v >= 0 && strcmp(x->nd->op, "Mean") == 0 && x->nd->nin > 1)
+		v = xemit2(x, OP_DIV, v, xconst(x, (double)x->nd->nin, &one));
+	if (v < 0)
+		return -1;
+	out_t(x, 0, v);
+	return 0;
+}
+
+/* Clip: lo and hi known (inputs from opset 11, attributes before), an absent one unbounded:
+ * clip. A bound computed at run time: maximum with lo, then -maximum(-y, -hi), as
+ * min(max(x, lo), hi) (torch.clamp's value: NaN kept, hi where lo > hi); at a tie the
+ * gradient is halved between x and the bound, as for Max and Min. */
 static int
 emit_clip(Ox *x)
 {
@@ -3588,6 +3624,22 @@ emit_clip(Ox *x)
 
 	if (v < 0)
 		return -1;
+	if (x->o->opset >= 11 && ((has_in(x, 1) && !known_in(x, 1)) || (has_in(x, 2) && !known_in(x, 2)))) {
+		for (int i = 1; i < 3 && v >= 0; i++) {
+			int b;
+			if (!has_in(x, i))
+				continue;
+			if (x->c->f->val[v].ty.sh.rank < 0 || (b = in_f32(x, i)) < 0)
+				return -1;
+			if (x->c->f->val[b].ty.sh.rank != 0)
+				return xerr(x, "its %s must be a scalar", i == 1 ? "min" : "max");
+			v = i == 1 ? xemit2(x, OP_MAXIMUM, v, b) : xneg(x, xemit2(x, OP_MAXIMUM, xneg(x, v), xneg(x, b)));
+		}
+		if (v < 0)
+			return -1;
+		out_t(x, 0, v);
+		return 0;
+	}
 	for (int i = 0; i < 2; i++)
 		if (x->o->opset >= 11 ? has_in(x, 1 + i) && kscalar(x, in_k(x, 1 + i), &fa[i], i ? "max" : "min")
 		                      : (fa[i] = att_f(x, i ? "max" : "min", fa[i]), 0))
@@ -3867,6 +3919,7 @@ static const OxOp ops[] = {
 	{ "GatherElements", NULL, emit_gatherel, 0, 0 },
 	{ "Gemm", NULL, emit_gemm, 0, 0 },
 	{ "GlobalAveragePool", NULL, emit_gap, 0, 0 },
+	{ "GlobalMaxPool", NULL, emit_gap, 0, 0 },
 	{ "Greater", fold_bin, emit_cmp, 0, 0 },
 	{ "GreaterOrEqual", fold_bin, emit_cmp, 0, 0 },
 	{ "HardSigmoid", NULL, emit_hard, 0, 0 },
@@ -3885,6 +3938,7 @@ static const OxOp ops[] = {
 	{ "MatMul", fold_matmul, emit_matmul, 0, 0 },
 	{ "Max", fold_bin, emit_bin, 0, 0 },
 	{ "MaxPool", NULL, emit_pool, 0, 0 },
+	{ "Mean", NULL, emit_sum, 0, 0 },
 	{ "Min", fold_bin, emit_bin, 0, 0 },
 	{ "Mod", fold_bin, NULL, 0, 0 },
 	{ "Mul", fold_bin, emit_bin, 0, 0 },
@@ -3926,6 +3980,7 @@ static const OxOp ops[] = {
 	{ "Sqrt", fold_un, emit_un, 0, 0 },
 	{ "Squeeze", fold_layout, emit_layout, 0, 1 },
 	{ "Sub", fold_bin, emit_bin, 0, 0 },
+	{ "Sum", NULL, emit_sum, 0, 0 },
 	{ "Tanh", fold_un, emit_un, 0, 0 },
 	{ "Tile", NULL, emit_tile, 0, 1 },
 	{ "TopK", NULL, emit_topk, 0, 0 },
