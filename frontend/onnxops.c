@@ -588,11 +588,59 @@ emit_bin(Ox *x)
 /* Comparisons and logic of run-time values: f32 1 or 0 (ONNX's booleans at run time). Greater
  * is less with the operands swapped; And, Or and Xor of 0 and 1 are a b, a + b - a b and
  * 1 - (a == b); NaN compares false. No gradient flows through them. */
+/* The operands of a comparison where one is a run-time integer tensor: exact in f32 when the
+ * other is known and every element is an integer below 2^24 in magnitude (to_f32 is exact up to
+ * 2^24 and monotonic beyond, so a run-time value past it compares as it is: `mask == 0`,
+ * `ids != pad`); two run-time integer tensors are refused. *a = -2 where neither is a run-time
+ * integer tensor (the caller's in_f32 then); -1 after an error. */
+static int
+cmp_int(Ox *x, int *a, int *b)
+{
+	int rt[2];
+
+	*a = -2;
+	for (int i = 0; i < 2; i++) {
+		Type t;
+		if (in_type(x, i, &t))
+			return -1;
+		rt[i] = t.dt == I32 && x->x[x->nd->in[i]].v >= 0;
+	}
+	if (!rt[0] && !rt[1])
+		return 0;
+	if (rt[0] && rt[1])
+		return xerr(x, "a comparison of two integer tensors computed at run time is not supported "
+		            "(of one with known integers below 2^24 in magnitude, it is)");
+	{
+		int r = rt[0] ? 0 : 1;
+		Kv *k = in_k(x, 1 - r);
+		int v;
+		if (!k)
+			return -1;
+		for (int64_t j = 0; j < k->n; j++)
+			if (!(fabs(kv_get(k, j)) < 16777216) || kv_get(k, j) != floor(kv_get(k, j)))
+				return xerr(x, "a run-time integer tensor compared with %.17g: only known integers "
+				            "below 2^24 in magnitude compare exactly in f32", kv_get(k, j));
+		if ((v = xemit1(x, OP_TOF32, in_t(x, r))) < 0)
+			return -1;
+		*(r ? b : a) = v;
+		if ((*(r ? a : b) = in_f32(x, 1 - r)) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int
 emit_cmp(Ox *x)
 {
 	const Shape one = { 0, { 0 } };
-	int code = binop_code(x->nd->op), a = in_f32(x, 0), b = a < 0 ? -1 : in_f32(x, 1), v;
+	int code = binop_code(x->nd->op), a, b, v;
+
+	if (code <= E_GE && cmp_int(x, &a, &b))
+		return -1;
+	if (code > E_GE || a == -2) {
+		a = in_f32(x, 0);
+		b = a < 0 ? -1 : in_f32(x, 1);
+	}
 
 	switch (code) {
 	case E_EQ: v = xemit2(x, OP_EQ, a, b); break;

@@ -712,6 +712,22 @@ class CountPos(nn.Module):
         return self.fc(torch.tanh(h + self.bkt(b)))
 
 
+class HFMask(nn.Module):
+    """Hugging Face's masks from int64 inputs given at run time: attention scores filled with
+    -inf where `attention_mask == 0` (Equal of a run-time integer tensor and 0), and the
+    embeddings of pad tokens zeroed by `ids != 0`."""
+    def __init__(self):
+        super().__init__()
+        self.emb, self.qk, self.out = nn.Embedding(11, 8), nn.Linear(8, 16), nn.Linear(8, 5)
+
+    def forward(self, ids, mask):                                               # 2 x 6 each
+        h = self.emb(ids) * (ids != 0).unsqueeze(-1).float()
+        q, k = self.qk(h).split(8, -1)
+        s = (q @ k.transpose(1, 2)) / 8 ** 0.5
+        s = s.masked_fill(mask[:, None, :] == 0, float("-inf"))
+        return self.out(torch.softmax(s, -1) @ h)
+
+
 def philox(c0, c1, c2, c3, k0, k1):
     """Philox4x32-10's word 0, as mtc_philox (<mtc/mtc-ops.h>): dropout's generator."""
     m32 = 0xFFFFFFFF
@@ -809,6 +825,7 @@ MODELS = {
     "lossinf": (LossInf, {"x": f32(12, 8), "t": i64(12, hi=5)}, "own", 14, None, 0.1, 0.9),
     "argnet": (ArgNet, {"x": f32(2, 6, 8)}, "xent", 14, None, 0.1, 0.9),
     "countpos": (CountPos, {"x": f32(2, 6, 8)}, "xent", 14, None, 0.1, 0.9),
+    "hfmask": (HFMask, {"ids": i64(2, 6, hi=11), "mask": i64(2, 6, hi=2)}, "xent", 14, None, 0.1, 0.9),
     "moenet": (MoENet, {"x": f32(2, 6, 8)}, "xent", 14, None, 0.1, 0.9),
     "seq2seq": (Seq2Seq, {"src": f32(2, 5, 16), "tgt": f32(2, 4, 16)}, "xent", 14, None, 0.1, 0.9),
 }
