@@ -578,7 +578,8 @@ emit_bin(Ox *x)
 	}
 	if (code > E_DIV)
 		return xerr(x, "this op is supported only on values known at import time");
-	v = xemit2(x, ir[code], in_t(x, 0), in_t(x, 1));
+	v = in_f32(x, 0);
+	v = xemit2(x, ir[code], v, v < 0 ? -1 : in_f32(x, 1));
 	if (v < 0)
 		return -1;
 	out_t(x, 0, v);
@@ -1063,6 +1064,9 @@ where_part(Ox *x, const Kv *c, const Kv *k, int sel, const Shape *sh)
 	return r;
 }
 
+/* The most copies a concat makes along one axis (Tile, Expand of run-time integers). */
+enum { MAXTILE = 256 };
+
 /* Where with a condition known at import time: one branch where the condition is uniform;
  * else a * C + b * (1 - C) with the 0/1 mask C, a known branch given as its values where it
  * is selected (so -inf fills stay -inf): the gradient of a branch is zero where the other is
@@ -1160,7 +1164,25 @@ emit_expand(Ox *x)
 	if (shape_broadcast(&x->c->f->val[v].ty.sh, &want, &sh))
 		return xerr(x, "%s does not expand to %s", shape_str(&x->c->f->val[v].ty.sh, sa, sizeof sa),
 		            shape_str(&want, sb, sizeof sb));
-	if (!shape_eq(&sh, &x->c->f->val[v].ty.sh))
+	if (!shape_eq(&sh, &x->c->f->val[v].ty.sh) && x->c->f->val[v].ty.dt == I32) {
+		/* run-time integers (indices): the copies concatenated along each axis broadcast */
+		Shape at = x->c->f->val[v].ty.sh, one = sh;
+		for (int a = 0; a < sh.rank; a++)
+			one.d[a] = a < sh.rank - at.rank ? 1 : at.d[a - (sh.rank - at.rank)];
+		v = xreshape(x, v, &one);
+		for (int a = 0; a < sh.rank && v >= 0; a++) {
+			int64_t ia[MAXIA] = { a };
+			int parts[MAXTILE];
+			if (one.d[a] == sh.d[a])
+				continue;
+			if (sh.d[a] > MAXTILE)
+				return xerr(x, "an expand of run-time integers to %lld along axis %d: at most %d",
+				            (long long)sh.d[a], a, MAXTILE);
+			for (int64_t i = 0; i < sh.d[a]; i++)
+				parts[i] = v;
+			v = xemit(x, OP_CONCAT, parts, (int)sh.d[a], ia, 1, NULL, NULL);
+		}
+	} else if (!shape_eq(&sh, &x->c->f->val[v].ty.sh))
 		v = xemit2(x, OP_ADD, v, xconst(x, 0, &sh));     /* a broadcast that autodiff sums back */
 	if (v < 0)
 		return -1;
@@ -1388,7 +1410,6 @@ emit_transpose(Ox *x)
 }
 
 /* Tile by known repeats: r copies concatenated along each axis repeated (at most MAXTILE) */
-enum { MAXTILE = 256 };
 static int
 emit_tile(Ox *x)
 {
@@ -1759,6 +1780,106 @@ emit_gatherel(Ox *x)
 	if (out < 0)
 		return -1;
 	out_t(x, 0, out);
+	return 0;
+}
+
+/* v grown along axis a to n with zeros after it (a concat), or v where it is n long. */
+static int
+zeros_after(Ox *x, int v, int a, int64_t n)
+{
+	Shape sh;
+	int64_t ia[MAXIA] = { a };
+
+	if (v < 0 || x->c->f->val[v].ty.sh.d[a] == n)
+		return v;
+	sh = x->c->f->val[v].ty.sh;
+	sh.d[a] = n - sh.d[a];
+	return xemit(x, OP_CONCAT, (int[]){ v, xconst(x, 0, &sh) }, 2, ia, 1, NULL, NULL);
+}
+
+/* ScatterElements (torch.scatter, scatter_add) by run-time integer indices, as GatherElements
+ * writes them: hit = (index == position) with the positions along a new axis after axis (a
+ * negative index counted from the axis's length), each update taken where it hits
+ * (select(hit, u, -0), so an infinite update not taken stays out) and summed over the
+ * indices' own axis, zeros after it where the indices' other dims are shorter than the
+ * data's. reduction add: data plus that sum (the duplicates' in index order); none: that sum
+ * where an element is hit once, data where it is not hit, NaN where it is hit more than once
+ * (ONNX leaves the result undefined, PyTorch takes one of them). NaN everywhere if an index
+ * is out of range (PyTorch raises an error). The gradient of data is dy where kept (none) or
+ * dy (add), of updates the gather of dy. It holds a one-hot of [indices' shape, axis length]. */
+static int
+emit_scatterel(Ox *x)
+{
+	const Shape one = { 0, { 0 } };
+	const char *nm = x->nd->nout && x->nd->out[0] >= 0 ? x->o->name[x->nd->out[0]] : "scatter";
+	int d = in_t(x, 0), i = in_index(x, 1, "indices"), u = in_t(x, 2), r, ax, oh, sum, cnt, poison, a[3];
+	int add = att_is(x, "reduction", "none", "add");
+	int64_t ia[MAXIA] = { 0 };
+	Shape is, ds, s;
+
+	if (d < 0 || i < 0 || u < 0)
+		return -1;
+	if (!add && !att_is(x, "reduction", "none", "none"))
+		return xerr(x, "reduction must be none or add (mul, max and min are not supported)");
+	if (x->c->f->val[d].ty.dt != F32 || x->c->f->val[u].ty.dt != F32)
+		return xerr(x, "the data and the updates must be floats");
+	ds = x->c->f->val[d].ty.sh;
+	is = x->c->f->val[i].ty.sh;
+	r = ds.rank;
+	if (is.rank != r || r < 1 || !shape_eq(&is, &x->c->f->val[u].ty.sh))
+		return xerr(x, "the indices and the updates must have one shape, of the data's rank");
+	if (r + 1 > MAXRANK)
+		return xerr(x, "the one-hot would exceed rank %d", MAXRANK);
+	if ((ax = axis_of(x, att_i(x, "axis", 0), r)) < 0)
+		return -1;
+	for (int k = 0; k < r; k++)
+		if (k != ax && is.d[k] > ds.d[k])
+			return xerr(x, "the indices' dim %d, %lld, exceeds the data's, %lld", k,
+			            (long long)is.d[k], (long long)ds.d[k]);
+	oh = onehot_eq(x, i, ax + 1, ds.d[ax], 1, asprintf_a(x->a, "%s.positions", nm), NULL);
+	s = is;                         /* the updates with a 1 after axis */
+	for (int k = r; k > ax + 1; k--)
+		s.d[k] = s.d[k - 1];
+	s.d[ax + 1] = 1;
+	s.rank = r + 1;
+	sum = onehot_take(x, oh, xreshape(x, u, &s), ax, 0);   /* over the indices' own axis */
+	ia[0] = ax;
+	ia[1] = 0;
+	cnt = xemit(x, OP_SUM, &oh, 1, ia, 2, NULL, NULL);     /* hits per element */
+	{
+		/* the indices that hit no position (out of range), all summed: NaN everywhere where
+		 * there is one, else -0, which adds nothing */
+		int64_t ib[MAXIA] = { ax + 1, 0 };
+		int miss = xemit2(x, OP_SUB, xconst(x, 1, &one), xemit(x, OP_SUM, &oh, 1, ib, 2, NULL, NULL));
+		for (int k = r - 1; k >= 0 && miss >= 0; k--) {
+			ib[0] = k;
+			miss = xemit(x, OP_SUM, &miss, 1, ib, 2, NULL, NULL);
+		}
+		a[0] = xemit2(x, OP_LT, xconst(x, 0, &one), miss);
+		a[1] = xconst(x, NAN, &one);
+		a[2] = xconst(x, -0.0, &one);
+		poison = xemit(x, OP_SELECT, a, 3, NULL, 0, NULL, NULL);
+	}
+	for (int k = 0; k < r; k++)
+		if (k != ax) {
+			sum = zeros_after(x, sum, k, ds.d[k]);
+			cnt = zeros_after(x, cnt, k, ds.d[k]);
+		}
+	if (add)
+		sum = xemit2(x, OP_ADD, d, sum);
+	else {
+		a[0] = xemit2(x, OP_EQ, cnt, xconst(x, 0, &one));
+		a[1] = d;
+		a[2] = sum;
+		sum = xemit(x, OP_SELECT, a, 3, NULL, 0, NULL, NULL);
+		a[0] = xemit2(x, OP_LT, xconst(x, 1, &one), cnt);
+		a[1] = xconst(x, NAN, &one);
+		a[2] = sum;
+		sum = xemit(x, OP_SELECT, a, 3, NULL, 0, NULL, NULL);
+	}
+	if ((sum = xemit2(x, OP_ADD, sum, poison)) < 0)
+		return -1;
+	out_t(x, 0, sum);
 	return 0;
 }
 
@@ -4013,6 +4134,7 @@ static const OxOp ops[] = {
 	{ "Reshape", fold_layout, emit_layout, 0, 1 },
 	{ "Resize", NULL, emit_resize, 0, 0 },
 	{ "Round", fold_un, emit_un, 0, 0 },
+	{ "ScatterElements", NULL, emit_scatterel, 0, 0 },
 	{ "ScatterND", fold_scatternd, NULL, 0, 0 },
 	{ "Selu", NULL, emit_leaky, 0, 0 },
 	{ "Shape", fold_shape, NULL, 1, 0 },

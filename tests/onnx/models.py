@@ -728,6 +728,25 @@ class HFMask(nn.Module):
         return self.out(torch.softmax(s, -1) @ h)
 
 
+class ScatterNet(nn.Module):
+    """torch.scatter and scatter_add by indices computed in the step (ScatterElements): a MoE's
+    sparse gates (zeros with the top-2 softmax weights scattered at their experts' indices), and
+    the tokens' features summed into buckets chosen by argmax (scatter_add, as message passing
+    sums messages into nodes)."""
+    def __init__(self):
+        super().__init__()
+        self.router, self.fc, self.out = nn.Linear(8, 4), nn.Linear(8, 8), nn.Linear(8, 5)
+
+    def forward(self, x):                                                       # 2 x 6 x 8
+        r = self.router(x)
+        v, i = torch.topk(r, 2, dim=-1)
+        g = torch.zeros(2, 6, 4).scatter(-1, i, torch.softmax(v, -1))          # 2 x 6 x 4
+        h = torch.tanh(self.fc(x) * g.repeat(1, 1, 2))
+        b = r.argmax(-1, keepdim=True).expand(2, 6, 8)
+        pooled = torch.zeros(2, 4, 8).scatter_add(1, b, h)                      # 2 x 4 x 8
+        return self.out(pooled).mean(1) + self.out(h).mean(1)
+
+
 def philox(c0, c1, c2, c3, k0, k1):
     """Philox4x32-10's word 0, as mtc_philox (<mtc/mtc-ops.h>): dropout's generator."""
     m32 = 0xFFFFFFFF
@@ -826,6 +845,7 @@ MODELS = {
     "argnet": (ArgNet, {"x": f32(2, 6, 8)}, "xent", 14, None, 0.1, 0.9),
     "countpos": (CountPos, {"x": f32(2, 6, 8)}, "xent", 14, None, 0.1, 0.9),
     "hfmask": (HFMask, {"ids": i64(2, 6, hi=11), "mask": i64(2, 6, hi=2)}, "xent", 14, None, 0.1, 0.9),
+    "scatternet": (ScatterNet, {"x": f32(2, 6, 8)}, "xent", 16, None, 0.1, 0.9),
     "moenet": (MoENet, {"x": f32(2, 6, 8)}, "xent", 14, None, 0.1, 0.9),
     "seq2seq": (Seq2Seq, {"src": f32(2, 5, 16), "tgt": f32(2, 4, 16)}, "xent", 14, None, 0.1, 0.9),
 }
