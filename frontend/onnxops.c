@@ -732,8 +732,9 @@ onehot_eq(Ox *x, int i, int p, int64_t n, int wrap, const char *name, int *fv)
 }
 
 /* The element of v that the one-hot e (0/1, broadcast against v) picks along axis ax (kept
- * as 1 with keep): the sum of select(e, v, -0), whose one term is the element's bits (-0 too; a select,
- * not a product, so an infinite element not picked stays out), its gradient to it alone. */
+ * as 1 with keep): the sum of select(e, v, -0), whose one term is the element's bits (-0
+ * too; a select, not a product, so an infinite element not picked stays out), its gradient
+ * to it alone. */
 static int
 onehot_take(Ox *x, int e, int v, int ax, int keep)
 {
@@ -1812,7 +1813,8 @@ emit_scatterel(Ox *x)
 {
 	const Shape one = { 0, { 0 } };
 	const char *nm = x->nd->nout && x->nd->out[0] >= 0 ? x->o->name[x->nd->out[0]] : "scatter";
-	int d = in_t(x, 0), i = in_index(x, 1, "indices"), u = in_t(x, 2), r, ax, oh, sum, cnt, poison, a[3];
+	int d = in_t(x, 0), i = in_index(x, 1, "indices"), u = in_t(x, 2);
+	int r, ax, oh, sum, cnt, poison, a[3];
 	int add = att_is(x, "reduction", "none", "add");
 	int64_t ia[MAXIA] = { 0 };
 	Shape is, ds, s;
@@ -3486,7 +3488,8 @@ static int
 emit_xentloss(Ox *x)
 {
 	const Shape one = { 0, { 0 } };
-	int sce = strcmp(x->nd->op, "SoftmaxCrossEntropyLoss") == 0, v = in_t(x, 0), t = in_index(x, 1, "labels");
+	int sce = strcmp(x->nd->op, "SoftmaxCrossEntropyLoss") == 0, v = in_t(x, 0);
+	int t = in_index(x, 1, "labels");
 	int mask[MAXRANK] = { 0 }, r, lp, f, oh, per, m = -1, bad;
 	int ig = ox_attr(x->nd, "ignore_index") != NULL;
 	int64_t ia[MAXIA] = { 0 }, perm[MAXIA];
@@ -3793,7 +3796,8 @@ emit_clip(Ox *x)
 
 	if (v < 0)
 		return -1;
-	if (x->o->opset >= 11 && ((has_in(x, 1) && !known_in(x, 1)) || (has_in(x, 2) && !known_in(x, 2)))) {
+	if (x->o->opset >= 11 &&
+	    ((has_in(x, 1) && !known_in(x, 1)) || (has_in(x, 2) && !known_in(x, 2)))) {
 		for (int i = 1; i < 3 && v >= 0; i++) {
 			int b;
 			if (!has_in(x, i))
@@ -3802,7 +3806,8 @@ emit_clip(Ox *x)
 				return -1;
 			if (x->c->f->val[b].ty.sh.rank != 0)
 				return xerr(x, "its %s must be a scalar", i == 1 ? "min" : "max");
-			v = i == 1 ? xemit2(x, OP_MAXIMUM, v, b) : xneg(x, xemit2(x, OP_MAXIMUM, xneg(x, v), xneg(x, b)));
+			v = i == 1 ? xemit2(x, OP_MAXIMUM, v, b)
+			           : xneg(x, xemit2(x, OP_MAXIMUM, xneg(x, v), xneg(x, b)));
 		}
 		if (v < 0)
 			return -1;

@@ -52,7 +52,8 @@ static inline float mtc_select(float c, float a, float b) { return c != 0 ? a : 
 static inline int32_t
 mtc_toi32(float x)
 {
-	return x != x ? 0 : x >= 2147483648.0f ? 2147483647 : x <= -2147483648.0f ? -2147483647 - 1 : (int32_t)x;
+	return x != x ? 0 : x >= 2147483648.0f ? 2147483647
+	     : x <= -2147483648.0f ? -2147483647 - 1 : (int32_t)x;
 }
 /* Floor, Ceil and Round (half to even, as torch.round and ONNX's), steps without gradient. */
 static inline float mtc_floor(float x) { return floorf(x); }
