@@ -300,23 +300,15 @@ k_cumsum(FILE *fp, const Func *f, const Op *op, Launch *l)
 	set1(l, blocks(outer * inner, BLK), BLK);
 }
 
-/* to_i32: toward zero, NaN 0, clamped (the prelude's mtc_toi32). */
+/* to_f32: each int rounded to the nearest float (__int2float_rn, C's conversion); to_i32:
+ * toward zero, NaN 0, clamped (the prelude's mtc_toi32). */
 static void
-k_toi32(FILE *fp, const Func *f, const Op *op, Launch *l)
+k_convert(FILE *fp, const Func *f, const Op *op, Launch *l)
 {
 	int64_t n = shape_numel(SH(f, op->res));
 
-	fprintf(fp, LOOP("%lldLL") "\t\tr[i] = mtc_toi32(a0[i]);\n\t}\n}\n", (long long)n);
-	set1(l, blocks(n, BLK), BLK);
-}
-
-/* to_f32: each int rounded to the nearest float (__int2float_rn, C's conversion). */
-static void
-k_tof32(FILE *fp, const Func *f, const Op *op, Launch *l)
-{
-	int64_t n = shape_numel(SH(f, op->res));
-
-	fprintf(fp, LOOP("%lldLL") "\t\tr[i] = (float)a0[i];\n\t}\n}\n", (long long)n);
+	fprintf(fp, LOOP("%lldLL") "\t\tr[i] = %s;\n\t}\n}\n", (long long)n,
+	        op->kind == OP_TOI32 ? "mtc_toi32(a0[i])" : "(float)a0[i]");
 	set1(l, blocks(n, BLK), BLK);
 }
 
@@ -1206,7 +1198,7 @@ cuda_hostop(FILE *fp, const Func *f, const Op *op, Launch *l)
 #define KERNELS(K) \
 	K(CONST, k_const) K(ADD, k_ew) K(SUB, k_ew) K(MUL, k_ew) K(DIV, k_ew) \
 	K(MATMUL, k_matmul) K(RELU, k_ew) K(GELU, k_ew) K(TANH, k_ew) K(SIGMOID, k_ew) \
-	K(SIN, k_ew) K(COS, k_ew) K(TOF32, k_tof32) K(TOI32, k_toi32) \
+	K(SIN, k_ew) K(COS, k_ew) K(TOF32, k_convert) K(TOI32, k_convert) \
 	K(EQ, k_ew) K(LT, k_ew) K(LE, k_ew) K(SELECT, k_ew) K(MAXIMUM, k_ew) K(MAXIMUM_G, k_ew) \
 	K(FLOOR, k_ew) K(CEIL, k_ew) K(ROUND, k_ew) K(CUMSUM, k_cumsum) K(ARGMAX, k_argmax) \
 	K(EXP, k_ew) K(LOG, k_ew) K(SQRT, k_ew) K(RSQRT, k_ew) K(NEG, k_ew) K(POW, k_ew) \

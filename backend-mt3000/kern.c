@@ -798,29 +798,19 @@ k_copy(Gen *g, const LowFunc *p, const Op *o)
 	launch(g, p, k, v, 2, 0, (double)n);
 }
 
-/* to_f32: each int32 rounded to the nearest float (C's conversion, the interpreter's). */
+/* to_f32: each int32 rounded to the nearest float (C's conversion); to_i32: toward zero, NaN
+ * 0, clamped (mtc_toi32); the interpreter's. */
 static void
-k_tof32(Gen *g, const LowFunc *p, const Op *o)
+k_convert(Gen *g, const LowFunc *p, const Op *o)
 {
-	int v[2] = { o->res, o->args[0] }, k = kopen(g, "to_f32");
+	int toi = o->kind == OP_TOI32, v[2] = { o->res, o->args[0] };
+	int k = kopen(g, toi ? "to_i32" : "to_f32");
 	int64_t n = shape_numel(SH(o->res));
-	kptr(g, "r", 0, 1, 0);
-	kptr(g, "x", 1, 0, 1);
+	kptr(g, "r", 0, 1, toi);
+	kptr(g, "x", 1, 0, !toi);
 	ksplit(g, n);
-	K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tr[i] = (float)x[i];\n}\n");
-	launch(g, p, k, v, 2, 0, (double)n);
-}
-
-/* to_i32: toward zero, NaN 0, clamped (mtc_toi32, the interpreter's). */
-static void
-k_toi32(Gen *g, const LowFunc *p, const Op *o)
-{
-	int v[2] = { o->res, o->args[0] }, k = kopen(g, "to_i32");
-	int64_t n = shape_numel(SH(o->res));
-	kptr(g, "r", 0, 1, 1);
-	kptr(g, "x", 1, 0, 0);
-	ksplit(g, n);
-	K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tr[i] = mtc_toi32(x[i]);\n}\n");
+	K(g, "\tfor (int64_t i = lo; i < hi; i++)\n\t\tr[i] = %s;\n}\n",
+	  toi ? "mtc_toi32(x[i])" : "(float)x[i]");
 	launch(g, p, k, v, 2, 0, (double)n);
 }
 
@@ -1384,7 +1374,7 @@ mt3000_hostop(Gen *g, const LowFunc *p, const Op *o)
 #define KERNELS(K) \
 	K(CONST, k_const) K(ADD, k_ew) K(SUB, k_ew) K(MUL, k_ew) K(DIV, k_ew) \
 	K(MATMUL, k_matmul) K(RELU, k_ew) K(GELU, k_ew) K(TANH, k_ew) K(SIGMOID, k_ew) \
-	K(SIN, k_ew) K(COS, k_ew) K(TOF32, k_tof32) K(TOI32, k_toi32) \
+	K(SIN, k_ew) K(COS, k_ew) K(TOF32, k_convert) K(TOI32, k_convert) \
 	K(EQ, k_ew) K(LT, k_ew) K(LE, k_ew) K(SELECT, k_ew) K(MAXIMUM, k_ew) K(MAXIMUM_G, k_ew) \
 	K(FLOOR, k_ew) K(CEIL, k_ew) K(ROUND, k_ew) K(CUMSUM, k_cumsum) K(ARGMAX, k_argmax) \
 	K(EXP, k_ew) K(LOG, k_ew) K(SQRT, k_ew) K(RSQRT, k_ew) K(NEG, k_ew) K(POW, k_ew) \
