@@ -3935,17 +3935,31 @@ emit_instnorm(Ox *x)
 /* Resize's interpolation of one axis as a matrix f32[o, n]: output j reads input coordinate
  * c(j) (by the coordinate transformation ct: 0 half_pixel, 1 pytorch_half_pixel, 2
  * align_corners, 3 asymmetric), the nearest input (nm: 0 round_prefer_floor, 1
- * round_prefer_ceil, 2 floor, 3 ceil) or the two around it, linearly (c below 0 taken as 0,
- * past the last input as the last, as PyTorch's). */
+ * round_prefer_ceil, 2 floor, 3 ceil), or (linear 1) the two around it, linearly (c below 0
+ * taken as 0, past the last input as the last, as PyTorch's), or (linear 2) the four around
+ * it, cubic (with coefficient ca). */
 static Kv *
-resize_matrix(Ox *x, int64_t n, int64_t o, double scale, int linear, int ct, int nm)
+resize_matrix(Ox *x, int64_t n, int64_t o, double scale, int linear, int ct, int nm, double ca)
 {
 	Kv *k = knew(x, KF, &(Shape){ 2, { o, n } });
 
 	for (int64_t j = 0; k && j < o; j++) {
 		double c = ct == 0 ? (j + 0.5) / scale - 0.5 : ct == 1 ? (o > 1 ? (j + 0.5) / scale - 0.5 : 0)
 		         : ct == 2 ? (o > 1 ? (double)j * (n - 1) / (o - 1) : 0) : j / scale;
-		if (!linear) {
+		if (linear == 2) {
+			/* cubic: four taps from floor(c) - 1, each index clamped to the axis (edge
+			 * padding), Keys' kernel with coefficient a, as PyTorch's bicubic and ONNX's */
+			double f = floor(c), t = c - f, w[4];
+			w[0] = ((ca * (t + 1) - 5 * ca) * (t + 1) + 8 * ca) * (t + 1) - 4 * ca;
+			w[1] = ((ca + 2) * t - (ca + 3)) * t * t + 1;
+			w[2] = ((ca + 2) * (1 - t) - (ca + 3)) * (1 - t) * (1 - t) + 1;
+			w[3] = ((ca * (2 - t) - 5 * ca) * (2 - t) + 8 * ca) * (2 - t) - 4 * ca;
+			for (int q = 0; q < 4; q++) {
+				double i = f - 1 + q;
+				i = i < 0 ? 0 : i > (double)(n - 1) ? (double)(n - 1) : i;
+				k->f[j * n + (int64_t)i] += (float)w[q];
+			}
+		} else if (!linear) {
 			double f = floor(c);
 			int64_t i = nm == 2 ? (int64_t)f : nm == 3 ? (int64_t)ceil(c)
 			          : c - f == 0.5 ? (int64_t)f + (nm == 1) : (int64_t)floor(c + 0.5);
@@ -3979,6 +3993,7 @@ emit_resize(Ox *x)
 	static const char *const nms[] = { "round_prefer_floor", "round_prefer_ceil", "floor", "ceil" };
 	int up = strcmp(x->nd->op, "Upsample") == 0 || x->o->opset < 11, v = in_t(x, 0), ct = -1, nm = -1;
 	int linear = att_is(x, "mode", "nearest", "linear") || att_is(x, "mode", "nearest", "bilinear");
+	double ca = att_f(x, "cubic_coeff_a", -0.75);
 	double sc[4];
 	int64_t out[4];
 	Type t;
@@ -3986,8 +4001,12 @@ emit_resize(Ox *x)
 
 	if (v < 0 || in_type(x, 0, &t))
 		return -1;
+	if (att_is(x, "mode", "nearest", "cubic") || att_is(x, "mode", "nearest", "bicubic"))
+		linear = 2;
 	if (!linear && !att_is(x, "mode", "nearest", "nearest"))
-		return xerr(x, "only the nearest and linear modes are supported");
+		return xerr(x, "mode must be nearest, linear or cubic");
+	if (linear == 2 && att_i(x, "exclude_outside", 0))
+		return xerr(x, "exclude_outside is not supported");
 	for (int i = 0; i < 4; i++) {
 		if (att_is(x, "coordinate_transformation_mode", up ? "asymmetric" : "half_pixel", cts[i]))
 			ct = i;
@@ -4041,12 +4060,12 @@ emit_resize(Ox *x)
 		if (out[i] < 1 || out[i] > INT32_MAX || !(sc[i] > 0))
 			return xerr(x, "axis %d resized to %lld", i, (long long)out[i]);
 	if (out[3] != t.sh.d[3] || sc[3] != 1) {
-		if (!(k = resize_matrix(x, t.sh.d[3], out[3], sc[3], linear, ct, nm)))
+		if (!(k = resize_matrix(x, t.sh.d[3], out[3], sc[3], linear, ct, nm, ca)))
 			return -1;
 		v = xemit(x, OP_MATMUL, (int[]){ v, xknown(x, k, "resize") }, 2, (int64_t[MAXIA]){ 0, 1 }, 2, NULL, NULL);
 	}
 	if (v >= 0 && (out[2] != t.sh.d[2] || sc[2] != 1)) {
-		if (!(k = resize_matrix(x, t.sh.d[2], out[2], sc[2], linear, ct, nm)))
+		if (!(k = resize_matrix(x, t.sh.d[2], out[2], sc[2], linear, ct, nm, ca)))
 			return -1;
 		v = xemit(x, OP_MATMUL, (int[]){ xknown(x, k, "resize"), v }, 2, (int64_t[MAXIA]){ 0, 0 }, 2, NULL, NULL);
 	}

@@ -747,6 +747,21 @@ class ScatterNet(nn.Module):
         return self.out(pooled).mean(1) + self.out(h).mean(1)
 
 
+class CubicNet(nn.Module):
+    """Bicubic interpolation (Resize, cubic, coefficient -0.75): by 2, with align_corners to an
+    odd size, and down to a size that is not a multiple, over a convolution's maps."""
+    def __init__(self):
+        super().__init__()
+        self.conv, self.fc = nn.Conv2d(2, 3, 3, padding=1), nn.Linear(3 * (10 * 10 + 7 * 9 + 3 * 4), 5)
+
+    def forward(self, x):                                                       # 2 x 2 x 5 x 5
+        h = torch.tanh(self.conv(x))
+        a = F.interpolate(h, scale_factor=2, mode="bicubic")                    # 10 x 10
+        b = F.interpolate(h, size=(7, 9), mode="bicubic", align_corners=True)
+        c = F.interpolate(h, size=(3, 4), mode="bicubic")
+        return self.fc(torch.cat([a.flatten(1), b.flatten(1), c.flatten(1)], 1))
+
+
 def philox(c0, c1, c2, c3, k0, k1):
     """Philox4x32-10's word 0, as mtc_philox (<mtc/mtc-ops.h>): dropout's generator."""
     m32 = 0xFFFFFFFF
@@ -846,6 +861,7 @@ MODELS = {
     "countpos": (CountPos, {"x": f32(2, 6, 8)}, "xent", 14, None, 0.1, 0.9),
     "hfmask": (HFMask, {"ids": i64(2, 6, hi=11), "mask": i64(2, 6, hi=2)}, "xent", 14, None, 0.1, 0.9),
     "scatternet": (ScatterNet, {"x": f32(2, 6, 8)}, "xent", 16, None, 0.1, 0.9),
+    "cubicnet": (CubicNet, {"x": f32(2, 2, 5, 5)}, "xent", 14, None, 0.1, 0.9),
     "moenet": (MoENet, {"x": f32(2, 6, 8)}, "xent", 14, None, 0.1, 0.9),
     "seq2seq": (Seq2Seq, {"src": f32(2, 5, 16), "tgt": f32(2, 4, 16)}, "xent", 14, None, 0.1, 0.9),
 }
