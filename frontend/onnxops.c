@@ -3139,10 +3139,11 @@ window_ints(Ox *x, const char *name, int sp, int64_t *a, int64_t *end)
 	return 0;
 }
 
-/* A window's strides, dilations and pads (both sides alike, as PyTorch pads) over sp spatial
- * axes, 1, 1 and 0 where absent. 0, or -1 after an error. */
+/* A window's strides, dilations and pads over sp spatial axes, 1, 1 and 0 where absent: the
+ * pads before in p, after in pe; without pe, both sides alike (as PyTorch pads) or an error.
+ * 0, or -1 after an error. */
 static int
-window_atts(Ox *x, int sp, int64_t *s, int64_t *p, int64_t *d)
+window_atts(Ox *x, int sp, int64_t *s, int64_t *p, int64_t *d, int64_t *pe)
 {
 	int64_t e[2] = { 0, 0 };
 
@@ -3151,6 +3152,11 @@ window_atts(Ox *x, int sp, int64_t *s, int64_t *p, int64_t *d)
 	if (window_ints(x, "strides", sp, s, NULL) < 0 || window_ints(x, "dilations", sp, d, NULL) < 0 ||
 	    window_ints(x, "pads", sp, p, e) < 0)
 		return -1;
+	if (pe) {
+		pe[0] = e[0];
+		pe[1] = e[1];
+		return 0;
+	}
 	if (p[0] != e[0] || p[1] != e[1])
 		return xerr(x, "asymmetric pads (%lld, %lld before, %lld, %lld after the last two axes) are not "
 		            "supported (PyTorch pads both sides alike)", (long long)p[0], (long long)p[1],
@@ -3165,11 +3171,12 @@ window_atts(Ox *x, int sp, int64_t *s, int64_t *p, int64_t *d)
  * error. */
 static int
 window2d(Ox *x, const Type *t, int sp, const int64_t *kw, int64_t *k, int64_t *s, int64_t *p,
-         int64_t *d)
+         int64_t *d, int64_t *xp)
 {
 	Onnx__AttributeProto *ap = ox_attr(x->nd, "auto_pad");
 	const char *pad = ap && ap->has_s ? (const char *)ap->s.data : "NOTSET";
 	size_t padn = ap && ap->has_s ? ap->s.len : 6;
+	int64_t pe[2] = { 0, 0 };
 	int r;
 
 	if (t->dt != F32 || t->sh.rank != 4)
@@ -3180,31 +3187,65 @@ window2d(Ox *x, const Type *t, int sp, const int64_t *kw, int64_t *k, int64_t *s
 		return -1;
 	if (r && !kw)
 		return xerr(x, "kernel_shape must give %d size%s", sp, sp > 1 ? "s" : "");
-	if (window_atts(x, sp, s, p, d))
+	if (window_atts(x, sp, s, p, d, pe))
 		return -1;
 	for (int i = 0; i < 2; i++)
-		if (k[i] < 1 || s[i] < 1 || d[i] < 1 || p[i] < 0 || k[i] > INT32_MAX || s[i] > INT32_MAX ||
-		    d[i] > INT32_MAX || p[i] > INT32_MAX)
+		if (k[i] < 1 || s[i] < 1 || d[i] < 1 || p[i] < 0 || pe[i] < 0 || k[i] > INT32_MAX ||
+		    s[i] > INT32_MAX || d[i] > INT32_MAX || p[i] > INT32_MAX || pe[i] > INT32_MAX)
 			return xerr(x, "a window needs positive sizes, strides and dilations and pads of 0 or more");
 	if (padn == 5 && memcmp(pad, "VALID", 5) == 0) {
-		p[0] = p[1] = 0;
+		p[0] = p[1] = pe[0] = pe[1] = 0;
 	} else if (padn >= 8 && memcmp(pad, "SAME_", 5) == 0) {
+		int lower = padn == 10 && memcmp(pad, "SAME_LOWER", 10) == 0;
 		for (int i = 0; i < 2; i++) {
 			int64_t n = t->sh.d[2 + i], out = (n + s[i] - 1) / s[i];
 			int64_t tot = (out - 1) * s[i] + d[i] * (k[i] - 1) + 1 - n;
 			if (tot < 0)
 				tot = 0;
-			if (tot % 2)
-				return xerr(x, "auto_pad SAME needs uneven padding here, which is not supported");
-			p[i] = tot / 2;
+			/* an odd total: the extra one after (SAME_UPPER) or before (SAME_LOWER) */
+			p[i] = lower ? tot - tot / 2 : tot / 2;
+			pe[i] = tot - p[i];
 		}
 	} else if (!(padn == 6 && memcmp(pad, "NOTSET", 6) == 0)) {
 		return xerr(x, "auto_pad '%.*s' is not supported", (int)(padn > 32 ? 32 : padn), pad);
 	}
-	if (window_out(t->sh.d[2], k[0], s[0], p[0], d[0]) < 1 ||
-	    window_out(t->sh.d[3], k[1], s[1], p[1], d[1]) < 1)
+	for (int i = 0; i < 2; i++) {
+		/* the pads both sides share stay the window's; the rest, xp, is the caller's */
+		int64_t m = p[i] < pe[i] ? p[i] : pe[i];
+		if (p[i] != pe[i] && !xp)
+			return xerr(x, "asymmetric pads (%lld before, %lld after axis %d) are not supported here",
+			            (long long)p[i], (long long)pe[i], 2 + i - (sp == 1));
+		if (xp) {
+			xp[i] = p[i] - m;
+			xp[2 + i] = pe[i] - m;
+		}
+		p[i] = m;
+	}
+	if (window_out(t->sh.d[2] + (xp ? xp[0] + xp[2] : 0), k[0], s[0], p[0], d[0]) < 1 ||
+	    window_out(t->sh.d[3] + (xp ? xp[1] + xp[3] : 0), k[1], s[1], p[1], d[1]) < 1)
 		return xerr(x, "a %lldx%lld window does not fit the input", (long long)k[0], (long long)k[1]);
 	return 0;
+}
+
+/* v (NCHW, its type in t) padded by xp (window2d's: before axes 2 and 3, after them) with
+ * blocks of val concatenated: the part of asymmetric pads the window does not take. */
+static int
+pad_window(Ox *x, int v, Type *t, const int64_t *xp, double val)
+{
+	for (int i = 0; i < 4 && v >= 0; i++) {
+		int a = 2 + i % 2, parts[2];
+		int64_t ia[MAXIA] = { a };
+		Shape sh = x->c->f->val[v].ty.sh;
+		if (!xp[i])
+			continue;
+		sh.d[a] = xp[i];
+		parts[i < 2 ? 0 : 1] = xconst(x, val, &sh);
+		parts[i < 2 ? 1 : 0] = v;
+		v = xemit(x, OP_CONCAT, parts, 2, ia, 1, NULL, NULL);
+	}
+	if (v >= 0)
+		t->sh = x->c->f->val[v].ty.sh;
+	return v;
 }
 
 /* Conv: the ops of tdsl's conv2d (frontend/nn.c): conv2d with its workspace (none for a
@@ -3212,7 +3253,7 @@ window2d(Ox *x, const Type *t, int sp, const int64_t *kw, int64_t *k, int64_t *s
 static int
 emit_conv(Ox *x)
 {
-	int64_t k[2], s[2], p[2], d[2], g = att_i(x, "group", 1);
+	int64_t k[2], s[2], p[2], d[2], xp[4], g = att_i(x, "group", 1);
 	Type tx, tw;
 	int v, c, sp, xv, wv;
 
@@ -3226,7 +3267,8 @@ emit_conv(Ox *x)
 		return xerr(x, "the weight must be f32[Cout, Cin/group, %s]", sp == 1 ? "k" : "kh, kw");
 	xv = lift(x, in_t(x, 0), &tx);
 	wv = lift(x, in_t(x, 1), &tw);
-	if (window2d(x, &tx, sp, &tw.sh.d[2], k, s, p, d))
+	if (window2d(x, &tx, sp, &tw.sh.d[2], k, s, p, d, xp) ||
+	    (xv = pad_window(x, xv, &tx, xp, 0)) < 0)
 		return -1;
 	if (k[0] != tw.sh.d[2] || k[1] != tw.sh.d[3])
 		return xerr(x, "kernel_shape disagrees with the weight's dims");
@@ -3278,7 +3320,7 @@ emit_convt(Ox *x)
 		return xerr(x, "auto_pad must be NOTSET, VALID, SAME_UPPER or SAME_LOWER");
 	k[0] = tw.sh.d[2], k[1] = tw.sh.d[3];
 	o[0] = k[0], o[1] = k[1];
-	if (window_ints(x, "kernel_shape", sp, o, NULL) < 0 || window_atts(x, sp, s, p, d) < 0 ||
+	if (window_ints(x, "kernel_shape", sp, o, NULL) < 0 || window_atts(x, sp, s, p, d, NULL) < 0 ||
 	    window_ints(x, "output_padding", sp, op, NULL) < 0)
 		return -1;
 	if (o[0] != k[0] || o[1] != k[1])
@@ -3404,15 +3446,26 @@ static int
 emit_pool(Ox *x)
 {
 	int mx = strcmp(x->nd->op, "MaxPool") == 0, v, sp;
-	int64_t k[2], s[2], p[2], d[2], e[2] = { 0, 0 };
+	int64_t k[2], s[2], p[2], d[2], e[2] = { 0, 0 }, xp[4];
 	Type t;
 
 	if (in_type(x, 0, &t))
 		return -1;
 	sp = t.sh.rank == 3 ? 1 : 2;
 	v = lift(x, in_t(x, 0), &t);
-	if (window2d(x, &t, sp, NULL, k, s, p, d))
+	if (window2d(x, &t, sp, NULL, k, s, p, d, xp))
 		return -1;
+	if (xp[0] || xp[1] || xp[2] || xp[3]) {
+		/* asymmetric pads: -inf for a max pool, which no window's maximum takes (each window
+		 * holds an input element), zeros for an average pool that counts its padding */
+		if (att_i(x, "ceil_mode", 0))
+			return xerr(x, "asymmetric pads with ceil_mode are not supported");
+		if (!mx && !att_i(x, "count_include_pad", 0))
+			return xerr(x, "asymmetric pads of an average pool that does not count its padding "
+			            "are not supported");
+		if ((v = pad_window(x, v, &t, xp, mx ? -INFINITY : 0)) < 0)
+			return -1;
+	}
 	if (att_i(x, "ceil_mode", 0))
 		for (int i = 0; i < 2; i++)
 			e[i] = ceil_extra(t.sh.d[2 + i], k[i], s[i], p[i], d[i]);
@@ -3420,10 +3473,12 @@ emit_pool(Ox *x)
 		return xerr(x, "an average pool with dilations is not supported");
 	if (mx && att_i(x, "storage_order", 0))
 		return xerr(x, "storage_order 1 is not supported");
-	for (int i = 0; i < 2; i++)
-		if (2 * p[i] > d[i] * (k[i] - 1) + 1)
-			return xerr(x, "a pad of %lld is more than half of the window's %lld", (long long)p[i],
+	for (int i = 0; i < 2; i++) {
+		int64_t m = p[i] + (xp[i] > xp[2 + i] ? xp[i] : xp[2 + i]);
+		if (2 * m > d[i] * (k[i] - 1) + 1)
+			return xerr(x, "a pad of %lld is more than half of the window's %lld", (long long)m,
 			            (long long)(d[i] * (k[i] - 1) + 1));
+	}
 	{
 		int cip = att_i(x, "count_include_pad", 0) != 0, ceil = e[0] || e[1];
 		int64_t ia[MAXIA] = { k[0], k[1], s[0], s[1], p[0], p[1], mx ? d[0] : cip || ceil, d[1] };
