@@ -1804,8 +1804,9 @@ zeros_after(Ox *x, int v, int a, int64_t n)
  * (select(hit, u, -0), so an infinite update not taken stays out) and summed over the
  * indices' own axis, zeros after it where the indices' other dims are shorter than the
  * data's. reduction add: data plus that sum (the duplicates' in index order); none: that sum
- * where an element is hit once, data where it is not hit, NaN where it is hit more than once
- * (ONNX leaves the result undefined, PyTorch takes one of them). NaN everywhere if an index
+ * where an element is hit once, data where it is not hit; where it is hit more than once
+ * (ONNX leaves the result undefined, PyTorch takes one of them), the updates' value where
+ * they are equal (a mask's writes of one value), else NaN. NaN everywhere if an index
  * is out of range (PyTorch raises an error). The gradient of data is dy where kept (none) or
  * dy (add), of updates the gather of dy. It holds a one-hot of [indices' shape, axis length]. */
 static int
@@ -1862,6 +1863,28 @@ emit_scatterel(Ox *x)
 		a[2] = xconst(x, -0.0, &one);
 		poison = xemit(x, OP_SELECT, a, 3, NULL, 0, NULL, NULL);
 	}
+	if (!add) {
+		/* where several updates hit one element: theirs if they are equal (a mask's writes
+		 * of one value), else NaN; the largest and the smallest of them compared */
+		int uk = xreshape(x, u, &s), hl[2];
+		for (int j = 0; j < 2; j++) {
+			ia[0] = ax;
+			ia[1] = 0;
+			a[0] = oh;
+			a[1] = j ? xneg(x, uk) : uk;
+			a[2] = xconst(x, -INFINITY, &one);
+			hl[j] = xemit(x, OP_MAX, (int[]){ xemit(x, OP_SELECT, a, 3, NULL, 0, NULL, NULL) }, 1,
+			              ia, 2, NULL, NULL);
+		}
+		a[0] = xemit2(x, OP_EQ, hl[0], xneg(x, hl[1]));
+		a[1] = hl[0];
+		a[2] = xconst(x, NAN, &one);
+		a[0] = xemit(x, OP_SELECT, a, 3, NULL, 0, NULL, NULL);
+		a[1] = sum;
+		a[2] = a[0];
+		a[0] = xemit2(x, OP_EQ, cnt, xconst(x, 1, &one));
+		sum = xemit(x, OP_SELECT, a, 3, NULL, 0, NULL, NULL);
+	}
 	for (int k = 0; k < r; k++)
 		if (k != ax) {
 			sum = zeros_after(x, sum, k, ds.d[k]);
@@ -1872,10 +1895,6 @@ emit_scatterel(Ox *x)
 	else {
 		a[0] = xemit2(x, OP_EQ, cnt, xconst(x, 0, &one));
 		a[1] = d;
-		a[2] = sum;
-		sum = xemit(x, OP_SELECT, a, 3, NULL, 0, NULL, NULL);
-		a[0] = xemit2(x, OP_LT, xconst(x, 1, &one), cnt);
-		a[1] = xconst(x, NAN, &one);
 		a[2] = sum;
 		sum = xemit(x, OP_SELECT, a, 3, NULL, 0, NULL, NULL);
 	}
