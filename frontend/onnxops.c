@@ -1068,6 +1068,101 @@ where_part(Ox *x, const Kv *c, const Kv *k, int sel, const Shape *sh)
 /* The most copies a concat makes along one axis (Tile, Expand of run-time integers). */
 enum { MAXTILE = 256 };
 
+/* ScatterND at run time (h[:, 1] = y in PyTorch: data or updates computed in the step) by
+ * indices known at import time: data and updates seen as rows [R, C] and [U, C] (C the
+ * elements each index names); for reduction none, each row's last update (ONNX's reference
+ * applies them in order) gathered by an embedding of constant row ids and selected where a
+ * row is hit (the update's bits; the gradient to each update as the embedding's, to the
+ * rows not hit of data); for add, the data plus one such layer per update of a row, in
+ * order (at most MAXLAYER). mul, max and min refused. */
+enum { MAXLAYER = 16 };
+static int
+emit_scatternd(Ox *x)
+{
+	const Shape one = { 0, { 0 } };
+	const char *nm = x->nd->nout && x->nd->out[0] >= 0 ? x->o->name[x->nd->out[0]] : "scatter";
+	int d = in_t(x, 0), u = in_t(x, 2), add = att_is(x, "reduction", "none", "add"), k, nl = 0;
+	int64_t rows = 1, inner = 1, nidx, *mult = NULL;
+	Kv *ix;
+	Shape ds, us;
+
+	if (d < 0 || u < 0)
+		return -1;
+	if (!known_in(x, 1))
+		return xerr(x, "the indices must be known at import time (data and updates may be "
+		            "computed at run time)");
+	if (!(ix = in_k(x, 1)))
+		return -1;
+	if (!add && !att_is(x, "reduction", "none", "none"))
+		return xerr(x, "reduction must be none or add at run time (mul, max and min are not "
+		            "supported)");
+	if (x->c->f->val[d].ty.dt != F32 || x->c->f->val[u].ty.dt != F32)
+		return xerr(x, "the data and the updates must be floats at run time");
+	if (ix->dt == KF || ix->sh.rank < 1)
+		return xerr(x, "indices must be an integer tensor of rank 1 or more");
+	ds = x->c->f->val[d].ty.sh;
+	us = x->c->f->val[u].ty.sh;
+	k = (int)ix->sh.d[ix->sh.rank - 1];
+	if (k < 1 || k > ds.rank)
+		return xerr(x, "indices' last axis is %d long, not 1 to the rank of data (%d)", k, ds.rank);
+	if (us.rank != ix->sh.rank - 1 + ds.rank - k)
+		return xerr(x, "updates have rank %d, not %d", us.rank, ix->sh.rank - 1 + ds.rank - k);
+	for (int i = 0; i < us.rank; i++)
+		if (us.d[i] != (i < ix->sh.rank - 1 ? ix->sh.d[i] : ds.d[k + i - (ix->sh.rank - 1)]))
+			return xerr(x, "updates' dimension %d is %lld, not as indices and data give", i,
+			            (long long)us.d[i]);
+	for (int i = 0; i < ds.rank; i++)
+		*(i < k ? &rows : &inner) *= ds.d[i];
+	nidx = ix->n / k;
+	if (nidx < 1)
+		return xerr(x, "indices name no element");
+	mult = aalloc(x->a, (size_t)rows * sizeof *mult);
+	memset(mult, 0, (size_t)rows * sizeof *mult);
+	{
+		int64_t *at = aalloc(x->a, (size_t)nidx * sizeof *at);
+		Shape rs = { 2, { rows, inner } }, col = { 2, { rows, 1 } };
+		int dv = xreshape(x, d, &rs), uv = xreshape(x, u, &(Shape){ 2, { nidx, inner } }), out;
+		for (int64_t j = 0; j < nidx; j++) {
+			at[j] = 0;
+			for (int a = 0; a < k; a++) {
+				int64_t v = ix->i[j * k + a], n = ds.d[a];
+				if (v < -n || v >= n)
+					return xerr(x, "index %lld is out of range for an axis of %lld", (long long)v,
+					            (long long)n);
+				at[j] = at[j] * n + (v < 0 ? v + n : v);
+			}
+			if (++mult[at[j]] > nl)
+				nl = (int)mult[at[j]];
+		}
+		if (add && nl > MAXLAYER)
+			return xerr(x, "a row is updated %d times; at most %d are summed", nl, MAXLAYER);
+		out = add ? dv : -1;
+		for (int l = 0; l < (add ? nl : 1); l++) {
+			/* layer l: each row's l-th update (none: its last), rows it does not reach masked */
+			Kv *ids = knew(x, KI, &(Shape){ 1, { rows } }), *hit = knew(x, KF, &col);
+			int a[3], g;
+			if (!ids || !hit)
+				return -1;
+			memset(mult, 0, (size_t)rows * sizeof *mult);
+			for (int64_t j = 0; j < nidx; j++)
+				if (!add || mult[at[j]]++ == l) {
+					ids->i[at[j]] = j;
+					hit->f[at[j]] = 1;
+				}
+			g = xemit2(x, OP_EMBEDDING, uv, xknown(x, ids, asprintf_a(x->a, "%s.rows", nm)));
+			a[0] = xknown(x, hit, asprintf_a(x->a, "%s.hit", nm));
+			a[1] = g;
+			a[2] = add ? xconst(x, -0.0, &one) : dv;
+			g = xemit(x, OP_SELECT, a, 3, NULL, 0, NULL, NULL);
+			out = add ? xemit2(x, OP_ADD, out, g) : g;
+		}
+		if ((out = xreshape(x, out, &ds)) < 0)
+			return -1;
+		out_t(x, 0, out);
+	}
+	return 0;
+}
+
 /* Where with a condition known at import time: one branch where the condition is uniform;
  * else a * C + b * (1 - C) with the 0/1 mask C, a known branch given as its values where it
  * is selected (so -inf fills stay -inf): the gradient of a branch is zero where the other is
@@ -4233,7 +4328,7 @@ static const OxOp ops[] = {
 	{ "Resize", NULL, emit_resize, 0, 0 },
 	{ "Round", fold_un, emit_un, 0, 0 },
 	{ "ScatterElements", NULL, emit_scatterel, 0, 0 },
-	{ "ScatterND", fold_scatternd, NULL, 0, 0 },
+	{ "ScatterND", fold_scatternd, emit_scatternd, 0, 0 },
 	{ "Selu", NULL, emit_leaky, 0, 0 },
 	{ "Shape", fold_shape, NULL, 1, 0 },
 	{ "Sigmoid", fold_un, emit_un, 0, 0 },

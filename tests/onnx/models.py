@@ -762,6 +762,25 @@ class CubicNet(nn.Module):
         return self.fc(torch.cat([a.flatten(1), b.flatten(1), c.flatten(1)], 1))
 
 
+class InPlace(nn.Module):
+    """Assignments into slices of tensors computed in the step (ScatterND with known indices,
+    run-time data and updates): a column from another's tanh, a feature zeroed, a row of a
+    clone written from a Linear; and index_put accumulating (no index repeated: PyTorch exports
+    it as a gather, an add and a ScatterND, which a repeated index would make the last one)."""
+    def __init__(self):
+        super().__init__()
+        self.l, self.m, self.out = nn.Linear(8, 8), nn.Linear(8, 8), nn.Linear(8, 5)
+
+    def forward(self, x):                                                       # 2 x 6 x 8
+        h = self.l(x)
+        h[:, 1] = torch.tanh(h[:, 2])
+        h[:, :, 0] = 0
+        g = x.clone()
+        g[:, 3:5] = self.m(h[:, 3:5])
+        g = g.index_put((torch.tensor([0, 0, 0]), torch.tensor([0, 2, 4])), torch.tanh(h[0, :3]), accumulate=True)
+        return self.out(torch.tanh(h + g))
+
+
 def philox(c0, c1, c2, c3, k0, k1):
     """Philox4x32-10's word 0, as mtc_philox (<mtc/mtc-ops.h>): dropout's generator."""
     m32 = 0xFFFFFFFF
@@ -862,6 +881,7 @@ MODELS = {
     "hfmask": (HFMask, {"ids": i64(2, 6, hi=11), "mask": i64(2, 6, hi=2)}, "xent", 14, None, 0.1, 0.9),
     "scatternet": (ScatterNet, {"x": f32(2, 6, 8)}, "xent", 16, None, 0.1, 0.9),
     "cubicnet": (CubicNet, {"x": f32(2, 2, 5, 5)}, "xent", 14, None, 0.1, 0.9),
+    "inplace": (InPlace, {"x": f32(2, 6, 8)}, "xent", 16, None, 0.1, 0.9),
     "moenet": (MoENet, {"x": f32(2, 6, 8)}, "xent", 14, None, 0.1, 0.9),
     "seq2seq": (Seq2Seq, {"src": f32(2, 5, 16), "tgt": f32(2, 4, 16)}, "xent", 14, None, 0.1, 0.9),
 }
