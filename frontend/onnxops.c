@@ -337,11 +337,12 @@ emit_cast(Ox *x)
 	return 0;
 }
 
-/* Input i as run-time integer indices (i32): as it is; a count or a boolean, exact integers
- * held in f32 (mask.cumsum(1).long()), made i32 by to_i32; else an error naming what. -1
- * after an error. */
+/* Input i as run-time integer indices: i32 as it is; a count or a boolean, exact integers
+ * held in f32 (mask.cumsum(1).long()), made i32 by to_i32 where i32 is wanted (an
+ * embedding's ids), else kept in f32 (onehot_eq compares floats); else an error naming what.
+ * -1 after an error. */
 static int
-in_index(Ox *x, int i, const char *what)
+in_index(Ox *x, int i, const char *what, int i32)
 {
 	int v = in_t(x, i);
 	const Xv *in;
@@ -350,7 +351,7 @@ in_index(Ox *x, int i, const char *what)
 		return v;
 	in = &x->x[x->nd->in[i]];
 	if (in->count || in->boolean)
-		return xemit1(x, OP_TOI32, v);
+		return i32 ? xemit1(x, OP_TOI32, v) : v;
 	return xerr(x, "the %s must be integers", what);
 }
 
@@ -586,9 +587,6 @@ emit_bin(Ox *x)
 	return 0;
 }
 
-/* Comparisons and logic of run-time values: f32 1 or 0 (ONNX's booleans at run time). Greater
- * is less with the operands swapped; And, Or and Xor of 0 and 1 are a b, a + b - a b and
- * 1 - (a == b); NaN compares false. No gradient flows through them. */
 /* The operands of a comparison where one is a run-time integer tensor: exact in f32 when the
  * other is known and every element is an integer below 2^24 in magnitude (to_f32 is exact up to
  * 2^24 and monotonic beyond, so a run-time value past it compares as it is: `mask == 0`,
@@ -630,6 +628,9 @@ cmp_int(Ox *x, int *a, int *b)
 	return 0;
 }
 
+/* Comparisons and logic of run-time values: f32 1 or 0 (ONNX's booleans at run time). Greater
+ * is less with the operands swapped; And, Or and Xor of 0 and 1 are a b, a + b - a b and
+ * 1 - (a == b); NaN compares false. No gradient flows through them. */
 static int
 emit_cmp(Ox *x)
 {
@@ -697,8 +698,8 @@ emit_sign(Ox *x)
 	return 0;
 }
 
-/* 1 where the run-time integer indices i name a position 0..n-1, else 0: equal of to_f32(i),
- * a 1 inserted at axis p, with a constant of the positions along p (named name). With wrap a
+/* 1 where the run-time integer indices i (i32, or exact integers in f32) name a position
+ * 0..n-1, else 0: equal of to_f32(i), a 1 inserted at axis p, with a constant of the positions along p (named name). With wrap a
  * negative index counts from n (ONNX's OneHot and GatherElements). Exact: n and every index
  * that can match are below 2^24. *fv, if given, gets to_f32(i). -1 after an error. */
 static int
@@ -706,7 +707,7 @@ onehot_eq(Ox *x, int i, int p, int64_t n, int wrap, const char *name, int *fv)
 {
 	const Shape one = { 0, { 0 } };
 	Shape s = x->c->f->val[i].ty.sh;
-	int f = xemit1(x, OP_TOF32, i), r = s.rank, a[3];
+	int f = x->c->f->val[i].ty.dt == I32 ? xemit1(x, OP_TOF32, i) : i, r = s.rank, a[3];
 	Kv *pos;
 
 	if (fv)
@@ -756,7 +757,7 @@ emit_onehot(Ox *x)
 	const Shape one = { 0, { 0 } };
 	const char *nm = x->nd->nout && x->nd->out[0] >= 0 ? x->o->name[x->nd->out[0]] : "onehot";
 	double depth = 0, off, on;
-	int i = in_index(x, 0, "indices"), r, ax, e, a[3];
+	int i = in_index(x, 0, "indices", 0), r, ax, e, a[3];
 	Kv *vals = in_k(x, 2);
 
 	if (i < 0 || kscalar(x, in_k(x, 1), &depth, "the depth") || !vals)
@@ -950,6 +951,41 @@ emit_un(Ox *x)
 	return 0;
 }
 
+/* ScatterND's shapes: indices ix integers of rank 1 or more, their last axis *k long (1 to
+ * data's rank), updates of shape indices.shape[:-1] + data.shape[k:]. 0, or -1 after an
+ * error. */
+static int
+scatternd_shapes(Ox *x, const Shape *ds, const Kv *ix, const Shape *us, int *k)
+{
+	if (ix->dt == KF || ix->sh.rank < 1)
+		return xerr(x, "indices must be an integer tensor of rank 1 or more");
+	*k = (int)ix->sh.d[ix->sh.rank - 1];
+	if (*k < 1 || *k > ds->rank)
+		return xerr(x, "indices' last axis is %d long, not 1 to the rank of data (%d)", *k, ds->rank);
+	if (us->rank != ix->sh.rank - 1 + ds->rank - *k)
+		return xerr(x, "updates have rank %d, not %d", us->rank, ix->sh.rank - 1 + ds->rank - *k);
+	for (int i = 0; i < us->rank; i++)
+		if (us->d[i] != (i < ix->sh.rank - 1 ? ix->sh.d[i] : ds->d[*k + i - (ix->sh.rank - 1)]))
+			return xerr(x, "updates' dimension %d is %lld, not as indices and data give", i,
+			            (long long)us->d[i]);
+	return 0;
+}
+
+/* The row of data (its first k axes as one) that ScatterND's index j names, negative ones
+ * counted from the end, into *at. 0, or -1 after an error. */
+static int
+scatternd_row(Ox *x, const Kv *ix, int64_t j, int k, const Shape *ds, int64_t *at)
+{
+	*at = 0;
+	for (int a = 0; a < k; a++) {
+		int64_t v = ix->i[j * k + a], n = ds->d[a];
+		if (v < -n || v >= n)
+			return xerr(x, "index %lld is out of range for an axis of %lld", (long long)v, (long long)n);
+		*at = *at * n + (v < 0 ? v + n : v);
+	}
+	return 0;
+}
+
 /* ScatterND on known values (a mask written in place into zeros, Swin's shifted windows):
  * a copy of data with the slices that indices name replaced by updates' (or combined with
  * them by `reduction`, opset 16 on), indices' last axis k long, negative ones from the end;
@@ -969,19 +1005,10 @@ fold_scatternd(Ox *x)
 			red = i;
 	if (!red && !att_is(x, "reduction", "none", "none"))
 		return xerr(x, "reduction must be none, add, mul, max or min");
-	if (ix->dt == KF || ix->sh.rank < 1)
-		return xerr(x, "indices must be an integer tensor of rank 1 or more");
+	if (scatternd_shapes(x, &d->sh, ix, &u->sh, &k))
+		return -1;
 	if (u->dt != d->dt && !(u->dt != KF && d->dt != KF))
 		return xerr(x, "updates and data have different types");
-	k = (int)ix->sh.d[ix->sh.rank - 1];
-	if (k < 1 || k > d->sh.rank)
-		return xerr(x, "indices' last axis is %d long, not 1 to the rank of data (%d)", k, d->sh.rank);
-	if (u->sh.rank != ix->sh.rank - 1 + d->sh.rank - k)
-		return xerr(x, "updates have rank %d, not %d", u->sh.rank, ix->sh.rank - 1 + d->sh.rank - k);
-	for (int i = 0; i < u->sh.rank; i++)
-		if (u->sh.d[i] != (i < ix->sh.rank - 1 ? ix->sh.d[i] : d->sh.d[k + i - (ix->sh.rank - 1)]))
-			return xerr(x, "updates' dimension %d is %lld, not as indices and data give", i,
-			            (long long)u->sh.d[i]);
 	for (int i = k; i < d->sh.rank; i++)
 		inner *= d->sh.d[i];
 	nidx = ix->n / k;
@@ -992,13 +1019,9 @@ fold_scatternd(Ox *x)
 	else
 		memcpy(r->i, d->i, (size_t)d->n * sizeof *r->i);
 	for (int64_t j = 0; j < nidx; j++) {
-		int64_t at = 0;
-		for (int a = 0; a < k; a++) {
-			int64_t v = ix->i[j * k + a], n = d->sh.d[a];
-			if (v < -n || v >= n)
-				return xerr(x, "index %lld is out of range for an axis of %lld", (long long)v, (long long)n);
-			at = at * n + (v < 0 ? v + n : v);
-		}
+		int64_t at;
+		if (scatternd_row(x, ix, j, k, &d->sh, &at))
+			return -1;
 		for (int64_t e = 0; e < inner; e++) {
 			int64_t o = at * inner + e, w = j * inner + e;
 			if (r->dt == KF) {
@@ -1068,6 +1091,18 @@ where_part(Ox *x, const Kv *c, const Kv *k, int sel, const Shape *sh)
 /* The most copies a concat makes along one axis (Tile, Expand of run-time integers). */
 enum { MAXTILE = 256 };
 
+/* n copies of v concatenated along axis a (v itself for one); n at most MAXTILE. */
+static int
+copies(Ox *x, int v, int a, int64_t n)
+{
+	int64_t ia[MAXIA] = { a };
+	int parts[MAXTILE];
+
+	for (int64_t i = 0; i < n; i++)
+		parts[i] = v;
+	return n > 1 && v >= 0 ? xemit(x, OP_CONCAT, parts, (int)n, ia, 1, NULL, NULL) : v;
+}
+
 /* ScatterND at run time (h[:, 1] = y in PyTorch: data or updates computed in the step) by
  * indices known at import time: data and updates seen as rows [R, C] and [U, C] (C the
  * elements each index names); for reduction none, each row's last update (ONNX's reference
@@ -1098,19 +1133,10 @@ emit_scatternd(Ox *x)
 		            "supported)");
 	if (x->c->f->val[d].ty.dt != F32 || x->c->f->val[u].ty.dt != F32)
 		return xerr(x, "the data and the updates must be floats at run time");
-	if (ix->dt == KF || ix->sh.rank < 1)
-		return xerr(x, "indices must be an integer tensor of rank 1 or more");
 	ds = x->c->f->val[d].ty.sh;
 	us = x->c->f->val[u].ty.sh;
-	k = (int)ix->sh.d[ix->sh.rank - 1];
-	if (k < 1 || k > ds.rank)
-		return xerr(x, "indices' last axis is %d long, not 1 to the rank of data (%d)", k, ds.rank);
-	if (us.rank != ix->sh.rank - 1 + ds.rank - k)
-		return xerr(x, "updates have rank %d, not %d", us.rank, ix->sh.rank - 1 + ds.rank - k);
-	for (int i = 0; i < us.rank; i++)
-		if (us.d[i] != (i < ix->sh.rank - 1 ? ix->sh.d[i] : ds.d[k + i - (ix->sh.rank - 1)]))
-			return xerr(x, "updates' dimension %d is %lld, not as indices and data give", i,
-			            (long long)us.d[i]);
+	if (scatternd_shapes(x, &ds, ix, &us, &k))
+		return -1;
 	for (int i = 0; i < ds.rank; i++)
 		*(i < k ? &rows : &inner) *= ds.d[i];
 	nidx = ix->n / k;
@@ -1123,14 +1149,8 @@ emit_scatternd(Ox *x)
 		Shape rs = { 2, { rows, inner } }, col = { 2, { rows, 1 } };
 		int dv = xreshape(x, d, &rs), uv = xreshape(x, u, &(Shape){ 2, { nidx, inner } }), out;
 		for (int64_t j = 0; j < nidx; j++) {
-			at[j] = 0;
-			for (int a = 0; a < k; a++) {
-				int64_t v = ix->i[j * k + a], n = ds.d[a];
-				if (v < -n || v >= n)
-					return xerr(x, "index %lld is out of range for an axis of %lld", (long long)v,
-					            (long long)n);
-				at[j] = at[j] * n + (v < 0 ? v + n : v);
-			}
+			if (scatternd_row(x, ix, j, k, &ds, &at[j]))
+				return -1;
 			if (++mult[at[j]] > nl)
 				nl = (int)mult[at[j]];
 		}
@@ -1267,16 +1287,12 @@ emit_expand(Ox *x)
 			one.d[a] = a < sh.rank - at.rank ? 1 : at.d[a - (sh.rank - at.rank)];
 		v = xreshape(x, v, &one);
 		for (int a = 0; a < sh.rank && v >= 0; a++) {
-			int64_t ia[MAXIA] = { a };
-			int parts[MAXTILE];
 			if (one.d[a] == sh.d[a])
 				continue;
 			if (sh.d[a] > MAXTILE)
 				return xerr(x, "an expand of run-time integers to %lld along axis %d: at most %d",
 				            (long long)sh.d[a], a, MAXTILE);
-			for (int64_t i = 0; i < sh.d[a]; i++)
-				parts[i] = v;
-			v = xemit(x, OP_CONCAT, parts, (int)sh.d[a], ia, 1, NULL, NULL);
+			v = copies(x, v, a, sh.d[a]);
 		}
 	} else if (!shape_eq(&sh, &x->c->f->val[v].ty.sh))
 		v = xemit2(x, OP_ADD, v, xconst(x, 0, &sh));     /* a broadcast that autodiff sums back */
@@ -1518,13 +1534,9 @@ emit_tile(Ox *x)
 	if (n != r)
 		return xerr(x, "%d repeats for a tensor of rank %d", n, r);
 	for (int a = 0; a < r; a++) {
-		int64_t ia[MAXIA] = { a };
-		int parts[MAXTILE];
 		if (rep[a] < 1 || rep[a] > MAXTILE)
 			return xerr(x, "a repeat of %lld on axis %d: each must be 1 to %d", (long long)rep[a], a, MAXTILE);
-		for (int64_t i = 0; i < rep[a]; i++)
-			parts[i] = v;
-		if (rep[a] > 1 && (v = xemit(x, OP_CONCAT, parts, (int)rep[a], ia, 1, NULL, NULL)) < 0)
+		if ((v = copies(x, v, a, rep[a])) < 0)
 			return -1;
 	}
 	out_t(x, 0, v);
@@ -1699,7 +1711,7 @@ emit_gather(Ox *x)
 		}
 		ids = xknown(x, w, asprintf_a(x->a, "%s.indices", x->o->name[x->nd->in[1]]));
 	} else {
-		ids = in_index(x, 1, "indices");        /* a count made an index: to_i32 */
+		ids = in_index(x, 1, "indices", 1);     /* a count made an index: to_i32 */
 	}
 	t = in_t(x, 0);
 	if (a > 0) {            /* the gathered axis first */
@@ -1834,7 +1846,7 @@ emit_gatherel(Ox *x)
 {
 	const Shape one = { 0, { 0 } };
 	const char *nm = x->nd->nout && x->nd->out[0] >= 0 ? x->o->name[x->nd->out[0]] : "gather";
-	int v = in_t(x, 0), i = in_index(x, 1, "indices"), r, ax, oh, out, a[3];
+	int v = in_t(x, 0), i = in_index(x, 1, "indices", 0), r, ax, oh, out, a[3];
 	int64_t ia[MAXIA] = { 0 };
 	Shape is, s;
 
@@ -1909,7 +1921,7 @@ emit_scatterel(Ox *x)
 {
 	const Shape one = { 0, { 0 } };
 	const char *nm = x->nd->nout && x->nd->out[0] >= 0 ? x->o->name[x->nd->out[0]] : "scatter";
-	int d = in_t(x, 0), i = in_index(x, 1, "indices"), u = in_t(x, 2);
+	int d = in_t(x, 0), i = in_index(x, 1, "indices", 0), u = in_t(x, 2);
 	int r, ax, oh, sum, cnt, poison, a[3];
 	int add = att_is(x, "reduction", "none", "add");
 	int64_t ia[MAXIA] = { 0 };
@@ -3279,10 +3291,11 @@ window_atts(Ox *x, int sp, int64_t *s, int64_t *p, int64_t *d, int64_t *pe)
 }
 
 /* The window of a Conv or pool node over sp spatial axes, its input of type t (lifted: NCHW):
- * kernel k (from the attribute, or the weight's dims kw), strides, symmetric pads and
- * dilations. auto_pad VALID is no padding; SAME_UPPER and SAME_LOWER become pads when they come
- * out even on both sides (PyTorch pads symmetrically, as the IR does). 0, or -1 after an
- * error. */
+ * kernel k (from the attribute, or the weight's dims kw), strides, pads and dilations.
+ * auto_pad VALID is no padding; SAME_UPPER and SAME_LOWER pad an odd total's extra one after
+ * or before. The IR's windows pad both sides alike: p is the part both sides share, and xp
+ * the rest (before axes 2 and 3, then after them), which the caller concatenates to the
+ * input (pad_window). 0, or -1 after an error. */
 static int
 window2d(Ox *x, const Type *t, int sp, const int64_t *kw, int64_t *k, int64_t *s, int64_t *p,
          int64_t *d, int64_t *xp)
@@ -3326,17 +3339,12 @@ window2d(Ox *x, const Type *t, int sp, const int64_t *kw, int64_t *k, int64_t *s
 	for (int i = 0; i < 2; i++) {
 		/* the pads both sides share stay the window's; the rest, xp, is the caller's */
 		int64_t m = p[i] < pe[i] ? p[i] : pe[i];
-		if (p[i] != pe[i] && !xp)
-			return xerr(x, "asymmetric pads (%lld before, %lld after axis %d) are not supported here",
-			            (long long)p[i], (long long)pe[i], 2 + i - (sp == 1));
-		if (xp) {
-			xp[i] = p[i] - m;
-			xp[2 + i] = pe[i] - m;
-		}
+		xp[i] = p[i] - m;
+		xp[2 + i] = pe[i] - m;
 		p[i] = m;
 	}
-	if (window_out(t->sh.d[2] + (xp ? xp[0] + xp[2] : 0), k[0], s[0], p[0], d[0]) < 1 ||
-	    window_out(t->sh.d[3] + (xp ? xp[1] + xp[3] : 0), k[1], s[1], p[1], d[1]) < 1)
+	if (window_out(t->sh.d[2] + xp[0] + xp[2], k[0], s[0], p[0], d[0]) < 1 ||
+	    window_out(t->sh.d[3] + xp[1] + xp[3], k[1], s[1], p[1], d[1]) < 1)
 		return xerr(x, "a %lldx%lld window does not fit the input", (long long)k[0], (long long)k[1]);
 	return 0;
 }
@@ -3658,7 +3666,7 @@ emit_xentloss(Ox *x)
 {
 	const Shape one = { 0, { 0 } };
 	int sce = strcmp(x->nd->op, "SoftmaxCrossEntropyLoss") == 0, v = in_t(x, 0);
-	int t = in_index(x, 1, "labels");
+	int t = in_index(x, 1, "labels", 0);
 	int mask[MAXRANK] = { 0 }, r, lp, f, oh, per, m = -1, bad;
 	int ig = ox_attr(x->nd, "ignore_index") != NULL;
 	int64_t ia[MAXIA] = { 0 }, perm[MAXIA];
