@@ -6,6 +6,10 @@
 # met, at the smallest budget the planner says it reaches); where NAME.buffers.st is given,
 # batch norm's running statistics after the steps within 1e-5. No PyTorch needed.
 #
+# The forward and planned modules are built at -O0 (the same bits as mtc's default -O2, a third
+# of the compile), the unplanned one at -O2, unless MTC_CFLAGS is set; with MTC_QUICK=1 (CI's
+# sanitizer run) the unplanned module is left out.
+#
 # usage: check.py DIR WORKDIR [NAME...]    (environment: MTC, MTC_RUN; default ./mtc, ./mtc-run)
 # prints one line per failed check and "N passed, N failed".
 import json
@@ -33,8 +37,11 @@ def st_read(path):
     return out
 
 
-def run(cmd):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+def run(cmd, cflags=None):
+    env = None
+    if cflags is not None and "MTC_CFLAGS" not in os.environ:
+        env = dict(os.environ, MTC_CFLAGS=cflags)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     return p.returncode, p.stdout
 
 
@@ -64,6 +71,7 @@ def main():
     mrun = os.environ.get("MTC_RUN", os.path.join(os.path.dirname(mtc), "mtc-run"))
     names = sys.argv[3:] or sorted(f[:-5] for f in os.listdir(d) if f.endswith(".onnx") and
                                    os.path.exists(os.path.join(d, f[:-5] + ".loss")))
+    quick = bool(os.environ.get("MTC_QUICK"))
     os.makedirs(w, exist_ok=True)
     c = Count()
     for n in names:
@@ -72,7 +80,7 @@ def main():
             args = f.read().split()
         # forward: the graph alone as a module, against PyTorch's outputs
         so, got = os.path.join(w, n + ".so"), os.path.join(w, n + ".fwd.st")
-        rc, out = run([mtc, p + ".onnx", *args, "-o", so])
+        rc, out = run([mtc, p + ".onnx", *args, "-o", so], "-O0")
         if c.check(rc == 0, n + ": mtc NAME.onnx", out):
             rc, out = run([mrun, so, "--forward", "--inputs", p + ".in.st", "--save-outputs", got])
             if c.check(rc == 0, n + ": forward", out):
@@ -90,6 +98,8 @@ def main():
         runs = [("interpreter", None, [mrun, p + ".tdsl"]),
                 ("module", [mtc, p + ".tdsl", "-o", tso], [mrun, tso]),
                 ("module at 50%", [mtc, p + ".tdsl", "--mem-budget=50%", "-o", pso], [mrun, pso])]
+        if quick:
+            del runs[1]
         if os.path.exists(p + ".buffers.st"):
             # batch norm's running statistics after the steps, against PyTorch's
             got = os.path.join(w, n + ".after.st")
@@ -103,12 +113,15 @@ def main():
                             "%s: buffer %s after the steps" % (n, k), "max error %s" % err)
         for what, build, go in runs:
             if build:
-                rc, out = run(build)
+                # only the unplanned module at mtc's own -O2; the others at -O0 (the same bits,
+                # a third of the compile), unless MTC_CFLAGS says otherwise
+                cflags = None if what == "module" else "-O0"
+                rc, out = run(build, cflags)
                 floor = re.search(r"--mem-budget=(\d+)% or more", out)
                 if rc and floor and "--mem-budget=50%" in build:
                     what = "module at the floor, %s%%" % floor.group(1)
                     rc, out = run([a if a != "--mem-budget=50%" else "--mem-budget=%s%%" % floor.group(1)
-                                   for a in build])
+                                   for a in build], cflags)
                 if not c.check(rc == 0, "%s: %s: build" % (n, what), out):
                     continue
             rc, out = run(go + ["--inputs", p + ".train.st", "--steps", str(len(want))])
