@@ -32,6 +32,7 @@ mod_free(Module *m)
 			free(fs[i]->htab);
 			free(fs[i]->out);
 			free(fs[i]->outname);
+			arena_free(fs[i]->own);
 		}
 	free(m->decl);
 	free(m->dtab);
@@ -71,6 +72,13 @@ mod_decl(Module *m, const char *name, Role role, Type ty, Init init, Loc loc)
 	return m->ndecl++;
 }
 
+/* Where f's names and operand lists go: its own arena if it has one, else the module's. */
+static Arena *
+arena_of(const Func *f)
+{
+	return f->own ? f->own : f->mod->arena;
+}
+
 int
 func_find(const Func *f, const char *name)
 {
@@ -87,9 +95,9 @@ func_value(Func *f, const char *name, Type ty)
 		snprintf(buf, sizeof buf, "%d", f->nval);
 		name = buf;
 	}
-	nm = astrdup(f->mod->arena, name);
+	nm = astrdup(arena_of(f), name);
 	for (int k = 1; func_find(f, nm) >= 0; k++)
-		nm = asprintf_a(f->mod->arena, "%s.%d", name, k);
+		nm = asprintf_a(arena_of(f), "%s.%d", name, k);
 	if (f->nval == f->capval) {
 		f->capval = f->capval ? 2 * f->capval : 64;
 		f->val = xrealloc(f->val, f->capval * sizeof *f->val);
@@ -209,7 +217,7 @@ func_op(Func *f, Opk k, Phase ph, const int *args, int nargs, const int64_t *ia,
         const double *fa, const Type *r, const char *name, Loc loc)
 {
 	Op *op;
-	int *a = aalloc(f->mod->arena, (nargs ? nargs : 1) * sizeof *a);
+	int *a = aalloc(arena_of(f), (nargs ? nargs : 1) * sizeof *a);
 
 	if (nargs)
 		memcpy(a, args, nargs * sizeof *a);
@@ -246,7 +254,7 @@ func_output(Func *f, const char *name, int val)
 	f->out = xrealloc(f->out, (f->nout + 1) * sizeof *f->out);
 	f->outname = xrealloc(f->outname, (f->nout + 1) * sizeof *f->outname);
 	f->out[f->nout] = val;
-	f->outname[f->nout] = astrdup(f->mod->arena, name);
+	f->outname[f->nout] = astrdup(arena_of(f), name);
 	f->nout++;
 }
 

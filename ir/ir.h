@@ -19,6 +19,7 @@ enum { MAXRANK = 8, MAXIA = 8, MAXFA = 4 };
 typedef struct Arena Arena;
 Arena *arena_new(void);
 void arena_free(Arena *);
+void arena_reset(Arena *);               /* everything in it let go, its largest chunk kept */
 void *aalloc(Arena *, size_t);          /* zeroed, 16-byte aligned */
 char *astrdup(Arena *, const char *);
 char *asprintf_a(Arena *, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -392,6 +393,8 @@ typedef struct Func {
 	int loss;                 /* the value trained on (f32[]), or -1 */
 	int *htab;                /* value names: open addressing, value index + 1 */
 	int hcap;
+	struct Arena *own;        /* its names and operand lists, when not in the module's arena:
+	                           * a step rebuilt thousands of times (remat_again) reuses its own */
 } Func;
 
 typedef enum { OPT_NONE, OPT_SGD, OPT_ADAM, OPT_ADAMW } OptKind;

@@ -37,6 +37,22 @@ arena_free(Arena *a)
 	free(a);
 }
 
+void
+arena_reset(Arena *a)
+{
+	Chunk *c, *n;
+
+	if (!a->head)
+		return;
+	/* the head is the newest chunk, the largest: it stays, mapped and faulted in */
+	for (c = a->head->next; c; c = n) {
+		n = c->next;
+		free(c);
+	}
+	a->head->next = NULL;
+	a->head->used = 0;
+}
+
 void *
 aalloc(Arena *a, size_t n)
 {

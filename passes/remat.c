@@ -203,22 +203,35 @@ remat(const Prob *p, const Plan *pl)
 Func *
 remat_map(const Prob *p, const Plan *pl, int *map)
 {
-	return build(p, pl, map, func_new(p->f->mod, p->f->name));
+	Func *g = func_new(p->f->mod, p->f->name);
+
+	/* its names and operand lists in its own arena, freed with it: the planner builds and
+	 * measures thousands of plans, which the module's arena would keep to the end */
+	g->own = arena_new();
+	return build(p, pl, map, g);
 }
 
 Func *
 remat_again(const Prob *p, const Plan *pl, Func *g)
 {
+	/* the last build's names and operand lists are let go with it: they go to g's own
+	 * arena, reused, not to the module's, which would grow by a step each build */
+	if (!g->own)
+		g->own = arena_new();
+	else
+		arena_reset(g->own);
 	func_reset(g);
 	return build(p, pl, NULL, g);
 }
 
-/* The heap parts of a function; its names and operand lists stay in the module's arena. */
+/* The heap parts of a function; its names and operand lists stay in the module's arena
+ * (but for those in its own, remat_again's). */
 void
 func_free(Func *g)
 {
 	if (!g)
 		return;
+	arena_free(g->own);
 	free(g->val);
 	free(g->op);
 	free(g->htab);
