@@ -11,6 +11,9 @@
 # norm's running statistics are updated once a step (batch_norm_update never recomputed), and
 # the bits are the same again.
 MTC=${MTC:-./mtc}
+# Its modules built at -O0 unless MTC_CFLAGS says otherwise: the same bits as mtc's default -O2
+# (tests/backend/examples.sh and tests/ops/ops.sh build at -O2), in a third of the C compiler's time.
+MTC_CFLAGS=${MTC_CFLAGS--O0}; export MTC_CFLAGS
 RUN=$(dirname "$MTC")/mtc-run
 src=${top_srcdir:-.}
 out=${top_builddir:-.}/tests/out/backend/cnn

@@ -13,6 +13,9 @@
 # MLP with skips, copies at 1 GB/s) at 25% is laid out by the layout's search for the budget;
 # wideilp and skipilp at 50% are placed by the ILP (--solver=ilp).
 MTC=${MTC:-./mtc}
+# Its modules built at -O0 unless MTC_CFLAGS says otherwise: the same bits as mtc's default -O2
+# (tests/backend/examples.sh and tests/ops/ops.sh build at -O2), in a third of the C compiler's time.
+MTC_CFLAGS=${MTC_CFLAGS--O0}; export MTC_CFLAGS
 RUN=$(dirname "$MTC")/mtc-run
 src=${top_srcdir:-.}
 out=${top_builddir:-.}/tests/out/backend/state

@@ -22,6 +22,9 @@
 # that exits, a rank that stalls (the others' collectives time out). Skipped (counted) where
 # configure found no MPI or no mpirun. First runtime/comm.c's collectives alone (tests/dp/comm).
 MTC=${MTC:-./mtc}
+# Its modules built at -O0 unless MTC_CFLAGS says otherwise: the same bits as mtc's default -O2
+# (tests/backend/examples.sh and tests/ops/ops.sh build at -O2), in a third of the C compiler's time.
+MTC_CFLAGS=${MTC_CFLAGS--O0}; export MTC_CFLAGS
 RUN=$(dirname "$MTC")/mtc-run
 STCMP=${top_builddir:-.}/tests/dp/stcmp
 src=${top_srcdir:-.}
