@@ -26,14 +26,7 @@ mod_free(Module *m)
 	fs[0] = m->fwd;
 	fs[1] = m->step;
 	for (int i = 0; i < 2; i++)
-		if (fs[i]) {
-			free(fs[i]->val);
-			free(fs[i]->op);
-			free(fs[i]->htab);
-			free(fs[i]->out);
-			free(fs[i]->outname);
-			arena_free(fs[i]->own);
-		}
+		func_free(fs[i]);
 	free(m->decl);
 	free(m->dtab);
 	arena_free(m->arena);
@@ -147,6 +140,22 @@ func_new(Module *m, const char *name)
 	f->name = astrdup(m->arena, name);
 	func_decls(f, m);
 	return f;
+}
+
+/* The heap parts of a function and its own arena (remat's); the struct itself, and names in
+ * the module's arena, stay there. */
+void
+func_free(Func *f)
+{
+	if (!f)
+		return;
+	arena_free(f->own);
+	free(f->val);
+	free(f->op);
+	free(f->htab);
+	free(f->out);
+	free(f->outname);
+	memset(f, 0, sizeof *f);
 }
 
 void

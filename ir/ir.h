@@ -434,6 +434,7 @@ void mod_set_host(Module *, int decl);   /* decl lives in host memory, in every 
 Func *func_new(Module *, const char *name);    /* values for all decls already present */
 void func_reserve(Func *, int nop, int nval); /* room for that many ops and values */
 void func_reset(Func *);   /* empty again, as func_new made it, its arrays kept for reuse */
+void func_free(Func *);    /* its heap parts and own arena; the struct stays in the module's */
 /* Add a value named `name` (made unique: name, name.1, ...; NULL: a number) */
 int func_value(Func *, const char *name, Type);
 int func_find(const Func *, const char *name);  /* value index or -1 */

@@ -219,7 +219,6 @@ typedef struct PlaceEffect {
 } PlaceEffect;
 int place_effects(Module *, const Func *f, const Target *, const uint8_t *base, PlaceEffect **);
 void place_effects_free(PlaceEffect *, int);
-void func_free(Func *);
 
 /* chen.c: sqrt(n) checkpointing over the segments of segments.c's cuts. Always 0: the plan's
  * feasible says whether it fits. */

@@ -214,28 +214,11 @@ remat_map(const Prob *p, const Plan *pl, int *map)
 Func *
 remat_again(const Prob *p, const Plan *pl, Func *g)
 {
-	/* the last build's names and operand lists are let go with it: they go to g's own
-	 * arena, reused, not to the module's, which would grow by a step each build */
+	/* g came from remat_map: the last build's names and operand lists, in g's own arena,
+	 * are let go with it, and the arena's pages reused */
 	if (!g->own)
-		g->own = arena_new();
-	else
-		arena_reset(g->own);
+		die("remat_again of a function remat did not make");
+	arena_reset(g->own);
 	func_reset(g);
 	return build(p, pl, NULL, g);
-}
-
-/* The heap parts of a function; its names and operand lists stay in the module's arena
- * (but for those in its own, remat_again's). */
-void
-func_free(Func *g)
-{
-	if (!g)
-		return;
-	arena_free(g->own);
-	free(g->val);
-	free(g->op);
-	free(g->htab);
-	free(g->out);
-	free(g->outname);
-	memset(g, 0, sizeof *g);
 }
