@@ -12,7 +12,8 @@ libmtc_a_SOURCES += frontend/onnx.h
 EXTRA_DIST += frontend/onnx.proto
 if HAVE_ONNX
 libmtc_a_SOURCES += frontend/onnxint.h frontend/onnx.c frontend/onnxfold.c frontend/onnxcall.c \
-	frontend/onnxops.c
+	frontend/onnxops.c frontend/onnxshape.c frontend/onnxew.c frontend/onnxindex.c frontend/onnxnn.c \
+	frontend/onnxconv.c
 nodist_libmtc_a_SOURCES += frontend/onnx.pb-c.c frontend/onnx.pb-c.h
 BUILT_SOURCES += frontend/onnx.pb-c.h frontend/onnx.pb-c.c
 CLEANFILES += frontend/onnx.pb-c.c frontend/onnx.pb-c.h

@@ -1,6 +1,7 @@
 /* onnxint.h: the ONNX importer's internals, shared by its files (internal to frontend/):
  * the checked and indexed graph (onnx.c), values known at import time and their folding
- * (onnxfold.c), one expansion of a graph (onnxcall.c) and the op table (onnxops.c). */
+ * (onnxfold.c), one expansion of a graph (onnxcall.c) and the op table (onnxops.c)
+ * with its ops by family (onnxshape.c, onnxew.c, onnxindex.c, onnxnn.c, onnxconv.c). */
 #ifndef MTC_ONNXINT_H
 #define MTC_ONNXINT_H
 
@@ -179,7 +180,7 @@ int att_ints(Ox *, const char *name, int64_t *v, int max);   /* count, -1 absent
 /* An axis of a tensor of rank r, negative ones counted from the end; -1 after an error. */
 int axis_of(Ox *, int64_t a, int r);
 
-/* ---------- onnxops.c: the op table ---------- */
+/* ---------- onnxops.c and the op files: the op table ---------- */
 
 typedef struct OxOp {
 	const char *name;
@@ -193,5 +194,102 @@ typedef struct OxOp {
 } OxOp;
 
 const OxOp *ox_op(const char *name);
+
+/* Helpers of known values (onnxops.c): a new tensor (NULL past MAXKNOWN elements), a
+ * reshaped view, a rank mtc handles, a list of integers, a scalar, axes normalized and
+ * checked, axes from an input (opset >= since) or an attribute; -1 after an error. */
+Kv *knew(Ox *, KDt dt, const Shape *sh);
+Kv *kreshape(Ox *, const Kv *k, const Shape *sh);
+int rank_ok(Ox *, int r);
+int klist(Ox *, const Kv *k, int64_t *v, int *n, const char *what);
+int kscalar(Ox *, const Kv *k, double *v, const char *what);
+int axes_of(Ox *, int64_t *v, int n, int r);
+int axes_arg(Ox *, int since, int in, const char *att, int64_t *v, int *n);
+
+/* The ops' fold and emit functions (the table's), and what the op files share. */
+/* onnxshape.c: shape arithmetic and layout */
+int fold_constant(Ox *);
+int fold_shape(Ox *);
+int fold_size(Ox *);
+int fold_cos(Ox *);
+int fold_identity(Ox *);
+int emit_identity(Ox *);
+int fold_cast(Ox *);
+int out_bool(Ox *, int v);
+int emit_cast(Ox *);
+int in_index(Ox *, int i, const char *what, int i32);
+int fold_where(Ox *);
+int known_in(Ox *, int i);
+int emit_where(Ox *);
+int fold_expand(Ox *);
+int emit_expand(Ox *);
+int fold_range(Ox *);
+int fold_layout(Ox *);
+int emit_layout(Ox *);
+int fold_transpose(Ox *);
+int emit_transpose(Ox *);
+int emit_tile(Ox *);
+int emit_d2s(Ox *);
+int fold_concat(Ox *);
+int emit_concat(Ox *);
+/* onnxew.c: elementwise ops and reductions */
+int fold_bin(Ox *);
+int in_f32(Ox *, int i);
+int xneg(Ox *, int v);
+int emit_bin(Ox *);
+int emit_cmp(Ox *);
+int emit_isnan(Ox *);
+int emit_sign(Ox *);
+int emit_not(Ox *);
+int emit_pow(Ox *);
+int fold_un(Ox *);
+int emit_un(Ox *);
+int fold_reduce(Ox *);
+int emit_reduce(Ox *);
+int mean_axes(Ox *, int v, const int *mask, int keep);
+int emit_cumsum(Ox *);
+int emit_sum(Ox *);
+int emit_clip(Ox *);
+int emit_hard(Ox *);
+int emit_leaky(Ox *);
+/* onnxindex.c: indexing */
+int onehot_eq(Ox *, int i, int p, int64_t n, int wrap, const char *name, int *fv);
+int emit_onehot(Ox *);
+int fold_scatternd(Ox *);
+int emit_scatternd(Ox *);
+int fold_gather(Ox *);
+int emit_gather(Ox *);
+int fold_slice(Ox *);
+int emit_slice1(Ox *, int v, int a, int64_t start, int64_t n);
+int emit_gatherel(Ox *);
+int emit_scatterel(Ox *);
+int emit_slice(Ox *);
+int emit_split(Ox *);
+int fold_split(Ox *);
+int emit_pad(Ox *);
+int fold_pad(Ox *);
+int emit_argmax(Ox *);
+int emit_topk(Ox *);
+/* onnxnn.c: dense networks */
+int emit_softmax(Ox *);
+int emit_einsum(Ox *);
+int fold_einsum(Ox *);
+int fold_trilu(Ox *);
+int emit_trilu(Ox *);
+int emit_rnn(Ox *);
+int emit_matmul(Ox *);
+int fold_matmul(Ox *);
+int emit_gemm(Ox *);
+int emit_dropout(Ox *);
+int emit_bn(Ox *);
+int emit_layernorm(Ox *);
+int emit_xentloss(Ox *);
+/* onnxconv.c: convolutional networks */
+int emit_conv(Ox *);
+int emit_convt(Ox *);
+int emit_pool(Ox *);
+int emit_gap(Ox *);
+int emit_instnorm(Ox *);
+int emit_resize(Ox *);
 
 #endif
