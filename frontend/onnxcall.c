@@ -485,6 +485,14 @@ xconst(Ox *x, double v, const Shape *sh)
 }
 
 int
+xoneminus(Ox *x, int v)
+{
+	const Shape one = { 0, { 0 } };
+
+	return xemit2(x, OP_SUB, xconst(x, 1, &one), v);
+}
+
+int
 xreshape(Ox *x, int a, const Shape *sh)
 {
 	Type t;

@@ -284,7 +284,6 @@ cmp_int(Ox *x, int *a, int *b)
 int
 emit_cmp(Ox *x)
 {
-	const Shape one = { 0, { 0 } };
 	int code = binop_code(x->nd->op), a, b, v;
 
 	if (code <= E_GE && cmp_int(x, &a, &b))
@@ -301,8 +300,8 @@ emit_cmp(Ox *x)
 	case E_LE: v = xemit2(x, OP_LE, a, b); break;
 	case E_GE: v = xemit2(x, OP_LE, b, a); break;
 	case E_AND: v = xemit2(x, OP_MUL, a, b); break;
-	case E_OR: v = xemit2(x, OP_SUB, xemit2(x, OP_ADD, a, b), xemit2(x, OP_MUL, a, b)); break;
-	default: v = xemit2(x, OP_SUB, xconst(x, 1, &one), xemit2(x, OP_EQ, a, b)); break;
+	case E_OR: v = xemit2(x, OP_MUL, a, b), v = xemit2(x, OP_SUB, xemit2(x, OP_ADD, a, b), v); break;
+	default: v = xoneminus(x, xemit2(x, OP_EQ, a, b)); break;
 	}
 	return out_bool(x, v);
 }
@@ -319,7 +318,7 @@ emit_isnan(Ox *x)
 	if (a < 0)
 		return -1;
 	if (strcmp(x->nd->op, "IsNaN") == 0)
-		return out_bool(x, xemit2(x, OP_SUB, xconst(x, 1, &one), xemit2(x, OP_EQ, a, a)));
+		return out_bool(x, xoneminus(x, xemit2(x, OP_EQ, a, a)));
 	if (!pos && !neg)
 		return out_bool(x, xconst(x, 0, &x->c->f->val[a].ty.sh));
 	if (pos)
@@ -338,7 +337,8 @@ emit_sign(Ox *x)
 	const Shape one = { 0, { 0 } };
 	int a = in_f32(x, 0), z = xconst(x, 0, &one), v, s[3];
 
-	v = xemit2(x, OP_SUB, xemit2(x, OP_LT, z, a), xemit2(x, OP_LT, a, z));
+	v = xemit2(x, OP_LT, a, z);
+	v = xemit2(x, OP_SUB, xemit2(x, OP_LT, z, a), v);
 	s[0] = xemit2(x, OP_EQ, a, a);
 	s[1] = v;
 	s[2] = a;
@@ -476,8 +476,9 @@ erfc_as(Ox *x, int u)
 	const Shape one = { 0, { 0 } };
 	int t, p;
 
-	t = xemit2(x, OP_DIV, xconst(x, 1, &one),
-	          xemit2(x, OP_ADD, xconst(x, 1, &one), xemit2(x, OP_MUL, u, xconst(x, 0.3275911, &one))));
+	t = xemit2(x, OP_MUL, u, xconst(x, 0.3275911, &one));
+	t = xemit2(x, OP_ADD, xconst(x, 1, &one), t);
+	t = xemit2(x, OP_DIV, xconst(x, 1, &one), t);
 	p = xemit2(x, OP_MUL, t, xconst(x, a[4], &one));
 	for (int i = 3; i >= 0; i--)
 		p = xemit2(x, OP_MUL, t, xemit2(x, OP_ADD, p, xconst(x, a[i], &one)));
@@ -497,11 +498,12 @@ emit_un(Ox *x)
 		v = xemit2(x, OP_DIV, xconst(x, 1, &one), a);
 		break;
 	case U_ABS:         /* |x| = relu(x) + relu(-x): d|x|/dx at 0 is 0, as PyTorch's */
-		v = xemit2(x, OP_ADD, xemit1(x, OP_RELU, a), xemit1(x, OP_RELU, xemit1(x, OP_NEG, a)));
+		v = xemit1(x, OP_RELU, xemit1(x, OP_NEG, a));
+		v = xemit2(x, OP_ADD, xemit1(x, OP_RELU, a), v);
 		break;
 	case U_ERF:
-		v = xemit2(x, OP_SUB, erfc_as(x, xemit1(x, OP_RELU, xemit1(x, OP_NEG, a))),
-		          erfc_as(x, xemit1(x, OP_RELU, a)));
+		v = erfc_as(x, xemit1(x, OP_RELU, a));
+		v = xemit2(x, OP_SUB, erfc_as(x, xemit1(x, OP_RELU, xemit1(x, OP_NEG, a))), v);
 		break;
 	default:
 		if (unops[i].ir == NOP)
@@ -615,7 +617,10 @@ emit_reduce(Ox *x)
 	if (sq)
 		v = xemit2(x, OP_MUL, v, v);
 	if (l1)         /* |x| as Abs: relu(x) + relu(-x), whose gradient at 0 is 0 (PyTorch's) */
-		v = xemit2(x, OP_ADD, xemit1(x, OP_RELU, v), xemit1(x, OP_RELU, xemit1(x, OP_NEG, v)));
+	{
+		int n = xemit1(x, OP_RELU, xemit1(x, OP_NEG, v));
+		v = xemit2(x, OP_ADD, xemit1(x, OP_RELU, v), n);
+	}
 	if (mn)
 		v = xneg(x, v);
 	if (lse) {      /* m + log(sum(exp(x - m))), m the max over the axes (kept as 1s) */
@@ -643,7 +648,10 @@ emit_reduce(Ox *x)
 	if (mn)
 		v = xneg(x, v);
 	if (lse && v >= 0 && m >= 0)
-		v = xemit2(x, OP_ADD, xemit1(x, OP_LOG, v), xreshape(x, m, &x->c->f->val[v].ty.sh));
+	{
+		int mr = xreshape(x, m, &x->c->f->val[v].ty.sh);
+		v = xemit2(x, OP_ADD, xemit1(x, OP_LOG, v), mr);
+	}
 	if (v < 0)
 		return -1;
 	out_t(x, 0, v);
@@ -760,8 +768,10 @@ emit_clip(Ox *x)
 				return -1;
 			if (x->c->f->val[b].ty.sh.rank != 0)
 				return xerr(x, "its %s must be a scalar", i == 1 ? "min" : "max");
-			v = i == 1 ? xemit2(x, OP_MAXIMUM, v, b)
-			           : xneg(x, xemit2(x, OP_MAXIMUM, xneg(x, v), xneg(x, b)));
+			if (i == 1)
+				v = xemit2(x, OP_MAXIMUM, v, b);
+			else                    /* min(v, b) = -max(-v, -b), -b made first */
+				b = xneg(x, b), v = xneg(x, xemit2(x, OP_MAXIMUM, xneg(x, v), b));
 		}
 		if (v < 0)
 			return -1;
@@ -793,7 +803,8 @@ emit_hard(Ox *x)
 
 	if (a < 0)
 		return -1;
-	v = xemit2(x, OP_ADD, xemit2(x, OP_MUL, a, xconst(x, al, &one)), xconst(x, be, &one));
+	v = xconst(x, be, &one);
+	v = xemit2(x, OP_ADD, xemit2(x, OP_MUL, a, xconst(x, al, &one)), v);
 	if (v >= 0)
 		v = xemit(x, OP_CLIP, &v, 1, NULL, 0, fa, NULL);
 	if (sw && v >= 0)
@@ -833,19 +844,21 @@ emit_leaky(Ox *x)
 		v = xemit2(x, OP_SUB, a, r);
 		if (celu)
 			v = xemit2(x, OP_DIV, v, xconst(x, al, &one));
-		v = xemit2(x, OP_ADD, r, xemit2(x, OP_MUL, xconst(x, al, &one),
-		          xemit2(x, OP_SUB, xemit1(x, OP_EXP, v), xconst(x, 1, &one))));
+		int e = xconst(x, 1, &one);
+		e = xemit2(x, OP_SUB, xemit1(x, OP_EXP, v), e);
+		v = xemit2(x, OP_ADD, r, xemit2(x, OP_MUL, xconst(x, al, &one), e));
 		if (selu)
 			v = xemit2(x, OP_MUL, v, xconst(x, att_f(x, "gamma", 1.05070102214813232421875), &one));
 	} else if (strcmp(op, "PRelu") == 0) {
-		v = xemit2(x, OP_ADD, r, xemit2(x, OP_MUL, in_t(x, 1), xemit2(x, OP_SUB, a, r)));
+		int d = xemit2(x, OP_SUB, a, r);
+		v = xemit2(x, OP_ADD, r, xemit2(x, OP_MUL, in_t(x, 1), d));
 	} else if (strcmp(op, "Softplus") == 0) {
 		int ab = xemit2(x, OP_SUB, xemit2(x, OP_MUL, r, xconst(x, 2, &one)), a);
 		v = xemit1(x, OP_EXP, xemit1(x, OP_NEG, ab));
 		v = xemit2(x, OP_ADD, r, xemit1(x, OP_LOG, xemit2(x, OP_ADD, v, xconst(x, 1, &one))));
 	} else {
-		v = xemit2(x, OP_ADD, xemit2(x, OP_MUL, a, xconst(x, al, &one)),
-		          xemit2(x, OP_MUL, r, xconst(x, 1 - al, &one)));
+		int rr = xemit2(x, OP_MUL, r, xconst(x, 1 - al, &one));
+		v = xemit2(x, OP_ADD, xemit2(x, OP_MUL, a, xconst(x, al, &one)), rr);
 	}
 	if (v < 0)
 		return -1;

@@ -507,7 +507,7 @@ emit_gatherel(Ox *x)
 	ia[0] = ax + 1;
 	ia[1] = 0;
 	out = onehot_take(x, oh, xreshape(x, v, &s), ax + 1, 0);
-	a[0] = xemit2(x, OP_SUB, xconst(x, 1, &one), xemit(x, OP_SUM, &oh, 1, ia, 2, NULL, NULL));
+	a[0] = xoneminus(x, xemit(x, OP_SUM, &oh, 1, ia, 2, NULL, NULL));
 	a[1] = xconst(x, NAN, &one);
 	a[2] = xconst(x, -0.0, &one);
 	out = xemit2(x, OP_ADD, out, xemit(x, OP_SELECT, a, 3, NULL, 0, NULL, NULL));
@@ -586,7 +586,7 @@ emit_scatterel(Ox *x)
 		/* the indices that hit no position (out of range), all summed: NaN everywhere where
 		 * there is one, else -0, which adds nothing */
 		int64_t ib[MAXIA] = { ax + 1, 0 };
-		int miss = xemit2(x, OP_SUB, xconst(x, 1, &one), xemit(x, OP_SUM, &oh, 1, ib, 2, NULL, NULL));
+		int miss = xoneminus(x, xemit(x, OP_SUM, &oh, 1, ib, 2, NULL, NULL));
 		for (int k = r - 1; k >= 0 && miss >= 0; k--) {
 			ib[0] = k;
 			miss = xemit(x, OP_SUM, &miss, 1, ib, 2, NULL, NULL);

@@ -160,12 +160,15 @@ int in_type(Ox *, int i, Type *);              /* its dtype and shape; -1 after 
 void out_t(Ox *, int j, int v);
 void out_k(Ox *, int j, Kv *);
 /* Append op k (its type from the shape rule, or *given for F_GIVEN kinds); its result value,
- * or -1 after an error. */
+ * or -1 after an error. Values are named in the order they are made: where two operands of
+ * one op are both made, they are made in statements of their own (C leaves the order of a
+ * call's arguments to the compiler, and the IR would depend on it), the last one first. */
 int xemit(Ox *, Opk k, const int *args, int nargs, const int64_t *ia, int nia, const double *fa,
          const Type *given);
 int xemit1(Ox *, Opk k, int a);
 int xemit2(Ox *, Opk k, int a, int b);
 int xconst(Ox *, double v, const Shape *);  /* f32 filled with v */
+int xoneminus(Ox *, int v);                 /* 1 - v, the constant made after v */
 /* Known values as an IR tensor: a const op when they are all equal, else a constant decl
  * (state given values(...), named PREFIX.<name>): -1 after an error. */
 int xknown(Ox *, const Kv *, const char *name);

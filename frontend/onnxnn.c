@@ -456,7 +456,8 @@ rnn_dir(Ox *x, int gru, int64_t H, int d, int rev, int X, int *hh, int *hc, int 
 			g = xemit2(x, OP_ADD, xt, xemit(x, OP_MATMUL, (int[]){ h, R }, 2, tb, 2, NULL, NULL));
 			int i = xemit1(x, OP_SIGMOID, GATE(g, 0)), o = xemit1(x, OP_SIGMOID, GATE(g, 1));
 			int f = xemit1(x, OP_SIGMOID, GATE(g, 2)), cc = xemit1(x, OP_TANH, GATE(g, 3));
-			c = xemit2(x, OP_ADD, xemit2(x, OP_MUL, f, c), xemit2(x, OP_MUL, i, cc));
+			int ic = xemit2(x, OP_MUL, i, cc);
+			c = xemit2(x, OP_ADD, xemit2(x, OP_MUL, f, c), ic);
 			h = xemit2(x, OP_MUL, o, xemit1(x, OP_TANH, c));
 		} else {
 			int rzr = emit_slice1(x, R, 0, 0, 2 * H), rn = emit_slice1(x, R, 0, 2 * H, H);
@@ -828,7 +829,7 @@ emit_xentloss(Ox *x)
 		per = xemit(x, OP_SELECT, s, 3, NULL, 0, NULL, NULL);
 	}
 	per = xemit1(x, OP_NEG, xemit(x, OP_SUM, &per, 1, ia, 2, NULL, NULL));
-	bad = xemit2(x, OP_SUB, xconst(x, 1, &one), xemit(x, OP_SUM, &oh, 1, ia, 2, NULL, NULL));
+	bad = xoneminus(x, xemit(x, OP_SUM, &oh, 1, ia, 2, NULL, NULL));
 	if (has_in(x, 2)) {             /* the label's weight */
 		int w = in_f32(x, 2);
 		if (w >= 0 && (x->c->f->val[w].ty.sh.rank != 1 || x->c->f->val[w].ty.sh.d[0] != ls.d[1]))
@@ -837,8 +838,7 @@ emit_xentloss(Ox *x)
 		per = xemit2(x, OP_MUL, per, m);
 	}
 	if (ig) {                       /* 0 where the label is ignore_index (select: -logp may be inf) */
-		int keep = xemit2(x, OP_SUB, xconst(x, 1, &one),
-		                  xemit2(x, OP_EQ, f, xconst(x, (double)att_i(x, "ignore_index", 0), &one)));
+		int keep = xoneminus(x, xemit2(x, OP_EQ, f, xconst(x, (double)att_i(x, "ignore_index", 0), &one)));
 		int s[3] = { keep, per, xconst(x, 0, &one) };
 		per = xemit(x, OP_SELECT, s, 3, NULL, 0, NULL, NULL);
 		bad = xemit2(x, OP_MUL, bad, keep);

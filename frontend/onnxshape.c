@@ -229,7 +229,7 @@ emit_cast(Ox *x)
 	if (dt == KB && x->c->f->val[v].ty.dt == F32) {     /* x != 0, 1 or 0 (NaN is true) */
 		const Shape one = { 0, { 0 } };
 		if (!in->boolean)
-			v = xemit2(x, OP_SUB, xconst(x, 1, &one), xemit2(x, OP_EQ, v, xconst(x, 0, &one)));
+			v = xoneminus(x, xemit2(x, OP_EQ, v, xconst(x, 0, &one)));
 		return out_bool(x, v);
 	}
 	if ((dt == KF) != (x->c->f->val[v].ty.dt == F32) || dt == KB)
@@ -368,8 +368,8 @@ emit_where(Ox *x)
 		} else {
 			if (!(m = where_part(x, c, NULL, sel, &c->sh)))
 				return -1;
-			part[b] = xemit2(x, OP_MUL, in_t(x, 1 + b),
-			                xknown(x, m, asprintf_a(x->a, "%s.%s", nm, sel ? "mask" : "unmask")));
+			int mk = xknown(x, m, asprintf_a(x->a, "%s.%s", nm, sel ? "mask" : "unmask"));
+			part[b] = xemit2(x, OP_MUL, in_t(x, 1 + b), mk);
 		}
 	}
 	v = xemit2(x, OP_ADD, part[0], part[1]);

@@ -291,10 +291,12 @@ gr_matmul(Diff *d, const Op *op)
 		d_acc(d, A(0), !ta ? mm(d, dc, A(1), 0, !tb) : mm(d, A(1), dc, tb, 1));
 	if (!d_need(d, A(1)))
 		return;
-	if (TY(A(1))->sh.rank == 2 && TY(A(0))->sh.rank > 2 && !ta)
-		d_acc(d, A(1), !tb ? mm(d, rows(d, A(0)), rows(d, dc), 1, 0) :
-		                     mm(d, rows(d, dc), rows(d, A(0)), 1, 0));
-	else
+	if (TY(A(1))->sh.rank == 2 && TY(A(0))->sh.rank > 2 && !ta) {
+		/* the reshapes made in statements of their own, the second operand's first (C leaves
+		 * the order of a call's arguments to the compiler; the IR's names follow it) */
+		int r1 = rows(d, tb ? A(0) : dc), r0 = rows(d, tb ? dc : A(0));
+		d_acc(d, A(1), mm(d, r0, r1, 1, 0));
+	} else
 		d_acc(d, A(1), !tb ? mm(d, A(0), dc, !ta, 0) : mm(d, dc, A(0), 1, ta));
 }
 
