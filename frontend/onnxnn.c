@@ -464,12 +464,13 @@ rnn_dir(Ox *x, int gru, int64_t H, int d, int rev, int X, int *hh, int *hc, int 
 			int hzr = xemit(x, OP_MATMUL, (int[]){ h, rzr }, 2, tb, 2, NULL, NULL), z, r, n, hn;
 			if (rb >= 0)
 				hzr = xemit2(x, OP_ADD, hzr, emit_slice1(x, rb, 0, 0, 2 * H));
-			z = xemit1(x, OP_SIGMOID, xemit2(x, OP_ADD, GATE(xt, 0), GATE(hzr, 0)));
-			r = xemit1(x, OP_SIGMOID, xemit2(x, OP_ADD, GATE(xt, 1), GATE(hzr, 1)));
+			z = GATE(hzr, 0), z = xemit1(x, OP_SIGMOID, xemit2(x, OP_ADD, GATE(xt, 0), z));
+			r = GATE(hzr, 1), r = xemit1(x, OP_SIGMOID, xemit2(x, OP_ADD, GATE(xt, 1), r));
 			hn = xemit(x, OP_MATMUL, (int[]){ lbr ? h : xemit2(x, OP_MUL, r, h), rn }, 2, tb, 2, NULL, NULL);
 			if (rb >= 0)
 				hn = xemit2(x, OP_ADD, hn, emit_slice1(x, rb, 0, 2 * H, H));
-			n = xemit1(x, OP_TANH, xemit2(x, OP_ADD, GATE(xt, 2), lbr ? xemit2(x, OP_MUL, r, hn) : hn));
+			n = lbr ? xemit2(x, OP_MUL, r, hn) : hn;
+			n = xemit1(x, OP_TANH, xemit2(x, OP_ADD, GATE(xt, 2), n));
 			h = xemit2(x, OP_ADD, n, xemit2(x, OP_MUL, z, xemit2(x, OP_SUB, h, n)));
 		}
 #undef GATE
