@@ -12,10 +12,11 @@ for f in "$s"/ir/*.c "$s"/frontend/*.c "$s"/passes/*.c "$s"/driver/*.c "$s"/back
          "$s"/backend-mt3000/*.c "$s"/backend-cuda/*.c; do
 	case $f in */lex.c|*/parse.c|*/onnx.pb-c.c) [ "${f%/ir/parse.c}" = "$f" ] && continue ;; esac
 	n=$((n + 1))
-	# the build's include paths; a file whose headers this build lacks (CUDA's, protobuf-c's
+	# the build's include paths (Makefile.am's AM_CPPFLAGS); a file whose headers this build lacks (CUDA's, protobuf-c's
 	# when the importer is off) is left out and counted
-	if ! ${CC:-cc} -E -DHAVE_CONFIG_H -I"$b" -I"$s" -I"$b/frontend" -I"$s/ir" -I"$s/frontend" \
-	     -I"$s/passes" -I"$s/backend" -I"$s/runtime" "$f" -o "$tmp/$n.i" 2>/dev/null; then
+	if ! ${CC:-cc} -E -DHAVE_CONFIG_H -D_GNU_SOURCE -I"$b" -I"$s/ir" -I"$s/frontend" -I"$b/frontend" \
+	     -I"$s/passes" -I"$s/driver" -I"$s/backend" -I"$s/runtime" -I"$s/backend-mt3000" \
+	     -I"$s/backend-cuda" "$f" -o "$tmp/$n.i" 2>/dev/null; then
 		skip=$((skip + 1)); echo "SKIP: $f (its headers are not in this build)"
 	fi
 done
