@@ -1238,6 +1238,7 @@ auto_micro(const Opts *o, Src *src, const FeOpts *fe, Module *m, PlanReport *rep
 		plan_step(last, &po, &r);
 		if (last != m)
 			mod_free(last);
+		mod_free(m);            /* m is ours, as on success (then freed unless it is the best) */
 		return NULL;
 	}
 	if (last != best && last != m)
