@@ -142,6 +142,19 @@ func_new(Module *m, const char *name)
 	return f;
 }
 
+Func *
+func_new_own(Module *m, const char *name)
+{
+	Func *f = aalloc(m->arena, sizeof *f);
+
+	f->mod = m;
+	f->loss = -1;
+	f->name = astrdup(m->arena, name);
+	f->own = arena_new();
+	func_decls(f, m);       /* the decls' value names too: in f's arena */
+	return f;
+}
+
 /* The heap parts of a function and its own arena (remat's); the struct itself, and names in
  * the module's arena, stay there. */
 void

@@ -432,6 +432,9 @@ int mod_decl(Module *, const char *name, Role, Type, Init, Loc);   /* decl index
 int mod_find_decl(const Module *, const char *name);               /* or -1 */
 void mod_set_host(Module *, int decl);   /* decl lives in host memory, in every function */
 Func *func_new(Module *, const char *name);    /* values for all decls already present */
+/* The same with an arena of its own for its names and operand lists, freed by func_free (the
+ * struct and its name stay in the module's): for the many short-lived functions of planning. */
+Func *func_new_own(Module *, const char *name);
 void func_reserve(Func *, int nop, int nval); /* room for that many ops and values */
 void func_reset(Func *);   /* empty again, as func_new made it, its arrays kept for reuse */
 void func_free(Func *);    /* its heap parts and own arena; the struct stays in the module's */
