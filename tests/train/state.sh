@@ -138,6 +138,10 @@ bad "a batch that is no const" "the leading dim of the first input 'x', must be 
 bad "micro-batches of a .mir" "needs a tdsl model that trains" \
 	"$MTC" "$top_srcdir/tests/ir/golden/mlp.mir" --micro-batches=2 -o "$out/x.so"
 bad "auto without a budget" "give --mem-budget" "$MTC" "$src" --micro-batches=auto -o "$out/x.so"
+# no k fits: the error of the largest, and (under the sanitizers) no module left unfreed
+printf 'const B = 4;\nmodel tiny {\n  input x : f32[B, 8];\n  param w : f32[8, 8] = ones();\n  loss = mse(tanh(x @ w), x);\n  train loss with sgd(lr = 0.1);\n}\n' >"$out/tiny.tdsl"
+bad "auto where no k fits" "no number of micro-batches up to 4 fits the budget" \
+	"$MTC" "$out/tiny.tdsl" --micro-batches=auto --mem-budget=64 -o "$out/x.so"
 bad "micro-batches of a built module" "built into it" "$RUN" "$out/twin.so" --micro-batches=2
 
 # buffers: batch norm's running statistics and dropout's counter are in the state file, so a
