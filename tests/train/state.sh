@@ -142,6 +142,8 @@ bad "auto without a budget" "give --mem-budget" "$MTC" "$src" --micro-batches=au
 printf 'const B = 4;\nmodel tiny {\n  input x : f32[B, 8];\n  param w : f32[8, 8] = ones();\n  loss = mse(tanh(x @ w), x);\n  train loss with sgd(lr = 0.1);\n}\n' >"$out/tiny.tdsl"
 bad "auto where no k fits" "no number of micro-batches up to 4 fits the budget" \
 	"$MTC" "$out/tiny.tdsl" --micro-batches=auto --mem-budget=64 -o "$out/x.so"
+t "auto where no k fits: no sanitizer's report (LeakSanitizer's exit status is ASan's, 1)" \
+	"! grep -q Sanitizer '$out/bad.err'"
 bad "micro-batches of a built module" "built into it" "$RUN" "$out/twin.so" --micro-batches=2
 
 # buffers: batch norm's running statistics and dropout's counter are in the state file, so a
