@@ -616,8 +616,7 @@ emit_reduce(Ox *x)
 		return -1;
 	if (sq)
 		v = xemit2(x, OP_MUL, v, v);
-	if (l1)         /* |x| as Abs: relu(x) + relu(-x), whose gradient at 0 is 0 (PyTorch's) */
-	{
+	if (l1) {       /* |x| as Abs: relu(x) + relu(-x), whose gradient at 0 is 0 (PyTorch's) */
 		int n = xemit1(x, OP_RELU, xemit1(x, OP_NEG, v));
 		v = xemit2(x, OP_ADD, xemit1(x, OP_RELU, v), n);
 	}
@@ -647,8 +646,7 @@ emit_reduce(Ox *x)
 		v = xemit1(x, OP_SQRT, xemit2(x, OP_ADD, v, xconst(x, 1e-30, &one)));
 	if (mn)
 		v = xneg(x, v);
-	if (lse && v >= 0 && m >= 0)
-	{
+	if (lse && v >= 0 && m >= 0) {
 		int mr = xreshape(x, m, &x->c->f->val[v].ty.sh);
 		v = xemit2(x, OP_ADD, xemit1(x, OP_LOG, v), mr);
 	}
