@@ -127,32 +127,6 @@ fold_bin(Ox *x)
 	return 0;
 }
 
-/* Input i as an f32 IR value for a comparison, Where, Min or Max: run-time booleans are f32
- * 0 and 1 (comparisons make them), known booleans and integers are made so; a run-time
- * integer tensor is refused. -1 after an error. */
-int
-in_f32(Ox *x, int i)
-{
-	int id = has_in(x, i) ? x->nd->in[i] : -1;
-	Type t;
-	Kv *k, *f;
-
-	if (in_type(x, i, &t))
-		return -1;
-	if (t.dt == F32)
-		return in_t(x, i);
-	if (x->x[id].v >= 0)
-		return xerr(x, "input '%s' is an integer tensor computed at run time: %s of run-time "
-		            "integers is not supported", x->o->name[id], x->nd->op);
-	if (!(k = in_k(x, i)) || !(f = knew(x, KF, &k->sh)))
-		return -1;
-	for (int64_t j = 0; j < k->n; j++)
-		if ((double)(f->f[j] = (float)kv_get(k, j)) != kv_get(k, j))
-			return xerr(x, "input '%s' holds %.17g, which a float cannot hold exactly",
-			            x->o->name[id], kv_get(k, j));
-	return xknown(x, f, x->o->name[id]);
-}
-
 /* -v, or the operand of the neg that made v (a Min's result taken by ReduceMin, say). */
 int
 xneg(Ox *x, int v)

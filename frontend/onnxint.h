@@ -208,6 +208,13 @@ int klist(Ox *, const Kv *k, int64_t *v, int *n, const char *what);
 int kscalar(Ox *, const Kv *k, double *v, const char *what);
 int axes_of(Ox *, int64_t *v, int n, int r);
 int axes_arg(Ox *, int since, int in, const char *att, int64_t *v, int *n);
+/* Inputs and outputs the op files share (onnxops.c): input i as f32 (a run-time boolean or
+ * count as it is), output 0 as a run-time boolean, input i known without ops, input i as
+ * i32 indices (a count or a boolean made so); -1 after an error. */
+int in_f32(Ox *, int i);
+int out_bool(Ox *, int v);
+int known_in(Ox *, int i);
+int in_index(Ox *, int i, const char *what, int i32);
 
 /* The ops' fold and emit functions (the table's), and what the op files share. */
 /* onnxshape.c: shape arithmetic and layout */
@@ -218,11 +225,8 @@ int fold_cos(Ox *);
 int fold_identity(Ox *);
 int emit_identity(Ox *);
 int fold_cast(Ox *);
-int out_bool(Ox *, int v);
 int emit_cast(Ox *);
-int in_index(Ox *, int i, const char *what, int i32);
 int fold_where(Ox *);
-int known_in(Ox *, int i);
 int emit_where(Ox *);
 int fold_expand(Ox *);
 int emit_expand(Ox *);
@@ -237,7 +241,6 @@ int fold_concat(Ox *);
 int emit_concat(Ox *);
 /* onnxew.c: elementwise ops and reductions */
 int fold_bin(Ox *);
-int in_f32(Ox *, int i);
 int xneg(Ox *, int v);
 int emit_bin(Ox *);
 int emit_cmp(Ox *);

@@ -105,6 +105,74 @@ axes_arg(Ox *x, int since, int in, const char *att, int64_t *v, int *n)
 	return *n == -2 ? xerr(x, "attribute '%s' has more than %d elements", att, MAXRANK) : 0;
 }
 
+/* ---------- inputs and outputs the op files share ---------- */
+
+/* Input i as an f32 IR value for a comparison, Where, Min or Max: run-time booleans are f32
+ * 0 and 1 (comparisons make them), known booleans and integers are made so; a run-time
+ * integer tensor is refused. -1 after an error. */
+int
+in_f32(Ox *x, int i)
+{
+	int id = has_in(x, i) ? x->nd->in[i] : -1;
+	Type t;
+	Kv *k, *f;
+
+	if (in_type(x, i, &t))
+		return -1;
+	if (t.dt == F32)
+		return in_t(x, i);
+	if (x->x[id].v >= 0)
+		return xerr(x, "input '%s' is an integer tensor computed at run time: %s of run-time "
+		            "integers is not supported", x->o->name[id], x->nd->op);
+	if (!(k = in_k(x, i)) || !(f = knew(x, KF, &k->sh)))
+		return -1;
+	for (int64_t j = 0; j < k->n; j++)
+		if ((double)(f->f[j] = (float)kv_get(k, j)) != kv_get(k, j))
+			return xerr(x, "input '%s' holds %.17g, which a float cannot hold exactly",
+			            x->o->name[id], kv_get(k, j));
+	return xknown(x, f, x->o->name[id]);
+}
+
+/* Output 0 as v, a run-time boolean (f32 1 or 0); 0, or -1 if v is. */
+int
+out_bool(Ox *x, int v)
+{
+	if (v < 0)
+		return -1;
+	out_t(x, 0, v);
+	if (x->nd->nout && x->nd->out[0] >= 0)
+		x->x[x->nd->out[0]].boolean = 1;
+	return 0;
+}
+
+/* Is input i known at import time without ops, and not made from a param? */
+int
+known_in(Ox *x, int i)
+{
+	int id = has_in(x, i) ? x->nd->in[i] : -1;
+	const Xv *v = id >= 0 ? &x->x[id] : NULL;
+
+	return v && !v->param && v->v < 0 && (v->k || v->wait || x->o->initof[id] >= 0);
+}
+
+/* Input i as run-time integer indices: i32 as it is; a count or a boolean, exact integers
+ * held in f32 (mask.cumsum(1).long()), made i32 by to_i32 where i32 is wanted (an
+ * embedding's ids), else kept in f32 (onehot_eq compares floats); else an error naming what.
+ * -1 after an error. */
+int
+in_index(Ox *x, int i, const char *what, int i32)
+{
+	int v = in_t(x, i);
+	const Xv *in;
+
+	if (v < 0 || x->c->f->val[v].ty.dt == I32)
+		return v;
+	in = &x->x[x->nd->in[i]];
+	if (in->count || in->boolean)
+		return i32 ? xemit1(x, OP_TOI32, v) : v;
+	return xerr(x, "the %s must be integers", what);
+}
+
 /* ---------- the table ---------- */
 
 static const OxOp ops[] = {

@@ -189,18 +189,6 @@ fold_cast(Ox *x)
 	return 0;
 }
 
-/* Output 0 as v, a run-time boolean (f32 1 or 0); 0, or -1 if v is. */
-int
-out_bool(Ox *x, int v)
-{
-	if (v < 0)
-		return -1;
-	out_t(x, 0, v);
-	if (x->nd->nout && x->nd->out[0] >= 0)
-		x->x[x->nd->out[0]].boolean = 1;
-	return 0;
-}
-
 int
 emit_cast(Ox *x)
 {
@@ -239,24 +227,6 @@ emit_cast(Ox *x)
 	return 0;
 }
 
-/* Input i as run-time integer indices: i32 as it is; a count or a boolean, exact integers
- * held in f32 (mask.cumsum(1).long()), made i32 by to_i32 where i32 is wanted (an
- * embedding's ids), else kept in f32 (onehot_eq compares floats); else an error naming what.
- * -1 after an error. */
-int
-in_index(Ox *x, int i, const char *what, int i32)
-{
-	int v = in_t(x, i);
-	const Xv *in;
-
-	if (v < 0 || x->c->f->val[v].ty.dt == I32)
-		return v;
-	in = &x->x[x->nd->in[i]];
-	if (in->count || in->boolean)
-		return i32 ? xemit1(x, OP_TOI32, v) : v;
-	return xerr(x, "the %s must be integers", what);
-}
-
 /* ---------- Where, Expand, Range ---------- */
 
 int
@@ -282,16 +252,6 @@ fold_where(Ox *x)
 	}
 	out_k(x, 0, r);
 	return 0;
-}
-
-/* Is input i known at import time without ops, and not made from a param? */
-int
-known_in(Ox *x, int i)
-{
-	int id = has_in(x, i) ? x->nd->in[i] : -1;
-	const Xv *v = id >= 0 ? &x->x[id] : NULL;
-
-	return v && !v->param && v->v < 0 && (v->k || v->wait || x->o->initof[id] >= 0);
 }
 
 /* fill[i] = sel(c[i]) ? k[i] : 0 over shape sh (k NULL: 1); a known operand of Where. */
