@@ -1,8 +1,8 @@
 /* onnxops.c: the table of the ONNX ops mtc imports (onnxcall.c looks each node's op up in
- * it), and the helpers of known values that the op files share. Semantics follow the ONNX
- * operator documents of opsets 11 to 18; an op or attribute value outside what is handled is
- * an error naming the node, never a guess. Each op's fold (every input known at import time)
- * and emit (IR ops) are in the op files:
+ * it), and what the op files share: helpers of known values, of node inputs and outputs.
+ * Semantics follow the ONNX operator documents of opsets 11 to 18; an op or attribute value
+ * outside what is handled is an error naming the node, never a guess. Each op's fold (every
+ * input known at import time) and emit (IR ops) are in the op files:
  *   onnxshape.c  Constant, Shape, Cast, Where, Expand, Range and the layout ops
  *   onnxew.c     elementwise ops, reductions, CumSum
  *   onnxindex.c  Gather, Slice, Split, Pad, the scatters, OneHot, ArgMax, TopK
