@@ -130,29 +130,31 @@ func_decls(Func *f, Module *m)
 	}
 }
 
-Func *
-func_new(Module *m, const char *name)
+/* A function of m named name, its names and operand lists in own (NULL: the module's arena),
+ * with the values of m's decls. */
+static Func *
+func_make(Module *m, const char *name, Arena *own)
 {
 	Func *f = aalloc(m->arena, sizeof *f);
 
 	f->mod = m;
 	f->loss = -1;
 	f->name = astrdup(m->arena, name);
-	func_decls(f, m);
+	f->own = own;
+	func_decls(f, m);       /* the decls' value names too: in own where there is one */
 	return f;
+}
+
+Func *
+func_new(Module *m, const char *name)
+{
+	return func_make(m, name, NULL);
 }
 
 Func *
 func_new_own(Module *m, const char *name)
 {
-	Func *f = aalloc(m->arena, sizeof *f);
-
-	f->mod = m;
-	f->loss = -1;
-	f->name = astrdup(m->arena, name);
-	f->own = arena_new();
-	func_decls(f, m);       /* the decls' value names too: in f's arena */
-	return f;
+	return func_make(m, name, arena_new());
 }
 
 /* The heap parts of a function and its own arena (remat's); the struct itself, and names in
