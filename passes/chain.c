@@ -17,9 +17,9 @@
  * choice of checkpoint, first event to serve and op of the batch, the DP keeps the whole
  * Pareto front of (bytes needed, seconds of recomputation), built from the shorter ones; the
  * bytes are exact: what no plan moves, the values held, and what a recomputation holds at
- * once (its input, the values of the stage it runs still to be read). On a chain of ops this
- * is the optimum over every schedule (tests/planner/chain-test.c holds it against an
- * exhaustive search and against chainopt.c, written apart). */
+ * once (its input until its last read there, the values of the stage it runs still to be
+ * read). On a chain of ops this is the optimum over every schedule (tests/planner/chain-test.c
+ * holds it against an exhaustive search and against chainopt.c, written apart). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +44,7 @@ typedef struct St {
 	int64_t ks;            /* bytes of every candidate */
 	double tv[3];          /* seconds to recompute it, by what it makes (VOUT, VKS, VALL) */
 	int64_t xv[3];         /* the most bytes that recomputation holds at once, its input aside */
+	int64_t xi[3];         /* the same while its input is still read (to its last reader) */
 	int clv[3];            /* the first op before which it can no longer be recomputed */
 	int qs, qe;            /* its events (qs > qe: none) */
 } St;
@@ -112,6 +113,13 @@ rmax(const Chain *c, int lo, int hi)
 /* bytes live before the recomputations placed before op t, of what no decision moves */
 static int64_t bef(const Chain *c, int t) { return c->base[t] - c->p->ab[t]; }
 static int64_t cbk(const Chain *c, int a) { return a >= 0 ? c->s[a].cb : 0; }
+/* The most bytes recomputation v of stage j holds at once, its input (the value out of j - 1)
+ * counted until its last read there: the input dies then unless something else holds it. */
+static int64_t
+sx(const Chain *c, int j, int v)
+{
+	return max64(cbk(c, j - 1) + c->s[j].xi[v], c->s[j].xv[v]);
+}
 
 /* ---------- fronts ---------- */
 
@@ -312,7 +320,7 @@ choices_f(Chain *c, int a, int q, int ti, int keep, Chs *out)
 					break;
 				tr += sp->tv[VOUT];
 				if (j - 1 > a + 1)
-					pair = max64(pair, cbk(c, j - 2) + sp->xv[VOUT]);
+					pair = max64(pair, sx(c, j - 1, VOUT));
 			}
 		}
 		for (int v = VOUT; v <= VALL; v++) {
@@ -333,13 +341,15 @@ choices_f(Chain *c, int a, int q, int ti, int keep, Chs *out)
 					continue;
 				trj = tr + sj->tv[v];
 				xb = sj->xv[v];
+				/* a's checkpoint, the input of stage a + 1, counted throughout when it is
+				 * held after (h), else until its last read */
 				for (int h = 0; h < 2; h++) {
 					int64_t hb = h ? ca : 0;
 					if (j == a + 1)
-						bn[h] = bef(c, t) + ca + xb;
+						bn[h] = bef(c, t) + (h ? ca + xb : sx(c, j, v));
 					else
-						bn[h] = bef(c, t) + max64(ca + c->s[a + 1].xv[VOUT],
-						                          hb + max64(pair, cbk(c, j - 1) + xb));
+						bn[h] = bef(c, t) + max64(h ? ca + c->s[a + 1].xv[VOUT] : sx(c, a + 1, VOUT),
+						                          hb + max64(pair, sx(c, j, v)));
 				}
 			} else {
 				/* the forward: a's checkpoint held past its last early read; j's candidates
@@ -526,6 +536,15 @@ chain_solve(Chain *c, int64_t budget, double ub, Plan *pl)
 	pl->nsw = 0;
 	walk(c, best, -1, 0, -1, 0, pl);
 	return c->pool[best].cost;
+}
+
+void
+chain_hold_inputs(Chain *c)
+{
+	for (int s = 0; s < c->ns; s++)
+		for (int v = 0; v < 3; v++)
+			c->s[s].xi[v] = c->s[s].xv[v];
+	c->bmax = -1;           /* the fronts made again at the next solve */
 }
 
 /* ---------- the same plans as an integer program (ilp.c solves it) ---------- */
@@ -946,8 +965,9 @@ static void
 stage_cost(Chain *c, St *s, const uint8_t *need, const uint8_t *keep, int v)
 {
 	const Prob *p = c->p;
-	int m = s->hi - s->lo, *lr = xmalloc((m + 1) * sizeof *lr);
-	int64_t live = 0, pk = 0;
+	int m = s->hi - s->lo, *lr = xmalloc((m + 1) * sizeof *lr), in = s > c->s ? s[-1].c : -1;
+	int lin = s->hi - 1;   /* the last needed op of the stage that reads its input */
+	int64_t live = 0, pk = 0, pki = 0;
 
 	s->tv[v] = 0;
 	s->clv[v] = c->n;
@@ -960,6 +980,13 @@ stage_cost(Chain *c, St *s, const uint8_t *need, const uint8_t *keep, int v)
 				if (p->dep[c->fops[g]][u] == i)
 					lr[f - s->lo] = g;
 	}
+	if (in >= 0) {
+		lin = -1;
+		for (int f = s->lo; f < s->hi; f++)
+			for (int u = 0; need[f] && u < p->ndep[c->fops[f]]; u++)
+				if (p->dep[c->fops[f]][u] == in)
+					lin = f;
+	}
 	for (int f = s->lo; f < s->hi; f++) {
 		int i = c->fops[f];
 		if (!need[f])
@@ -969,12 +996,15 @@ stage_cost(Chain *c, St *s, const uint8_t *need, const uint8_t *keep, int v)
 			s->clv[v] = p->clob[i];
 		live += p->ab[i];
 		pk = max64(pk, live);
+		if (f <= lin)
+			pki = max64(pki, live);
 		/* after op f: what it read for the last time, and its result if nothing reads it */
 		for (int g = s->lo; g <= f; g++)
 			if (need[g] && !keep[c->fops[g]] && (lr[g - s->lo] == f || (g == f && lr[g - s->lo] < 0)))
 				live -= p->ab[c->fops[g]];
 	}
 	s->xv[v] = pk;
+	s->xi[v] = pki;
 	free(lr);
 }
 

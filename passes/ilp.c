@@ -1214,6 +1214,22 @@ solve_ilp_chain(const Prob *p, int64_t budget, double tlim, const Plan *warm, Pl
 
 	if (ch) {
 		r = chain_program(p, ch, budget, tlim, ub, pl);
+		/* Its plan's live bytes fit but its layout does not: the program again with each
+		 * recomputed stage's input held to the stage's end (plans that leave the layout
+		 * room, chain_hold_inputs), its plan measured against the first program's bound,
+		 * which holds below every plan whose live bytes fit */
+		if (r == 0 && pl->peak <= budget && !plan_fits(p, pl, budget)) {
+			Plan *h = plan_new(p);
+			double lb = pl->lb;
+			chain_hold_inputs(ch);
+			if (chain_program(p, ch, budget, tlim, ub, h) == 0 && plan_fits(p, h, budget)) {
+				h->lb = lb;
+				h->gap = plan_gap(p, h, lb);
+				h->stime += pl->stime;
+				plan_copy(pl, h);
+			}
+			plan_free(h);
+		}
 		chain_free(ch);
 	}
 	return r;

@@ -228,11 +228,15 @@ int solve_chen(const Prob *, int64_t budget, Plan *);
  * (base: the bytes at each op no decision of it moves; glong: values decided outside).
  * chain_new: NULL where the step is no such chain (late reads out of the stages' order).
  * chain_solve: the recomputations of the cheapest plan within budget into pl (swaps
- * cleared), its seconds of recomputation; -1 if none fits or none costs at most ub (>= 0). */
+ * cleared), its seconds of recomputation; -1 if none fits or none costs at most ub (>= 0).
+ * chain_hold_inputs: from then on each recomputed stage's input counted to the stage's end,
+ * as if nothing in it let go of it (plans that leave the layout room, where the exact
+ * count's best plan misses the budget after layout). */
 typedef struct Chain Chain;
 Chain *chain_new(const Prob *, const int *fops, int nf, const int *seg, const int *bnd, int nseg,
                  const int *endp, const uint8_t *lng, const uint8_t *glong, const int64_t *base);
 double chain_solve(Chain *, int64_t budget, double ub, Plan *);
+void chain_hold_inputs(Chain *);
 void chain_free(Chain *);
 /* The same plans as an integer program (ilp.c solves it): the DP's recursion as a flow
  * (Martin, Rardin and Campbell). A state is a node of the recursion (a checkpoint, the first

@@ -424,8 +424,10 @@ nest_costs(const Dp *d, int j, int k)
  * the plans are measured. */
 enum { NSCALE = 9 };
 static const double scale[NSCALE] = { 1.0, 0.9, 1.1, 0.8, 1.25, 0.7, 1.5, 1.75, 2.0 };
-/* chain.c's model is exact on chains; where a long-lived value or a swap makes it less so,
- * a little below the budget */
+/* chain.c's model is exact on chains, but a plan whose live bytes fit can miss the budget
+ * after layout: then the same budget once more with each recomputed stage's input held to
+ * its end (chain_hold_inputs: plans that leave the layout room); where a long-lived value or
+ * a swap makes the model less exact, a little below the budget. */
 enum { NCSCALE = 4 };
 static const double cscale[NCSCALE] = { 1.0, 0.97, 0.93, 0.85 };
 
@@ -937,7 +939,7 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 		extra = long_modes(&d, free_, combo, lc, nlc, mode);
 		ub = pl->feasible && extra == 0 ? (pl->time - p->time) * (1 + 1e-9) : -1;
 		ch = chain_new(p, d.fops, d.nf, cuts, bnd, d.ns, d.endp, d.lng, d.glong, d.abase);
-		for (int k = 0; ch && k < NCSCALE; k++) {
+		for (int k = 0, held = 0; ch && k < NCSCALE; k++) {
 			double cc = chain_solve(ch, (int64_t)((double)budget * cscale[k]), ub, tmp);
 			if (cc < 0)
 				break;
@@ -954,6 +956,11 @@ solve_tso(const Prob *p, int64_t budget, Plan *pl)
 			}
 			if (tmp->feasible)
 				break;
+			if (tmp->peak <= budget && !held) {
+				chain_hold_inputs(ch);
+				held = 1;
+				k--;
+			}
 		}
 		chain_free(ch);
 	}
