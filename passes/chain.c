@@ -75,6 +75,7 @@ struct Chain {
 	int *tq, *ntq;         /* tq[q * TQ ..]: the ops a batch for event q may run before */
 	int64_t *base, **rmq;
 	int lg, lastf;
+	int hold;              /* every recomputed stage's input counted to its end (sx) */
 	int64_t bmax;          /* entries needing more are dropped */
 	double ub;             /* and those costing more (< 0: none) */
 	Ent *pool;
@@ -114,11 +115,12 @@ rmax(const Chain *c, int lo, int hi)
 static int64_t bef(const Chain *c, int t) { return c->base[t] - c->p->ab[t]; }
 static int64_t cbk(const Chain *c, int a) { return a >= 0 ? c->s[a].cb : 0; }
 /* The most bytes recomputation v of stage j holds at once, its input (the value out of j - 1)
- * counted until its last read there: the input dies then unless something else holds it. */
+ * counted until its last read there, or throughout where the plan holds it after (held). */
 static int64_t
-sx(const Chain *c, int j, int v)
+sx(const Chain *c, int j, int v, int held)
 {
-	return max64(cbk(c, j - 1) + c->s[j].xi[v], c->s[j].xv[v]);
+	const St *s = &c->s[j];
+	return held || c->hold ? cbk(c, j - 1) + s->xv[v] : max64(cbk(c, j - 1) + s->xi[v], s->xv[v]);
 }
 
 /* ---------- fronts ---------- */
@@ -320,14 +322,14 @@ choices_f(Chain *c, int a, int q, int ti, int keep, Chs *out)
 					break;
 				tr += sp->tv[VOUT];
 				if (j - 1 > a + 1)
-					pair = max64(pair, sx(c, j - 1, VOUT));
+					pair = max64(pair, sx(c, j - 1, VOUT, 0));
 			}
 		}
 		for (int v = VOUT; v <= VALL; v++) {
 			/* VOUT: j's value out a checkpoint only (j < e); VKS: j kept, the top (j = e);
 			 * VALL: j kept with its checkpoint (j < e, j has events) */
 			int rlo, rhi;
-			int64_t xb, bn[2];
+			int64_t bn[2];
 			double trj;
 			if ((v == VKS) != (j == e) || (v == VALL && sj->qs > sj->qe))
 				continue;
@@ -340,16 +342,13 @@ choices_f(Chain *c, int a, int q, int ti, int keep, Chs *out)
 				if (t >= sj->clv[v])
 					continue;
 				trj = tr + sj->tv[v];
-				xb = sj->xv[v];
-				/* a's checkpoint, the input of stage a + 1, counted throughout when it is
-				 * held after (h), else until its last read */
+				/* a's checkpoint, the input of stage a + 1, held after or not (h) */
 				for (int h = 0; h < 2; h++) {
 					int64_t hb = h ? ca : 0;
 					if (j == a + 1)
-						bn[h] = bef(c, t) + (h ? ca + xb : sx(c, j, v));
+						bn[h] = bef(c, t) + sx(c, j, v, h);
 					else
-						bn[h] = bef(c, t) + max64(h ? ca + c->s[a + 1].xv[VOUT] : sx(c, a + 1, VOUT),
-						                          hb + max64(pair, sx(c, j, v)));
+						bn[h] = bef(c, t) + max64(sx(c, a + 1, VOUT, h), hb + max64(pair, sx(c, j, v, 0)));
 				}
 			} else {
 				/* the forward: a's checkpoint held past its last early read; j's candidates
@@ -541,9 +540,7 @@ chain_solve(Chain *c, int64_t budget, double ub, Plan *pl)
 void
 chain_hold_inputs(Chain *c)
 {
-	for (int s = 0; s < c->ns; s++)
-		for (int v = 0; v < 3; v++)
-			c->s[s].xi[v] = c->s[s].xv[v];
+	c->hold = 1;
 	c->bmax = -1;           /* the fronts made again at the next solve */
 }
 

@@ -141,54 +141,65 @@ large(const char *name, Module *m, int tso_exact)
 	mod_free(m);
 }
 
-/* The deep MLP of examples/mlp.tdsl at L layers with copies priced out (the issue's table:
- * no plan swaps), at each arena budget, through the planner, swapping nothing, against the
- * exact optimum of the list schedule's chain. tso: within half a point of step time of it,
- * down to the floor. ilp (its limits in nodes and iterations, no clock): an optimum proved
- * (gap 0), no slower than the chain's (the planner also plans the step with each weight's
- * gradient made early, which can be faster) and equal to it where no gradient moved. */
-static void
-table(const char *top, int L, const int64_t *bud, int nb, const char *solver)
+/* The deep MLP of examples/mlp.tdsl at L layers with copies priced out (no plan swaps) through
+ * the planner's solver at budget: its modeled overhead in % (-1: none fits), the report in r,
+ * and in *op the exact optimum of the list schedule's chain (-1: none fits). */
+static double
+deep(const char *top, int L, int64_t budget, const char *solver, double *op, PlanReport *r)
 {
 	char path[4096], def[16];
 	const char *defs[1] = { def };
 	Target t = tg;
-	int ilp = strcmp(solver, "ilp") == 0;
+	Module *m, *m2;
+	PlanOpts o = { .solver = solver, .budget = budget, .tg = &t };
+	Prob *p;
+	double opt;
+	int rc;
 
 	t.copybw = 1e3;
 	t.copylat = 1;
 	snprintf(path, sizeof path, "%s/examples/mlp.tdsl", top);
 	snprintf(def, sizeof def, "L=%d", L);
+	m = synth_example(path, defs, 1, &t);
+	m2 = synth_example(path, defs, 1, &t);
+	if (!m || !m2)
+		die("%s does not compile", path);
+	plan_hoist_updates(m2->step);
+	p = prob_new(m2->step, &t);
+	opt = chain_opt(p, budget, NULL);
+	*op = opt >= 0 ? 100 * opt / p->time : -1;
+	rc = plan_step(m, &o, r);
+	prob_free(p);
+	mod_free(m);
+	mod_free(m2);
+	return rc == 0 ? 100 * (r->time / r->base_time - 1) : -1;
+}
+
+/* The issue's table at each arena budget, swapping nothing, against the exact optimum of the
+ * list schedule's chain. tso: within half a point of step time of it, down to the floor. ilp
+ * (its limits in nodes and iterations, no clock): an optimum proved (gap 0), no slower than
+ * the chain's (the planner also plans the step with each weight's gradient made early, which
+ * can be faster) and equal to it where no gradient moved. */
+static void
+table(const char *top, int L, const int64_t *bud, int nb, const char *solver)
+{
+	int ilp = strcmp(solver, "ilp") == 0;
+
 	for (int k = 0; k < nb; k++) {
-		Module *m = synth_example(path, defs, 1, &t), *m2 = synth_example(path, defs, 1, &t);
-		PlanOpts o = { .solver = solver, .budget = bud[k], .tg = &t };
 		PlanReport r;
-		Prob *p;
-		double opt, ov, op;
-		int rc;
-		if (!m || !m2)
-			die("%s does not compile", path);
-		plan_hoist_updates(m2->step);
-		p = prob_new(m2->step, &t);
-		opt = chain_opt(p, bud[k], NULL);
-		op = opt >= 0 ? 100 * opt / p->time : -1;
-		rc = plan_step(m, &o, &r);
-		ov = rc == 0 ? 100 * (r.time / r.base_time - 1) : -1;
+		double op, ov = deep(top, L, bud[k], solver, &op, &r);
+		int ok = ov >= 0;
 		if (ilp)
-			check(opt >= 0 && rc == 0 && r.nswap == 0 && r.gap == 0 && ov <= op + 1e-6 &&
+			check(op >= 0 && ok && r.nswap == 0 && r.gap == 0 && ov <= op + 1e-6 &&
 			      (r.nearly > 0 || fabs(ov - op) <= 1e-6),
 			      "mlp L=%d at %lld: ilp %.2f%% (%d swaps, gap %.3g, %d early), the optimum %.2f%%", L,
-			      (long long)bud[k], ov, rc == 0 ? r.nswap : -1, rc == 0 ? r.gap : -1.0,
-			      rc == 0 ? r.nearly : -1, op);
+			      (long long)bud[k], ov, ok ? r.nswap : -1, ok ? r.gap : -1.0, ok ? r.nearly : -1, op);
 		else
-			check(opt >= 0 && rc == 0 && r.nswap == 0 && fabs(ov - op) <= 0.5,
+			check(op >= 0 && ok && r.nswap == 0 && fabs(ov - op) <= 0.5,
 			      "mlp L=%d at %lld: tso %.2f%% (%d swaps), the optimum %.2f%%", L, (long long)bud[k], ov,
-			      rc == 0 ? r.nswap : -1, op);
+			      ok ? r.nswap : -1, op);
 		printf("mlp L=%d at %8lld: optimum %7.2f%%, %s %7.2f%%%s\n", L, (long long)bud[k], op, solver, ov,
-		       !ilp ? "" : rc == 0 && r.gap == 0 ? " proved" : " not proved");
-		prob_free(p);
-		mod_free(m);
-		mod_free(m2);
+		       !ilp ? "" : ok && r.gap == 0 ? " proved" : " not proved");
 	}
 }
 
@@ -200,40 +211,21 @@ table(const char *top, int L, const int64_t *bud, int nb, const char *solver)
 static void
 layout_miss(const char *top)
 {
-	char path[4096];
-	const char *defs[1] = { "L=32" };
 	const char *const sv[2] = { "tso", "ilp" };
-	Target t = tg;
-	Module *h;
-	Prob *p;
-	double op;
 
-	t.copybw = 1e3;
-	t.copylat = 1;
-	snprintf(path, sizeof path, "%s/examples/mlp.tdsl", top);
-	if (!(h = synth_example(path, defs, 1, &t)))
-		die("%s does not compile", path);
-	plan_hoist_updates(h->step);
-	p = prob_new(h->step, &t);
-	op = 100 * chain_opt(p, 2680576, NULL) / p->time;
 	for (int k = 0; k < 2; k++) {
-		Module *m = synth_example(path, defs, 1, &t);
-		PlanOpts o = { .solver = sv[k], .budget = 2680576, .tg = &t };
 		PlanReport r;
-		int rc = plan_step(m, &o, &r);
-		double ov = rc == 0 ? 100 * (r.time / r.base_time - 1) : -1;
-		check(rc == 0 && r.nearly > 0 && r.nswap == 0 && ov < op - 1 && (k == 0 || r.gap > 0),
+		double op, ov = deep(top, 32, 2680576, sv[k], &op, &r);
+		int ok = ov >= 0;
+		check(ok && r.nearly > 0 && r.nswap == 0 && ov < op - 1 && (k == 0 || r.gap > 0),
 		      "mlp L=32 at 2680576: %s %.2f%% (%d early, gap %.3g), the list order's optimum %.2f%%",
-		      sv[k], ov, rc == 0 ? r.nearly : -1, rc == 0 ? r.gap : -1.0, op);
+		      sv[k], ov, ok ? r.nearly : -1, ok ? r.gap : -1.0, op);
 		printf("mlp L=32 at  2680576: the list order's optimum %7.2f%%, %s %7.2f%% (%d ops early)", op,
-		       sv[k], ov, rc == 0 ? r.nearly : -1);
+		       sv[k], ov, ok ? r.nearly : -1);
 		if (k)
 			printf(", gap %.1f%%", 100 * r.gap);
 		printf("\n");
-		mod_free(m);
 	}
-	prob_free(p);
-	mod_free(h);
 }
 
 int
