@@ -316,13 +316,15 @@ warm_ok(const Ilp *m)
 	return ok;
 }
 
-/* Branch on a swap or a placement first, taken first: the most fractional of the X and Y
- * columns (the first of equals). A swap fixed either way holds the clock's rows exactly (their
- * big M lets go only of a swap not taken), where a recomputation's or a residency's column
- * fixed leaves the engine's rows as loose as before. The classifier under mt3000 at 50%
- * (placed, updates on the host) with --solver-time=60: its optimum proved in 7 nodes and
- * 0.8 s, against 3461 nodes and 9.7 s on the first fractional column; within the default
- * limits every example's plan is the same either way. None fractional: GLPK's own choice. */
+/* Branch on a swap first, taken first: the most fractional X column (the first of equals).
+ * A swap fixed either way holds the clock's rows exactly (their big M lets go only of a swap
+ * not taken), where a recomputation's or a residency's column fixed leaves the engine's rows
+ * as loose as before. The classifier under mt3000 at 50% (placed, updates on the host) with
+ * --solver-time=60: its optimum proved in 7 nodes and 0.8 s, against 3461 nodes and 9.7 s on
+ * the first fractional column. Not the placement's Y columns: branched on first, they changed
+ * the default plans of the GPT and ResNet, better and worse (the GPT under cuda at 35% from
+ * 10.12% to 12.55% over the step, ResNet's at 35% from 96.64% to 85.66%). None fractional:
+ * GLPK's own choice. */
 static void
 branch(glp_tree *tree, const Ilp *m)
 {
@@ -330,8 +332,8 @@ branch(glp_tree *tree, const Ilp *m)
 	int best = 0;
 	double bf = 1e-6;
 
-	for (int i = 0; i < m->n + m->npe; i++) {
-		int c = i < m->n ? m->x[i] : m->ycol[i - m->n];
+	for (int i = 0; i < m->n; i++) {
+		int c = m->x[i];
 		double v, fr;
 		if (!c || !glp_ios_can_branch(tree, c))
 			continue;

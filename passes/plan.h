@@ -46,6 +46,8 @@ typedef struct Prob {
 	int nocuts;            /* the ILP without GLPK's cut generators, whose time no limit
 	                        * bounds (ResNet's placement under cuda: 41 s with them, 6 s
 	                        * without, the same step time) */
+	const struct Plan *start; /* the ILP's start where it is faster than tso's plan and
+	                        * needs no more bytes than the budget solved for (NULL: tso's) */
 } Prob;
 
 typedef struct Swap {

@@ -231,8 +231,17 @@ static int
 run_ilp(Prob *p, int64_t B, double tlim, Plan *a)
 {
 	Plan *w = plan_new(p);
-	int ok = solve_tso(p, B, w) == 0;
-	int r = ilp(p, B, tlim, ok ? w : NULL, a);
+	int ok = solve_tso(p, B, w) == 0, r;
+
+	/* a faster start the caller knows (p->start): GLPK prunes by its incumbent from the
+	 * root on */
+	if (p->start && p->start->feasible && p->start->peak <= B && (!ok || plan_better(p->start, w))) {
+		double st = w->stime;
+		plan_copy(w, p->start);
+		w->stime = st;
+		ok = 1;
+	}
+	r = ilp(p, B, tlim, ok ? w : NULL, a);
 
 	/* Never worse than its start: GLPK may refuse the start (its memory model is not the
 	 * measured one) and find nothing in time, or stop at a worse incumbent. The start is
@@ -857,7 +866,13 @@ ilp_placed(const PlanOpts *o, int64_t budget, double tlim, int tight_only, Try *
 		return;
 	}
 	qo.solver = "ilp";
+	/* started from the plan taken (tso's, loosened or polished by relax.c) where it is in the
+	 * program and faster than tso's plan: the classifier under mt3000 at 50%, placed, was
+	 * proved optimal in 7 nodes from it, and not in 1000 from tso's plan (40.4 us over the
+	 * step against the optimum's 19.7) */
+	t->p->start = t->best;
 	b = solve_fit(t->p, &qo, budget, tlim, tight_only, &t->stime, &arena);
+	t->p->start = NULL;
 	if (b && ilp_takes(b, t->best)) {
 		plan_free(t->best);
 		t->best = b;
