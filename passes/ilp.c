@@ -323,8 +323,8 @@ warm_ok(const Ilp *m)
  * --solver-time=60: its optimum proved in 7 nodes and 0.8 s, against 3461 nodes and 9.7 s on
  * the first fractional column. Not the placement's Y columns: branched on first, they changed
  * the default plans of the GPT and ResNet, better and worse (the GPT under cuda at 35% from
- * 10.12% to 12.55% over the step, ResNet's at 35% from 96.64% to 85.66%). None fractional:
- * GLPK's own choice. */
+ * 10.12% to 12.55% over the step, ResNet under cuda at 35% from 96.64% to 85.66%). None
+ * fractional: GLPK's own choice. */
 static void
 branch(glp_tree *tree, const Ilp *m)
 {
