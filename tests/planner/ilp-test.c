@@ -120,8 +120,8 @@ clock_step(const char *name, const char *tgname, const Func *f, const Target *tg
 		double c;
 		int nsw;
 		for (int i = 0; i < p->n; i++) {
-			*s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
-			mode[i] = *s % 3 == 0 && (!placed || k >= 20) ? REC : *s % 3 == 1 && p->cand[i] ? SWAP : KEEP;
+			uint64_t r = synth_rnd(s);
+			mode[i] = r % 3 == 0 && (!placed || k >= 20) ? REC : r % 3 == 1 && p->cand[i] ? SWAP : KEEP;
 		}
 		plan_expand(p, mode, pl);
 		/* the swaps the program can take: those placed for the first late use (a
@@ -215,10 +215,11 @@ clock_plans(const char *top)
 			lv = xcalloc(f->nop + 1, 1);
 			for (int u = 0, k = 0; u < f->nop; u++) {
 				int al = home_allowed(f, &tg, u), l;
+				uint64_t r;
 				if (al == 1 << HOME_DEV)
 					continue;
-				s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-				l = k++ % 2 && (al >> HOME_HOSTUPD & 1) ? HOME_HOSTUPD : (int)(s % NHOME);
+				r = synth_rnd(&s);
+				l = k++ % 2 && (al >> HOME_HOSTUPD & 1) ? HOME_HOSTUPD : (int)(r % NHOME);
 				lv[u] = al >> l & 1 ? l : HOME_DEV;
 				nhost += lv[u] == HOME_HOSTUPD;
 			}

@@ -48,8 +48,8 @@ param(Module *m, const char *nm, int k, Type t)
 	return mod_decl(m, buf, R_PARAM, t, normal, (Loc){0, 0});
 }
 
-static uint64_t
-rnd(uint64_t *s)
+uint64_t
+synth_rnd(uint64_t *s)
 {
 	*s ^= *s << 13;
 	*s ^= *s >> 7;
@@ -74,13 +74,13 @@ synth_rand(int n, int width, uint64_t seed, int window)
 	b.f = m->step = func_new(m, "step");
 	v[0] = op2(&b, OP_MUL, x, w);
 	for (int i = 1; i < n; i++) {
-		int a = v[i - 1 - (window > 1 ? (int)(rnd(&seed) % (i < window ? i : window)) : 0)];
+		int a = v[i - 1 - (window > 1 ? (int)(synth_rnd(&seed) % (i < window ? i : window)) : 0)];
 		/* Widths vary so that memory and time differ between values. */
-		if (window == 1 || rnd(&seed) % 2)
-			v[i] = op1(&b, un[rnd(&seed) % 4], a);
+		if (window == 1 || synth_rnd(&seed) % 2)
+			v[i] = op1(&b, un[synth_rnd(&seed) % 4], a);
 		else {
-			int c = v[i - 1 - (int)(rnd(&seed) % (i < window ? i : window))];
-			v[i] = op2(&b, bin[rnd(&seed) % 3], a, c);
+			int c = v[i - 1 - (int)(synth_rnd(&seed) % (i < window ? i : window))];
+			v[i] = op2(&b, bin[synth_rnd(&seed) % 3], a, c);
 		}
 	}
 	loss = op2(&b, OP_MSE, v[n - 1], x);

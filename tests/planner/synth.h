@@ -5,6 +5,8 @@
 
 #include "passes.h"
 
+/* The next of a xorshift sequence from *s (not 0), the tests' random numbers. */
+uint64_t synth_rnd(uint64_t *s);
 /* A chain of n elementwise forward ops and its backward. */
 Module *synth_chain(int n, int width, uint64_t seed);
 /* A random forward DAG of n ops (operands from the last few values) and a backward. */
