@@ -12,9 +12,10 @@
  * (fixed[t]). Within a stage the computed ops run in index order; U[t,k] is the memory while
  * op k runs; FREE[t,i,k] frees i after k, its last user in the stage, unless S[t+1,i]
  * (Checkmate's linearisation with hazard counts). A swap X[i] makes i resident again at its
- * first late use without a recomputation; the copy's source stays until the swap_out's wait
- * (a fetched param's, copied from its home again, until its last early use) and the
- * swapped-in buffer from the swap_in on, both placed as plan.c places them. The objective is
+ * first late use (or where the start's swap of i brings it back) without a recomputation;
+ * the copy's source stays until the swap_out's wait (a fetched param's, copied from its home
+ * again, until its last early use) and the swapped-in buffer from the swap_in on, both
+ * placed as plan.c places them (or as the start places them). The objective is
  * the step's clock (below): the compute stream and the copy engines as cost.c runs them, so
  * copies that share an engine are priced as measured. (In blocks, ilpblk.c, each swap is
  * priced alone: the copy time not hidden behind compute, swap_cost.) Only what is measured
@@ -214,13 +215,14 @@ src_until(const Ilp *m, int i)
 }
 
 /* A swap of i in the program's model: its copies (out and back; a fetch's one) less the
- * compute between its last early use and its first late one, which hides them. */
+ * compute between its last early use and the use it is brought back for (fd: its first late
+ * one, or the start's), which hides them. */
 static double
-swap_cost(const Prob *p, int i)
+swap_cost(const Prob *p, int i, int fd)
 {
 	double ct = copy_time(p, p->b[i]) * (plan_is_fetch(p->f, &p->f->op[i]) ? 1 : 2), hide = 0;
 
-	for (int k = p->lastearly[i] + 1; k < p->split[i]; k++)
+	for (int k = p->lastearly[i] + 1; k < fd; k++)
 		hide += p->t[k];
 	return ct > hide ? ct - hide : 0;
 }
@@ -254,11 +256,11 @@ warm_rs(Ilp *m, const Plan *pl)
 				m->warm[R(m, t, i)] = pl->rec[(size_t)t * n + i];
 		for (int a = i; a <= m->shi[i]; a++) {
 			int made = a == i || (a <= m->rhi[i] && pl->rec[(size_t)a * n + i]);
-			int sw = swapped && a == p->split[i], nx, last = -1;
+			int sw = swapped && a == m->sw[i].inwait, nx, last = -1;
 			if (!made && !sw)
 				continue;
 			for (nx = a + 1; nx <= m->shi[i]; nx++)
-				if ((nx <= m->rhi[i] && pl->rec[(size_t)nx * n + i]) || (swapped && nx == p->split[i]))
+				if ((nx <= m->rhi[i] && pl->rec[(size_t)nx * n + i]) || (swapped && nx == m->sw[i].inwait))
 					break;
 			for (int k = 0; k < p->nuse[i]; k++) {
 				int u = p->use[i][k];
@@ -831,7 +833,17 @@ build(Ilp *m, const Prob *p, int64_t budget, const Plan *warm)
 		}
 		if (p->bw > 0 && p->cand[i]) {
 			plan_place_swap(p, i, p->split[i], &m->sw[i]);
-			m->x[i] = col(m, 'B', 0, 1, m->tl ? 0 : 1e6 * swap_cost(p, i));
+			/* where the start swaps i, as it places the copies, so that the start is in
+			 * the program: relax.c moves a swap_in later than plan_place_swap's (the
+			 * classifier under cuda at 50%, placed: four swap_ins one op later, which the
+			 * program read as 47 KiB over the budget), and a recomputation that reads i
+			 * before its first late use brings it back there (skipnet under mt3000 at
+			 * 50%, placed) */
+			for (int s = 0; warm && s < warm->nsw; s++)
+				if (warm->sw[s].op == i && warm->sw[s].inwait > p->lastearly[i] &&
+				    warm->sw[s].inwait <= p->split[i])
+					m->sw[i] = warm->sw[s];
+			m->x[i] = col(m, 'B', 0, 1, m->tl ? 0 : 1e6 * swap_cost(p, i, m->sw[i].inwait));
 		}
 	}
 	if (warm)
@@ -882,7 +894,7 @@ build(Ilp *m, const Prob *p, int64_t budget, const Plan *warm)
 			coef(m, r, c, 1);
 			coef(m, r, S(m, t, i), -1);
 			coef(m, r, R(m, t, i), -1);
-			if (m->x[i] && t + 1 == p->split[i])
+			if (m->x[i] && t + 1 == m->sw[i].inwait)
 				coef(m, r, m->x[i], -1);
 			if (i == t)
 				m->rlo[r] = 0, m->rhi_[r] = 1;     /* computed at its own stage */
@@ -915,7 +927,7 @@ build(Ilp *m, const Prob *p, int64_t budget, const Plan *warm)
 					int c = S(m, t, i);
 					coef(m, ur, c, -kib(p->ab[i]));
 					w += kib(p->ab[i]) * wv(m, c);
-					if (m->x[i] && t >= m->sw[i].in && t < p->split[i]) {
+					if (m->x[i] && t >= m->sw[i].in && t < m->sw[i].inwait) {
 						coef(m, ur, m->x[i], -kib(p->ab[i]));
 						w += kib(p->ab[i]) * wv(m, m->x[i]);
 					}
@@ -1210,7 +1222,7 @@ static int
 swaps_pay(const Prob *p, double ub)
 {
 	for (int i = 0; p->bw > 0 && i < p->n; i++)
-		if (p->cand[i] && swap_cost(p, i) < ub)
+		if (p->cand[i] && swap_cost(p, i, p->split[i]) < ub)
 			return 1;
 	return 0;
 }
@@ -1417,8 +1429,8 @@ solve_ilp_place(const Prob *p, int64_t budget, double tlim, const PlaceEffect *p
 }
 
 /* The clock's seconds for pl (the least clocks its rows allow) into *sec; -1 where pl is
- * outside the program (a recomputation it has no column for, a swap placed elsewhere, a row
- * it breaks). */
+ * outside the program (a recomputation it has no column for, a swap brought back after its
+ * first late use, a row it breaks). The program takes pl's swaps as pl places them. */
 int
 ilp_clock(const Prob *p, const Plan *pl, double *sec)
 {

@@ -208,6 +208,16 @@ if "$MTC" "$ex/classifier.tdsl" --mem-budget=50% --solver=ilp --emit=schedule -o
 else
 	no "the clock's proof with updates on the host: $(grep -E '^(solver|placed_by|updates_on_host|ilp_stop|ilp_gap) ' "$tmp/cl.s" | tr '\n' ' ') $(tail -2 "$tmp/err")"
 fi
+# The start's swaps placed as it places them: the classifier at 50% under cuda, placed, is
+# proved optimal (its plan's swap_ins, one op later than plan_place_swap's, read as 47 KiB
+# over the budget in the program, which then searched from nothing and proved nothing).
+if "$MTC" "$ex/classifier.tdsl" --target=cuda --mem-budget=50% --solver=ilp --emit=schedule -o "$tmp/clc.s" 2>"$tmp/err" &&
+   [ "$(v swapped_values "$tmp/clc.s")" -gt 0 ] && [ "$(v solver "$tmp/clc.s")" = ilp ] &&
+   [ "$(v ilp_stop "$tmp/clc.s")" = optimal ] && [ "$(v ilp_gap "$tmp/clc.s")" = 0.0000% ]; then
+	ok
+else
+	no "the start's swap placements in the program: $(grep -E '^(solver|placed_by|swapped_values|ilp_stop|ilp_gap) ' "$tmp/clc.s" | tr '\n' ' ') $(tail -2 "$tmp/err")"
+fi
 # auto places by the ILP on a step over 250 ops where the search's plan costs 10% or more:
 # ResNet at 50% (the search's placement, tso's, costs 31%)
 pct() { v overhead "$1" | tr -d %; }
