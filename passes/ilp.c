@@ -427,16 +427,15 @@ place_cols(Ilp *m)
  * plan's order, ascending ops) has; a swap_in on a duplex target also after its swap_out; a
  * copy of the step's own (a param's fetch) likewise, and the ops reading it after it. Every
  * row is one cost_fill's clocks meet for any plan of the program, and for a fixed plan the
- * least clocks that meet them are cost_fill's, updates on the host included (host_update),
- * where the step has no collectives or host issue and fetches no param again for a
- * recomputation (clocked as compute, not on its engine): left out, so the clock can only be
- * lower; the program's optimum is a bound on every plan as measured, and a plan at it is
- * proved. ilp-test holds the clock against plan_eval on random plans of the examples, as they
- * are and placed (ilp_clock). A row of a swap the plan does
- * not take is let go by a big M (all the copies' seconds: no engine runs further ahead of the
- * compute); each copy alone also holds its wait without it, which keeps the relaxation from
- * ignoring a fractional swap's copy, and rows that need no M tighten the relaxation, which
- * the big M leaves loose: the engine's queue before each wait and its energy over each window,
+ * least clocks that meet them are cost_fill's, updates on the host (host_update) and params
+ * fetched again for a recomputation (refetch) included, where the step has no collectives or
+ * host issue: left out, so the clock can only be lower; the program's optimum is a bound on
+ * every plan as measured, and a plan at it is proved. ilp-test holds the clock against
+ * plan_eval on random plans of the examples, as they are and placed (ilp_clock). A row of a
+ * swap the plan does not take is let go by a big M (all the copies' seconds: no engine runs
+ * further ahead of the compute); each copy alone also holds its wait without it, which keeps
+ * the relaxation from ignoring a fractional swap's copy, and rows that need no M tighten the
+ * relaxation, which the big M leaves loose: the engine's queue before each wait and its energy over each window,
  * rounded (queue_rows, window_rows; at 50% the relaxation's bound went from 0 to 16.4 us over
  * the step on skipnet under cuda, 0 to 56.6 us under mt3000). Seconds are in us. */
 
@@ -660,6 +659,35 @@ host_update(Ilp *m, int t, int host, int eout, int c, const int *fx)
 	return e;
 }
 
+static int
+is_copy(const Func *f, int i)
+{
+	return (opinfo[f->op[i].kind].flags & F_COPY) != 0;
+}
+
+/* A param fetched again for a recomputation in stage t (R[t,i], a copy op), as remat.c
+ * emits it among the recomputations and cost_fill runs it: on its engine (clock *eng) from
+ * the compute's clock c and the host's update of its home (hx), awaited at once; the
+ * compute's clock after it. */
+static int
+refetch(Ilp *m, int t, int i, int c, int *eng, const int *hx, double big)
+{
+	const Func *f = m->p->f;
+	const Op *op = &f->op[i];
+	double ct = 1e6 * m->p->t[i];
+	int x = R(m, t, i), a = tvar(m);
+
+	*eng = copy(m, *eng, c, x, ct);
+	for (int k = 0; k < op->nargs; k++) {
+		int d = f->val[op->args[k]].def;
+		if (d >= 0 && d < t && hx[d])
+			ge(m, *eng, hx[d], ct - big, x, big);
+	}
+	ge(m, a, c, 0, x, ct);
+	ge(m, a, *eng, -big, x, big);
+	return a;
+}
+
 static void
 step_clock(Ilp *m)
 {
@@ -684,7 +712,9 @@ step_clock(Ilp *m)
 			big += 2 * ct[i];
 		}
 		if (opinfo[f->op[i].kind].flags & F_COPY)
-			big += 1e6 * p->t[i];
+			for (int t = i; t < n; t++)
+				if (t == i || R(m, t, i))
+					big += 1e6 * p->t[i];    /* and each time it may be fetched again */
 	}
 	for (int t = 0; t < n; t++) {
 		const Op *op = &f->op[t];
@@ -702,20 +732,31 @@ step_clock(Ilp *m)
 				if (duplex && fout[k])
 					ge(m, fin[k], fout[k], ct[k] - big, m->x[k], big);
 			}
-		/* their waits, then the recomputations and op t */
+		/* their waits, then the recomputations and op t: the compute from A (cur) to each
+		 * param fetched again (a copy, awaited at once: refetch) and on to op t's end, D */
 		A = waits(m, cprev, t, 1, fin, q, qin, cum[t], big);
-		D = tvar(m);
-		r = row(m, GLP_LO, is_comp(f, op) ? 1e6 * p->t[t] : 0, 0);
-		coef(m, r, D, 1);
-		coef(m, r, A, -1);
-		w = wv(m, A) + m->rlo[r];
-		for (int i = 0; i < t; i++)
-			if (R(m, t, i)) {
-				coef(m, r, R(m, t, i), -1e6 * p->t[i]);
-				w += 1e6 * p->t[i] * wv(m, R(m, t, i));
+		D = A;
+		for (int i = 0, cur = A, first = 0; i <= t; i++) {
+			if (i < t && !(R(m, t, i) && is_copy(f, i)))
+				continue;
+			D = tvar(m);
+			r = row(m, GLP_LO, i == t && is_comp(f, op) ? 1e6 * p->t[t] : 0, 0);
+			coef(m, r, D, 1);
+			coef(m, r, cur, -1);
+			w = wv(m, cur) + m->rlo[r];
+			for (int j = first; j < i; j++)
+				if (R(m, t, j)) {
+					coef(m, r, R(m, t, j), -1e6 * p->t[j]);
+					w += 1e6 * p->t[j] * wv(m, R(m, t, j));
+				}
+			if (w > m->warm[D])
+				m->warm[D] = w;
+			if (i < t) {
+				eng = op_copy_in(p->tg, &f->op[i]) ? &ein : &eout;
+				cur = refetch(m, t, i, D, eng, hx, big);
+				first = i + 1;
 			}
-		if (w > m->warm[D])
-			m->warm[D] = w;
+		}
 		if (is_comp(f, op))
 			for (int a = 0; a < op->nargs; a++) {
 				int d = f->val[op->args[a]].def;

@@ -292,9 +292,8 @@ int solve_ilp(const Prob *, int64_t budget, double tlim, const Plan *warm, Plan 
  * plan): 0 where pl takes no more, else the part of its overhead not proved necessary. */
 double plan_gap(const Prob *, const Plan *pl, double lb);
 /* The step's clock of its program (Checkmate's over the ops, whose objective it is): the
- * seconds of pl as the program's rows bound them, cost_fill's without collectives (and a
- * param fetched again for a recomputation clocked as compute), never more; its swaps as pl
- * places them; 0, or -1 where pl is outside the program. */
+ * seconds of pl as the program's rows bound them, cost_fill's without collectives, never
+ * more; its swaps as pl places them; 0, or -1 where pl is outside the program. */
 int ilp_clock(const Prob *, const Plan *, double *sec);
 /* Its program over a chain's stages only (chain.c's): -1 where the step is no such chain, a
  * swap may pay (no warm plan to say), or the program is too large. */
