@@ -435,9 +435,10 @@ place_cols(Ilp *m)
  * swap the plan does not take is let go by a big M (all the copies' seconds: no engine runs
  * further ahead of the compute); each copy alone also holds its wait without it, which keeps
  * the relaxation from ignoring a fractional swap's copy, and rows that need no M tighten the
- * relaxation, which the big M leaves loose: the engine's queue before each wait and its energy over each window,
- * rounded (queue_rows, window_rows; at 50% the relaxation's bound went from 0 to 16.4 us over
- * the step on skipnet under cuda, 0 to 56.6 us under mt3000). Seconds are in us. */
+ * relaxation, which the big M leaves loose: the engine's queue before each wait and its
+ * energy over each window, rounded (queue_rows, window_rows; at 50% the relaxation's bound
+ * went from 0 to 16.4 us over the step on skipnet under cuda, 0 to 56.6 us under mt3000).
+ * Seconds are in us. */
 
 /* A clock column: no upper bound, its start value raised by its rows. */
 static int

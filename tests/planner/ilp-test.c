@@ -101,9 +101,9 @@ same_func(const Func *a, const Func *b, char *why, size_t n)
 
 /* The program's clock (its objective on steps of the examples) is the cost model's step for
  * every plan in the program: random modes on each example, expanded as the planner expands
- * them (recomputations on demand, swaps where the program places them), measured (plan_eval,
- * cost_fill on the planned IR) and clocked (ilp_clock), under mt3000 (one copy engine for
- * both ways) and cuda (one each way), each step as it is and placed (its params and state
+ * them (recomputations on demand, swaps as plan_expand places them, every other one moved
+ * between memory and time), measured (plan_eval, cost_fill on the planned IR) and clocked
+ * (ilp_clock), under mt3000 (one copy engine for both ways) and cuda (one each way), each step as it is and placed (its params and state
  * at random levels, updates on the host among them: home.c's step, where a recomputation
  * reading a fetched param fetches it again). Plans the program cannot hold are counted
  * apart. */
@@ -130,7 +130,8 @@ clock_step(const char *name, const char *tgname, const Func *f, const Target *tg
 			Swap *w = &pl->sw[a];
 			uint64_t r = synth_rnd(s);
 			if (r % 2)
-				plan_place_swap_at(p, w->op, w->inwait, (double)(r / 2 % 5) / 4, (double)(r / 16 % 5) / 4, w);
+				plan_place_swap_at(p, w->op, w->inwait, (double)(r / 2 % 5) / 4,
+				                   (double)(r / 16 % 5) / 4, w);
 		}
 		plan_eval(p, pl, 0);
 		/* remat_again (relax.c's measurements): the plan built into the function of the
