@@ -712,7 +712,7 @@ step_clock(Ilp *m)
 			ct[i] = 1e6 * copy_time(p, p->b[i]);
 			big += 2 * ct[i];
 		}
-		if (opinfo[f->op[i].kind].flags & F_COPY)
+		if (is_copy(f, i))
 			for (int t = i; t < n; t++)
 				if (t == i || R(m, t, i))
 					big += 1e6 * p->t[i];    /* and each time it may be fetched again */
@@ -769,7 +769,7 @@ step_clock(Ilp *m)
 				if (d >= 0 && d < t && hx[d])
 					ge(m, D, hx[d], 1e6 * p->t[t], 0, 0);
 			}
-		if (opinfo[op->kind].flags & F_COPY) {
+		if (is_copy(f, t)) {
 			/* a copy of the step itself (a param's fetch): op t on its engine */
 			eng = op_copy_in(p->tg, op) ? &ein : &eout;
 			fx[t] = *eng = copy(m, *eng, D, 0, 1e6 * p->t[t]);
