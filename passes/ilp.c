@@ -1152,7 +1152,10 @@ run(Ilp *m, double tlim, double t0, Plan *pl, double *val)
 		ip.br_tech = GLP_BR_FFV;
 		ip.mir_cuts = ip.gmi_cuts = ip.cov_cuts = ip.clq_cuts = GLP_OFF;
 	}
-	if (m->trace)
+	if (m->trace && tlim > 0)
+		fprintf(stderr, "ilp: %d columns, %d rows and %d cuts, %d nonzeros; time limit %.3f s\n",
+		        m->nc, m->nr, m->ncut, m->nz + m->cnz, tlim);
+	else if (m->trace)
 		fprintf(stderr, "ilp: %d columns, %d rows and %d cuts, %d nonzeros; iteration limit %d\n",
 		        m->nc, m->nr, m->ncut, m->nz + m->cnz, m->itmax);
 	m->bound = -1;
