@@ -1152,12 +1152,14 @@ run(Ilp *m, double tlim, double t0, Plan *pl, double *val)
 		ip.br_tech = GLP_BR_FFV;
 		ip.mir_cuts = ip.gmi_cuts = ip.cov_cuts = ip.clq_cuts = GLP_OFF;
 	}
-	if (m->trace && tlim > 0)
-		fprintf(stderr, "ilp: %d columns, %d rows and %d cuts, %d nonzeros; time limit %.3f s\n",
-		        m->nc, m->nr, m->ncut, m->nz + m->cnz, tlim);
-	else if (m->trace)
-		fprintf(stderr, "ilp: %d columns, %d rows and %d cuts, %d nonzeros; iteration limit %d\n",
-		        m->nc, m->nr, m->ncut, m->nz + m->cnz, m->itmax);
+	if (m->trace) {
+		fprintf(stderr, "ilp: %d columns, %d rows and %d cuts, %d nonzeros; ", m->nc, m->nr,
+		        m->ncut, m->nz + m->cnz);
+		if (tlim > 0)
+			fprintf(stderr, "time limit %.3f s\n", tlim);
+		else
+			fprintf(stderr, "iteration limit %d\n", m->itmax);
+	}
 	m->bound = -1;
 	ret = glp_simplex(lp, &sp);
 	if (ret == 0 && glp_get_status(lp) == GLP_OPT)

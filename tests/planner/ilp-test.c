@@ -103,10 +103,10 @@ same_func(const Func *a, const Func *b, char *why, size_t n)
  * every plan in the program: random modes on each example, expanded as the planner expands
  * them (recomputations on demand, swaps as plan_expand places them, every other one moved
  * between memory and time), measured (plan_eval, cost_fill on the planned IR) and clocked
- * (ilp_clock), under mt3000 (one copy engine for both ways) and cuda (one each way), each step as it is and placed (its params and state
- * at random levels, updates on the host among them: home.c's step, where a recomputation
- * reading a fetched param fetches it again). Plans the program cannot hold are counted
- * apart. */
+ * (ilp_clock), under mt3000 (one copy engine for both ways) and cuda (one each way), each
+ * step as it is and placed (its params and state at random levels, updates on the host among
+ * them: home.c's step, where a recomputation reading a fetched param fetches it again). Plans
+ * the program cannot hold are counted apart. */
 static void
 clock_step(const char *name, const char *tgname, const Func *f, const Target *tg, int placed, uint64_t *s)
 {
