@@ -152,11 +152,13 @@ fi
 # program's plans are clocked as measured but nothing is proved: a limit ends the search, the
 # gap is not 0 (before the clock, its optimum was priced at 0 and read "optimal"); but a bound
 # above the unplanned step is proved, so the gap is not 100% either (before the engine's rows,
-# the relaxation's bound stayed at 0 us over the step).
+# the relaxation's bound stayed at 0 us over the step). On the placed step the gap is under
+# 50% with one row per hazard of Checkmate's FREE (48.7%; 53.7% with them summed into one).
 v() { sed -n "s/^$1 //p" "$2"; }
 if "$MTC" "$ex/skipnet.tdsl" --mem-budget=50% --solver=ilp --emit=schedule -o "$tmp/sk.s" 2>"$tmp/err"; then
 	if [ -n "$(v placed_by "$tmp/sk.s")" ] && [ "$(v ilp_gap "$tmp/sk.s")" != 0.0000% ] &&
-	   [ "$(v ilp_gap "$tmp/sk.s")" != - ] && [ "$(v ilp_gap "$tmp/sk.s")" != 100.0000% ] &&
+	   [ "$(v ilp_gap "$tmp/sk.s")" != - ] &&
+	   awk -v g="$(v ilp_gap "$tmp/sk.s" | tr -d %)" 'BEGIN { exit !(g > 0 && g < 50) }' &&
 	   [ "$(v arena_bytes "$tmp/sk.s")" -le "$(v budget_bytes "$tmp/sk.s")" ]; then
 		ok
 	else
